@@ -1,0 +1,343 @@
+//! Command line: parsing, dispatch, output and exit codes (0 healthy, 1 findings at
+//! or above --fail-on, 2 usage or internal error).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
+
+use crate::codes;
+use crate::envvars::{self, Env};
+use crate::findings::Severity;
+use crate::probes::{self, ProbeOptions, PROBE_NAMES};
+use crate::render::{self, Style};
+use crate::report::{Report, SCHEMA_VERSION};
+use crate::rules;
+use crate::snapshot::Snapshot;
+
+const EXAMPLES: &str = "Examples:
+  gpudoctor                                  same as `gpudoctor check`
+  gpudoctor check --json > report.json       machine-readable report for CI
+  gpudoctor check --fail-on warning          exit 1 on warnings too
+  gpudoctor check --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  gpudoctor check --root /mnt/image          inspect a container image or chroot (nothing in it is run)
+  sudo gpudoctor check --user alice          judge device access for another account
+  gpudoctor check --from report.json         re-run the rules on a saved report
+  gpudoctor check --only device_nodes,GD012  run one probe, report one code
+  gpudoctor explain GD006                    what a finding means and how to fix it
+  gpudoctor completions bash > ~/.local/share/bash-completion/completions/gpudoctor
+
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or internal error.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpudoctor",
+    version,
+    about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments",
+    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings and environment, then reports every problem with the command that fixes it. Read-only: it loads no module, changes no setting and runs nothing from an inspected --root.",
+    after_long_help = EXAMPLES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub global: GlobalOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run every probe and rule and print the report (the default)
+    Check,
+    /// Explain a finding code (GD012, gd012 or 12), or list every code
+    Explain {
+        /// The code to explain
+        #[arg(required_unless_present = "list")]
+        code: Option<String>,
+        /// List every code with its one-line title
+        #[arg(long)]
+        list: bool,
+    },
+    /// Print the shell completion script for SHELL
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalOpts {
+    /// Output format
+    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Shorthand for --format json
+    #[arg(long, global = true, conflicts_with = "format")]
+    pub json: bool,
+    /// Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Overall time budget in seconds; a probe still running then is reported as timed out
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 5.0)]
+    pub timeout: f64,
+    /// Exit 1 when a finding at or above this severity exists
+    #[arg(long, global = true, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+    /// Also show passing checks, every fact's source, and all registered variables
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Run only these probes and/or report only these codes (comma-separated)
+    #[arg(long, global = true, value_delimiter = ',', value_name = "NAMES")]
+    pub only: Vec<String>,
+    /// Skip these probes and/or codes (comma-separated)
+    #[arg(long, global = true, value_delimiter = ',', value_name = "NAMES")]
+    pub skip: Vec<String>,
+    /// Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing
+    #[arg(long, global = true, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Judge device-node access for this user (name or uid) instead of the caller
+    #[arg(long, global = true, value_name = "USER")]
+    pub user: Option<String>,
+}
+
+/// A failure that ends the run with exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = std::panic::catch_unwind(|| run(cli));
+    match result {
+        Ok(Ok(code)) => ExitCode::from(code),
+        Ok(Err(CliError::Usage(m))) => {
+            eprintln!("gpudoctor: error: {m}");
+            ExitCode::from(2)
+        }
+        Ok(Err(CliError::Internal(m))) => {
+            eprintln!("gpudoctor: internal error: {m}");
+            ExitCode::from(2)
+        }
+        Err(_) => {
+            eprintln!("gpudoctor: internal error (a bug): please report it with the message above");
+            ExitCode::from(2)
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> Result<u8, CliError> {
+    let g = &cli.global;
+    match g.color {
+        ColorChoice::Always => owo_colors::set_override(true),
+        ColorChoice::Never => owo_colors::set_override(false),
+        ColorChoice::Auto => {}
+    }
+    match cli.command.unwrap_or(Command::Check) {
+        Command::Check => check(g),
+        Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gpudoctor", &mut buf);
+            emit(&buf)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`gpudoctor check | head -1`) ends quietly.
+fn emit(bytes: &[u8]) -> Result<u8, CliError> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(0),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(CliError::Internal(format!("writing to stdout: {e}"))),
+    }
+}
+
+fn explain(code: Option<&str>, list: bool) -> Result<u8, CliError> {
+    if list {
+        let mut s = String::new();
+        for c in codes::CODES {
+            s.push_str(&format!("{}  {}\n", c.code, c.title));
+        }
+        return emit(s.as_bytes());
+    }
+    let code = code.unwrap_or_default();
+    match codes::lookup(code) {
+        Some(info) => emit(info.explanation.as_bytes()),
+        None => Err(CliError::Usage(format!(
+            "unknown finding code {code:?}; `gpudoctor explain --list` lists them all"
+        ))),
+    }
+}
+
+/// What --only/--skip select, split into probe names and codes.
+struct Selection {
+    probes: Vec<&'static str>,
+    only_codes: Vec<String>,
+    skip_codes: Vec<String>,
+}
+
+fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
+    let classify = |names: &[String]| -> Result<(Vec<&'static str>, Vec<String>), CliError> {
+        let mut probes = Vec::new();
+        let mut codes_ = Vec::new();
+        for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            if let Some(p) = PROBE_NAMES.iter().find(|p| p.eq_ignore_ascii_case(n)) {
+                probes.push(*p);
+            } else if let Some(c) = codes::lookup(n) {
+                codes_.push(c.code.to_string());
+            } else {
+                return Err(CliError::Usage(format!(
+                    "{n:?} is neither a probe ({}) nor a finding code (see `gpudoctor explain --list`)",
+                    PROBE_NAMES.join(", ")
+                )));
+            }
+        }
+        Ok((probes, codes_))
+    };
+    let (only_probes, only_codes) = classify(&g.only)?;
+    let (skip_probes, skip_codes) = classify(&g.skip)?;
+    let probes = PROBE_NAMES
+        .iter()
+        .copied()
+        .filter(|p| only_probes.is_empty() || only_probes.contains(p))
+        .filter(|p| !skip_probes.contains(p))
+        .collect();
+    Ok(Selection {
+        probes,
+        only_codes,
+        skip_codes,
+    })
+}
+
+fn check(g: &GlobalOpts) -> Result<u8, CliError> {
+    if !(g.timeout.is_finite() && g.timeout > 0.0) {
+        return Err(CliError::Usage(format!("--timeout must be a positive number of seconds, not {}", g.timeout)));
+    }
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let snapshot = match &g.from {
+        Some(path) => load_snapshot(path)?,
+        None => {
+            if let Some(root) = &g.root {
+                if !root.is_dir() {
+                    return Err(CliError::Usage(format!("--root {}: not a directory", root.display())));
+                }
+            }
+            let opts = ProbeOptions {
+                root: g.root.as_ref().map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
+                user: g.user.clone(),
+                timeout: Duration::from_secs_f64(g.timeout),
+                enabled: sel.probes.clone(),
+            };
+            probes::collect(&opts, &env).map_err(|e| CliError::Usage(e.to_string()))?
+        }
+    };
+    let wants = |code: &str| {
+        (sel.only_codes.is_empty() || sel.only_codes.iter().any(|c| c == code)) && !sel.skip_codes.iter().any(|c| c == code)
+    };
+    let (checks, findings) = rules::evaluate(&snapshot, &wants);
+    let report = Report::new(snapshot, checks, findings);
+
+    let format = if g.json { Format::Json } else { g.format };
+    let text = match format {
+        Format::Json => render::json::render(&report),
+        Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Human => render::human::render(
+            &report,
+            &render::human::Options {
+                verbose: g.verbose,
+                style: Style::for_stdout(),
+                width: terminal_width(&env),
+            },
+        ),
+    };
+    emit(text.as_bytes())?;
+    let threshold = match g.fail_on {
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Never => None,
+    };
+    let failed = matches!((threshold, report.worst()), (Some(t), Some(w)) if w >= t);
+    Ok(u8::from(failed))
+}
+
+/// Largest report or snapshot accepted by --from.
+const FROM_LIMIT: u64 = 64 * 1024 * 1024;
+
+fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
+    let bytes = if path == Path::new("-") {
+        let mut buf = Vec::new();
+        io::Read::read_to_end(&mut io::Read::take(io::stdin().lock(), FROM_LIMIT), &mut buf)
+            .map_err(|e| CliError::Usage(format!("--from -: reading stdin: {e}")))?;
+        buf
+    } else {
+        crate::fsys::HostFs::new(None)
+            .read_bytes(path, FROM_LIMIT)
+            .map_err(|e| CliError::Usage(format!("--from {e}")))?
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| CliError::Usage(format!("--from {}: not JSON: {e}", path.display())))?;
+    let snapshot_value = match value.get("snapshot") {
+        Some(s) => {
+            let version = value.get("schema_version").and_then(|v| v.as_u64());
+            if version != Some(SCHEMA_VERSION as u64) {
+                return Err(CliError::Usage(format!(
+                    "--from {}: schema_version {} is not supported (this gpudoctor reads {SCHEMA_VERSION})",
+                    path.display(),
+                    version.map(|v| v.to_string()).unwrap_or_else(|| "missing".into())
+                )));
+            }
+            s.clone()
+        }
+        None => value,
+    };
+    serde_json::from_value(snapshot_value)
+        .map_err(|e| CliError::Usage(format!("--from {}: not a gpudoctor report or snapshot: {e}", path.display())))
+}
+
+fn terminal_width(env: &Env) -> usize {
+    // SAFETY: TIOCGWINSZ fills a winsize struct for a terminal fd and fails otherwise.
+    let tty = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
+    };
+    tty.or_else(|| env.get_str(envvars::COLUMNS).and_then(|c| c.trim().parse().ok()))
+        .unwrap_or(100)
+        .clamp(60, 120)
+}

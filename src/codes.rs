@@ -1,0 +1,78 @@
+//! The registry of finding codes: stable identifiers, one-line titles and the long
+//! explanations `gpudoctor explain` prints (src/explain/GDxxx.md). Sorted by code.
+
+pub struct CodeInfo {
+    pub code: &'static str,
+    pub title: &'static str,
+    pub explanation: &'static str,
+}
+
+macro_rules! codes {
+    ($( $code:literal => $title:literal; )*) => {
+        pub const CODES: &[CodeInfo] = &[
+            $( CodeInfo { code: $code, title: $title, explanation: include_str!(concat!("explain/", $code, ".md")) }, )*
+        ];
+    };
+}
+
+codes! {
+    "GD001" => "No NVIDIA GPU found";
+    "GD002" => "NVIDIA kernel module is not loaded";
+    "GD003" => "GPU is claimed by a conflicting driver (nouveau, nova_core, nvidiafb)";
+    "GD004" => "GPU is reserved for virtual-machine passthrough (vfio-pci)";
+    "GD005" => "nvidia is loaded but a GPU has no driver bound";
+    "GD006" => "nvidia_uvm is not loaded or /dev/nvidia-uvm is missing";
+    "GD007" => "NVIDIA device nodes are missing";
+    "GD008" => "NVIDIA device nodes are not readable and writable by this user";
+    "GD009" => "CUDA_VISIBLE_DEVICES hides every GPU";
+    "GD010" => "CUDA_VISIBLE_DEVICES names a GPU that does not exist";
+    "GD011" => "CUDA_VISIBLE_DEVICES is malformed";
+    "GD012" => "CUDA_LAUNCH_BLOCKING is set: every kernel launch is synchronous";
+    "GD013" => "A debugger, profiler or injection variable is set";
+    "GD014" => "PyTorch allocator configuration is invalid";
+    "GD015" => "PyTorch allocator configuration is partly ignored";
+    "GD016" => "A probe could not finish or read what it needed";
+}
+
+/// Accepts `GD012`, `gd012`, `12` and `012`.
+pub fn normalize(input: &str) -> Option<String> {
+    let s = input.trim();
+    let digits = if s.len() > 2 && s[..2].eq_ignore_ascii_case("gd") { &s[2..] } else { s };
+    if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = digits.parse().ok()?;
+    Some(format!("GD{n:03}"))
+}
+
+pub fn lookup(input: &str) -> Option<&'static CodeInfo> {
+    let code = normalize(input)?;
+    CODES.iter().find(|c| c.code == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_sorted_and_explained() {
+        for pair in CODES.windows(2) {
+            assert!(pair[0].code < pair[1].code, "{} then {}", pair[0].code, pair[1].code);
+        }
+        for c in CODES {
+            assert!(c.explanation.trim().len() > 200, "{} needs a real explanation", c.code);
+            assert!(!c.title.is_empty());
+            assert!(c.explanation.starts_with(&format!("# {}", c.code)), "{} explanation heading", c.code);
+        }
+    }
+
+    #[test]
+    fn code_spellings() {
+        assert_eq!(normalize("GD012").as_deref(), Some("GD012"));
+        assert_eq!(normalize("gd012").as_deref(), Some("GD012"));
+        assert_eq!(normalize("12").as_deref(), Some("GD012"));
+        assert_eq!(normalize("x12"), None);
+        assert_eq!(normalize(""), None);
+        assert!(lookup("999").is_none());
+    }
+}

@@ -1,0 +1,184 @@
+//! The one registry of every environment variable gpudoctor reads, and the
+//! captured process environment that probes read them from.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Which GPUs a CUDA process sees, and in which order.
+    Visibility,
+    /// Debugger, profiler and injection switches that slow or alter every CUDA process.
+    Debug,
+    /// PyTorch's caching-allocator configuration.
+    Allocator,
+    /// Where toolkits and libraries are looked up.
+    Paths,
+    /// NVIDIA's collective-communication library.
+    Nccl,
+    /// The container or scheduler around the process.
+    Container,
+    /// Read by gpudoctor itself.
+    Tool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvVar {
+    pub name: &'static str,
+    pub category: Category,
+    pub purpose: &'static str,
+}
+
+macro_rules! env_registry {
+    ($( $ident:ident : $category:ident, $purpose:literal; )*) => {
+        $( #[allow(non_upper_case_globals)] pub const $ident: EnvVar = EnvVar { name: stringify!($ident), category: Category::$category, purpose: $purpose }; )*
+        /// Every variable gpudoctor reads, in registry order.
+        pub const ALL: &[EnvVar] = &[ $( $ident, )* ];
+    };
+}
+
+env_registry! {
+    CUDA_VISIBLE_DEVICES: Visibility, "GPUs (indices, UUIDs or MIG UUIDs) a CUDA process may use";
+    NVIDIA_VISIBLE_DEVICES: Visibility, "GPUs the NVIDIA container runtime passes into a container";
+    NVIDIA_DRIVER_CAPABILITIES: Visibility, "driver libraries the NVIDIA container runtime mounts (compute, utility, ...)";
+    CUDA_DEVICE_ORDER: Visibility, "FASTEST_FIRST (default) or PCI_BUS_ID: how CUDA numbers GPUs";
+    CUDA_LAUNCH_BLOCKING: Debug, "1 makes every kernel launch synchronous (debugging only)";
+    CUDA_MODULE_LOADING: Debug, "LAZY (default since CUDA 11.7/12.2) or EAGER kernel loading";
+    NSIGHT_CUDA_DEBUGGER: Debug, "set by the Nsight/cuda-gdb debugger";
+    CUDA_INJECTION32_PATH: Debug, "library injected into every 32-bit CUDA process (profilers, sanitizers)";
+    CUDA_INJECTION64_PATH: Debug, "library injected into every CUDA process (profilers, sanitizers)";
+    CUDA_AUTO_BOOST: Debug, "legacy GPU-boost override";
+    CUDA_ENABLE_COREDUMP_ON_EXCEPTION: Debug, "1 writes a GPU core dump on every device exception";
+    CUDA_COREDUMP_FILE: Debug, "where GPU core dumps are written";
+    CUDA_DEVICE_WAITS_ON_EXCEPTION: Debug, "1 makes a faulting kernel wait for a debugger instead of failing";
+    CUDA_PROFILE: Debug, "legacy command-line profiler switch";
+    COMPUTE_PROFILE: Debug, "legacy command-line profiler switch";
+    OPENCL_PROFILE: Debug, "legacy OpenCL profiler switch";
+    PYTORCH_NO_CUDA_MEMORY_CACHING: Debug, "1 disables PyTorch's caching allocator (debugging only)";
+    PYTORCH_CUDA_ALLOC_CONF: Allocator, "PyTorch CUDA caching-allocator options (older name)";
+    PYTORCH_ALLOC_CONF: Allocator, "PyTorch caching-allocator options (name read first since torch 2.9)";
+    CUDA_HOME: Paths, "CUDA toolkit used by build tools such as torch.utils.cpp_extension";
+    CUDA_PATH: Paths, "CUDA toolkit (the Windows installer's name, also read on Linux)";
+    CUDA_ROOT: Paths, "CUDA toolkit (older build systems)";
+    LD_LIBRARY_PATH: Paths, "directories the dynamic loader searches before its cache";
+    LD_PRELOAD: Paths, "libraries loaded into every process before all others";
+    PATH: Paths, "where commands such as nvcc and python are found";
+    CONDA_PREFIX: Paths, "the active conda environment";
+    VIRTUAL_ENV: Paths, "the active Python virtual environment";
+    KUBERNETES_SERVICE_HOST: Container, "set in every Kubernetes pod";
+    container: Container, "set by systemd-nspawn, podman and LXC inside their containers";
+    NO_COLOR: Tool, "any value turns colour off (https://no-color.org)";
+    CLICOLOR_FORCE: Tool, "non-zero forces colour even when stdout is not a terminal";
+    FORCE_COLOR: Tool, "forces colour (read by the colour-support check)";
+    COLUMNS: Tool, "terminal width used to wrap explanations when stdout is not a terminal";
+}
+
+/// Variables read by prefix, each shown under its category.
+pub const PREFIXES: &[(&str, Category)] = &[("NCCL_", Category::Nccl)];
+
+/// Name parts that mark a value as secret: it is never printed.
+const SECRET_MARKERS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+pub fn lookup(name: &str) -> Option<&'static EnvVar> {
+    ALL.iter().find(|v| v.name == name)
+}
+
+pub fn category_of(name: &str) -> Option<Category> {
+    lookup(name).map(|v| v.category).or_else(|| {
+        PREFIXES
+            .iter()
+            .find(|(p, _)| name.starts_with(p))
+            .map(|(_, c)| *c)
+    })
+}
+
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_MARKERS.iter().any(|m| upper.contains(m))
+        || upper
+            .split('_')
+            .any(|part| part == "KEY" || part == "APIKEY" || part.ends_with("APIKEY"))
+}
+
+/// The process environment, captured once. Reads go through registry entries.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: BTreeMap<OsString, OsString>,
+}
+
+impl Env {
+    pub fn from_process() -> Self {
+        Env {
+            vars: std::env::vars_os().collect(),
+        }
+    }
+
+    pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        Env {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    pub fn get(&self, var: EnvVar) -> Option<&OsStr> {
+        self.vars.get(OsStr::new(var.name)).map(|v| v.as_os_str())
+    }
+
+    pub fn get_str(&self, var: EnvVar) -> Option<String> {
+        self.get(var).map(|v| v.to_string_lossy().into_owned())
+    }
+
+    /// Every registered variable that is set, plus every prefixed one, sorted by name.
+    pub fn registered_set(&self) -> Vec<(String, &OsStr)> {
+        self.vars
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = k.to_str()?;
+                category_of(name).map(|_| (name.to_string(), v.as_os_str()))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique() {
+        let mut names: Vec<_> = ALL.iter().map(|v| v.name).collect();
+        names.sort();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+    }
+
+    #[test]
+    fn secret_names() {
+        assert!(is_secret_name("HF_TOKEN"));
+        assert!(is_secret_name("NCCL_SECRET_THING"));
+        assert!(is_secret_name("AWS_SECRET_ACCESS_KEY"));
+        assert!(is_secret_name("MY_API_KEY"));
+        assert!(is_secret_name("DB_Password"));
+        assert!(!is_secret_name("NCCL_IB_PKEY"));
+        assert!(!is_secret_name("CUDA_VISIBLE_DEVICES"));
+    }
+
+    #[test]
+    fn prefixed_variables_are_registered() {
+        let env = Env::from_pairs([("NCCL_DEBUG", "INFO"), ("HOME", "/root")]);
+        let set = env.registered_set();
+        assert_eq!(set.len(), 1);
+        assert_eq!(set[0].0, "NCCL_DEBUG");
+    }
+}

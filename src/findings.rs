@@ -1,0 +1,115 @@
+//! What rules produce: a coded finding with its evidence and ordered fixes.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One observed fact a finding rests on. `fact` names the report line it marks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub fact: String,
+    pub value: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fix {
+    pub text: String,
+    /// A copy-pasteable shell command, when the fix is one.
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub code: String,
+    pub severity: Severity,
+    pub title: String,
+    pub detail: String,
+    pub evidence: Vec<Evidence>,
+    pub fix: Vec<Fix>,
+}
+
+impl Finding {
+    pub fn new(code: &str, severity: Severity, title: impl Into<String>) -> Self {
+        Finding {
+            code: code.to_string(),
+            severity,
+            title: title.into(),
+            detail: String::new(),
+            evidence: Vec::new(),
+            fix: Vec::new(),
+        }
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = detail.into();
+        self
+    }
+
+    pub fn evidence(mut self, fact: impl Into<String>, value: impl Into<String>, source: impl Into<String>) -> Self {
+        self.evidence.push(Evidence {
+            fact: fact.into(),
+            value: value.into(),
+            source: source.into(),
+        });
+        self
+    }
+
+    pub fn fix_text(mut self, text: impl Into<String>) -> Self {
+        self.fix.push(Fix {
+            text: text.into(),
+            command: None,
+        });
+        self
+    }
+
+    pub fn fix_cmd(mut self, text: impl Into<String>, command: impl Into<String>) -> Self {
+        self.fix.push(Fix {
+            text: text.into(),
+            command: Some(command.into()),
+        });
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+impl Summary {
+    pub fn of(findings: &[Finding]) -> Summary {
+        let mut s = Summary::default();
+        for f in findings {
+            match f.severity {
+                Severity::Error => s.errors += 1,
+                Severity::Warning => s.warnings += 1,
+                Severity::Info => s.infos += 1,
+            }
+        }
+        s
+    }
+}
+
+/// Worst first, then by code, so every format lists findings in the same order.
+pub fn sort_findings(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.code.cmp(&b.code)));
+}

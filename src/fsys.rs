@@ -1,0 +1,288 @@
+//! Filesystem access for probes: every logical path is resolved under `--root`
+//! (symlinks included, so an absolute link target cannot escape the root), reads
+//! are bounded, and only regular files are read (a FIFO would block forever).
+
+use std::ffi::OsString;
+use std::fs::{self, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Default cap on one file read: every file a probe reads is far smaller.
+pub const READ_LIMIT: u64 = 1024 * 1024;
+const MAX_SYMLINK_HOPS: u32 = 40;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct FsError {
+    /// The logical path (as the inspected system names it).
+    pub path: String,
+    pub kind: FsErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsErrorKind {
+    NotFound,
+    PermissionDenied,
+    SymlinkLoop,
+    NotRegularFile,
+    Other,
+}
+
+impl FsError {
+    fn new(path: &Path, kind: FsErrorKind, message: impl Into<String>) -> Self {
+        FsError {
+            path: path.display().to_string(),
+            kind,
+            message: message.into(),
+        }
+    }
+
+    fn from_io(path: &Path, err: &io::Error) -> Self {
+        let kind = match err.kind() {
+            io::ErrorKind::NotFound => FsErrorKind::NotFound,
+            io::ErrorKind::PermissionDenied => FsErrorKind::PermissionDenied,
+            _ if err.raw_os_error() == Some(libc::ELOOP) => FsErrorKind::SymlinkLoop,
+            _ if err.raw_os_error() == Some(libc::ENOTDIR) => FsErrorKind::NotFound,
+            _ => FsErrorKind::Other,
+        };
+        let message = match kind {
+            FsErrorKind::NotFound => "not found".to_string(),
+            FsErrorKind::PermissionDenied => "permission denied".to_string(),
+            FsErrorKind::SymlinkLoop => "too many levels of symbolic links".to_string(),
+            _ => err.to_string(),
+        };
+        FsError::new(path, kind, message)
+    }
+}
+
+/// Text read from a file, with a note when the read was cut at the limit.
+#[derive(Debug, Clone)]
+pub struct TextFile {
+    pub text: String,
+    pub truncated: bool,
+    /// The content was not valid UTF-8 or held NUL bytes (binary garbage).
+    pub binary: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct HostFs {
+    root: Option<PathBuf>,
+}
+
+impl HostFs {
+    pub fn new(root: Option<PathBuf>) -> Self {
+        HostFs { root }
+    }
+
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// True when `real` (a path on this machine) lies inside the inspected root.
+    pub fn is_under_root(&self, real: &Path) -> bool {
+        match &self.root {
+            Some(root) => real.starts_with(root),
+            None => false,
+        }
+    }
+
+    /// Maps a logical absolute path to a real path, following symlinks inside the root.
+    pub fn resolve(&self, logical: &Path) -> Result<PathBuf, FsError> {
+        match &self.root {
+            None => Ok(logical.to_path_buf()),
+            Some(root) => resolve_under(root, logical, true),
+        }
+    }
+
+    /// Like `resolve`, but a symlink in the last component is left as is.
+    pub fn resolve_nofollow(&self, logical: &Path) -> Result<PathBuf, FsError> {
+        match &self.root {
+            None => Ok(logical.to_path_buf()),
+            Some(root) => resolve_under(root, logical, false),
+        }
+    }
+
+    pub fn metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
+        let real = self.resolve(logical)?;
+        fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))
+    }
+
+    pub fn symlink_metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
+        let real = self.resolve_nofollow(logical)?;
+        fs::symlink_metadata(&real).map_err(|e| FsError::from_io(logical, &e))
+    }
+
+    pub fn exists(&self, logical: &Path) -> bool {
+        self.metadata(logical).is_ok()
+    }
+
+    pub fn read_link(&self, logical: &Path) -> Result<PathBuf, FsError> {
+        let real = self.resolve_nofollow(logical)?;
+        fs::read_link(&real).map_err(|e| FsError::from_io(logical, &e))
+    }
+
+    /// Entry names of a directory, sorted (non-UTF-8 names kept as they are).
+    pub fn read_dir(&self, logical: &Path) -> Result<Vec<OsString>, FsError> {
+        let real = self.resolve(logical)?;
+        let entries = fs::read_dir(&real).map_err(|e| FsError::from_io(logical, &e))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| FsError::from_io(logical, &e))?;
+            names.push(entry.file_name());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    pub fn read_text(&self, logical: &Path) -> Result<TextFile, FsError> {
+        self.read_text_limited(logical, READ_LIMIT)
+    }
+
+    pub fn read_text_limited(&self, logical: &Path, limit: u64) -> Result<TextFile, FsError> {
+        let bytes = self.read_bytes(logical, limit)?;
+        let truncated = bytes.len() as u64 > limit;
+        let bytes = &bytes[..bytes.len().min(limit as usize)];
+        let (text, binary) = match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_string(), s.contains('\0')),
+            Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+        };
+        Ok(TextFile {
+            text,
+            truncated,
+            binary,
+        })
+    }
+
+    /// Reads at most `limit + 1` bytes (the extra byte tells a caller the file was cut).
+    pub fn read_bytes(&self, logical: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
+        let real = self.resolve(logical)?;
+        let meta = fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
+        if !meta.is_file() {
+            return Err(FsError::new(
+                logical,
+                FsErrorKind::NotRegularFile,
+                "not a regular file",
+            ));
+        }
+        // O_NONBLOCK: the file could be swapped for a FIFO between stat and open.
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&real)
+            .map_err(|e| FsError::from_io(logical, &e))?;
+        let mut buf = Vec::new();
+        file.take(limit + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| FsError::from_io(logical, &e))?;
+        Ok(buf)
+    }
+}
+
+/// Resolves `logical` inside `root` the way the kernel would inside a chroot.
+fn resolve_under(root: &Path, logical: &Path, follow_last: bool) -> Result<PathBuf, FsError> {
+    let mut pending: Vec<OsString> = Vec::new();
+    push_components(&mut pending, logical);
+    let mut resolved: Vec<OsString> = Vec::new();
+    let mut hops = 0;
+    while let Some(comp) = pending.pop() {
+        if comp == ".." {
+            resolved.pop();
+            continue;
+        }
+        let mut candidate = root.to_path_buf();
+        candidate.extend(&resolved);
+        candidate.push(&comp);
+        let is_last = pending.is_empty();
+        match fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() && (follow_last || !is_last) => {
+                hops += 1;
+                if hops > MAX_SYMLINK_HOPS {
+                    return Err(FsError::new(
+                        logical,
+                        FsErrorKind::SymlinkLoop,
+                        "too many levels of symbolic links",
+                    ));
+                }
+                let target = fs::read_link(&candidate).map_err(|e| FsError::from_io(logical, &e))?;
+                if target.is_absolute() {
+                    resolved.clear();
+                }
+                push_components(&mut pending, &target);
+            }
+            Ok(_) => resolved.push(comp),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && is_last => resolved.push(comp),
+            Err(e) => return Err(FsError::from_io(logical, &e)),
+        }
+    }
+    let mut real = root.to_path_buf();
+    real.extend(&resolved);
+    Ok(real)
+}
+
+/// Pushes the components of `path` onto a stack so that the first component pops first.
+fn push_components(stack: &mut Vec<OsString>, path: &Path) {
+    let comps: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect();
+    stack.extend(comps.into_iter().rev());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn absolute_symlink_stays_inside_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("usr/local/cuda-12.4")).unwrap();
+        fs::write(root.join("usr/local/cuda-12.4/version.txt"), "CUDA Version 12.4.1").unwrap();
+        symlink("/usr/local/cuda-12.4", root.join("usr/local/cuda")).unwrap();
+        let fs = HostFs::new(Some(root.to_path_buf()));
+        let text = fs.read_text(Path::new("/usr/local/cuda/version.txt")).unwrap();
+        assert_eq!(text.text, "CUDA Version 12.4.1");
+        let real = fs.resolve(Path::new("/usr/local/cuda/../../../../etc/passwd")).unwrap();
+        assert_eq!(real, root.join("etc/passwd"));
+    }
+
+    #[test]
+    fn symlink_loop_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        symlink("/b", dir.path().join("a")).unwrap();
+        symlink("/a", dir.path().join("b")).unwrap();
+        let fs = HostFs::new(Some(dir.path().to_path_buf()));
+        let err = fs.read_text(Path::new("/a")).unwrap_err();
+        assert_eq!(err.kind, FsErrorKind::SymlinkLoop);
+    }
+
+    #[test]
+    fn reads_are_bounded_and_fifos_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("big"), vec![b'x'; 5000]).unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let fs = HostFs::new(Some(dir.path().to_path_buf()));
+        let t = fs.read_text_limited(Path::new("/big"), 100).unwrap();
+        assert!(t.truncated);
+        assert_eq!(t.text.len(), 100);
+        let err = fs.read_text(Path::new("/fifo")).unwrap_err();
+        assert_eq!(err.kind, FsErrorKind::NotRegularFile);
+    }
+
+    #[test]
+    fn binary_content_is_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("bin"), [0xff, 0xfe, 0, 1, 2]).unwrap();
+        let fs = HostFs::new(Some(dir.path().to_path_buf()));
+        assert!(fs.read_text(Path::new("/bin")).unwrap().binary);
+    }
+}

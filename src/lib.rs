@@ -1,0 +1,14 @@
+//! gpudoctor: probes → Snapshot → rules → findings → render.
+
+pub mod cli;
+pub mod codes;
+pub mod envvars;
+pub mod fact;
+pub mod findings;
+pub mod fsys;
+pub mod probes;
+pub mod render;
+pub mod report;
+pub mod rules;
+pub mod runner;
+pub mod snapshot;

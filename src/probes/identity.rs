@@ -1,0 +1,186 @@
+//! Probe: who is asking — the uid and groups whose access to the GPU is judged.
+//! `--user NAME` judges another account (read from the inspected /etc/passwd and /etc/group).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fsys::HostFs;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+    /// Supplementary groups (the primary group included).
+    pub groups: Vec<u32>,
+    pub user_name: Option<String>,
+    /// How the identity was found: the process credentials or `--user`.
+    pub source: String,
+    /// True when judging the running process itself (its access can be asked of the kernel).
+    pub is_process: bool,
+    /// Whether the process runs in a user namespace (rootless containers), from /proc/self/uid_map.
+    pub in_user_namespace: Option<bool>,
+}
+
+/// Account databases read once and shared with the probes that name owners and groups.
+#[derive(Debug, Clone, Default)]
+pub struct Accounts {
+    pub users: BTreeMap<u32, String>,
+    pub groups: BTreeMap<u32, String>,
+    users_by_name: BTreeMap<String, (u32, u32)>,
+    members: BTreeMap<u32, Vec<String>>,
+}
+
+impl Accounts {
+    pub fn read(fs: &HostFs) -> Accounts {
+        let mut acc = Accounts::default();
+        if let Ok(f) = fs.read_text(Path::new("/etc/passwd")) {
+            for line in f.text.lines() {
+                let parts: Vec<&str> = line.split(':').collect();
+                if parts.len() < 4 {
+                    continue;
+                }
+                if let (Ok(uid), Ok(gid)) = (parts[2].parse::<u32>(), parts[3].parse::<u32>()) {
+                    acc.users.entry(uid).or_insert_with(|| parts[0].to_string());
+                    acc.users_by_name.insert(parts[0].to_string(), (uid, gid));
+                }
+            }
+        }
+        if let Ok(f) = fs.read_text(Path::new("/etc/group")) {
+            for line in f.text.lines() {
+                let parts: Vec<&str> = line.split(':').collect();
+                if parts.len() < 3 {
+                    continue;
+                }
+                if let Ok(gid) = parts[2].parse::<u32>() {
+                    acc.groups.entry(gid).or_insert_with(|| parts[0].to_string());
+                    let members = parts
+                        .get(3)
+                        .map(|m| m.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+                        .unwrap_or_default();
+                    acc.members.insert(gid, members);
+                }
+            }
+        }
+        acc
+    }
+
+    pub fn group_name(&self, gid: u32) -> Option<&str> {
+        self.groups.get(&gid).map(String::as_str)
+    }
+
+    pub fn user_name(&self, uid: u32) -> Option<&str> {
+        self.users.get(&uid).map(String::as_str)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("--user {0}: no such user in /etc/passwd{1}")]
+pub struct UnknownUser(pub String, pub String);
+
+pub fn probe(fs: &HostFs, accounts: &Accounts, user: Option<&str>) -> Result<Identity, UnknownUser> {
+    match user {
+        Some(spec) => for_user(fs, accounts, spec),
+        None => Ok(for_process(fs, accounts)),
+    }
+}
+
+fn for_user(fs: &HostFs, accounts: &Accounts, spec: &str) -> Result<Identity, UnknownUser> {
+    let found = accounts
+        .users_by_name
+        .get(spec)
+        .map(|&(uid, gid)| (spec.to_string(), uid, gid))
+        .or_else(|| {
+            let uid: u32 = spec.parse().ok()?;
+            accounts
+                .users_by_name
+                .iter()
+                .find(|(_, (u, _))| *u == uid)
+                .map(|(name, (u, g))| (name.clone(), *u, *g))
+        });
+    let Some((name, uid, gid)) = found else {
+        let where_ = fs
+            .root()
+            .map(|r| format!(" under {}", r.display()))
+            .unwrap_or_default();
+        return Err(UnknownUser(spec.to_string(), where_));
+    };
+    let mut groups: Vec<u32> = accounts
+        .members
+        .iter()
+        .filter(|(_, m)| m.iter().any(|n| *n == name))
+        .map(|(g, _)| *g)
+        .collect();
+    groups.push(gid);
+    groups.sort_unstable();
+    groups.dedup();
+    Ok(Identity {
+        uid,
+        gid,
+        groups,
+        user_name: Some(name),
+        source: "--user, from /etc/passwd and /etc/group".to_string(),
+        is_process: false,
+        in_user_namespace: None,
+    })
+}
+
+fn for_process(fs: &HostFs, accounts: &Accounts) -> Identity {
+    // SAFETY: these libc calls only read the calling process's credentials.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let mut groups = process_groups();
+    groups.push(gid);
+    groups.sort_unstable();
+    groups.dedup();
+    let in_user_namespace = if fs.root().is_none() {
+        fs.read_text(Path::new("/proc/self/uid_map"))
+            .ok()
+            .map(|f| !is_initial_uid_map(&f.text))
+    } else {
+        None
+    };
+    Identity {
+        uid,
+        gid,
+        groups,
+        user_name: accounts.user_name(uid).map(str::to_string),
+        source: "process credentials (geteuid, getgroups)".to_string(),
+        is_process: true,
+        in_user_namespace,
+    }
+}
+
+fn process_groups() -> Vec<u32> {
+    // SAFETY: getgroups(0, NULL) returns the count; the second call fills a buffer of that size.
+    unsafe {
+        let n = libc::getgroups(0, std::ptr::null_mut());
+        if n <= 0 {
+            return Vec::new();
+        }
+        let mut buf = vec![0 as libc::gid_t; n as usize];
+        let got = libc::getgroups(n, buf.as_mut_ptr());
+        if got < 0 {
+            return Vec::new();
+        }
+        buf.truncate(got as usize);
+        buf
+    }
+}
+
+/// The initial user namespace maps every id to itself: `0 0 4294967295`.
+fn is_initial_uid_map(text: &str) -> bool {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    fields == ["0", "0", "4294967295"]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uid_map() {
+        assert!(is_initial_uid_map("         0          0 4294967295\n"));
+        assert!(!is_initial_uid_map("         0       1000          1\n"));
+    }
+}

@@ -1,0 +1,159 @@
+//! Probes gather facts and never judge. Each subject is one file; `collect` runs
+//! them concurrently under one deadline and assembles the Snapshot.
+
+pub mod device_nodes;
+pub mod environment;
+pub mod identity;
+pub mod kernel_module;
+pub mod pci;
+pub mod platform;
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::envvars::Env;
+use crate::fsys::HostFs;
+use crate::snapshot::{ProbeRun, ProbeStatus, Snapshot};
+
+/// Every probe, in report order.
+pub const PROBE_NAMES: &[&str] = &["identity", "platform", "kernel_module", "pci", "device_nodes", "environment"];
+
+pub struct ProbeOptions {
+    pub root: Option<PathBuf>,
+    pub user: Option<String>,
+    pub timeout: Duration,
+    /// Probe names to run; the others are recorded as skipped.
+    pub enabled: Vec<&'static str>,
+}
+
+enum Output {
+    Platform(platform::Platform),
+    KernelModule(kernel_module::KernelModule),
+    Pci(pci::Pci),
+    DeviceNodes(device_nodes::DeviceNodes),
+    Environment(environment::Environment),
+}
+
+pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::UnknownUser> {
+    let start = Instant::now();
+    let deadline = start + opts.timeout;
+    let fs = Arc::new(HostFs::new(opts.root.clone()));
+    let env = Arc::new(env.clone());
+    let enabled = |name: &str| opts.enabled.contains(&name);
+    let mut snap = Snapshot {
+        root: opts.root.as_ref().map(|r| r.display().to_string()),
+        ..Snapshot::default()
+    };
+
+    // Identity first: a bad --user is a usage error, and device_nodes judges access with it.
+    let accounts = Arc::new(identity::Accounts::read(&fs));
+    if enabled("identity") {
+        let t = Instant::now();
+        snap.identity = Some(identity::probe(&fs, &accounts, opts.user.as_deref())?);
+        snap.probes.insert("identity".into(), ok_run(t));
+    }
+    let ident = Arc::new(snap.identity.clone());
+
+    let (tx, rx) = mpsc::channel::<(&'static str, Output, Duration)>();
+    let mut pending: Vec<&'static str> = Vec::new();
+    let mut spawn = |name: &'static str, work: Box<dyn FnOnce() -> Output + Send>| {
+        if !enabled(name) {
+            return;
+        }
+        pending.push(name);
+        let tx = tx.clone();
+        let t = Instant::now();
+        // Detached: a probe stuck in a read (a hung NFS mount, a wedged sysfs file)
+        // is abandoned at the deadline instead of holding up the report.
+        thread::spawn(move || {
+            let out = work();
+            let _ = tx.send((name, out, t.elapsed()));
+        });
+    };
+    {
+        let fs = fs.clone();
+        let env = env.clone();
+        spawn("platform", Box::new(move || Output::Platform(platform::probe(&fs, &env))));
+    }
+    {
+        let fs = fs.clone();
+        spawn("kernel_module", Box::new(move || Output::KernelModule(kernel_module::probe(&fs))));
+    }
+    {
+        let fs = fs.clone();
+        spawn("pci", Box::new(move || Output::Pci(pci::probe(&fs))));
+    }
+    {
+        let fs = fs.clone();
+        let accounts = accounts.clone();
+        let ident = ident.clone();
+        spawn(
+            "device_nodes",
+            Box::new(move || Output::DeviceNodes(device_nodes::probe(&fs, (*ident).as_ref(), &accounts))),
+        );
+    }
+    {
+        let env = env.clone();
+        spawn("environment", Box::new(move || Output::Environment(environment::probe(&env))));
+    }
+    drop(tx);
+
+    while !pending.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((name, out, took)) => {
+                pending.retain(|p| *p != name);
+                snap.probes.insert(
+                    name.into(),
+                    ProbeRun {
+                        status: ProbeStatus::Ok,
+                        elapsed_us: took.as_micros() as u64,
+                        detail: None,
+                    },
+                );
+                match out {
+                    Output::Platform(p) => snap.platform = Some(p),
+                    Output::KernelModule(k) => snap.kernel_module = Some(k),
+                    Output::Pci(p) => snap.pci = Some(p),
+                    Output::DeviceNodes(d) => snap.device_nodes = Some(d),
+                    Output::Environment(e) => snap.environment = Some(e),
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    for name in pending {
+        snap.probes.insert(
+            name.into(),
+            ProbeRun {
+                status: ProbeStatus::TimedOut,
+                elapsed_us: start.elapsed().as_micros() as u64,
+                detail: Some(format!("did not finish within the {:.1} s budget (--timeout)", opts.timeout.as_secs_f64())),
+            },
+        );
+    }
+    for name in PROBE_NAMES {
+        if !enabled(name) {
+            snap.probes.insert(
+                (*name).into(),
+                ProbeRun {
+                    status: ProbeStatus::Skipped,
+                    elapsed_us: 0,
+                    detail: Some("not selected (--only/--skip)".into()),
+                },
+            );
+        }
+    }
+    Ok(snap)
+}
+
+fn ok_run(t: Instant) -> ProbeRun {
+    ProbeRun {
+        status: ProbeStatus::Ok,
+        elapsed_us: t.elapsed().as_micros() as u64,
+        detail: None,
+    }
+}

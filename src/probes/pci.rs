@@ -1,0 +1,122 @@
+//! Probe: NVIDIA PCI functions under /sys/bus/pci/devices and the kernel driver
+//! each one is bound to (the `driver` symlink): nvidia, nouveau, vfio-pci or none.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fact::Fact;
+use crate::fsys::HostFs;
+
+pub const PCI_DEVICES_DIR: &str = "/sys/bus/pci/devices";
+pub const NVIDIA_VENDOR_ID: u16 = 0x10de;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pci {
+    /// NVIDIA functions only, sorted by address.
+    pub devices: Fact<Vec<PciDevice>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PciDevice {
+    pub address: String,
+    pub device_id: String,
+    pub class: String,
+    pub role: PciRole,
+    /// The bound driver's name; None when no driver is bound.
+    pub driver: Option<String>,
+    pub subsystem: Option<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PciRole {
+    /// A display or 3D controller: the GPU itself.
+    Gpu,
+    /// The HDMI/DP audio function of a graphics card.
+    Audio,
+    /// USB-C / VirtualLink controller on some cards.
+    Usb,
+    /// USB-C UCSI controller on some cards.
+    SerialBus,
+    /// NVSwitch and other bridges.
+    Bridge,
+    Other,
+}
+
+impl PciRole {
+    fn from_class(class: u32) -> PciRole {
+        match class >> 8 {
+            0x0300 | 0x0302 | 0x0380 => PciRole::Gpu,
+            0x0403 => PciRole::Audio,
+            0x0c03 => PciRole::Usb,
+            0x0c80 => PciRole::SerialBus,
+            c if c >> 8 == 0x06 => PciRole::Bridge,
+            _ => PciRole::Other,
+        }
+    }
+}
+
+impl Pci {
+    pub fn gpus(&self) -> Vec<&PciDevice> {
+        self.devices
+            .get()
+            .map(|d| d.iter().filter(|d| d.role == PciRole::Gpu).collect())
+            .unwrap_or_default()
+    }
+}
+
+pub fn probe(fs: &HostFs) -> Pci {
+    let dir = Path::new(PCI_DEVICES_DIR);
+    let names = match fs.read_dir(dir) {
+        Ok(n) => n,
+        Err(e) => return Pci { devices: Fact::from_fs_error(&e) },
+    };
+    let mut devices = Vec::new();
+    for name in names {
+        let base = dir.join(&name);
+        let read_hex = |file: &str| -> Option<u32> {
+            let f = fs.read_text_limited(&base.join(file), 64).ok()?;
+            u32::from_str_radix(f.text.trim().trim_start_matches("0x"), 16).ok()
+        };
+        if read_hex("vendor") != Some(NVIDIA_VENDOR_ID as u32) {
+            continue;
+        }
+        let class = read_hex("class").unwrap_or(0);
+        let driver = fs
+            .read_link(&base.join("driver"))
+            .ok()
+            .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
+        let subsystem = match (read_hex("subsystem_vendor"), read_hex("subsystem_device")) {
+            (Some(v), Some(d)) => Some(format!("{v:04x}:{d:04x}")),
+            _ => None,
+        };
+        devices.push(PciDevice {
+            address: name.to_string_lossy().into_owned(),
+            device_id: read_hex("device").map(|d| format!("10de:{d:04x}")).unwrap_or_else(|| "10de:????".into()),
+            class: format!("{class:06x}"),
+            role: PciRole::from_class(class),
+            driver,
+            subsystem,
+            source: base.display().to_string(),
+        });
+    }
+    Pci {
+        devices: Fact::value(PCI_DEVICES_DIR, devices),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_from_class_codes() {
+        assert_eq!(PciRole::from_class(0x030000), PciRole::Gpu);
+        assert_eq!(PciRole::from_class(0x030200), PciRole::Gpu);
+        assert_eq!(PciRole::from_class(0x040300), PciRole::Audio);
+        assert_eq!(PciRole::from_class(0x0c0330), PciRole::Usb);
+        assert_eq!(PciRole::from_class(0x068000), PciRole::Bridge);
+    }
+}

@@ -1,0 +1,289 @@
+//! Probe: operating system, kernel, CPU architecture, container and WSL.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::envvars::{self, Env};
+use crate::fact::{Fact, MissingReason};
+use crate::fsys::HostFs;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Platform {
+    pub os: Fact<OsRelease>,
+    pub kernel_release: Fact<String>,
+    pub arch: Fact<String>,
+    pub container: Container,
+    pub wsl: Wsl,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OsRelease {
+    pub id: Option<String>,
+    pub version_id: Option<String>,
+    pub pretty_name: String,
+}
+
+/// A piece of evidence for a container or WSL: what was seen and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hint {
+    pub kind: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Container {
+    /// docker, podman, kubernetes, containerd, lxc, systemd-nspawn; None when none was seen.
+    pub kind: Option<String>,
+    pub hints: Vec<Hint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Wsl {
+    pub detected: bool,
+    /// 1 or 2 when detected.
+    pub version: Option<u8>,
+    pub hints: Vec<Hint>,
+}
+
+pub fn probe(fs: &HostFs, env: &Env) -> Platform {
+    let proc_version = fs.read_text(Path::new("/proc/version")).ok().map(|f| f.text);
+    Platform {
+        os: os_release(fs),
+        kernel_release: kernel_release(fs),
+        arch: arch(fs),
+        container: container(fs, env),
+        wsl: wsl(fs, proc_version.as_deref()),
+    }
+}
+
+fn os_release(fs: &HostFs) -> Fact<OsRelease> {
+    let mut last = None;
+    for path in ["/etc/os-release", "/usr/lib/os-release"] {
+        match fs.read_text(Path::new(path)) {
+            Ok(f) if f.binary => {
+                return Fact::missing(path, MissingReason::Malformed, "binary content, not os-release text")
+            }
+            Ok(f) => match parse_os_release(&f.text) {
+                Some(os) => return Fact::value(path, os),
+                None => {
+                    return Fact::missing(path, MissingReason::Malformed, "no NAME or PRETTY_NAME line")
+                }
+            },
+            Err(e) => last = Some(e),
+        }
+    }
+    match last {
+        Some(e) => Fact::from_fs_error(&e),
+        None => Fact::missing("/etc/os-release", MissingReason::NotFound, "not found"),
+    }
+}
+
+pub fn parse_os_release(text: &str) -> Option<OsRelease> {
+    let mut id = None;
+    let mut version_id = None;
+    let mut pretty = None;
+    let mut name = None;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let value = value.trim().trim_matches('"').trim_matches('\'').to_string();
+        match key.trim() {
+            "ID" => id = Some(value),
+            "VERSION_ID" => version_id = Some(value),
+            "PRETTY_NAME" => pretty = Some(value),
+            "NAME" => name = Some(value),
+            _ => {}
+        }
+    }
+    let pretty_name = pretty.or(name)?;
+    Some(OsRelease {
+        id,
+        version_id,
+        pretty_name,
+    })
+}
+
+fn kernel_release(fs: &HostFs) -> Fact<String> {
+    if fs.root().is_none() {
+        if let Some(u) = uname() {
+            return Fact::value("uname(2)", u.0);
+        }
+    }
+    read_one_line(fs, "/proc/sys/kernel/osrelease")
+}
+
+fn arch(fs: &HostFs) -> Fact<String> {
+    if fs.root().is_none() {
+        if let Some(u) = uname() {
+            return Fact::value("uname(2)", u.1);
+        }
+    }
+    let from_proc = read_one_line(fs, "/proc/sys/kernel/arch");
+    if from_proc.get().is_some() {
+        return from_proc;
+    }
+    // An image root without /proc: the architecture its shell was built for.
+    match fs.read_bytes(Path::new("/bin/sh"), 64) {
+        Ok(bytes) => match elf_machine(&bytes) {
+            Some(m) => Fact::value("/bin/sh (ELF header)", m.to_string()),
+            None => Fact::missing("/bin/sh", MissingReason::Malformed, "not an ELF file of a known architecture"),
+        },
+        Err(e) => Fact::from_fs_error(&e),
+    }
+}
+
+fn elf_machine(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.len() < 20 || &bytes[..4] != b"\x7fELF" {
+        return None;
+    }
+    let machine = if bytes[5] == 2 {
+        u16::from_be_bytes([bytes[18], bytes[19]])
+    } else {
+        u16::from_le_bytes([bytes[18], bytes[19]])
+    };
+    match machine {
+        62 => Some("x86_64"),
+        183 => Some("aarch64"),
+        3 => Some("i686"),
+        21 => Some("ppc64le"),
+        243 => Some("riscv64"),
+        _ => None,
+    }
+}
+
+fn read_one_line(fs: &HostFs, path: &str) -> Fact<String> {
+    match fs.read_text(Path::new(path)) {
+        Ok(f) => match f.text.lines().next().map(str::trim).filter(|l| !l.is_empty() && !f.binary) {
+            Some(line) => Fact::value(path, line.to_string()),
+            None => Fact::missing(path, MissingReason::Malformed, "empty or binary"),
+        },
+        Err(e) => Fact::from_fs_error(&e),
+    }
+}
+
+fn uname() -> Option<(String, String)> {
+    // SAFETY: utsname is plain data; uname(2) fills it with NUL-terminated strings.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return None;
+        }
+        let release = std::ffi::CStr::from_ptr(u.release.as_ptr()).to_string_lossy().into_owned();
+        let machine = std::ffi::CStr::from_ptr(u.machine.as_ptr()).to_string_lossy().into_owned();
+        Some((release, machine))
+    }
+}
+
+fn container(fs: &HostFs, env: &Env) -> Container {
+    let mut hints = Vec::new();
+    let mut kind: Option<&str> = None;
+    let mut note = |k: &'static str, what: String, source: String, hints: &mut Vec<Hint>| {
+        kind.get_or_insert(k);
+        hints.push(Hint { kind: what, source });
+    };
+    if fs.exists(Path::new("/.dockerenv")) {
+        note("docker", "docker".into(), "/.dockerenv".into(), &mut hints);
+    }
+    if let Ok(f) = fs.read_text_limited(Path::new("/run/.containerenv"), 64 * 1024) {
+        let engine = f
+            .text
+            .lines()
+            .find_map(|l| l.strip_prefix("engine=").map(|v| v.trim_matches('"').to_string()));
+        let what = match engine {
+            Some(e) => format!("podman ({e})"),
+            None => "podman".to_string(),
+        };
+        note("podman", what, "/run/.containerenv".into(), &mut hints);
+    }
+    if env.get(envvars::KUBERNETES_SERVICE_HOST).is_some() {
+        note(
+            "kubernetes",
+            "kubernetes".into(),
+            "env KUBERNETES_SERVICE_HOST".into(),
+            &mut hints,
+        );
+    }
+    if let Some(value) = env.get_str(envvars::container) {
+        let k = match value.as_str() {
+            "podman" => "podman",
+            "docker" => "docker",
+            "lxc" | "lxc-libvirt" => "lxc",
+            "systemd-nspawn" => "systemd-nspawn",
+            _ => "container",
+        };
+        note(k, value.clone(), "env container".into(), &mut hints);
+    }
+    if let Ok(f) = fs.read_text_limited(Path::new("/proc/1/cgroup"), 64 * 1024) {
+        for (needle, k) in [
+            ("kubepods", "kubernetes"),
+            ("docker", "docker"),
+            ("libpod", "podman"),
+            ("containerd", "containerd"),
+            ("lxc", "lxc"),
+        ] {
+            if f.text.contains(needle) {
+                note(k, format!("cgroup path mentions {needle}"), "/proc/1/cgroup".into(), &mut hints);
+                break;
+            }
+        }
+    }
+    Container {
+        kind: kind.map(str::to_string),
+        hints,
+    }
+}
+
+fn wsl(fs: &HostFs, proc_version: Option<&str>) -> Wsl {
+    let mut hints = Vec::new();
+    let mut version = None;
+    if let Some(text) = proc_version {
+        if text.contains("microsoft") || text.contains("Microsoft") || text.contains("WSL") {
+            version = Some(if text.contains("WSL2") || text.contains("microsoft-standard") { 2 } else { 1 });
+            hints.push(Hint {
+                kind: "kernel built by Microsoft".into(),
+                source: "/proc/version".into(),
+            });
+        }
+    }
+    if fs.exists(Path::new("/usr/lib/wsl/lib")) {
+        hints.push(Hint {
+            kind: "WSL GPU libraries".into(),
+            source: "/usr/lib/wsl/lib".into(),
+        });
+    }
+    if fs.exists(Path::new("/dev/dxg")) {
+        version = Some(2);
+        hints.push(Hint {
+            kind: "DirectX GPU paravirtualisation device".into(),
+            source: "/dev/dxg".into(),
+        });
+    }
+    Wsl {
+        detected: !hints.is_empty(),
+        version: if hints.is_empty() { None } else { version.or(Some(2)) },
+        hints,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_release_parsing() {
+        let os = parse_os_release("NAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n").unwrap();
+        assert_eq!(os.pretty_name, "Debian GNU/Linux 12 (bookworm)");
+        assert_eq!(os.id.as_deref(), Some("debian"));
+        assert!(parse_os_release("garbage\n\u{0}\u{1}").is_none());
+    }
+
+    #[test]
+    fn elf_machine_of_x86_64() {
+        let mut hdr = vec![0u8; 20];
+        hdr[..4].copy_from_slice(b"\x7fELF");
+        hdr[5] = 1;
+        hdr[18] = 62;
+        assert_eq!(elf_machine(&hdr), Some("x86_64"));
+        assert_eq!(elf_machine(b"#!/bin/sh"), None);
+    }
+}

@@ -1,0 +1,72 @@
+//! Markdown: the same report for a bug report or $GITHUB_STEP_SUMMARY.
+
+use std::fmt::Write;
+
+use super::human::summary_line;
+use super::view::{sections, Mark};
+use super::Style;
+use crate::findings::Severity;
+use crate::report::Report;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn render(report: &Report, verbose: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## gpudoctor report\n");
+    let _ = writeln!(out, "**{}**\n", summary_line(report, &Style::plain()));
+    let mut meta = format!("gpudoctor {}", report.gpudoctor_version);
+    if let Some(root) = &report.snapshot.root {
+        let _ = write!(meta, " · `--root {root}`");
+    }
+    let _ = writeln!(out, "{meta}\n");
+
+    if !report.findings.is_empty() {
+        let _ = writeln!(out, "### Findings\n");
+        for f in &report.findings {
+            let icon = match f.severity {
+                Severity::Error => "❌",
+                Severity::Warning => "⚠️",
+                Severity::Info => "ℹ️",
+            };
+            let _ = writeln!(out, "#### {icon} {}[{}]: {}\n", f.severity.as_str(), f.code, f.title);
+            if !f.detail.is_empty() {
+                let _ = writeln!(out, "{}\n", f.detail);
+            }
+            for e in &f.evidence {
+                let _ = writeln!(out, "- `{}` (from `{}`)", e.value.replace('`', "'"), e.source);
+            }
+            if !f.evidence.is_empty() {
+                out.push('\n');
+            }
+            if !f.fix.is_empty() {
+                let _ = writeln!(out, "**Fix**\n");
+                for (i, fix) in f.fix.iter().enumerate() {
+                    let _ = writeln!(out, "{}. {}", i + 1, fix.text);
+                    if let Some(cmd) = &fix.command {
+                        let _ = writeln!(out, "   ```sh\n   {cmd}\n   ```");
+                    }
+                }
+                out.push('\n');
+            }
+        }
+    }
+
+    for section in sections(report, verbose) {
+        let _ = writeln!(out, "### {}\n", section.title);
+        let _ = writeln!(out, "| | Fact | Value | Source |\n|---|---|---|---|");
+        for l in &section.lines {
+            let mark = match l.mark {
+                Mark::Ok => "✓",
+                Mark::Warn => "!",
+                Mark::Fail => "✗",
+                Mark::Info => "i",
+                Mark::Neutral => "·",
+            };
+            let _ = writeln!(out, "| {mark} | {} | {} | `{}` |", cell(&l.label), cell(&l.value), cell(&l.source));
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,398 @@
+//! GD014–GD015: PyTorch's caching-allocator configuration (PYTORCH_ALLOC_CONF,
+//! formerly PYTORCH_CUDA_ALLOC_CONF). Keys, value types and ranges follow
+//! c10/core/AllocatorConfig.cpp and c10/cuda/CUDAAllocatorConfig.cpp; the tokenizer
+//! there splits on `, : [ ]` and drops spaces, and so does this one. A bad value
+//! or unknown key makes torch raise a RuntimeError at the first CUDA allocation.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "alloc_conf",
+    codes: &["GD014", "GD015"],
+    checks: "PyTorch allocator configuration is valid",
+    run,
+};
+
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Whole megabytes, at least this many.
+    MegabytesAtLeast(u64),
+    /// A fraction strictly between 0 and 1.
+    OpenFraction,
+    /// A fraction in [0, 1].
+    ClosedFraction,
+    Bool,
+    PowerOfTwoAtMost(u64),
+    Roundup,
+    Backend,
+    Count,
+}
+
+/// Every key PyTorch accepts, with its value type.
+const KEYS: &[(&str, Kind)] = &[
+    ("max_split_size_mb", Kind::MegabytesAtLeast(20)),
+    ("max_non_split_rounding_mb", Kind::MegabytesAtLeast(20)),
+    ("garbage_collection_threshold", Kind::OpenFraction),
+    ("roundup_power2_divisions", Kind::Roundup),
+    ("expandable_segments", Kind::Bool),
+    ("pinned_use_background_threads", Kind::Bool),
+    ("backend", Kind::Backend),
+    ("release_lock_on_cudamalloc", Kind::Bool),
+    ("pinned_use_cuda_host_register", Kind::Bool),
+    ("pinned_num_register_threads", Kind::PowerOfTwoAtMost(128)),
+    ("pinned_reserve_segment_size_mb", Kind::Count),
+    ("graph_capture_record_stream_reuse", Kind::Bool),
+    ("per_process_memory_fraction", Kind::ClosedFraction),
+];
+
+/// Keys only the native caching allocator reads; backend:cudaMallocAsync ignores them.
+const NATIVE_ONLY: &[&str] = &[
+    "max_split_size_mb",
+    "max_non_split_rounding_mb",
+    "garbage_collection_threshold",
+    "roundup_power2_divisions",
+    "expandable_segments",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocConfError {
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocConf {
+    pub pairs: Vec<(String, String)>,
+    pub errors: Vec<AllocConfError>,
+    /// Settings PyTorch accepts but ignores.
+    pub ignored: Vec<String>,
+}
+
+fn tokenize(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    for ch in s.chars() {
+        match ch {
+            ',' | ':' | '[' | ']' => {
+                if !buf.is_empty() {
+                    out.push(std::mem::take(&mut buf));
+                }
+                out.push(ch.to_string());
+            }
+            ' ' => {}
+            _ => buf.push(ch),
+        }
+    }
+    if !buf.is_empty() {
+        out.push(buf);
+    }
+    out
+}
+
+fn err(message: impl Into<String>) -> AllocConfError {
+    AllocConfError {
+        message: message.into(),
+        suggestion: None,
+    }
+}
+
+pub fn parse_alloc_conf(value: &str) -> AllocConf {
+    let tokens = tokenize(value);
+    let mut conf = AllocConf::default();
+    let mut i = 0;
+    while i < tokens.len() {
+        let key = tokens[i].clone();
+        if key == "," {
+            conf.errors.push(err("empty entry (two commas in a row, or a leading comma)"));
+            i += 1;
+            continue;
+        }
+        if let Some((k, v)) = key.split_once('=') {
+            conf.errors.push(AllocConfError {
+                message: format!("{key:?}: options are written key:value, not key=value"),
+                suggestion: Some(format!("{k}:{v}")),
+            });
+            i += 1;
+            skip_separator(&tokens, &mut i, &mut conf);
+            continue;
+        }
+        let Some(&(_, kind)) = KEYS.iter().find(|(k, _)| *k == key) else {
+            let suggestion = closest_key(&key).map(|k| format!("did you mean {k}?"));
+            conf.errors.push(AllocConfError {
+                message: format!("unknown option {key:?}"),
+                suggestion,
+            });
+            // Skip to the next top-level comma.
+            let mut depth = 0;
+            while i < tokens.len() && !(tokens[i] == "," && depth == 0) {
+                match tokens[i].as_str() {
+                    "[" => depth += 1,
+                    "]" => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            i += 1;
+            continue;
+        };
+        if tokens.get(i + 1).map(String::as_str) != Some(":") {
+            conf.errors.push(err(format!("{key}: expected ':' and a value after the key")));
+            i += 1;
+            skip_separator(&tokens, &mut i, &mut conf);
+            continue;
+        }
+        i += 2;
+        let value = if tokens.get(i).map(String::as_str) == Some("[") {
+            let start = i;
+            while i < tokens.len() && tokens[i] != "]" {
+                i += 1;
+            }
+            if i >= tokens.len() {
+                conf.errors.push(err(format!("{key}: '[' without a closing ']'")));
+                break;
+            }
+            i += 1;
+            tokens[start..i].concat()
+        } else {
+            match tokens.get(i) {
+                Some(t) if t != "," => {
+                    i += 1;
+                    t.clone()
+                }
+                _ => {
+                    conf.errors.push(err(format!("{key}: missing value")));
+                    skip_separator(&tokens, &mut i, &mut conf);
+                    continue;
+                }
+            }
+        };
+        if let Err(e) = check_value(&key, kind, &value) {
+            conf.errors.push(e);
+        }
+        if conf.pairs.iter().any(|(k, _)| *k == key) {
+            conf.ignored.push(format!("{key} is given twice; the last value ({value}) wins"));
+        }
+        conf.pairs.push((key, value));
+        skip_separator(&tokens, &mut i, &mut conf);
+    }
+    let get = |k: &str| conf.pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    if get("backend").as_deref() == Some("cudaMallocAsync") {
+        for k in NATIVE_ONLY {
+            if get(k).is_some() {
+                conf.ignored.push(format!("{k} is ignored with backend:cudaMallocAsync (it configures the native allocator)"));
+            }
+        }
+    }
+    if get("pinned_num_register_threads").is_some() && !get("pinned_use_cuda_host_register").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
+        conf.ignored.push("pinned_num_register_threads has no effect unless pinned_use_cuda_host_register:True".to_string());
+    }
+    conf
+}
+
+fn skip_separator(tokens: &[String], i: &mut usize, conf: &mut AllocConf) {
+    match tokens.get(*i).map(String::as_str) {
+        None => {}
+        Some(",") => {
+            *i += 1;
+            if *i == tokens.len() {
+                conf.errors.push(err("trailing comma"));
+            }
+        }
+        Some(t) => {
+            conf.errors.push(err(format!("expected ',' before {t:?}")));
+            while *i < tokens.len() && tokens[*i] != "," {
+                *i += 1;
+            }
+            *i += 1;
+        }
+    }
+}
+
+fn check_value(key: &str, kind: Kind, v: &str) -> Result<(), AllocConfError> {
+    let bad = |what: &str| err(format!("{key}:{v}: {what}"));
+    match kind {
+        Kind::MegabytesAtLeast(min) => match v.parse::<u64>() {
+            Ok(n) if n >= min => Ok(()),
+            Ok(_) => Err(bad(&format!("must be at least {min} (megabytes)"))),
+            Err(_) => Err(bad("must be a whole number of megabytes")),
+        },
+        Kind::OpenFraction => match v.parse::<f64>() {
+            Ok(x) if x > 0.0 && x < 1.0 => Ok(()),
+            _ => Err(bad("must be a number between 0.0 and 1.0 (exclusive)")),
+        },
+        Kind::ClosedFraction => match v.parse::<f64>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => Ok(()),
+            _ => Err(bad("must be a number between 0.0 and 1.0")),
+        },
+        Kind::Bool => match v {
+            "True" | "False" | "true" | "false" => Ok(()),
+            _ => Err(AllocConfError {
+                message: format!("{key}:{v}: must be True or False"),
+                suggestion: match v {
+                    "1" | "yes" | "on" | "TRUE" => Some(format!("{key}:True")),
+                    "0" | "no" | "off" | "FALSE" => Some(format!("{key}:False")),
+                    _ => None,
+                },
+            }),
+        },
+        Kind::PowerOfTwoAtMost(max) => match v.parse::<u64>() {
+            Ok(n) if n.is_power_of_two() && n <= max => Ok(()),
+            _ => Err(bad(&format!("must be a power of two no larger than {max}"))),
+        },
+        Kind::Count => v.parse::<u64>().map(|_| ()).map_err(|_| bad("must be a whole number")),
+        Kind::Backend => match v {
+            "native" | "cudaMallocAsync" => Ok(()),
+            _ => Err(AllocConfError {
+                message: format!("{key}:{v}: must be native or cudaMallocAsync"),
+                suggestion: v.eq_ignore_ascii_case("cudamallocasync").then(|| "backend:cudaMallocAsync".to_string()),
+            }),
+        },
+        Kind::Roundup => check_roundup(v).map_err(|m| bad(&m)),
+    }
+}
+
+/// `4` or `[256:1,512:2,>:8]`: divisions are powers of two (0 disables), bounds powers of two or `>`.
+fn check_roundup(v: &str) -> Result<(), String> {
+    let pow2_or_zero = |s: &str| s.parse::<u64>().ok().filter(|n| *n == 0 || n.is_power_of_two());
+    if let Some(inner) = v.strip_prefix('[') {
+        let inner = inner.strip_suffix(']').ok_or("missing ']'")?;
+        if inner.is_empty() {
+            return Err("empty list".into());
+        }
+        for item in inner.split(',') {
+            let (bound, div) = item.split_once(':').ok_or(format!("{item:?} must be SIZE:DIVISIONS"))?;
+            if bound != ">" && !bound.parse::<u64>().is_ok_and(|b| b.is_power_of_two()) {
+                return Err(format!("interval {bound:?} must be a power of two (MB) or '>'"));
+            }
+            pow2_or_zero(div).ok_or(format!("divisions {div:?} must be a power of two or 0"))?;
+        }
+        Ok(())
+    } else {
+        match v.parse::<u64>() {
+            Ok(n) if n.is_power_of_two() => Ok(()),
+            _ => Err("must be a power of two, or a list like [256:1,512:2,>:8]".into()),
+        }
+    }
+}
+
+fn closest_key(key: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|(k, _)| (edit_distance(&key.to_ascii_lowercase(), k), *k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(env) = &snap.environment else {
+        return Outcome::NotApplicable("environment probe did not run".into());
+    };
+    let new = env.value("PYTORCH_ALLOC_CONF");
+    let old = env.value("PYTORCH_CUDA_ALLOC_CONF");
+    let mut out = Vec::new();
+    for (name, value) in [("PYTORCH_ALLOC_CONF", new), ("PYTORCH_CUDA_ALLOC_CONF", old)] {
+        let Some(value) = value else { continue };
+        let conf = parse_alloc_conf(value);
+        let fact = format!("env:{name}");
+        let shown = format!("{name}={value}");
+        if !conf.errors.is_empty() {
+            let mut f = Finding::new("GD014", Severity::Error, format!("{name} is invalid: {}", conf.errors[0].message))
+                .detail("PyTorch parses this variable at the first CUDA allocation and raises a RuntimeError on an unknown option or a bad value, so every CUDA program using torch fails at its first tensor.")
+                .evidence(&fact, &shown, "environment");
+            for e in &conf.errors {
+                f = f.evidence(&fact, e.message.clone(), "gpudoctor's parse");
+            }
+            let fixed: Vec<String> = conf.errors.iter().filter_map(|e| e.suggestion.clone()).collect();
+            if !fixed.is_empty() {
+                f = f.fix_text(format!("Write it as: {}", fixed.join(", ")));
+            }
+            out.push(
+                f.fix_text("Options are comma-separated key:value pairs, e.g. expandable_segments:True,max_split_size_mb:128")
+                    .fix_cmd("Or unset it to use PyTorch's defaults", format!("unset {name}")),
+            );
+        }
+        if !conf.ignored.is_empty() {
+            let mut f = Finding::new("GD015", Severity::Warning, format!("{name}: {}", conf.ignored[0]))
+                .detail("PyTorch accepts these settings but they do nothing here, so the configuration does not do what it seems to.")
+                .evidence(&fact, &shown, "environment");
+            for i in conf.ignored.iter().skip(1) {
+                f = f.evidence(&fact, i.clone(), "gpudoctor's parse");
+            }
+            out.push(f.fix_text("Remove the ignored settings, or switch backend:native if you meant to tune the native allocator"));
+        }
+    }
+    if let (Some(n), Some(o)) = (new, old) {
+        if n != o {
+            out.push(
+                Finding::new("GD015", Severity::Warning, "PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF are both set and differ")
+                    .detail("PyTorch 2.9 and later read PYTORCH_ALLOC_CONF and ignore PYTORCH_CUDA_ALLOC_CONF when both are set; older releases read only PYTORCH_CUDA_ALLOC_CONF. Which settings apply depends on the torch version.")
+                    .evidence("env:PYTORCH_ALLOC_CONF", format!("PYTORCH_ALLOC_CONF={n}"), "environment")
+                    .evidence("env:PYTORCH_CUDA_ALLOC_CONF", format!("PYTORCH_CUDA_ALLOC_CONF={o}"), "environment")
+                    .fix_cmd("Keep one: the new name for torch 2.9+", "unset PYTORCH_CUDA_ALLOC_CONF"),
+            );
+        }
+    }
+    Outcome::Checked(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_configurations() {
+        for ok in [
+            "expandable_segments:True",
+            "max_split_size_mb:128,garbage_collection_threshold:0.6",
+            "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+            "roundup_power2_divisions:4",
+            "backend:cudaMallocAsync",
+            " expandable_segments : True , max_split_size_mb:512",
+            "pinned_use_cuda_host_register:True,pinned_num_register_threads:8",
+        ] {
+            let c = parse_alloc_conf(ok);
+            assert!(c.errors.is_empty(), "{ok}: {:?}", c.errors);
+        }
+    }
+
+    #[test]
+    fn invalid_configurations() {
+        let c = parse_alloc_conf("expandable_segments=True");
+        assert_eq!(c.errors[0].suggestion.as_deref(), Some("expandable_segments:True"));
+        let c = parse_alloc_conf("max_split_size:128");
+        assert_eq!(c.errors[0].suggestion.as_deref(), Some("did you mean max_split_size_mb?"));
+        assert!(!parse_alloc_conf("max_split_size_mb:10").errors.is_empty());
+        assert!(!parse_alloc_conf("garbage_collection_threshold:1.5").errors.is_empty());
+        assert!(!parse_alloc_conf("expandable_segments:1").errors.is_empty());
+        assert!(!parse_alloc_conf("roundup_power2_divisions:3").errors.is_empty());
+        assert!(!parse_alloc_conf("roundup_power2_divisions:[256:1,512:3]").errors.is_empty());
+        assert!(!parse_alloc_conf("roundup_power2_divisions:[256:1").errors.is_empty());
+        assert!(!parse_alloc_conf("backend:async").errors.is_empty());
+        assert!(!parse_alloc_conf("expandable_segments:True,").errors.is_empty());
+        assert!(!parse_alloc_conf("expandable_segments").errors.is_empty());
+        assert!(!parse_alloc_conf("pinned_num_register_threads:256").errors.is_empty());
+    }
+
+    #[test]
+    fn ignored_settings() {
+        let c = parse_alloc_conf("backend:cudaMallocAsync,expandable_segments:True");
+        assert!(c.errors.is_empty());
+        assert_eq!(c.ignored.len(), 1);
+    }
+}

@@ -1,0 +1,148 @@
+//! GD007–GD008: the /dev/nvidia* nodes CUDA opens must exist and be read+write for the user.
+
+use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::device_nodes::DeviceNode;
+use crate::probes::kernel_module::MODULES_FILE;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "device_nodes",
+    codes: &["GD007", "GD008"],
+    checks: "the NVIDIA device nodes exist and this user can read and write them",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    if let Some(na) = requires_nvidia_hardware(snap) {
+        return na;
+    }
+    let Some(nodes) = &snap.device_nodes else {
+        return Outcome::NotApplicable("device_nodes probe did not run".into());
+    };
+    let mut out = Vec::new();
+    if let Some(f) = missing_nodes(snap) {
+        out.push(f);
+    }
+    // Nodes CUDA opens; nvidia-uvm-tools, nvidia-modeset and nvidia-caps are deliberately restricted.
+    let denied: Vec<&DeviceNode> = nodes
+        .nodes
+        .iter()
+        .filter(|n| n.present)
+        .filter(|n| {
+            let name = n.path.trim_start_matches("/dev/");
+            name == "nvidiactl" || name == "nvidia-uvm" || name == "dxg" || crate::probes::device_nodes::is_gpu_node_name(name)
+        })
+        .filter(|n| n.access.as_ref().is_some_and(|a| !a.read_write))
+        .collect();
+    if !denied.is_empty() {
+        out.push(denied_finding(snap, &denied));
+    }
+    Outcome::Checked(out)
+}
+
+fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
+    if snap.is_wsl() {
+        return None;
+    }
+    let km = snap.kernel_module.as_ref()?;
+    let nodes = snap.device_nodes.as_ref()?;
+    if km.nvidia_loaded() != Some(true) {
+        return None;
+    }
+    let ctl = nodes.is_present("/dev/nvidiactl");
+    let gpu_nodes = nodes.gpu_nodes();
+    // Each GPU the driver registered has a minor number: /dev/nvidia<minor> must exist for it.
+    let expected: Vec<(String, u32)> = km
+        .gpus
+        .get()
+        .map(|g| g.iter().filter_map(|g| g.device_minor.map(|m| (g.bus_id.clone(), m))).collect())
+        .unwrap_or_default();
+    let in_container = snap.container_kind().is_some();
+    let missing_minor: Vec<String> = if in_container {
+        Vec::new() // a container holds only the GPUs it was given
+    } else {
+        expected
+            .iter()
+            .filter(|(_, m)| !nodes.is_present(&format!("/dev/nvidia{m}")))
+            .map(|(bus, m)| format!("/dev/nvidia{m} (GPU {bus})"))
+            .collect()
+    };
+    if ctl && !gpu_nodes.is_empty() && missing_minor.is_empty() {
+        return None;
+    }
+    let severity = if ctl && !gpu_nodes.is_empty() { Severity::Warning } else { Severity::Error };
+    let title = if !ctl && gpu_nodes.is_empty() {
+        "nvidia is loaded but /dev/nvidiactl and /dev/nvidia[0-9]* are missing".to_string()
+    } else if !ctl {
+        "/dev/nvidiactl is missing".to_string()
+    } else if gpu_nodes.is_empty() {
+        "no /dev/nvidia[0-9]* node: CUDA sees no GPU".to_string()
+    } else {
+        format!("{} GPU device node(s) missing", missing_minor.len())
+    };
+    let mut f = Finding::new("GD007", severity, title)
+        .detail("The driver is loaded, but CUDA and NVML reach GPUs only through /dev/nvidiactl and one /dev/nvidiaN per GPU. On a host, nvidia-modprobe (run by nvidia-smi, nvidia-persistenced or a udev rule) creates them; in a container the runtime must pass them in.")
+        .evidence("module:nvidia", "loaded", MODULES_FILE)
+        .evidence("node:/dev/nvidiactl", if ctl { "present" } else { "missing" }, "/dev/nvidiactl")
+        .evidence("nodes", format!("{} /dev/nvidia[0-9]* node(s)", gpu_nodes.len()), "/dev");
+    for m in &missing_minor {
+        f = f.evidence("nodes", format!("missing {m}"), crate::probes::kernel_module::DRIVER_GPUS_DIR);
+    }
+    if in_container {
+        f = f
+            .fix_cmd("Docker: start the container with the GPUs", "docker run --gpus all IMAGE")
+            .fix_cmd("Podman (CDI)", "podman run --device nvidia.com/gpu=all IMAGE")
+            .fix_text("Kubernetes: request nvidia.com/gpu in resources.limits; check the NVIDIA device plugin pod on the node");
+    } else {
+        let count = expected.len().max(1);
+        let cmd = (0..count).map(|i| format!("-c={i}")).collect::<Vec<_>>().join(" ");
+        f = f
+            .fix_cmd("Create the control and per-GPU nodes", format!("sudo nvidia-modprobe {cmd}"))
+            .fix_cmd("Or let nvidia-smi create them (it runs nvidia-modprobe)", "sudo nvidia-smi")
+            .fix_text("To have them at every boot, enable nvidia-persistenced or install the driver's udev rules");
+    }
+    Some(f)
+}
+
+fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
+    let ident = snap.identity.as_ref();
+    let user = ident
+        .and_then(|i| i.user_name.clone())
+        .or_else(|| ident.map(|i| format!("uid {}", i.uid)))
+        .unwrap_or_else(|| "this user".into());
+    let names: Vec<&str> = denied.iter().map(|n| n.path.as_str()).collect();
+    let mut f = Finding::new("GD008", Severity::Error, format!("{user} cannot read and write {}", names.join(", ")))
+        .detail("CUDA and NVML open these nodes read+write. Without access, nvidia-smi says \"Failed to initialize NVML: Insufficient Permissions\" and CUDA finds no device. Distributions that create the nodes as 0660 root:video (openSUSE, some HPC images) need the user in that group; rootless containers drop supplementary groups unless told to keep them.");
+    for n in denied {
+        let owner = n.owner.clone().or(n.uid.map(|u| u.to_string())).unwrap_or_default();
+        let group = n.group.clone().or(n.gid.map(|g| g.to_string())).unwrap_or_default();
+        let how = n.access.as_ref().map(|a| a.detail.clone()).unwrap_or_default();
+        f = f.evidence(
+            format!("node:{}", n.path),
+            format!("mode {} {owner}:{group}; {how}", n.mode.as_deref().unwrap_or("?")),
+            n.path.clone(),
+        );
+    }
+    if let Some(i) = ident {
+        f = f.evidence("identity", format!("uid {} groups {:?}", i.uid, i.groups), i.source.clone());
+    }
+    // The group that would grant access, when the group bits allow read+write.
+    let grant_group = denied.iter().find_map(|n| {
+        let mode = u32::from_str_radix(n.mode.as_deref()?, 8).ok()?;
+        (mode & 0o060 == 0o060).then(|| n.group.clone().or(n.gid.map(|g| g.to_string())))?
+    });
+    let rootless = ident.is_some_and(|i| i.in_user_namespace == Some(true)) || snap.container_kind() == Some("podman");
+    if let Some(group) = &grant_group {
+        let who = ident.and_then(|i| i.user_name.clone()).unwrap_or_else(|| "$USER".into());
+        f = f.fix_cmd(format!("Add {who} to the {group} group, then log out and in again"), format!("sudo usermod -aG {group} {who}"));
+    }
+    if rootless {
+        f = f.fix_cmd("Rootless podman: keep the caller's supplementary groups inside the container", "podman run --group-add keep-groups ...");
+    }
+    f.fix_cmd(
+        "Or make the driver create world-accessible nodes (less strict), then rebuild the initramfs and reboot",
+        "echo 'options nvidia NVreg_DeviceFileMode=0666' | sudo tee /etc/modprobe.d/nvidia-device-mode.conf",
+    )
+    .fix_text("On openSUSE the setting lives in /etc/modprobe.d/50-nvidia-default.conf (change 660 to 666, then mkinitrd)")
+}

@@ -1,0 +1,60 @@
+//! GD001: no NVIDIA GPU anywhere — said once, plainly, so the GPU rules can stay quiet.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "gpu_presence",
+    codes: &["GD001"],
+    checks: "an NVIDIA GPU is present",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    if snap.pci.is_none() && snap.device_nodes.is_none() && snap.kernel_module.is_none() {
+        return Outcome::NotApplicable("the pci, device_nodes and kernel_module probes did not run".into());
+    }
+    if snap.nvidia_hardware_seen() {
+        return Outcome::Checked(vec![]);
+    }
+    let mut f = Finding::new("GD001", Severity::Info, "No NVIDIA GPU found: GPU checks skipped")
+        .detail("No NVIDIA PCI display device, no /dev/nvidia[0-9]* node and no GPU registered by the driver was found, so CUDA has nothing to run on. GPU-dependent checks were skipped.");
+    if let Some(pci) = &snap.pci {
+        match pci.devices.get() {
+            Some(d) => f = f.evidence("pci", format!("{} NVIDIA display/3D functions", d.len()), pci.devices.source.clone()),
+            None => {
+                let why = pci.devices.missing_info().map(|m| m.detail.clone()).unwrap_or_default();
+                f = f.evidence("pci", format!("could not list PCI devices: {why}"), pci.devices.source.clone())
+            }
+        }
+    }
+    if snap.device_nodes.is_some() {
+        f = f.evidence("nodes", "no /dev/nvidia[0-9]* nodes", "/dev");
+    }
+    let hidden_by_runtime = snap
+        .env_value("NVIDIA_VISIBLE_DEVICES")
+        .filter(|v| matches!(v.trim(), "void" | "none" | ""));
+    if let Some(v) = hidden_by_runtime {
+        f = f.evidence("env:NVIDIA_VISIBLE_DEVICES", format!("NVIDIA_VISIBLE_DEVICES={v:?}"), "environment");
+    }
+    match snap.container_kind() {
+        Some(kind) => {
+            f = f
+                .evidence("platform:container", kind.to_string(), "platform probe")
+                .detail("This process runs in a container and no NVIDIA device was passed into it. The GPUs, if the host has any, must be requested when the container starts.")
+                .fix_cmd("Docker: start the container with the GPUs (needs the NVIDIA Container Toolkit on the host)", "docker run --gpus all IMAGE")
+                .fix_cmd("Podman (CDI): pass the GPUs by their CDI name", "podman run --device nvidia.com/gpu=all IMAGE")
+                .fix_text("Kubernetes: request `nvidia.com/gpu` in the pod's resources.limits (the NVIDIA device plugin must run on the node)");
+            if hidden_by_runtime.is_some() {
+                f = f.fix_text("NVIDIA_VISIBLE_DEVICES is void/none: the NVIDIA runtime was told to pass no GPU; set it to `all` or to GPU indices/UUIDs");
+            }
+        }
+        None => {
+            f = f
+                .fix_cmd("If this machine should have an NVIDIA GPU, check that the PCI bus sees it", "lspci -nn | grep -i nvidia")
+                .fix_text("A GPU missing from lspci is a hardware, BIOS (above-4G decoding, PCIe slot) or virtual-machine passthrough problem, not a driver one");
+        }
+    }
+    Outcome::Checked(vec![f])
+}

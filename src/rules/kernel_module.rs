@@ -1,0 +1,67 @@
+//! GD002: an NVIDIA GPU is on the PCI bus but the nvidia kernel module is not loaded.
+
+use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::kernel_module::{MODULES_FILE, VERSION_FILE};
+use crate::probes::pci::PciRole;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "kernel_module",
+    codes: &["GD002"],
+    checks: "the nvidia kernel module is loaded",
+    run,
+};
+
+/// Drivers whose claim on a GPU is reported by pci_binding (GD003/GD004) instead.
+pub const OTHER_OWNERS: &[&str] = &["nouveau", "nova_core", "nvidiafb", "rivafb", "vfio-pci", "pci-stub"];
+
+fn run(snap: &Snapshot) -> Outcome {
+    if let Some(na) = requires_nvidia_hardware(snap) {
+        return na;
+    }
+    if snap.is_wsl() {
+        return Outcome::NotApplicable("WSL reaches the GPU through /dev/dxg and the Windows driver, not a Linux module".into());
+    }
+    let Some(km) = &snap.kernel_module else {
+        return Outcome::NotApplicable("kernel_module probe did not run".into());
+    };
+    match km.nvidia_loaded() {
+        Some(true) => return Outcome::Checked(vec![]),
+        None => return Outcome::NotApplicable("/proc/modules could not be read".into()),
+        Some(false) => {}
+    }
+    // GPUs that another driver claimed are explained by GD003/GD004; only the rest need nvidia.
+    let unclaimed: Vec<String> = snap
+        .pci
+        .as_ref()
+        .and_then(|p| p.devices.get())
+        .map(|d| {
+            d.iter()
+                .filter(|d| d.role == PciRole::Gpu)
+                .filter(|d| !d.driver.as_deref().is_some_and(|drv| OTHER_OWNERS.contains(&drv)))
+                .map(|d| format!("{} ({})", d.address, d.device_id))
+                .collect()
+        })
+        .unwrap_or_default();
+    let has_pci_gpus = snap.pci.as_ref().is_some_and(|p| !p.gpus().is_empty());
+    if has_pci_gpus && unclaimed.is_empty() {
+        return Outcome::Checked(vec![]);
+    }
+    let mut f = Finding::new("GD002", Severity::Error, "NVIDIA GPU present but the nvidia kernel module is not loaded")
+        .detail("Without nvidia.ko nothing can talk to the GPU: nvidia-smi says \"couldn't communicate with the NVIDIA driver\" and torch.cuda.is_available() is False. Usual causes: the driver is not installed, its DKMS module was not built for the running kernel (a kernel update), or Secure Boot refused the unsigned module.")
+        .evidence("module:nvidia", "not loaded", MODULES_FILE)
+        .evidence("module:version", "absent", VERSION_FILE);
+    if !unclaimed.is_empty() {
+        f = f.evidence("pci", format!("NVIDIA GPU(s) waiting for a driver: {}", unclaimed.join(", ")), crate::probes::pci::PCI_DEVICES_DIR);
+    }
+    if snap.container_kind().is_some() {
+        f = f.fix_text("This is a container: the kernel module belongs to the host. Load or install the driver on the host, then restart the container");
+    }
+    f = f
+        .fix_cmd("Try loading the module and read why it fails", "sudo modprobe nvidia && lsmod | grep nvidia")
+        .fix_cmd("Look for the kernel's reason (Secure Boot, version mismatch, no device probed)", "sudo dmesg | grep -iE 'nvrm|nvidia'")
+        .fix_cmd("Check whether the module was built for the running kernel", "dkms status; uname -r")
+        .fix_cmd("With Secure Boot on, an unsigned module is refused: enrol the DKMS key or sign the module", "mokutil --sb-state");
+    Outcome::Checked(vec![f])
+}

@@ -1,0 +1,157 @@
+//! Rules are pure functions of the Snapshot, one subject per file, registered in
+//! one table sorted by the first code each emits.
+
+mod alloc_conf;
+mod pci_binding;
+mod debug_env;
+mod device_nodes;
+mod gpu_presence;
+mod kernel_module;
+mod probe_health;
+mod uvm;
+mod visible_devices;
+
+pub use alloc_conf::{parse_alloc_conf, AllocConfError};
+pub use visible_devices::{parse_visible_devices, VisibleDevices};
+
+use serde::{Deserialize, Serialize};
+
+use crate::findings::{sort_findings, Finding};
+use crate::snapshot::Snapshot;
+
+pub enum Outcome {
+    /// The rule looked; the findings (possibly none) are its verdict.
+    Checked(Vec<Finding>),
+    /// The facts it judges are absent here (no GPU, probe skipped); the reason says which.
+    NotApplicable(String),
+}
+
+pub struct Rule {
+    pub name: &'static str,
+    pub codes: &'static [&'static str],
+    /// What a passing check means, for `--verbose` and the JSON `checks` list.
+    pub checks: &'static str,
+    pub run: fn(&Snapshot) -> Outcome,
+}
+
+pub const RULES: &[Rule] = &[
+    gpu_presence::RULE,
+    kernel_module::RULE,
+    pci_binding::RULE,
+    uvm::RULE,
+    device_nodes::RULE,
+    visible_devices::RULE,
+    debug_env::RULE,
+    alloc_conf::RULE,
+    probe_health::RULE,
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub rule: String,
+    pub codes: Vec<String>,
+    pub status: CheckStatus,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Passed,
+    Failed,
+    NotApplicable,
+    Skipped,
+}
+
+/// Which codes a run reports (from `--only`/`--skip`).
+pub trait CodeFilter {
+    fn wants(&self, code: &str) -> bool;
+}
+
+impl<F: Fn(&str) -> bool> CodeFilter for F {
+    fn wants(&self, code: &str) -> bool {
+        self(code)
+    }
+}
+
+pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Finding>) {
+    let mut checks = Vec::new();
+    let mut all = Vec::new();
+    for rule in RULES {
+        let codes: Vec<String> = rule.codes.iter().map(|c| c.to_string()).collect();
+        if !rule.codes.iter().any(|c| filter.wants(c)) {
+            checks.push(Check {
+                rule: rule.name.into(),
+                codes,
+                status: CheckStatus::Skipped,
+                detail: "not selected (--only/--skip)".into(),
+            });
+            continue;
+        }
+        match (rule.run)(snap) {
+            Outcome::NotApplicable(reason) => checks.push(Check {
+                rule: rule.name.into(),
+                codes,
+                status: CheckStatus::NotApplicable,
+                detail: reason,
+            }),
+            Outcome::Checked(found) => {
+                let found: Vec<Finding> = found.into_iter().filter(|f| filter.wants(&f.code)).collect();
+                let status = if found.is_empty() { CheckStatus::Passed } else { CheckStatus::Failed };
+                let detail = if found.is_empty() {
+                    rule.checks.to_string()
+                } else {
+                    found.iter().map(|f| format!("{}: {}", f.code, f.title)).collect::<Vec<_>>().join("; ")
+                };
+                checks.push(Check {
+                    rule: rule.name.into(),
+                    codes,
+                    status,
+                    detail,
+                });
+                all.extend(found);
+            }
+        }
+    }
+    sort_findings(&mut all);
+    (checks, all)
+}
+
+/// Shared guard: GPU-dependent rules stay quiet where there is no NVIDIA GPU at all.
+fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
+    (!snap.nvidia_hardware_seen()).then(|| Outcome::NotApplicable("no NVIDIA GPU found".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::CODES;
+
+    #[test]
+    fn every_rule_code_is_registered_and_every_code_has_a_rule() {
+        let mut emitted: Vec<&str> = RULES.iter().flat_map(|r| r.codes.iter().copied()).collect();
+        for code in &emitted {
+            assert!(CODES.iter().any(|c| c.code == *code), "{code} not in codes.rs");
+        }
+        emitted.sort();
+        let before = emitted.len();
+        emitted.dedup();
+        assert_eq!(before, emitted.len(), "two rules claim the same code");
+        for c in CODES {
+            assert!(emitted.contains(&c.code), "{} has no rule", c.code);
+        }
+    }
+
+    #[test]
+    fn rule_table_is_sorted_by_first_code() {
+        for pair in RULES.windows(2) {
+            assert!(pair[0].codes[0] < pair[1].codes[0], "{} before {}", pair[0].name, pair[1].name);
+        }
+    }
+
+    #[test]
+    fn empty_snapshot_never_panics_and_finds_no_errors() {
+        let (_, findings) = evaluate(&Snapshot::default(), &|_: &str| true);
+        assert!(findings.iter().all(|f| f.severity != crate::findings::Severity::Error), "{findings:?}");
+    }
+}

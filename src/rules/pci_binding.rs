@@ -1,0 +1,123 @@
+//! GD003–GD005: which kernel driver owns each NVIDIA GPU (the PCI `driver` link).
+
+use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::kernel_module::MODULES_FILE;
+use crate::probes::pci::PciDevice;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "pci_binding",
+    codes: &["GD003", "GD004", "GD005"],
+    checks: "every NVIDIA GPU is bound to the nvidia driver",
+    run,
+};
+
+/// In-kernel drivers that take an NVIDIA GPU away from nvidia.ko.
+const CONFLICTING: &[&str] = &["nouveau", "nova_core", "nvidiafb", "rivafb", "rivatv"];
+const PASSTHROUGH: &[&str] = &["vfio-pci", "pci-stub"];
+
+fn run(snap: &Snapshot) -> Outcome {
+    if let Some(na) = requires_nvidia_hardware(snap) {
+        return na;
+    }
+    let Some(pci) = &snap.pci else {
+        return Outcome::NotApplicable("pci probe did not run".into());
+    };
+    let Some(devices) = pci.devices.get() else {
+        return Outcome::NotApplicable("PCI devices could not be listed".into());
+    };
+    let gpus: Vec<&PciDevice> = devices.iter().filter(|d| d.role == crate::probes::pci::PciRole::Gpu).collect();
+    let km = snap.kernel_module.as_ref();
+    let nvidia_loaded = km.and_then(|k| k.nvidia_loaded());
+    let conflicting_loaded: Vec<String> = km
+        .and_then(|k| k.modules.get())
+        .map(|m| {
+            m.iter()
+                .filter(|m| CONFLICTING.contains(&m.name.as_str()))
+                .map(|m| m.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+
+    let bound_elsewhere: Vec<&&PciDevice> = gpus
+        .iter()
+        .filter(|g| g.driver.as_deref().is_some_and(|d| CONFLICTING.contains(&d)))
+        .collect();
+    // nouveau loaded without nvidia, and GPUs left unbound: nouveau probably took them and failed.
+    let unbound_with_conflict = nvidia_loaded == Some(false) && !conflicting_loaded.is_empty();
+    if !bound_elsewhere.is_empty() || unbound_with_conflict {
+        let owner = bound_elsewhere
+            .first()
+            .and_then(|g| g.driver.clone())
+            .or_else(|| conflicting_loaded.first().cloned())
+            .unwrap_or_else(|| "nouveau".into());
+        let mut f = Finding::new("GD003", Severity::Error, format!("GPU is bound to {owner} instead of nvidia"))
+            .detail(format!("The in-kernel {owner} driver claimed the GPU before nvidia.ko could, so the NVIDIA driver's probe never ran (the kernel log says \"NVRM: The NVIDIA probe routine was not called\" and nvidia-smi \"couldn't communicate with the NVIDIA driver\"). CUDA cannot use a GPU that nvidia does not own."));
+        for g in &bound_elsewhere {
+            f = f.evidence(format!("pci:{}", g.address), format!("{} bound to {}", g.device_id, g.driver.as_deref().unwrap_or("?")), format!("{}/driver", g.source));
+        }
+        for m in &conflicting_loaded {
+            f = f.evidence(format!("module:{m}"), "loaded", MODULES_FILE);
+        }
+        if nvidia_loaded == Some(false) {
+            f = f.evidence("module:nvidia", "not loaded", MODULES_FILE);
+        }
+        let os_id = snap
+            .platform
+            .as_ref()
+            .and_then(|p| p.os.get())
+            .and_then(|o| o.id.clone())
+            .unwrap_or_default();
+        f = f.fix_cmd(
+            "Blacklist the conflicting driver",
+            format!("printf 'blacklist {owner}\\noptions {owner} modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-{owner}.conf"),
+        );
+        f = match initramfs_command(&os_id) {
+            Some((cmd, note)) => f.fix_cmd(format!("Rebuild the initramfs so the blacklist applies at boot{note}"), cmd),
+            None => f.fix_text("Rebuild the initramfs (update-initramfs -u on Debian/Ubuntu, dracut --force on Fedora/RHEL/SUSE, mkinitcpio -P on Arch)"),
+        };
+        f = f
+            .fix_text(format!("On dracut systems also add rd.driver.blacklist={owner} to the kernel command line"))
+            .fix_cmd("Reboot, then confirm nvidia owns the GPU", "sudo reboot  # then: lspci -k -d 10de: | grep 'in use'");
+        out.push(f);
+    }
+
+    for g in gpus.iter().filter(|g| g.driver.as_deref().is_some_and(|d| PASSTHROUGH.contains(&d))) {
+        let drv = g.driver.as_deref().unwrap_or_default();
+        out.push(
+            Finding::new("GD004", Severity::Warning, format!("GPU {} is reserved for VM passthrough ({drv})", g.address))
+                .detail(format!("{drv} holds this GPU so a virtual machine can take it; processes on this host cannot use it. That is right on a hypervisor that passes GPUs to guests, and wrong on a machine meant to run CUDA itself."))
+                .evidence(format!("pci:{}", g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
+                .fix_text("If the GPU should serve this host: remove its PCI id from vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot")
+                .fix_cmd("Or hand it back now", format!("echo {addr} | sudo tee /sys/bus/pci/drivers/{drv}/unbind && echo {addr} | sudo tee /sys/bus/pci/drivers/nvidia/bind", addr = g.address)),
+        );
+    }
+
+    if nvidia_loaded == Some(true) {
+        for g in gpus.iter().filter(|g| g.driver.is_none()) {
+            out.push(
+                Finding::new("GD005", Severity::Error, format!("nvidia is loaded but GPU {} has no driver", g.address))
+                    .detail("The nvidia module is loaded yet did not bind this GPU. Usually the installed driver branch does not support the GPU (too new: e.g. Blackwell needs R570+ with the open kernel modules; too old: Kepler ended with R470), or initialisation failed (RmInitAdapter failed, GSP firmware error, a GPU fallen off the bus).")
+                    .evidence(format!("pci:{}", g.address), format!("{} has no driver bound", g.device_id), format!("{}/driver", g.source))
+                    .evidence("module:nvidia", "loaded", MODULES_FILE)
+                    .fix_cmd("Read the driver's reason for skipping the GPU", "sudo dmesg | grep -iE 'NVRM|nvidia' | tail -n 30")
+                    .fix_text("If the log says the GPU is not supported by this release, install a driver branch that supports it (and the open kernel modules for Turing and newer on R560+)")
+                    .fix_cmd("Try binding it by hand to see the error", format!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address)),
+            );
+        }
+    }
+    Outcome::Checked(out)
+}
+
+fn initramfs_command(os_id: &str) -> Option<(&'static str, &'static str)> {
+    match os_id {
+        "debian" | "ubuntu" | "linuxmint" | "pop" => Some(("sudo update-initramfs -u", " (Debian/Ubuntu)")),
+        "fedora" | "rhel" | "centos" | "rocky" | "almalinux" | "opensuse-tumbleweed" | "opensuse-leap" | "sles" | "amzn" => {
+            Some(("sudo dracut --force", " (dracut)"))
+        }
+        "arch" | "manjaro" | "endeavouros" => Some(("sudo mkinitcpio -P", " (Arch)")),
+        _ => None,
+    }
+}

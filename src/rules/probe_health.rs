@@ -1,0 +1,62 @@
+//! GD016: be honest about what could not be seen — a probe that ran out of time,
+//! or a file a probe needed that could not be read.
+
+use super::{Outcome, Rule};
+use crate::fact::{Fact, MissingReason};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::{ProbeStatus, Snapshot};
+
+pub const RULE: Rule = Rule {
+    name: "probe_health",
+    codes: &["GD016"],
+    checks: "every probe finished and could read what it needed",
+    run,
+};
+
+fn unreadable<T>(fact: &Fact<T>) -> Option<String> {
+    let m = fact.missing_info()?;
+    matches!(m.reason, MissingReason::PermissionDenied | MissingReason::Unreadable | MissingReason::Malformed | MissingReason::TimedOut)
+        .then(|| format!("{} ({})", m.detail, m.reason.as_str()))
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let mut out = Vec::new();
+    for (name, run) in &snap.probes {
+        if run.status == ProbeStatus::TimedOut || run.status == ProbeStatus::Failed {
+            out.push(
+                Finding::new("GD016", Severity::Warning, format!("the {name} probe did not finish"))
+                    .detail(format!("{} Its facts are missing from this report, and the rules that need them were not applied.", run.detail.clone().unwrap_or_default()))
+                    .evidence(format!("probe:{name}"), format!("{:?}", run.status).to_lowercase(), "probe runner")
+                    .fix_cmd("Give it more time", "gpudoctor check --timeout 30")
+                    .fix_text("A read that hangs usually means a hung network filesystem or a wedged driver: check `dmesg` for hung tasks"),
+            );
+        }
+    }
+    let mut unread = Vec::new();
+    if let Some(k) = &snap.kernel_module {
+        unread.extend(unreadable(&k.modules).map(|d| (k.modules.source.clone(), d)));
+        unread.extend(unreadable(&k.version_file).map(|d| (k.version_file.source.clone(), d)));
+    }
+    if let Some(p) = &snap.pci {
+        unread.extend(unreadable(&p.devices).map(|d| (p.devices.source.clone(), d)));
+    }
+    if let Some(n) = &snap.device_nodes {
+        if let Some(e) = &n.listing_error {
+            unread.push(("/dev".into(), e.clone()));
+        }
+        for node in &n.nodes {
+            if let Some(e) = &node.error {
+                unread.push((node.path.clone(), e.clone()));
+            }
+        }
+    }
+    if !unread.is_empty() {
+        let mut f = Finding::new("GD016", Severity::Warning, format!("{} file(s) could not be read; the report is incomplete", unread.len()))
+            .detail("gpudoctor could not read some of the files it inspects, so the checks that depend on them may be missing or less certain.");
+        for (source, detail) in unread {
+            f = f.evidence(format!("file:{source}"), detail, source);
+        }
+        out.push(f.fix_text("Run gpudoctor as a user who can read these files, or check the filesystem they live on"));
+    }
+    Outcome::Checked(out)
+}

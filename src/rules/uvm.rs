@@ -1,0 +1,70 @@
+//! GD006: CUDA needs nvidia_uvm and /dev/nvidia-uvm; without them cuInit fails with
+//! CUDA_ERROR_UNKNOWN (999) even though nvidia-smi works.
+
+use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::kernel_module::MODULES_FILE;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "uvm",
+    codes: &["GD006"],
+    checks: "nvidia_uvm is loaded and /dev/nvidia-uvm exists",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    if let Some(na) = requires_nvidia_hardware(snap) {
+        return na;
+    }
+    if snap.is_wsl() {
+        return Outcome::NotApplicable("WSL does not use nvidia_uvm".into());
+    }
+    let (Some(km), Some(nodes)) = (&snap.kernel_module, &snap.device_nodes) else {
+        return Outcome::NotApplicable("kernel_module or device_nodes probe did not run".into());
+    };
+    let nvidia_present = km.nvidia_loaded() == Some(true) || nodes.is_present("/dev/nvidiactl");
+    if !nvidia_present {
+        return Outcome::NotApplicable("the nvidia driver is not loaded (see GD002/GD003)".into());
+    }
+    let uvm_loaded = km.is_loaded("nvidia_uvm");
+    let node_present = nodes.is_present("/dev/nvidia-uvm");
+    if uvm_loaded != Some(false) && node_present {
+        return Outcome::Checked(vec![]);
+    }
+    let in_container = snap.container_kind().is_some();
+    let title = match (uvm_loaded, node_present) {
+        (Some(false), _) => "nvidia_uvm is not loaded: CUDA cannot initialise",
+        _ => "/dev/nvidia-uvm is missing: CUDA cannot initialise",
+    };
+    let mut f = Finding::new("GD006", Severity::Error, title)
+        .detail("CUDA needs the Unified Memory module and its device node. Without them nvidia-smi still works (it only needs /dev/nvidiactl) but cuInit fails: PyTorch says \"CUDA unknown error - this may be due to an incorrectly set up environment\" and finds zero devices. It happens when nothing ran nvidia-modprobe -u (headless servers, podman), and after a suspend/resume.");
+    f = match uvm_loaded {
+        Some(false) => f.evidence("module:nvidia_uvm", "not loaded", MODULES_FILE),
+        Some(true) => f.evidence("module:nvidia_uvm", "loaded", MODULES_FILE),
+        None => f.evidence("module:nvidia_uvm", "unknown (/proc/modules unreadable)", MODULES_FILE),
+    };
+    f = f.evidence(
+        "node:/dev/nvidia-uvm",
+        if node_present { "present" } else { "missing" },
+        "/dev/nvidia-uvm",
+    );
+    if nodes.is_present("/dev/nvidiactl") {
+        f = f.evidence("node:/dev/nvidiactl", "present", "/dev/nvidiactl");
+    }
+    if in_container && uvm_loaded == Some(true) {
+        f = f
+            .fix_text("The host has nvidia_uvm loaded but this container was not given /dev/nvidia-uvm: recreate it with the NVIDIA runtime (--gpus all) or pass the node explicitly")
+            .fix_cmd("Pass the UVM nodes explicitly", "docker run --device /dev/nvidia-uvm --device /dev/nvidia-uvm-tools ...")
+            .fix_cmd("With CDI (podman, containerd), regenerate the spec on the host after loading nvidia_uvm", "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml");
+    } else {
+        f = f
+            .fix_cmd("Load the module and create the device nodes", "sudo nvidia-modprobe -u -c=0")
+            .fix_cmd("Or load it with modprobe", "sudo modprobe nvidia_uvm")
+            .fix_cmd("After a suspend/resume, reload it", "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm");
+        if in_container {
+            f = f.fix_text("In a container: do this on the host, make sure the host has /dev/nvidia-uvm before the container starts, and pass it in (CDI spec or --device)");
+        }
+    }
+    Outcome::Checked(vec![f])
+}

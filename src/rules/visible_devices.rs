@@ -1,0 +1,225 @@
+//! GD009–GD011: CUDA_VISIBLE_DEVICES. The parse mirrors CUDA's as PyTorch models it
+//! (torch/cuda/__init__.py `_parse_visible_devices`): entries are read left to right;
+//! a negative or non-numeric entry ends the list, a repeated entry empties it, a
+//! UUID list ends at the first entry without the GPU-/MIG- prefix, and (CUDA
+//! programming guide, "CUDA Environment Variables") an index beyond the GPUs present
+//! ends it too.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "visible_devices",
+    codes: &["GD009", "GD010", "GD011"],
+    checks: "CUDA_VISIBLE_DEVICES is unset or names existing GPUs",
+    run,
+};
+
+const FACT: &str = "env:CUDA_VISIBLE_DEVICES";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Empty value, `-1`, `NoDevFiles` or another entry CUDA reads as "no device".
+    Hidden(String),
+    /// An index at or beyond the GPU count.
+    OutOfRange(u64),
+    /// The same device twice: CUDA then sees none.
+    Repeated(String),
+    /// An entry that is neither an index nor a UUID of the list's kind.
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisibleDevices {
+    /// The entries CUDA will use, in order.
+    pub visible: Vec<String>,
+    /// Why the list ended early, and at which entry position.
+    pub stop: Option<(usize, Stop)>,
+    /// Entries carrying spaces or trailing characters that CUDA tolerates.
+    pub sloppy: Vec<String>,
+    pub uuid_mode: bool,
+}
+
+/// Parses like CUDA; `gpu_count` (when known) bounds the indices.
+pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDevices {
+    let uuid_prefix = ["GPU-", "MIG-"].into_iter().find(|p| value.starts_with(p));
+    let mut out = VisibleDevices {
+        visible: Vec::new(),
+        stop: None,
+        sloppy: Vec::new(),
+        uuid_mode: uuid_prefix.is_some(),
+    };
+    if value.trim().is_empty() {
+        out.stop = Some((0, Stop::Hidden(value.to_string())));
+        return out;
+    }
+    for (pos, raw) in value.split(',').enumerate() {
+        let stop = match uuid_prefix {
+            Some(prefix) => {
+                if !raw.starts_with(prefix) {
+                    Some(Stop::Invalid(raw.to_string()))
+                } else if out.visible.iter().any(|v| v == raw) {
+                    Some(Stop::Repeated(raw.to_string()))
+                } else {
+                    out.visible.push(raw.to_string());
+                    None
+                }
+            }
+            None => {
+                let trimmed = raw.trim();
+                let digits: String = trimmed.chars().take_while(|c| c.is_ascii_digit()).collect();
+                if digits.is_empty() {
+                    if trimmed.starts_with('-') || trimmed.eq_ignore_ascii_case("NoDevFiles") || trimmed.is_empty() {
+                        Some(Stop::Hidden(raw.to_string()))
+                    } else {
+                        Some(Stop::Invalid(raw.to_string()))
+                    }
+                } else {
+                    if trimmed != raw || digits.len() != trimmed.len() {
+                        out.sloppy.push(raw.to_string());
+                    }
+                    let index: u64 = digits.parse().unwrap_or(u64::MAX);
+                    if out.visible.iter().any(|v| v.parse::<u64>().ok() == Some(index)) {
+                        Some(Stop::Repeated(index.to_string()))
+                    } else if gpu_count.is_some_and(|n| index >= n as u64) {
+                        Some(Stop::OutOfRange(index))
+                    } else {
+                        out.visible.push(index.to_string());
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(stop) = stop {
+            if matches!(stop, Stop::Repeated(_)) {
+                out.visible.clear();
+            }
+            out.stop = Some((pos, stop));
+            break;
+        }
+    }
+    out
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(env) = &snap.environment else {
+        return Outcome::NotApplicable("environment probe did not run".into());
+    };
+    let Some(value) = env.value("CUDA_VISIBLE_DEVICES") else {
+        return Outcome::Checked(vec![]);
+    };
+    let count = snap.gpu_count();
+    let parsed = parse_visible_devices(value, count.as_ref().map(|c| c.count));
+    let shown = format!("CUDA_VISIBLE_DEVICES={value:?}");
+    let count_evidence = |f: Finding| match &count {
+        Some(c) => f.evidence("gpus", format!("{} GPU(s) on this system", c.count), c.source.clone()),
+        None => f,
+    };
+    let none_left = parsed.visible.is_empty();
+    let visible_note = if none_left {
+        "CUDA sees no GPU".to_string()
+    } else {
+        format!("CUDA sees only {}", parsed.visible.join(","))
+    };
+    let mut out = Vec::new();
+    let unset_fix = |f: Finding| {
+        f.fix_cmd("Unset it to use every GPU", "unset CUDA_VISIBLE_DEVICES")
+            .fix_text("Remove hard-coded exports from launch scripts, shell profiles and os.environ[...] lines")
+    };
+    match &parsed.stop {
+        Some((_, Stop::Hidden(entry))) if none_left => {
+            let why = if value.trim().is_empty() {
+                "is set but empty".to_string()
+            } else if entry.trim().eq_ignore_ascii_case("NoDevFiles") {
+                "is NoDevFiles (Slurm sets this when the job was given no GPU)".to_string()
+            } else {
+                format!("starts with {:?}", entry.trim())
+            };
+            let mut f = Finding::new("GD009", Severity::Error, format!("CUDA_VISIBLE_DEVICES {why}: every GPU is hidden"))
+                .detail("CUDA reads CUDA_VISIBLE_DEVICES left to right and stops at the first entry that is not a device; here that is the first one, so CUDA reports no device (\"no CUDA-capable device is detected\", torch.cuda.is_available() is False).")
+                .evidence(FACT, shown.clone(), "environment");
+            f = unset_fix(count_evidence(f));
+            if entry.trim().eq_ignore_ascii_case("NoDevFiles") {
+                f = f.fix_cmd("Under Slurm, request GPUs for the job", "srun --gres=gpu:1 ...");
+            }
+            out.push(f);
+        }
+        Some((pos, Stop::OutOfRange(index))) => {
+            let n = count.as_ref().map(|c| c.count).unwrap_or(0);
+            let existing = if n == 0 { "none".to_string() } else { (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",") };
+            let severity = if none_left { Severity::Error } else { Severity::Warning };
+            let title = if none_left {
+                format!("CUDA_VISIBLE_DEVICES={value} but GPU {index} does not exist: no GPU visible")
+            } else {
+                format!("CUDA_VISIBLE_DEVICES names GPU {index}, which does not exist: {visible_note}")
+            };
+            let f = Finding::new("GD010", severity, title)
+                .detail(format!("This system has {n} GPU(s) (indices {existing}). CUDA stops at the first index that does not exist (entry {} here) and ignores everything after it, so {visible_note}. PyTorch then says \"No CUDA GPUs are available\".", pos + 1))
+                .evidence(FACT, shown.clone(), "environment");
+            let valid = if n == 0 { "0".to_string() } else { existing.clone() };
+            out.push(unset_fix(count_evidence(f)).fix_cmd("Or name GPUs that exist", format!("export CUDA_VISIBLE_DEVICES={valid}")));
+        }
+        Some((pos, stop @ (Stop::Repeated(_) | Stop::Invalid(_) | Stop::Hidden(_)))) => {
+            let (what, why) = match stop {
+                Stop::Repeated(e) => (format!("repeats {e}"), "A repeated device makes CUDA see none at all.".to_string()),
+                Stop::Invalid(e) if parsed.uuid_mode => (
+                    format!("mixes UUIDs with {:?}", e),
+                    "A list that starts with a GPU-/MIG- UUID must hold only UUIDs of that kind, without spaces: CUDA stops at the first entry that is not.".to_string(),
+                ),
+                Stop::Invalid(e) => (
+                    format!("has an invalid entry {:?}", e),
+                    "Entries are GPU indices (0,1), GPU-/MIG- UUIDs, never names, ranges or a mix of indices and UUIDs: CUDA stops at the first entry it cannot read.".to_string(),
+                ),
+                Stop::Hidden(e) => (format!("has {:?} after valid entries", e), "A negative or empty entry ends the list.".to_string()),
+                Stop::OutOfRange(i) => (format!("names GPU {i}"), String::new()),
+            };
+            let severity = if none_left { Severity::Error } else { Severity::Warning };
+            let f = Finding::new("GD011", severity, format!("CUDA_VISIBLE_DEVICES {what}: {visible_note}"))
+                .detail(format!("{why} The list ends at entry {}, so {visible_note}.", pos + 1))
+                .evidence(FACT, shown.clone(), "environment");
+            let f = unset_fix(count_evidence(f))
+                .fix_text("Write a comma-separated list without spaces, e.g. CUDA_VISIBLE_DEVICES=0,1 or CUDA_VISIBLE_DEVICES=GPU-8e1f...,GPU-33a0...");
+            out.push(f);
+        }
+        None => {}
+    }
+    if !parsed.sloppy.is_empty() && out.iter().all(|f| f.code != "GD011") {
+        out.push(
+            Finding::new("GD011", Severity::Warning, format!("CUDA_VISIBLE_DEVICES has spaces or stray characters: {}", parsed.sloppy.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")))
+                .detail("CUDA reads the leading digits of each entry and skips the rest, so this works by accident; other readers (Slurm, MPI launchers, frameworks that parse the variable themselves) may not agree.")
+                .evidence(FACT, shown, "environment")
+                .fix_cmd("Write it without spaces", format!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
+        );
+    }
+    Outcome::Checked(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_semantics() {
+        let p = parse_visible_devices("0,1", Some(2));
+        assert_eq!(p.visible, ["0", "1"]);
+        assert!(p.stop.is_none());
+        assert_eq!(parse_visible_devices("2", Some(1)).stop, Some((0, Stop::OutOfRange(2))));
+        let p = parse_visible_devices("0,2,1", Some(2));
+        assert_eq!(p.visible, ["0"]);
+        assert_eq!(p.stop, Some((1, Stop::OutOfRange(2))));
+        assert!(parse_visible_devices("0,0", Some(2)).visible.is_empty());
+        assert!(parse_visible_devices("-1", None).visible.is_empty());
+        assert!(parse_visible_devices("", None).visible.is_empty());
+        assert!(parse_visible_devices("NoDevFiles", None).visible.is_empty());
+        assert_eq!(parse_visible_devices("1,-1,0", Some(2)).visible, ["1"]);
+        let p = parse_visible_devices("GPU-abc,0", Some(2));
+        assert_eq!(p.visible, ["GPU-abc"]);
+        assert!(matches!(p.stop, Some((1, Stop::Invalid(_)))));
+        let p = parse_visible_devices("0, 1", Some(2));
+        assert_eq!(p.visible, ["0", "1"]);
+        assert_eq!(p.sloppy, [" 1"]);
+        assert_eq!(parse_visible_devices("5", None).visible, ["5"]);
+        assert!(matches!(parse_visible_devices("gpu0", None).stop, Some((0, Stop::Invalid(_)))));
+    }
+}

@@ -1,0 +1,259 @@
+//! The one place gpudoctor starts other programs: with a deadline, stdin closed,
+//! output capped, and never a program that lives under `--root`.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use wait_timeout::ChildExt;
+
+/// Default cap on what one command may print on each stream.
+pub const OUTPUT_LIMIT: usize = 256 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct CommandOutput {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// A stream went past the cap; the rest was read and dropped.
+    pub truncated: bool,
+    pub elapsed: Duration,
+}
+
+impl CommandOutput {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    #[error("refused to run {command}: it lies under --root {root}, whose programs are never executed")]
+    UnderRoot { command: String, root: String },
+    #[error("could not start {command}: {message}")]
+    Spawn { command: String, message: String },
+    #[error("{command} did not finish within {seconds:.1} s and was killed")]
+    TimedOut { command: String, seconds: f64 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Runner {
+    root: Option<PathBuf>,
+    output_limit: usize,
+}
+
+impl Runner {
+    pub fn new(root: Option<PathBuf>) -> Self {
+        Runner {
+            root,
+            output_limit: OUTPUT_LIMIT,
+        }
+    }
+
+    pub fn with_output_limit(mut self, limit: usize) -> Self {
+        self.output_limit = limit;
+        self
+    }
+
+    /// Runs `program args…` and returns its output, or why it has none.
+    pub fn run(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<CommandOutput, RunError> {
+        let command = display_command(program, args);
+        if let Some(root) = &self.root {
+            let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+            let root_real = root.canonicalize().unwrap_or_else(|_| root.clone());
+            if real.starts_with(&root_real) || program.starts_with(root) {
+                return Err(RunError::UnderRoot {
+                    command,
+                    root: root.display().to_string(),
+                });
+            }
+        }
+        let start = Instant::now();
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, so a timeout kills whatever it started too.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| RunError::Spawn {
+                command: command.clone(),
+                message: e.to_string(),
+            })?;
+
+        let (tx, rx) = mpsc::channel();
+        for (index, stream) in [
+            child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+            child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let tx = tx.clone();
+            let limit = self.output_limit;
+            if let Some(stream) = stream {
+                thread::spawn(move || {
+                    let _ = tx.send((index, read_capped(stream, limit)));
+                });
+            }
+        }
+        drop(tx);
+
+        let status = match child.wait_timeout(timeout) {
+            Ok(Some(status)) => status,
+            Ok(None) => {
+                kill_group(&child);
+                let _ = child.wait();
+                return Err(RunError::TimedOut {
+                    command,
+                    seconds: timeout.as_secs_f64(),
+                });
+            }
+            Err(e) => {
+                kill_group(&child);
+                let _ = child.wait();
+                return Err(RunError::Spawn {
+                    command,
+                    message: e.to_string(),
+                });
+            }
+        };
+
+        let mut outputs = [(Vec::new(), false), (Vec::new(), false)];
+        for _ in 0..2 {
+            // A grandchild may still hold the pipe open: wait no longer than the deadline.
+            let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(50));
+            match rx.recv_timeout(left) {
+                Ok((index, out)) => outputs[index] = out,
+                Err(_) => {
+                    kill_group(&child);
+                    break;
+                }
+            }
+        }
+        let [(stdout, t1), (stderr, t2)] = outputs;
+        Ok(CommandOutput {
+            exit_code: status.code(),
+            signal: status.signal(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            truncated: t1 || t2,
+            elapsed: start.elapsed(),
+        })
+    }
+}
+
+fn kill_group(child: &std::process::Child) {
+    // SAFETY: kill(2) with a negative pid signals the process group created above.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
+}
+
+/// Keeps the first `limit` bytes and drains the rest, so the child never blocks on a full pipe.
+fn read_capped(mut stream: impl Read, limit: usize) -> (Vec<u8>, bool) {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut truncated = false;
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = limit.saturating_sub(kept.len());
+                if n > room {
+                    truncated = true;
+                }
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+pub fn display_command(program: &Path, args: &[&str]) -> String {
+    let mut parts: Vec<OsString> = vec![program.as_os_str().to_os_string()];
+    parts.extend(args.iter().map(OsString::from));
+    parts
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh() -> &'static Path {
+        Path::new("/bin/sh")
+    }
+
+    #[test]
+    fn captures_output_and_exit_code() {
+        let out = Runner::new(None)
+            .run(sh(), &["-c", "echo hi; echo err >&2; exit 3"], Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(out.stdout, "hi\n");
+        assert_eq!(out.stderr, "err\n");
+        assert_eq!(out.exit_code, Some(3));
+    }
+
+    #[test]
+    fn hang_becomes_timeout() {
+        let start = Instant::now();
+        let err = Runner::new(None)
+            .run(sh(), &["-c", "sleep 30 & sleep 30"], Duration::from_millis(300))
+            .unwrap_err();
+        assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn megabytes_of_output_are_capped() {
+        let out = Runner::new(None)
+            .with_output_limit(1000)
+            .run(sh(), &["-c", "head -c 5000000 /dev/zero"], Duration::from_secs(10))
+            .unwrap();
+        assert!(out.truncated);
+        assert_eq!(out.stdout.len(), 1000);
+        assert!(out.success());
+    }
+
+    #[test]
+    fn stdin_is_closed() {
+        let out = Runner::new(None)
+            .run(sh(), &["-c", "cat; echo done"], Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(out.stdout, "done\n");
+    }
+
+    #[test]
+    fn programs_under_root_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let tool = dir.path().join("nvcc");
+        std::fs::write(&tool, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = Runner::new(Some(dir.path().to_path_buf()))
+            .run(&tool, &["--version"], Duration::from_secs(5))
+            .unwrap_err();
+        assert!(matches!(err, RunError::UnderRoot { .. }));
+        assert!(!marker.exists());
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let err = Runner::new(None)
+            .run(Path::new("/nonexistent/nvcc"), &[], Duration::from_secs(1))
+            .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/nvcc"));
+    }
+}
