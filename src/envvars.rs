@@ -73,6 +73,7 @@ env_registry! {
     NO_COLOR: Tool, "any value turns colour off (https://no-color.org)";
     CLICOLOR_FORCE: Tool, "non-zero forces colour even when stdout is not a terminal";
     FORCE_COLOR: Tool, "forces colour (read by the colour-support check)";
+    GPUDOCTOR_FAULT_PROBE_DELAY: Tool, "fault injection for tests: NAME:MS delays probe NAME by MS milliseconds";
     COLUMNS: Tool, "terminal width used to wrap explanations when stdout is not a terminal";
 }
 

@@ -57,6 +57,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     }
     let ident = Arc::new(snap.identity.clone());
 
+    let delay = fault_delay(&env);
     let (tx, rx) = mpsc::channel::<(&'static str, Output, Duration)>();
     let mut pending: Vec<&'static str> = Vec::new();
     let mut spawn = |name: &'static str, work: Box<dyn FnOnce() -> Output + Send>| {
@@ -66,9 +67,13 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         pending.push(name);
         let tx = tx.clone();
         let t = Instant::now();
+        let delay = delay.as_ref().filter(|(n, _)| n == name).map(|(_, d)| *d);
         // Detached: a probe stuck in a read (a hung NFS mount, a wedged sysfs file)
         // is abandoned at the deadline instead of holding up the report.
         thread::spawn(move || {
+            if let Some(d) = delay {
+                thread::sleep(d);
+            }
             let out = work();
             let _ = tx.send((name, out, t.elapsed()));
         });
@@ -148,6 +153,13 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         }
     }
     Ok(snap)
+}
+
+/// `GPUDOCTOR_FAULT_PROBE_DELAY=NAME:MS`: lets tests make a probe outlive the deadline.
+fn fault_delay(env: &Env) -> Option<(String, Duration)> {
+    let v = env.get_str(crate::envvars::GPUDOCTOR_FAULT_PROBE_DELAY)?;
+    let (name, ms) = v.split_once(':')?;
+    Some((name.to_string(), Duration::from_millis(ms.trim().parse().ok()?)))
 }
 
 fn ok_run(t: Instant) -> ProbeRun {

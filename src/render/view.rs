@@ -269,8 +269,8 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
 
 fn missing_text<T>(fact: &crate::fact::Fact<T>) -> String {
     match fact.missing_info() {
-        Some(m) if m.reason == crate::fact::MissingReason::NotFound => "not found".into(),
-        Some(m) => m.detail.clone(),
+        Some(m) if m.reason == crate::fact::MissingReason::NotFound => format!("unknown ({} not found)", fact.source),
+        Some(m) => format!("unknown ({})", m.detail),
         None => String::new(),
     }
 }

@@ -97,7 +97,9 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
             }),
             Outcome::Checked(found) => {
                 let found: Vec<Finding> = found.into_iter().filter(|f| filter.wants(&f.code)).collect();
-                let status = if found.is_empty() { CheckStatus::Passed } else { CheckStatus::Failed };
+                // Info findings are notes, not failures.
+                let failed = found.iter().any(|f| f.severity > crate::findings::Severity::Info);
+                let status = if failed { CheckStatus::Failed } else { CheckStatus::Passed };
                 let detail = if found.is_empty() {
                     rule.checks.to_string()
                 } else {

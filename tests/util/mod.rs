@@ -1,0 +1,228 @@
+//! Test helpers: a fake filesystem root builder and a runner for the real binary.
+#![allow(dead_code)]
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// A fake system tree for `--root`, with accounts: alice (not in video), bob (in video).
+pub struct FakeRoot {
+    dir: TempDir,
+}
+
+pub const ALICE: &str = "alice";
+pub const BOB: &str = "bob";
+
+impl FakeRoot {
+    /// A machine with Ubuntu 22.04, kernel 6.8 and no NVIDIA anything.
+    pub fn new() -> FakeRoot {
+        let r = FakeRoot {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        // SAFETY: getuid/getgid only read credentials.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        r.file(
+            "etc/os-release",
+            "NAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nID=ubuntu\nPRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\n",
+        );
+        r.file("proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
+        r.file("proc/sys/kernel/arch", "x86_64\n");
+        r.file("proc/version", "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) (gcc 12.3.0) #45-Ubuntu SMP\n");
+        r.file("proc/modules", "ext4 1155072 1 - Live 0x0000000000000000\n");
+        // Files the tests create are owned by the runner: name that uid "root" and its group "video".
+        r.file(
+            "etc/passwd",
+            &format!("root:x:{uid}:{gid}:root:/root:/bin/sh\nalice:x:4242:4242::/home/alice:/bin/sh\nbob:x:4243:4243::/home/bob:/bin/sh\n"),
+        );
+        r.file("etc/group", &format!("video:x:{gid}:bob\nalice:x:4242:\nbob:x:4243:\n"));
+        r.dir("dev");
+        r.dir("sys/bus/pci/devices");
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn p(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn dir(&self, rel: &str) -> &Self {
+        fs::create_dir_all(self.p(rel)).expect("mkdir");
+        self
+    }
+
+    pub fn file(&self, rel: &str, content: &str) -> &Self {
+        self.bytes(rel, content.as_bytes())
+    }
+
+    pub fn bytes(&self, rel: &str, content: &[u8]) -> &Self {
+        let p = self.p(rel);
+        fs::create_dir_all(p.parent().unwrap()).expect("mkdir");
+        fs::write(&p, content).expect("write");
+        self
+    }
+
+    pub fn chmod(&self, rel: &str, mode: u32) -> &Self {
+        fs::set_permissions(self.p(rel), fs::Permissions::from_mode(mode)).expect("chmod");
+        self
+    }
+
+    pub fn link(&self, target: &str, rel: &str) -> &Self {
+        let p = self.p(rel);
+        fs::create_dir_all(p.parent().unwrap()).expect("mkdir");
+        let _ = fs::remove_file(&p);
+        symlink(target, &p).expect("symlink");
+        self
+    }
+
+    pub fn remove(&self, rel: &str) -> &Self {
+        let p = self.p(rel);
+        if p.is_dir() {
+            fs::remove_dir_all(p).expect("rm -r");
+        } else {
+            fs::remove_file(p).expect("rm");
+        }
+        self
+    }
+
+    /// `/proc/modules` holding exactly these modules.
+    pub fn modules(&self, names: &[&str]) -> &Self {
+        let mut s = String::from("ext4 1155072 1 - Live 0x0000000000000000\n");
+        for n in names {
+            s.push_str(&format!("{n} 1000 0 - Live 0x0000000000000000 (POE)\n"));
+        }
+        self.file("proc/modules", &s)
+    }
+
+    /// The kernel files a loaded nvidia module creates.
+    pub fn nvidia_version(&self, version: &str) -> &Self {
+        self.file(
+            "proc/driver/nvidia/version",
+            &format!("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {version}  Release Build  (dvs-builder@U22-I3-H04-03-1)  Sat Sep 20 00:47:16 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n"),
+        )
+        .file("sys/module/nvidia/version", &format!("{version}\n"))
+    }
+
+    /// A PCI function of vendor 0x10de, laid out as sysfs does (a link into /sys/devices).
+    pub fn pci(&self, addr: &str, device: &str, class: &str, driver: Option<&str>) -> &Self {
+        let real = format!("sys/devices/pci0000:00/{addr}");
+        self.file(&format!("{real}/vendor"), "0x10de\n")
+            .file(&format!("{real}/device"), &format!("0x{device}\n"))
+            .file(&format!("{real}/class"), &format!("0x{class}\n"))
+            .file(&format!("{real}/subsystem_vendor"), "0x10de\n")
+            .file(&format!("{real}/subsystem_device"), "0x1234\n")
+            .link(&format!("../../../devices/pci0000:00/{addr}"), &format!("sys/bus/pci/devices/{addr}"));
+        if let Some(drv) = driver {
+            self.dir(&format!("sys/bus/pci/drivers/{drv}"));
+            self.link(&format!("../../../bus/pci/drivers/{drv}"), &format!("{real}/driver"));
+        }
+        self
+    }
+
+    pub fn gpu(&self, addr: &str, driver: Option<&str>) -> &Self {
+        self.pci(addr, "2330", "030200", driver)
+    }
+
+    /// The driver's per-GPU information file.
+    pub fn driver_gpu(&self, addr: &str, model: &str, minor: u32) -> &Self {
+        self.file(
+            &format!("proc/driver/nvidia/gpus/{addr}/information"),
+            &format!("Model: \t\t {model}\nIRQ:   \t\t 140\nGPU UUID: \t GPU-8e1f6a2c-0000-0000-0000-00000000000{minor}\nVideo BIOS: \t 96.00.74.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t {addr}\nDevice Minor: \t {minor}\n"),
+        )
+    }
+
+    /// A device node (a regular file standing in for the character device) with a mode.
+    pub fn node(&self, name: &str, mode: u32) -> &Self {
+        self.file(&format!("dev/{name}"), "").chmod(&format!("dev/{name}"), mode)
+    }
+
+    /// A healthy host: driver 580.95.05 loaded, `n` H100s bound to nvidia, every node 0666.
+    pub fn healthy(n: usize) -> FakeRoot {
+        let r = FakeRoot::new();
+        r.modules(&["nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia"]).nvidia_version("580.95.05");
+        r.node("nvidiactl", 0o666).node("nvidia-uvm", 0o666).node("nvidia-uvm-tools", 0o666).node("nvidia-modeset", 0o666);
+        for i in 0..n {
+            let addr = format!("0000:{:02x}:00.0", 0x18 + i);
+            r.gpu(&addr, Some("nvidia")).driver_gpu(&addr, "NVIDIA H100 80GB HBM3", i as u32);
+            r.node(&format!("nvidia{i}"), 0o666);
+        }
+        r
+    }
+
+    /// `gpudoctor ARGS… --root ROOT` with a clean environment and no colour.
+    pub fn cmd(&self) -> Command {
+        let mut c = gpudoctor();
+        c.arg("--root").arg(self.path());
+        c
+    }
+}
+
+/// The real binary with a clean, deterministic environment.
+pub fn gpudoctor() -> Command {
+    let mut c = Command::cargo_bin("gpudoctor").expect("binary");
+    c.env_clear().env("PATH", "/usr/bin:/bin").env("NO_COLOR", "1").env("COLUMNS", "100");
+    c
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().expect("run gpudoctor");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `check --json` parsed loosely, for tests that look at a few fields.
+pub fn json(cmd: &mut Command) -> (i32, serde_json::Value) {
+    let r = run(cmd.arg("--json"));
+    let v = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.stdout, r.stderr));
+    (r.code, v)
+}
+
+/// The findings with this code.
+pub fn findings<'a>(report: &'a serde_json::Value, code: &str) -> Vec<&'a serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .expect("findings array")
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+pub fn codes(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .expect("findings array")
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every fix command of a finding, joined, for `contains` checks.
+pub fn fix_commands(finding: &serde_json::Value) -> String {
+    finding["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {}", f["text"].as_str().unwrap_or(""), f["command"].as_str().unwrap_or("")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Human output with the temporary root path replaced, for snapshots.
+pub fn human(root: &FakeRoot, cmd: &mut Command) -> (i32, String) {
+    let r = run(cmd);
+    (r.code, r.stdout.replace(&root.path().display().to_string(), "[ROOT]"))
+}
