@@ -20,10 +20,11 @@ impl Severity {
     }
 }
 
-/// One observed fact a finding rests on. `fact` names the report line it marks.
+/// One observed fact a finding rests on. `fact` names the report line it marks as
+/// wrong; None for facts quoted only as context (e.g. "the driver itself is loaded").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
-    pub fact: String,
+    pub fact: Option<String>,
     pub value: String,
     pub source: String,
 }
@@ -64,7 +65,17 @@ impl Finding {
 
     pub fn evidence(mut self, fact: impl Into<String>, value: impl Into<String>, source: impl Into<String>) -> Self {
         self.evidence.push(Evidence {
-            fact: fact.into(),
+            fact: Some(fact.into()),
+            value: value.into(),
+            source: source.into(),
+        });
+        self
+    }
+
+    /// Evidence that explains the finding without being wrong itself.
+    pub fn context(mut self, value: impl Into<String>, source: impl Into<String>) -> Self {
+        self.evidence.push(Evidence {
+            fact: None,
             value: value.into(),
             source: source.into(),
         });

@@ -43,7 +43,7 @@ impl Builder<'_> {
         let worst = self
             .findings
             .iter()
-            .filter(|f| f.evidence.iter().any(|e| keys.contains(&e.fact)))
+            .filter(|f| f.evidence.iter().any(|e| e.fact.as_ref().is_some_and(|k| keys.contains(k))))
             .map(|f| f.severity)
             .max();
         let mark = match worst {

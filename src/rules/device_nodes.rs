@@ -83,8 +83,9 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
     };
     let mut f = Finding::new("GD007", severity, title)
         .detail("The driver is loaded, but CUDA and NVML reach GPUs only through /dev/nvidiactl and one /dev/nvidiaN per GPU. On a host, nvidia-modprobe (run by nvidia-smi, nvidia-persistenced or a udev rule) creates them; in a container the runtime must pass them in.")
-        .evidence("module:nvidia", "loaded", MODULES_FILE)
-        .evidence("node:/dev/nvidiactl", if ctl { "present" } else { "missing" }, "/dev/nvidiactl")
+        .context("nvidia loaded", MODULES_FILE);
+    f = if ctl { f.context("/dev/nvidiactl present", "/dev/nvidiactl") } else { f.evidence("node:/dev/nvidiactl", "/dev/nvidiactl missing", "/dev/nvidiactl") };
+    f = f
         .evidence("nodes", format!("{} /dev/nvidia[0-9]* node(s)", gpu_nodes.len()), "/dev");
     for m in &missing_minor {
         f = f.evidence("nodes", format!("missing {m}"), crate::probes::kernel_module::DRIVER_GPUS_DIR);
@@ -120,7 +121,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
         let how = n.access.as_ref().map(|a| a.detail.clone()).unwrap_or_default();
         f = f.evidence(
             format!("node:{}", n.path),
-            format!("mode {} {owner}:{group}; {how}", n.mode.as_deref().unwrap_or("?")),
+            format!("{} mode {} {owner}:{group}; {how}", n.path, n.mode.as_deref().unwrap_or("?")),
             n.path.clone(),
         );
     }

@@ -50,8 +50,8 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     let mut f = Finding::new("GD002", Severity::Error, "NVIDIA GPU present but the nvidia kernel module is not loaded")
         .detail("Without nvidia.ko nothing can talk to the GPU: nvidia-smi says \"couldn't communicate with the NVIDIA driver\" and torch.cuda.is_available() is False. Usual causes: the driver is not installed, its DKMS module was not built for the running kernel (a kernel update), or Secure Boot refused the unsigned module.")
-        .evidence("module:nvidia", "not loaded", MODULES_FILE)
-        .evidence("module:version", "absent", VERSION_FILE);
+        .evidence("module:nvidia", "nvidia not in /proc/modules", MODULES_FILE)
+        .evidence("module:version", format!("{VERSION_FILE} absent"), VERSION_FILE);
     if !unclaimed.is_empty() {
         f = f.evidence("pci", format!("NVIDIA GPU(s) waiting for a driver: {}", unclaimed.join(", ")), crate::probes::pci::PCI_DEVICES_DIR);
     }

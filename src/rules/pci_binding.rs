@@ -59,10 +59,10 @@ fn run(snap: &Snapshot) -> Outcome {
             f = f.evidence(format!("pci:{}", g.address), format!("{} bound to {}", g.device_id, g.driver.as_deref().unwrap_or("?")), format!("{}/driver", g.source));
         }
         for m in &conflicting_loaded {
-            f = f.evidence(format!("module:{m}"), "loaded", MODULES_FILE);
+            f = f.evidence(format!("module:{m}"), format!("{m} loaded"), MODULES_FILE);
         }
         if nvidia_loaded == Some(false) {
-            f = f.evidence("module:nvidia", "not loaded", MODULES_FILE);
+            f = f.evidence("module:nvidia", "nvidia not loaded", MODULES_FILE);
         }
         let os_id = snap
             .platform
@@ -101,7 +101,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD005", Severity::Error, format!("nvidia is loaded but GPU {} has no driver", g.address))
                     .detail("The nvidia module is loaded yet did not bind this GPU. Usually the installed driver branch does not support the GPU (too new: e.g. Blackwell needs R570+ with the open kernel modules; too old: Kepler ended with R470), or initialisation failed (RmInitAdapter failed, GSP firmware error, a GPU fallen off the bus).")
                     .evidence(format!("pci:{}", g.address), format!("{} has no driver bound", g.device_id), format!("{}/driver", g.source))
-                    .evidence("module:nvidia", "loaded", MODULES_FILE)
+                    .context("nvidia loaded", MODULES_FILE)
                     .fix_cmd("Read the driver's reason for skipping the GPU", "sudo dmesg | grep -iE 'NVRM|nvidia' | tail -n 30")
                     .fix_text("If the log says the GPU is not supported by this release, install a driver branch that supports it (and the open kernel modules for Turing and newer on R560+)")
                     .fix_cmd("Try binding it by hand to see the error", format!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address)),

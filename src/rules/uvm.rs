@@ -40,17 +40,17 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut f = Finding::new("GD006", Severity::Error, title)
         .detail("CUDA needs the Unified Memory module and its device node. Without them nvidia-smi still works (it only needs /dev/nvidiactl) but cuInit fails: PyTorch says \"CUDA unknown error - this may be due to an incorrectly set up environment\" and finds zero devices. It happens when nothing ran nvidia-modprobe -u (headless servers, podman), and after a suspend/resume.");
     f = match uvm_loaded {
-        Some(false) => f.evidence("module:nvidia_uvm", "not loaded", MODULES_FILE),
-        Some(true) => f.evidence("module:nvidia_uvm", "loaded", MODULES_FILE),
-        None => f.evidence("module:nvidia_uvm", "unknown (/proc/modules unreadable)", MODULES_FILE),
+        Some(false) => f.evidence("module:nvidia_uvm", "nvidia_uvm not loaded", MODULES_FILE),
+        Some(true) => f.context("nvidia_uvm loaded", MODULES_FILE),
+        None => f.evidence("module:nvidia_uvm", "nvidia_uvm: unknown (/proc/modules unreadable)", MODULES_FILE),
     };
     f = f.evidence(
         "node:/dev/nvidia-uvm",
-        if node_present { "present" } else { "missing" },
+        if node_present { "/dev/nvidia-uvm present" } else { "/dev/nvidia-uvm missing" },
         "/dev/nvidia-uvm",
     );
     if nodes.is_present("/dev/nvidiactl") {
-        f = f.evidence("node:/dev/nvidiactl", "present", "/dev/nvidiactl");
+        f = f.context("/dev/nvidiactl present (the driver itself is reachable)", "/dev/nvidiactl");
     }
     if in_container && uvm_loaded == Some(true) {
         f = f

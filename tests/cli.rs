@@ -1,0 +1,262 @@
+//! The command line as a user meets it: formats, options, exit codes, pipes, colour.
+
+mod util;
+
+use std::io::Read;
+use std::process::Stdio;
+
+use util::*;
+
+#[test]
+fn human_output_healthy_host() {
+    let root = FakeRoot::healthy(2);
+    let (code, out) = human(&root, root.cmd().args(["check", "--user", ALICE]));
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn human_output_no_gpu() {
+    let root = FakeRoot::new();
+    let (code, out) = human(&root, root.cmd().args(["check", "--user", ALICE]));
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn human_output_nouveau_and_env_problems() {
+    let root = FakeRoot::new();
+    root.modules(&["nouveau"]).gpu("0000:01:00.0", Some("nouveau"));
+    let (code, out) = human(
+        &root,
+        root.cmd().args(["check", "--user", ALICE]).env("CUDA_LAUNCH_BLOCKING", "1").env("CUDA_VISIBLE_DEVICES", "3"),
+    );
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn human_output_verbose_shows_sources_and_checks() {
+    let root = FakeRoot::healthy(1);
+    root.chmod("dev/nvidia0", 0o660);
+    let (code, out) = human(&root, root.cmd().args(["check", "--user", ALICE, "-v"]));
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn markdown_report() {
+    let root = FakeRoot::healthy(1);
+    root.remove("dev/nvidia-uvm");
+    let r = run(root.cmd().args(["check", "--user", ALICE, "--format", "markdown"]));
+    assert_eq!(r.code, 1);
+    let out = r.stdout.replace(&root.path().display().to_string(), "[ROOT]");
+    assert!(out.starts_with("## gpudoctor report"));
+    assert!(out.contains("#### ❌ error[GD006]"));
+    assert!(out.contains("```sh\n   sudo nvidia-modprobe -u -c=0\n   ```"));
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn json_shorthand_equals_format_json() {
+    let root = FakeRoot::healthy(1);
+    let a = run(root.cmd().args(["check", "--json"]));
+    let b = run(root.cmd().args(["check", "--format", "json"]));
+    let strip = |s: &str| -> serde_json::Value {
+        let mut v: serde_json::Value = serde_json::from_str(s).unwrap();
+        v["snapshot"]["probes"] = serde_json::Value::Null; // timings differ
+        v
+    };
+    assert_eq!(strip(&a.stdout), strip(&b.stdout));
+    let r = run(root.cmd().args(["check", "--json", "--format", "markdown"]));
+    assert_eq!(r.code, 2, "conflicting options are a usage error");
+}
+
+#[test]
+fn default_command_is_check() {
+    let root = FakeRoot::healthy(1);
+    let r = run(&mut root.cmd());
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("no problems found"), "{}", r.stdout);
+}
+
+#[test]
+fn explain_accepts_every_spelling() {
+    let a = run(gpudoctor().args(["explain", "GD012"]));
+    let b = run(gpudoctor().args(["explain", "gd012"]));
+    let c = run(gpudoctor().args(["explain", "12"]));
+    assert_eq!(a.code, 0);
+    assert!(a.stdout.starts_with("# GD012"), "{}", a.stdout);
+    assert!(a.stdout.contains("CUDA_LAUNCH_BLOCKING"));
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(a.stdout, c.stdout);
+    let bad = run(gpudoctor().args(["explain", "GD999"]));
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("explain --list"));
+}
+
+#[test]
+fn explain_list_names_every_code() {
+    let r = run(gpudoctor().args(["explain", "--list"]));
+    assert_eq!(r.code, 0);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), gpudoctor::codes::CODES.len());
+    assert!(lines[0].starts_with("GD001  No NVIDIA GPU found"));
+    for c in gpudoctor::codes::CODES {
+        assert!(r.stdout.contains(c.code));
+        // Every code a rule can emit is explained.
+        assert_eq!(run(gpudoctor().args(["explain", c.code])).code, 0);
+    }
+}
+
+#[test]
+fn version_and_help() {
+    let r = run(gpudoctor().arg("--version"));
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout.trim(), format!("gpudoctor {}", env!("CARGO_PKG_VERSION")));
+    let long = run(gpudoctor().arg("--help"));
+    assert!(long.stdout.contains("Examples:") && long.stdout.contains("Exit codes:"));
+    let short = run(gpudoctor().arg("-h"));
+    assert!(!short.stdout.contains("Examples:"));
+    assert!(short.stdout.contains("--fail-on"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["check", "--format", "yaml"],
+        vec!["check", "--only", "bogus"],
+        vec!["check", "--timeout", "-1"],
+        vec!["check", "--root", "/nonexistent/gpudoctor-root"],
+        vec!["frobnicate"],
+    ] {
+        let r = run(gpudoctor().args(&args));
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.is_empty());
+    }
+}
+
+#[test]
+fn only_and_skip_select_probes_and_codes() {
+    let root = FakeRoot::healthy(1);
+    root.remove("dev/nvidia-uvm");
+    let cmd = || {
+        let mut c = root.cmd();
+        c.arg("check").env("CUDA_LAUNCH_BLOCKING", "1");
+        c
+    };
+    let (_, all) = json(&mut cmd());
+    assert_eq!(codes(&all), ["GD006", "GD012"]);
+    let (code, r) = json(cmd().args(["--skip", "GD006"]));
+    assert_eq!(codes(&r), ["GD012"]);
+    assert_eq!(code, 0);
+    let (_, r) = json(cmd().args(["--only", "gd12"]));
+    assert_eq!(codes(&r), ["GD012"]);
+    let (_, r) = json(cmd().args(["--only", "environment"]));
+    assert_eq!(codes(&r), ["GD012"]);
+    assert_eq!(r["snapshot"]["probes"]["device_nodes"]["status"], "skipped");
+    assert!(r["snapshot"]["device_nodes"].is_null());
+    let (_, r) = json(cmd().args(["--skip", "environment,GD006"]));
+    assert!(codes(&r).is_empty());
+}
+
+#[test]
+fn from_replays_a_saved_report_without_probing() {
+    let root = FakeRoot::healthy(1);
+    root.remove("dev/nvidia-uvm");
+    let saved = run(root.cmd().args(["check", "--json"]).env("CUDA_LAUNCH_BLOCKING", "1"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.json");
+    std::fs::write(&file, &saved.stdout).unwrap();
+    drop(root); // the facts now live only in the file
+    let (code, replay) = json(gpudoctor().args(["check", "--from"]).arg(&file));
+    assert_eq!(code, 1);
+    assert_eq!(codes(&replay), ["GD006", "GD012"]);
+    // A bare snapshot works too, and rules can be filtered on replay.
+    let v: serde_json::Value = serde_json::from_str(&saved.stdout).unwrap();
+    std::fs::write(&file, v["snapshot"].to_string()).unwrap();
+    let (code, replay) = json(gpudoctor().args(["check", "--skip", "GD006", "--from"]).arg(&file));
+    assert_eq!((code, codes(&replay)), (0, vec!["GD012".to_string()]));
+}
+
+#[test]
+fn from_rejects_garbage_and_other_schema_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    std::fs::write(&file, b"\xff\xfe not json").unwrap();
+    let r = run(gpudoctor().args(["check", "--from"]).arg(&file));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not JSON"), "{}", r.stderr);
+    std::fs::write(&file, r#"{"schema_version": 99, "snapshot": {}}"#).unwrap();
+    let r = run(gpudoctor().args(["check", "--from"]).arg(&file));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("schema_version 99"), "{}", r.stderr);
+    let r = run(gpudoctor().args(["check", "--from", "/nonexistent/report.json"]));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("/nonexistent/report.json"));
+}
+
+#[test]
+fn secrets_never_reach_any_output() {
+    let root = FakeRoot::healthy(1);
+    for format in ["human", "json", "markdown"] {
+        let r = run(root.cmd().args(["check", "-v", "--format", format]).env("NCCL_SOCKET_TOKEN", "hunter2").env("NCCL_DEBUG", "INFO"));
+        assert!(!r.stdout.contains("hunter2"), "{format}: {}", r.stdout);
+        assert!(r.stdout.contains("NCCL_SOCKET_TOKEN"), "{format}");
+        assert!(r.stdout.contains("<redacted>"), "{format}");
+        assert!(r.stdout.contains("INFO"), "{format}: non-secret values are shown");
+    }
+}
+
+#[test]
+fn colour_follows_the_flags_and_environment() {
+    let root = FakeRoot::healthy(1);
+    let has_esc = |r: &Run| r.stdout.contains('\u{1b}');
+    let mut c = root.cmd();
+    c.args(["check", "--color", "always"]).env("CUDA_LAUNCH_BLOCKING", "1");
+    assert!(has_esc(&run(&mut c)), "--color always");
+    let mut c = root.cmd();
+    c.args(["check"]).env("CUDA_LAUNCH_BLOCKING", "1");
+    assert!(!has_esc(&run(&mut c)), "auto + NO_COLOR + pipe");
+    let mut c = root.cmd();
+    c.args(["check"]).env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
+    assert!(has_esc(&run(&mut c)), "auto + CLICOLOR_FORCE");
+    let mut c = root.cmd();
+    c.args(["check", "--color", "never"]).env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
+    assert!(!has_esc(&run(&mut c)), "--color never wins");
+    let mut c = root.cmd();
+    c.args(["check"]).env_remove("NO_COLOR");
+    assert!(!has_esc(&run(&mut c)), "auto on a pipe");
+}
+
+#[test]
+fn closed_stdout_pipe_ends_quietly() {
+    let root = FakeRoot::healthy(8);
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    for args in [vec!["check", "-v", "--format", "json"], vec!["completions", "zsh"]] {
+        let mut child = std::process::Command::new(&bin)
+            .arg("--root")
+            .arg(root.path())
+            .args(&args)
+            .env_clear()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader went away, like `| head -1`
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        assert!(err.is_empty(), "{args:?}: {err}");
+        assert!(status.code() == Some(0) || status.code() == Some(1), "{args:?}: {status:?}");
+    }
+    // And through a real shell pipeline.
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("'{}' --root '{}' check -v | head -c 10 >/dev/null; echo rc=${{PIPESTATUS[0]}}", bin.display(), root.path().display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("rc=0"), "{text}");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
