@@ -44,7 +44,6 @@ impl FsError {
             io::ErrorKind::NotFound => FsErrorKind::NotFound,
             io::ErrorKind::PermissionDenied => FsErrorKind::PermissionDenied,
             _ if err.raw_os_error() == Some(libc::ELOOP) => FsErrorKind::SymlinkLoop,
-            _ if err.raw_os_error() == Some(libc::ENOTDIR) => FsErrorKind::NotFound,
             _ => FsErrorKind::Other,
         };
         let message = match kind {
@@ -246,6 +245,7 @@ mod tests {
         fs::create_dir_all(root.join("usr/local/cuda-12.4")).unwrap();
         fs::write(root.join("usr/local/cuda-12.4/version.txt"), "CUDA Version 12.4.1").unwrap();
         symlink("/usr/local/cuda-12.4", root.join("usr/local/cuda")).unwrap();
+        fs::create_dir_all(root.join("etc")).unwrap();
         let fs = HostFs::new(Some(root.to_path_buf()));
         let text = fs.read_text(Path::new("/usr/local/cuda/version.txt")).unwrap();
         assert_eq!(text.text, "CUDA Version 12.4.1");

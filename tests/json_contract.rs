@@ -1,0 +1,378 @@
+//! The JSON report is a contract. These types are declared independently of the
+//! crate's and reject unknown fields: renaming, adding or removing a field fails
+//! here until SCHEMA_VERSION and this file change together.
+
+mod util;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use util::*;
+
+const EXPECTED_SCHEMA_VERSION: u64 = 1;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    schema_version: u64,
+    gpudoctor_version: String,
+    snapshot: Snapshot,
+    checks: Vec<Check>,
+    findings: Vec<Finding>,
+    summary: Summary,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Summary {
+    errors: u64,
+    warnings: u64,
+    infos: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Check {
+    rule: String,
+    codes: Vec<String>,
+    status: CheckStatus,
+    detail: String,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+#[serde(rename_all = "snake_case")]
+enum CheckStatus {
+    Passed,
+    Failed,
+    NotApplicable,
+    Skipped,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Finding {
+    code: String,
+    severity: Severity,
+    title: String,
+    detail: String,
+    evidence: Vec<Evidence>,
+    fix: Vec<Fix>,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Evidence {
+    fact: Option<String>,
+    value: String,
+    source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fix {
+    text: String,
+    command: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Snapshot {
+    root: Option<String>,
+    probes: BTreeMap<String, ProbeRun>,
+    identity: Option<Identity>,
+    platform: Option<Platform>,
+    kernel_module: Option<KernelModule>,
+    pci: Option<Pci>,
+    device_nodes: Option<DeviceNodes>,
+    environment: Option<Environment>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbeRun {
+    status: String,
+    elapsed_us: u64,
+    detail: Option<String>,
+}
+
+/// A fact: `source` plus exactly one of `value` / `missing`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fact<T> {
+    source: String,
+    value: Option<T>,
+    missing: Option<Missing>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Missing {
+    reason: String,
+    detail: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Identity {
+    uid: u32,
+    gid: u32,
+    groups: Vec<u32>,
+    user_name: Option<String>,
+    source: String,
+    is_process: bool,
+    in_user_namespace: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Platform {
+    os: Fact<OsRelease>,
+    kernel_release: Fact<String>,
+    arch: Fact<String>,
+    container: Container,
+    wsl: Wsl,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OsRelease {
+    id: Option<String>,
+    version_id: Option<String>,
+    pretty_name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Hint {
+    kind: String,
+    source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Container {
+    kind: Option<String>,
+    hints: Vec<Hint>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wsl {
+    detected: bool,
+    version: Option<u8>,
+    hints: Vec<Hint>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KernelModule {
+    version_file: Fact<NvrmVersion>,
+    modules: Fact<Vec<LoadedModule>>,
+    sys_version: Fact<String>,
+    gpus: Fact<Vec<DriverGpu>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvrmVersion {
+    raw: String,
+    version: String,
+    flavor: String,
+    arch: Option<String>,
+    build_date: Option<String>,
+    compiler: Option<String>,
+    l4t: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadedModule {
+    name: String,
+    size: Option<u64>,
+    refcount: Option<u64>,
+    used_by: Vec<String>,
+    state: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DriverGpu {
+    bus_id: String,
+    model: Option<String>,
+    uuid: Option<String>,
+    video_bios: Option<String>,
+    device_minor: Option<u32>,
+    source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pci {
+    devices: Fact<Vec<PciDevice>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PciDevice {
+    address: String,
+    device_id: String,
+    class: String,
+    role: String,
+    driver: Option<String>,
+    subsystem: Option<String>,
+    source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceNodes {
+    nodes: Vec<DeviceNode>,
+    listing_error: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceNode {
+    path: String,
+    present: bool,
+    kind: Option<String>,
+    mode: Option<String>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    owner: Option<String>,
+    group: Option<String>,
+    major: Option<u32>,
+    minor: Option<u32>,
+    access: Option<Access>,
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Access {
+    read_write: bool,
+    method: String,
+    detail: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Environment {
+    variables: Vec<EnvValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvValue {
+    name: String,
+    value: String,
+    category: String,
+    redacted: bool,
+    lossy: bool,
+}
+
+fn parse(stdout: &str) -> Report {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("the JSON report no longer matches the contract: {e}\n{stdout}"))
+}
+
+#[test]
+fn every_field_of_a_rich_report_matches_the_contract() {
+    let root = FakeRoot::healthy(2);
+    root.chmod("dev/nvidia1", 0o600).file("proc/driver/nvidia/gpus/0000:18:00.0/information", "Model: \t\t NVIDIA H100\nDevice Minor: \t 0\n");
+    root.gpu("0000:c1:00.0", Some("vfio-pci")).pci("0000:18:00.1", "22a3", "040300", Some("snd_hda_intel"));
+    let r = run(root.cmd().args(["check", "--json", "--user", ALICE]).env("CUDA_LAUNCH_BLOCKING", "1").env("NCCL_SOCKET_TOKEN", "x"));
+    let report = parse(&r.stdout);
+    assert_eq!(report.schema_version, EXPECTED_SCHEMA_VERSION, "schema_version changed: update this test's types too");
+    assert_eq!(report.schema_version, gpudoctor::report::SCHEMA_VERSION as u64);
+    assert_eq!(report.gpudoctor_version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(report.summary.errors as usize, report.findings.iter().filter(|f| f.severity == Severity::Error).count());
+    assert_eq!(report.summary.warnings as usize, report.findings.iter().filter(|f| f.severity == Severity::Warning).count());
+    assert_eq!(report.summary.infos, 0);
+    assert_eq!(r.code, 1);
+
+    let s = &report.snapshot;
+    assert!(s.root.is_some());
+    assert_eq!(s.probes.len(), 6);
+    assert!(s.probes.values().all(|p| p.status == "ok" && p.detail.is_none() && p.elapsed_us < 5_000_000));
+    let id = s.identity.as_ref().unwrap();
+    assert_eq!((id.uid, id.gid, id.user_name.as_deref(), id.is_process), (4242, 4242, Some("alice"), false));
+    assert!(id.groups.contains(&4242) && !id.source.is_empty() && id.in_user_namespace.is_none());
+
+    let p = s.platform.as_ref().unwrap();
+    assert_eq!(p.os.value.as_ref().unwrap().id.as_deref(), Some("ubuntu"));
+    assert_eq!(p.os.value.as_ref().unwrap().version_id.as_deref(), Some("22.04"));
+    assert_eq!(p.kernel_release.value.as_deref(), Some("6.8.0-45-generic"));
+    assert_eq!(p.arch.source, "/proc/sys/kernel/arch");
+    assert!(p.container.kind.is_none() && p.container.hints.is_empty());
+    assert!(!p.wsl.detected && p.wsl.version.is_none() && p.wsl.hints.iter().all(|h| !h.kind.is_empty()));
+
+    let km = s.kernel_module.as_ref().unwrap();
+    let v = km.version_file.value.as_ref().unwrap();
+    assert_eq!((v.version.as_str(), v.flavor.as_str(), v.arch.as_deref(), v.l4t), ("580.95.05", "open", Some("x86_64"), false));
+    assert!(v.raw.starts_with("NVRM version:") && v.build_date.is_some() && v.compiler.is_some());
+    let mods = km.modules.value.as_ref().unwrap();
+    assert!(mods.iter().any(|m| m.name == "nvidia_uvm" && m.size == Some(1000) && m.refcount == Some(0) && m.used_by.is_empty() && m.state.as_deref() == Some("Live")));
+    assert_eq!(km.sys_version.value.as_deref(), Some("580.95.05"));
+    let gpus = km.gpus.value.as_ref().unwrap();
+    assert_eq!(gpus.len(), 2);
+    assert!(gpus.iter().all(|g| g.model.is_some() && g.device_minor.is_some() && !g.source.is_empty() && !g.bus_id.is_empty()));
+    assert!(gpus[1].uuid.is_some() && gpus[1].video_bios.is_some());
+
+    let devices = s.pci.as_ref().unwrap().devices.value.as_ref().unwrap();
+    assert_eq!(devices.len(), 4);
+    let audio = devices.iter().find(|d| d.address == "0000:18:00.1").unwrap();
+    assert_eq!((audio.role.as_str(), audio.class.as_str(), audio.device_id.as_str()), ("audio", "040300", "10de:22a3"));
+    assert!(devices.iter().all(|d| d.subsystem.as_deref() == Some("10de:1234") && !d.source.is_empty()));
+    assert!(devices.iter().any(|d| d.driver.as_deref() == Some("vfio-pci")));
+
+    let nodes = s.device_nodes.as_ref().unwrap();
+    assert!(nodes.listing_error.is_none());
+    let n1 = nodes.nodes.iter().find(|n| n.path == "/dev/nvidia1").unwrap();
+    assert!(n1.present && n1.kind.as_deref() == Some("regular_file") && n1.mode.as_deref() == Some("0600"));
+    assert!(n1.uid.is_some() && n1.gid.is_some() && n1.owner.as_deref() == Some("root") && n1.group.as_deref() == Some("video"));
+    assert!(n1.major.is_none() && n1.minor.is_none() && n1.error.is_none());
+    let a = n1.access.as_ref().unwrap();
+    assert!(!a.read_write && a.method == "mode bits" && a.detail.contains("alice"));
+
+    let env = s.environment.as_ref().unwrap();
+    let token = env.variables.iter().find(|v| v.name == "NCCL_SOCKET_TOKEN").unwrap();
+    assert!(token.redacted && token.value == "<redacted>" && token.category == "nccl" && !token.lossy);
+
+    let checks: Vec<_> = report.checks.iter().map(|c| (c.rule.as_str(), &c.status)).collect();
+    assert!(checks.contains(&("device_nodes", &CheckStatus::Failed)), "{checks:?}");
+    assert!(report.checks.iter().all(|c| !c.codes.is_empty() && !c.detail.is_empty()));
+
+    let codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
+    assert_eq!(codes, ["GD008", "GD004", "GD012"], "worst first, then by code");
+    for f in &report.findings {
+        assert!(!f.title.is_empty() && !f.detail.is_empty() && !f.evidence.is_empty() && !f.fix.is_empty(), "{}", f.code);
+        assert!(f.evidence.iter().all(|e| !e.value.is_empty() && !e.source.is_empty()));
+        assert!(f.evidence.iter().any(|e| e.fact.is_some()));
+        assert!(f.fix.iter().all(|x| !x.text.is_empty()));
+        assert!(f.fix.iter().any(|x| x.command.is_some()));
+    }
+}
+
+#[test]
+fn missing_facts_carry_a_reason() {
+    let root = FakeRoot::new();
+    root.remove("proc/modules").bytes("proc/driver/nvidia/version", b"\x00\x01garbage\xff");
+    let r = run(root.cmd().args(["check", "--json"]));
+    let report = parse(&r.stdout);
+    let km = report.snapshot.kernel_module.as_ref().unwrap();
+    let m = km.modules.missing.as_ref().unwrap();
+    assert!(km.modules.value.is_none());
+    assert_eq!(m.reason, "not_found");
+    assert!(m.detail.contains("not found"));
+    assert_eq!(km.modules.source, "/proc/modules");
+    let v = km.version_file.missing.as_ref().unwrap();
+    assert_eq!(v.reason, "malformed");
+}
