@@ -247,7 +247,10 @@ fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
 
 fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     if !(g.timeout.is_finite() && g.timeout > 0.0) {
-        return Err(CliError::Usage(format!("--timeout must be a positive number of seconds, not {}", g.timeout)));
+        return Err(CliError::Usage(format!(
+            "--timeout must be a positive number of seconds, not {}",
+            g.timeout
+        )));
     }
     let sel = selection(g)?;
     let env = Env::from_process();
@@ -256,11 +259,17 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
         None => {
             if let Some(root) = &g.root {
                 if !root.is_dir() {
-                    return Err(CliError::Usage(format!("--root {}: not a directory", root.display())));
+                    return Err(CliError::Usage(format!(
+                        "--root {}: not a directory",
+                        root.display()
+                    )));
                 }
             }
             let opts = ProbeOptions {
-                root: g.root.as_ref().map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
+                root: g
+                    .root
+                    .as_ref()
+                    .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
                 user: g.user.clone(),
                 timeout: Duration::from_secs_f64(g.timeout),
                 enabled: sel.probes.clone(),
@@ -269,7 +278,8 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
         }
     };
     let wants = |code: &str| {
-        (sel.only_codes.is_empty() || sel.only_codes.iter().any(|c| c == code)) && !sel.skip_codes.iter().any(|c| c == code)
+        (sel.only_codes.is_empty() || sel.only_codes.iter().any(|c| c == code))
+            && !sel.skip_codes.iter().any(|c| c == code)
     };
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
     let report = Report::new(snapshot, checks, findings);
@@ -303,8 +313,11 @@ const FROM_LIMIT: u64 = 64 * 1024 * 1024;
 fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
     let bytes = if path == Path::new("-") {
         let mut buf = Vec::new();
-        io::Read::read_to_end(&mut io::Read::take(io::stdin().lock(), FROM_LIMIT), &mut buf)
-            .map_err(|e| CliError::Usage(format!("--from -: reading stdin: {e}")))?;
+        io::Read::read_to_end(
+            &mut io::Read::take(io::stdin().lock(), FROM_LIMIT),
+            &mut buf,
+        )
+        .map_err(|e| CliError::Usage(format!("--from -: reading stdin: {e}")))?;
         buf
     } else {
         crate::fsys::HostFs::new(None)
@@ -327,17 +340,25 @@ fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
         }
         None => value,
     };
-    serde_json::from_value(snapshot_value)
-        .map_err(|e| CliError::Usage(format!("--from {}: not a gpudoctor report or snapshot: {e}", path.display())))
+    serde_json::from_value(snapshot_value).map_err(|e| {
+        CliError::Usage(format!(
+            "--from {}: not a gpudoctor report or snapshot: {e}",
+            path.display()
+        ))
+    })
 }
 
 fn terminal_width(env: &Env) -> usize {
     // SAFETY: TIOCGWINSZ fills a winsize struct for a terminal fd and fails otherwise.
     let tty = unsafe {
         let mut ws: libc::winsize = std::mem::zeroed();
-        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
+        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
+            .then_some(ws.ws_col as usize)
     };
-    tty.or_else(|| env.get_str(envvars::COLUMNS).and_then(|c| c.trim().parse().ok()))
-        .unwrap_or(100)
-        .clamp(60, 120)
+    tty.or_else(|| {
+        env.get_str(envvars::COLUMNS)
+            .and_then(|c| c.trim().parse().ok())
+    })
+    .unwrap_or(100)
+    .clamp(60, 120)
 }

@@ -37,7 +37,11 @@ codes! {
 /// Accepts `GD012`, `gd012`, `12` and `012`.
 pub fn normalize(input: &str) -> Option<String> {
     let s = input.trim();
-    let digits = if s.len() > 2 && s[..2].eq_ignore_ascii_case("gd") { &s[2..] } else { s };
+    let digits = if s.len() > 2 && s[..2].eq_ignore_ascii_case("gd") {
+        &s[2..]
+    } else {
+        s
+    };
     if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -57,12 +61,25 @@ mod tests {
     #[test]
     fn codes_are_unique_sorted_and_explained() {
         for pair in CODES.windows(2) {
-            assert!(pair[0].code < pair[1].code, "{} then {}", pair[0].code, pair[1].code);
+            assert!(
+                pair[0].code < pair[1].code,
+                "{} then {}",
+                pair[0].code,
+                pair[1].code
+            );
         }
         for c in CODES {
-            assert!(c.explanation.trim().len() > 200, "{} needs a real explanation", c.code);
+            assert!(
+                c.explanation.trim().len() > 200,
+                "{} needs a real explanation",
+                c.code
+            );
             assert!(!c.title.is_empty());
-            assert!(c.explanation.starts_with(&format!("# {}", c.code)), "{} explanation heading", c.code);
+            assert!(
+                c.explanation.starts_with(&format!("# {}", c.code)),
+                "{} explanation heading",
+                c.code
+            );
         }
     }
 

@@ -57,7 +57,11 @@ impl<T> Fact<T> {
         }
     }
 
-    pub fn missing(source: impl Into<String>, reason: MissingReason, detail: impl Into<String>) -> Self {
+    pub fn missing(
+        source: impl Into<String>,
+        reason: MissingReason,
+        detail: impl Into<String>,
+    ) -> Self {
         Fact {
             source: source.into(),
             outcome: Outcome::Missing(Missing {

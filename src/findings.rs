@@ -63,7 +63,12 @@ impl Finding {
         self
     }
 
-    pub fn evidence(mut self, fact: impl Into<String>, value: impl Into<String>, source: impl Into<String>) -> Self {
+    pub fn evidence(
+        mut self,
+        fact: impl Into<String>,
+        value: impl Into<String>,
+        source: impl Into<String>,
+    ) -> Self {
         self.evidence.push(Evidence {
             fact: Some(fact.into()),
             value: value.into(),
@@ -122,5 +127,9 @@ impl Summary {
 
 /// Worst first, then by code, so every format lists findings in the same order.
 pub fn sort_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.code.cmp(&b.code)));
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.code.cmp(&b.code))
+    });
 }

@@ -204,7 +204,8 @@ fn resolve_under(root: &Path, logical: &Path, follow_last: bool) -> Result<PathB
                         "too many levels of symbolic links",
                     ));
                 }
-                let target = fs::read_link(&candidate).map_err(|e| FsError::from_io(logical, &e))?;
+                let target =
+                    fs::read_link(&candidate).map_err(|e| FsError::from_io(logical, &e))?;
                 if target.is_absolute() {
                     resolved.clear();
                 }
@@ -243,13 +244,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         fs::create_dir_all(root.join("usr/local/cuda-12.4")).unwrap();
-        fs::write(root.join("usr/local/cuda-12.4/version.txt"), "CUDA Version 12.4.1").unwrap();
+        fs::write(
+            root.join("usr/local/cuda-12.4/version.txt"),
+            "CUDA Version 12.4.1",
+        )
+        .unwrap();
         symlink("/usr/local/cuda-12.4", root.join("usr/local/cuda")).unwrap();
         fs::create_dir_all(root.join("etc")).unwrap();
         let fs = HostFs::new(Some(root.to_path_buf()));
-        let text = fs.read_text(Path::new("/usr/local/cuda/version.txt")).unwrap();
+        let text = fs
+            .read_text(Path::new("/usr/local/cuda/version.txt"))
+            .unwrap();
         assert_eq!(text.text, "CUDA Version 12.4.1");
-        let real = fs.resolve(Path::new("/usr/local/cuda/../../../../etc/passwd")).unwrap();
+        let real = fs
+            .resolve(Path::new("/usr/local/cuda/../../../../etc/passwd"))
+            .unwrap();
         assert_eq!(real, root.join("etc/passwd"));
     }
 

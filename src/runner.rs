@@ -34,7 +34,9 @@ impl CommandOutput {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunError {
-    #[error("refused to run {command}: it lies under --root {root}, whose programs are never executed")]
+    #[error(
+        "refused to run {command}: it lies under --root {root}, whose programs are never executed"
+    )]
     UnderRoot { command: String, root: String },
     #[error("could not start {command}: {message}")]
     Spawn { command: String, message: String },
@@ -62,10 +64,17 @@ impl Runner {
     }
 
     /// Runs `program args…` and returns its output, or why it has none.
-    pub fn run(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<CommandOutput, RunError> {
+    pub fn run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<CommandOutput, RunError> {
         let command = display_command(program, args);
         if let Some(root) = &self.root {
-            let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+            let real = program
+                .canonicalize()
+                .unwrap_or_else(|_| program.to_path_buf());
             let root_real = root.canonicalize().unwrap_or_else(|_| root.clone());
             if real.starts_with(&root_real) || program.starts_with(root) {
                 return Err(RunError::UnderRoot {
@@ -90,8 +99,14 @@ impl Runner {
 
         let (tx, rx) = mpsc::channel();
         for (index, stream) in [
-            child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
-            child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
         ]
         .into_iter()
         .enumerate()
@@ -129,7 +144,9 @@ impl Runner {
         let mut outputs = [(Vec::new(), false), (Vec::new(), false)];
         for _ in 0..2 {
             // A grandchild may still hold the pipe open: wait no longer than the deadline.
-            let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(50));
+            let left = timeout
+                .saturating_sub(start.elapsed())
+                .max(Duration::from_millis(50));
             match rx.recv_timeout(left) {
                 Ok((index, out)) => outputs[index] = out,
                 Err(_) => {
@@ -198,7 +215,11 @@ mod tests {
     #[test]
     fn captures_output_and_exit_code() {
         let out = Runner::new(None)
-            .run(sh(), &["-c", "echo hi; echo err >&2; exit 3"], Duration::from_secs(5))
+            .run(
+                sh(),
+                &["-c", "echo hi; echo err >&2; exit 3"],
+                Duration::from_secs(5),
+            )
             .unwrap();
         assert_eq!(out.stdout, "hi\n");
         assert_eq!(out.stderr, "err\n");
@@ -209,7 +230,11 @@ mod tests {
     fn hang_becomes_timeout() {
         let start = Instant::now();
         let err = Runner::new(None)
-            .run(sh(), &["-c", "sleep 30 & sleep 30"], Duration::from_millis(300))
+            .run(
+                sh(),
+                &["-c", "sleep 30 & sleep 30"],
+                Duration::from_millis(300),
+            )
             .unwrap_err();
         assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
         assert!(start.elapsed() < Duration::from_secs(5));
@@ -219,7 +244,11 @@ mod tests {
     fn megabytes_of_output_are_capped() {
         let out = Runner::new(None)
             .with_output_limit(1000)
-            .run(sh(), &["-c", "head -c 5000000 /dev/zero"], Duration::from_secs(10))
+            .run(
+                sh(),
+                &["-c", "head -c 5000000 /dev/zero"],
+                Duration::from_secs(10),
+            )
             .unwrap();
         assert!(out.truncated);
         assert_eq!(out.stdout.len(), 1000);

@@ -79,13 +79,22 @@ impl Snapshot {
     }
 
     pub fn container_kind(&self) -> Option<&str> {
-        self.platform.as_ref().and_then(|p| p.container.kind.as_deref())
+        self.platform
+            .as_ref()
+            .and_then(|p| p.container.kind.as_deref())
     }
 
     /// Any sign of NVIDIA GPU hardware: PCI GPUs, GPU device nodes, the driver's GPU list, WSL's dxg.
     pub fn nvidia_hardware_seen(&self) -> bool {
-        let pci = self.pci.as_ref().is_some_and(|p| p.devices.get().is_some_and(|d| d.iter().any(|d| d.role == PciRole::Gpu)));
-        let nodes = self.device_nodes.as_ref().is_some_and(|n| !n.gpu_nodes().is_empty() || n.is_present("/dev/dxg"));
+        let pci = self.pci.as_ref().is_some_and(|p| {
+            p.devices
+                .get()
+                .is_some_and(|d| d.iter().any(|d| d.role == PciRole::Gpu))
+        });
+        let nodes = self
+            .device_nodes
+            .as_ref()
+            .is_some_and(|n| !n.gpu_nodes().is_empty() || n.is_present("/dev/dxg"));
         let driver = self
             .kernel_module
             .as_ref()

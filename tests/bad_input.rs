@@ -14,7 +14,11 @@ use util::*;
 fn check_survives(root: &FakeRoot) -> serde_json::Value {
     let start = Instant::now();
     let r = run(root.cmd().args(["check", "--json", "--timeout", "3"]));
-    assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
     assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
@@ -23,7 +27,9 @@ fn check_survives(root: &FakeRoot) -> serde_json::Value {
 #[test]
 fn binary_garbage_in_every_file_a_probe_reads() {
     let root = FakeRoot::healthy(1);
-    let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let garbage: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     for f in [
         "etc/os-release",
         "proc/modules",
@@ -43,26 +49,41 @@ fn binary_garbage_in_every_file_a_probe_reads() {
     let km = &report["snapshot"]["kernel_module"];
     assert_eq!(km["version_file"]["missing"]["reason"], "malformed");
     assert_eq!(km["modules"]["missing"]["reason"], "malformed");
-    assert_eq!(report["snapshot"]["platform"]["os"]["missing"]["reason"], "malformed");
+    assert_eq!(
+        report["snapshot"]["platform"]["os"]["missing"]["reason"],
+        "malformed"
+    );
     // Honest about it: the unreadable files are named.
     let f = findings(&report, "GD016");
     assert_eq!(f.len(), 1, "{report:#}");
     let ev = serde_json::to_string(&f[0]["evidence"]).unwrap();
-    assert!(ev.contains("/proc/modules") && ev.contains("/proc/driver/nvidia/version"), "{ev}");
+    assert!(
+        ev.contains("/proc/modules") && ev.contains("/proc/driver/nvidia/version"),
+        "{ev}"
+    );
 }
 
 #[test]
 fn empty_and_truncated_files() {
     let root = FakeRoot::healthy(1);
-    root.file("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Mod")
-        .file("proc/modules", "")
-        .file("etc/os-release", "")
-        .file("sys/module/nvidia/version", "")
-        .file("sys/devices/pci0000:00/0000:18:00.0/vendor", "");
+    root.file(
+        "proc/driver/nvidia/version",
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Mod",
+    )
+    .file("proc/modules", "")
+    .file("etc/os-release", "")
+    .file("sys/module/nvidia/version", "")
+    .file("sys/devices/pci0000:00/0000:18:00.0/vendor", "");
     let report = check_survives(&root);
-    assert_eq!(report["snapshot"]["kernel_module"]["version_file"]["missing"]["reason"], "malformed");
+    assert_eq!(
+        report["snapshot"]["kernel_module"]["version_file"]["missing"]["reason"],
+        "malformed"
+    );
     // An empty /proc/modules is read fine: no modules loaded.
-    assert_eq!(report["snapshot"]["kernel_module"]["modules"]["value"], serde_json::json!([]));
+    assert_eq!(
+        report["snapshot"]["kernel_module"]["modules"]["value"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -74,22 +95,34 @@ fn huge_files_are_read_with_a_bound() {
     }
     root.file("proc/modules", &big);
     let report = check_survives(&root);
-    let mods = report["snapshot"]["kernel_module"]["modules"]["value"].as_array().unwrap();
+    let mods = report["snapshot"]["kernel_module"]["modules"]["value"]
+        .as_array()
+        .unwrap();
     assert_eq!(mods.len(), 2);
 }
 
 #[test]
 fn fifos_never_block_a_probe() {
     let root = FakeRoot::healthy(1);
-    for f in ["proc/modules", "proc/driver/nvidia/version", "etc/os-release"] {
+    for f in [
+        "proc/modules",
+        "proc/driver/nvidia/version",
+        "etc/os-release",
+    ] {
         root.remove(f);
         let c = std::ffi::CString::new(root.p(f).as_os_str().as_bytes()).unwrap();
         // SAFETY: mkfifo with a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     }
     let report = check_survives(&root);
-    assert_eq!(report["snapshot"]["probes"]["kernel_module"]["status"], "ok");
-    assert_eq!(report["snapshot"]["kernel_module"]["modules"]["missing"]["reason"], "unreadable");
+    assert_eq!(
+        report["snapshot"]["probes"]["kernel_module"]["status"],
+        "ok"
+    );
+    assert_eq!(
+        report["snapshot"]["kernel_module"]["modules"]["missing"]["reason"],
+        "unreadable"
+    );
 }
 
 #[test]
@@ -100,14 +133,32 @@ fn symlink_loops_everywhere() {
         .remove("dev/nvidia0")
         .link("nvidia0", "dev/nvidia0")
         .link("/sys/bus/pci/devices/loop", "sys/bus/pci/devices/loop")
-        .link("../../../../../../../../..", "sys/bus/pci/devices/0000:ff:00.0")
+        .link(
+            "../../../../../../../../..",
+            "sys/bus/pci/devices/0000:ff:00.0",
+        )
         .remove("etc/os-release")
         .link("../etc/os-release", "etc/os-release");
     let report = check_survives(&root);
     let v = &report["snapshot"]["kernel_module"]["version_file"];
-    assert!(v["missing"]["detail"].as_str().unwrap().contains("symbolic links"), "{v}");
-    let node = report["snapshot"]["device_nodes"]["nodes"].as_array().unwrap().iter().find(|n| n["path"] == "/dev/nvidia0").unwrap().clone();
-    assert!(node["error"].as_str().unwrap().contains("symbolic links"), "{node}");
+    assert!(
+        v["missing"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("symbolic links"),
+        "{v}"
+    );
+    let node = report["snapshot"]["device_nodes"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["path"] == "/dev/nvidia0")
+        .unwrap()
+        .clone();
+    assert!(
+        node["error"].as_str().unwrap().contains("symbolic links"),
+        "{node}"
+    );
 }
 
 #[test]
@@ -115,15 +166,36 @@ fn non_utf8_names_and_values() {
     let root = FakeRoot::healthy(1);
     let bad = OsStr::from_bytes(b"0000:\xff\xfe:00.0");
     std::fs::create_dir_all(root.p("sys/bus/pci/devices").join(bad)).unwrap();
-    std::fs::write(root.p("sys/bus/pci/devices").join(bad).join("vendor"), "0x10de\n").unwrap();
-    std::fs::write(root.p("sys/bus/pci/devices").join(bad).join("class"), "0x030000\n").unwrap();
+    std::fs::write(
+        root.p("sys/bus/pci/devices").join(bad).join("vendor"),
+        "0x10de\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.p("sys/bus/pci/devices").join(bad).join("class"),
+        "0x030000\n",
+    )
+    .unwrap();
     std::fs::write(root.p("dev").join(OsStr::from_bytes(b"nvidia\xff")), "").unwrap();
-    let r = run(root.cmd().args(["check", "--json"]).env("CUDA_VISIBLE_DEVICES", OsStr::from_bytes(b"0,\xff")));
+    let r = run(root
+        .cmd()
+        .args(["check", "--json"])
+        .env("CUDA_VISIBLE_DEVICES", OsStr::from_bytes(b"0,\xff")));
     assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
     let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let v = report["snapshot"]["environment"]["variables"].as_array().unwrap().iter().find(|v| v["name"] == "CUDA_VISIBLE_DEVICES").unwrap().clone();
+    let v = report["snapshot"]["environment"]["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "CUDA_VISIBLE_DEVICES")
+        .unwrap()
+        .clone();
     assert_eq!(v["lossy"], true);
-    assert_eq!(findings(&report, "GD011").len(), 1, "the bad entry ends the list");
+    assert_eq!(
+        findings(&report, "GD011").len(),
+        1,
+        "the bad entry ends the list"
+    );
 }
 
 #[test]
@@ -133,9 +205,13 @@ fn unreadable_directories_are_reported_not_fatal() {
     if unsafe { libc::geteuid() } == 0 {
         // Cover the same path through a directory that is not a directory.
         let root = FakeRoot::healthy(1);
-        root.remove("sys/bus/pci/devices").file("sys/bus/pci/devices", "not a directory");
+        root.remove("sys/bus/pci/devices")
+            .file("sys/bus/pci/devices", "not a directory");
         let report = check_survives(&root);
-        assert_eq!(report["snapshot"]["pci"]["devices"]["missing"]["reason"], "unreadable");
+        assert_eq!(
+            report["snapshot"]["pci"]["devices"]["missing"]["reason"],
+            "unreadable"
+        );
         assert!(!findings(&report, "GD016").is_empty());
         return;
     }
@@ -143,7 +219,10 @@ fn unreadable_directories_are_reported_not_fatal() {
     root.chmod("sys/bus/pci/devices", 0o000);
     let report = check_survives(&root);
     root.chmod("sys/bus/pci/devices", 0o755);
-    assert_eq!(report["snapshot"]["pci"]["devices"]["missing"]["reason"], "permission_denied");
+    assert_eq!(
+        report["snapshot"]["pci"]["devices"]["missing"]["reason"],
+        "permission_denied"
+    );
 }
 
 /// Nothing under --root is ever executed: every tool in this tree writes a marker if run.
@@ -167,21 +246,33 @@ fn root_programs_are_never_executed() {
     ] {
         root.file(tool, &script).chmod(tool, 0o755);
     }
-    root.file("usr/local/cuda/version.json", r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#);
-    let bin_dirs = ["usr/local/cuda/bin", "usr/bin", "bin", "sbin", "opt/conda/bin"]
-        .iter()
-        .map(|d| root.p(d).display().to_string())
-        .collect::<Vec<_>>()
-        .join(":");
-    let r = run(
-        root.cmd()
-            .args(["check", "-v", "--json"])
-            .env("PATH", format!("{bin_dirs}:/usr/bin:/bin"))
-            .env("CUDA_HOME", "/usr/local/cuda")
-            .env("CUDA_PATH", root.p("usr/local/cuda"))
-            .env("CONDA_PREFIX", "/opt/conda")
-            .env("LD_LIBRARY_PATH", "/usr/local/cuda/lib64"),
+    root.file(
+        "usr/local/cuda/version.json",
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
     );
+    let bin_dirs = [
+        "usr/local/cuda/bin",
+        "usr/bin",
+        "bin",
+        "sbin",
+        "opt/conda/bin",
+    ]
+    .iter()
+    .map(|d| root.p(d).display().to_string())
+    .collect::<Vec<_>>()
+    .join(":");
+    let r = run(root
+        .cmd()
+        .args(["check", "-v", "--json"])
+        .env("PATH", format!("{bin_dirs}:/usr/bin:/bin"))
+        .env("CUDA_HOME", "/usr/local/cuda")
+        .env("CUDA_PATH", root.p("usr/local/cuda"))
+        .env("CONDA_PREFIX", "/opt/conda")
+        .env("LD_LIBRARY_PATH", "/usr/local/cuda/lib64"));
     assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
-    assert!(!marker.exists(), "executed: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    assert!(
+        !marker.exists(),
+        "executed: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
 }

@@ -26,10 +26,14 @@ fn human_output_no_gpu() {
 #[test]
 fn human_output_nouveau_and_env_problems() {
     let root = FakeRoot::new();
-    root.modules(&["nouveau"]).gpu("0000:01:00.0", Some("nouveau"));
+    root.modules(&["nouveau"])
+        .gpu("0000:01:00.0", Some("nouveau"));
     let (code, out) = human(
         &root,
-        root.cmd().args(["check", "--user", ALICE]).env("CUDA_LAUNCH_BLOCKING", "1").env("CUDA_VISIBLE_DEVICES", "3"),
+        root.cmd()
+            .args(["check", "--user", ALICE])
+            .env("CUDA_LAUNCH_BLOCKING", "1")
+            .env("CUDA_VISIBLE_DEVICES", "3"),
     );
     assert_eq!(code, 1);
     insta::assert_snapshot!(out);
@@ -48,9 +52,13 @@ fn human_output_verbose_shows_sources_and_checks() {
 fn markdown_report() {
     let root = FakeRoot::healthy(1);
     root.remove("dev/nvidia-uvm");
-    let r = run(root.cmd().args(["check", "--user", ALICE, "--format", "markdown"]));
+    let r = run(root
+        .cmd()
+        .args(["check", "--user", ALICE, "--format", "markdown"]));
     assert_eq!(r.code, 1);
-    let out = r.stdout.replace(&root.path().display().to_string(), "[ROOT]");
+    let out = r
+        .stdout
+        .replace(&root.path().display().to_string(), "[ROOT]");
     assert!(out.starts_with("## gpudoctor report"));
     assert!(out.contains("#### ❌ error[GD006]"));
     assert!(out.contains("```sh\n   sudo nvidia-modprobe -u -c=0\n   ```"));
@@ -113,7 +121,10 @@ fn explain_list_names_every_code() {
 fn version_and_help() {
     let r = run(gpudoctor().arg("--version"));
     assert_eq!(r.code, 0);
-    assert_eq!(r.stdout.trim(), format!("gpudoctor {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        r.stdout.trim(),
+        format!("gpudoctor {}", env!("CARGO_PKG_VERSION"))
+    );
     let long = run(gpudoctor().arg("--help"));
     assert!(long.stdout.contains("Examples:") && long.stdout.contains("Exit codes:"));
     let short = run(gpudoctor().arg("-h"));
@@ -164,7 +175,10 @@ fn only_and_skip_select_probes_and_codes() {
 fn from_replays_a_saved_report_without_probing() {
     let root = FakeRoot::healthy(1);
     root.remove("dev/nvidia-uvm");
-    let saved = run(root.cmd().args(["check", "--json"]).env("CUDA_LAUNCH_BLOCKING", "1"));
+    let saved = run(root
+        .cmd()
+        .args(["check", "--json"])
+        .env("CUDA_LAUNCH_BLOCKING", "1"));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("report.json");
     std::fs::write(&file, &saved.stdout).unwrap();
@@ -175,7 +189,11 @@ fn from_replays_a_saved_report_without_probing() {
     // A bare snapshot works too, and rules can be filtered on replay.
     let v: serde_json::Value = serde_json::from_str(&saved.stdout).unwrap();
     std::fs::write(&file, v["snapshot"].to_string()).unwrap();
-    let (code, replay) = json(gpudoctor().args(["check", "--skip", "GD006", "--from"]).arg(&file));
+    let (code, replay) = json(
+        gpudoctor()
+            .args(["check", "--skip", "GD006", "--from"])
+            .arg(&file),
+    );
     assert_eq!((code, codes(&replay)), (0, vec!["GD012".to_string()]));
 }
 
@@ -200,11 +218,18 @@ fn from_rejects_garbage_and_other_schema_versions() {
 fn secrets_never_reach_any_output() {
     let root = FakeRoot::healthy(1);
     for format in ["human", "json", "markdown"] {
-        let r = run(root.cmd().args(["check", "-v", "--format", format]).env("NCCL_SOCKET_TOKEN", "hunter2").env("NCCL_DEBUG", "INFO"));
+        let r = run(root
+            .cmd()
+            .args(["check", "-v", "--format", format])
+            .env("NCCL_SOCKET_TOKEN", "hunter2")
+            .env("NCCL_DEBUG", "INFO"));
         assert!(!r.stdout.contains("hunter2"), "{format}: {}", r.stdout);
         assert!(r.stdout.contains("NCCL_SOCKET_TOKEN"), "{format}");
         assert!(r.stdout.contains("<redacted>"), "{format}");
-        assert!(r.stdout.contains("INFO"), "{format}: non-secret values are shown");
+        assert!(
+            r.stdout.contains("INFO"),
+            "{format}: non-secret values are shown"
+        );
     }
 }
 
@@ -213,16 +238,21 @@ fn colour_follows_the_flags_and_environment() {
     let root = FakeRoot::healthy(1);
     let has_esc = |r: &Run| r.stdout.contains('\u{1b}');
     let mut c = root.cmd();
-    c.args(["check", "--color", "always"]).env("CUDA_LAUNCH_BLOCKING", "1");
+    c.args(["check", "--color", "always"])
+        .env("CUDA_LAUNCH_BLOCKING", "1");
     assert!(has_esc(&run(&mut c)), "--color always");
     let mut c = root.cmd();
     c.args(["check"]).env("CUDA_LAUNCH_BLOCKING", "1");
     assert!(!has_esc(&run(&mut c)), "auto + NO_COLOR + pipe");
     let mut c = root.cmd();
-    c.args(["check"]).env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
+    c.args(["check"])
+        .env_remove("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1");
     assert!(has_esc(&run(&mut c)), "auto + CLICOLOR_FORCE");
     let mut c = root.cmd();
-    c.args(["check", "--color", "never"]).env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
+    c.args(["check", "--color", "never"])
+        .env_remove("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1");
     assert!(!has_esc(&run(&mut c)), "--color never wins");
     let mut c = root.cmd();
     c.args(["check"]).env_remove("NO_COLOR");
@@ -233,7 +263,10 @@ fn colour_follows_the_flags_and_environment() {
 fn closed_stdout_pipe_ends_quietly() {
     let root = FakeRoot::healthy(8);
     let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
-    for args in [vec!["check", "-v", "--format", "json"], vec!["completions", "zsh"]] {
+    for args in [
+        vec!["check", "-v", "--format", "json"],
+        vec!["completions", "zsh"],
+    ] {
         let mut child = std::process::Command::new(&bin)
             .arg("--root")
             .arg(root.path())
@@ -245,18 +278,34 @@ fn closed_stdout_pipe_ends_quietly() {
             .unwrap();
         drop(child.stdout.take()); // the reader went away, like `| head -1`
         let mut err = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         let status = child.wait().unwrap();
         assert!(err.is_empty(), "{args:?}: {err}");
-        assert!(status.code() == Some(0) || status.code() == Some(1), "{args:?}: {status:?}");
+        assert!(
+            status.code() == Some(0) || status.code() == Some(1),
+            "{args:?}: {status:?}"
+        );
     }
     // And through a real shell pipeline.
     let out = std::process::Command::new("bash")
         .arg("-c")
-        .arg(format!("'{}' --root '{}' check -v | head -c 10 >/dev/null; echo rc=${{PIPESTATUS[0]}}", bin.display(), root.path().display()))
+        .arg(format!(
+            "'{}' --root '{}' check -v | head -c 10 >/dev/null; echo rc=${{PIPESTATUS[0]}}",
+            bin.display(),
+            root.path().display()
+        ))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("rc=0"), "{text}");
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -280,81 +280,203 @@ struct EnvValue {
 }
 
 fn parse(stdout: &str) -> Report {
-    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("the JSON report no longer matches the contract: {e}\n{stdout}"))
+    serde_json::from_str(stdout)
+        .unwrap_or_else(|e| panic!("the JSON report no longer matches the contract: {e}\n{stdout}"))
 }
 
 #[test]
 fn every_field_of_a_rich_report_matches_the_contract() {
     let root = FakeRoot::healthy(2);
-    root.chmod("dev/nvidia1", 0o600).file("proc/driver/nvidia/gpus/0000:18:00.0/information", "Model: \t\t NVIDIA H100\nDevice Minor: \t 0\n");
-    root.gpu("0000:c1:00.0", Some("vfio-pci")).pci("0000:18:00.1", "22a3", "040300", Some("snd_hda_intel"));
-    let r = run(root.cmd().args(["check", "--json", "--user", ALICE]).env("CUDA_LAUNCH_BLOCKING", "1").env("NCCL_SOCKET_TOKEN", "x"));
+    root.chmod("dev/nvidia1", 0o600).file(
+        "proc/driver/nvidia/gpus/0000:18:00.0/information",
+        "Model: \t\t NVIDIA H100\nDevice Minor: \t 0\n",
+    );
+    root.gpu("0000:c1:00.0", Some("vfio-pci")).pci(
+        "0000:18:00.1",
+        "22a3",
+        "040300",
+        Some("snd_hda_intel"),
+    );
+    let r = run(root
+        .cmd()
+        .args(["check", "--json", "--user", ALICE])
+        .env("CUDA_LAUNCH_BLOCKING", "1")
+        .env("NCCL_SOCKET_TOKEN", "x"));
     let report = parse(&r.stdout);
-    assert_eq!(report.schema_version, EXPECTED_SCHEMA_VERSION, "schema_version changed: update this test's types too");
-    assert_eq!(report.schema_version, gpudoctor::report::SCHEMA_VERSION as u64);
+    assert_eq!(
+        report.schema_version, EXPECTED_SCHEMA_VERSION,
+        "schema_version changed: update this test's types too"
+    );
+    assert_eq!(
+        report.schema_version,
+        gpudoctor::report::SCHEMA_VERSION as u64
+    );
     assert_eq!(report.gpudoctor_version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(report.summary.errors as usize, report.findings.iter().filter(|f| f.severity == Severity::Error).count());
-    assert_eq!(report.summary.warnings as usize, report.findings.iter().filter(|f| f.severity == Severity::Warning).count());
+    assert_eq!(
+        report.summary.errors as usize,
+        report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
+    );
+    assert_eq!(
+        report.summary.warnings as usize,
+        report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count()
+    );
     assert_eq!(report.summary.infos, 0);
     assert_eq!(r.code, 1);
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
     assert_eq!(s.probes.len(), 6);
-    assert!(s.probes.values().all(|p| p.status == "ok" && p.detail.is_none() && p.elapsed_us < 5_000_000));
+    assert!(s
+        .probes
+        .values()
+        .all(|p| p.status == "ok" && p.detail.is_none() && p.elapsed_us < 5_000_000));
     let id = s.identity.as_ref().unwrap();
-    assert_eq!((id.uid, id.gid, id.user_name.as_deref(), id.is_process), (4242, 4242, Some("alice"), false));
+    assert_eq!(
+        (id.uid, id.gid, id.user_name.as_deref(), id.is_process),
+        (4242, 4242, Some("alice"), false)
+    );
     assert!(id.groups.contains(&4242) && !id.source.is_empty() && id.in_user_namespace.is_none());
 
     let p = s.platform.as_ref().unwrap();
     assert_eq!(p.os.value.as_ref().unwrap().id.as_deref(), Some("ubuntu"));
-    assert_eq!(p.os.value.as_ref().unwrap().version_id.as_deref(), Some("22.04"));
+    assert_eq!(
+        p.os.value.as_ref().unwrap().version_id.as_deref(),
+        Some("22.04")
+    );
+    assert_eq!(
+        p.os.value.as_ref().unwrap().pretty_name,
+        "Ubuntu 22.04.4 LTS"
+    );
     assert_eq!(p.kernel_release.value.as_deref(), Some("6.8.0-45-generic"));
     assert_eq!(p.arch.source, "/proc/sys/kernel/arch");
     assert!(p.container.kind.is_none() && p.container.hints.is_empty());
-    assert!(!p.wsl.detected && p.wsl.version.is_none() && p.wsl.hints.iter().all(|h| !h.kind.is_empty()));
+    assert!(
+        !p.wsl.detected
+            && p.wsl.version.is_none()
+            && p.wsl.hints.iter().all(|h| !h.kind.is_empty())
+    );
 
     let km = s.kernel_module.as_ref().unwrap();
     let v = km.version_file.value.as_ref().unwrap();
-    assert_eq!((v.version.as_str(), v.flavor.as_str(), v.arch.as_deref(), v.l4t), ("580.95.05", "open", Some("x86_64"), false));
+    assert_eq!(
+        (
+            v.version.as_str(),
+            v.flavor.as_str(),
+            v.arch.as_deref(),
+            v.l4t
+        ),
+        ("580.95.05", "open", Some("x86_64"), false)
+    );
     assert!(v.raw.starts_with("NVRM version:") && v.build_date.is_some() && v.compiler.is_some());
     let mods = km.modules.value.as_ref().unwrap();
-    assert!(mods.iter().any(|m| m.name == "nvidia_uvm" && m.size == Some(1000) && m.refcount == Some(0) && m.used_by.is_empty() && m.state.as_deref() == Some("Live")));
+    assert!(mods.iter().any(|m| m.name == "nvidia_uvm"
+        && m.size == Some(1000)
+        && m.refcount == Some(0)
+        && m.used_by.is_empty()
+        && m.state.as_deref() == Some("Live")));
     assert_eq!(km.sys_version.value.as_deref(), Some("580.95.05"));
     let gpus = km.gpus.value.as_ref().unwrap();
     assert_eq!(gpus.len(), 2);
-    assert!(gpus.iter().all(|g| g.model.is_some() && g.device_minor.is_some() && !g.source.is_empty() && !g.bus_id.is_empty()));
+    assert!(gpus.iter().all(|g| g.model.is_some()
+        && g.device_minor.is_some()
+        && !g.source.is_empty()
+        && !g.bus_id.is_empty()));
     assert!(gpus[1].uuid.is_some() && gpus[1].video_bios.is_some());
 
     let devices = s.pci.as_ref().unwrap().devices.value.as_ref().unwrap();
     assert_eq!(devices.len(), 4);
-    let audio = devices.iter().find(|d| d.address == "0000:18:00.1").unwrap();
-    assert_eq!((audio.role.as_str(), audio.class.as_str(), audio.device_id.as_str()), ("audio", "040300", "10de:22a3"));
-    assert!(devices.iter().all(|d| d.subsystem.as_deref() == Some("10de:1234") && !d.source.is_empty()));
-    assert!(devices.iter().any(|d| d.driver.as_deref() == Some("vfio-pci")));
+    let audio = devices
+        .iter()
+        .find(|d| d.address == "0000:18:00.1")
+        .unwrap();
+    assert_eq!(
+        (
+            audio.role.as_str(),
+            audio.class.as_str(),
+            audio.device_id.as_str()
+        ),
+        ("audio", "040300", "10de:22a3")
+    );
+    assert!(devices
+        .iter()
+        .all(|d| d.subsystem.as_deref() == Some("10de:1234") && !d.source.is_empty()));
+    assert!(devices
+        .iter()
+        .any(|d| d.driver.as_deref() == Some("vfio-pci")));
 
     let nodes = s.device_nodes.as_ref().unwrap();
     assert!(nodes.listing_error.is_none());
-    let n1 = nodes.nodes.iter().find(|n| n.path == "/dev/nvidia1").unwrap();
-    assert!(n1.present && n1.kind.as_deref() == Some("regular_file") && n1.mode.as_deref() == Some("0600"));
-    assert!(n1.uid.is_some() && n1.gid.is_some() && n1.owner.as_deref() == Some("root") && n1.group.as_deref() == Some("video"));
+    let n1 = nodes
+        .nodes
+        .iter()
+        .find(|n| n.path == "/dev/nvidia1")
+        .unwrap();
+    assert!(
+        n1.present
+            && n1.kind.as_deref() == Some("regular_file")
+            && n1.mode.as_deref() == Some("0600")
+    );
+    assert!(
+        n1.uid.is_some()
+            && n1.gid.is_some()
+            && n1.owner.as_deref() == Some("root")
+            && n1.group.as_deref() == Some("video")
+    );
     assert!(n1.major.is_none() && n1.minor.is_none() && n1.error.is_none());
     let a = n1.access.as_ref().unwrap();
     assert!(!a.read_write && a.method == "mode bits" && a.detail.contains("alice"));
 
     let env = s.environment.as_ref().unwrap();
-    let token = env.variables.iter().find(|v| v.name == "NCCL_SOCKET_TOKEN").unwrap();
-    assert!(token.redacted && token.value == "<redacted>" && token.category == "nccl" && !token.lossy);
+    let token = env
+        .variables
+        .iter()
+        .find(|v| v.name == "NCCL_SOCKET_TOKEN")
+        .unwrap();
+    assert!(
+        token.redacted && token.value == "<redacted>" && token.category == "nccl" && !token.lossy
+    );
 
-    let checks: Vec<_> = report.checks.iter().map(|c| (c.rule.as_str(), &c.status)).collect();
-    assert!(checks.contains(&("device_nodes", &CheckStatus::Failed)), "{checks:?}");
-    assert!(report.checks.iter().all(|c| !c.codes.is_empty() && !c.detail.is_empty()));
+    let checks: Vec<_> = report
+        .checks
+        .iter()
+        .map(|c| (c.rule.as_str(), &c.status))
+        .collect();
+    assert!(
+        checks.contains(&("device_nodes", &CheckStatus::Failed)),
+        "{checks:?}"
+    );
+    assert!(report
+        .checks
+        .iter()
+        .all(|c| !c.codes.is_empty() && !c.detail.is_empty()));
 
     let codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
-    assert_eq!(codes, ["GD008", "GD004", "GD012"], "worst first, then by code");
+    assert_eq!(
+        codes,
+        ["GD008", "GD004", "GD012"],
+        "worst first, then by code"
+    );
     for f in &report.findings {
-        assert!(!f.title.is_empty() && !f.detail.is_empty() && !f.evidence.is_empty() && !f.fix.is_empty(), "{}", f.code);
-        assert!(f.evidence.iter().all(|e| !e.value.is_empty() && !e.source.is_empty()));
+        assert!(
+            !f.title.is_empty()
+                && !f.detail.is_empty()
+                && !f.evidence.is_empty()
+                && !f.fix.is_empty(),
+            "{}",
+            f.code
+        );
+        assert!(f
+            .evidence
+            .iter()
+            .all(|e| !e.value.is_empty() && !e.source.is_empty()));
         assert!(f.evidence.iter().any(|e| e.fact.is_some()));
         assert!(f.fix.iter().all(|x| !x.text.is_empty()));
         assert!(f.fix.iter().any(|x| x.command.is_some()));
@@ -362,9 +484,25 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 }
 
 #[test]
+fn container_and_wsl_hints_name_their_source() {
+    let root = FakeRoot::new();
+    root.file(".dockerenv", "").file(
+        "proc/version",
+        "Linux version 5.15.153.1-microsoft-standard-WSL2\n",
+    );
+    let report = parse(&run(root.cmd().args(["check", "--json"])).stdout);
+    let p = report.snapshot.platform.unwrap();
+    assert_eq!(p.container.kind.as_deref(), Some("docker"));
+    assert_eq!(p.container.hints[0].source, "/.dockerenv");
+    assert_eq!((p.wsl.detected, p.wsl.version), (true, Some(2)));
+    assert_eq!(p.wsl.hints[0].source, "/proc/version");
+}
+
+#[test]
 fn missing_facts_carry_a_reason() {
     let root = FakeRoot::new();
-    root.remove("proc/modules").bytes("proc/driver/nvidia/version", b"\x00\x01garbage\xff");
+    root.remove("proc/modules")
+        .bytes("proc/driver/nvidia/version", b"\x00\x01garbage\xff");
     let r = run(root.cmd().args(["check", "--json"]));
     let report = parse(&r.stdout);
     let km = report.snapshot.kernel_module.as_ref().unwrap();

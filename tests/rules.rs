@@ -11,7 +11,12 @@ fn healthy_host_passes_with_exit_0() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(codes(&report), Vec::<String>::new());
     assert_eq!(report["summary"]["errors"], 0);
-    let failed: Vec<_> = report["checks"].as_array().unwrap().iter().filter(|c| c["status"] != "passed").collect();
+    let failed: Vec<_> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] != "passed")
+        .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
@@ -22,15 +27,28 @@ fn no_gpu_is_one_info_and_gpu_rules_stay_quiet() {
     assert_eq!(code, 0);
     assert_eq!(codes(&report), ["GD001"]);
     assert_eq!(findings(&report, "GD001")[0]["severity"], "info");
-    let na: Vec<_> = report["checks"].as_array().unwrap().iter().filter(|c| c["status"] == "not_applicable").map(|c| c["rule"].as_str().unwrap()).collect();
-    assert!(na.contains(&"kernel_module") && na.contains(&"uvm") && na.contains(&"device_nodes"), "{na:?}");
+    let na: Vec<_> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "not_applicable")
+        .map(|c| c["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        na.contains(&"kernel_module") && na.contains(&"uvm") && na.contains(&"device_nodes"),
+        "{na:?}"
+    );
 }
 
 #[test]
 fn no_gpu_in_container_says_how_to_pass_gpus() {
     let root = FakeRoot::new();
     root.file(".dockerenv", "");
-    let (_, report) = json(root.cmd().arg("check").env("NVIDIA_VISIBLE_DEVICES", "void"));
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_VISIBLE_DEVICES", "void"),
+    );
     let f = findings(&report, "GD001")[0];
     let fixes = fix_commands(f);
     assert!(fixes.contains("docker run --gpus all"), "{fixes}");
@@ -69,9 +87,20 @@ fn case_06_nouveau_owns_the_gpus() {
     let fixes = fix_commands(f);
     assert!(fixes.contains("blacklist nouveau"), "{fixes}");
     assert!(fixes.contains("options nouveau modeset=0"), "{fixes}");
-    assert!(fixes.contains("sudo dracut --force"), "CentOS uses dracut: {fixes}");
+    assert!(
+        fixes.contains("sudo dracut --force"),
+        "CentOS uses dracut: {fixes}"
+    );
     assert!(fixes.contains("rd.driver.blacklist=nouveau"), "{fixes}");
-    assert_eq!(f["evidence"].as_array().unwrap().iter().filter(|e| e["value"].as_str().unwrap().contains("bound to nouveau")).count(), 3);
+    assert_eq!(
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["value"].as_str().unwrap().contains("bound to nouveau"))
+            .count(),
+        3
+    );
 }
 
 #[test]
@@ -80,21 +109,29 @@ fn nouveau_loaded_but_gpu_unbound_still_points_at_nouveau() {
     root.modules(&["nouveau"]).gpu("0000:01:00.0", None);
     let (_, report) = json(root.cmd().arg("check"));
     assert!(codes(&report).contains(&"GD003".to_string()), "{report:#}");
-    assert!(fix_commands(findings(&report, "GD003")[0]).contains("update-initramfs -u"), "Ubuntu uses update-initramfs");
+    assert!(
+        fix_commands(findings(&report, "GD003")[0]).contains("update-initramfs -u"),
+        "Ubuntu uses update-initramfs"
+    );
 }
 
 #[test]
 fn nova_core_is_a_conflicting_driver_too() {
     let root = FakeRoot::new();
-    root.modules(&["nova_core"]).gpu("0000:01:00.0", Some("nova_core"));
+    root.modules(&["nova_core"])
+        .gpu("0000:01:00.0", Some("nova_core"));
     let (_, report) = json(root.cmd().arg("check"));
-    assert!(findings(&report, "GD003")[0]["title"].as_str().unwrap().contains("nova_core"));
+    assert!(findings(&report, "GD003")[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("nova_core"));
 }
 
 #[test]
 fn vfio_passthrough_is_a_warning() {
     let root = FakeRoot::new();
-    root.modules(&["vfio_pci"]).gpu("0000:01:00.0", Some("vfio-pci"));
+    root.modules(&["vfio_pci"])
+        .gpu("0000:01:00.0", Some("vfio-pci"));
     let (code, report) = json(root.cmd().arg("check"));
     assert_eq!(codes(&report), ["GD004"]);
     assert_eq!(findings(&report, "GD004")[0]["severity"], "warning");
@@ -121,7 +158,9 @@ fn gpu_left_unbound_by_a_loaded_nvidia_module() {
 #[test]
 fn case_07_nvidia_uvm_missing() {
     let root = FakeRoot::healthy(1);
-    root.modules(&["nvidia_modeset", "nvidia"]).remove("dev/nvidia-uvm").remove("dev/nvidia-uvm-tools");
+    root.modules(&["nvidia_modeset", "nvidia"])
+        .remove("dev/nvidia-uvm")
+        .remove("dev/nvidia-uvm-tools");
     let (code, report) = json(root.cmd().arg("check"));
     assert_eq!(code, 1);
     assert_eq!(codes(&report), ["GD006"]);
@@ -129,16 +168,23 @@ fn case_07_nvidia_uvm_missing() {
     assert_eq!(f["severity"], "error");
     let fixes = fix_commands(f);
     assert!(fixes.contains("sudo nvidia-modprobe -u -c=0"), "{fixes}");
-    assert!(fixes.contains("sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm"), "{fixes}");
+    assert!(
+        fixes.contains("sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm"),
+        "{fixes}"
+    );
 }
 
 #[test]
 fn uvm_node_missing_in_a_container_whose_host_has_the_module() {
     let root = FakeRoot::healthy(1);
-    root.remove("dev/nvidia-uvm").file("run/.containerenv", "engine=\"podman-4.9.3\"\n");
+    root.remove("dev/nvidia-uvm")
+        .file("run/.containerenv", "engine=\"podman-4.9.3\"\n");
     let (_, report) = json(root.cmd().arg("check"));
     let f = findings(&report, "GD006")[0];
-    assert!(f["title"].as_str().unwrap().contains("/dev/nvidia-uvm is missing"));
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .contains("/dev/nvidia-uvm is missing"));
     assert!(fix_commands(f).contains("nvidia-ctk cdi generate"));
 }
 
@@ -178,7 +224,12 @@ fn case_08_nodes_0660_video_and_user_not_in_video() {
     let f = findings(&report, "GD008")[0];
     assert_eq!(f["severity"], "error");
     let title = f["title"].as_str().unwrap();
-    assert!(title.contains("alice") && title.contains("/dev/nvidiactl") && title.contains("/dev/nvidia0"), "{title}");
+    assert!(
+        title.contains("alice")
+            && title.contains("/dev/nvidiactl")
+            && title.contains("/dev/nvidia0"),
+        "{title}"
+    );
     let fixes = fix_commands(f);
     assert!(fixes.contains("sudo usermod -aG video alice"), "{fixes}");
     assert!(fixes.contains("NVreg_DeviceFileMode=0666"), "{fixes}");
@@ -204,7 +255,11 @@ fn case_11_cuda_launch_blocking() {
     let f = findings(&report, "GD012")[0];
     assert_eq!(f["severity"], "warning");
     assert!(fix_commands(f).contains("unset CUDA_LAUNCH_BLOCKING"));
-    let (code, _) = json(root.cmd().args(["check", "--fail-on", "warning"]).env("CUDA_LAUNCH_BLOCKING", "1"));
+    let (code, _) = json(
+        root.cmd()
+            .args(["check", "--fail-on", "warning"])
+            .env("CUDA_LAUNCH_BLOCKING", "1"),
+    );
     assert_eq!(code, 1);
     let (_, report) = json(root.cmd().arg("check").env("CUDA_LAUNCH_BLOCKING", "0"));
     assert!(findings(&report, "GD012").is_empty());
@@ -216,12 +271,24 @@ fn debugger_and_injection_variables() {
     let (_, report) = json(
         root.cmd()
             .arg("check")
-            .env("CUDA_INJECTION64_PATH", "/opt/nsight/libToolsInjection64.so")
+            .env(
+                "CUDA_INJECTION64_PATH",
+                "/opt/nsight/libToolsInjection64.so",
+            )
             .env("CUDA_DEVICE_WAITS_ON_EXCEPTION", "1")
             .env("CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "0"),
     );
-    let titles: Vec<_> = findings(&report, "GD013").iter().map(|f| f["title"].as_str().unwrap().to_string()).collect();
-    assert_eq!(titles, ["CUDA_INJECTION64_PATH is set", "CUDA_DEVICE_WAITS_ON_EXCEPTION is set"]);
+    let titles: Vec<_> = findings(&report, "GD013")
+        .iter()
+        .map(|f| f["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "CUDA_INJECTION64_PATH is set",
+            "CUDA_DEVICE_WAITS_ON_EXCEPTION is set"
+        ]
+    );
 }
 
 /// case-12: `export CUDA_VISIBLE_DEVICES=2` on a single-GPU machine.
@@ -232,7 +299,10 @@ fn case_12_visible_devices_names_missing_gpu() {
     assert_eq!(code, 1);
     let f = findings(&report, "GD010")[0];
     assert_eq!(f["severity"], "error");
-    assert!(f["title"].as_str().unwrap().contains("GPU 2 does not exist"));
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .contains("GPU 2 does not exist"));
     let fixes = fix_commands(f);
     assert!(fixes.contains("unset CUDA_VISIBLE_DEVICES"));
     assert!(fixes.contains("export CUDA_VISIBLE_DEVICES=0"));
@@ -245,7 +315,11 @@ fn visible_devices_partly_beyond_the_gpus_is_a_warning() {
     assert_eq!(code, 0);
     let f = findings(&report, "GD010")[0];
     assert_eq!(f["severity"], "warning");
-    assert!(f["title"].as_str().unwrap().contains("CUDA sees only 1"), "{}", f["title"]);
+    assert!(
+        f["title"].as_str().unwrap().contains("CUDA sees only 1"),
+        "{}",
+        f["title"]
+    );
 }
 
 #[test]
@@ -262,7 +336,13 @@ fn visible_devices_that_hide_everything() {
 #[test]
 fn malformed_visible_devices() {
     let root = FakeRoot::healthy(2);
-    let cases = [("0,0", "error"), ("GPU-8e1f6a2c,1", "warning"), ("0, 1", "warning"), ("gpu0", "error"), ("0,1-3", "warning")];
+    let cases = [
+        ("0,0", "error"),
+        ("GPU-8e1f6a2c,1", "warning"),
+        ("0, 1", "warning"),
+        ("gpu0", "error"),
+        ("0,1-3", "warning"),
+    ];
     for (value, severity) in cases {
         let (_, report) = json(root.cmd().arg("check").env("CUDA_VISIBLE_DEVICES", value));
         let f = findings(&report, "GD011");
@@ -286,21 +366,40 @@ fn visible_devices_counts_gpus_from_pci_when_nodes_are_absent() {
 #[test]
 fn alloc_conf_errors_and_warnings() {
     let root = FakeRoot::healthy(1);
-    let (code, report) = json(root.cmd().arg("check").env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments=True"));
+    let (code, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments=True"),
+    );
     assert_eq!(code, 1);
     let f = findings(&report, "GD014")[0];
     assert_eq!(f["severity"], "error");
     assert!(fix_commands(f).contains("expandable_segments:True"));
 
-    let (_, report) = json(root.cmd().arg("check").env("PYTORCH_ALLOC_CONF", "max_split_size:128"));
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("PYTORCH_ALLOC_CONF", "max_split_size:128"),
+    );
     assert!(fix_commands(findings(&report, "GD014")[0]).contains("did you mean max_split_size_mb?"));
 
-    let (code, report) = json(root.cmd().arg("check").env("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync,max_split_size_mb:128"));
+    let (code, report) = json(root.cmd().arg("check").env(
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "backend:cudaMallocAsync,max_split_size_mb:128",
+    ));
     assert_eq!(code, 0);
     assert_eq!(findings(&report, "GD015")[0]["severity"], "warning");
 
-    let (_, report) = json(root.cmd().arg("check").env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True").env("PYTORCH_ALLOC_CONF", "max_split_size_mb:256"));
-    assert!(findings(&report, "GD015")[0]["title"].as_str().unwrap().contains("both set"));
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+            .env("PYTORCH_ALLOC_CONF", "max_split_size_mb:256"),
+    );
+    assert!(findings(&report, "GD015")[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("both set"));
 
     let (code, report) = json(root.cmd().arg("check").env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,garbage_collection_threshold:0.6,roundup_power2_divisions:[256:1,512:2,>:8]"));
     assert_eq!(code, 0);
@@ -310,9 +409,12 @@ fn alloc_conf_errors_and_warnings() {
 #[test]
 fn wsl_does_not_need_the_linux_module_or_uvm() {
     let root = FakeRoot::new();
-    root.file("proc/version", "Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 12.2.0)\n")
-        .dir("usr/lib/wsl/lib")
-        .node("dxg", 0o666);
+    root.file(
+        "proc/version",
+        "Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 12.2.0)\n",
+    )
+    .dir("usr/lib/wsl/lib")
+    .node("dxg", 0o666);
     let (code, report) = json(root.cmd().arg("check"));
     assert_eq!(code, 0, "{report:#}");
     assert!(codes(&report).is_empty(), "{report:#}");
@@ -323,12 +425,22 @@ fn wsl_does_not_need_the_linux_module_or_uvm() {
 fn probe_that_outlives_the_budget_is_reported_and_the_rest_still_prints() {
     let root = FakeRoot::healthy(1);
     let start = std::time::Instant::now();
-    let (code, report) = json(root.cmd().args(["check", "--timeout", "0.5"]).env("GPUDOCTOR_FAULT_PROBE_DELAY", "pci:5000"));
-    assert!(start.elapsed() < std::time::Duration::from_secs(4), "must not wait for the stuck probe");
+    let (code, report) = json(
+        root.cmd()
+            .args(["check", "--timeout", "0.5"])
+            .env("GPUDOCTOR_FAULT_PROBE_DELAY", "pci:5000"),
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(4),
+        "must not wait for the stuck probe"
+    );
     assert_eq!(code, 0);
     assert_eq!(report["snapshot"]["probes"]["pci"]["status"], "timed_out");
     assert!(report["snapshot"]["pci"].is_null());
-    assert_eq!(report["snapshot"]["probes"]["kernel_module"]["status"], "ok");
+    assert_eq!(
+        report["snapshot"]["probes"]["kernel_module"]["status"],
+        "ok"
+    );
     let f = findings(&report, "GD016")[0];
     assert!(f["title"].as_str().unwrap().contains("pci"));
 }

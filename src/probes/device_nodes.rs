@@ -87,7 +87,10 @@ pub fn probe(fs: &HostFs, identity: Option<&Identity>, accounts: &Accounts) -> D
         Err(e) => listing_error = Some(e.to_string()),
     }
     if let Ok(caps) = fs.read_dir(Path::new("/dev/nvidia-caps")) {
-        paths.extend(caps.iter().map(|c| format!("/dev/nvidia-caps/{}", c.to_string_lossy())));
+        paths.extend(
+            caps.iter()
+                .map(|c| format!("/dev/nvidia-caps/{}", c.to_string_lossy())),
+        );
     }
     paths.sort_by_key(|p| node_sort_key(p));
     paths.dedup();
@@ -95,7 +98,10 @@ pub fn probe(fs: &HostFs, identity: Option<&Identity>, accounts: &Accounts) -> D
         .into_iter()
         .map(|p| inspect(fs, &p, identity, accounts))
         .collect();
-    DeviceNodes { nodes, listing_error }
+    DeviceNodes {
+        nodes,
+        listing_error,
+    }
 }
 
 /// Orders nvidiactl, nvidia0, nvidia1, …, nvidia10 numerically, then the rest by name.
@@ -110,7 +116,12 @@ fn node_sort_key(path: &str) -> (u8, u64, String) {
     (2, 0, name.to_string())
 }
 
-fn inspect(fs: &HostFs, path: &str, identity: Option<&Identity>, accounts: &Accounts) -> DeviceNode {
+fn inspect(
+    fs: &HostFs,
+    path: &str,
+    identity: Option<&Identity>,
+    accounts: &Accounts,
+) -> DeviceNode {
     let mut node = DeviceNode {
         path: path.to_string(),
         present: false,
@@ -167,7 +178,14 @@ fn judge_access(fs: &HostFs, path: &str, meta: &std::fs::Metadata, id: &Identity
     if id.is_process && fs.root().is_none() {
         if let Ok(c) = CString::new(Path::new(path).as_os_str().as_bytes()) {
             // SAFETY: faccessat only reads the NUL-terminated path.
-            let rc = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::R_OK | libc::W_OK, libc::AT_EACCESS) };
+            let rc = unsafe {
+                libc::faccessat(
+                    libc::AT_FDCWD,
+                    c.as_ptr(),
+                    libc::R_OK | libc::W_OK,
+                    libc::AT_EACCESS,
+                )
+            };
             let err = std::io::Error::last_os_error();
             return Access {
                 read_write: rc == 0,

@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn secrets_are_redacted_at_the_source() {
-        let env = Env::from_pairs([("NCCL_SOCKET_TOKEN", "hunter2"), ("CUDA_LAUNCH_BLOCKING", "1")]);
+        let env = Env::from_pairs([
+            ("NCCL_SOCKET_TOKEN", "hunter2"),
+            ("CUDA_LAUNCH_BLOCKING", "1"),
+        ]);
         let e = probe(&env);
         assert_eq!(e.value("NCCL_SOCKET_TOKEN"), Some(REDACTED));
         assert_eq!(e.value("CUDA_LAUNCH_BLOCKING"), Some("1"));

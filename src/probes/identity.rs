@@ -54,10 +54,17 @@ impl Accounts {
                     continue;
                 }
                 if let Ok(gid) = parts[2].parse::<u32>() {
-                    acc.groups.entry(gid).or_insert_with(|| parts[0].to_string());
+                    acc.groups
+                        .entry(gid)
+                        .or_insert_with(|| parts[0].to_string());
                     let members = parts
                         .get(3)
-                        .map(|m| m.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+                        .map(|m| {
+                            m.split(',')
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_string)
+                                .collect()
+                        })
                         .unwrap_or_default();
                     acc.members.insert(gid, members);
                 }
@@ -79,7 +86,11 @@ impl Accounts {
 #[error("--user {0}: no such user in /etc/passwd{1}")]
 pub struct UnknownUser(pub String, pub String);
 
-pub fn probe(fs: &HostFs, accounts: &Accounts, user: Option<&str>) -> Result<Identity, UnknownUser> {
+pub fn probe(
+    fs: &HostFs,
+    accounts: &Accounts,
+    user: Option<&str>,
+) -> Result<Identity, UnknownUser> {
     match user {
         Some(spec) => for_user(fs, accounts, spec),
         None => Ok(for_process(fs, accounts)),
@@ -109,7 +120,7 @@ fn for_user(fs: &HostFs, accounts: &Accounts, spec: &str) -> Result<Identity, Un
     let mut groups: Vec<u32> = accounts
         .members
         .iter()
-        .filter(|(_, m)| m.iter().any(|n| *n == name))
+        .filter(|(_, m)| m.contains(&name))
         .map(|(g, _)| *g)
         .collect();
     groups.push(gid);

@@ -108,13 +108,18 @@ pub fn probe(fs: &HostFs) -> KernelModule {
 
 fn version_file(fs: &HostFs) -> Fact<NvrmVersion> {
     match fs.read_text_limited(Path::new(VERSION_FILE), 64 * 1024) {
-        Ok(f) if f.binary => Fact::missing(VERSION_FILE, MissingReason::Malformed, "binary content"),
+        Ok(f) if f.binary => {
+            Fact::missing(VERSION_FILE, MissingReason::Malformed, "binary content")
+        }
         Ok(f) => match parse_nvrm_version(&f.text) {
             Some(v) => Fact::value(VERSION_FILE, v),
             None => Fact::missing(
                 VERSION_FILE,
                 MissingReason::Malformed,
-                format!("no 'NVRM version:' line with a version number (first line: {:?})", first_line(&f.text)),
+                format!(
+                    "no 'NVRM version:' line with a version number (first line: {:?})",
+                    first_line(&f.text)
+                ),
             ),
         },
         Err(e) => Fact::from_fs_error(&e),
@@ -122,12 +127,19 @@ fn version_file(fs: &HostFs) -> Fact<NvrmVersion> {
 }
 
 fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or("").chars().take(120).collect()
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(120)
+        .collect()
 }
 
 /// Parses `NVRM version: NVIDIA UNIX [Open ]Kernel Module [for ]ARCH  VERSION  …`.
 pub fn parse_nvrm_version(text: &str) -> Option<NvrmVersion> {
-    let line = text.lines().find(|l| l.trim_start().starts_with("NVRM version:"))?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("NVRM version:"))?;
     let after = line.split_once("Module")?.1;
     let tokens: Vec<&str> = after.split_whitespace().collect();
     let vpos = tokens.iter().position(|t| is_version_number(t))?;
@@ -137,7 +149,11 @@ pub fn parse_nvrm_version(text: &str) -> Option<NvrmVersion> {
         .rev()
         .find(|t| **t != "for")
         .map(|s| s.to_string())
-        .or_else(|| line.split_whitespace().find(|t| ["x86_64", "aarch64", "ppc64le"].contains(t)).map(str::to_string));
+        .or_else(|| {
+            line.split_whitespace()
+                .find(|t| ["x86_64", "aarch64", "ppc64le"].contains(t))
+                .map(str::to_string)
+        });
     let rest: Vec<&str> = tokens[vpos + 1..].to_vec();
     let build_date = rest
         .iter()
@@ -147,7 +163,11 @@ pub fn parse_nvrm_version(text: &str) -> Option<NvrmVersion> {
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("GCC version:"))
         .map(|s| s.trim().to_string());
-    let flavor = if line.contains("Open Kernel Module") { "open" } else { "proprietary" };
+    let flavor = if line.contains("Open Kernel Module") {
+        "open"
+    } else {
+        "proprietary"
+    };
     let major: u32 = version.split('.').next()?.parse().ok()?;
     Some(NvrmVersion {
         raw: line.trim().to_string(),
@@ -163,12 +183,17 @@ pub fn parse_nvrm_version(text: &str) -> Option<NvrmVersion> {
 
 fn is_version_number(t: &str) -> bool {
     let parts: Vec<&str> = t.split('.').collect();
-    (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn modules(fs: &HostFs) -> Fact<Vec<LoadedModule>> {
     match fs.read_text(Path::new(MODULES_FILE)) {
-        Ok(f) if f.binary => Fact::missing(MODULES_FILE, MissingReason::Malformed, "binary content"),
+        Ok(f) if f.binary => {
+            Fact::missing(MODULES_FILE, MissingReason::Malformed, "binary content")
+        }
         Ok(f) => Fact::value(MODULES_FILE, parse_proc_modules(&f.text)),
         Err(e) => Fact::from_fs_error(&e),
     }
@@ -179,7 +204,9 @@ pub fn parse_proc_modules(text: &str) -> Vec<LoadedModule> {
     let mut out = Vec::new();
     for line in text.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let Some(&name) = fields.first() else { continue };
+        let Some(&name) = fields.first() else {
+            continue;
+        };
         if !(MODULES_OF_INTEREST.contains(&name) || name.starts_with("nvidia")) {
             continue;
         }
@@ -210,7 +237,10 @@ fn sys_version(fs: &HostFs) -> Fact<String> {
             other => Fact::missing(
                 SYS_VERSION_FILE,
                 MissingReason::Malformed,
-                format!("not a version number: {:?}", other.chars().take(60).collect::<String>()),
+                format!(
+                    "not a version number: {:?}",
+                    other.chars().take(60).collect::<String>()
+                ),
             ),
         },
         Err(e) => Fact::from_fs_error(&e),
@@ -258,7 +288,10 @@ mod tests {
         assert_eq!(p.flavor, "proprietary");
         assert_eq!(p.arch.as_deref(), Some("x86_64"));
         assert_eq!(p.build_date.as_deref(), Some("Thu Apr 3 01:14:19 UTC 2025"));
-        assert_eq!(p.compiler.as_deref(), Some("gcc version 12.2.0 (Debian 12.2.0-14)"));
+        assert_eq!(
+            p.compiler.as_deref(),
+            Some("gcc version 12.2.0 (Debian 12.2.0-14)")
+        );
         let o = parse_nvrm_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U22-I3-H04-03-1)  Sat Sep 20 00:47:16 UTC 2025\n").unwrap();
         assert_eq!(o.version, "580.95.05");
         assert_eq!(o.flavor, "open");

@@ -19,7 +19,14 @@ use crate::fsys::HostFs;
 use crate::snapshot::{ProbeRun, ProbeStatus, Snapshot};
 
 /// Every probe, in report order.
-pub const PROBE_NAMES: &[&str] = &["identity", "platform", "kernel_module", "pci", "device_nodes", "environment"];
+pub const PROBE_NAMES: &[&str] = &[
+    "identity",
+    "platform",
+    "kernel_module",
+    "pci",
+    "device_nodes",
+    "environment",
+];
 
 pub struct ProbeOptions {
     pub root: Option<PathBuf>,
@@ -81,11 +88,17 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     {
         let fs = fs.clone();
         let env = env.clone();
-        spawn("platform", Box::new(move || Output::Platform(platform::probe(&fs, &env))));
+        spawn(
+            "platform",
+            Box::new(move || Output::Platform(platform::probe(&fs, &env))),
+        );
     }
     {
         let fs = fs.clone();
-        spawn("kernel_module", Box::new(move || Output::KernelModule(kernel_module::probe(&fs))));
+        spawn(
+            "kernel_module",
+            Box::new(move || Output::KernelModule(kernel_module::probe(&fs))),
+        );
     }
     {
         let fs = fs.clone();
@@ -97,12 +110,17 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         let ident = ident.clone();
         spawn(
             "device_nodes",
-            Box::new(move || Output::DeviceNodes(device_nodes::probe(&fs, (*ident).as_ref(), &accounts))),
+            Box::new(move || {
+                Output::DeviceNodes(device_nodes::probe(&fs, (*ident).as_ref(), &accounts))
+            }),
         );
     }
     {
         let env = env.clone();
-        spawn("environment", Box::new(move || Output::Environment(environment::probe(&env))));
+        spawn(
+            "environment",
+            Box::new(move || Output::Environment(environment::probe(&env))),
+        );
     }
     drop(tx);
 
@@ -136,7 +154,10 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             ProbeRun {
                 status: ProbeStatus::TimedOut,
                 elapsed_us: start.elapsed().as_micros() as u64,
-                detail: Some(format!("did not finish within the {:.1} s budget (--timeout)", opts.timeout.as_secs_f64())),
+                detail: Some(format!(
+                    "did not finish within the {:.1} s budget (--timeout)",
+                    opts.timeout.as_secs_f64()
+                )),
             },
         );
     }
@@ -159,7 +180,10 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
 fn fault_delay(env: &Env) -> Option<(String, Duration)> {
     let v = env.get_str(crate::envvars::GPUDOCTOR_FAULT_PROBE_DELAY)?;
     let (name, ms) = v.split_once(':')?;
-    Some((name.to_string(), Duration::from_millis(ms.trim().parse().ok()?)))
+    Some((
+        name.to_string(),
+        Duration::from_millis(ms.trim().parse().ok()?),
+    ))
 }
 
 fn ok_run(t: Instant) -> ProbeRun {

@@ -71,7 +71,11 @@ pub fn probe(fs: &HostFs) -> Pci {
     let dir = Path::new(PCI_DEVICES_DIR);
     let names = match fs.read_dir(dir) {
         Ok(n) => n,
-        Err(e) => return Pci { devices: Fact::from_fs_error(&e) },
+        Err(e) => {
+            return Pci {
+                devices: Fact::from_fs_error(&e),
+            }
+        }
     };
     let mut devices = Vec::new();
     for name in names {
@@ -94,7 +98,9 @@ pub fn probe(fs: &HostFs) -> Pci {
         };
         devices.push(PciDevice {
             address: name.to_string_lossy().into_owned(),
-            device_id: read_hex("device").map(|d| format!("10de:{d:04x}")).unwrap_or_else(|| "10de:????".into()),
+            device_id: read_hex("device")
+                .map(|d| format!("10de:{d:04x}"))
+                .unwrap_or_else(|| "10de:????".into()),
             class: format!("{class:06x}"),
             role: PciRole::from_class(class),
             driver,

@@ -47,7 +47,10 @@ pub struct Wsl {
 }
 
 pub fn probe(fs: &HostFs, env: &Env) -> Platform {
-    let proc_version = fs.read_text(Path::new("/proc/version")).ok().map(|f| f.text);
+    let proc_version = fs
+        .read_text(Path::new("/proc/version"))
+        .ok()
+        .map(|f| f.text);
     Platform {
         os: os_release(fs),
         kernel_release: kernel_release(fs),
@@ -62,12 +65,20 @@ fn os_release(fs: &HostFs) -> Fact<OsRelease> {
     for path in ["/etc/os-release", "/usr/lib/os-release"] {
         match fs.read_text(Path::new(path)) {
             Ok(f) if f.binary => {
-                return Fact::missing(path, MissingReason::Malformed, "binary content, not os-release text")
+                return Fact::missing(
+                    path,
+                    MissingReason::Malformed,
+                    "binary content, not os-release text",
+                )
             }
             Ok(f) => match parse_os_release(&f.text) {
                 Some(os) => return Fact::value(path, os),
                 None => {
-                    return Fact::missing(path, MissingReason::Malformed, "no NAME or PRETTY_NAME line")
+                    return Fact::missing(
+                        path,
+                        MissingReason::Malformed,
+                        "no NAME or PRETTY_NAME line",
+                    )
                 }
             },
             Err(e) => last = Some(e),
@@ -85,8 +96,14 @@ pub fn parse_os_release(text: &str) -> Option<OsRelease> {
     let mut pretty = None;
     let mut name = None;
     for line in text.lines() {
-        let Some((key, value)) = line.split_once('=') else { continue };
-        let value = value.trim().trim_matches('"').trim_matches('\'').to_string();
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value
+            .trim()
+            .trim_matches('"')
+            .trim_matches('\'')
+            .to_string();
         match key.trim() {
             "ID" => id = Some(value),
             "VERSION_ID" => version_id = Some(value),
@@ -126,7 +143,11 @@ fn arch(fs: &HostFs) -> Fact<String> {
     match fs.read_bytes(Path::new("/bin/sh"), 64) {
         Ok(bytes) => match elf_machine(&bytes) {
             Some(m) => Fact::value("/bin/sh (ELF header)", m.to_string()),
-            None => Fact::missing("/bin/sh", MissingReason::Malformed, "not an ELF file of a known architecture"),
+            None => Fact::missing(
+                "/bin/sh",
+                MissingReason::Malformed,
+                "not an ELF file of a known architecture",
+            ),
         },
         Err(e) => Fact::from_fs_error(&e),
     }
@@ -153,7 +174,13 @@ fn elf_machine(bytes: &[u8]) -> Option<&'static str> {
 
 fn read_one_line(fs: &HostFs, path: &str) -> Fact<String> {
     match fs.read_text(Path::new(path)) {
-        Ok(f) => match f.text.lines().next().map(str::trim).filter(|l| !l.is_empty() && !f.binary) {
+        Ok(f) => match f
+            .text
+            .lines()
+            .next()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !f.binary)
+        {
             Some(line) => Fact::value(path, line.to_string()),
             None => Fact::missing(path, MissingReason::Malformed, "empty or binary"),
         },
@@ -168,8 +195,12 @@ fn uname() -> Option<(String, String)> {
         if libc::uname(&mut u) != 0 {
             return None;
         }
-        let release = std::ffi::CStr::from_ptr(u.release.as_ptr()).to_string_lossy().into_owned();
-        let machine = std::ffi::CStr::from_ptr(u.machine.as_ptr()).to_string_lossy().into_owned();
+        let release = std::ffi::CStr::from_ptr(u.release.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        let machine = std::ffi::CStr::from_ptr(u.machine.as_ptr())
+            .to_string_lossy()
+            .into_owned();
         Some((release, machine))
     }
 }
@@ -185,10 +216,10 @@ fn container(fs: &HostFs, env: &Env) -> Container {
         note("docker", "docker".into(), "/.dockerenv".into(), &mut hints);
     }
     if let Ok(f) = fs.read_text_limited(Path::new("/run/.containerenv"), 64 * 1024) {
-        let engine = f
-            .text
-            .lines()
-            .find_map(|l| l.strip_prefix("engine=").map(|v| v.trim_matches('"').to_string()));
+        let engine = f.text.lines().find_map(|l| {
+            l.strip_prefix("engine=")
+                .map(|v| v.trim_matches('"').to_string())
+        });
         let what = match engine {
             Some(e) => format!("podman ({e})"),
             None => "podman".to_string(),
@@ -222,7 +253,12 @@ fn container(fs: &HostFs, env: &Env) -> Container {
             ("lxc", "lxc"),
         ] {
             if f.text.contains(needle) {
-                note(k, format!("cgroup path mentions {needle}"), "/proc/1/cgroup".into(), &mut hints);
+                note(
+                    k,
+                    format!("cgroup path mentions {needle}"),
+                    "/proc/1/cgroup".into(),
+                    &mut hints,
+                );
                 break;
             }
         }
@@ -238,7 +274,13 @@ fn wsl(fs: &HostFs, proc_version: Option<&str>) -> Wsl {
     let mut version = None;
     if let Some(text) = proc_version {
         if text.contains("microsoft") || text.contains("Microsoft") || text.contains("WSL") {
-            version = Some(if text.contains("WSL2") || text.contains("microsoft-standard") { 2 } else { 1 });
+            version = Some(
+                if text.contains("WSL2") || text.contains("microsoft-standard") {
+                    2
+                } else {
+                    1
+                },
+            );
             hints.push(Hint {
                 kind: "kernel built by Microsoft".into(),
                 source: "/proc/version".into(),
@@ -260,7 +302,11 @@ fn wsl(fs: &HostFs, proc_version: Option<&str>) -> Wsl {
     }
     Wsl {
         detected: !hints.is_empty(),
-        version: if hints.is_empty() { None } else { version.or(Some(2)) },
+        version: if hints.is_empty() {
+            None
+        } else {
+            version.or(Some(2))
+        },
         hints,
     }
 }

@@ -27,7 +27,13 @@ pub fn render(report: &Report, opts: &Options) -> String {
 
     for section in sections(report, opts.verbose) {
         let _ = writeln!(out, "\n{}", st.bold(section.title));
-        let width = section.lines.iter().map(|l| l.label.chars().count()).max().unwrap_or(0).min(28);
+        let width = section
+            .lines
+            .iter()
+            .map(|l| l.label.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(28);
         for line in &section.lines {
             let mark = match line.mark {
                 Mark::Ok => st.green("✓"),
@@ -37,7 +43,13 @@ pub fn render(report: &Report, opts: &Options) -> String {
                 Mark::Neutral => st.dim("·"),
             };
             let pad = width.saturating_sub(line.label.chars().count());
-            let _ = write!(out, "  {mark} {}{}  {}", line.label, " ".repeat(pad), line.value);
+            let _ = write!(
+                out,
+                "  {mark} {}{}  {}",
+                line.label,
+                " ".repeat(pad),
+                line.value
+            );
             if opts.verbose && !line.source.is_empty() {
                 let _ = write!(out, "  {}", st.dim(&format!("[{}]", line.source)));
             }
@@ -59,7 +71,13 @@ pub fn render(report: &Report, opts: &Options) -> String {
                 CheckStatus::NotApplicable => "not applicable: ".into(),
                 CheckStatus::Skipped => "skipped: ".into(),
             };
-            let _ = writeln!(out, "  {mark} {} ({}) {status}{}", c.rule, c.codes.join(", "), c.detail);
+            let _ = writeln!(
+                out,
+                "  {mark} {} ({}) {status}{}",
+                c.rule,
+                c.codes.join(", "),
+                c.detail
+            );
         }
     }
 
@@ -82,11 +100,20 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
     };
     let _ = writeln!(out, "{head}: {}", st.bold(&f.title));
     for e in &f.evidence {
-        let _ = writeln!(out, "  {} {}  {}", st.cyan("-->"), e.value, st.dim(&format!("[{}]", e.source)));
+        let _ = writeln!(
+            out,
+            "  {} {}  {}",
+            st.cyan("-->"),
+            e.value,
+            st.dim(&format!("[{}]", e.source))
+        );
     }
     if !f.detail.is_empty() {
         let indent = "         ";
-        for (i, line) in wrap(&f.detail, opts.width.saturating_sub(indent.len()).max(40)).iter().enumerate() {
+        for (i, line) in wrap(&f.detail, opts.width.saturating_sub(indent.len()).max(40))
+            .iter()
+            .enumerate()
+        {
             if i == 0 {
                 let _ = writeln!(out, "  {} {line}", st.cyan("= why:"));
             } else {
@@ -105,12 +132,23 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
 pub fn summary_line(report: &Report, st: &Style) -> String {
     let s = &report.summary;
     if report.findings.is_empty() {
-        let passed = report.checks.iter().filter(|c| c.status == CheckStatus::Passed).count();
-        let na = report.checks.iter().filter(|c| c.status == CheckStatus::NotApplicable).count();
-        return st.green(&format!("✓ no problems found ({passed} checks passed, {na} not applicable)"));
+        let passed = report
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Passed)
+            .count();
+        let na = report
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::NotApplicable)
+            .count();
+        return st.green(&format!(
+            "✓ no problems found ({passed} checks passed, {na} not applicable)"
+        ));
     }
     let mut parts = Vec::new();
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     if s.errors > 0 {
         parts.push(st.red(&plural(s.errors, "error", "errors")));
     }
@@ -121,7 +159,10 @@ pub fn summary_line(report: &Report, st: &Style) -> String {
         parts.push(plural(s.infos, "note", "notes"));
     }
     let first = &report.findings[0].code;
-    format!("{} — run `gpudoctor explain {first}` for details", parts.join(", "))
+    format!(
+        "{} — run `gpudoctor explain {first}` for details",
+        parts.join(", ")
+    )
 }
 
 /// Greedy word wrap; words longer than the width stay whole.

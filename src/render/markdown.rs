@@ -30,12 +30,23 @@ pub fn render(report: &Report, verbose: bool) -> String {
                 Severity::Warning => "⚠️",
                 Severity::Info => "ℹ️",
             };
-            let _ = writeln!(out, "#### {icon} {}[{}]: {}\n", f.severity.as_str(), f.code, f.title);
+            let _ = writeln!(
+                out,
+                "#### {icon} {}[{}]: {}\n",
+                f.severity.as_str(),
+                f.code,
+                f.title
+            );
             if !f.detail.is_empty() {
                 let _ = writeln!(out, "{}\n", f.detail);
             }
             for e in &f.evidence {
-                let _ = writeln!(out, "- `{}` (from `{}`)", e.value.replace('`', "'"), e.source);
+                let _ = writeln!(
+                    out,
+                    "- `{}` (from `{}`)",
+                    e.value.replace('`', "'"),
+                    e.source
+                );
             }
             if !f.evidence.is_empty() {
                 out.push('\n');
@@ -64,7 +75,13 @@ pub fn render(report: &Report, verbose: bool) -> String {
                 Mark::Info => "i",
                 Mark::Neutral => "·",
             };
-            let _ = writeln!(out, "| {mark} | {} | {} | `{}` |", cell(&l.label), cell(&l.value), cell(&l.source));
+            let _ = writeln!(
+                out,
+                "| {mark} | {} | {} | `{}` |",
+                cell(&l.label),
+                cell(&l.value),
+                cell(&l.source)
+            );
         }
         out.push('\n');
     }

@@ -17,8 +17,12 @@ impl Style {
     pub fn for_stdout() -> Style {
         // owo-colors' supports-color check honours NO_COLOR, CLICOLOR_FORCE, FORCE_COLOR
         // and whether stdout is a terminal; `set_override` (from --color) wins over it.
-        let probe = "x".if_supports_color(Stream::Stdout, |t| t.red()).to_string();
-        Style { enabled: probe != "x" }
+        let probe = "x"
+            .if_supports_color(Stream::Stdout, |t| t.red())
+            .to_string();
+        Style {
+            enabled: probe != "x",
+        }
     }
 
     pub fn plain() -> Style {

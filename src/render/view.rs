@@ -39,11 +39,22 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// Adds a line; its mark is the worst finding that cites one of `keys` as evidence.
-    fn line(&mut self, keys: &[String], default: Mark, label: impl Into<String>, value: impl Into<String>, source: impl Into<String>) {
+    fn line(
+        &mut self,
+        keys: &[String],
+        default: Mark,
+        label: impl Into<String>,
+        value: impl Into<String>,
+        source: impl Into<String>,
+    ) {
         let worst = self
             .findings
             .iter()
-            .filter(|f| f.evidence.iter().any(|e| e.fact.as_ref().is_some_and(|k| keys.contains(k))))
+            .filter(|f| {
+                f.evidence
+                    .iter()
+                    .any(|e| e.fact.as_ref().is_some_and(|k| keys.contains(k)))
+            })
             .map(|f| f.severity)
             .max();
         let mark = match worst {
@@ -80,8 +91,20 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
 
     if let Some(p) = &snap.platform {
         match p.os.get() {
-            Some(os) => b.line(&k("platform:os"), Mark::Neutral, "OS", os.pretty_name.clone(), p.os.source.clone()),
-            None => b.line(&k("platform:os"), Mark::Neutral, "OS", missing_text(&p.os), p.os.source.clone()),
+            Some(os) => b.line(
+                &k("platform:os"),
+                Mark::Neutral,
+                "OS",
+                os.pretty_name.clone(),
+                p.os.source.clone(),
+            ),
+            None => b.line(
+                &k("platform:os"),
+                Mark::Neutral,
+                "OS",
+                missing_text(&p.os),
+                p.os.source.clone(),
+            ),
         }
         let kernel = match (p.kernel_release.get(), p.arch.get()) {
             (Some(r), Some(a)) => format!("{r} ({a})"),
@@ -89,24 +112,73 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             (None, Some(a)) => format!("unknown release ({a})"),
             (None, None) => missing_text(&p.kernel_release),
         };
-        b.line(&k("platform:kernel"), Mark::Neutral, "Kernel", kernel, p.kernel_release.source.clone());
+        b.line(
+            &k("platform:kernel"),
+            Mark::Neutral,
+            "Kernel",
+            kernel,
+            p.kernel_release.source.clone(),
+        );
         match &p.container.kind {
             Some(kind) => {
-                let src = p.container.hints.iter().map(|h| h.source.as_str()).collect::<Vec<_>>().join(", ");
-                b.line(&k("platform:container"), Mark::Neutral, "Container", kind.clone(), src)
+                let src = p
+                    .container
+                    .hints
+                    .iter()
+                    .map(|h| h.source.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                b.line(
+                    &k("platform:container"),
+                    Mark::Neutral,
+                    "Container",
+                    kind.clone(),
+                    src,
+                )
             }
-            None if verbose => b.line(&k("platform:container"), Mark::Neutral, "Container", "none detected", "/.dockerenv, /run/.containerenv, /proc/1/cgroup, env"),
+            None if verbose => b.line(
+                &k("platform:container"),
+                Mark::Neutral,
+                "Container",
+                "none detected",
+                "/.dockerenv, /run/.containerenv, /proc/1/cgroup, env",
+            ),
             None => {}
         }
         if p.wsl.detected {
-            let src = p.wsl.hints.iter().map(|h| h.source.as_str()).collect::<Vec<_>>().join(", ");
-            b.line(&k("platform:wsl"), Mark::Neutral, "WSL", format!("WSL{}", p.wsl.version.unwrap_or(2)), src);
+            let src = p
+                .wsl
+                .hints
+                .iter()
+                .map(|h| h.source.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            b.line(
+                &k("platform:wsl"),
+                Mark::Neutral,
+                "WSL",
+                format!("WSL{}", p.wsl.version.unwrap_or(2)),
+                src,
+            );
         }
     }
     if let Some(id) = &snap.identity {
-        let name = id.user_name.clone().unwrap_or_else(|| format!("uid {}", id.uid));
-        let value = if verbose { format!("{name} (uid {}, groups {:?})", id.uid, id.groups) } else { format!("{name} (uid {})", id.uid) };
-        b.line(&k("identity"), Mark::Neutral, "User", value, id.source.clone());
+        let name = id
+            .user_name
+            .clone()
+            .unwrap_or_else(|| format!("uid {}", id.uid));
+        let value = if verbose {
+            format!("{name} (uid {}, groups {:?})", id.uid, id.groups)
+        } else {
+            format!("{name} (uid {})", id.uid)
+        };
+        b.line(
+            &k("identity"),
+            Mark::Neutral,
+            "User",
+            value,
+            id.source.clone(),
+        );
     }
     out.extend(b.take("Platform"));
 
@@ -119,29 +191,81 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
                 }
                 (Mark::Ok, s)
             }
-            (Some(true), None) => (Mark::Ok, format!("loaded{}", km.sys_version.get().map(|v| format!(", driver {v}")).unwrap_or_default())),
+            (Some(true), None) => (
+                Mark::Ok,
+                format!(
+                    "loaded{}",
+                    km.sys_version
+                        .get()
+                        .map(|v| format!(", driver {v}"))
+                        .unwrap_or_default()
+                ),
+            ),
             (Some(false), _) => (Mark::Neutral, "not loaded".to_string()),
             (None, _) => (Mark::Neutral, missing_text(&km.modules)),
         };
-        let src = if km.version_file.get().is_some() { km.version_file.source.clone() } else { km.modules.source.clone() };
-        b.line(&["module:nvidia".into(), "module:version".into()], nvidia.0, "nvidia", nvidia.1, src);
+        let src = if km.version_file.get().is_some() {
+            km.version_file.source.clone()
+        } else {
+            km.modules.source.clone()
+        };
+        b.line(
+            &["module:nvidia".into(), "module:version".into()],
+            nvidia.0,
+            "nvidia",
+            nvidia.1,
+            src,
+        );
         if verbose {
             if let Some(v) = km.version_file.get() {
                 if let Some(c) = &v.compiler {
-                    b.line(&k("module:compiler"), Mark::Neutral, "built with", c.clone(), km.version_file.source.clone());
+                    b.line(
+                        &k("module:compiler"),
+                        Mark::Neutral,
+                        "built with",
+                        c.clone(),
+                        km.version_file.source.clone(),
+                    );
                 }
             }
         }
         if let Some(mods) = km.modules.get() {
             let loaded = |n: &str| mods.iter().any(|m| m.name == n);
             if km.nvidia_loaded() == Some(true) {
-                let uvm = if loaded("nvidia_uvm") { (Mark::Ok, "loaded") } else { (Mark::Neutral, "not loaded") };
-                b.line(&k("module:nvidia_uvm"), uvm.0, "nvidia_uvm", uvm.1, km.modules.source.clone());
+                let uvm = if loaded("nvidia_uvm") {
+                    (Mark::Ok, "loaded")
+                } else {
+                    (Mark::Neutral, "not loaded")
+                };
+                b.line(
+                    &k("module:nvidia_uvm"),
+                    uvm.0,
+                    "nvidia_uvm",
+                    uvm.1,
+                    km.modules.source.clone(),
+                );
             }
-            for m in mods.iter().filter(|m| !["nvidia", "nvidia_uvm"].contains(&m.name.as_str())) {
-                let interesting = ["nouveau", "nova_core", "nvidiafb", "rivafb", "rivatv", "vfio_pci"].contains(&m.name.as_str());
+            for m in mods
+                .iter()
+                .filter(|m| !["nvidia", "nvidia_uvm"].contains(&m.name.as_str()))
+            {
+                let interesting = [
+                    "nouveau",
+                    "nova_core",
+                    "nvidiafb",
+                    "rivafb",
+                    "rivatv",
+                    "vfio_pci",
+                ]
+                .contains(&m.name.as_str());
                 if verbose || interesting {
-                    b.line(&k(&format!("module:{}", m.name)), Mark::Neutral, m.name.clone(), "loaded", km.modules.source.clone());
+                    b.line(
+                        &k(&format!("module:{}", m.name)),
+                        Mark::Neutral,
+                        m.name.clone(),
+                        "loaded",
+                        km.modules.source.clone(),
+                    );
                 }
             }
         }
@@ -150,7 +274,13 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
 
     let no_gpu = !snap.nvidia_hardware_seen() && !verbose;
     if no_gpu && (snap.pci.is_some() || snap.device_nodes.is_some()) {
-        b.line(&["pci".into(), "nodes".into()], Mark::Neutral, "GPUs", "no NVIDIA GPU found", "/sys/bus/pci/devices, /dev");
+        b.line(
+            &["pci".into(), "nodes".into()],
+            Mark::Neutral,
+            "GPUs",
+            "no NVIDIA GPU found",
+            "/sys/bus/pci/devices, /dev",
+        );
     }
     if let Some(pci) = snap.pci.as_ref().filter(|_| !no_gpu) {
         match pci.devices.get() {
@@ -165,11 +295,27 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
                         None => format!("NVIDIA {} [{}]", d.device_id, role_name(d.role)),
                     };
                     let driver = d.driver.clone().unwrap_or_else(|| "no driver".into());
-                    let default = if d.driver.as_deref() == Some("nvidia") { Mark::Ok } else { Mark::Neutral };
-                    b.line(&k(&format!("pci:{}", d.address)), default, d.address.clone(), format!("{name} → {driver}"), d.source.clone());
+                    let default = if d.driver.as_deref() == Some("nvidia") {
+                        Mark::Ok
+                    } else {
+                        Mark::Neutral
+                    };
+                    b.line(
+                        &k(&format!("pci:{}", d.address)),
+                        default,
+                        d.address.clone(),
+                        format!("{name} → {driver}"),
+                        d.source.clone(),
+                    );
                 }
             }
-            None => b.line(&k("pci"), Mark::Neutral, "PCI", missing_text(&pci.devices), pci.devices.source.clone()),
+            None => b.line(
+                &k("pci"),
+                Mark::Neutral,
+                "PCI",
+                missing_text(&pci.devices),
+                pci.devices.source.clone(),
+            ),
         }
     }
     if let Some(nodes) = snap.device_nodes.as_ref().filter(|_| !no_gpu) {
@@ -181,22 +327,61 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         let shown: Vec<_> = env
             .variables
             .iter()
-            .filter(|v| verbose || matches!(v.category, Category::Visibility | Category::Debug | Category::Allocator | Category::Nccl) || ["CUDA_HOME", "CUDA_PATH", "LD_PRELOAD"].contains(&v.name.as_str()))
+            .filter(|v| {
+                verbose
+                    || matches!(
+                        v.category,
+                        Category::Visibility
+                            | Category::Debug
+                            | Category::Allocator
+                            | Category::Nccl
+                    )
+                    || ["CUDA_HOME", "CUDA_PATH", "LD_PRELOAD"].contains(&v.name.as_str())
+            })
             .collect();
         for v in &shown {
-            let judged = matches!(v.category, Category::Visibility | Category::Debug | Category::Allocator);
-            b.line(&k(&format!("env:{}", v.name)), if judged { Mark::Ok } else { Mark::Neutral }, v.name.clone(), v.value.clone(), "environment");
+            let judged = matches!(
+                v.category,
+                Category::Visibility | Category::Debug | Category::Allocator
+            );
+            b.line(
+                &k(&format!("env:{}", v.name)),
+                if judged { Mark::Ok } else { Mark::Neutral },
+                v.name.clone(),
+                v.value.clone(),
+                "environment",
+            );
         }
         if shown.is_empty() {
-            b.line(&k("env"), Mark::Ok, "variables", "no CUDA-related variable set", "environment");
+            b.line(
+                &k("env"),
+                Mark::Ok,
+                "variables",
+                "no CUDA-related variable set",
+                "environment",
+            );
         }
     }
     out.extend(b.take("Environment"));
 
     for (name, run) in &snap.probes {
-        if run.status == ProbeStatus::TimedOut || run.status == ProbeStatus::Failed || (verbose && run.status == ProbeStatus::Skipped) {
-            let value = format!("{:?}: {}", run.status, run.detail.clone().unwrap_or_default()).to_lowercase();
-            b.line(&k(&format!("probe:{name}")), Mark::Neutral, name.clone(), value, "probe runner");
+        if run.status == ProbeStatus::TimedOut
+            || run.status == ProbeStatus::Failed
+            || (verbose && run.status == ProbeStatus::Skipped)
+        {
+            let value = format!(
+                "{:?}: {}",
+                run.status,
+                run.detail.clone().unwrap_or_default()
+            )
+            .to_lowercase();
+            b.line(
+                &k(&format!("probe:{name}")),
+                Mark::Neutral,
+                name.clone(),
+                value,
+                "probe runner",
+            );
         }
     }
     out.extend(b.take("Probes"));
@@ -218,8 +403,16 @@ fn node_summary(n: &DeviceNode) -> String {
     if !n.present {
         return n.error.clone().unwrap_or_else(|| "missing".into());
     }
-    let owner = n.owner.clone().or(n.uid.map(|u| u.to_string())).unwrap_or_default();
-    let group = n.group.clone().or(n.gid.map(|g| g.to_string())).unwrap_or_default();
+    let owner = n
+        .owner
+        .clone()
+        .or(n.uid.map(|u| u.to_string()))
+        .unwrap_or_default();
+    let group = n
+        .group
+        .clone()
+        .or(n.gid.map(|g| g.to_string()))
+        .unwrap_or_default();
     let access = match &n.access {
         Some(a) if a.read_write => "read+write",
         Some(_) => "NO read+write",
@@ -230,18 +423,28 @@ fn node_summary(n: &DeviceNode) -> String {
         Some(other) => format!(" [{}]", other.replace('_', " ")),
         None => String::new(),
     };
-    format!("{} {owner}:{group}, {access}{kind}", n.mode.as_deref().unwrap_or("?"))
+    format!(
+        "{} {owner}:{group}, {access}{kind}",
+        n.mode.as_deref().unwrap_or("?")
+    )
 }
 
 fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
-    let is_gpu = |n: &DeviceNode| crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"));
+    let is_gpu = |n: &DeviceNode| {
+        crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"))
+    };
     let gpu_nodes: Vec<&DeviceNode> = nodes.iter().filter(|n| is_gpu(n)).collect();
-    let uniform = gpu_nodes.len() > 2 && gpu_nodes.windows(2).all(|w| node_summary(w[0]) == node_summary(w[1]));
+    let uniform = gpu_nodes.len() > 2
+        && gpu_nodes
+            .windows(2)
+            .all(|w| node_summary(w[0]) == node_summary(w[1]));
     let mut gpu_done = false;
     for n in nodes {
         let ok = n.present && n.access.as_ref().is_none_or(|a| a.read_write);
         let default = if ok { Mark::Ok } else { Mark::Neutral };
-        let optional = n.path.starts_with("/dev/nvidia-caps/") || n.path == "/dev/nvidia-modeset" || n.path == "/dev/nvidia-uvm-tools";
+        let optional = n.path.starts_with("/dev/nvidia-caps/")
+            || n.path == "/dev/nvidia-modeset"
+            || n.path == "/dev/nvidia-uvm-tools";
         if optional && !verbose {
             continue;
         }
@@ -250,26 +453,54 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
                 continue;
             }
             gpu_done = true;
-            let keys: Vec<String> = gpu_nodes.iter().map(|g| format!("node:{}", g.path)).chain(["nodes".to_string()]).collect();
-            let label = format!("{}…{}", gpu_nodes[0].path, gpu_nodes[gpu_nodes.len() - 1].path.trim_start_matches("/dev/"));
-            b.line(&keys, default, label, format!("{} nodes, {}", gpu_nodes.len(), node_summary(n)), "/dev");
+            let keys: Vec<String> = gpu_nodes
+                .iter()
+                .map(|g| format!("node:{}", g.path))
+                .chain(["nodes".to_string()])
+                .collect();
+            let label = format!(
+                "{}…{}",
+                gpu_nodes[0].path,
+                gpu_nodes[gpu_nodes.len() - 1]
+                    .path
+                    .trim_start_matches("/dev/")
+            );
+            b.line(
+                &keys,
+                default,
+                label,
+                format!("{} nodes, {}", gpu_nodes.len(), node_summary(n)),
+                "/dev",
+            );
             continue;
         }
         let mut keys = vec![format!("node:{}", n.path)];
         if is_gpu(n) {
             keys.push("nodes".into());
         }
-        let source = n.access.as_ref().map(|a| format!("{} ({})", n.path, a.method)).unwrap_or_else(|| n.path.clone());
+        let source = n
+            .access
+            .as_ref()
+            .map(|a| format!("{} ({})", n.path, a.method))
+            .unwrap_or_else(|| n.path.clone());
         b.line(&keys, default, n.path.clone(), node_summary(n), source);
     }
     if gpu_nodes.is_empty() && nodes.iter().any(|n| n.present) {
-        b.line(&k("nodes"), Mark::Neutral, "/dev/nvidia[0-9]*", "none", "/dev");
+        b.line(
+            &k("nodes"),
+            Mark::Neutral,
+            "/dev/nvidia[0-9]*",
+            "none",
+            "/dev",
+        );
     }
 }
 
 fn missing_text<T>(fact: &crate::fact::Fact<T>) -> String {
     match fact.missing_info() {
-        Some(m) if m.reason == crate::fact::MissingReason::NotFound => format!("unknown ({} not found)", fact.source),
+        Some(m) if m.reason == crate::fact::MissingReason::NotFound => {
+            format!("unknown ({} not found)", fact.source)
+        }
         Some(m) => format!("unknown ({})", m.detail),
         None => String::new(),
     }

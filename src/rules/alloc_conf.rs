@@ -105,7 +105,8 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
     while i < tokens.len() {
         let key = tokens[i].clone();
         if key == "," {
-            conf.errors.push(err("empty entry (two commas in a row, or a leading comma)"));
+            conf.errors
+                .push(err("empty entry (two commas in a row, or a leading comma)"));
             i += 1;
             continue;
         }
@@ -138,7 +139,9 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
             continue;
         };
         if tokens.get(i + 1).map(String::as_str) != Some(":") {
-            conf.errors.push(err(format!("{key}: expected ':' and a value after the key")));
+            conf.errors.push(err(format!(
+                "{key}: expected ':' and a value after the key"
+            )));
             i += 1;
             skip_separator(&tokens, &mut i, &mut conf);
             continue;
@@ -150,7 +153,8 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
                 i += 1;
             }
             if i >= tokens.len() {
-                conf.errors.push(err(format!("{key}: '[' without a closing ']'")));
+                conf.errors
+                    .push(err(format!("{key}: '[' without a closing ']'")));
                 break;
             }
             i += 1;
@@ -172,12 +176,20 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
             conf.errors.push(e);
         }
         if conf.pairs.iter().any(|(k, _)| *k == key) {
-            conf.ignored.push(format!("{key} is given twice; the last value ({value}) wins"));
+            conf.ignored.push(format!(
+                "{key} is given twice; the last value ({value}) wins"
+            ));
         }
         conf.pairs.push((key, value));
         skip_separator(&tokens, &mut i, &mut conf);
     }
-    let get = |k: &str| conf.pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let get = |k: &str| {
+        conf.pairs
+            .iter()
+            .rev()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
     if get("backend").as_deref() == Some("cudaMallocAsync") {
         for k in NATIVE_ONLY {
             if get(k).is_some() {
@@ -185,8 +197,13 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
             }
         }
     }
-    if get("pinned_num_register_threads").is_some() && !get("pinned_use_cuda_host_register").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
-        conf.ignored.push("pinned_num_register_threads has no effect unless pinned_use_cuda_host_register:True".to_string());
+    if get("pinned_num_register_threads").is_some()
+        && !get("pinned_use_cuda_host_register").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        conf.ignored.push(
+            "pinned_num_register_threads has no effect unless pinned_use_cuda_host_register:True"
+                .to_string(),
+        );
     }
     conf
 }
@@ -241,12 +258,17 @@ fn check_value(key: &str, kind: Kind, v: &str) -> Result<(), AllocConfError> {
             Ok(n) if n.is_power_of_two() && n <= max => Ok(()),
             _ => Err(bad(&format!("must be a power of two no larger than {max}"))),
         },
-        Kind::Count => v.parse::<u64>().map(|_| ()).map_err(|_| bad("must be a whole number")),
+        Kind::Count => v
+            .parse::<u64>()
+            .map(|_| ())
+            .map_err(|_| bad("must be a whole number")),
         Kind::Backend => match v {
             "native" | "cudaMallocAsync" => Ok(()),
             _ => Err(AllocConfError {
                 message: format!("{key}:{v}: must be native or cudaMallocAsync"),
-                suggestion: v.eq_ignore_ascii_case("cudamallocasync").then(|| "backend:cudaMallocAsync".to_string()),
+                suggestion: v
+                    .eq_ignore_ascii_case("cudamallocasync")
+                    .then(|| "backend:cudaMallocAsync".to_string()),
             }),
         },
         Kind::Roundup => check_roundup(v).map_err(|m| bad(&m)),
@@ -255,16 +277,24 @@ fn check_value(key: &str, kind: Kind, v: &str) -> Result<(), AllocConfError> {
 
 /// `4` or `[256:1,512:2,>:8]`: divisions are powers of two (0 disables), bounds powers of two or `>`.
 fn check_roundup(v: &str) -> Result<(), String> {
-    let pow2_or_zero = |s: &str| s.parse::<u64>().ok().filter(|n| *n == 0 || n.is_power_of_two());
+    let pow2_or_zero = |s: &str| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|n| *n == 0 || n.is_power_of_two())
+    };
     if let Some(inner) = v.strip_prefix('[') {
         let inner = inner.strip_suffix(']').ok_or("missing ']'")?;
         if inner.is_empty() {
             return Err("empty list".into());
         }
         for item in inner.split(',') {
-            let (bound, div) = item.split_once(':').ok_or(format!("{item:?} must be SIZE:DIVISIONS"))?;
+            let (bound, div) = item
+                .split_once(':')
+                .ok_or(format!("{item:?} must be SIZE:DIVISIONS"))?;
             if bound != ">" && !bound.parse::<u64>().is_ok_and(|b| b.is_power_of_two()) {
-                return Err(format!("interval {bound:?} must be a power of two (MB) or '>'"));
+                return Err(format!(
+                    "interval {bound:?} must be a power of two (MB) or '>'"
+                ));
             }
             pow2_or_zero(div).ok_or(format!("divisions {div:?} must be a power of two or 0"))?;
         }
@@ -306,7 +336,10 @@ fn run(snap: &Snapshot) -> Outcome {
     let new = env.value("PYTORCH_ALLOC_CONF");
     let old = env.value("PYTORCH_CUDA_ALLOC_CONF");
     let mut out = Vec::new();
-    for (name, value) in [("PYTORCH_ALLOC_CONF", new), ("PYTORCH_CUDA_ALLOC_CONF", old)] {
+    for (name, value) in [
+        ("PYTORCH_ALLOC_CONF", new),
+        ("PYTORCH_CUDA_ALLOC_CONF", old),
+    ] {
         let Some(value) = value else { continue };
         let conf = parse_alloc_conf(value);
         let fact = format!("env:{name}");
@@ -318,7 +351,11 @@ fn run(snap: &Snapshot) -> Outcome {
             for e in &conf.errors {
                 f = f.evidence(&fact, e.message.clone(), "gpudoctor's parse");
             }
-            let fixed: Vec<String> = conf.errors.iter().filter_map(|e| e.suggestion.clone()).collect();
+            let fixed: Vec<String> = conf
+                .errors
+                .iter()
+                .filter_map(|e| e.suggestion.clone())
+                .collect();
             if !fixed.is_empty() {
                 f = f.fix_text(format!("Write it as: {}", fixed.join(", ")));
             }
@@ -374,19 +411,37 @@ mod tests {
     #[test]
     fn invalid_configurations() {
         let c = parse_alloc_conf("expandable_segments=True");
-        assert_eq!(c.errors[0].suggestion.as_deref(), Some("expandable_segments:True"));
+        assert_eq!(
+            c.errors[0].suggestion.as_deref(),
+            Some("expandable_segments:True")
+        );
         let c = parse_alloc_conf("max_split_size:128");
-        assert_eq!(c.errors[0].suggestion.as_deref(), Some("did you mean max_split_size_mb?"));
+        assert_eq!(
+            c.errors[0].suggestion.as_deref(),
+            Some("did you mean max_split_size_mb?")
+        );
         assert!(!parse_alloc_conf("max_split_size_mb:10").errors.is_empty());
-        assert!(!parse_alloc_conf("garbage_collection_threshold:1.5").errors.is_empty());
+        assert!(!parse_alloc_conf("garbage_collection_threshold:1.5")
+            .errors
+            .is_empty());
         assert!(!parse_alloc_conf("expandable_segments:1").errors.is_empty());
-        assert!(!parse_alloc_conf("roundup_power2_divisions:3").errors.is_empty());
-        assert!(!parse_alloc_conf("roundup_power2_divisions:[256:1,512:3]").errors.is_empty());
-        assert!(!parse_alloc_conf("roundup_power2_divisions:[256:1").errors.is_empty());
+        assert!(!parse_alloc_conf("roundup_power2_divisions:3")
+            .errors
+            .is_empty());
+        assert!(!parse_alloc_conf("roundup_power2_divisions:[256:1,512:3]")
+            .errors
+            .is_empty());
+        assert!(!parse_alloc_conf("roundup_power2_divisions:[256:1")
+            .errors
+            .is_empty());
         assert!(!parse_alloc_conf("backend:async").errors.is_empty());
-        assert!(!parse_alloc_conf("expandable_segments:True,").errors.is_empty());
+        assert!(!parse_alloc_conf("expandable_segments:True,")
+            .errors
+            .is_empty());
         assert!(!parse_alloc_conf("expandable_segments").errors.is_empty());
-        assert!(!parse_alloc_conf("pinned_num_register_threads:256").errors.is_empty());
+        assert!(!parse_alloc_conf("pinned_num_register_threads:256")
+            .errors
+            .is_empty());
     }
 
     #[test]

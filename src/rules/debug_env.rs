@@ -29,7 +29,11 @@ const DEBUG_VARS: &[(&str, bool, &str)] = &[
 
 fn is_truthy(v: &str) -> bool {
     let v = v.trim();
-    !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false") || v.eq_ignore_ascii_case("off") || v.eq_ignore_ascii_case("no"))
+    !(v.is_empty()
+        || v == "0"
+        || v.eq_ignore_ascii_case("false")
+        || v.eq_ignore_ascii_case("off")
+        || v.eq_ignore_ascii_case("no"))
 }
 
 fn run(snap: &Snapshot) -> Outcome {
@@ -53,9 +57,14 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         out.push(
             Finding::new("GD013", Severity::Warning, format!("{name} is set"))
-                .detail(format!("{name} {effect}. Leave it set only while debugging or profiling."))
+                .detail(format!(
+                    "{name} {effect}. Leave it set only while debugging or profiling."
+                ))
                 .evidence(format!("env:{name}"), format!("{name}={v}"), "environment")
-                .fix_cmd(format!("Unset {name} unless you are debugging or profiling"), format!("unset {name}")),
+                .fix_cmd(
+                    format!("Unset {name} unless you are debugging or profiling"),
+                    format!("unset {name}"),
+                ),
         );
     }
     Outcome::Checked(out)

@@ -31,7 +31,10 @@ fn run(snap: &Snapshot) -> Outcome {
         .filter(|n| n.present)
         .filter(|n| {
             let name = n.path.trim_start_matches("/dev/");
-            name == "nvidiactl" || name == "nvidia-uvm" || name == "dxg" || crate::probes::device_nodes::is_gpu_node_name(name)
+            name == "nvidiactl"
+                || name == "nvidia-uvm"
+                || name == "dxg"
+                || crate::probes::device_nodes::is_gpu_node_name(name)
         })
         .filter(|n| n.access.as_ref().is_some_and(|a| !a.read_write))
         .collect();
@@ -56,7 +59,11 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
     let expected: Vec<(String, u32)> = km
         .gpus
         .get()
-        .map(|g| g.iter().filter_map(|g| g.device_minor.map(|m| (g.bus_id.clone(), m))).collect())
+        .map(|g| {
+            g.iter()
+                .filter_map(|g| g.device_minor.map(|m| (g.bus_id.clone(), m)))
+                .collect()
+        })
         .unwrap_or_default();
     let in_container = snap.container_kind().is_some();
     let missing_minor: Vec<String> = if in_container {
@@ -71,7 +78,11 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
     if ctl && !gpu_nodes.is_empty() && missing_minor.is_empty() {
         return None;
     }
-    let severity = if ctl && !gpu_nodes.is_empty() { Severity::Warning } else { Severity::Error };
+    let severity = if ctl && !gpu_nodes.is_empty() {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
     let title = if !ctl && gpu_nodes.is_empty() {
         "nvidia is loaded but /dev/nvidiactl and /dev/nvidia[0-9]* are missing".to_string()
     } else if !ctl {
@@ -84,11 +95,26 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
     let mut f = Finding::new("GD007", severity, title)
         .detail("The driver is loaded, but CUDA and NVML reach GPUs only through /dev/nvidiactl and one /dev/nvidiaN per GPU. On a host, nvidia-modprobe (run by nvidia-smi, nvidia-persistenced or a udev rule) creates them; in a container the runtime must pass them in.")
         .context("nvidia loaded", MODULES_FILE);
-    f = if ctl { f.context("/dev/nvidiactl present", "/dev/nvidiactl") } else { f.evidence("node:/dev/nvidiactl", "/dev/nvidiactl missing", "/dev/nvidiactl") };
-    f = f
-        .evidence("nodes", format!("{} /dev/nvidia[0-9]* node(s)", gpu_nodes.len()), "/dev");
+    f = if ctl {
+        f.context("/dev/nvidiactl present", "/dev/nvidiactl")
+    } else {
+        f.evidence(
+            "node:/dev/nvidiactl",
+            "/dev/nvidiactl missing",
+            "/dev/nvidiactl",
+        )
+    };
+    f = f.evidence(
+        "nodes",
+        format!("{} /dev/nvidia[0-9]* node(s)", gpu_nodes.len()),
+        "/dev",
+    );
     for m in &missing_minor {
-        f = f.evidence("nodes", format!("missing {m}"), crate::probes::kernel_module::DRIVER_GPUS_DIR);
+        f = f.evidence(
+            "nodes",
+            format!("missing {m}"),
+            crate::probes::kernel_module::DRIVER_GPUS_DIR,
+        );
     }
     if in_container {
         f = f
@@ -97,7 +123,10 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
             .fix_text("Kubernetes: request nvidia.com/gpu in resources.limits; check the NVIDIA device plugin pod on the node");
     } else {
         let count = expected.len().max(1);
-        let cmd = (0..count).map(|i| format!("-c={i}")).collect::<Vec<_>>().join(" ");
+        let cmd = (0..count)
+            .map(|i| format!("-c={i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         f = f
             .fix_cmd("Create the control and per-GPU nodes", format!("sudo nvidia-modprobe {cmd}"))
             .fix_cmd("Or let nvidia-smi create them (it runs nvidia-modprobe)", "sudo nvidia-smi")
@@ -116,30 +145,59 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
     let mut f = Finding::new("GD008", Severity::Error, format!("{user} cannot read and write {}", names.join(", ")))
         .detail("CUDA and NVML open these nodes read+write. Without access, nvidia-smi says \"Failed to initialize NVML: Insufficient Permissions\" and CUDA finds no device. Distributions that create the nodes as 0660 root:video (openSUSE, some HPC images) need the user in that group; rootless containers drop supplementary groups unless told to keep them.");
     for n in denied {
-        let owner = n.owner.clone().or(n.uid.map(|u| u.to_string())).unwrap_or_default();
-        let group = n.group.clone().or(n.gid.map(|g| g.to_string())).unwrap_or_default();
-        let how = n.access.as_ref().map(|a| a.detail.clone()).unwrap_or_default();
+        let owner = n
+            .owner
+            .clone()
+            .or(n.uid.map(|u| u.to_string()))
+            .unwrap_or_default();
+        let group = n
+            .group
+            .clone()
+            .or(n.gid.map(|g| g.to_string()))
+            .unwrap_or_default();
+        let how = n
+            .access
+            .as_ref()
+            .map(|a| a.detail.clone())
+            .unwrap_or_default();
         f = f.evidence(
             format!("node:{}", n.path),
-            format!("{} mode {} {owner}:{group}; {how}", n.path, n.mode.as_deref().unwrap_or("?")),
+            format!(
+                "{} mode {} {owner}:{group}; {how}",
+                n.path,
+                n.mode.as_deref().unwrap_or("?")
+            ),
             n.path.clone(),
         );
     }
     if let Some(i) = ident {
-        f = f.evidence("identity", format!("uid {} groups {:?}", i.uid, i.groups), i.source.clone());
+        f = f.evidence(
+            "identity",
+            format!("uid {} groups {:?}", i.uid, i.groups),
+            i.source.clone(),
+        );
     }
     // The group that would grant access, when the group bits allow read+write.
     let grant_group = denied.iter().find_map(|n| {
         let mode = u32::from_str_radix(n.mode.as_deref()?, 8).ok()?;
         (mode & 0o060 == 0o060).then(|| n.group.clone().or(n.gid.map(|g| g.to_string())))?
     });
-    let rootless = ident.is_some_and(|i| i.in_user_namespace == Some(true)) || snap.container_kind() == Some("podman");
+    let rootless = ident.is_some_and(|i| i.in_user_namespace == Some(true))
+        || snap.container_kind() == Some("podman");
     if let Some(group) = &grant_group {
-        let who = ident.and_then(|i| i.user_name.clone()).unwrap_or_else(|| "$USER".into());
-        f = f.fix_cmd(format!("Add {who} to the {group} group, then log out and in again"), format!("sudo usermod -aG {group} {who}"));
+        let who = ident
+            .and_then(|i| i.user_name.clone())
+            .unwrap_or_else(|| "$USER".into());
+        f = f.fix_cmd(
+            format!("Add {who} to the {group} group, then log out and in again"),
+            format!("sudo usermod -aG {group} {who}"),
+        );
     }
     if rootless {
-        f = f.fix_cmd("Rootless podman: keep the caller's supplementary groups inside the container", "podman run --group-add keep-groups ...");
+        f = f.fix_cmd(
+            "Rootless podman: keep the caller's supplementary groups inside the container",
+            "podman run --group-add keep-groups ...",
+        );
     }
     f.fix_cmd(
         "Or make the driver create world-accessible nodes (less strict), then rebuild the initramfs and reboot",

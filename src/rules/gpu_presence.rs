@@ -13,7 +13,9 @@ pub const RULE: Rule = Rule {
 
 fn run(snap: &Snapshot) -> Outcome {
     if snap.pci.is_none() && snap.device_nodes.is_none() && snap.kernel_module.is_none() {
-        return Outcome::NotApplicable("the pci, device_nodes and kernel_module probes did not run".into());
+        return Outcome::NotApplicable(
+            "the pci, device_nodes and kernel_module probes did not run".into(),
+        );
     }
     if snap.nvidia_hardware_seen() {
         return Outcome::Checked(vec![]);
@@ -22,10 +24,24 @@ fn run(snap: &Snapshot) -> Outcome {
         .detail("No NVIDIA PCI display device, no /dev/nvidia[0-9]* node and no GPU registered by the driver was found, so CUDA has nothing to run on. GPU-dependent checks were skipped.");
     if let Some(pci) = &snap.pci {
         match pci.devices.get() {
-            Some(d) => f = f.evidence("pci", format!("{} NVIDIA display/3D functions", d.len()), pci.devices.source.clone()),
+            Some(d) => {
+                f = f.evidence(
+                    "pci",
+                    format!("{} NVIDIA display/3D functions", d.len()),
+                    pci.devices.source.clone(),
+                )
+            }
             None => {
-                let why = pci.devices.missing_info().map(|m| m.detail.clone()).unwrap_or_default();
-                f = f.evidence("pci", format!("could not list PCI devices: {why}"), pci.devices.source.clone())
+                let why = pci
+                    .devices
+                    .missing_info()
+                    .map(|m| m.detail.clone())
+                    .unwrap_or_default();
+                f = f.evidence(
+                    "pci",
+                    format!("could not list PCI devices: {why}"),
+                    pci.devices.source.clone(),
+                )
             }
         }
     }
@@ -36,7 +52,11 @@ fn run(snap: &Snapshot) -> Outcome {
         .env_value("NVIDIA_VISIBLE_DEVICES")
         .filter(|v| matches!(v.trim(), "void" | "none" | ""));
     if let Some(v) = hidden_by_runtime {
-        f = f.evidence("env:NVIDIA_VISIBLE_DEVICES", format!("NVIDIA_VISIBLE_DEVICES={v:?}"), "environment");
+        f = f.evidence(
+            "env:NVIDIA_VISIBLE_DEVICES",
+            format!("NVIDIA_VISIBLE_DEVICES={v:?}"),
+            "environment",
+        );
     }
     match snap.container_kind() {
         Some(kind) => {

@@ -14,14 +14,24 @@ pub const RULE: Rule = Rule {
 };
 
 /// Drivers whose claim on a GPU is reported by pci_binding (GD003/GD004) instead.
-pub const OTHER_OWNERS: &[&str] = &["nouveau", "nova_core", "nvidiafb", "rivafb", "vfio-pci", "pci-stub"];
+pub const OTHER_OWNERS: &[&str] = &[
+    "nouveau",
+    "nova_core",
+    "nvidiafb",
+    "rivafb",
+    "vfio-pci",
+    "pci-stub",
+];
 
 fn run(snap: &Snapshot) -> Outcome {
     if let Some(na) = requires_nvidia_hardware(snap) {
         return na;
     }
     if snap.is_wsl() {
-        return Outcome::NotApplicable("WSL reaches the GPU through /dev/dxg and the Windows driver, not a Linux module".into());
+        return Outcome::NotApplicable(
+            "WSL reaches the GPU through /dev/dxg and the Windows driver, not a Linux module"
+                .into(),
+        );
     }
     let Some(km) = &snap.kernel_module else {
         return Outcome::NotApplicable("kernel_module probe did not run".into());
@@ -39,7 +49,11 @@ fn run(snap: &Snapshot) -> Outcome {
         .map(|d| {
             d.iter()
                 .filter(|d| d.role == PciRole::Gpu)
-                .filter(|d| !d.driver.as_deref().is_some_and(|drv| OTHER_OWNERS.contains(&drv)))
+                .filter(|d| {
+                    !d.driver
+                        .as_deref()
+                        .is_some_and(|drv| OTHER_OWNERS.contains(&drv))
+                })
                 .map(|d| format!("{} ({})", d.address, d.device_id))
                 .collect()
         })
@@ -53,7 +67,14 @@ fn run(snap: &Snapshot) -> Outcome {
         .evidence("module:nvidia", "nvidia not in /proc/modules", MODULES_FILE)
         .evidence("module:version", format!("{VERSION_FILE} absent"), VERSION_FILE);
     if !unclaimed.is_empty() {
-        f = f.evidence("pci", format!("NVIDIA GPU(s) waiting for a driver: {}", unclaimed.join(", ")), crate::probes::pci::PCI_DEVICES_DIR);
+        f = f.evidence(
+            "pci",
+            format!(
+                "NVIDIA GPU(s) waiting for a driver: {}",
+                unclaimed.join(", ")
+            ),
+            crate::probes::pci::PCI_DEVICES_DIR,
+        );
     }
     if snap.container_kind().is_some() {
         f = f.fix_text("This is a container: the kernel module belongs to the host. Load or install the driver on the host, then restart the container");

@@ -2,11 +2,11 @@
 //! one table sorted by the first code each emits.
 
 mod alloc_conf;
-mod pci_binding;
 mod debug_env;
 mod device_nodes;
 mod gpu_presence;
 mod kernel_module;
+mod pci_binding;
 mod probe_health;
 mod uvm;
 mod visible_devices;
@@ -96,14 +96,27 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
                 detail: reason,
             }),
             Outcome::Checked(found) => {
-                let found: Vec<Finding> = found.into_iter().filter(|f| filter.wants(&f.code)).collect();
+                let found: Vec<Finding> = found
+                    .into_iter()
+                    .filter(|f| filter.wants(&f.code))
+                    .collect();
                 // Info findings are notes, not failures.
-                let failed = found.iter().any(|f| f.severity > crate::findings::Severity::Info);
-                let status = if failed { CheckStatus::Failed } else { CheckStatus::Passed };
+                let failed = found
+                    .iter()
+                    .any(|f| f.severity > crate::findings::Severity::Info);
+                let status = if failed {
+                    CheckStatus::Failed
+                } else {
+                    CheckStatus::Passed
+                };
                 let detail = if found.is_empty() {
                     rule.checks.to_string()
                 } else {
-                    found.iter().map(|f| format!("{}: {}", f.code, f.title)).collect::<Vec<_>>().join("; ")
+                    found
+                        .iter()
+                        .map(|f| format!("{}: {}", f.code, f.title))
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 };
                 checks.push(Check {
                     rule: rule.name.into(),
@@ -133,7 +146,10 @@ mod tests {
     fn every_rule_code_is_registered_and_every_code_has_a_rule() {
         let mut emitted: Vec<&str> = RULES.iter().flat_map(|r| r.codes.iter().copied()).collect();
         for code in &emitted {
-            assert!(CODES.iter().any(|c| c.code == *code), "{code} not in codes.rs");
+            assert!(
+                CODES.iter().any(|c| c.code == *code),
+                "{code} not in codes.rs"
+            );
         }
         emitted.sort();
         let before = emitted.len();
@@ -147,13 +163,23 @@ mod tests {
     #[test]
     fn rule_table_is_sorted_by_first_code() {
         for pair in RULES.windows(2) {
-            assert!(pair[0].codes[0] < pair[1].codes[0], "{} before {}", pair[0].name, pair[1].name);
+            assert!(
+                pair[0].codes[0] < pair[1].codes[0],
+                "{} before {}",
+                pair[0].name,
+                pair[1].name
+            );
         }
     }
 
     #[test]
     fn empty_snapshot_never_panics_and_finds_no_errors() {
         let (_, findings) = evaluate(&Snapshot::default(), &|_: &str| true);
-        assert!(findings.iter().all(|f| f.severity != crate::findings::Severity::Error), "{findings:?}");
+        assert!(
+            findings
+                .iter()
+                .all(|f| f.severity != crate::findings::Severity::Error),
+            "{findings:?}"
+        );
     }
 }

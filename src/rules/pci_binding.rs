@@ -27,7 +27,10 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(devices) = pci.devices.get() else {
         return Outcome::NotApplicable("PCI devices could not be listed".into());
     };
-    let gpus: Vec<&PciDevice> = devices.iter().filter(|d| d.role == crate::probes::pci::PciRole::Gpu).collect();
+    let gpus: Vec<&PciDevice> = devices
+        .iter()
+        .filter(|d| d.role == crate::probes::pci::PciRole::Gpu)
+        .collect();
     let km = snap.kernel_module.as_ref();
     let nvidia_loaded = km.and_then(|k| k.nvidia_loaded());
     let conflicting_loaded: Vec<String> = km
@@ -43,7 +46,11 @@ fn run(snap: &Snapshot) -> Outcome {
 
     let bound_elsewhere: Vec<&&PciDevice> = gpus
         .iter()
-        .filter(|g| g.driver.as_deref().is_some_and(|d| CONFLICTING.contains(&d)))
+        .filter(|g| {
+            g.driver
+                .as_deref()
+                .is_some_and(|d| CONFLICTING.contains(&d))
+        })
         .collect();
     // nouveau loaded without nvidia, and GPUs left unbound: nouveau probably took them and failed.
     let unbound_with_conflict = nvidia_loaded == Some(false) && !conflicting_loaded.is_empty();
@@ -56,7 +63,15 @@ fn run(snap: &Snapshot) -> Outcome {
         let mut f = Finding::new("GD003", Severity::Error, format!("GPU is bound to {owner} instead of nvidia"))
             .detail(format!("The in-kernel {owner} driver claimed the GPU before nvidia.ko could, so the NVIDIA driver's probe never ran (the kernel log says \"NVRM: The NVIDIA probe routine was not called\" and nvidia-smi \"couldn't communicate with the NVIDIA driver\"). CUDA cannot use a GPU that nvidia does not own."));
         for g in &bound_elsewhere {
-            f = f.evidence(format!("pci:{}", g.address), format!("{} bound to {}", g.device_id, g.driver.as_deref().unwrap_or("?")), format!("{}/driver", g.source));
+            f = f.evidence(
+                format!("pci:{}", g.address),
+                format!(
+                    "{} bound to {}",
+                    g.device_id,
+                    g.driver.as_deref().unwrap_or("?")
+                ),
+                format!("{}/driver", g.source),
+            );
         }
         for m in &conflicting_loaded {
             f = f.evidence(format!("module:{m}"), format!("{m} loaded"), MODULES_FILE);
@@ -79,12 +94,21 @@ fn run(snap: &Snapshot) -> Outcome {
             None => f.fix_text("Rebuild the initramfs (update-initramfs -u on Debian/Ubuntu, dracut --force on Fedora/RHEL/SUSE, mkinitcpio -P on Arch)"),
         };
         f = f
-            .fix_text(format!("On dracut systems also add rd.driver.blacklist={owner} to the kernel command line"))
-            .fix_cmd("Reboot, then confirm nvidia owns the GPU", "sudo reboot  # then: lspci -k -d 10de: | grep 'in use'");
+            .fix_text(format!(
+                "On dracut systems also add rd.driver.blacklist={owner} to the kernel command line"
+            ))
+            .fix_cmd(
+                "Reboot, then confirm nvidia owns the GPU",
+                "sudo reboot  # then: lspci -k -d 10de: | grep 'in use'",
+            );
         out.push(f);
     }
 
-    for g in gpus.iter().filter(|g| g.driver.as_deref().is_some_and(|d| PASSTHROUGH.contains(&d))) {
+    for g in gpus.iter().filter(|g| {
+        g.driver
+            .as_deref()
+            .is_some_and(|d| PASSTHROUGH.contains(&d))
+    }) {
         let drv = g.driver.as_deref().unwrap_or_default();
         out.push(
             Finding::new("GD004", Severity::Warning, format!("GPU {} is reserved for VM passthrough ({drv})", g.address))
@@ -113,10 +137,18 @@ fn run(snap: &Snapshot) -> Outcome {
 
 fn initramfs_command(os_id: &str) -> Option<(&'static str, &'static str)> {
     match os_id {
-        "debian" | "ubuntu" | "linuxmint" | "pop" => Some(("sudo update-initramfs -u", " (Debian/Ubuntu)")),
-        "fedora" | "rhel" | "centos" | "rocky" | "almalinux" | "opensuse-tumbleweed" | "opensuse-leap" | "sles" | "amzn" => {
-            Some(("sudo dracut --force", " (dracut)"))
+        "debian" | "ubuntu" | "linuxmint" | "pop" => {
+            Some(("sudo update-initramfs -u", " (Debian/Ubuntu)"))
         }
+        "fedora"
+        | "rhel"
+        | "centos"
+        | "rocky"
+        | "almalinux"
+        | "opensuse-tumbleweed"
+        | "opensuse-leap"
+        | "sles"
+        | "amzn" => Some(("sudo dracut --force", " (dracut)")),
         "arch" | "manjaro" | "endeavouros" => Some(("sudo mkinitcpio -P", " (Arch)")),
         _ => None,
     }

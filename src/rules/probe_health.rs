@@ -15,8 +15,14 @@ pub const RULE: Rule = Rule {
 
 fn unreadable<T>(fact: &Fact<T>) -> Option<String> {
     let m = fact.missing_info()?;
-    matches!(m.reason, MissingReason::PermissionDenied | MissingReason::Unreadable | MissingReason::Malformed | MissingReason::TimedOut)
-        .then(|| format!("{} ({})", m.detail, m.reason.as_str()))
+    matches!(
+        m.reason,
+        MissingReason::PermissionDenied
+            | MissingReason::Unreadable
+            | MissingReason::Malformed
+            | MissingReason::TimedOut
+    )
+    .then(|| format!("{} ({})", m.detail, m.reason.as_str()))
 }
 
 fn run(snap: &Snapshot) -> Outcome {

@@ -42,15 +42,26 @@ fn run(snap: &Snapshot) -> Outcome {
     f = match uvm_loaded {
         Some(false) => f.evidence("module:nvidia_uvm", "nvidia_uvm not loaded", MODULES_FILE),
         Some(true) => f.context("nvidia_uvm loaded", MODULES_FILE),
-        None => f.evidence("module:nvidia_uvm", "nvidia_uvm: unknown (/proc/modules unreadable)", MODULES_FILE),
+        None => f.evidence(
+            "module:nvidia_uvm",
+            "nvidia_uvm: unknown (/proc/modules unreadable)",
+            MODULES_FILE,
+        ),
     };
     f = f.evidence(
         "node:/dev/nvidia-uvm",
-        if node_present { "/dev/nvidia-uvm present" } else { "/dev/nvidia-uvm missing" },
+        if node_present {
+            "/dev/nvidia-uvm present"
+        } else {
+            "/dev/nvidia-uvm missing"
+        },
         "/dev/nvidia-uvm",
     );
     if nodes.is_present("/dev/nvidiactl") {
-        f = f.context("/dev/nvidiactl present (the driver itself is reachable)", "/dev/nvidiactl");
+        f = f.context(
+            "/dev/nvidiactl present (the driver itself is reachable)",
+            "/dev/nvidiactl",
+        );
     }
     if in_container && uvm_loaded == Some(true) {
         f = f
@@ -59,9 +70,15 @@ fn run(snap: &Snapshot) -> Outcome {
             .fix_cmd("With CDI (podman, containerd), regenerate the spec on the host after loading nvidia_uvm", "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml");
     } else {
         f = f
-            .fix_cmd("Load the module and create the device nodes", "sudo nvidia-modprobe -u -c=0")
+            .fix_cmd(
+                "Load the module and create the device nodes",
+                "sudo nvidia-modprobe -u -c=0",
+            )
             .fix_cmd("Or load it with modprobe", "sudo modprobe nvidia_uvm")
-            .fix_cmd("After a suspend/resume, reload it", "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm");
+            .fix_cmd(
+                "After a suspend/resume, reload it",
+                "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm",
+            );
         if in_container {
             f = f.fix_text("In a container: do this on the host, make sure the host has /dev/nvidia-uvm before the container starts, and pass it in (CDI spec or --device)");
         }

@@ -70,7 +70,10 @@ pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDe
                 let trimmed = raw.trim();
                 let digits: String = trimmed.chars().take_while(|c| c.is_ascii_digit()).collect();
                 if digits.is_empty() {
-                    if trimmed.starts_with('-') || trimmed.eq_ignore_ascii_case("NoDevFiles") || trimmed.is_empty() {
+                    if trimmed.starts_with('-')
+                        || trimmed.eq_ignore_ascii_case("NoDevFiles")
+                        || trimmed.is_empty()
+                    {
                         Some(Stop::Hidden(raw.to_string()))
                     } else {
                         Some(Stop::Invalid(raw.to_string()))
@@ -80,7 +83,11 @@ pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDe
                         out.sloppy.push(raw.to_string());
                     }
                     let index: u64 = digits.parse().unwrap_or(u64::MAX);
-                    if out.visible.iter().any(|v| v.parse::<u64>().ok() == Some(index)) {
+                    if out
+                        .visible
+                        .iter()
+                        .any(|v| v.parse::<u64>().ok() == Some(index))
+                    {
                         Some(Stop::Repeated(index.to_string()))
                     } else if gpu_count.is_some_and(|n| index >= n as u64) {
                         Some(Stop::OutOfRange(index))
@@ -113,7 +120,11 @@ fn run(snap: &Snapshot) -> Outcome {
     let parsed = parse_visible_devices(value, count.as_ref().map(|c| c.count));
     let shown = format!("CUDA_VISIBLE_DEVICES={value:?}");
     let count_evidence = |f: Finding| match &count {
-        Some(c) => f.evidence("gpus", format!("{} GPU(s) on this system", c.count), c.source.clone()),
+        Some(c) => f.evidence(
+            "gpus",
+            format!("{} GPU(s) on this system", c.count),
+            c.source.clone(),
+        ),
         None => f,
     };
     let none_left = parsed.visible.is_empty();
@@ -141,24 +152,46 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(FACT, shown.clone(), "environment");
             f = unset_fix(count_evidence(f));
             if entry.trim().eq_ignore_ascii_case("NoDevFiles") {
-                f = f.fix_cmd("Under Slurm, request GPUs for the job", "srun --gres=gpu:1 ...");
+                f = f.fix_cmd(
+                    "Under Slurm, request GPUs for the job",
+                    "srun --gres=gpu:1 ...",
+                );
             }
             out.push(f);
         }
         Some((pos, Stop::OutOfRange(index))) => {
             let n = count.as_ref().map(|c| c.count).unwrap_or(0);
-            let existing = if n == 0 { "none".to_string() } else { (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",") };
-            let severity = if none_left { Severity::Error } else { Severity::Warning };
-            let title = if none_left {
-                format!("CUDA_VISIBLE_DEVICES={value} but GPU {index} does not exist: no GPU visible")
+            let existing = if n == 0 {
+                "none".to_string()
             } else {
-                format!("CUDA_VISIBLE_DEVICES names GPU {index}, which does not exist: {visible_note}")
+                (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+            };
+            let severity = if none_left {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let title = if none_left {
+                format!(
+                    "CUDA_VISIBLE_DEVICES={value} but GPU {index} does not exist: no GPU visible"
+                )
+            } else {
+                format!(
+                    "CUDA_VISIBLE_DEVICES names GPU {index}, which does not exist: {visible_note}"
+                )
             };
             let f = Finding::new("GD010", severity, title)
                 .detail(format!("This system has {n} GPU(s) (indices {existing}). CUDA stops at the first index that does not exist (entry {} here) and ignores everything after it, so {visible_note}. PyTorch then says \"No CUDA GPUs are available\".", pos + 1))
                 .evidence(FACT, shown.clone(), "environment");
-            let valid = if n == 0 { "0".to_string() } else { existing.clone() };
-            out.push(unset_fix(count_evidence(f)).fix_cmd("Or name GPUs that exist", format!("export CUDA_VISIBLE_DEVICES={valid}")));
+            let valid = if n == 0 {
+                "0".to_string()
+            } else {
+                existing.clone()
+            };
+            out.push(unset_fix(count_evidence(f)).fix_cmd(
+                "Or name GPUs that exist",
+                format!("export CUDA_VISIBLE_DEVICES={valid}"),
+            ));
         }
         Some((pos, stop @ (Stop::Repeated(_) | Stop::Invalid(_) | Stop::Hidden(_)))) => {
             let (what, why) = match stop {
@@ -174,10 +207,21 @@ fn run(snap: &Snapshot) -> Outcome {
                 Stop::Hidden(e) => (format!("has {:?} after valid entries", e), "A negative or empty entry ends the list.".to_string()),
                 Stop::OutOfRange(i) => (format!("names GPU {i}"), String::new()),
             };
-            let severity = if none_left { Severity::Error } else { Severity::Warning };
-            let f = Finding::new("GD011", severity, format!("CUDA_VISIBLE_DEVICES {what}: {visible_note}"))
-                .detail(format!("{why} The list ends at entry {}, so {visible_note}.", pos + 1))
-                .evidence(FACT, shown.clone(), "environment");
+            let severity = if none_left {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let f = Finding::new(
+                "GD011",
+                severity,
+                format!("CUDA_VISIBLE_DEVICES {what}: {visible_note}"),
+            )
+            .detail(format!(
+                "{why} The list ends at entry {}, so {visible_note}.",
+                pos + 1
+            ))
+            .evidence(FACT, shown.clone(), "environment");
             let f = unset_fix(count_evidence(f))
                 .fix_text("Write a comma-separated list without spaces, e.g. CUDA_VISIBLE_DEVICES=0,1 or CUDA_VISIBLE_DEVICES=GPU-8e1f...,GPU-33a0...");
             out.push(f);
@@ -204,7 +248,10 @@ mod tests {
         let p = parse_visible_devices("0,1", Some(2));
         assert_eq!(p.visible, ["0", "1"]);
         assert!(p.stop.is_none());
-        assert_eq!(parse_visible_devices("2", Some(1)).stop, Some((0, Stop::OutOfRange(2))));
+        assert_eq!(
+            parse_visible_devices("2", Some(1)).stop,
+            Some((0, Stop::OutOfRange(2)))
+        );
         let p = parse_visible_devices("0,2,1", Some(2));
         assert_eq!(p.visible, ["0"]);
         assert_eq!(p.stop, Some((1, Stop::OutOfRange(2))));
@@ -220,6 +267,9 @@ mod tests {
         assert_eq!(p.visible, ["0", "1"]);
         assert_eq!(p.sloppy, [" 1"]);
         assert_eq!(parse_visible_devices("5", None).visible, ["5"]);
-        assert!(matches!(parse_visible_devices("gpu0", None).stop, Some((0, Stop::Invalid(_)))));
+        assert!(matches!(
+            parse_visible_devices("gpu0", None).stop,
+            Some((0, Stop::Invalid(_)))
+        ));
     }
 }

@@ -30,14 +30,20 @@ impl FakeRoot {
         );
         r.file("proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
         r.file("proc/sys/kernel/arch", "x86_64\n");
-        r.file("proc/version", "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) (gcc 12.3.0) #45-Ubuntu SMP\n");
+        r.file(
+            "proc/version",
+            "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) (gcc 12.3.0) #45-Ubuntu SMP\n",
+        );
         r.file("proc/modules", "ext4 1155072 1 - Live 0x0000000000000000\n");
         // Files the tests create are owned by the runner: name that uid "root" and its group "video".
         r.file(
             "etc/passwd",
             &format!("root:x:{uid}:{gid}:root:/root:/bin/sh\nalice:x:4242:4242::/home/alice:/bin/sh\nbob:x:4243:4243::/home/bob:/bin/sh\n"),
         );
-        r.file("etc/group", &format!("video:x:{gid}:bob\nalice:x:4242:\nbob:x:4243:\n"));
+        r.file(
+            "etc/group",
+            &format!("video:x:{gid}:bob\nalice:x:4242:\nbob:x:4243:\n"),
+        );
         r.dir("dev");
         r.dir("sys/bus/pci/devices");
         r
@@ -116,10 +122,16 @@ impl FakeRoot {
             .file(&format!("{real}/class"), &format!("0x{class}\n"))
             .file(&format!("{real}/subsystem_vendor"), "0x10de\n")
             .file(&format!("{real}/subsystem_device"), "0x1234\n")
-            .link(&format!("../../../devices/pci0000:00/{addr}"), &format!("sys/bus/pci/devices/{addr}"));
+            .link(
+                &format!("../../../devices/pci0000:00/{addr}"),
+                &format!("sys/bus/pci/devices/{addr}"),
+            );
         if let Some(drv) = driver {
             self.dir(&format!("sys/bus/pci/drivers/{drv}"));
-            self.link(&format!("../../../bus/pci/drivers/{drv}"), &format!("{real}/driver"));
+            self.link(
+                &format!("../../../bus/pci/drivers/{drv}"),
+                &format!("{real}/driver"),
+            );
         }
         self
     }
@@ -138,17 +150,23 @@ impl FakeRoot {
 
     /// A device node (a regular file standing in for the character device) with a mode.
     pub fn node(&self, name: &str, mode: u32) -> &Self {
-        self.file(&format!("dev/{name}"), "").chmod(&format!("dev/{name}"), mode)
+        self.file(&format!("dev/{name}"), "")
+            .chmod(&format!("dev/{name}"), mode)
     }
 
     /// A healthy host: driver 580.95.05 loaded, `n` H100s bound to nvidia, every node 0666.
     pub fn healthy(n: usize) -> FakeRoot {
         let r = FakeRoot::new();
-        r.modules(&["nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia"]).nvidia_version("580.95.05");
-        r.node("nvidiactl", 0o666).node("nvidia-uvm", 0o666).node("nvidia-uvm-tools", 0o666).node("nvidia-modeset", 0o666);
+        r.modules(&["nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia"])
+            .nvidia_version("580.95.05");
+        r.node("nvidiactl", 0o666)
+            .node("nvidia-uvm", 0o666)
+            .node("nvidia-uvm-tools", 0o666)
+            .node("nvidia-modeset", 0o666);
         for i in 0..n {
             let addr = format!("0000:{:02x}:00.0", 0x18 + i);
-            r.gpu(&addr, Some("nvidia")).driver_gpu(&addr, "NVIDIA H100 80GB HBM3", i as u32);
+            r.gpu(&addr, Some("nvidia"))
+                .driver_gpu(&addr, "NVIDIA H100 80GB HBM3", i as u32);
             r.node(&format!("nvidia{i}"), 0o666);
         }
         r
@@ -165,7 +183,10 @@ impl FakeRoot {
 /// The real binary with a clean, deterministic environment.
 pub fn gpudoctor() -> Command {
     let mut c = Command::cargo_bin("gpudoctor").expect("binary");
-    c.env_clear().env("PATH", "/usr/bin:/bin").env("NO_COLOR", "1").env("COLUMNS", "100");
+    c.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100");
     c
 }
 
@@ -187,7 +208,8 @@ pub fn run(cmd: &mut Command) -> Run {
 /// `check --json` parsed loosely, for tests that look at a few fields.
 pub fn json(cmd: &mut Command) -> (i32, serde_json::Value) {
     let r = run(cmd.arg("--json"));
-    let v = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.stdout, r.stderr));
+    let v = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.stdout, r.stderr));
     (r.code, v)
 }
 
@@ -216,7 +238,13 @@ pub fn fix_commands(finding: &serde_json::Value) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| format!("{} {}", f["text"].as_str().unwrap_or(""), f["command"].as_str().unwrap_or("")))
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["text"].as_str().unwrap_or(""),
+                f["command"].as_str().unwrap_or("")
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -224,5 +252,9 @@ pub fn fix_commands(finding: &serde_json::Value) -> String {
 /// Human output with the temporary root path replaced, for snapshots.
 pub fn human(root: &FakeRoot, cmd: &mut Command) -> (i32, String) {
     let r = run(cmd);
-    (r.code, r.stdout.replace(&root.path().display().to_string(), "[ROOT]"))
+    (
+        r.code,
+        r.stdout
+            .replace(&root.path().display().to_string(), "[ROOT]"),
+    )
 }

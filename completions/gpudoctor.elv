@@ -1,0 +1,107 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[gpudoctor] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'gpudoctor'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'gpudoctor'= {
+            cand --format 'Output format'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds; a probe still running then is reported as timed out'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --json 'Shorthand for --format json'
+            cand -v 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --verbose 'Also show passing checks, every fact''s source, and all registered variables'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand check 'Run every probe and rule and print the report (the default)'
+            cand explain 'Explain a finding code (GD012, gd012 or 12), or list every code'
+            cand completions 'Print the shell completion script for SHELL'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'gpudoctor;check'= {
+            cand --format 'Output format'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds; a probe still running then is reported as timed out'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --json 'Shorthand for --format json'
+            cand -v 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --verbose 'Also show passing checks, every fact''s source, and all registered variables'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'gpudoctor;explain'= {
+            cand --format 'Output format'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds; a probe still running then is reported as timed out'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --list 'List every code with its one-line title'
+            cand --json 'Shorthand for --format json'
+            cand -v 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --verbose 'Also show passing checks, every fact''s source, and all registered variables'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'gpudoctor;completions'= {
+            cand --format 'Output format'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds; a probe still running then is reported as timed out'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --json 'Shorthand for --format json'
+            cand -v 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --verbose 'Also show passing checks, every fact''s source, and all registered variables'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'gpudoctor;help'= {
+            cand check 'Run every probe and rule and print the report (the default)'
+            cand explain 'Explain a finding code (GD012, gd012 or 12), or list every code'
+            cand completions 'Print the shell completion script for SHELL'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'gpudoctor;help;check'= {
+        }
+        &'gpudoctor;help;explain'= {
+        }
+        &'gpudoctor;help;completions'= {
+        }
+        &'gpudoctor;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

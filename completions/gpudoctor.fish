@@ -1,0 +1,108 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_gpudoctor_global_optspecs
+    string join \n format= json color= root= timeout= fail-on= v/verbose only= skip= from= user= h/help V/version
+end
+
+function __fish_gpudoctor_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_gpudoctor_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_gpudoctor_using_subcommand
+    set -l cmd (__fish_gpudoctor_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s V -l version -d 'Print version'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "completions" -d 'Print the shell completion script for SHELL'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l list -d 'List every code with its one-line title'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
