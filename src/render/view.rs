@@ -163,14 +163,14 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         }
     }
     if let Some(id) = &snap.identity {
-        let name = id
-            .user_name
-            .clone()
-            .unwrap_or_else(|| format!("uid {}", id.uid));
+        let who = match &id.user_name {
+            Some(n) => format!("{n} (uid {}", id.uid),
+            None => format!("uid {} (no account name", id.uid),
+        };
         let value = if verbose {
-            format!("{name} (uid {}, groups {:?})", id.uid, id.groups)
+            format!("{who}, groups {:?})", id.groups)
         } else {
-            format!("{name} (uid {})", id.uid)
+            format!("{who})")
         };
         b.line(
             &k("identity"),
@@ -285,6 +285,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     if let Some(pci) = snap.pci.as_ref().filter(|_| !no_gpu) {
         match pci.devices.get() {
             Some(devs) => {
+                let first_line = b.lines.len();
                 let models = snap.kernel_module.as_ref().and_then(|k| k.gpus.get());
                 for d in devs.iter().filter(|d| verbose || d.role == PciRole::Gpu) {
                     let model = models
@@ -307,6 +308,9 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
                         format!("{name} → {driver}"),
                         d.source.clone(),
                     );
+                }
+                if !verbose {
+                    collapse_healthy_runs(&mut b.lines, first_line);
                 }
             }
             None => b.line(
@@ -386,6 +390,32 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     }
     out.extend(b.take("Probes"));
     out
+}
+
+/// Merges runs of three or more identical healthy lines (an 8-GPU node) into one,
+/// so a healthy machine's report fits the first screen.
+fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
+    let mut out: Vec<Line> = Vec::new();
+    let tail = lines.split_off(from);
+    let mut i = 0;
+    while i < tail.len() {
+        let mut j = i + 1;
+        while j < tail.len() && tail[j].value == tail[i].value && tail[j].mark == tail[i].mark {
+            j += 1;
+        }
+        if j - i >= 3 && tail[i].mark == Mark::Ok {
+            out.push(Line {
+                label: format!("{}…{}", tail[i].label, tail[j - 1].label),
+                value: format!("{}× {}", j - i, tail[i].value),
+                source: tail[i].source.clone(),
+                mark: Mark::Ok,
+            });
+        } else {
+            out.extend(tail[i..j].iter().cloned());
+        }
+        i = j;
+    }
+    lines.extend(out);
 }
 
 fn role_name(role: PciRole) -> &'static str {

@@ -141,10 +141,31 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
         .and_then(|i| i.user_name.clone())
         .or_else(|| ident.map(|i| format!("uid {}", i.uid)))
         .unwrap_or_else(|| "this user".into());
-    let names: Vec<&str> = denied.iter().map(|n| n.path.as_str()).collect();
-    let mut f = Finding::new("GD008", Severity::Error, format!("{user} cannot read and write {}", names.join(", ")))
-        .detail("CUDA and NVML open these nodes read+write. Without access, nvidia-smi says \"Failed to initialize NVML: Insufficient Permissions\" and CUDA finds no device. Distributions that create the nodes as 0660 root:video (openSUSE, some HPC images) need the user in that group; rootless containers drop supplementary groups unless told to keep them.");
-    for n in denied {
+    let gpu_denied: Vec<&&DeviceNode> = denied
+        .iter()
+        .filter(|n| {
+            crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"))
+        })
+        .collect();
+    let mut names: Vec<String> = denied
+        .iter()
+        .filter(|n| {
+            !crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"))
+        })
+        .map(|n| n.path.clone())
+        .collect();
+    match gpu_denied.len() {
+        0 => {}
+        1..=2 => names.extend(gpu_denied.iter().map(|n| n.path.clone())),
+        n => names.push(format!("{n} GPU nodes (/dev/nvidia[0-9]*)")),
+    }
+    let mut f = Finding::new(
+        "GD008",
+        Severity::Error,
+        format!("{user} cannot read and write {}", names.join(", ")),
+    )
+    .detail("CUDA and NVML open these nodes read+write. Without access, nvidia-smi says \"Failed to initialize NVML: Insufficient Permissions\" and CUDA finds no device. Distributions that create the nodes as 0660 root:video (openSUSE, some HPC images) need the user in that group; rootless containers drop supplementary groups unless told to keep them.");
+    let describe = |n: &DeviceNode| {
         let owner = n
             .owner
             .clone()
@@ -160,14 +181,41 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
             .as_ref()
             .map(|a| a.detail.clone())
             .unwrap_or_default();
+        format!(
+            "mode {} {owner}:{group}; {how}",
+            n.mode.as_deref().unwrap_or("?")
+        )
+    };
+    // GPU nodes that look alike are one line of evidence, not one per GPU.
+    let gpu_alike = gpu_denied.len() > 2
+        && gpu_denied
+            .windows(2)
+            .all(|w| describe(w[0]) == describe(w[1]));
+    for n in denied {
+        let is_gpu =
+            crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"));
+        if is_gpu && gpu_alike {
+            continue;
+        }
         f = f.evidence(
             format!("node:{}", n.path),
-            format!(
-                "{} mode {} {owner}:{group}; {how}",
-                n.path,
-                n.mode.as_deref().unwrap_or("?")
-            ),
+            format!("{} {}", n.path, describe(n)),
             n.path.clone(),
+        );
+    }
+    if gpu_alike {
+        let first = &gpu_denied[0].path;
+        let last = gpu_denied[gpu_denied.len() - 1]
+            .path
+            .trim_start_matches("/dev/");
+        f = f.evidence(
+            "nodes",
+            format!(
+                "{first}…{last} ({} nodes) {}",
+                gpu_denied.len(),
+                describe(gpu_denied[0])
+            ),
+            "/dev",
         );
     }
     if let Some(i) = ident {
