@@ -49,6 +49,28 @@ pub struct Access {
     pub detail: String,
 }
 
+impl DeviceNode {
+    /// `owner:group`, by name where the account databases know it, else by number.
+    pub fn owner_group(&self) -> String {
+        let owner = self
+            .owner
+            .clone()
+            .or(self.uid.map(|u| u.to_string()))
+            .unwrap_or_default();
+        let group = self
+            .group
+            .clone()
+            .or(self.gid.map(|g| g.to_string()))
+            .unwrap_or_default();
+        format!("{owner}:{group}")
+    }
+
+    /// `/dev/nvidiaN`: the node of one GPU.
+    pub fn is_gpu_node(&self) -> bool {
+        is_gpu_node_name(self.path.trim_start_matches("/dev/"))
+    }
+}
+
 impl DeviceNodes {
     pub fn node(&self, path: &str) -> Option<&DeviceNode> {
         self.nodes.iter().find(|n| n.path == path)
@@ -62,7 +84,7 @@ impl DeviceNodes {
     pub fn gpu_nodes(&self) -> Vec<&DeviceNode> {
         self.nodes
             .iter()
-            .filter(|n| n.present && is_gpu_node_name(n.path.trim_start_matches("/dev/")))
+            .filter(|n| n.present && n.is_gpu_node())
             .collect()
     }
 }

@@ -121,13 +121,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         );
         match &p.container.kind {
             Some(kind) => {
-                let src = p
-                    .container
-                    .hints
-                    .iter()
-                    .map(|h| h.source.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let src = hint_sources(&p.container.hints);
                 b.line(
                     &k("platform:container"),
                     Mark::Neutral,
@@ -146,13 +140,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             None => {}
         }
         if p.wsl.detected {
-            let src = p
-                .wsl
-                .hints
-                .iter()
-                .map(|h| h.source.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
+            let src = hint_sources(&p.wsl.hints);
             b.line(
                 &k("platform:wsl"),
                 Mark::Neutral,
@@ -418,6 +406,14 @@ fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
     lines.extend(out);
 }
 
+fn hint_sources(hints: &[crate::probes::platform::Hint]) -> String {
+    hints
+        .iter()
+        .map(|h| h.source.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn role_name(role: PciRole) -> &'static str {
     match role {
         PciRole::Gpu => "GPU",
@@ -433,16 +429,6 @@ fn node_summary(n: &DeviceNode) -> String {
     if !n.present {
         return n.error.clone().unwrap_or_else(|| "missing".into());
     }
-    let owner = n
-        .owner
-        .clone()
-        .or(n.uid.map(|u| u.to_string()))
-        .unwrap_or_default();
-    let group = n
-        .group
-        .clone()
-        .or(n.gid.map(|g| g.to_string()))
-        .unwrap_or_default();
     let access = match &n.access {
         Some(a) if a.read_write => "read+write",
         Some(_) => "NO read+write",
@@ -454,15 +440,14 @@ fn node_summary(n: &DeviceNode) -> String {
         None => String::new(),
     };
     format!(
-        "{} {owner}:{group}, {access}{kind}",
-        n.mode.as_deref().unwrap_or("?")
+        "{} {}, {access}{kind}",
+        n.mode.as_deref().unwrap_or("?"),
+        n.owner_group()
     )
 }
 
 fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
-    let is_gpu = |n: &DeviceNode| {
-        crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"))
-    };
+    let is_gpu = |n: &DeviceNode| n.is_gpu_node();
     let gpu_nodes: Vec<&DeviceNode> = nodes.iter().filter(|n| is_gpu(n)).collect();
     let uniform = gpu_nodes.len() > 2
         && gpu_nodes

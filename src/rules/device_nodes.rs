@@ -141,17 +141,10 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
         .and_then(|i| i.user_name.clone())
         .or_else(|| ident.map(|i| format!("uid {}", i.uid)))
         .unwrap_or_else(|| "this user".into());
-    let gpu_denied: Vec<&&DeviceNode> = denied
-        .iter()
-        .filter(|n| {
-            crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"))
-        })
-        .collect();
+    let gpu_denied: Vec<&&DeviceNode> = denied.iter().filter(|n| n.is_gpu_node()).collect();
     let mut names: Vec<String> = denied
         .iter()
-        .filter(|n| {
-            !crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"))
-        })
+        .filter(|n| !n.is_gpu_node())
         .map(|n| n.path.clone())
         .collect();
     match gpu_denied.len() {
@@ -166,24 +159,15 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
     )
     .detail("CUDA and NVML open these nodes read+write. Without access, nvidia-smi says \"Failed to initialize NVML: Insufficient Permissions\" and CUDA finds no device. Distributions that create the nodes as 0660 root:video (openSUSE, some HPC images) need the user in that group; rootless containers drop supplementary groups unless told to keep them.");
     let describe = |n: &DeviceNode| {
-        let owner = n
-            .owner
-            .clone()
-            .or(n.uid.map(|u| u.to_string()))
-            .unwrap_or_default();
-        let group = n
-            .group
-            .clone()
-            .or(n.gid.map(|g| g.to_string()))
-            .unwrap_or_default();
         let how = n
             .access
             .as_ref()
             .map(|a| a.detail.clone())
             .unwrap_or_default();
         format!(
-            "mode {} {owner}:{group}; {how}",
-            n.mode.as_deref().unwrap_or("?")
+            "mode {} {}; {how}",
+            n.mode.as_deref().unwrap_or("?"),
+            n.owner_group()
         )
     };
     // GPU nodes that look alike are one line of evidence, not one per GPU.
@@ -192,8 +176,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
             .windows(2)
             .all(|w| describe(w[0]) == describe(w[1]));
     for n in denied {
-        let is_gpu =
-            crate::probes::device_nodes::is_gpu_node_name(n.path.trim_start_matches("/dev/"));
+        let is_gpu = n.is_gpu_node();
         if is_gpu && gpu_alike {
             continue;
         }
