@@ -232,12 +232,16 @@ fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
     };
     let (only_probes, only_codes) = classify(&g.only)?;
     let (skip_probes, skip_codes) = classify(&g.skip)?;
-    let probes = PROBE_NAMES
+    let mut probes: Vec<&'static str> = PROBE_NAMES
         .iter()
         .copied()
         .filter(|p| only_probes.is_empty() || only_probes.contains(p))
         .filter(|p| !skip_probes.contains(p))
         .collect();
+    // Device-node access is judged for a user: the device_nodes probe needs identity.
+    if probes.contains(&"device_nodes") && !probes.contains(&"identity") {
+        probes.insert(0, "identity");
+    }
     Ok(Selection {
         probes,
         only_codes,
@@ -246,16 +250,25 @@ fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
 }
 
 fn check(g: &GlobalOpts) -> Result<u8, CliError> {
-    if !(g.timeout.is_finite() && g.timeout > 0.0) {
+    if !(g.timeout.is_finite() && g.timeout > 0.0 && g.timeout <= MAX_TIMEOUT_SECS) {
         return Err(CliError::Usage(format!(
-            "--timeout must be a positive number of seconds, not {}",
+            "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {}",
             g.timeout
         )));
     }
     let sel = selection(g)?;
     let env = Env::from_process();
     let snapshot = match &g.from {
-        Some(path) => load_snapshot(path)?,
+        Some(path) => {
+            let probing =
+                g.root.is_some() || g.user.is_some() || sel.probes.len() != PROBE_NAMES.len();
+            if probing {
+                return Err(CliError::Usage(
+                    "--from replays a saved snapshot: --root, --user and probe names in --only/--skip do not apply (codes do)".into(),
+                ));
+            }
+            load_snapshot(path)?
+        }
         None => {
             if let Some(root) = &g.root {
                 if !root.is_dir() {
@@ -307,23 +320,32 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     Ok(u8::from(failed))
 }
 
+/// A day: longer budgets are typos, and they must not overflow a deadline.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// Largest report or snapshot accepted by --from.
 const FROM_LIMIT: u64 = 64 * 1024 * 1024;
 
 fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
-    let bytes = if path == Path::new("-") {
-        let mut buf = Vec::new();
+    // The user named this file: pipes and process substitutions are fine here.
+    let mut bytes = Vec::new();
+    let read = if path == Path::new("-") {
         io::Read::read_to_end(
-            &mut io::Read::take(io::stdin().lock(), FROM_LIMIT),
-            &mut buf,
+            &mut io::Read::take(io::stdin().lock(), FROM_LIMIT + 1),
+            &mut bytes,
         )
-        .map_err(|e| CliError::Usage(format!("--from -: reading stdin: {e}")))?;
-        buf
     } else {
-        crate::fsys::HostFs::new(None)
-            .read_bytes(path, FROM_LIMIT)
-            .map_err(|e| CliError::Usage(format!("--from {e}")))?
+        std::fs::File::open(path)
+            .and_then(|f| io::Read::read_to_end(&mut io::Read::take(f, FROM_LIMIT + 1), &mut bytes))
     };
+    read.map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))?;
+    if bytes.len() as u64 > FROM_LIMIT {
+        return Err(CliError::Usage(format!(
+            "--from {}: larger than {} MiB",
+            path.display(),
+            FROM_LIMIT >> 20
+        )));
+    }
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| CliError::Usage(format!("--from {}: not JSON: {e}", path.display())))?;
     let snapshot_value = match value.get("snapshot") {
@@ -338,7 +360,14 @@ fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
             }
             s.clone()
         }
-        None => value,
+        // A bare snapshot (the report's "snapshot" object) always records its probes.
+        None if value.get("probes").is_some_and(|p| p.is_object()) => value,
+        None => {
+            return Err(CliError::Usage(format!(
+                "--from {}: not a gpudoctor report (no \"snapshot\") or snapshot (no \"probes\")",
+                path.display()
+            )))
+        }
     };
     serde_json::from_value(snapshot_value).map_err(|e| {
         CliError::Usage(format!(

@@ -37,10 +37,9 @@ codes! {
 /// Accepts `GD012`, `gd012`, `12` and `012`.
 pub fn normalize(input: &str) -> Option<String> {
     let s = input.trim();
-    let digits = if s.len() > 2 && s[..2].eq_ignore_ascii_case("gd") {
-        &s[2..]
-    } else {
-        s
+    let digits = match s.get(..2) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("gd") => &s[2..],
+        _ => s,
     };
     if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -89,6 +88,8 @@ mod tests {
         assert_eq!(normalize("gd012").as_deref(), Some("GD012"));
         assert_eq!(normalize("12").as_deref(), Some("GD012"));
         assert_eq!(normalize("x12"), None);
+        assert_eq!(normalize("€1"), None);
+        assert_eq!(normalize("gö"), None);
         assert_eq!(normalize(""), None);
         assert!(lookup("999").is_none());
     }

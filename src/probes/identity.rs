@@ -28,7 +28,8 @@ pub struct Identity {
 pub struct Accounts {
     pub users: BTreeMap<u32, String>,
     pub groups: BTreeMap<u32, String>,
-    users_by_name: BTreeMap<String, (u32, u32)>,
+    /// name → (uid, gid, line number): the first line wins, as with getpwnam(3).
+    users_by_name: BTreeMap<String, (u32, u32, usize)>,
     members: BTreeMap<u32, Vec<String>>,
 }
 
@@ -36,14 +37,16 @@ impl Accounts {
     pub fn read(fs: &HostFs) -> Accounts {
         let mut acc = Accounts::default();
         if let Ok(f) = fs.read_text(Path::new("/etc/passwd")) {
-            for line in f.text.lines() {
+            for (line_no, line) in f.text.lines().enumerate() {
                 let parts: Vec<&str> = line.split(':').collect();
                 if parts.len() < 4 {
                     continue;
                 }
                 if let (Ok(uid), Ok(gid)) = (parts[2].parse::<u32>(), parts[3].parse::<u32>()) {
                     acc.users.entry(uid).or_insert_with(|| parts[0].to_string());
-                    acc.users_by_name.insert(parts[0].to_string(), (uid, gid));
+                    acc.users_by_name
+                        .entry(parts[0].to_string())
+                        .or_insert((uid, gid, line_no));
                 }
             }
         }
@@ -83,7 +86,9 @@ impl Accounts {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("--user {0}: no such user in /etc/passwd{1}")]
+#[error(
+    "--user {0}: no such user in /etc/passwd{1} (a numeric UID or UID:GID works without an entry)"
+)]
 pub struct UnknownUser(pub String, pub String);
 
 pub fn probe(
@@ -98,40 +103,62 @@ pub fn probe(
 }
 
 fn for_user(fs: &HostFs, accounts: &Accounts, spec: &str) -> Result<Identity, UnknownUser> {
-    let found = accounts
+    // `NAME`, `UID`, or `UID:GID` for an account without a passwd entry (arbitrary container uids).
+    let by_name = accounts
         .users_by_name
         .get(spec)
-        .map(|&(uid, gid)| (spec.to_string(), uid, gid))
-        .or_else(|| {
-            let uid: u32 = spec.parse().ok()?;
-            accounts
-                .users_by_name
-                .iter()
-                .find(|(_, (u, _))| *u == uid)
-                .map(|(name, (u, g))| (name.clone(), *u, *g))
-        });
-    let Some((name, uid, gid)) = found else {
+        .map(|&(uid, gid, _)| (Some(spec.to_string()), uid, gid, None));
+    let numeric = || -> Option<(Option<String>, u32, u32, Option<&'static str>)> {
+        let (uid, gid) = match spec.split_once(':') {
+            Some((u, g)) => (u.parse().ok()?, Some(g.parse().ok()?)),
+            None => (spec.parse().ok()?, None),
+        };
+        let first = accounts
+            .users_by_name
+            .iter()
+            .filter(|(_, (u, _, _))| *u == uid)
+            .min_by_key(|(_, (_, _, line))| *line);
+        Some(match (first, gid) {
+            (Some((name, (_, g, _))), None) => (Some(name.clone()), uid, *g, None),
+            (Some((name, _)), Some(g)) => (Some(name.clone()), uid, g, None),
+            (None, Some(g)) => (None, uid, g, Some("no passwd entry; gid given")),
+            (None, None) => (
+                None,
+                uid,
+                uid,
+                Some("no passwd entry; gid assumed equal to uid"),
+            ),
+        })
+    };
+    let Some((name, uid, gid, note)) = by_name.or_else(numeric) else {
         let where_ = fs
             .root()
             .map(|r| format!(" under {}", r.display()))
             .unwrap_or_default();
         return Err(UnknownUser(spec.to_string(), where_));
     };
-    let mut groups: Vec<u32> = accounts
-        .members
-        .iter()
-        .filter(|(_, m)| m.contains(&name))
-        .map(|(g, _)| *g)
-        .collect();
+    let mut groups: Vec<u32> = match &name {
+        Some(name) => accounts
+            .members
+            .iter()
+            .filter(|(_, m)| m.contains(name))
+            .map(|(g, _)| *g)
+            .collect(),
+        None => Vec::new(),
+    };
     groups.push(gid);
     groups.sort_unstable();
     groups.dedup();
+    let mut source = "--user, from /etc/passwd and /etc/group".to_string();
+    if let Some(note) = note {
+        source = format!("--user ({note})");
+    }
     Ok(Identity {
         uid,
         gid,
         groups,
-        user_name: Some(name),
-        source: "--user, from /etc/passwd and /etc/group".to_string(),
+        user_name: name,
+        source,
         is_process: false,
         in_user_namespace: None,
     })

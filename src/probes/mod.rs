@@ -155,8 +155,8 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 status: ProbeStatus::TimedOut,
                 elapsed_us: start.elapsed().as_micros() as u64,
                 detail: Some(format!(
-                    "did not finish within the {:.1} s budget (--timeout)",
-                    opts.timeout.as_secs_f64()
+                    "did not finish within the {:?} budget (--timeout)",
+                    opts.timeout
                 )),
             },
         );

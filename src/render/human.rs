@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::view::{sections, Mark};
-use super::Style;
+use super::{printable, Style};
 use crate::findings::{Finding, Severity};
 use crate::report::Report;
 use crate::rules::CheckStatus;
@@ -21,7 +21,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
     let snap = &report.snapshot;
     let mut header = format!("gpudoctor {}", report.gpudoctor_version);
     if let Some(root) = &snap.root {
-        let _ = write!(header, " — inspecting --root {root}");
+        let _ = write!(header, " — inspecting --root {}", printable(root));
     }
     let _ = writeln!(out, "{}", st.bold(&header));
 
@@ -76,7 +76,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
                 "  {mark} {} ({}) {status}{}",
                 c.rule,
                 c.codes.join(", "),
-                c.detail
+                printable(&c.detail)
             );
         }
     }
@@ -98,21 +98,24 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
         Severity::Warning => st.yellow(&head),
         Severity::Info => st.cyan(&head),
     };
-    let _ = writeln!(out, "{head}: {}", st.bold(&f.title));
+    let _ = writeln!(out, "{head}: {}", st.bold(&printable(&f.title)));
     for e in &f.evidence {
         let _ = writeln!(
             out,
             "  {} {}  {}",
             st.cyan("-->"),
-            e.value,
-            st.dim(&format!("[{}]", e.source))
+            printable(&e.value),
+            st.dim(&format!("[{}]", printable(&e.source)))
         );
     }
     if !f.detail.is_empty() {
         let indent = "         ";
-        for (i, line) in wrap(&f.detail, opts.width.saturating_sub(indent.len()).max(40))
-            .iter()
-            .enumerate()
+        for (i, line) in wrap(
+            &printable(&f.detail),
+            opts.width.saturating_sub(indent.len()).max(40),
+        )
+        .iter()
+        .enumerate()
         {
             if i == 0 {
                 let _ = writeln!(out, "  {} {line}", st.cyan("= why:"));
@@ -122,9 +125,13 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
         }
     }
     for fix in &f.fix {
-        let _ = writeln!(out, "  {} {}", st.green("= fix:"), fix.text);
+        let _ = writeln!(out, "  {} {}", st.green("= fix:"), printable(&fix.text));
         if let Some(cmd) = &fix.command {
-            let _ = writeln!(out, "         {}", st.bold(&format!("$ {cmd}")));
+            let _ = writeln!(
+                out,
+                "         {}",
+                st.bold(&format!("$ {}", printable(cmd)))
+            );
         }
     }
 }

@@ -4,12 +4,12 @@ use std::fmt::Write;
 
 use super::human::summary_line;
 use super::view::{sections, Mark};
-use super::Style;
+use super::{printable, Style};
 use crate::findings::Severity;
 use crate::report::Report;
 
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    printable(s).replace('|', "\\|")
 }
 
 pub fn render(report: &Report, verbose: bool) -> String {
@@ -18,7 +18,7 @@ pub fn render(report: &Report, verbose: bool) -> String {
     let _ = writeln!(out, "**{}**\n", summary_line(report, &Style::plain()));
     let mut meta = format!("gpudoctor {}", report.gpudoctor_version);
     if let Some(root) = &report.snapshot.root {
-        let _ = write!(meta, " · `--root {root}`");
+        let _ = write!(meta, " · `--root {}`", printable(root));
     }
     let _ = writeln!(out, "{meta}\n");
 
@@ -35,17 +35,17 @@ pub fn render(report: &Report, verbose: bool) -> String {
                 "#### {icon} {}[{}]: {}\n",
                 f.severity.as_str(),
                 f.code,
-                f.title
+                printable(&f.title)
             );
             if !f.detail.is_empty() {
-                let _ = writeln!(out, "{}\n", f.detail);
+                let _ = writeln!(out, "{}\n", printable(&f.detail));
             }
             for e in &f.evidence {
                 let _ = writeln!(
                     out,
                     "- `{}` (from `{}`)",
-                    e.value.replace('`', "'"),
-                    e.source
+                    printable(&e.value).replace('`', "'"),
+                    printable(&e.source).replace('`', "'")
                 );
             }
             if !f.evidence.is_empty() {
@@ -54,9 +54,9 @@ pub fn render(report: &Report, verbose: bool) -> String {
             if !f.fix.is_empty() {
                 let _ = writeln!(out, "**Fix**\n");
                 for (i, fix) in f.fix.iter().enumerate() {
-                    let _ = writeln!(out, "{}. {}", i + 1, fix.text);
+                    let _ = writeln!(out, "{}. {}", i + 1, printable(&fix.text));
                     if let Some(cmd) = &fix.command {
-                        let _ = writeln!(out, "   ```sh\n   {cmd}\n   ```");
+                        let _ = writeln!(out, "   ```sh\n   {}\n   ```", printable(cmd));
                     }
                 }
                 out.push('\n');

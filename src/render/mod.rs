@@ -5,7 +5,29 @@ pub mod json;
 pub mod markdown;
 pub mod view;
 
+use std::borrow::Cow;
+
 use owo_colors::{OwoColorize, Stream};
+
+/// Escapes control characters (escape sequences, newlines, bells) in text that came
+/// from the inspected system, so a hostile --root cannot rewrite the terminal.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
 
 /// Colour decisions in one place; `enabled` is false for `--color never` and pipes.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,7 @@
 //! The report's sections as plain lines (label, value, source, mark), built once
 //! from the Snapshot and findings so the human and Markdown renderers cannot drift.
 
+use super::printable;
 use crate::envvars::Category;
 use crate::findings::{Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
@@ -64,9 +65,9 @@ impl Builder<'_> {
             None => default,
         };
         self.lines.push(Line {
-            label: label.into(),
-            value: value.into(),
-            source: source.into(),
+            label: printable(&label.into()).into_owned(),
+            value: printable(&value.into()).into_owned(),
+            source: printable(&source.into()).into_owned(),
             mark,
         });
     }

@@ -27,7 +27,8 @@ enum Kind {
     PowerOfTwoAtMost(u64),
     Roundup,
     Backend,
-    Count,
+    /// A whole number above zero.
+    Positive,
 }
 
 /// Every key PyTorch accepts, with its value type.
@@ -41,8 +42,11 @@ const KEYS: &[(&str, Kind)] = &[
     ("backend", Kind::Backend),
     ("release_lock_on_cudamalloc", Kind::Bool),
     ("pinned_use_cuda_host_register", Kind::Bool),
+    // ROCm spellings, accepted by CUDA builds too.
+    ("release_lock_on_hipmalloc", Kind::Bool),
+    ("pinned_use_hip_host_register", Kind::Bool),
     ("pinned_num_register_threads", Kind::PowerOfTwoAtMost(128)),
-    ("pinned_reserve_segment_size_mb", Kind::Count),
+    ("pinned_reserve_segment_size_mb", Kind::Positive),
     ("graph_capture_record_stream_reuse", Kind::Bool),
     ("per_process_memory_fraction", Kind::ClosedFraction),
 ];
@@ -120,11 +124,17 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
             continue;
         }
         let Some(&(_, kind)) = KEYS.iter().find(|(k, _)| *k == key) else {
-            let suggestion = closest_key(&key).map(|k| format!("did you mean {k}?"));
-            conf.errors.push(AllocConfError {
-                message: format!("unknown option {key:?}"),
-                suggestion,
-            });
+            // A near miss of a known key is a typo; anything else may be a key of a newer
+            // PyTorch than this table knows, so it is only a warning.
+            match closest_key(&key) {
+                Some(k) => conf.errors.push(AllocConfError {
+                    message: format!("unknown option {key:?}"),
+                    suggestion: Some(format!("did you mean {k}?")),
+                }),
+                None => conf.ignored.push(format!(
+                    "unknown option {key:?}: a PyTorch release that does not know it raises \"Unrecognized key\" at the first CUDA allocation"
+                )),
+            }
             // Skip to the next top-level comma.
             let mut depth = 0;
             while i < tokens.len() && !(tokens[i] == "," && depth == 0) {
@@ -198,7 +208,7 @@ pub fn parse_alloc_conf(value: &str) -> AllocConf {
         }
     }
     if get("pinned_num_register_threads").is_some()
-        && !get("pinned_use_cuda_host_register").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        && get("pinned_use_cuda_host_register").is_none_or(|v| v != "True")
     {
         conf.ignored.push(
             "pinned_num_register_threads has no effect unless pinned_use_cuda_host_register:True"
@@ -213,9 +223,7 @@ fn skip_separator(tokens: &[String], i: &mut usize, conf: &mut AllocConf) {
         None => {}
         Some(",") => {
             *i += 1;
-            if *i == tokens.len() {
-                conf.errors.push(err("trailing comma"));
-            }
+            // A trailing comma is accepted: PyTorch stops at the end of the tokens.
         }
         Some(t) => {
             conf.errors.push(err(format!("expected ',' before {t:?}")));
@@ -227,41 +235,61 @@ fn skip_separator(tokens: &[String], i: &mut usize, conf: &mut AllocConf) {
     }
 }
 
+/// PyTorch reads numbers with std::stoull / std::stod: the leading number counts and
+/// trailing characters are ignored ("128MB" is 128); no leading number throws.
+fn leading_u64(s: &str) -> Option<u64> {
+    let digits: String = s
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+fn leading_f64(s: &str) -> Option<f64> {
+    let s = s.trim_start();
+    (1..=s.len())
+        .rev()
+        .filter(|&n| s.is_char_boundary(n))
+        .find_map(|n| s[..n].parse::<f64>().ok())
+}
+
 fn check_value(key: &str, kind: Kind, v: &str) -> Result<(), AllocConfError> {
     let bad = |what: &str| err(format!("{key}:{v}: {what}"));
     match kind {
-        Kind::MegabytesAtLeast(min) => match v.parse::<u64>() {
-            Ok(n) if n >= min => Ok(()),
-            Ok(_) => Err(bad(&format!("must be at least {min} (megabytes)"))),
-            Err(_) => Err(bad("must be a whole number of megabytes")),
+        Kind::MegabytesAtLeast(min) => match leading_u64(v) {
+            Some(n) if n >= min => Ok(()),
+            Some(_) => Err(bad(&format!("must be at least {min} (megabytes)"))),
+            None => Err(bad("must be a whole number of megabytes")),
         },
-        Kind::OpenFraction => match v.parse::<f64>() {
-            Ok(x) if x > 0.0 && x < 1.0 => Ok(()),
+        Kind::OpenFraction => match leading_f64(v) {
+            Some(x) if x > 0.0 && x < 1.0 => Ok(()),
             _ => Err(bad("must be a number between 0.0 and 1.0 (exclusive)")),
         },
-        Kind::ClosedFraction => match v.parse::<f64>() {
-            Ok(x) if (0.0..=1.0).contains(&x) => Ok(()),
+        Kind::ClosedFraction => match leading_f64(v) {
+            Some(x) if (0.0..=1.0).contains(&x) => Ok(()),
             _ => Err(bad("must be a number between 0.0 and 1.0")),
         },
+        // PyTorch's tokenizer accepts exactly "True" and "False".
         Kind::Bool => match v {
-            "True" | "False" | "true" | "false" => Ok(()),
+            "True" | "False" => Ok(()),
             _ => Err(AllocConfError {
-                message: format!("{key}:{v}: must be True or False"),
-                suggestion: match v {
-                    "1" | "yes" | "on" | "TRUE" => Some(format!("{key}:True")),
-                    "0" | "no" | "off" | "FALSE" => Some(format!("{key}:False")),
+                message: format!("{key}:{v}: must be True or False (capitalised)"),
+                suggestion: match v.to_ascii_lowercase().as_str() {
+                    "1" | "yes" | "on" | "true" => Some(format!("{key}:True")),
+                    "0" | "no" | "off" | "false" => Some(format!("{key}:False")),
                     _ => None,
                 },
             }),
         },
-        Kind::PowerOfTwoAtMost(max) => match v.parse::<u64>() {
-            Ok(n) if n.is_power_of_two() && n <= max => Ok(()),
+        Kind::PowerOfTwoAtMost(max) => match leading_u64(v) {
+            Some(n) if n.is_power_of_two() && n <= max => Ok(()),
             _ => Err(bad(&format!("must be a power of two no larger than {max}"))),
         },
-        Kind::Count => v
-            .parse::<u64>()
-            .map(|_| ())
-            .map_err(|_| bad("must be a whole number")),
+        Kind::Positive => match leading_u64(v) {
+            Some(n) if n > 0 => Ok(()),
+            _ => Err(bad("must be a whole number above 0")),
+        },
         Kind::Backend => match v {
             "native" | "cudaMallocAsync" => Ok(()),
             _ => Err(AllocConfError {
@@ -275,23 +303,17 @@ fn check_value(key: &str, kind: Kind, v: &str) -> Result<(), AllocConfError> {
     }
 }
 
-/// `4` or `[256:1,512:2,>:8]`: divisions are powers of two (0 disables), bounds powers of two or `>`.
+/// `4` or `[256:1,512:2,>:8]`: divisions are powers of two (0 disables), bounds powers
+/// of two or `>`. An empty list and a trailing comma inside it are accepted, as PyTorch does.
 fn check_roundup(v: &str) -> Result<(), String> {
-    let pow2_or_zero = |s: &str| {
-        s.parse::<u64>()
-            .ok()
-            .filter(|n| *n == 0 || n.is_power_of_two())
-    };
+    let pow2_or_zero = |s: &str| leading_u64(s).filter(|n| *n == 0 || n.is_power_of_two());
     if let Some(inner) = v.strip_prefix('[') {
         let inner = inner.strip_suffix(']').ok_or("missing ']'")?;
-        if inner.is_empty() {
-            return Err("empty list".into());
-        }
-        for item in inner.split(',') {
+        for item in inner.split(',').filter(|i| !i.is_empty()) {
             let (bound, div) = item
                 .split_once(':')
                 .ok_or(format!("{item:?} must be SIZE:DIVISIONS"))?;
-            if bound != ">" && !bound.parse::<u64>().is_ok_and(|b| b.is_power_of_two()) {
+            if bound != ">" && !leading_u64(bound).is_some_and(|b| b.is_power_of_two()) {
                 return Err(format!(
                     "interval {bound:?} must be a power of two (MB) or '>'"
                 ));
@@ -300,8 +322,8 @@ fn check_roundup(v: &str) -> Result<(), String> {
         }
         Ok(())
     } else {
-        match v.parse::<u64>() {
-            Ok(n) if n.is_power_of_two() => Ok(()),
+        match leading_u64(v) {
+            Some(n) if n.is_power_of_two() => Ok(()),
             _ => Err("must be a power of two, or a list like [256:1,512:2,>:8]".into()),
         }
     }
@@ -402,6 +424,11 @@ mod tests {
             "backend:cudaMallocAsync",
             " expandable_segments : True , max_split_size_mb:512",
             "pinned_use_cuda_host_register:True,pinned_num_register_threads:8",
+            "expandable_segments:True,",
+            "roundup_power2_divisions:[]",
+            "roundup_power2_divisions:[256:1,]",
+            "max_split_size_mb:128MB",
+            "release_lock_on_hipmalloc:True",
         ] {
             let c = parse_alloc_conf(ok);
             assert!(c.errors.is_empty(), "{ok}: {:?}", c.errors);
@@ -435,13 +462,29 @@ mod tests {
             .errors
             .is_empty());
         assert!(!parse_alloc_conf("backend:async").errors.is_empty());
-        assert!(!parse_alloc_conf("expandable_segments:True,")
+        assert!(!parse_alloc_conf("expandable_segments:true")
+            .errors
+            .is_empty());
+        assert_eq!(
+            parse_alloc_conf("expandable_segments:true").errors[0]
+                .suggestion
+                .as_deref(),
+            Some("expandable_segments:True")
+        );
+        assert!(!parse_alloc_conf("pinned_reserve_segment_size_mb:0")
             .errors
             .is_empty());
         assert!(!parse_alloc_conf("expandable_segments").errors.is_empty());
         assert!(!parse_alloc_conf("pinned_num_register_threads:256")
             .errors
             .is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_without_a_near_miss_are_only_warnings() {
+        let c = parse_alloc_conf("throw_on_cudamalloc_oom:True");
+        assert!(c.errors.is_empty());
+        assert_eq!(c.ignored.len(), 1);
     }
 
     #[test]

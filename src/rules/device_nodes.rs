@@ -1,7 +1,7 @@
 //! GD007–GD008: the /dev/nvidia* nodes CUDA opens must exist and be read+write for the user.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::findings::{Finding, Severity};
+use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
@@ -66,15 +66,18 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
         })
         .unwrap_or_default();
     let in_container = snap.container_kind().is_some();
-    let missing_minor: Vec<String> = if in_container {
+    let missing: Vec<&(String, u32)> = if in_container {
         Vec::new() // a container holds only the GPUs it was given
     } else {
         expected
             .iter()
             .filter(|(_, m)| !nodes.is_present(&format!("/dev/nvidia{m}")))
-            .map(|(bus, m)| format!("/dev/nvidia{m} (GPU {bus})"))
             .collect()
     };
+    let missing_minor: Vec<String> = missing
+        .iter()
+        .map(|(bus, m)| format!("/dev/nvidia{m} (GPU {bus})"))
+        .collect();
     if ctl && !gpu_nodes.is_empty() && missing_minor.is_empty() {
         return None;
     }
@@ -122,9 +125,17 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
             .fix_cmd("Podman (CDI)", "podman run --device nvidia.com/gpu=all IMAGE")
             .fix_text("Kubernetes: request nvidia.com/gpu in resources.limits; check the NVIDIA device plugin pod on the node");
     } else {
-        let count = expected.len().max(1);
-        let cmd = (0..count)
-            .map(|i| format!("-c={i}"))
+        // One -c per missing minor; with no per-GPU list from the driver, GPU 0.
+        let minors: Vec<u32> = if !missing.is_empty() {
+            missing.iter().map(|(_, m)| *m).collect()
+        } else if !expected.is_empty() {
+            expected.iter().map(|(_, m)| *m).collect()
+        } else {
+            vec![0]
+        };
+        let cmd = minors
+            .iter()
+            .map(|m| format!("-c={m}"))
             .collect::<Vec<_>>()
             .join(" ");
         f = f
@@ -216,12 +227,13 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
     let rootless = ident.is_some_and(|i| i.in_user_namespace == Some(true))
         || snap.container_kind() == Some("podman");
     if let Some(group) = &grant_group {
-        let who = ident
-            .and_then(|i| i.user_name.clone())
-            .unwrap_or_else(|| "$USER".into());
+        let (who, who_arg) = match ident.and_then(|i| i.user_name.clone()) {
+            Some(name) => (name.clone(), sh_quote(&name)),
+            None => ("the user".to_string(), "\"$USER\"".to_string()),
+        };
         f = f.fix_cmd(
             format!("Add {who} to the {group} group, then log out and in again"),
-            format!("sudo usermod -aG {group} {who}"),
+            format!("sudo usermod -aG {} {who_arg}", sh_quote(group)),
         );
     }
     if rootless {

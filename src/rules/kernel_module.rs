@@ -13,16 +13,6 @@ pub const RULE: Rule = Rule {
     run,
 };
 
-/// Drivers whose claim on a GPU is reported by pci_binding (GD003/GD004) instead.
-pub const OTHER_OWNERS: &[&str] = &[
-    "nouveau",
-    "nova_core",
-    "nvidiafb",
-    "rivafb",
-    "vfio-pci",
-    "pci-stub",
-];
-
 fn run(snap: &Snapshot) -> Outcome {
     if let Some(na) = requires_nvidia_hardware(snap) {
         return na;
@@ -41,7 +31,7 @@ fn run(snap: &Snapshot) -> Outcome {
         None => return Outcome::NotApplicable("/proc/modules could not be read".into()),
         Some(false) => {}
     }
-    // GPUs that another driver claimed are explained by GD003/GD004; only the rest need nvidia.
+    // A GPU that another driver claimed is explained by GD003/GD004; only unbound ones wait for nvidia.
     let unclaimed: Vec<String> = snap
         .pci
         .as_ref()
@@ -49,11 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .map(|d| {
             d.iter()
                 .filter(|d| d.role == PciRole::Gpu)
-                .filter(|d| {
-                    !d.driver
-                        .as_deref()
-                        .is_some_and(|drv| OTHER_OWNERS.contains(&drv))
-                })
+                .filter(|d| d.driver.as_deref().is_none_or(|drv| drv == "nvidia"))
                 .map(|d| format!("{} ({})", d.address, d.device_id))
                 .collect()
         })

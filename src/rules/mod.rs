@@ -134,6 +134,11 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
 
 /// Shared guard: GPU-dependent rules stay quiet where there is no NVIDIA GPU at all.
 fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
+    if snap.pci.is_none() && snap.device_nodes.is_none() && snap.kernel_module.is_none() {
+        return Some(Outcome::NotApplicable(
+            "the pci, device_nodes and kernel_module probes did not run".into(),
+        ));
+    }
     (!snap.nvidia_hardware_seen()).then(|| Outcome::NotApplicable("no NVIDIA GPU found".into()))
 }
 

@@ -1,7 +1,7 @@
 //! GD003–GD005: which kernel driver owns each NVIDIA GPU (the PCI `driver` link).
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::findings::{Finding, Severity};
+use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::probes::pci::PciDevice;
 use crate::snapshot::Snapshot;
@@ -15,7 +15,16 @@ pub const RULE: Rule = Rule {
 
 /// In-kernel drivers that take an NVIDIA GPU away from nvidia.ko.
 const CONFLICTING: &[&str] = &["nouveau", "nova_core", "nvidiafb", "rivafb", "rivatv"];
-const PASSTHROUGH: &[&str] = &["vfio-pci", "pci-stub"];
+
+/// vfio-pci and its variant drivers (nvgrace-gpu-vfio-pci, …) and pci-stub park a GPU for a VM.
+fn is_passthrough(driver: &str) -> bool {
+    driver.contains("vfio") || driver == "pci-stub"
+}
+
+/// Any driver other than nvidia that is not a passthrough driver keeps nvidia from the GPU.
+fn is_conflicting(driver: &str) -> bool {
+    driver != "nvidia" && !is_passthrough(driver)
+}
 
 fn run(snap: &Snapshot) -> Outcome {
     if let Some(na) = requires_nvidia_hardware(snap) {
@@ -46,14 +55,12 @@ fn run(snap: &Snapshot) -> Outcome {
 
     let bound_elsewhere: Vec<&&PciDevice> = gpus
         .iter()
-        .filter(|g| {
-            g.driver
-                .as_deref()
-                .is_some_and(|d| CONFLICTING.contains(&d))
-        })
+        .filter(|g| g.driver.as_deref().is_some_and(is_conflicting))
         .collect();
     // nouveau loaded without nvidia, and GPUs left unbound: nouveau probably took them and failed.
-    let unbound_with_conflict = nvidia_loaded == Some(false) && !conflicting_loaded.is_empty();
+    let unbound_with_conflict = nvidia_loaded == Some(false)
+        && !conflicting_loaded.is_empty()
+        && gpus.iter().any(|g| g.driver.is_none());
     if !bound_elsewhere.is_empty() || unbound_with_conflict {
         let owner = bound_elsewhere
             .first()
@@ -85,10 +92,21 @@ fn run(snap: &Snapshot) -> Outcome {
             .and_then(|p| p.os.get())
             .and_then(|o| o.id.clone())
             .unwrap_or_default();
-        f = f.fix_cmd(
-            "Blacklist the conflicting driver",
-            format!("printf 'blacklist {owner}\\noptions {owner} modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-{owner}.conf"),
-        );
+        // Module names are [a-z0-9_-]; anything else read from the tree is not put in a command.
+        let plain = !owner.is_empty()
+            && owner
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        f = if plain {
+            f.fix_cmd(
+                "Blacklist the conflicting driver",
+                format!("printf 'blacklist {owner}\\noptions {owner} modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-{owner}.conf"),
+            )
+        } else {
+            f.fix_text(
+                "Blacklist the driver that owns the GPU in /etc/modprobe.d/ (blacklist NAME)",
+            )
+        };
         f = match initramfs_command(&os_id) {
             Some((cmd, note)) => f.fix_cmd(format!("Rebuild the initramfs so the blacklist applies at boot{note}"), cmd),
             None => f.fix_text("Rebuild the initramfs (update-initramfs -u on Debian/Ubuntu, dracut --force on Fedora/RHEL/SUSE, mkinitcpio -P on Arch)"),
@@ -104,18 +122,17 @@ fn run(snap: &Snapshot) -> Outcome {
         out.push(f);
     }
 
-    for g in gpus.iter().filter(|g| {
-        g.driver
-            .as_deref()
-            .is_some_and(|d| PASSTHROUGH.contains(&d))
-    }) {
+    for g in gpus
+        .iter()
+        .filter(|g| g.driver.as_deref().is_some_and(is_passthrough))
+    {
         let drv = g.driver.as_deref().unwrap_or_default();
         out.push(
             Finding::new("GD004", Severity::Warning, format!("GPU {} is reserved for VM passthrough ({drv})", g.address))
                 .detail(format!("{drv} holds this GPU so a virtual machine can take it; processes on this host cannot use it. That is right on a hypervisor that passes GPUs to guests, and wrong on a machine meant to run CUDA itself."))
                 .evidence(format!("pci:{}", g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
                 .fix_text("If the GPU should serve this host: remove its PCI id from vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot")
-                .fix_cmd("Or hand it back now", format!("echo {addr} | sudo tee /sys/bus/pci/drivers/{drv}/unbind && echo {addr} | sudo tee /sys/bus/pci/drivers/nvidia/bind", addr = g.address)),
+                .fix_cmd("Or hand it back now", format!("echo {addr} | sudo tee {} && echo {addr} | sudo tee /sys/bus/pci/drivers/nvidia/bind", sh_quote(&format!("/sys/bus/pci/drivers/{drv}/unbind")), addr = sh_quote(&g.address))),
         );
     }
 
@@ -128,7 +145,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .context("nvidia loaded", MODULES_FILE)
                     .fix_cmd("Read the driver's reason for skipping the GPU", "sudo dmesg | grep -iE 'NVRM|nvidia' | tail -n 30")
                     .fix_text("If the log says the GPU is not supported by this release, install a driver branch that supports it (and the open kernel modules for Turing and newer on R560+)")
-                    .fix_cmd("Try binding it by hand to see the error", format!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address)),
+                    .fix_cmd("Try binding it by hand to see the error", format!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", sh_quote(&g.address))),
             );
         }
     }

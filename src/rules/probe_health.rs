@@ -30,7 +30,8 @@ fn run(snap: &Snapshot) -> Outcome {
     for (name, run) in &snap.probes {
         if run.status == ProbeStatus::TimedOut || run.status == ProbeStatus::Failed {
             out.push(
-                Finding::new("GD016", Severity::Warning, format!("the {name} probe did not finish"))
+                // An error: a report that could not look must not pass a CI gate.
+                Finding::new("GD016", Severity::Error, format!("the {name} probe did not finish"))
                     .detail(format!("{} Its facts are missing from this report, and the rules that need them were not applied.", run.detail.clone().unwrap_or_default()))
                     .evidence(format!("probe:{name}"), format!("{:?}", run.status).to_lowercase(), "probe runner")
                     .fix_cmd("Give it more time", "gpudoctor check --timeout 30")

@@ -23,7 +23,7 @@ pub enum Stop {
     /// Empty value, `-1`, `NoDevFiles` or another entry CUDA reads as "no device".
     Hidden(String),
     /// An index at or beyond the GPU count.
-    OutOfRange(u64),
+    OutOfRange(String),
     /// The same device twice: CUDA then sees none.
     Repeated(String),
     /// An entry that is neither an index nor a UUID of the list's kind.
@@ -67,10 +67,19 @@ pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDe
                 }
             }
             None => {
+                // `_strtoul`: an optional sign, then digits; no digits reads as -1.
                 let trimmed = raw.trim();
-                let digits: String = trimmed.chars().take_while(|c| c.is_ascii_digit()).collect();
-                if digits.is_empty() {
-                    if trimmed.starts_with('-')
+                let (sign, rest) = match trimmed.strip_prefix(['+', '-']) {
+                    Some(r) => (&trimmed[..1], r),
+                    None => ("", trimmed),
+                };
+                let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                let is_zero = !digits.is_empty() && digits.bytes().all(|b| b == b'0');
+                if digits.is_empty() || (sign == "-" && !is_zero) {
+                    let later = value.split(',').skip(pos + 1).any(|e| !e.trim().is_empty());
+                    if trimmed.is_empty() && !out.visible.is_empty() && !later {
+                        None // a trailing comma loses nothing
+                    } else if sign == "-"
                         || trimmed.eq_ignore_ascii_case("NoDevFiles")
                         || trimmed.is_empty()
                     {
@@ -79,20 +88,18 @@ pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDe
                         Some(Stop::Invalid(raw.to_string()))
                     }
                 } else {
-                    if trimmed != raw || digits.len() != trimmed.len() {
+                    if trimmed != raw || sign == "+" || digits.len() != rest.len() {
                         out.sloppy.push(raw.to_string());
                     }
-                    let index: u64 = digits.parse().unwrap_or(u64::MAX);
-                    if out
-                        .visible
-                        .iter()
-                        .any(|v| v.parse::<u64>().ok() == Some(index))
-                    {
-                        Some(Stop::Repeated(index.to_string()))
-                    } else if gpu_count.is_some_and(|n| index >= n as u64) {
-                        Some(Stop::OutOfRange(index))
+                    let shown = digits.trim_start_matches('0');
+                    let shown = if shown.is_empty() { "0" } else { shown }.to_string();
+                    let index: Option<u64> = shown.parse().ok();
+                    if out.visible.contains(&shown) {
+                        Some(Stop::Repeated(shown))
+                    } else if gpu_count.is_some_and(|n| index.is_none_or(|i| i >= n as u64)) {
+                        Some(Stop::OutOfRange(shown))
                     } else {
-                        out.visible.push(index.to_string());
+                        out.visible.push(shown);
                         None
                     }
                 }
@@ -116,6 +123,10 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(value) = env.value("CUDA_VISIBLE_DEVICES") else {
         return Outcome::Checked(vec![]);
     };
+    // Without a GPU, hiding GPUs is harmless (CPU-only CI sets CUDA_VISIBLE_DEVICES=-1 on purpose).
+    if let Some(na) = super::requires_nvidia_hardware(snap) {
+        return na;
+    }
     let count = snap.gpu_count();
     let parsed = parse_visible_devices(value, count.as_ref().map(|c| c.count));
     let shown = format!("CUDA_VISIBLE_DEVICES={value:?}");
@@ -236,6 +247,11 @@ fn run(snap: &Snapshot) -> Outcome {
                 .fix_cmd("Write it without spaces", format!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
         );
     }
+    if out.is_empty() && count.is_none() && !parsed.uuid_mode {
+        return Outcome::NotApplicable(
+            "the GPU count is unknown, so the indices could not be range-checked".into(),
+        );
+    }
     Outcome::Checked(out)
 }
 
@@ -250,11 +266,11 @@ mod tests {
         assert!(p.stop.is_none());
         assert_eq!(
             parse_visible_devices("2", Some(1)).stop,
-            Some((0, Stop::OutOfRange(2)))
+            Some((0, Stop::OutOfRange("2".into())))
         );
         let p = parse_visible_devices("0,2,1", Some(2));
         assert_eq!(p.visible, ["0"]);
-        assert_eq!(p.stop, Some((1, Stop::OutOfRange(2))));
+        assert_eq!(p.stop, Some((1, Stop::OutOfRange("2".into()))));
         assert!(parse_visible_devices("0,0", Some(2)).visible.is_empty());
         assert!(parse_visible_devices("-1", None).visible.is_empty());
         assert!(parse_visible_devices("", None).visible.is_empty());
@@ -267,6 +283,18 @@ mod tests {
         assert_eq!(p.visible, ["0", "1"]);
         assert_eq!(p.sloppy, [" 1"]);
         assert_eq!(parse_visible_devices("5", None).visible, ["5"]);
+        assert_eq!(parse_visible_devices("+1", Some(2)).visible, ["1"]);
+        assert_eq!(parse_visible_devices("-0", Some(2)).visible, ["0"]);
+        let p = parse_visible_devices("0,1,", Some(2));
+        assert_eq!((p.visible.len(), p.stop.is_none()), (2, true));
+        assert!(matches!(
+            parse_visible_devices("0,,1", Some(2)).stop,
+            Some((1, Stop::Hidden(_)))
+        ));
+        assert_eq!(
+            parse_visible_devices("99999999999999999999999", Some(2)).stop,
+            Some((0, Stop::OutOfRange("99999999999999999999999".into())))
+        );
         assert!(matches!(
             parse_visible_devices("gpu0", None).stop,
             Some((0, Stop::Invalid(_)))
