@@ -74,6 +74,7 @@ env_registry! {
     CLICOLOR_FORCE: Tool, "non-zero forces colour even when stdout is not a terminal";
     FORCE_COLOR: Tool, "forces colour (read by the colour-support check)";
     GPUDOCTOR_FAULT_PROBE_DELAY: Tool, "fault injection for tests: NAME:MS delays probe NAME by MS milliseconds";
+    GPUDOCTOR_FAULT_PROBE_PANIC: Tool, "fault injection for tests: NAME makes probe NAME panic";
     COLUMNS: Tool, "terminal width used to wrap explanations when stdout is not a terminal";
 }
 

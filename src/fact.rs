@@ -93,18 +93,4 @@ impl<T> Fact<T> {
             Outcome::Missing(m) => Some(m),
         }
     }
-
-    pub fn is_not_found(&self) -> bool {
-        matches!(&self.outcome, Outcome::Missing(m) if m.reason == MissingReason::NotFound)
-    }
-
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Fact<U> {
-        Fact {
-            source: self.source,
-            outcome: match self.outcome {
-                Outcome::Value(v) => Outcome::Value(f(v)),
-                Outcome::Missing(m) => Outcome::Missing(m),
-            },
-        }
-    }
 }

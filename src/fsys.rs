@@ -79,14 +79,6 @@ impl HostFs {
         self.root.as_deref()
     }
 
-    /// True when `real` (a path on this machine) lies inside the inspected root.
-    pub fn is_under_root(&self, real: &Path) -> bool {
-        match &self.root {
-            Some(root) => real.starts_with(root),
-            None => false,
-        }
-    }
-
     /// Maps a logical absolute path to a real path, following symlinks inside the root.
     pub fn resolve(&self, logical: &Path) -> Result<PathBuf, FsError> {
         match &self.root {
@@ -106,11 +98,6 @@ impl HostFs {
     pub fn metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
         let real = self.resolve(logical)?;
         fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))
-    }
-
-    pub fn symlink_metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
-        let real = self.resolve_nofollow(logical)?;
-        fs::symlink_metadata(&real).map_err(|e| FsError::from_io(logical, &e))
     }
 
     pub fn exists(&self, logical: &Path) -> bool {

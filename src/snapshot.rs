@@ -42,6 +42,18 @@ pub enum ProbeStatus {
     Failed,
 }
 
+impl ProbeStatus {
+    /// The same word the JSON uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeStatus::Ok => "ok",
+            ProbeStatus::Skipped => "skipped",
+            ProbeStatus::TimedOut => "timed_out",
+            ProbeStatus::Failed => "failed",
+        }
+    }
+}
+
 /// How many GPUs this system exposes, and which fact says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuCount {

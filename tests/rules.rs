@@ -452,6 +452,30 @@ fn probe_that_outlives_the_budget_is_reported_and_the_rest_still_prints() {
 }
 
 #[test]
+fn a_probe_that_panics_is_reported_as_failed_at_once() {
+    let root = FakeRoot::healthy(1);
+    let start = std::time::Instant::now();
+    let (code, report) = json(
+        root.cmd()
+            .args(["check", "--timeout", "5"])
+            .env("GPUDOCTOR_FAULT_PROBE_PANIC", "pci"),
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(3),
+        "must not wait for the deadline"
+    );
+    assert_eq!(code, 1);
+    assert_eq!(report["snapshot"]["probes"]["pci"]["status"], "failed");
+    assert_eq!(report["snapshot"]["probes"]["device_nodes"]["status"], "ok");
+    let f = findings(&report, "GD016")[0];
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["detail"].as_str().unwrap().contains("fault injected"),
+        "{f}"
+    );
+}
+
+#[test]
 fn vfio_host_with_nouveau_loaded_is_not_a_nouveau_problem() {
     let root = FakeRoot::new();
     root.modules(&["nouveau", "vfio_pci"]);

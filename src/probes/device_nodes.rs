@@ -65,9 +65,10 @@ impl DeviceNode {
         format!("{owner}:{group}")
     }
 
-    /// `/dev/nvidiaN`: the node of one GPU.
+    /// `/dev/nvidiaN`: the node of one GPU (a directory of that name is not one).
     pub fn is_gpu_node(&self) -> bool {
-        is_gpu_node_name(self.path.trim_start_matches("/dev/"))
+        self.kind.as_deref() != Some("directory")
+            && is_gpu_node_name(self.path.trim_start_matches("/dev/"))
     }
 }
 
@@ -84,7 +85,7 @@ impl DeviceNodes {
     pub fn gpu_nodes(&self) -> Vec<&DeviceNode> {
         self.nodes
             .iter()
-            .filter(|n| n.present && n.kind.as_deref() != Some("directory") && n.is_gpu_node())
+            .filter(|n| n.present && n.is_gpu_node())
             .collect()
     }
 }

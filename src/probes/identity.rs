@@ -31,12 +31,16 @@ pub struct Accounts {
     /// name → (uid, gid, line number): the first line wins, as with getpwnam(3).
     users_by_name: BTreeMap<String, (u32, u32, usize)>,
     members: BTreeMap<u32, Vec<String>>,
+    /// Why /etc/passwd could not be read, so an unknown --user says so.
+    passwd_error: Option<String>,
 }
 
 impl Accounts {
     pub fn read(fs: &HostFs) -> Accounts {
         let mut acc = Accounts::default();
-        if let Ok(f) = fs.read_text(Path::new("/etc/passwd")) {
+        let passwd = fs.read_text(Path::new("/etc/passwd"));
+        acc.passwd_error = passwd.as_ref().err().map(|e| e.to_string());
+        if let Ok(f) = passwd {
             for (line_no, line) in f.text.lines().enumerate() {
                 let parts: Vec<&str> = line.split(':').collect();
                 if parts.len() < 4 {
@@ -131,10 +135,13 @@ fn for_user(fs: &HostFs, accounts: &Accounts, spec: &str) -> Result<Identity, Un
         })
     };
     let Some((name, uid, gid, note)) = by_name.or_else(numeric) else {
-        let where_ = fs
+        let mut where_ = fs
             .root()
             .map(|r| format!(" under {}", r.display()))
             .unwrap_or_default();
+        if let Some(e) = &accounts.passwd_error {
+            where_.push_str(&format!(" ({e})"));
+        }
         return Err(UnknownUser(spec.to_string(), where_));
     };
     let mut groups: Vec<u32> = match &name {

@@ -88,13 +88,6 @@ impl KernelModule {
         }
         self.is_loaded("nvidia")
     }
-
-    pub fn driver_version(&self) -> Option<&str> {
-        self.version_file
-            .get()
-            .map(|v| v.version.as_str())
-            .or(self.sys_version.get().map(String::as_str))
-    }
 }
 
 pub fn probe(fs: &HostFs) -> KernelModule {

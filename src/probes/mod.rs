@@ -56,7 +56,12 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     };
 
     // Identity first: a bad --user is a usage error, and device_nodes judges access with it.
-    let accounts = Arc::new(identity::Accounts::read(&fs));
+    // Only identity (and device_nodes, which always brings it) names accounts.
+    let accounts = Arc::new(if enabled("identity") {
+        identity::Accounts::read(&fs)
+    } else {
+        identity::Accounts::default()
+    });
     if enabled("identity") {
         let t = Instant::now();
         snap.identity = Some(identity::probe(&fs, &accounts, opts.user.as_deref())?);
@@ -65,7 +70,9 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     let ident = Arc::new(snap.identity.clone());
 
     let delay = fault_delay(&env);
-    let (tx, rx) = mpsc::channel::<(&'static str, Output, Duration)>();
+    let panic_in = env.get_str(crate::envvars::GPUDOCTOR_FAULT_PROBE_PANIC);
+    // Err carries a panic message: a probe that panics is reported as failed, not lost.
+    let (tx, rx) = mpsc::channel::<(&'static str, Result<Output, String>, Duration)>();
     let mut pending: Vec<&'static str> = Vec::new();
     let mut spawn = |name: &'static str, work: Box<dyn FnOnce() -> Output + Send>| {
         if !enabled(name) {
@@ -75,13 +82,25 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         let tx = tx.clone();
         let t = Instant::now();
         let delay = delay.as_ref().filter(|(n, _)| n == name).map(|(_, d)| *d);
+        let panics = panic_in.as_deref() == Some(name);
         // Detached: a probe stuck in a read (a hung NFS mount, a wedged sysfs file)
         // is abandoned at the deadline instead of holding up the report.
         thread::spawn(move || {
-            if let Some(d) = delay {
-                thread::sleep(d);
-            }
-            let out = work();
+            let run = move || {
+                if let Some(d) = delay {
+                    thread::sleep(d);
+                }
+                if panics {
+                    panic!("fault injected by GPUDOCTOR_FAULT_PROBE_PANIC");
+                }
+                work()
+            };
+            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|e| {
+                e.downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| e.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into())
+            });
             let _ = tx.send((name, out, t.elapsed()));
         });
     };
@@ -129,14 +148,22 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         match rx.recv_timeout(left) {
             Ok((name, out, took)) => {
                 pending.retain(|p| *p != name);
+                let (status, detail) = match &out {
+                    Ok(_) => (ProbeStatus::Ok, None),
+                    Err(msg) => (
+                        ProbeStatus::Failed,
+                        Some(format!("the probe failed (a bug): {msg}")),
+                    ),
+                };
                 snap.probes.insert(
                     name.into(),
                     ProbeRun {
-                        status: ProbeStatus::Ok,
+                        status,
                         elapsed_us: took.as_micros() as u64,
-                        detail: None,
+                        detail,
                     },
                 );
+                let Ok(out) = out else { continue };
                 match out {
                     Output::Platform(p) => snap.platform = Some(p),
                     Output::KernelModule(k) => snap.kernel_module = Some(k),

@@ -363,11 +363,10 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             || (verbose && run.status == ProbeStatus::Skipped)
         {
             let value = format!(
-                "{:?}: {}",
-                run.status,
+                "{}: {}",
+                run.status.as_str().replace('_', " "),
                 run.detail.clone().unwrap_or_default()
-            )
-            .to_lowercase();
+            );
             b.line(
                 &k(&format!("probe:{name}")),
                 Mark::Neutral,

@@ -29,14 +29,16 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut out = Vec::new();
     for (name, run) in &snap.probes {
         if run.status == ProbeStatus::TimedOut || run.status == ProbeStatus::Failed {
-            out.push(
-                // An error: a report that could not look must not pass a CI gate.
-                Finding::new("GD016", Severity::Error, format!("the {name} probe did not finish"))
-                    .detail(format!("{} Its facts are missing from this report, and the rules that need them were not applied.", run.detail.clone().unwrap_or_default()))
-                    .evidence(format!("probe:{name}"), format!("{:?}", run.status).to_lowercase(), "probe runner")
-                    .fix_cmd("Give it more time", "gpudoctor check --timeout 30")
-                    .fix_text("A read that hangs usually means a hung network filesystem or a wedged driver: check `dmesg` for hung tasks"),
-            );
+            // An error: a report that could not look must not pass a CI gate.
+            let f = Finding::new("GD016", Severity::Error, format!("the {name} probe did not finish ({})", run.status.as_str().replace('_', " ")))
+                .detail(format!("{} Its facts are missing from this report, and the rules that need them were not applied.", run.detail.clone().unwrap_or_default()))
+                .evidence(format!("probe:{name}"), run.status.as_str(), "probe runner");
+            out.push(if run.status == ProbeStatus::TimedOut {
+                f.fix_cmd("Give it more time", "gpudoctor check --timeout 30")
+                    .fix_text("A read that hangs usually means a hung network filesystem or a wedged driver: check `dmesg` for hung tasks")
+            } else {
+                f.fix_cmd("This is a gpudoctor bug: attach this report to a bug report", "gpudoctor check --format markdown")
+            });
         }
     }
     let mut unread = Vec::new();
