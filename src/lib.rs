@@ -2,10 +2,12 @@
 
 pub mod cli;
 pub mod codes;
+pub mod compat;
 pub mod envvars;
 pub mod fact;
 pub mod findings;
 pub mod fsys;
+pub mod ldcache;
 pub mod probes;
 pub mod render;
 pub mod report;

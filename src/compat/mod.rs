@@ -1,0 +1,1 @@
+//! Compatibility knowledge tables (filled in by the compat work).

@@ -1,0 +1,1 @@
+//! Parser for glibc's /etc/ld.so.cache (filled in by the ldcache work).
