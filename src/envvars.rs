@@ -17,6 +17,8 @@ pub enum Category {
     Allocator,
     /// Where toolkits and libraries are looked up.
     Paths,
+    /// Compiling CUDA code: extension builds and JIT-compiled ops.
+    Build,
     /// NVIDIA's collective-communication library.
     Nccl,
     /// The container or scheduler around the process.
@@ -68,6 +70,10 @@ env_registry! {
     PATH: Paths, "where commands such as nvcc and python are found";
     CONDA_PREFIX: Paths, "the active conda environment";
     VIRTUAL_ENV: Paths, "the active Python virtual environment";
+    TORCH_CUDA_ARCH_LIST: Build, "GPU architectures torch.utils.cpp_extension compiles extensions for";
+    TORCH_EXTENSIONS_DIR: Build, "where torch.utils.cpp_extension caches JIT-built extensions";
+    NVCC_APPEND_FLAGS: Build, "flags appended to every nvcc command line";
+    NVCC_PREPEND_FLAGS: Build, "flags prepended to every nvcc command line";
     KUBERNETES_SERVICE_HOST: Container, "set in every Kubernetes pod";
     container: Container, "set by systemd-nspawn, podman and LXC inside their containers";
     NO_COLOR: Tool, "any value turns colour off (https://no-color.org)";

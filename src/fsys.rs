@@ -109,6 +109,49 @@ impl HostFs {
         fs::read_link(&real).map_err(|e| FsError::from_io(logical, &e))
     }
 
+    pub fn symlink_metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
+        let real = self.resolve_nofollow(logical)?;
+        fs::symlink_metadata(&real).map_err(|e| FsError::from_io(logical, &e))
+    }
+
+    /// The logical path with every symlink resolved (inside the root), like realpath(3).
+    pub fn canonical(&self, logical: &Path) -> Result<PathBuf, FsError> {
+        match &self.root {
+            None => fs::canonicalize(logical).map_err(|e| FsError::from_io(logical, &e)),
+            Some(root) => {
+                let real = resolve_under(root, logical, true)?;
+                fs::symlink_metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
+                let rel = real.strip_prefix(root).unwrap_or(&real);
+                Ok(Path::new("/").join(rel))
+            }
+        }
+    }
+
+    /// A regular file that is executable by someone (what a PATH search accepts).
+    pub fn is_executable_file(&self, logical: &Path) -> bool {
+        use std::os::unix::fs::PermissionsExt;
+        self.metadata(logical)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+
+    /// Opens a regular file for reading in place (for formats read by range, like ELF).
+    pub fn open_regular(&self, logical: &Path) -> Result<fs::File, FsError> {
+        let real = self.resolve(logical)?;
+        let meta = fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
+        if !meta.is_file() {
+            return Err(FsError::new(
+                logical,
+                FsErrorKind::NotRegularFile,
+                "not a regular file",
+            ));
+        }
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&real)
+            .map_err(|e| FsError::from_io(logical, &e))
+    }
+
     /// Entry names of a directory, sorted (non-UTF-8 names kept as they are).
     pub fn read_dir(&self, logical: &Path) -> Result<Vec<OsString>, FsError> {
         let real = self.resolve(logical)?;

@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod codes;
 pub mod compat;
+pub mod elf;
 pub mod envvars;
 pub mod fact;
 pub mod findings;

@@ -8,6 +8,9 @@ use crate::probes::device_nodes::DeviceNodes;
 use crate::probes::environment::Environment;
 use crate::probes::identity::Identity;
 use crate::probes::kernel_module::KernelModule;
+use crate::probes::libraries::Libraries;
+use crate::probes::python_sites::Site;
+use crate::probes::toolkits::Toolkits;
 use crate::probes::pci::{Pci, PciRole};
 use crate::probes::platform::Platform;
 
@@ -24,6 +27,10 @@ pub struct Snapshot {
     pub pci: Option<Pci>,
     pub device_nodes: Option<DeviceNodes>,
     pub environment: Option<Environment>,
+    pub toolkits: Option<Toolkits>,
+    pub libraries: Option<Libraries>,
+    /// Python site-packages directories the toolkit and library probes looked in.
+    pub python_sites: Option<Vec<Site>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

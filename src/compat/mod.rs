@@ -1,1 +1,3 @@
-//! Compatibility knowledge tables (filled in by the compat work).
+//! TEMPORARY stand-in until the compat tables land.
+pub mod versions;
+pub use versions::{ComputeCapability, CudaVersion, DriverVersion};

@@ -5,12 +5,15 @@ pub mod device_nodes;
 pub mod environment;
 pub mod identity;
 pub mod kernel_module;
+pub mod libraries;
 pub mod pci;
 pub mod platform;
+pub mod python_sites;
+pub mod toolkits;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -26,6 +29,8 @@ pub const PROBE_NAMES: &[&str] = &[
     "pci",
     "device_nodes",
     "environment",
+    "toolkits",
+    "libraries",
 ];
 
 pub struct ProbeOptions {
@@ -42,6 +47,30 @@ enum Output {
     Pci(pci::Pci),
     DeviceNodes(device_nodes::DeviceNodes),
     Environment(environment::Environment),
+    Toolkits(toolkits::Toolkits),
+    Libraries(libraries::Libraries),
+}
+
+/// Facts more than one probe needs, computed once by whichever asks first.
+struct Shared {
+    fs: Arc<HostFs>,
+    env: Arc<Env>,
+    budget: Duration,
+    sites: OnceLock<Vec<python_sites::Site>>,
+    toolkits: OnceLock<toolkits::Toolkits>,
+}
+
+impl Shared {
+    fn sites(&self) -> &[python_sites::Site] {
+        self.sites
+            .get_or_init(|| python_sites::discover(&self.fs, &self.env))
+    }
+
+    fn toolkits(&self) -> &toolkits::Toolkits {
+        self.toolkits.get_or_init(|| {
+            toolkits::probe(&self.fs, &self.env, self.sites(), self.budget)
+        })
+    }
 }
 
 pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::UnknownUser> {
@@ -141,6 +170,32 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             Box::new(move || Output::Environment(environment::probe(&env))),
         );
     }
+    let shared = Arc::new(Shared {
+        fs: fs.clone(),
+        env: env.clone(),
+        budget: opts.timeout,
+        sites: OnceLock::new(),
+        toolkits: OnceLock::new(),
+    });
+    {
+        let shared = shared.clone();
+        spawn(
+            "toolkits",
+            Box::new(move || Output::Toolkits(shared.toolkits().clone())),
+        );
+    }
+    {
+        let shared = shared.clone();
+        spawn(
+            "libraries",
+            Box::new(move || {
+                let sites = shared.sites();
+                // Toolkit lib directories are listed too; discovery is shared, not repeated.
+                let toolkits = shared.toolkits();
+                Output::Libraries(libraries::probe(&shared.fs, &shared.env, sites, Some(toolkits)))
+            }),
+        );
+    }
     drop(tx);
 
     while !pending.is_empty() {
@@ -170,6 +225,8 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::Pci(p) => snap.pci = Some(p),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),
                     Output::Environment(e) => snap.environment = Some(e),
+                    Output::Toolkits(t) => snap.toolkits = Some(t),
+                    Output::Libraries(l) => snap.libraries = Some(l),
                 }
             }
             Err(_) => break,
@@ -187,6 +244,9 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 )),
             },
         );
+    }
+    if let Some(sites) = shared.sites.get() {
+        snap.python_sites = Some(sites.clone());
     }
     for name in PROBE_NAMES {
         if !enabled(name) {

@@ -1,0 +1,636 @@
+//! CUDA shared libraries as the dynamic loader would find them: for each soname, every
+//! candidate in the loader's order (LD_LIBRARY_PATH, /etc/ld.so.cache, the default
+//! directories), the one it would load, and copies elsewhere (pip wheels, conda, toolkits)
+//! that only some programs load.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::elf::{self, DynamicInfo};
+use crate::envvars::{self, Env};
+use crate::fact::{Fact, MissingReason};
+use crate::fsys::{FsErrorKind, HostFs};
+use crate::ldcache::{self, CacheFormat};
+use crate::probes::python_sites::Site;
+use crate::probes::toolkits::Toolkits;
+
+pub const LD_SO_CACHE: &str = "/etc/ld.so.cache";
+pub const WSL_LIB_DIR: &str = "/usr/lib/wsl/lib";
+/// A real loader cache is tens of KiB; 16 MiB leaves room for the largest hosts.
+const CACHE_READ_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// glibc's trusted directories, searched after the cache (multiarch first, as Debian
+/// and Ubuntu build it; lib64 for Fedora/RHEL/SUSE).
+#[cfg(target_arch = "aarch64")]
+pub const DEFAULT_DIRS: &[&str] = &[
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+];
+#[cfg(not(target_arch = "aarch64"))]
+pub const DEFAULT_DIRS: &[&str] = &[
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+];
+
+/// A library family: its file-name prefix, and the pip wheel that ships it.
+pub struct Family {
+    pub name: &'static str,
+    pub what: &'static str,
+    /// Project-name prefix of the `nvidia-*` wheel that ships it.
+    pub wheel: Option<&'static str>,
+}
+
+pub const FAMILIES: &[Family] = &[
+    Family {
+        name: "libcuda",
+        what: "CUDA driver API (installed with the NVIDIA driver)",
+        wheel: None,
+    },
+    Family {
+        name: "libnvidia-ml",
+        what: "NVML (installed with the NVIDIA driver)",
+        wheel: None,
+    },
+    Family {
+        name: "libnvidia-ptxjitcompiler",
+        what: "PTX JIT compiler (installed with the NVIDIA driver)",
+        wheel: None,
+    },
+    Family {
+        name: "libcudart",
+        what: "CUDA runtime",
+        wheel: Some("nvidia-cuda-runtime"),
+    },
+    Family {
+        name: "libcublas",
+        what: "cuBLAS",
+        wheel: Some("nvidia-cublas"),
+    },
+    Family {
+        name: "libcublasLt",
+        what: "cuBLASLt",
+        wheel: Some("nvidia-cublas"),
+    },
+    Family {
+        name: "libcudnn",
+        what: "cuDNN",
+        wheel: Some("nvidia-cudnn"),
+    },
+    Family {
+        name: "libnccl",
+        what: "NCCL",
+        wheel: Some("nvidia-nccl"),
+    },
+    Family {
+        name: "libnvJitLink",
+        what: "nvJitLink",
+        wheel: Some("nvidia-nvjitlink"),
+    },
+    Family {
+        name: "libnvrtc",
+        what: "NVRTC runtime compiler",
+        wheel: Some("nvidia-cuda-nvrtc"),
+    },
+];
+
+/// The family a file name belongs to (`libcudnn_ops.so.9` → libcudnn).
+pub fn family_of(file: &str) -> Option<&'static Family> {
+    let (stem, _) = file.split_once(".so")?;
+    let after = &file[stem.len() + 3..];
+    if !(after.is_empty() || after.starts_with('.')) {
+        return None;
+    }
+    FAMILIES.iter().find(|f| {
+        stem == f.name || (f.name == "libcudnn" && stem.starts_with("libcudnn_"))
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    LdLibraryPath,
+    LdSoCache,
+    DefaultDir,
+    PipWheel,
+    Conda,
+    Toolkit,
+    Wsl,
+}
+
+impl Via {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Via::LdLibraryPath => "LD_LIBRARY_PATH",
+            Via::LdSoCache => "ld.so.cache",
+            Via::DefaultDir => "default directory",
+            Via::PipWheel => "pip wheel",
+            Via::Conda => "conda env",
+            Via::Toolkit => "toolkit",
+            Via::Wsl => "WSL driver directory",
+        }
+    }
+
+    /// Whether a program with no RPATH of its own finds the library this way.
+    pub fn on_search_path(self) -> bool {
+        matches!(self, Via::LdLibraryPath | Via::LdSoCache | Via::DefaultDir)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The path the loader would open.
+    pub path: String,
+    pub via: Via,
+    /// Which LD_LIBRARY_PATH entry, which wheel, which toolkit.
+    pub detail: Option<String>,
+    /// The file its symlinks lead to.
+    pub target: Option<String>,
+    pub version: Option<String>,
+    pub version_source: Option<String>,
+    /// SONAME from the ELF dynamic section.
+    pub elf_soname: Option<String>,
+    /// DT_NEEDED: the libraries this one needs in turn.
+    pub needed: Vec<String>,
+    pub size: Option<u64>,
+    /// Under a `stubs` directory: link-time stand-ins that fail at run time (error 34).
+    pub stub: bool,
+    /// Under a toolkit's `compat` directory: the forward-compatibility driver.
+    pub forward_compat: bool,
+    /// Why the loader would skip it (broken link, unreadable, not ELF).
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Library {
+    pub family: String,
+    pub soname: String,
+    /// On the loader's search path, in its order.
+    pub candidates: Vec<Candidate>,
+    /// Index into `candidates` of the copy the loader would load.
+    pub winner: Option<usize>,
+    /// Copies off the search path: found only by programs that point at them.
+    pub elsewhere: Vec<Candidate>,
+}
+
+impl Library {
+    pub fn loaded(&self) -> Option<&Candidate> {
+        self.winner.and_then(|i| self.candidates.get(i))
+    }
+
+    /// The soname's major: `libcudart.so.12` → 12, `libcudart.so.11.0` → 11.
+    pub fn major(&self) -> Option<u32> {
+        soname_major(&self.soname)
+    }
+}
+
+pub fn soname_major(soname: &str) -> Option<u32> {
+    let (_, after) = soname.split_once(".so.")?;
+    after.split('.').next()?.parse().ok()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheInfo {
+    pub format: CacheFormat,
+    pub entries: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchPath {
+    pub ld_library_path: Vec<String>,
+    pub cache: Fact<CacheInfo>,
+    pub default_dirs: Vec<String>,
+    /// Whether WSL's driver directory is searched (LD_LIBRARY_PATH or the cache); None off WSL.
+    pub wsl_lib_searched: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Libraries {
+    pub search: SearchPath,
+    pub libraries: Vec<Library>,
+}
+
+impl Libraries {
+    pub fn by_soname(&self, soname: &str) -> Option<&Library> {
+        self.libraries.iter().find(|l| l.soname == soname)
+    }
+
+    pub fn family<'a>(&'a self, family: &'a str) -> impl Iterator<Item = &'a Library> + 'a {
+        self.libraries.iter().filter(move |l| l.family == family)
+    }
+}
+
+/// Directory listings and ELF reads, each done once.
+struct Scan<'a> {
+    fs: &'a HostFs,
+    listings: BTreeMap<PathBuf, Vec<String>>,
+    elf: BTreeMap<PathBuf, Result<DynamicInfo, String>>,
+}
+
+impl Scan<'_> {
+    fn list(&mut self, dir: &Path) -> &[String] {
+        if !self.listings.contains_key(dir) {
+            let names = self
+                .fs
+                .read_dir(dir)
+                .map(|n| {
+                    n.iter()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .filter(|s| family_of(s).is_some())
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.listings.insert(dir.to_path_buf(), names);
+        }
+        self.listings.get(dir).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn dynamic(&mut self, target: &Path) -> Result<DynamicInfo, String> {
+        if let Some(r) = self.elf.get(target) {
+            return r.clone();
+        }
+        let r = elf::read_dynamic(self.fs, target);
+        self.elf.insert(target.to_path_buf(), r.clone());
+        r
+    }
+
+    fn candidate(&mut self, path: &Path, via: Via, detail: Option<String>) -> Candidate {
+        let fs = self.fs;
+        let text = path.display().to_string();
+        let mut c = Candidate {
+            path: text.clone(),
+            via,
+            detail,
+            target: None,
+            version: None,
+            version_source: None,
+            elf_soname: None,
+            needed: Vec::new(),
+            size: None,
+            stub: path.components().any(|p| p.as_os_str() == "stubs"),
+            forward_compat: is_forward_compat_dir(path),
+            problem: None,
+        };
+        let target = match fs.canonical(path) {
+            Ok(t) => t,
+            Err(e) => {
+                c.problem = Some(match e.kind {
+                    FsErrorKind::NotFound => "missing on disk (a broken link or a stale cache entry)".into(),
+                    _ => e.message,
+                });
+                return c;
+            }
+        };
+        c.stub |= target.components().any(|p| p.as_os_str() == "stubs");
+        c.forward_compat |= is_forward_compat_dir(&target);
+        c.size = fs.metadata(&target).ok().map(|m| m.len());
+        match self.dynamic(&target) {
+            Ok(info) => {
+                c.elf_soname = info.soname;
+                c.needed = info.needed;
+            }
+            Err(e) => c.problem = Some(format!("the loader would skip it: {e}")),
+        }
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(v) = version_from_file_name(&name) {
+            c.version = Some(v);
+            c.version_source = Some(target.display().to_string());
+        }
+        c.target = Some(target.display().to_string());
+        c
+    }
+}
+
+fn is_forward_compat_dir(path: &Path) -> bool {
+    let parent = path.parent();
+    parent.and_then(Path::file_name).is_some_and(|n| n == "compat")
+        && parent
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .is_some_and(|n| n.to_string_lossy().starts_with("cuda"))
+}
+
+/// The version a file name carries past its soname: `libcuda.so.535.104.05` → 535.104.05,
+/// `libcudart.so.12.4.127` → 12.4.127, `libcudnn.so.9` → None (just the major).
+pub fn version_from_file_name(name: &str) -> Option<String> {
+    let (_, after) = name.split_once(".so.")?;
+    let parts: Vec<&str> = after.split('.').collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    // CUDA 11 sonames carry ".0" (libcudart.so.11.0) without being a full version.
+    if parts.len() == 2 && parts[1] == "0" {
+        return None;
+    }
+    Some(after.to_string())
+}
+
+pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>) -> Libraries {
+    let ld_library_path: Vec<String> = env
+        .get_str(envvars::LD_LIBRARY_PATH)
+        .map(|v| v.split(':').filter(|d| !d.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let (cache, cache_fact) = read_cache(fs);
+    let default_dirs: Vec<String> = DEFAULT_DIRS
+        .iter()
+        .filter(|d| fs.metadata(Path::new(d)).is_ok_and(|m| m.is_dir()))
+        .map(|d| d.to_string())
+        .collect();
+    let arch = ldcache::host_arch();
+
+    let mut scan = Scan {
+        fs,
+        listings: BTreeMap::new(),
+        elf: BTreeMap::new(),
+    };
+
+    // Off-path places, each with what they are.
+    let mut elsewhere_dirs: Vec<(PathBuf, Via, String)> = Vec::new();
+    for site in sites {
+        for (dir, dist) in wheel_lib_dirs(fs, site) {
+            elsewhere_dirs.push((dir, Via::PipWheel, dist));
+        }
+    }
+    if let Some(prefix) = env.get_str(envvars::CONDA_PREFIX).filter(|p| !p.is_empty()) {
+        elsewhere_dirs.push((Path::new(&prefix).join("lib"), Via::Conda, prefix.clone()));
+    }
+    if let Some(t) = toolkits {
+        for tk in &t.installs {
+            for dir in &tk.lib_dirs {
+                elsewhere_dirs.push((PathBuf::from(dir), Via::Toolkit, tk.root.clone()));
+                let compat = Path::new(&tk.root).join("compat");
+                if fs.exists(&compat) {
+                    elsewhere_dirs.push((compat, Via::Toolkit, format!("{} (forward compatibility)", tk.root)));
+                }
+            }
+        }
+    }
+    if fs.exists(Path::new(WSL_LIB_DIR)) {
+        elsewhere_dirs.push((PathBuf::from(WSL_LIB_DIR), Via::Wsl, WSL_LIB_DIR.into()));
+    }
+
+    // Every soname in play: cache keys plus names that are their own file's SONAME.
+    let mut sonames: Vec<String> = Vec::new();
+    if let Some(cache) = &cache {
+        for e in &cache.entries {
+            if family_of(&e.soname).is_some() && !sonames.contains(&e.soname) {
+                sonames.push(e.soname.clone());
+            }
+        }
+    }
+    let all_dirs: Vec<PathBuf> = ld_library_path
+        .iter()
+        .map(PathBuf::from)
+        .chain(default_dirs.iter().map(PathBuf::from))
+        .chain(elsewhere_dirs.iter().map(|(d, _, _)| d.clone()))
+        .collect();
+    for dir in &all_dirs {
+        let names: Vec<String> = scan.list(dir).to_vec();
+        for name in names {
+            if sonames.contains(&name) {
+                continue;
+            }
+            let path = dir.join(&name);
+            let Ok(target) = fs.canonical(&path) else { continue };
+            let is_soname = match scan.dynamic(&target) {
+                Ok(info) => info.soname.as_deref() == Some(name.as_str()),
+                // Unreadable: keep names shaped like a soname (lib*.so.N) so it is reported.
+                Err(_) => soname_major(&name).is_some() && version_from_file_name(&name).is_none(),
+            };
+            // The unversioned libcuda.so is what dlopen("libcuda.so") and the linker use.
+            if is_soname || name == "libcuda.so" {
+                sonames.push(name);
+            }
+        }
+    }
+    sonames.sort_by(|a, b| {
+        let fa = FAMILIES.iter().position(|f| Some(f.name) == family_of(a).map(|f| f.name));
+        let fb = FAMILIES.iter().position(|f| Some(f.name) == family_of(b).map(|f| f.name));
+        fa.cmp(&fb).then_with(|| a.cmp(b))
+    });
+
+    let mut libraries = Vec::new();
+    for soname in sonames {
+        let Some(family) = family_of(&soname) else { continue };
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for (i, dir) in ld_library_path.iter().enumerate() {
+            if scan.list(Path::new(dir)).contains(&soname) {
+                let c = scan.candidate(
+                    &Path::new(dir).join(&soname),
+                    Via::LdLibraryPath,
+                    Some(format!("entry {} ({dir})", i + 1)),
+                );
+                candidates.push(c);
+            }
+        }
+        if let Some(cache) = &cache {
+            for e in cache.lookup(&soname, arch) {
+                let c = scan.candidate(Path::new(&e.path), Via::LdSoCache, None);
+                candidates.push(c);
+            }
+        }
+        for dir in &default_dirs {
+            if scan.list(Path::new(dir)).contains(&soname) {
+                let c = scan.candidate(&Path::new(dir).join(&soname), Via::DefaultDir, None);
+                candidates.push(c);
+            }
+        }
+        dedup_by_target(&mut candidates);
+        let mut elsewhere = Vec::new();
+        for (dir, via, detail) in &elsewhere_dirs {
+            if scan.list(dir).contains(&soname) {
+                let mut c = scan.candidate(&dir.join(&soname), *via, Some(detail.clone()));
+                let already = candidates
+                    .iter()
+                    .any(|k| k.target.is_some() && k.target == c.target);
+                if already {
+                    continue;
+                }
+                if c.version.is_none() && *via == Via::PipWheel {
+                    if let Some((site, wheel)) = wheel_version(sites, dir, family) {
+                        c.version = Some(wheel.1.clone());
+                        c.version_source = Some(format!("{site} ({})", wheel.0));
+                    }
+                }
+                elsewhere.push(c);
+            }
+        }
+        dedup_by_target(&mut elsewhere);
+        for c in candidates.iter_mut().chain(elsewhere.iter_mut()) {
+            if c.version.is_none() {
+                header_version(fs, c, &soname);
+            }
+        }
+        let winner = candidates.iter().position(|c| c.problem.is_none());
+        libraries.push(Library {
+            family: family.name.to_string(),
+            soname,
+            candidates,
+            winner,
+            elsewhere,
+        });
+    }
+
+    let wsl_lib_searched = fs.exists(Path::new(WSL_LIB_DIR)).then(|| {
+        ld_library_path
+            .iter()
+            .any(|d| d.trim_end_matches('/') == WSL_LIB_DIR)
+            || cache.as_ref().is_some_and(|c| {
+                c.entries
+                    .iter()
+                    .any(|e| Path::new(&e.path).parent() == Some(Path::new(WSL_LIB_DIR)))
+            })
+    });
+
+    Libraries {
+        search: SearchPath {
+            ld_library_path,
+            cache: cache_fact,
+            default_dirs,
+            wsl_lib_searched,
+        },
+        libraries,
+    }
+}
+
+fn dedup_by_target(candidates: &mut Vec<Candidate>) {
+    let mut seen: Vec<String> = Vec::new();
+    candidates.retain(|c| match &c.target {
+        Some(t) if seen.contains(t) => false,
+        Some(t) => {
+            seen.push(t.clone());
+            true
+        }
+        None => true,
+    });
+}
+
+fn read_cache(fs: &HostFs) -> (Option<ldcache::LdCache>, Fact<CacheInfo>) {
+    let path = Path::new(LD_SO_CACHE);
+    match fs.read_bytes(path, CACHE_READ_LIMIT) {
+        Ok(bytes) if bytes.len() as u64 > CACHE_READ_LIMIT => (
+            None,
+            Fact::missing(LD_SO_CACHE, MissingReason::Unreadable, "larger than 16 MiB; not read"),
+        ),
+        Ok(bytes) => match ldcache::parse(&bytes) {
+            Ok(cache) => {
+                let info = CacheInfo {
+                    format: cache.format,
+                    entries: cache.entries.len(),
+                };
+                (Some(cache), Fact::value(LD_SO_CACHE, info))
+            }
+            Err(e) => (
+                None,
+                Fact::missing(LD_SO_CACHE, MissingReason::Malformed, e.to_string()),
+            ),
+        },
+        Err(e) => (None, Fact::from_fs_error(&e)),
+    }
+}
+
+/// `site-packages/nvidia/<component>/lib` (CUDA 12 wheels) and `nvidia/cu13/lib` (CUDA 13),
+/// each with the wheel directory it belongs to.
+fn wheel_lib_dirs(fs: &HostFs, site: &Site) -> Vec<(PathBuf, String)> {
+    if !site.entries.iter().any(|e| e == "nvidia") {
+        return Vec::new();
+    }
+    let nvidia = Path::new(&site.path).join("nvidia");
+    let Ok(names) = fs.read_dir(&nvidia) else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .map(|n| nvidia.join(n).join("lib"))
+        .filter(|d| fs.metadata(d).is_ok_and(|m| m.is_dir()))
+        .map(|d| {
+            let label = format!("{} in {}", d.display(), site.found_by);
+            (d, label)
+        })
+        .collect()
+}
+
+/// The `nvidia-*` wheel a pip library came from, by the family's project-name prefix.
+fn wheel_version<'a>(
+    sites: &'a [Site],
+    dir: &Path,
+    family: &Family,
+) -> Option<(&'a str, (String, String))> {
+    let prefix = family.wheel?;
+    let site = sites.iter().find(|s| dir.starts_with(&s.path))?;
+    let dists = site.dists_with_prefix(prefix);
+    // nvidia-cublas must not match nvidia-cublas-lt style neighbours of another family.
+    let best = dists
+        .into_iter()
+        .find(|(n, _)| n == prefix || n.strip_prefix(prefix).is_some_and(|r| r.starts_with("-cu")))?;
+    Some((site.path.as_str(), best))
+}
+
+/// cuDNN and NCCL libraries in wheels and distributions are named by major only; their
+/// headers carry the full version.
+fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
+    let (header, defines): (&str, [&str; 3]) = if soname.starts_with("libcudnn") {
+        ("cudnn_version.h", ["CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"])
+    } else if soname.starts_with("libnccl") {
+        ("nccl.h", ["NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH"])
+    } else {
+        return;
+    };
+    let Some(dir) = Path::new(&c.path).parent() else { return };
+    let mut places = vec![dir.join("../include").join(header)];
+    if DEFAULT_DIRS.iter().any(|d| Path::new(d) == dir) {
+        places.push(Path::new("/usr/include").join(header));
+        if let Some(triplet) = dir.file_name() {
+            places.push(Path::new("/usr/include").join(triplet).join(header));
+        }
+    }
+    for place in places {
+        let Ok(f) = fs.read_text(&place) else { continue };
+        let parts: Option<Vec<i64>> = defines
+            .iter()
+            .map(|d| crate::probes::toolkits::parse_define(&f.text, d))
+            .collect();
+        let Some(parts) = parts else { continue };
+        if soname_major(soname).map(i64::from) != parts.first().copied() {
+            continue;
+        }
+        c.version = Some(format!("{}.{}.{}", parts[0], parts[1], parts[2]));
+        c.version_source = Some(place.display().to_string());
+        return;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_and_versions() {
+        assert_eq!(family_of("libcudnn_ops.so.9").map(|f| f.name), Some("libcudnn"));
+        assert_eq!(family_of("libcublasLt.so.12").map(|f| f.name), Some("libcublasLt"));
+        assert_eq!(family_of("libcublas.so.12.4.5.8").map(|f| f.name), Some("libcublas"));
+        assert_eq!(family_of("libcuda.so").map(|f| f.name), Some("libcuda"));
+        assert!(family_of("libcudadebugger.so.1").is_none());
+        assert!(family_of("libnvrtc-builtins.so.12.4").is_none());
+        assert!(family_of("libcuda.sox").is_none());
+        assert_eq!(version_from_file_name("libcuda.so.535.104.05").as_deref(), Some("535.104.05"));
+        assert_eq!(version_from_file_name("libcudart.so.11.0"), None);
+        assert_eq!(version_from_file_name("libcudnn.so.9"), None);
+        assert_eq!(version_from_file_name("libcudart.so.11.8.89").as_deref(), Some("11.8.89"));
+        assert_eq!(soname_major("libcudart.so.11.0"), Some(11));
+        assert!(is_forward_compat_dir(Path::new("/usr/local/cuda-12.4/compat/libcuda.so.1")));
+        assert!(!is_forward_compat_dir(Path::new("/opt/compat/libcuda.so.1")));
+    }
+}

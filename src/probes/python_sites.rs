@@ -1,0 +1,186 @@
+//! Python site-packages directories a user's `python` would import from, found without
+//! starting Python: the active virtualenv, the conda env, `python3` on PATH, `./.venv`.
+//! The toolkit and library probes read them for pip-installed CUDA wheels.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::envvars::{self, Env};
+use crate::fsys::HostFs;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Site {
+    /// The site-packages (or dist-packages) directory.
+    pub path: String,
+    /// How it was found: `VIRTUAL_ENV`, `CONDA_PREFIX`, `python3 on PATH`, `./.venv`.
+    pub found_by: String,
+    /// X.Y from the `lib/pythonX.Y` directory name, when the layout says it.
+    pub python: Option<String>,
+    /// Entry names, read once and shared by the probes that need them.
+    #[serde(skip)]
+    pub entries: Vec<String>,
+}
+
+impl Site {
+    /// `*.dist-info` directories whose normalised project name starts with `prefix`,
+    /// as (project name, version).
+    pub fn dists_with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+        self.entries
+            .iter()
+            .filter_map(|e| parse_dist_info(e))
+            .filter(|(name, _)| name.starts_with(prefix))
+            .collect()
+    }
+
+    pub fn dist(&self, name: &str) -> Option<String> {
+        self.entries
+            .iter()
+            .filter_map(|e| parse_dist_info(e))
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// `nvidia_cuda_nvcc_cu12-12.4.131.dist-info` → ("nvidia-cuda-nvcc-cu12", "12.4.131").
+pub fn parse_dist_info(entry: &str) -> Option<(String, String)> {
+    let stem = entry.strip_suffix(".dist-info")?;
+    let (name, version) = stem.split_once('-')?;
+    if name.is_empty() || version.is_empty() {
+        return None;
+    }
+    Some((normalize(name), version.to_string()))
+}
+
+/// PEP 503 normalisation: lowercase, runs of `-_.` become `-`.
+pub fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut sep = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            sep = true;
+            continue;
+        }
+        if sep && !out.is_empty() {
+            out.push('-');
+        }
+        sep = false;
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+pub fn discover(fs: &HostFs, env: &Env) -> Vec<Site> {
+    let mut prefixes: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(v) = env.get_str(envvars::VIRTUAL_ENV).filter(|v| !v.is_empty()) {
+        prefixes.push((PathBuf::from(v), "VIRTUAL_ENV".into()));
+    }
+    if let Some(v) = env.get_str(envvars::CONDA_PREFIX).filter(|v| !v.is_empty()) {
+        prefixes.push((PathBuf::from(v), "CONDA_PREFIX".into()));
+    }
+    if let Some(prefix) = python_on_path(fs, env) {
+        prefixes.push((prefix, "python3 on PATH".into()));
+    }
+    // The working directory means nothing for a system inspected under --root.
+    if fs.root().is_none() {
+        if let Ok(cwd) = std::env::current_dir() {
+            let venv = cwd.join(".venv");
+            if fs.exists(&venv.join("pyvenv.cfg")) {
+                prefixes.push((venv, "./.venv".into()));
+            }
+        }
+    }
+
+    let mut sites: Vec<Site> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for (prefix, found_by) in prefixes {
+        for (dir, python) in site_dirs(fs, &prefix) {
+            let canonical = fs.canonical(&dir).unwrap_or_else(|_| dir.clone());
+            if seen.contains(&canonical) {
+                continue;
+            }
+            let Ok(names) = fs.read_dir(&dir) else {
+                continue;
+            };
+            seen.push(canonical);
+            sites.push(Site {
+                path: dir.display().to_string(),
+                found_by: found_by.clone(),
+                python,
+                entries: names
+                    .iter()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .collect(),
+            });
+        }
+    }
+    sites
+}
+
+/// The prefix of the first `python3` (else `python`) on PATH: `bin/..`, the way
+/// Python computes `sys.prefix` for a venv (whose pyvenv.cfg sits there) or an install.
+fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
+    let path = env.get_str(envvars::PATH)?;
+    for name in ["python3", "python"] {
+        for dir in path.split(':').filter(|d| d.starts_with('/')) {
+            let exe = Path::new(dir).join(name);
+            if fs.is_executable_file(&exe) {
+                let bin = Path::new(dir);
+                if fs.exists(&bin.join("../pyvenv.cfg")) {
+                    return bin.parent().map(Path::to_path_buf);
+                }
+                // A system interpreter: its real location names the install prefix.
+                let real = fs.canonical(&exe).unwrap_or(exe);
+                return real.parent()?.parent().map(Path::to_path_buf);
+            }
+        }
+    }
+    None
+}
+
+/// `lib/pythonX.Y/site-packages` under a prefix, plus Debian's dist-packages layout.
+fn site_dirs(fs: &HostFs, prefix: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let mut out = Vec::new();
+    for lib in [prefix.join("lib"), prefix.join("local/lib")] {
+        let Ok(names) = fs.read_dir(&lib) else {
+            continue;
+        };
+        for name in names {
+            let name = name.to_string_lossy();
+            let Some(version) = name.strip_prefix("python") else {
+                continue;
+            };
+            if !version.starts_with('3') {
+                continue;
+            }
+            for leaf in ["site-packages", "dist-packages"] {
+                let dir = lib.join(name.as_ref()).join(leaf);
+                if fs.metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                    out.push((dir, Some(version.to_string())));
+                }
+            }
+        }
+    }
+    let debian = prefix.join("lib/python3/dist-packages");
+    if fs.metadata(&debian).is_ok_and(|m| m.is_dir()) {
+        out.push((debian, None));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dist_info_names() {
+        assert_eq!(
+            parse_dist_info("nvidia_cuda_nvcc_cu12-12.4.131.dist-info"),
+            Some(("nvidia-cuda-nvcc-cu12".into(), "12.4.131".into()))
+        );
+        assert_eq!(parse_dist_info("torch"), None);
+        assert_eq!(parse_dist_info("-1.0.dist-info"), None);
+        assert_eq!(normalize("Flash_Attn"), "flash-attn");
+        assert_eq!(normalize("a..b__c"), "a-b-c");
+    }
+}
