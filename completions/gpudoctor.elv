@@ -36,6 +36,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --version 'Print version'
             cand check 'Run every probe and rule and print the report (the default)'
             cand explain 'Explain a finding code (GD012, gd012 or 12), or list every code'
+            cand toolkit 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order'
             cand completions 'Print the shell completion script for SHELL'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -72,6 +73,22 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'gpudoctor;toolkit'= {
+            cand --format 'Output format'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds; a probe still running then is reported as timed out'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --json 'Shorthand for --format json'
+            cand -v 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --verbose 'Also show passing checks, every fact''s source, and all registered variables'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'gpudoctor;completions'= {
             cand --format 'Output format'
             cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
@@ -91,12 +108,15 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help'= {
             cand check 'Run every probe and rule and print the report (the default)'
             cand explain 'Explain a finding code (GD012, gd012 or 12), or list every code'
+            cand toolkit 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order'
             cand completions 'Print the shell completion script for SHELL'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'gpudoctor;help;check'= {
         }
         &'gpudoctor;help;explain'= {
+        }
+        &'gpudoctor;help;toolkit'= {
         }
         &'gpudoctor;help;completions'= {
         }

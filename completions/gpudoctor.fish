@@ -45,6 +45,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s h -l help -d 'Print
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s V -l version -d 'Print version'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "completions" -d 'Print the shell completion script for SHELL'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l format -d 'Output format' -r -f -a "human\t''
@@ -84,6 +85,24 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l list -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
 markdown\t''"
@@ -102,7 +121,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l user
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

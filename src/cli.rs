@@ -60,6 +60,8 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader's order
+    Toolkit,
     /// Print the shell completion script for SHELL
     Completions {
         #[arg(value_enum)]
@@ -169,6 +171,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
     }
     match cli.command.unwrap_or(Command::Check) {
         Command::Check => check(g),
+        Command::Toolkit => toolkit(g),
         Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
@@ -249,15 +252,97 @@ fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
     })
 }
 
+/// Probes the toolkit view needs: the driver version, GPU names, WSL, and the toolkits.
+const TOOLKIT_PROBES: &[&str] = &[
+    "platform",
+    "kernel_module",
+    "environment",
+    "toolkits",
+    "libraries",
+];
+
+fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let probes: Vec<&'static str> = sel
+        .probes
+        .iter()
+        .copied()
+        .filter(|p| TOOLKIT_PROBES.contains(p))
+        .collect();
+    let snapshot = gather(g, &sel, &probes, &env)?;
+    let toolkit_codes: Vec<&str> = rules::RULES
+        .iter()
+        .filter(|r| r.codes[0] >= "GD017" && r.codes[0] <= "GD028")
+        .flat_map(|r| r.codes.iter().copied())
+        .collect();
+    let wants = |code: &str| toolkit_codes.contains(&code) && sel.wants(code);
+    let (_, findings) = rules::evaluate(&snapshot, &wants);
+    let view = render::toolkit::view(&snapshot, &findings);
+    let format = if g.json { Format::Json } else { g.format };
+    let text = match format {
+        Format::Json => render::toolkit::render_json(&view),
+        Format::Markdown => render::toolkit::render_markdown(&view),
+        Format::Human => render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose),
+    };
+    emit(text.as_bytes())?;
+    Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
+}
+
+fn exit_code(g: &GlobalOpts, worst: Option<Severity>) -> u8 {
+    let threshold = match g.fail_on {
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Never => None,
+    };
+    u8::from(matches!((threshold, worst), (Some(t), Some(w)) if w >= t))
+}
+
+impl Selection {
+    fn wants(&self, code: &str) -> bool {
+        (self.only_codes.is_empty() || self.only_codes.iter().any(|c| c == code))
+            && !self.skip_codes.iter().any(|c| c == code)
+    }
+}
+
 fn check(g: &GlobalOpts) -> Result<u8, CliError> {
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let snapshot = gather(g, &sel, &sel.probes, &env)?;
+    let wants = |code: &str| sel.wants(code);
+    let (checks, findings) = rules::evaluate(&snapshot, &wants);
+    let report = Report::new(snapshot, checks, findings);
+
+    let format = if g.json { Format::Json } else { g.format };
+    let text = match format {
+        Format::Json => render::json::render(&report),
+        Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Human => render::human::render(
+            &report,
+            &render::human::Options {
+                verbose: g.verbose,
+                style: Style::for_stdout(),
+                width: terminal_width(&env),
+            },
+        ),
+    };
+    emit(text.as_bytes())?;
+    Ok(exit_code(g, report.worst()))
+}
+
+/// The snapshot to judge: replayed from --from, or probed now (under --root if given).
+fn gather(
+    g: &GlobalOpts,
+    sel: &Selection,
+    probes_wanted: &[&'static str],
+    env: &Env,
+) -> Result<Snapshot, CliError> {
     if !(g.timeout.is_finite() && g.timeout > 0.0 && g.timeout <= MAX_TIMEOUT_SECS) {
         return Err(CliError::Usage(format!(
             "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {}",
             g.timeout
         )));
     }
-    let sel = selection(g)?;
-    let env = Env::from_process();
     let snapshot = match &g.from {
         Some(path) => {
             let probing =
@@ -285,39 +370,12 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
                     .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
                 user: g.user.clone(),
                 timeout: Duration::from_secs_f64(g.timeout),
-                enabled: sel.probes.clone(),
+                enabled: probes_wanted.to_vec(),
             };
-            probes::collect(&opts, &env).map_err(|e| CliError::Usage(e.to_string()))?
+            probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
         }
     };
-    let wants = |code: &str| {
-        (sel.only_codes.is_empty() || sel.only_codes.iter().any(|c| c == code))
-            && !sel.skip_codes.iter().any(|c| c == code)
-    };
-    let (checks, findings) = rules::evaluate(&snapshot, &wants);
-    let report = Report::new(snapshot, checks, findings);
-
-    let format = if g.json { Format::Json } else { g.format };
-    let text = match format {
-        Format::Json => render::json::render(&report),
-        Format::Markdown => render::markdown::render(&report, g.verbose),
-        Format::Human => render::human::render(
-            &report,
-            &render::human::Options {
-                verbose: g.verbose,
-                style: Style::for_stdout(),
-                width: terminal_width(&env),
-            },
-        ),
-    };
-    emit(text.as_bytes())?;
-    let threshold = match g.fail_on {
-        FailOn::Error => Some(Severity::Error),
-        FailOn::Warning => Some(Severity::Warning),
-        FailOn::Never => None,
-    };
-    let failed = matches!((threshold, report.worst()), (Some(t), Some(w)) if w >= t);
-    Ok(u8::from(failed))
+    Ok(snapshot)
 }
 
 /// A day: longer budgets are typos, and they must not overflow a deadline.

@@ -32,6 +32,18 @@ codes! {
     "GD014" => "PyTorch allocator configuration is invalid";
     "GD015" => "PyTorch allocator configuration is partly ignored";
     "GD016" => "A probe could not finish or read what it needed";
+    "GD017" => "CUDA toolkit or runtime is newer than the driver supports";
+    "GD018" => "Kernel module and user-space driver libraries differ (upgrade without reboot)";
+    "GD019" => "nvcc on PATH and CUDA_HOME name different toolkits";
+    "GD020" => "An older toolkit wins over a newer installed one";
+    "GD021" => "CUDA_HOME/CUDA_PATH/CUDA_ROOT does not name a usable toolkit";
+    "GD022" => "No CUDA toolkit found";
+    "GD023" => "The toolkit's compiler cannot target this GPU";
+    "GD024" => "The loader picks a stub libcuda";
+    "GD025" => "A forward-compatibility libcuda is on the loader path";
+    "GD026" => "CUDA libraries on the loader path are of another major version";
+    "GD027" => "WSL: the Windows driver's libraries are not the ones loaded";
+    "GD028" => "A CUDA library's dependency cannot be found by the loader";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

@@ -44,8 +44,7 @@ where
     let endian = header.endian().map_err(|e| e.to_string())?;
     let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
     // `dynamic` hands back the index of the string table the section links to.
-    let Some((entries, strtab)) = sections.dynamic(endian, data).map_err(|e| e.to_string())?
-    else {
+    let Some((entries, strtab)) = sections.dynamic(endian, data).map_err(|e| e.to_string())? else {
         return Err("no dynamic section (not a shared library)".to_string());
     };
     let strings = sections

@@ -327,7 +327,9 @@ pub enum LdCacheError {
         "not an ld.so.cache: it starts with \"{found}\", expected \"ld.so-1.7.0\" or \"glibc-ld.so.cache1.1\""
     )]
     BadMagic { found: String },
-    #[error("unsupported new-format cache version \"{found}\" at offset {offset} (expected \"1.1\")")]
+    #[error(
+        "unsupported new-format cache version \"{found}\" at offset {offset} (expected \"1.1\")"
+    )]
     BadVersion { found: String, offset: usize },
     #[error("truncated: the {what} at offset {offset} needs {need} bytes, but the file has {len}")]
     Truncated {
@@ -336,7 +338,9 @@ pub enum LdCacheError {
         need: usize,
         len: usize,
     },
-    #[error("the {what} claims {claimed} entries, but only {fits} fit in the {len}-byte file{hint}")]
+    #[error(
+        "the {what} claims {claimed} entries, but only {fits} fit in the {len}-byte file{hint}"
+    )]
     TooManyEntries {
         what: &'static str,
         claimed: u32,
@@ -440,9 +444,7 @@ fn parse_old_or_compat(bytes: &[u8]) -> Result<LdCache> {
 
     // As in elf/dl-cache.c: a new table right after the (aligned) old entries wins.
     let new_at = strings.next_multiple_of(NEW_ALIGN);
-    let has_new = new_at
-        .checked_add(NEW_HEADER)
-        .is_some_and(|end| end <= len)
+    let has_new = new_at.checked_add(NEW_HEADER).is_some_and(|end| end <= len)
         && bytes
             .get(new_at..)
             .is_some_and(|rest| rest.starts_with(NEW_MAGIC) && has_version_at(rest));
@@ -601,7 +603,13 @@ impl Table {
         Ok(entries)
     }
 
-    fn string(&self, bytes: &[u8], offset: u32, entry: usize, field: &'static str) -> Result<String> {
+    fn string(
+        &self,
+        bytes: &[u8],
+        offset: u32,
+        entry: usize,
+        field: &'static str,
+    ) -> Result<String> {
         let file_offset = (self.strings as u64).saturating_add(u64::from(offset));
         let rest = usize::try_from(file_offset)
             .ok()
@@ -616,7 +624,9 @@ impl Table {
             })?;
         let window = rest.get(..=PATH_MAX).unwrap_or(rest);
         match window.iter().position(|&b| b == 0) {
-            Some(end) => Ok(String::from_utf8_lossy(window.get(..end).unwrap_or_default()).into_owned()),
+            Some(end) => {
+                Ok(String::from_utf8_lossy(window.get(..end).unwrap_or_default()).into_owned())
+            }
             None if window.len() < rest.len() => Err(LdCacheError::StringTooLong {
                 entry,
                 field,
@@ -635,7 +645,9 @@ impl Table {
 /// The generator text from the extension directory at file offset `ext`; any
 /// malformation just means "unknown", as the cache itself is still usable.
 fn generator(bytes: &[u8], ext: u32) -> Option<String> {
-    let ext = usize::try_from(ext).ok().filter(|&e| e != 0 && e % 4 == 0)?;
+    let ext = usize::try_from(ext)
+        .ok()
+        .filter(|&e| e != 0 && e % 4 == 0)?;
     if u32_at(bytes, ext)? != EXTENSION_MAGIC {
         return None;
     }
@@ -741,23 +753,321 @@ fn escape(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    /// Real `ldconfig -c compat` output (glibc 2.36, x86-64): libz.so.1 in two
-    /// directories and libm.so.6, with the generator extension.
-    const COMPAT_HEX: &str = concat!(
-        "6c642e736f2d312e372e300004000000",
-        "03030000ad000000a200000003030000",
-        "ad0000008d0000000303000083000000",
-        "780000000303000083000000780000000",
-    );
+    /// Real `ldconfig -c compat` output (glibc 2.36, x86-64, little-endian):
+    /// libz.so.1 in /opt/a/lib and /opt/b/lib, libm.so.6, and the generator
+    /// extension. ldconfig shares string suffixes: each soname is the tail of
+    /// its path.
+    const COMPAT: &[&str] = &[
+        "6c642e736f2d312e372e30000400000003030000ad000000a200000003030000",
+        "ad0000008d000000030300008300000078000000030300008300000078000000",
+        "676c6962632d6c642e736f2e6361636865312e31030000003f00000002000000",
+        "f800000000000000000000000000000003030000ad000000a200000000000000",
+        "000000000000000003030000ad0000008d000000000000000000000000000000",
+        "0303000083000000780000000000000000000000000000002f6f70742f612f6c",
+        "69622f6c69626d2e736f2e36002f6f70742f622f6c69622f6c69627a2e736f2e",
+        "31002f6f70742f612f6c69622f6c69627a2e736f2e3100007421a4ea01000000",
+        "000000000000000010010000430000006c64636f6e666967202844656269616e",
+        "20474c49424320322e33362d392b64656231327531342920737461626c652072",
+        "656c656173652076657273696f6e20322e3336",
+    ];
 
-    fn hex(s: &str) -> Vec<u8> {
+    /// Real `ldconfig -c old` output for the same libraries.
+    const OLD: &[&str] = &[
+        "6c642e736f2d312e372e30000300000003030000350000002a00000003030000",
+        "3500000015000000030300000b000000000000002f6f70742f612f6c69622f6c",
+        "69626d2e736f2e36002f6f70742f622f6c69622f6c69627a2e736f2e31002f6f",
+        "70742f612f6c69622f6c69627a2e736f2e3100",
+    ];
+
+    fn hex(lines: &[&str]) -> Vec<u8> {
+        let s: String = lines.concat();
         (0..s.len() / 2)
             .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
             .collect()
     }
 
+    /// Real `ldconfig -c new` output for the same libraries.
+    const NEW: &[&str] = &[
+        "676c6962632d6c642e736f2e6361636865312e31030000003f00000002000000",
+        "b800000000000000000000000000000003030000ad000000a200000000000000",
+        "000000000000000003030000ad0000008d000000000000000000000000000000",
+        "0303000083000000780000000000000000000000000000002f6f70742f612f6c",
+        "69622f6c69626d2e736f2e36002f6f70742f622f6c69622f6c69627a2e736f2e",
+        "31002f6f70742f612f6c69622f6c69627a2e736f2e3100007421a4ea01000000",
+        "0000000000000000d0000000430000006c64636f6e666967202844656269616e",
+        "20474c49424320322e33362d392b64656231327531342920737461626c652072",
+        "656c656173652076657273696f6e20322e3336",
+    ];
+
+    fn expected() -> Vec<(String, String)> {
+        [
+            ("libz.so.1", "/opt/a/lib/libz.so.1"),
+            ("libz.so.1", "/opt/b/lib/libz.so.1"),
+            ("libm.so.6", "/opt/a/lib/libm.so.6"),
+        ]
+        .iter()
+        .map(|(s, p)| (s.to_string(), p.to_string()))
+        .collect()
+    }
+
+    fn pairs(c: &LdCache) -> Vec<(String, String)> {
+        c.entries
+            .iter()
+            .map(|e| (e.soname.clone(), e.path.clone()))
+            .collect()
+    }
+
     #[test]
-    fn placeholder() {
-        let _ = hex(COMPAT_HEX);
+    #[cfg(target_endian = "little")]
+    fn parses_real_ldconfig_output() {
+        let generator = "ldconfig (Debian GLIBC 2.36-9+deb12u14) stable release version 2.36";
+        let c = parse(&hex(COMPAT)).unwrap();
+        assert_eq!(c.format, CacheFormat::Compat);
+        assert_eq!(pairs(&c), expected());
+        assert_eq!(c.generator.as_deref(), Some(generator));
+        assert!(c.entries.iter().all(|e| e.flags == 0x0303 && e.hwcap == 0));
+
+        let n = parse(&hex(NEW)).unwrap();
+        assert_eq!(n.format, CacheFormat::New);
+        assert_eq!(
+            (pairs(&n), n.generator.as_deref()),
+            (expected(), Some(generator))
+        );
+
+        let o = parse(&hex(OLD)).unwrap();
+        assert_eq!(o.format, CacheFormat::Old);
+        assert_eq!((pairs(&o), o.generator), (expected(), None));
+        assert_eq!(o.entries[0].arch(), CacheArch::X86_64);
+    }
+
+    /// A tiny deterministic PRNG (xorshift64*), so the loop needs no crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn survives(bytes: &[u8]) {
+        match parse(bytes) {
+            Ok(c) => {
+                assert!(c.entries.len() <= bytes.len() / OLD_ENTRY);
+                let _ = c.lookup("libz.so.1", host_arch()).count();
+                for e in &c.entries {
+                    let _ = e.arch().to_string();
+                }
+            }
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+
+    #[test]
+    fn fuzz_truncations_and_flips_never_panic() {
+        let seeds = [hex(COMPAT), hex(OLD), hex(NEW)];
+        for valid in &seeds {
+            for cut in 0..=valid.len() {
+                survives(&valid[..cut]);
+            }
+        }
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for round in 0..30_000 {
+            let mut b = seeds[round % seeds.len()].clone();
+            match rng.below(4) {
+                // Flip a few bytes.
+                0 => {
+                    for _ in 0..1 + rng.below(4) {
+                        let i = rng.below(b.len());
+                        b[i] ^= 1 << rng.below(8);
+                    }
+                }
+                // Overwrite an aligned u32 (counts, offsets) with something odd.
+                1 => {
+                    let i = rng.below(b.len() / 4) * 4;
+                    let v: u32 = match rng.below(4) {
+                        0 => u32::MAX,
+                        1 => 0x8000_0000,
+                        2 => rng.below(b.len() + 64) as u32,
+                        _ => rng.next() as u32,
+                    };
+                    b[i..i + 4].copy_from_slice(&v.to_ne_bytes());
+                }
+                // Truncate, then maybe flip.
+                2 => {
+                    b.truncate(rng.below(b.len()));
+                    if !b.is_empty() {
+                        let i = rng.below(b.len());
+                        b[i] = rng.next() as u8;
+                    }
+                }
+                // Random garbage after a valid magic.
+                _ => {
+                    let keep = if rng.below(2) == 0 { 11 } else { 20 };
+                    let keep = keep.min(b.len());
+                    for x in &mut b[keep..] {
+                        *x = rng.next() as u8;
+                    }
+                }
+            }
+            survives(&b);
+        }
+    }
+
+    #[test]
+    fn absurd_counts_are_rejected_before_allocating() {
+        let mut b = hex(OLD);
+        b[12..16].copy_from_slice(&u32::MAX.to_ne_bytes());
+        let e = parse(&b).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                LdCacheError::TooManyEntries {
+                    claimed: u32::MAX,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+
+        let mut n = hex(NEW);
+        n[20..24].copy_from_slice(&0x0100_0000u32.to_ne_bytes());
+        let e = parse(&n).unwrap_err();
+        assert!(e.to_string().contains("byte-swapped"), "{e}");
+    }
+
+    #[test]
+    fn many_entries_sharing_one_long_string_hit_the_text_budget() {
+        // 20,000 entries all pointing at one 4,000-byte string.
+        let count = 20_000usize;
+        let mut b = b"ld.so-1.7.0\0".to_vec();
+        b.extend_from_slice(&(count as u32).to_ne_bytes());
+        for _ in 0..count {
+            for v in [3i32 as u32, 0, 0] {
+                b.extend_from_slice(&v.to_ne_bytes());
+            }
+        }
+        b.extend(std::iter::repeat_n(b'a', 4000));
+        b.push(0);
+        let e = parse(&b).unwrap_err();
+        assert!(matches!(e, LdCacheError::TooMuchText { .. }), "{e}");
+    }
+
+    /// An old-format file with one entry whose strings are `tail`.
+    fn one_entry(tail: &[u8], value: u32) -> Vec<u8> {
+        let mut b = b"ld.so-1.7.0\0".to_vec();
+        for v in [1u32, 3, 0, value] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        b.extend_from_slice(tail);
+        b
+    }
+
+    #[test]
+    fn strings_are_bounded_and_lossy() {
+        let e = parse(&one_entry(b"lib\xff\0/a/lib", 5)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                LdCacheError::Unterminated {
+                    entry: 0,
+                    field: "path",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let c = parse(&one_entry(b"lib\xff\0/a/lib\0", 5)).unwrap();
+        assert_eq!(c.entries[0].soname, "lib\u{fffd}");
+        assert_eq!(c.entries[0].path, "/a/lib");
+
+        let e = parse(&one_entry(b"lib\0", 99)).unwrap_err();
+        assert!(
+            matches!(e, LdCacheError::BadOffset { offset: 99, .. }),
+            "{e}"
+        );
+
+        let mut long = b"lib\0".to_vec();
+        long.extend(std::iter::repeat_n(b'x', PATH_MAX + 10));
+        long.push(0);
+        let e = parse(&one_entry(&long, 4)).unwrap_err();
+        assert!(matches!(e, LdCacheError::StringTooLong { .. }), "{e}");
+    }
+
+    #[test]
+    fn libcmp_matches_glibc() {
+        use Ordering::*;
+        let cases: &[(&str, &str, Ordering)] = &[
+            ("libc.so.6", "libc.so.6", Equal),
+            ("libfoo.so.10", "libfoo.so.9", Greater),
+            ("libfoo.so.1", "libfoo.so.01", Equal),
+            ("libfoo.so", "libfoo.so.1", Less),
+            ("libfoo2.so", "libfoo.so", Greater),
+            ("libfoo.so", "libfoo2.so", Less),
+            ("liba.so", "libb.so", Less),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(libcmp(a.as_bytes(), b.as_bytes()), *want, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn arch_decoding() {
+        assert_eq!(CacheArch::from_flags(0x0303), CacheArch::X86_64);
+        assert_eq!(CacheArch::from_flags(0x0a03), CacheArch::Aarch64);
+        assert_eq!(CacheArch::from_flags(0x0803), CacheArch::X32);
+        assert_eq!(CacheArch::from_flags(0x0003), CacheArch::I386);
+        assert_eq!(CacheArch::from_flags(0x0001), CacheArch::I386);
+        assert_eq!(
+            CacheArch::from_flags(0x1203),
+            CacheArch::LoongArchDoubleFloat
+        );
+        // x86-64 bits without libc6: the x86-64 loader would not take it.
+        assert_eq!(CacheArch::from_flags(0x0301), CacheArch::Other(0x0301));
+        assert_eq!(CacheArch::from_flags(0x0002), CacheArch::Other(2));
+        assert_eq!(CacheArch::from_flags(0x3303).to_string(), "other(0x3303)");
+        assert_eq!(CacheArch::X86_64.to_string(), "x86-64");
+        assert_eq!(CacheArch::I386.to_string(), "i386/32-bit");
+        for (arch, _) in ARCHES {
+            assert_eq!(CacheArch::from_flags(arch.cache_flags()), *arch);
+        }
+        assert_eq!(
+            CacheArch::from_flags(host_arch().cache_flags()),
+            host_arch()
+        );
+        if cfg!(target_arch = "x86_64") && cfg!(target_pointer_width = "64") {
+            assert_eq!(host_arch(), CacheArch::X86_64);
+        }
+    }
+
+    #[test]
+    fn lookup_filters_arch_and_keeps_order() {
+        let e = |s: &str, p: &str, flags| CacheEntry {
+            soname: s.into(),
+            path: p.into(),
+            flags,
+            hwcap: 0,
+        };
+        let c = LdCache {
+            format: CacheFormat::New,
+            entries: vec![
+                e("libcuda.so.1", "/a/libcuda.so.1", 0x0303),
+                e("libcuda.so.1", "/i386/libcuda.so.1", 0x0003),
+                e("libcuda.so.1", "/b/libcuda.so.1", 0x0303),
+                e("libcuda.so", "/a/libcuda.so", 0x0303),
+            ],
+            generator: None,
+        };
+        let paths: Vec<_> = c
+            .lookup("libcuda.so.1", CacheArch::X86_64)
+            .map(|e| e.path.as_str())
+            .collect();
+        assert_eq!(paths, ["/a/libcuda.so.1", "/b/libcuda.so.1"]);
+        assert_eq!(c.lookup("libcuda.so.1", CacheArch::I386).count(), 1);
+        assert_eq!(c.lookup("libnope.so.1", CacheArch::X86_64).count(), 0);
     }
 }

@@ -4,15 +4,16 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::compat::DriverVersion;
 use crate::probes::device_nodes::DeviceNodes;
 use crate::probes::environment::Environment;
 use crate::probes::identity::Identity;
 use crate::probes::kernel_module::KernelModule;
 use crate::probes::libraries::Libraries;
-use crate::probes::python_sites::Site;
-use crate::probes::toolkits::Toolkits;
 use crate::probes::pci::{Pci, PciRole};
 use crate::probes::platform::Platform;
+use crate::probes::python_sites::Site;
+use crate::probes::toolkits::{Toolkit, Toolkits};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -31,6 +32,15 @@ pub struct Snapshot {
     pub libraries: Option<Libraries>,
     /// Python site-packages directories the toolkit and library probes looked in.
     pub python_sites: Option<Vec<Site>>,
+}
+
+/// A driver version with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverFact {
+    pub version: DriverVersion,
+    pub source: String,
+    /// Read from the loaded kernel module (else from the user-space library on disk).
+    pub kernel: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,6 +129,61 @@ impl Snapshot {
             .as_ref()
             .is_some_and(|k| k.gpus.get().is_some_and(|g| !g.is_empty()));
         pci || nodes || driver
+    }
+
+    /// The NVIDIA driver version and where it was read: the loaded kernel module first
+    /// (authoritative), else the user-space libcuda the loader would pick.
+    pub fn driver_version(&self) -> Option<DriverFact> {
+        if let Some(km) = &self.kernel_module {
+            if let Some(v) = km.version_file.get().filter(|v| !v.l4t) {
+                if let Some(version) = DriverVersion::parse(&v.version) {
+                    return Some(DriverFact {
+                        version,
+                        source: km.version_file.source.clone(),
+                        kernel: true,
+                    });
+                }
+            }
+            if let Some(version) = km.sys_version.get().and_then(|v| DriverVersion::parse(v)) {
+                return Some(DriverFact {
+                    version,
+                    source: km.sys_version.source.clone(),
+                    kernel: true,
+                });
+            }
+        }
+        let lib = self
+            .libraries
+            .as_ref()?
+            .by_soname("libcuda.so.1")?
+            .loaded()?;
+        if lib.stub || lib.forward_compat {
+            return None;
+        }
+        Some(DriverFact {
+            version: DriverVersion::parse(lib.version.as_deref()?)?,
+            source: lib.target.clone().unwrap_or_else(|| lib.path.clone()),
+            kernel: false,
+        })
+    }
+
+    /// GPU model names as the driver reports them (/proc/driver/nvidia/gpus/*/information).
+    pub fn gpu_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .kernel_module
+            .as_ref()
+            .and_then(|k| k.gpus.get())
+            .map(|g| g.iter().filter_map(|g| g.model.clone()).collect())
+            .unwrap_or_default();
+        names.dedup();
+        names
+    }
+
+    /// The toolkit builds use: torch's CUDA_HOME choice, else the shell's nvcc.
+    pub fn toolkit_in_use(&self) -> Option<&Toolkit> {
+        let t = self.toolkits.as_ref()?;
+        t.get(t.cuda_home.toolkit)
+            .or_else(|| t.get(t.nvcc_on_path.as_ref()?.toolkit))
     }
 
     pub fn env_value(&self, name: &str) -> Option<&str> {

@@ -1,6 +1,6 @@
 //! The JSON report is a contract. These types are declared independently of the
-//! crate's and reject unknown fields: renaming, adding or removing a field fails
-//! here until SCHEMA_VERSION and this file change together.
+//! crate's and reject unknown fields: any change to a field fails here. Renaming or
+//! removing one also needs a SCHEMA_VERSION bump; an added field only needs this file.
 
 mod util;
 
@@ -93,6 +93,177 @@ struct Snapshot {
     pci: Option<Pci>,
     device_nodes: Option<DeviceNodes>,
     environment: Option<Environment>,
+    toolkits: Option<Toolkits>,
+    libraries: Option<Libraries>,
+    #[allow(dead_code)]
+    python_sites: Option<Vec<Site>>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Toolkits {
+    installs: Vec<Toolkit>,
+    rejected: Vec<Rejected>,
+    nvcc_on_path: Option<NvccOnPath>,
+    cuda_home: CudaHome,
+    usr_local_cuda: Option<String>,
+    conda_packages: Vec<NameVersion>,
+    extension_builders: Vec<ExtensionPackage>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Toolkit {
+    root: String,
+    kind: String,
+    found: Vec<Found>,
+    version: Fact<String>,
+    cuda: Option<String>,
+    disagreements: Vec<VersionReading>,
+    nvcc: Option<String>,
+    headers: bool,
+    lib_dirs: Vec<String>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Found {
+    route: String,
+    path: String,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersionReading {
+    source: String,
+    version: String,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rejected {
+    route: String,
+    path: String,
+    reason: String,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvccOnPath {
+    path: String,
+    resolved: String,
+    toolkit: Option<usize>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CudaHome {
+    path: Option<String>,
+    via: String,
+    toolkit: Option<usize>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NameVersion {
+    name: String,
+    version: String,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtensionPackage {
+    name: String,
+    version: String,
+    site: String,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Libraries {
+    search: SearchPath,
+    libraries: Vec<Library>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchPath {
+    ld_library_path: Vec<String>,
+    cache: Fact<CacheInfo>,
+    default_dirs: Vec<String>,
+    wsl_lib_searched: Option<bool>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CacheInfo {
+    format: String,
+    entries: u64,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Library {
+    family: String,
+    soname: String,
+    candidates: Vec<Candidate>,
+    winner: Option<usize>,
+    elsewhere: Vec<Candidate>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Candidate {
+    path: String,
+    via: String,
+    detail: Option<String>,
+    target: Option<String>,
+    version: Option<String>,
+    version_source: Option<String>,
+    elf_soname: Option<String>,
+    needed: Vec<String>,
+    size: Option<u64>,
+    stub: bool,
+    forward_compat: bool,
+    problem: Option<String>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Site {
+    path: String,
+    found_by: String,
+    python: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -333,7 +504,22 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 6);
+    assert_eq!(s.probes.len(), 8);
+    let tk = s.toolkits.as_ref().expect("toolkits");
+    assert_eq!(tk.installs.len(), 1);
+    assert_eq!(tk.installs[0].cuda.as_deref(), Some("13.0"));
+    assert!(tk.installs[0].version.value.is_some() && tk.installs[0].version.missing.is_none());
+    assert_eq!(tk.cuda_home.toolkit, Some(0));
+    let libs = s.libraries.as_ref().expect("libraries");
+    assert_eq!(libs.search.cache.value.as_ref().map(|c| c.entries), Some(3));
+    let cuda = libs
+        .libraries
+        .iter()
+        .find(|l| l.soname == "libcuda.so.1")
+        .expect("libcuda");
+    let winner = &cuda.candidates[cuda.winner.expect("winner")];
+    assert_eq!(winner.version.as_deref(), Some("580.95.05"));
+    assert_eq!(winner.via, "ld_so_cache");
     assert!(s
         .probes
         .values()

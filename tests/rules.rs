@@ -16,6 +16,7 @@ fn healthy_host_passes_with_exit_0() {
         .unwrap()
         .iter()
         .filter(|c| c["status"] != "passed")
+        .filter(|c| !(c["rule"] == "wsl_driver" && c["status"] == "not_applicable"))
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }

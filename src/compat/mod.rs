@@ -1,3 +1,84 @@
-//! TEMPORARY stand-in until the compat tables land.
+//! CUDA compatibility knowledge as data: toolkit ↔ driver, compute
+//! capability ↔ toolkit, GPU names, cuDNN ↔ CUDA. Each table row carries the
+//! source it was taken from; `UNCONFIRMED` in a source marks a fact not
+//! checked against a primary source.
+
+pub mod arch;
+pub mod cudnn;
+pub mod driver;
 pub mod versions;
-pub use versions::{ComputeCapability, CudaVersion, DriverVersion};
+
+pub use arch::{
+    arch_row, compiler_targets, gpu_from_name, ptx_runs_on, sass_runs_on, sass_variant_runs_on,
+    ArchRow, CompilerTargets, GpuModel, KernelModules, ProductClass, ARCHITECTURES,
+};
+pub use cudnn::{
+    cudnn_cuda_majors, cudnn_version_from_header, cudnn_version_from_int, CudnnSupport,
+    CUDNN_SUPPORT,
+};
+pub use driver::{
+    cuda_error, driver_verdict, family_minimum, forward_compat, max_cuda_for_driver,
+    toolkit_min_driver, BranchRow, CudaErrorCode, DriverVerdict, FamilyMinimum, ForwardCompat,
+    MaxCuda, ToolkitDriverRow, DRIVER_BRANCHES, FORWARD_COMPAT_SOURCE, TOOLKIT_DRIVERS,
+};
+pub use versions::{ArchVariant, ComputeCapability, CudaVersion, DriverVersion};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// These parse values read from broken machines: none may panic on any input.
+    #[test]
+    fn parsers_never_panic() {
+        const ALPHABET: &[&str] = &[
+            "0",
+            "1",
+            "9",
+            ".",
+            "sm_",
+            "compute_",
+            "a",
+            "f",
+            "V",
+            " ",
+            "-",
+            "NVIDIA",
+            "RTX",
+            "GeForce",
+            "TITAN",
+            "Jetson",
+            "PRO",
+            "#define CUDNN_MAJOR ",
+            "/*",
+            "*/",
+            "//",
+            "\n",
+            "é",
+            "😀",
+            "\u{0}",
+            "99999999999",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..(seed % 12) {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                s.push_str(ALPHABET[(seed >> 33) as usize % ALPHABET.len()]);
+            }
+            let _ = CudaVersion::parse(&s);
+            let _ = ComputeCapability::parse_target(&s);
+            let _ = gpu_from_name(&s);
+            let _ = cudnn_version_from_header(&s);
+            if let Some(d) = DriverVersion::parse(&s) {
+                let _ = max_cuda_for_driver(&d);
+                let _ = driver_verdict(CudaVersion::new(12, 4), &d);
+                let _ = forward_compat(CudaVersion::new(13, 4), &d);
+            }
+            let n = seed as i64;
+            let _ = CudaVersion::from_encoded(n);
+            let _ = cudnn_version_from_int(n);
+            let _ = compiler_targets(CudaVersion::new((seed % 20) as u32, (seed % 13) as u32));
+            let _ = cudnn_cuda_majors(((seed % 12) as u32, (seed % 30) as u32));
+        }
+    }
+}

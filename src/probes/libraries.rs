@@ -110,9 +110,9 @@ pub fn family_of(file: &str) -> Option<&'static Family> {
     if !(after.is_empty() || after.starts_with('.')) {
         return None;
     }
-    FAMILIES.iter().find(|f| {
-        stem == f.name || (f.name == "libcudnn" && stem.starts_with("libcudnn_"))
-    })
+    FAMILIES
+        .iter()
+        .find(|f| stem == f.name || (f.name == "libcudnn" && stem.starts_with("libcudnn_")))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -284,7 +284,9 @@ impl Scan<'_> {
             Ok(t) => t,
             Err(e) => {
                 c.problem = Some(match e.kind {
-                    FsErrorKind::NotFound => "missing on disk (a broken link or a stale cache entry)".into(),
+                    FsErrorKind::NotFound => {
+                        "missing on disk (a broken link or a stale cache entry)".into()
+                    }
                     _ => e.message,
                 });
                 return c;
@@ -315,7 +317,9 @@ impl Scan<'_> {
 
 fn is_forward_compat_dir(path: &Path) -> bool {
     let parent = path.parent();
-    parent.and_then(Path::file_name).is_some_and(|n| n == "compat")
+    parent
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "compat")
         && parent
             .and_then(Path::parent)
             .and_then(Path::file_name)
@@ -327,7 +331,11 @@ fn is_forward_compat_dir(path: &Path) -> bool {
 pub fn version_from_file_name(name: &str) -> Option<String> {
     let (_, after) = name.split_once(".so.")?;
     let parts: Vec<&str> = after.split('.').collect();
-    if parts.len() < 2 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+    if parts.len() < 2
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
         return None;
     }
     // CUDA 11 sonames carry ".0" (libcudart.so.11.0) without being a full version.
@@ -340,7 +348,12 @@ pub fn version_from_file_name(name: &str) -> Option<String> {
 pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>) -> Libraries {
     let ld_library_path: Vec<String> = env
         .get_str(envvars::LD_LIBRARY_PATH)
-        .map(|v| v.split(':').filter(|d| !d.is_empty()).map(str::to_string).collect())
+        .map(|v| {
+            v.split(':')
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let (cache, cache_fact) = read_cache(fs);
     let default_dirs: Vec<String> = DEFAULT_DIRS
@@ -372,7 +385,11 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
                 elsewhere_dirs.push((PathBuf::from(dir), Via::Toolkit, tk.root.clone()));
                 let compat = Path::new(&tk.root).join("compat");
                 if fs.exists(&compat) {
-                    elsewhere_dirs.push((compat, Via::Toolkit, format!("{} (forward compatibility)", tk.root)));
+                    elsewhere_dirs.push((
+                        compat,
+                        Via::Toolkit,
+                        format!("{} (forward compatibility)", tk.root),
+                    ));
                 }
             }
         }
@@ -403,7 +420,9 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
                 continue;
             }
             let path = dir.join(&name);
-            let Ok(target) = fs.canonical(&path) else { continue };
+            let Ok(target) = fs.canonical(&path) else {
+                continue;
+            };
             let is_soname = match scan.dynamic(&target) {
                 Ok(info) => info.soname.as_deref() == Some(name.as_str()),
                 // Unreadable: keep names shaped like a soname (lib*.so.N) so it is reported.
@@ -416,14 +435,20 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
         }
     }
     sonames.sort_by(|a, b| {
-        let fa = FAMILIES.iter().position(|f| Some(f.name) == family_of(a).map(|f| f.name));
-        let fb = FAMILIES.iter().position(|f| Some(f.name) == family_of(b).map(|f| f.name));
+        let fa = FAMILIES
+            .iter()
+            .position(|f| Some(f.name) == family_of(a).map(|f| f.name));
+        let fb = FAMILIES
+            .iter()
+            .position(|f| Some(f.name) == family_of(b).map(|f| f.name));
         fa.cmp(&fb).then_with(|| a.cmp(b))
     });
 
     let mut libraries = Vec::new();
     for soname in sonames {
-        let Some(family) = family_of(&soname) else { continue };
+        let Some(family) = family_of(&soname) else {
+            continue;
+        };
         let mut candidates: Vec<Candidate> = Vec::new();
         for (i, dir) in ld_library_path.iter().enumerate() {
             if scan.list(Path::new(dir)).contains(&soname) {
@@ -483,16 +508,20 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
         });
     }
 
-    let wsl_lib_searched = fs.exists(Path::new(WSL_LIB_DIR)).then(|| {
-        ld_library_path
-            .iter()
-            .any(|d| d.trim_end_matches('/') == WSL_LIB_DIR)
-            || cache.as_ref().is_some_and(|c| {
-                c.entries
-                    .iter()
-                    .any(|e| Path::new(&e.path).parent() == Some(Path::new(WSL_LIB_DIR)))
-            })
-    });
+    // Unknown (None) without a readable cache: the loader's view cannot be judged then.
+    let in_ld_path = ld_library_path
+        .iter()
+        .any(|d| d.trim_end_matches('/') == WSL_LIB_DIR);
+    let wsl_lib_searched = match (&cache, fs.exists(Path::new(WSL_LIB_DIR))) {
+        (_, false) => None,
+        (_, true) if in_ld_path => Some(true),
+        (Some(c), true) => Some(
+            c.entries
+                .iter()
+                .any(|e| Path::new(&e.path).parent() == Some(Path::new(WSL_LIB_DIR))),
+        ),
+        (None, true) => None,
+    };
 
     Libraries {
         search: SearchPath {
@@ -522,7 +551,11 @@ fn read_cache(fs: &HostFs) -> (Option<ldcache::LdCache>, Fact<CacheInfo>) {
     match fs.read_bytes(path, CACHE_READ_LIMIT) {
         Ok(bytes) if bytes.len() as u64 > CACHE_READ_LIMIT => (
             None,
-            Fact::missing(LD_SO_CACHE, MissingReason::Unreadable, "larger than 16 MiB; not read"),
+            Fact::missing(
+                LD_SO_CACHE,
+                MissingReason::Unreadable,
+                "larger than 16 MiB; not read",
+            ),
         ),
         Ok(bytes) => match ldcache::parse(&bytes) {
             Ok(cache) => {
@@ -572,9 +605,9 @@ fn wheel_version<'a>(
     let site = sites.iter().find(|s| dir.starts_with(&s.path))?;
     let dists = site.dists_with_prefix(prefix);
     // nvidia-cublas must not match nvidia-cublas-lt style neighbours of another family.
-    let best = dists
-        .into_iter()
-        .find(|(n, _)| n == prefix || n.strip_prefix(prefix).is_some_and(|r| r.starts_with("-cu")))?;
+    let best = dists.into_iter().find(|(n, _)| {
+        n == prefix || n.strip_prefix(prefix).is_some_and(|r| r.starts_with("-cu"))
+    })?;
     Some((site.path.as_str(), best))
 }
 
@@ -582,13 +615,18 @@ fn wheel_version<'a>(
 /// headers carry the full version.
 fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
     let (header, defines): (&str, [&str; 3]) = if soname.starts_with("libcudnn") {
-        ("cudnn_version.h", ["CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"])
+        (
+            "cudnn_version.h",
+            ["CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"],
+        )
     } else if soname.starts_with("libnccl") {
         ("nccl.h", ["NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH"])
     } else {
         return;
     };
-    let Some(dir) = Path::new(&c.path).parent() else { return };
+    let Some(dir) = Path::new(&c.path).parent() else {
+        return;
+    };
     let mut places = vec![dir.join("../include").join(header)];
     if DEFAULT_DIRS.iter().any(|d| Path::new(d) == dir) {
         places.push(Path::new("/usr/include").join(header));
@@ -597,7 +635,9 @@ fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
         }
     }
     for place in places {
-        let Ok(f) = fs.read_text(&place) else { continue };
+        let Ok(f) = fs.read_text(&place) else {
+            continue;
+        };
         let parts: Option<Vec<i64>> = defines
             .iter()
             .map(|d| crate::probes::toolkits::parse_define(&f.text, d))
@@ -618,19 +658,38 @@ mod tests {
 
     #[test]
     fn families_and_versions() {
-        assert_eq!(family_of("libcudnn_ops.so.9").map(|f| f.name), Some("libcudnn"));
-        assert_eq!(family_of("libcublasLt.so.12").map(|f| f.name), Some("libcublasLt"));
-        assert_eq!(family_of("libcublas.so.12.4.5.8").map(|f| f.name), Some("libcublas"));
+        assert_eq!(
+            family_of("libcudnn_ops.so.9").map(|f| f.name),
+            Some("libcudnn")
+        );
+        assert_eq!(
+            family_of("libcublasLt.so.12").map(|f| f.name),
+            Some("libcublasLt")
+        );
+        assert_eq!(
+            family_of("libcublas.so.12.4.5.8").map(|f| f.name),
+            Some("libcublas")
+        );
         assert_eq!(family_of("libcuda.so").map(|f| f.name), Some("libcuda"));
         assert!(family_of("libcudadebugger.so.1").is_none());
         assert!(family_of("libnvrtc-builtins.so.12.4").is_none());
         assert!(family_of("libcuda.sox").is_none());
-        assert_eq!(version_from_file_name("libcuda.so.535.104.05").as_deref(), Some("535.104.05"));
+        assert_eq!(
+            version_from_file_name("libcuda.so.535.104.05").as_deref(),
+            Some("535.104.05")
+        );
         assert_eq!(version_from_file_name("libcudart.so.11.0"), None);
         assert_eq!(version_from_file_name("libcudnn.so.9"), None);
-        assert_eq!(version_from_file_name("libcudart.so.11.8.89").as_deref(), Some("11.8.89"));
+        assert_eq!(
+            version_from_file_name("libcudart.so.11.8.89").as_deref(),
+            Some("11.8.89")
+        );
         assert_eq!(soname_major("libcudart.so.11.0"), Some(11));
-        assert!(is_forward_compat_dir(Path::new("/usr/local/cuda-12.4/compat/libcuda.so.1")));
-        assert!(!is_forward_compat_dir(Path::new("/opt/compat/libcuda.so.1")));
+        assert!(is_forward_compat_dir(Path::new(
+            "/usr/local/cuda-12.4/compat/libcuda.so.1"
+        )));
+        assert!(!is_forward_compat_dir(Path::new(
+            "/opt/compat/libcuda.so.1"
+        )));
     }
 }

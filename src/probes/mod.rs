@@ -67,9 +67,8 @@ impl Shared {
     }
 
     fn toolkits(&self) -> &toolkits::Toolkits {
-        self.toolkits.get_or_init(|| {
-            toolkits::probe(&self.fs, &self.env, self.sites(), self.budget)
-        })
+        self.toolkits
+            .get_or_init(|| toolkits::probe(&self.fs, &self.env, self.sites(), self.budget))
     }
 }
 
@@ -192,7 +191,12 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 let sites = shared.sites();
                 // Toolkit lib directories are listed too; discovery is shared, not repeated.
                 let toolkits = shared.toolkits();
-                Output::Libraries(libraries::probe(&shared.fs, &shared.env, sites, Some(toolkits)))
+                Output::Libraries(libraries::probe(
+                    &shared.fs,
+                    &shared.env,
+                    sites,
+                    Some(toolkits),
+                ))
             }),
         );
     }

@@ -229,9 +229,16 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
             }
         });
     if usr_local_cuda.is_some() {
-        d.consider(Path::new(USR_LOCAL_CUDA), Route::UsrLocalCuda, USR_LOCAL_CUDA);
+        d.consider(
+            Path::new(USR_LOCAL_CUDA),
+            Route::UsrLocalCuda,
+            USR_LOCAL_CUDA,
+        );
     }
-    for (parent, route) in [("/usr/local", Route::VersionedDir), ("/opt", Route::OptCuda)] {
+    for (parent, route) in [
+        ("/usr/local", Route::VersionedDir),
+        ("/opt", Route::OptCuda),
+    ] {
         let Ok(names) = fs.read_dir(Path::new(parent)) else {
             continue;
         };
@@ -264,12 +271,17 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
 
     let mut extension_builders = Vec::new();
     for site in sites {
-        for (dir, dist) in [("nvidia/cu13", "nvidia-cuda-nvcc"), ("nvidia/cuda_nvcc", "")] {
+        for (dir, dist) in [
+            ("nvidia/cu13", "nvidia-cuda-nvcc"),
+            ("nvidia/cuda_nvcc", ""),
+        ] {
             let root = Path::new(&site.path).join(dir);
             if fs.exists(&root.join("bin/nvcc")) || fs.exists(&root.join("bin/ptxas")) {
                 let index = d.consider(&root, Route::PipWheel, &root.display().to_string());
                 let wheel = if dist.is_empty() {
-                    site.dists_with_prefix("nvidia-cuda-nvcc-cu").into_iter().next()
+                    site.dists_with_prefix("nvidia-cuda-nvcc-cu")
+                        .into_iter()
+                        .next()
                 } else {
                     site.dist(dist).map(|v| (dist.to_string(), v))
                 };
@@ -278,9 +290,11 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
                 }
             }
         }
-        for (name, version) in site.entries.iter().filter_map(|e| {
-            crate::probes::python_sites::parse_dist_info(e)
-        }) {
+        for (name, version) in site
+            .entries
+            .iter()
+            .filter_map(|e| crate::probes::python_sites::parse_dist_info(e))
+        {
             if EXTENSION_BUILDERS.contains(&name.as_str()) {
                 extension_builders.push(ExtensionPackage {
                     name,
@@ -321,12 +335,16 @@ fn cuda_home(d: &Discovery, env: &Env, nvcc: Option<&Path>) -> CudaHome {
     } else if d.fs.exists(Path::new(USR_LOCAL_CUDA)) {
         (Some(PathBuf::from(USR_LOCAL_CUDA)), "/usr/local/cuda")
     } else {
-        (None, "nothing: CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda")
+        (
+            None,
+            "nothing: CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda",
+        )
     };
     // `/usr` (from Debian's /usr/bin/nvcc) is the distribution toolkit's public face.
-    let toolkit = path
-        .as_deref()
-        .and_then(|p| d.index_of(p).or_else(|| d.index_of(&nvcc_root(d.fs, &p.join("bin/nvcc")))));
+    let toolkit = path.as_deref().and_then(|p| {
+        d.index_of(p)
+            .or_else(|| d.index_of(&nvcc_root(d.fs, &p.join("bin/nvcc"))))
+    });
     CudaHome {
         path: path.map(|p| p.display().to_string()),
         via: via.to_string(),
@@ -517,8 +535,7 @@ impl Discovery<'_> {
             for dir in include_dirs {
                 let path = dir.join(header);
                 let Ok(f) = fs.read_text(&path) else { continue };
-                if let Some(v) = parse_define(&f.text, define).and_then(CudaVersion::from_encoded)
-                {
+                if let Some(v) = parse_define(&f.text, define).and_then(CudaVersion::from_encoded) {
                     out.push(VersionReading {
                         source: format!("{} ({define})", path.display()),
                         version: v.to_string(),
@@ -528,7 +545,9 @@ impl Discovery<'_> {
             }
         }
         for dir in lib_dirs {
-            let Ok(names) = fs.read_dir(dir) else { continue };
+            let Ok(names) = fs.read_dir(dir) else {
+                continue;
+            };
             let best = names
                 .iter()
                 .filter_map(|n| {
@@ -567,7 +586,11 @@ impl Discovery<'_> {
                     format!(
                         "no \"release X.Y, VX.Y.Z\" line in its output (exit {}{})",
                         out.exit_code.map_or("by signal".into(), |c| c.to_string()),
-                        if out.truncated { ", output cut at the cap" } else { "" }
+                        if out.truncated {
+                            ", output cut at the cap"
+                        } else {
+                            ""
+                        }
                     ),
                 ),
             },
@@ -601,11 +624,7 @@ impl Discovery<'_> {
             };
             for name in names.iter().rev() {
                 let child = dir.join(name);
-                if self
-                    .fs
-                    .symlink_metadata(&child)
-                    .is_ok_and(|m| m.is_dir())
-                {
+                if self.fs.symlink_metadata(&child).is_ok_and(|m| m.is_dir()) {
                     queue.push((child, depth + 1));
                 }
             }
@@ -691,7 +710,9 @@ pub fn parse_version_json(text: &str) -> Option<String> {
             .filter(|s| CudaVersion::parse(s).is_some())
             .map(str::to_string)
     };
-    get("cuda").or_else(|| get("cuda_cudart")).or_else(|| get("cuda_nvcc"))
+    get("cuda")
+        .or_else(|| get("cuda_cudart"))
+        .or_else(|| get("cuda_nvcc"))
 }
 
 /// `CUDA Version 10.0.130`.
@@ -747,7 +768,10 @@ mod tests {
             parse_define("#define CUDA_VERSION 12040\n", "CUDA_VERSION"),
             Some(12040)
         );
-        assert_eq!(parse_define("#define CUDA_VERSION_X 1", "CUDA_VERSION"), None);
+        assert_eq!(
+            parse_define("#define CUDA_VERSION_X 1", "CUDA_VERSION"),
+            None
+        );
         let nvcc = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.5, V13.5.37\nBuild cuda_13.5.r13.5/compiler.39125733_0\n";
         assert_eq!(parse_nvcc_version(nvcc).as_deref(), Some("13.5.37"));
         assert_eq!(parse_nvcc_version("garbage"), None);

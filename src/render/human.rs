@@ -33,7 +33,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
             .map(|l| l.label.chars().count())
             .max()
             .unwrap_or(0)
-            .min(28);
+            .min(30);
         for line in &section.lines {
             let mark = match line.mark {
                 Mark::Ok => st.green("✓"),

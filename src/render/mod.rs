@@ -3,6 +3,7 @@
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod toolkit;
 pub mod view;
 
 use std::borrow::Cow;

@@ -316,6 +316,74 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     }
     out.extend(b.take("Devices"));
 
+    if let Some(tk) = &snap.toolkits {
+        for t in &tk.installs {
+            let routes: Vec<&str> = t.found.iter().map(|f| f.route.describe()).collect();
+            b.line(
+                &k(&format!("toolkit:{}", t.root)),
+                Mark::Neutral,
+                t.cuda.map_or("CUDA ?".to_string(), |v| format!("CUDA {v}")),
+                format!(
+                    "{}{} (via {})",
+                    t.root,
+                    if t.nvcc.is_some() { "" } else { ", no nvcc" },
+                    routes.join(", ")
+                ),
+                t.version.source.clone(),
+            );
+        }
+        if tk.installs.is_empty() {
+            b.line(
+                &k("toolkit"),
+                Mark::Neutral,
+                "toolkit",
+                "none found",
+                "gpudoctor toolkit",
+            );
+        }
+        if let Some(n) = &tk.nvcc_on_path {
+            b.line(
+                &k("nvcc on PATH"),
+                Mark::Ok,
+                "nvcc",
+                format!("{} → {}", n.path, n.resolved),
+                "env PATH",
+            );
+        }
+        if let Some(home) = &tk.cuda_home.path {
+            b.line(
+                &k("CUDA_HOME"),
+                Mark::Ok,
+                "CUDA_HOME (builds)",
+                format!("{home} (via {})", tk.cuda_home.via),
+                "torch.utils.cpp_extension's rule",
+            );
+        }
+    }
+    if let Some(libs) = &snap.libraries {
+        for lib in &libs.libraries {
+            // Sub-libraries (libcudnn_ops …) and dev names add lines, not information.
+            if !verbose && (lib.soname.starts_with("libcudnn_") || !lib.soname.contains(".so.")) {
+                continue;
+            }
+            let Some(c) = lib.loaded() else { continue };
+            b.line(
+                &k(&format!("library:{}", lib.soname)),
+                Mark::Ok,
+                lib.soname.clone(),
+                format!(
+                    "{} ({})",
+                    c.version
+                        .clone()
+                        .unwrap_or_else(|| "version unknown".into()),
+                    c.target.as_deref().unwrap_or(&c.path)
+                ),
+                c.via.describe(),
+            );
+        }
+    }
+    out.extend(b.take("CUDA toolkits and libraries"));
+
     if let Some(env) = &snap.environment {
         let shown: Vec<_> = env
             .variables

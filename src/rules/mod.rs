@@ -2,14 +2,22 @@
 //! one table sorted by the first code each emits.
 
 mod alloc_conf;
+mod cuda_home;
 mod debug_env;
 mod device_nodes;
+mod driver_userspace;
 mod gpu_presence;
 mod kernel_module;
+mod libcuda;
+mod library_majors;
 mod pci_binding;
 mod probe_health;
+mod toolkit_arch;
+mod toolkit_choice;
+mod toolkit_driver;
 mod uvm;
 mod visible_devices;
+mod wsl_driver;
 
 pub use alloc_conf::{parse_alloc_conf, AllocConfError};
 pub use visible_devices::{parse_visible_devices, VisibleDevices};
@@ -44,6 +52,14 @@ pub const RULES: &[Rule] = &[
     debug_env::RULE,
     alloc_conf::RULE,
     probe_health::RULE,
+    toolkit_driver::RULE,
+    driver_userspace::RULE,
+    toolkit_choice::RULE,
+    cuda_home::RULE,
+    toolkit_arch::RULE,
+    libcuda::RULE,
+    library_majors::RULE,
+    wsl_driver::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,6 +6,9 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+
+pub mod elf;
+pub mod ldcache;
 use tempfile::TempDir;
 
 /// A fake system tree for `--root`, with accounts: alice (not in video), bob (in video).
@@ -154,7 +157,8 @@ impl FakeRoot {
             .chmod(&format!("dev/{name}"), mode)
     }
 
-    /// A healthy host: driver 580.95.05 loaded, `n` H100s bound to nvidia, every node 0666.
+    /// A healthy host: driver 580.95.05 loaded, `n` H100s bound to nvidia, every node 0666,
+    /// CUDA 13.0 at /usr/local/cuda.
     pub fn healthy(n: usize) -> FakeRoot {
         let r = FakeRoot::new();
         r.modules(&["nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia"])
@@ -169,7 +173,107 @@ impl FakeRoot {
                 .driver_gpu(&addr, "NVIDIA H100 80GB HBM3", i as u32);
             r.node(&format!("nvidia{i}"), 0o666);
         }
+        // A toolkit the driver supports, so builds have one (no GD022 note), and the
+        // driver's libraries registered with the loader.
+        r.toolkit("usr/local/cuda-13.0", "13.0.2")
+            .link("/usr/local/cuda-13.0", "usr/local/cuda")
+            .driver_libs("580.95.05")
+            .ld_cache(&[
+                ("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+                (
+                    "libnvidia-ml.so.1",
+                    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+                ),
+                (
+                    "libcudart.so.13",
+                    "/usr/local/cuda-13.0/lib64/libcudart.so.13",
+                ),
+            ]);
         r
+    }
+
+    /// A shared library `dir/real` (an ELF with `soname`), plus the soname link when the
+    /// names differ, as ldconfig lays them out.
+    pub fn lib(&self, dir: &str, real: &str, soname: &str, needed: &[&str]) -> &Self {
+        self.bytes(
+            &format!("{dir}/{real}"),
+            &elf::shared_object(soname, needed),
+        );
+        if real != soname {
+            self.link(real, &format!("{dir}/{soname}"));
+        }
+        self
+    }
+
+    /// `/etc/ld.so.cache` in glibc's current format, listing these (soname, path) pairs.
+    pub fn ld_cache(&self, entries: &[(&str, &str)]) -> &Self {
+        self.ld_cache_format(entries, ldcache::Format::New)
+    }
+
+    pub fn ld_cache_format(&self, entries: &[(&str, &str)], format: ldcache::Format) -> &Self {
+        self.bytes("etc/ld.so.cache", &ldcache::write_cache(entries, format))
+    }
+
+    /// An NVIDIA-layout toolkit at `dir` (e.g. usr/local/cuda-12.4): version.json, nvcc that
+    /// must never run under --root, headers, and libcudart with its soname links.
+    pub fn toolkit(&self, dir: &str, version: &str) -> &Self {
+        let parts: Vec<u32> = version.split('.').map(|p| p.parse().unwrap()).collect();
+        let (major, minor) = (parts[0], parts[1]);
+        self.file(
+            &format!("{dir}/version.json"),
+            &format!("{{\n   \"cuda\" : {{\n      \"name\" : \"CUDA SDK\",\n      \"version\" : \"{version}\"\n   }}\n}}\n"),
+        );
+        self.nvcc(&format!("{dir}/bin/nvcc"), version);
+        self.file(
+            &format!("{dir}/include/cuda_runtime_api.h"),
+            &format!("#define CUDART_VERSION {}\n", major * 1000 + minor * 10),
+        );
+        let soname = if major <= 11 {
+            format!("libcudart.so.{major}.0")
+        } else {
+            format!("libcudart.so.{major}")
+        };
+        self.lib(
+            &format!("{dir}/lib64"),
+            &format!("libcudart.so.{version}"),
+            &soname,
+            &[],
+        );
+        self.lib(
+            &format!("{dir}/lib64/stubs"),
+            "libcuda.so",
+            "libcuda.so.1",
+            &[],
+        )
+    }
+
+    /// An executable `nvcc` script printing `nvcc --version` for `version`; under --root it
+    /// must never run, so it also leaves a marker file next to itself.
+    pub fn nvcc(&self, rel: &str, version: &str) -> &Self {
+        let mm: Vec<&str> = version.split('.').collect();
+        self.file(
+            rel,
+            &format!("#!/bin/sh\ntouch \"$(dirname \"$0\")/RAN\"\necho 'Cuda compilation tools, release {}.{}, V{version}'\n", mm[0], mm[1]),
+        )
+        .chmod(rel, 0o755)
+    }
+
+    /// The driver's user-space libraries at `version` in the multiarch directory.
+    pub fn driver_libs(&self, version: &str) -> &Self {
+        let dir = "usr/lib/x86_64-linux-gnu";
+        self.lib(dir, &format!("libcuda.so.{version}"), "libcuda.so.1", &[])
+            .lib(
+                dir,
+                &format!("libnvidia-ml.so.{version}"),
+                "libnvidia-ml.so.1",
+                &[],
+            )
+            .lib(
+                dir,
+                &format!("libnvidia-ptxjitcompiler.so.{version}"),
+                "libnvidia-ptxjitcompiler.so.1",
+                &[],
+            )
     }
 
     /// `gpudoctor ARGS… --root ROOT` with a clean environment and no colour.

@@ -1,0 +1,447 @@
+//! `gpudoctor toolkit`: every CUDA toolkit, which one each consumer gets, and the
+//! loader's view of the CUDA libraries — as text, Markdown or JSON.
+
+use serde::Serialize;
+
+use super::{printable, Style};
+use crate::compat::arch::compiler_targets;
+use crate::compat::CudaVersion;
+use crate::fact::Fact;
+use crate::findings::{Finding, Severity, Summary};
+use crate::probes::libraries::{Candidate, Libraries, Library, SearchPath};
+use crate::probes::toolkits::{CudaHome, NvccOnPath, Toolkit, Toolkits};
+use crate::report::SCHEMA_VERSION;
+use crate::snapshot::Snapshot;
+
+/// The JSON document: the same facts the text shows.
+#[derive(Serialize)]
+pub struct ToolkitView<'a> {
+    pub schema_version: u32,
+    pub gpudoctor_version: &'static str,
+    pub root: Option<&'a str>,
+    pub driver: Option<DriverView>,
+    pub toolkits: Vec<ToolkitEntry<'a>>,
+    pub rejected: &'a [crate::probes::toolkits::Rejected],
+    pub winners: Winners<'a>,
+    pub search_path: Option<&'a SearchPath>,
+    pub libraries: &'a [Library],
+    pub findings: &'a [Finding],
+    pub summary: Summary,
+}
+
+#[derive(Serialize)]
+pub struct DriverView {
+    pub version: String,
+    pub source: String,
+    pub from_kernel_module: bool,
+}
+
+#[derive(Serialize)]
+pub struct ToolkitEntry<'a> {
+    #[serde(flatten)]
+    pub toolkit: &'a Toolkit,
+    /// Oldest and newest GPU architecture its nvcc compiles for (compat.md §2).
+    pub compiler_targets: Option<[String; 2]>,
+}
+
+#[derive(Serialize)]
+pub struct Winners<'a> {
+    /// The nvcc a shell runs.
+    pub nvcc: Option<&'a NvccOnPath>,
+    /// The toolkit torch.utils.cpp_extension builds with.
+    pub cuda_home: Option<&'a CudaHome>,
+    /// The libcudart each soname resolves to.
+    pub libcudart: Vec<LoaderWinner<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct LoaderWinner<'a> {
+    pub soname: &'a str,
+    pub path: &'a str,
+    pub version: Option<&'a str>,
+}
+
+fn targets(t: &Toolkit) -> Option<[String; 2]> {
+    let ct = compiler_targets(t.cuda?)?;
+    Some([ct.min().sm(), ct.max().sm()])
+}
+
+pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding]) -> ToolkitView<'a> {
+    static EMPTY_LIBS: &[Library] = &[];
+    let tk: Option<&Toolkits> = snap.toolkits.as_ref();
+    let libs: Option<&Libraries> = snap.libraries.as_ref();
+    ToolkitView {
+        schema_version: SCHEMA_VERSION,
+        gpudoctor_version: env!("CARGO_PKG_VERSION"),
+        root: snap.root.as_deref(),
+        driver: snap.driver_version().map(|d| DriverView {
+            version: d.version.as_str().to_string(),
+            source: d.source,
+            from_kernel_module: d.kernel,
+        }),
+        toolkits: tk
+            .map(|t| {
+                t.installs
+                    .iter()
+                    .map(|toolkit| ToolkitEntry {
+                        toolkit,
+                        compiler_targets: targets(toolkit),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        rejected: tk.map(|t| t.rejected.as_slice()).unwrap_or(&[]),
+        winners: Winners {
+            nvcc: tk.and_then(|t| t.nvcc_on_path.as_ref()),
+            cuda_home: tk.map(|t| &t.cuda_home),
+            libcudart: libs
+                .map(|l| {
+                    l.family("libcudart")
+                        .filter_map(|lib| {
+                            let c = lib.loaded()?;
+                            Some(LoaderWinner {
+                                soname: &lib.soname,
+                                path: &c.path,
+                                version: c.version.as_deref(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        search_path: libs.map(|l| &l.search),
+        libraries: libs.map(|l| l.libraries.as_slice()).unwrap_or(EMPTY_LIBS),
+        findings,
+        summary: Summary::of(findings),
+    }
+}
+
+pub fn render_json(v: &ToolkitView) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| {
+        format!("{{\"error\": \"could not serialise the toolkit view: {e}\"}}")
+    });
+    s.push('\n');
+    s
+}
+
+fn version_text(t: &Toolkit) -> String {
+    match (t.version.get(), t.cuda) {
+        (Some(v), _) => v.clone(),
+        (None, _) => format!(
+            "unknown ({})",
+            t.version
+                .missing_info()
+                .map(|m| m.detail.as_str())
+                .unwrap_or("")
+        ),
+    }
+}
+
+fn fact_text<T: std::fmt::Debug>(f: &Fact<T>) -> String {
+    match f.missing_info() {
+        Some(m) => format!("{} ({})", m.reason.as_str(), m.detail),
+        None => format!("{:?}", f.get()),
+    }
+}
+
+fn candidate_line(c: &Candidate, winner: bool, st: &Style) -> String {
+    let mark = if winner {
+        st.green("→")
+    } else if c.problem.is_some() {
+        st.red("✗")
+    } else {
+        " ".to_string()
+    };
+    let mut line = format!("    {mark} {}", printable(&c.path));
+    if let Some(t) = c.target.as_deref().filter(|t| *t != c.path) {
+        line.push_str(&format!(" → {}", printable(t)));
+    }
+    line.push_str(&format!(
+        "  [{}{}]",
+        c.via.describe(),
+        c.detail
+            .as_deref()
+            .map(|d| format!(" {}", printable(d)))
+            .unwrap_or_default()
+    ));
+    if let Some(v) = &c.version {
+        line.push_str(&format!("  {}", printable(v)));
+    }
+    if c.stub {
+        line.push_str(&format!("  {}", st.red("STUB")));
+    }
+    if c.forward_compat {
+        line.push_str(&format!("  {}", st.yellow("forward-compat")));
+    }
+    if let Some(p) = &c.problem {
+        line.push_str(&format!("  {}", st.dim(&printable(p))));
+    }
+    line
+}
+
+pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool) -> String {
+    let mut out = String::new();
+    let h = |s: &str| format!("{}\n", st.bold(s));
+    if let Some(root) = v.root {
+        out.push_str(&format!("Inspecting --root {}\n\n", printable(root)));
+    }
+    match &v.driver {
+        Some(d) => out.push_str(&format!(
+            "Driver: {} ({})\n\n",
+            d.version,
+            printable(&d.source)
+        )),
+        None => out.push_str("Driver: not found\n\n"),
+    }
+
+    out.push_str(&h("CUDA toolkits"));
+    if v.toolkits.is_empty() {
+        out.push_str("  none found\n");
+    }
+    for e in &v.toolkits {
+        let t = e.toolkit;
+        out.push_str(&format!(
+            "  {}  {}\n",
+            st.cyan(&printable(&t.root)),
+            printable(&version_text(t))
+        ));
+        let routes: Vec<String> = t
+            .found
+            .iter()
+            .map(|f| {
+                if f.path == t.root || f.path == f.route.describe() {
+                    f.route.describe().to_string()
+                } else {
+                    format!("{} ({})", f.route.describe(), printable(&f.path))
+                }
+            })
+            .collect();
+        out.push_str(&format!("      found via: {}\n", routes.join(", ")));
+        out.push_str(&format!(
+            "      version from: {}\n",
+            printable(&t.version.source)
+        ));
+        let nvcc = t.nvcc.as_deref().map(|n| printable(n).into_owned());
+        out.push_str(&format!(
+            "      nvcc: {}   compiles for: {}\n",
+            nvcc.unwrap_or_else(|| "none".into()),
+            e.compiler_targets
+                .as_ref()
+                .map(|[a, b]| format!("{a} – {b}"))
+                .unwrap_or_else(|| "unknown".into())
+        ));
+        for d in &t.disagreements {
+            out.push_str(&format!(
+                "      {} {} says {}\n",
+                st.yellow("!"),
+                printable(&d.source),
+                printable(&d.version)
+            ));
+        }
+    }
+    for r in v.rejected {
+        out.push_str(&format!(
+            "  {} {} ({}): {}\n",
+            st.red("✗"),
+            printable(&r.path),
+            r.route.describe(),
+            printable(&r.reason)
+        ));
+    }
+
+    out.push('\n');
+    out.push_str(&h("Which toolkit wins"));
+    let root_of = |i: Option<usize>| -> String {
+        i.and_then(|i| v.toolkits.get(i))
+            .map(|e| {
+                let t = e.toolkit;
+                format!(
+                    "{} (CUDA {})",
+                    printable(&t.root),
+                    t.cuda.map_or("?".into(), |c: CudaVersion| c.to_string())
+                )
+            })
+            .unwrap_or_else(|| "no toolkit".into())
+    };
+    match v.winners.nvcc {
+        Some(n) => out.push_str(&format!(
+            "  nvcc in a shell:        {} → {}\n",
+            printable(&n.path),
+            root_of(n.toolkit)
+        )),
+        None => out.push_str("  nvcc in a shell:        not on PATH\n"),
+    }
+    if let Some(h) = v.winners.cuda_home {
+        out.push_str(&format!(
+            "  torch extension builds: {} (via {})\n",
+            h.path
+                .as_deref()
+                .map(|p| format!("{} → {}", printable(p), root_of(h.toolkit)))
+                .unwrap_or_else(|| "none".into()),
+            printable(&h.via)
+        ));
+    }
+    if v.winners.libcudart.is_empty() {
+        out.push_str("  dynamic loader:         no libcudart on the search path\n");
+    }
+    for w in &v.winners.libcudart {
+        out.push_str(&format!(
+            "  dynamic loader:         {} → {}{}\n",
+            w.soname,
+            printable(w.path),
+            w.version.map(|v| format!(" ({v})")).unwrap_or_default()
+        ));
+    }
+
+    if let Some(sp) = v.search_path {
+        out.push('\n');
+        out.push_str(&h("Loader search order"));
+        out.push_str(&format!(
+            "  LD_LIBRARY_PATH: {}\n",
+            if sp.ld_library_path.is_empty() {
+                "unset".to_string()
+            } else {
+                printable(&sp.ld_library_path.join(":")).into_owned()
+            }
+        ));
+        out.push_str(&format!(
+            "  {}: {}\n",
+            sp.cache.source,
+            match sp.cache.get() {
+                Some(c) => format!("{} entries ({} format)", c.entries, c.format.as_str()),
+                None => fact_text(&sp.cache),
+            }
+        ));
+        out.push_str(&format!(
+            "  default directories: {}\n",
+            sp.default_dirs.join(" ")
+        ));
+        if let Some(wsl) = sp.wsl_lib_searched {
+            out.push_str(&format!(
+                "  /usr/lib/wsl/lib searched: {}\n",
+                if wsl { "yes" } else { "no" }
+            ));
+        }
+    }
+
+    out.push('\n');
+    out.push_str(&h("CUDA libraries (→ = what the loader loads)"));
+    if v.libraries.is_empty() {
+        out.push_str("  none found\n");
+    }
+    for lib in v.libraries {
+        let status = match lib.loaded() {
+            Some(c) => st.green(&format!(
+                "{}",
+                c.version
+                    .as_deref()
+                    .map(printable)
+                    .unwrap_or("found".into())
+            )),
+            None if lib.candidates.is_empty() => st.dim("not on the search path"),
+            None => st.red("no loadable copy"),
+        };
+        out.push_str(&format!("  {}  {}\n", st.bold(&lib.soname), status));
+        for (i, c) in lib.candidates.iter().enumerate() {
+            out.push_str(&candidate_line(c, lib.winner == Some(i), st));
+            out.push('\n');
+        }
+        if verbose || lib.candidates.is_empty() {
+            for c in &lib.elsewhere {
+                out.push_str(&candidate_line(c, false, st));
+                out.push('\n');
+            }
+        } else if !lib.elsewhere.is_empty() {
+            out.push_str(&format!(
+                "      {}\n",
+                st.dim(&format!(
+                    "+ {} off the search path (pip wheels, conda, toolkits; -v lists them)",
+                    lib.elsewhere.len()
+                ))
+            ));
+        }
+    }
+
+    out.push('\n');
+    if v.findings.is_empty() {
+        out.push_str(&format!(
+            "{}\n",
+            st.green("No toolkit or library problems found.")
+        ));
+    }
+    for f in v.findings {
+        let sev = match f.severity {
+            Severity::Error => st.red("error"),
+            Severity::Warning => st.yellow("warning"),
+            Severity::Info => st.cyan("info"),
+        };
+        out.push_str(&format!("{sev} {}: {}\n", f.code, printable(&f.title)));
+        for fix in f.fix.iter().take(2) {
+            match &fix.command {
+                Some(cmd) => out.push_str(&format!(
+                    "    fix: {}: {}\n",
+                    printable(&fix.text),
+                    printable(cmd)
+                )),
+                None => out.push_str(&format!("    fix: {}\n", printable(&fix.text))),
+            }
+        }
+    }
+    if !v.findings.is_empty() {
+        out.push_str(&format!(
+            "\n{}\n",
+            st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it.")
+        ));
+    }
+    out
+}
+
+pub fn render_markdown(v: &ToolkitView) -> String {
+    let esc = |s: &str| printable(s).replace('|', "\\|");
+    let mut out = String::from("# gpudoctor toolkit\n\n## CUDA toolkits\n\n| root | version | found via | nvcc | compiles for |\n|---|---|---|---|---|\n");
+    for e in &v.toolkits {
+        let t = e.toolkit;
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            esc(&t.root),
+            esc(&version_text(t)),
+            t.found
+                .iter()
+                .map(|f| f.route.describe())
+                .collect::<Vec<_>>()
+                .join(", "),
+            t.nvcc.as_deref().map(esc).unwrap_or_else(|| "none".into()),
+            e.compiler_targets
+                .as_ref()
+                .map(|[a, b]| format!("{a} – {b}"))
+                .unwrap_or_else(|| "unknown".into())
+        ));
+    }
+    out.push_str("\n## CUDA libraries\n\n| soname | loaded | version | via |\n|---|---|---|---|\n");
+    for lib in v.libraries {
+        let c = lib.loaded();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            lib.soname,
+            c.map(|c| format!("`{}`", esc(&c.path)))
+                .unwrap_or_else(|| "—".into()),
+            c.and_then(|c| c.version.as_deref())
+                .map(esc)
+                .unwrap_or_else(|| "—".into()),
+            c.map(|c| c.via.describe()).unwrap_or("—")
+        ));
+    }
+    out.push_str("\n## Findings\n\n");
+    if v.findings.is_empty() {
+        out.push_str("None.\n");
+    }
+    for f in v.findings {
+        out.push_str(&format!(
+            "- **{}** {} — {}\n",
+            f.severity.as_str(),
+            f.code,
+            esc(&f.title)
+        ));
+    }
+    out
+}

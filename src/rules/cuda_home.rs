@@ -1,0 +1,167 @@
+//! GD021/GD022: the toolkit a build would use does not exist. A CUDA_HOME pointing at a
+//! missing or non-toolkit directory, or no toolkit at all — fine for prebuilt wheels, fatal
+//! for packages that compile CUDA code (cases.json case-14: "CUDA_HOME environment variable
+//! is not set").
+
+use super::{Outcome, Rule};
+use crate::envvars;
+use crate::findings::{Finding, Severity};
+use crate::probes::toolkits::Route;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "cuda_home",
+    codes: &["GD021", "GD022"],
+    checks: "CUDA_HOME/CUDA_PATH name a real toolkit with nvcc, or nothing needs one",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(tk) = &snap.toolkits else {
+        return Outcome::NotApplicable("the toolkits probe did not run".into());
+    };
+    let builders: Vec<String> = tk
+        .extension_builders
+        .iter()
+        .map(|p| format!("{} {}", p.name, p.version))
+        .collect();
+    let arch_list = snap.env_value(envvars::TORCH_CUDA_ARCH_LIST.name);
+    let builds = !builders.is_empty() || arch_list.is_some();
+    let builders_note = if builders.is_empty() {
+        "packages that compile CUDA code (flash-attn, apex, xformers, DeepSpeed ops, custom torch extensions)".to_string()
+    } else {
+        builders.join(", ")
+    };
+    let mut findings = Vec::new();
+
+    for r in &tk.rejected {
+        let var = match r.route {
+            Route::CudaHome => "CUDA_HOME",
+            Route::CudaPath => "CUDA_PATH",
+            Route::CudaRoot => "CUDA_ROOT",
+            _ => continue,
+        };
+        // CUDA_PATH only counts when CUDA_HOME is unset; CUDA_ROOT only for older build systems.
+        let used_by_torch =
+            var == "CUDA_HOME" || (var == "CUDA_PATH" && tk.cuda_home.via == "CUDA_PATH");
+        let severity = if used_by_torch && builds {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let mut f = Finding::new("GD021", severity, format!("{var}={} does not point at a CUDA toolkit", r.path))
+            .detail(format!("{} Builds that read {var} fail: torch.utils.cpp_extension runs $CUDA_HOME/bin/nvcc and reads its headers from there.", r.reason))
+            .evidence(format!("env:{var}"), format!("{var}={}", r.path), format!("env {var}"));
+        f = match snap
+            .toolkit_in_use()
+            .filter(|t| t.nvcc.is_some())
+            .or_else(|| tk.installs.iter().find(|t| t.nvcc.is_some()))
+        {
+            Some(t) => f.fix_cmd(
+                format!(
+                    "Point it at an installed toolkit (CUDA {})",
+                    t.cuda.map_or("?".into(), |v| v.to_string())
+                ),
+                format!("export {var}={}", crate::findings::sh_quote(&t.root)),
+            ),
+            None => f.fix_cmd(
+                "Unset it until a toolkit is installed",
+                format!("unset {var}"),
+            ),
+        };
+        findings.push(f);
+    }
+
+    // No CUDA_HOME: torch takes the directory above the nvcc on PATH, without resolving
+    // links, so an nvcc linked into /usr/bin makes it look for headers under /usr.
+    if let (Some(home), None, Some(n)) =
+        (&tk.cuda_home.path, tk.cuda_home.toolkit, &tk.nvcc_on_path)
+    {
+        let real = tk.get(n.toolkit);
+        let mut f = Finding::new(
+            "GD021",
+            if builds { Severity::Error } else { Severity::Warning },
+            format!("With CUDA_HOME unset, torch extension builds would use {home}, which is not a toolkit"),
+        )
+        .detail(format!("torch.utils.cpp_extension sets CUDA_HOME to the directory above the first nvcc on PATH ({}) without following links, so it looks for {home}/include/cuda_runtime.h and {home}/lib64 and the build fails on missing headers or libraries.", n.path))
+        .evidence("nvcc on PATH", format!("{} → {}", n.path, n.resolved), "env PATH");
+        f = match real {
+            Some(t) => f.fix_cmd(
+                format!(
+                    "Name the real toolkit (CUDA {})",
+                    t.cuda.map_or("?".into(), |v| v.to_string())
+                ),
+                format!("export CUDA_HOME={}", crate::findings::sh_quote(&t.root)),
+            ),
+            None => f.fix_text("Set CUDA_HOME to the toolkit that nvcc belongs to"),
+        };
+        findings.push(f);
+    }
+
+    // CUDA_HOME resolves to a toolkit without a compiler (conda's runtime-only cudatoolkit).
+    if let Some(t) = tk.get(tk.cuda_home.toolkit) {
+        if t.nvcc.is_none() {
+            findings.push(
+                Finding::new("GD021", if builds { Severity::Error } else { Severity::Warning }, format!("CUDA_HOME resolves to {}, which has no nvcc", t.root))
+                    .detail(format!("The toolkit found through {} holds runtime libraries but no compiler (conda's cudatoolkit package and pip's nvidia-* wheels are like this). {builders_note} cannot be built with it.", tk.cuda_home.via))
+                    .evidence("toolkit", format!("{} (no bin/nvcc)", t.root), t.version.source.clone())
+                    .fix_cmd("In a conda env, add the compiler", "conda install -c nvidia cuda-nvcc")
+                    .fix_text("Or point CUDA_HOME at a full toolkit (NVIDIA's runfile or apt/dnf packages install one under /usr/local/cuda-X.Y)"),
+            );
+        }
+    }
+
+    let has_compiler = tk.installs.iter().any(|t| t.nvcc.is_some());
+    if tk.cuda_home.path.is_none()
+        && !has_compiler
+        && tk
+            .rejected
+            .iter()
+            .all(|r| !matches!(r.route, Route::CudaHome | Route::CudaPath))
+    {
+        // The note is for GPU machines with a working driver; elsewhere it is noise.
+        if !builds && (!snap.nvidia_hardware_seen() || snap.driver_version().is_none()) {
+            return Outcome::Checked(findings);
+        }
+        let severity = if builds {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
+        let mut f = Finding::new(
+            "GD022",
+            severity,
+            if builds {
+                format!("No CUDA toolkit found, but {builders_note} need one to build")
+            } else {
+                "No CUDA toolkit (nvcc) found: fine for prebuilt wheels, needed to build CUDA extensions".to_string()
+            },
+        )
+        .detail("CUDA_HOME and CUDA_PATH are unset, no nvcc is on PATH and /usr/local/cuda does not exist. PyTorch's pip and conda packages bring the CUDA runtime libraries they need, so running models works; compiling CUDA code does not: torch.utils.cpp_extension raises \"OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\"")
+        .context("CUDA_HOME, CUDA_PATH: unset", "environment")
+        .context("nvcc: not on PATH", "env PATH");
+        if let Some(a) = arch_list {
+            f = f.evidence(
+                "env:TORCH_CUDA_ARCH_LIST",
+                format!("TORCH_CUDA_ARCH_LIST={a} (an extension build is configured)"),
+                "env TORCH_CUDA_ARCH_LIST",
+            );
+        }
+        for p in &tk.extension_builders {
+            f = f.evidence(
+                format!("package:{}", p.name),
+                format!("{} {} compiles CUDA code", p.name, p.version),
+                p.site.clone(),
+            );
+        }
+        f = f
+            .fix_text("Install a CUDA toolkit whose major.minor matches torch.version.cuda")
+            .fix_cmd("In a conda env", "conda install -c nvidia cuda-toolkit")
+            .fix_cmd(
+                "Then point builds at it",
+                "export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:\"$PATH\"",
+            );
+        findings.push(f);
+    }
+    Outcome::Checked(findings)
+}

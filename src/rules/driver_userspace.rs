@@ -1,0 +1,84 @@
+//! GD018: the loaded kernel module and the user-space driver libraries on disk differ: the
+//! driver was upgraded without a reboot. NVML fails with "Driver/library version mismatch"
+//! and CUDA cannot initialise (cases.json case-05).
+
+use super::{Outcome, Rule};
+use crate::compat::DriverVersion;
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "driver_userspace",
+    codes: &["GD018"],
+    checks: "the kernel module and the user-space driver libraries (libcuda, libnvidia-ml) have the same version",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(driver) = snap.driver_version().filter(|d| d.kernel) else {
+        return Outcome::NotApplicable("no loaded NVIDIA kernel module version known".into());
+    };
+    let Some(libs) = &snap.libraries else {
+        return Outcome::NotApplicable("the libraries probe did not run".into());
+    };
+    let mut mismatched = Vec::new();
+    let mut checked = 0;
+    for soname in ["libcuda.so.1", "libnvidia-ml.so.1"] {
+        let Some(c) = libs.by_soname(soname).and_then(|l| l.loaded()) else {
+            continue;
+        };
+        // Forward-compat libcuda is meant to differ (GD025); stubs are GD024.
+        if c.stub || c.forward_compat {
+            continue;
+        }
+        let Some(v) = c.version.as_deref().and_then(DriverVersion::parse) else {
+            continue;
+        };
+        checked += 1;
+        if v != driver.version {
+            mismatched.push((
+                soname,
+                v,
+                c.target.clone().unwrap_or_else(|| c.path.clone()),
+            ));
+        }
+    }
+    if checked == 0 {
+        return Outcome::NotApplicable(
+            "no versioned libcuda.so.1 or libnvidia-ml.so.1 on the loader path".into(),
+        );
+    }
+    if mismatched.is_empty() {
+        return Outcome::Checked(vec![]);
+    }
+    let lib_versions: Vec<String> = mismatched
+        .iter()
+        .map(|(_, v, _)| v.as_str().to_string())
+        .collect();
+    let mut f = Finding::new(
+        "GD018",
+        Severity::Error,
+        format!(
+            "Kernel module {} does not match the user-space driver libraries {}: the driver was upgraded without a reboot",
+            driver.version.as_str(),
+            lib_versions.join(", ")
+        ),
+    )
+    .detail("The loaded nvidia.ko is one version and the libcuda/libnvidia-ml the loader picks are another. NVML refuses to start (\"Failed to initialize NVML: Driver/library version mismatch\"), nvidia-smi fails the same way, and new CUDA processes cannot initialise; processes started before the upgrade keep running. The kernel log says \"NVRM: API mismatch: the client has the version X, but this kernel module has the version Y\". An unattended upgrade of the driver packages is the usual cause.")
+    .evidence("kernel module", format!("nvidia.ko {}", driver.version.as_str()), driver.source.clone());
+    for (soname, v, path) in &mismatched {
+        f = f.evidence(
+            format!("library:{soname}"),
+            format!("{soname} is {}", v.as_str()),
+            path.clone(),
+        );
+    }
+    f = f
+        .fix_text("Reboot: the new kernel module loads and matches the libraries")
+        .fix_cmd(
+            "Or, with every GPU process stopped, reload the modules",
+            "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia && sudo modprobe nvidia_uvm",
+        )
+        .fix_text("Prevent it: hold the driver packages (apt-mark hold / dnf versionlock) or exclude them from unattended upgrades");
+    Outcome::Checked(vec![f])
+}

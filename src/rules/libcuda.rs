@@ -1,0 +1,136 @@
+//! GD024/GD025: which libcuda the loader picks. A toolkit's link-time stub ahead of the
+//! driver fails every call (CUDA_ERROR_STUB_LIBRARY, 34); a forward-compatibility libcuda
+//! (`cuda-X.Y/compat`) works only on data-center GPUs within its support matrix
+//! (compat.md §1e; 803/804 otherwise).
+
+use super::{Outcome, Rule};
+use crate::compat::arch::{gpu_from_name, ProductClass};
+use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
+use crate::compat::{CudaVersion, DriverVersion};
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::probes::libraries::{Candidate, Via};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "libcuda",
+    codes: &["GD024", "GD025"],
+    checks: "the loader picks the driver's libcuda, not a stub or an unsupported forward-compatibility copy",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(libs) = &snap.libraries else {
+        return Outcome::NotApplicable("the libraries probe did not run".into());
+    };
+    let mut findings = Vec::new();
+    let real = libs.by_soname("libcuda.so.1").and_then(|l| l.loaded());
+
+    if let Some(c) = real.filter(|c| c.stub) {
+        findings.push(stub_finding(c, Severity::Error, "libcuda.so.1"));
+    } else if let Some(c) = libs
+        .by_soname("libcuda.so")
+        .and_then(|l| l.loaded())
+        .filter(|c| c.stub && c.via == Via::LdLibraryPath)
+    {
+        findings.push(stub_finding(c, Severity::Warning, "libcuda.so"));
+    }
+
+    if let Some(c) = real.filter(|c| c.forward_compat && !c.stub) {
+        findings.push(forward_compat_finding(snap, c));
+    }
+    Outcome::Checked(findings)
+}
+
+fn stub_finding(c: &Candidate, severity: Severity, soname: &str) -> Finding {
+    let dir = std::path::Path::new(&c.path)
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let mut f = Finding::new(
+        "GD024",
+        severity,
+        format!("The loader finds the CUDA stub library {} for {soname} before the real driver", c.path),
+    )
+    .detail(format!("Toolkits ship lib64/stubs/libcuda.so so programs can be linked on machines without a driver; it implements nothing. A process that loads it fails every CUDA call with CUDA_ERROR_STUB_LIBRARY (34, \"CUDA driver is a stub library\"){}. It is reached through {}.",
+        if soname == "libcuda.so" { " — here for programs that dlopen(\"libcuda.so\"), such as some JIT compilers" } else { "" },
+        c.detail.as_deref().map_or(c.via.describe().to_string(), |d| format!("{} {d}", c.via.describe()))))
+    .evidence(format!("library:{soname}"), format!("{soname} → {}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone());
+    f = match c.via {
+        Via::LdLibraryPath => f.fix_cmd(
+            "Keep the stubs directory out of LD_LIBRARY_PATH at run time (it is for linking only)",
+            format!("export LD_LIBRARY_PATH=$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF {} | paste -sd:)", sh_quote(&dir)),
+        ),
+        _ => f.fix_text(format!("Remove {dir} from /etc/ld.so.conf.d and any libcuda.so.1 link placed in it, then run sudo ldconfig")),
+    };
+    f
+}
+
+fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
+    // The package's CUDA: from cuda-X.Y/compat, else from the compat libcuda's driver branch.
+    let pkg = std::path::Path::new(&c.path)
+        .parent()
+        .and_then(|p| p.parent())
+        .and_then(|p| p.file_name())
+        .and_then(|n| CudaVersion::parse(n.to_string_lossy().trim_start_matches("cuda-")))
+        .or_else(|| {
+            let v = DriverVersion::parse(c.version.as_deref()?)?;
+            Some(max_cuda_for_driver(&v)?.cuda)
+        });
+    let base = snap.driver_version().filter(|d| d.kernel);
+    let classes: Vec<(String, ProductClass)> = snap
+        .gpu_names()
+        .into_iter()
+        .filter_map(|n| gpu_from_name(&n).map(|m| (n, m.class)))
+        .collect();
+    let unsupported_gpu = classes
+        .iter()
+        .find(|(_, c)| matches!(c, ProductClass::GeForce | ProductClass::Workstation));
+    let verdict = match (pkg, &base) {
+        (Some(p), Some(b)) => forward_compat(p, &b.version),
+        _ => ForwardCompat::Unknown,
+    };
+    let pkg_text = pkg.map_or("unknown CUDA".into(), |p| format!("CUDA {p}"));
+    let base_text = base
+        .as_ref()
+        .map_or("unknown".into(), |b| b.version.as_str().to_string());
+    let (severity, title, why) = if let Some((name, _)) = unsupported_gpu {
+        (Severity::Error, format!("A forward-compatibility libcuda ({pkg_text}) is loaded, but {name} does not support forward compatibility"),
+         "Forward compatibility works only on data-center GPUs, select NGC-ready RTX cards and Jetson. On this GPU every CUDA program fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804): \"forward compatibility was attempted on non supported HW\".".to_string())
+    } else {
+        match verdict {
+            ForwardCompat::NotSupported => (Severity::Error, format!("The forward-compatibility libcuda ({pkg_text}) does not support the installed driver {base_text}"),
+                "A compat package must be newer than the base driver's CUDA and the base branch must be a supported target; otherwise CUDA fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803) or behaves unpredictably. Older compat packages are not supported on newer drivers.".to_string()),
+            ForwardCompat::NotNeeded => (Severity::Warning, format!("A forward-compatibility libcuda ({pkg_text}) is loaded although driver {base_text} already supports that CUDA"),
+                "The base driver needs no compat package for this CUDA version. The compat libcuda still replaces the driver's own, so the user-space and kernel drivers differ for no gain; remove it from the loader path.".to_string()),
+            ForwardCompat::Compatible if !classes.is_empty() && classes.iter().all(|(_, c)| *c == ProductClass::DataCenter) =>
+                (Severity::Info, format!("A forward-compatibility libcuda ({pkg_text}) runs on driver {base_text}"),
+                 "This is the supported setup: a data-center GPU, a base driver branch the package supports. PTX JIT works; CUDA–OpenGL/Vulkan interop does not.".to_string()),
+            _ => (Severity::Warning, format!("A forward-compatibility libcuda ({pkg_text}) is loaded on driver {base_text}"),
+                "Forward compatibility works only on data-center GPUs (and select NGC-ready RTX cards) and only with base driver branches in its support matrix; elsewhere CUDA fails with 804 (unsupported hardware) or 803 (driver mismatch). The GPU model could not be checked here.".to_string()),
+        }
+    };
+    let mut f = Finding::new("GD025", severity, title).detail(why).evidence(
+        "library:libcuda.so.1",
+        format!(
+            "libcuda.so.1 → {} ({})",
+            c.target.as_deref().unwrap_or(&c.path),
+            c.version.as_deref().unwrap_or("version unknown")
+        ),
+        c.path.clone(),
+    );
+    if let Some(b) = &base {
+        f = f.evidence(
+            "driver",
+            format!("kernel module {}", b.version.as_str()),
+            b.source.clone(),
+        );
+    }
+    for (name, class) in &classes {
+        f = f.context(format!("{name}: {class:?}"), "/proc/driver/nvidia/gpus");
+    }
+    if severity > Severity::Info {
+        f = f.fix_text(format!("Take {} off the loader path (LD_LIBRARY_PATH or /etc/ld.so.conf.d, then sudo ldconfig)", std::path::Path::new(&c.path).parent().map(|p| p.display().to_string()).unwrap_or_default()))
+            .fix_text("Or upgrade the NVIDIA driver to one that supports this CUDA version natively");
+    }
+    f
+}

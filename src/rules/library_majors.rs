@@ -1,0 +1,132 @@
+//! GD026/GD028: CUDA libraries on the loader path that do not fit together. A toolkit's
+//! lib directory of another CUDA major ahead on LD_LIBRARY_PATH, a family whose only
+//! reachable major differs from the toolkit's (cuDNN 8 vs 9, CUDA 11 vs 12 runtime), and a
+//! library whose own dependencies the loader cannot find ("libcublasLt.so.12: cannot open
+//! shared object file").
+
+use std::path::Path;
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::libraries::{family_of, soname_major, Libraries};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "library_majors",
+    codes: &["GD026", "GD028"],
+    checks: "CUDA libraries on the loader path match the toolkit's major version and find their dependencies",
+    run,
+};
+
+/// Families whose soname major is the CUDA major they belong to.
+const CUDA_MAJOR_FAMILIES: &[&str] = &[
+    "libcudart",
+    "libcublas",
+    "libcublasLt",
+    "libnvrtc",
+    "libnvJitLink",
+];
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(libs) = &snap.libraries else {
+        return Outcome::NotApplicable("the libraries probe did not run".into());
+    };
+    let mut findings = Vec::new();
+    if let (Some(tk), Some(t)) = (&snap.toolkits, snap.toolkit_in_use()) {
+        if let Some(major) = t.cuda.map(|v| v.major) {
+            // A lib directory of another major's toolkit on LD_LIBRARY_PATH.
+            for (i, entry) in libs.search.ld_library_path.iter().enumerate() {
+                let owner = tk
+                    .installs
+                    .iter()
+                    .find(|o| o.lib_dirs.iter().any(|d| same_dir(d, entry)) && o.root != t.root);
+                if let Some(o) = owner.filter(|o| o.cuda.is_some_and(|v| v.major != major)) {
+                    let ov = o.cuda.map(|v| v.to_string()).unwrap_or_default();
+                    findings.push(
+                        Finding::new("GD026", Severity::Warning, format!("LD_LIBRARY_PATH puts CUDA {ov} libraries ({entry}) on the path while builds use CUDA {}", t.cuda.map(|v| v.to_string()).unwrap_or_default()))
+                            .detail("Programs built with the toolkit in use need its major's libraries (libcublas.so.N, libcudart.so.N …). LD_LIBRARY_PATH is searched first, so another toolkit's directory there wins for every soname it has, and programs fail to start or load mismatched libraries.")
+                            .evidence("env:LD_LIBRARY_PATH", format!("entry {}: {entry}", i + 1), "env LD_LIBRARY_PATH")
+                            .context(format!("toolkit in use: CUDA {} at {}", t.cuda.map(|v| v.to_string()).unwrap_or_default(), t.root), t.version.source.clone())
+                            .fix_text(format!("Replace {entry} with {}/lib64 in LD_LIBRARY_PATH (or drop it)", t.root)),
+                    );
+                }
+            }
+            // A family reachable only in another major.
+            for family in CUDA_MAJOR_FAMILIES {
+                let reachable: Vec<(u32, String)> = libs
+                    .family(family)
+                    .filter(|l| l.loaded().is_some())
+                    .filter_map(|l| Some((l.major()?, l.soname.clone())))
+                    .collect();
+                if reachable.is_empty() || reachable.iter().any(|(m, _)| *m == major) {
+                    continue;
+                }
+                let names: Vec<&str> = reachable.iter().map(|(_, s)| s.as_str()).collect();
+                findings.push(
+                    Finding::new("GD026", Severity::Warning, format!("Only {} is on the loader path; CUDA {major} programs need the {major}.x {family}", names.join(", ")))
+                        .detail(format!("The toolkit in use is CUDA {major}, so what it builds links against {family}.so.{major}; the loader finds only another major's copy and such programs fail with \"{family}.so.{major}: cannot open shared object file\"."))
+                        .evidence(format!("library:{family}"), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
+                        .context(format!("toolkit in use: CUDA {major} at {}", t.root), t.version.source.clone())
+                        .fix_text(format!("Add the toolkit's library directory to the loader path: echo {}/lib64 | sudo tee /etc/ld.so.conf.d/cuda.conf && sudo ldconfig", t.root)),
+                );
+            }
+        }
+    }
+    // cuDNN majors: several reachable is worth knowing; which one a program gets depends on its link.
+    let cudnn: Vec<String> = libs
+        .family("libcudnn")
+        .filter(|l| l.soname.starts_with("libcudnn.so.") && l.loaded().is_some())
+        .map(|l| {
+            format!(
+                "{} → {}",
+                l.soname,
+                l.loaded()
+                    .and_then(|c| c.version.clone())
+                    .unwrap_or_else(|| "version unknown".into())
+            )
+        })
+        .collect();
+    if cudnn.len() > 1 {
+        findings.push(
+            Finding::new("GD026", Severity::Info, format!("{} cuDNN majors are on the loader path", cudnn.len()))
+                .detail("Each program loads the major it was linked against (cuDNN 8 for older frameworks, 9 for current ones); a framework that dlopens plain libcudnn.so gets whichever the dev link points to.")
+                .evidence("library:libcudnn", cudnn.join("; "), "/etc/ld.so.cache, LD_LIBRARY_PATH"),
+        );
+    }
+    findings.extend(missing_dependencies(libs));
+    Outcome::Checked(findings)
+}
+
+fn same_dir(a: &str, b: &str) -> bool {
+    Path::new(a.trim_end_matches('/')) == Path::new(b.trim_end_matches('/'))
+}
+
+/// GD028: a loaded CUDA library's DT_NEEDED entries from the CUDA families that the loader
+/// cannot resolve (the same directory counts: many are linked with RPATH $ORIGIN).
+fn missing_dependencies(libs: &Libraries) -> Vec<crate::findings::Finding> {
+    let mut out = Vec::new();
+    for lib in &libs.libraries {
+        let Some(c) = lib.loaded() else { continue };
+        for needed in &c.needed {
+            if family_of(needed).is_none() || soname_major(needed).is_none() {
+                continue;
+            }
+            let resolvable = libs.by_soname(needed).is_some_and(|l| {
+                l.loaded().is_some()
+                    || l.elsewhere
+                        .iter()
+                        .any(|e| Path::new(&e.path).parent() == Path::new(&c.path).parent())
+            });
+            if resolvable {
+                continue;
+            }
+            out.push(
+                Finding::new("GD028", Severity::Error, format!("{} needs {needed}, which the loader cannot find", lib.soname))
+                    .detail(format!("Loading {} fails with \"{needed}: cannot open shared object file: No such file or directory\", and so does every program or framework that loads it.", c.path))
+                    .evidence(format!("library:{}", lib.soname), format!("{} needs {needed}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone())
+                    .fix_text(format!("Install the library that provides {needed} (the CUDA {} runtime libraries), or add its directory to the loader path and run sudo ldconfig", soname_major(needed).unwrap_or(0))),
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,96 @@
+//! GD023: the toolkit builds use cannot compile for the GPU in this machine, e.g. nvcc 11.5
+//! and an sm_89 card ("nvcc fatal : Unsupported gpu architecture 'compute_89'"), or CUDA 13
+//! and a Pascal card it dropped. Compiler targets per toolkit: compat.md §2.
+
+use super::{Outcome, Rule};
+use crate::compat::arch::{compiler_targets, gpu_from_name, ARCHITECTURES};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "toolkit_arch",
+    codes: &["GD023"],
+    checks: "the toolkit in use can compile for every GPU's architecture",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(t) = snap.toolkit_in_use() else {
+        return Outcome::NotApplicable("no toolkit in use".into());
+    };
+    let Some(v) = t.cuda else {
+        return Outcome::NotApplicable("the toolkit's version is unknown".into());
+    };
+    let Some(targets) = compiler_targets(v) else {
+        return Outcome::NotApplicable(format!("no architecture list known for CUDA {v}"));
+    };
+    let gpus: Vec<(String, _)> = snap
+        .gpu_names()
+        .into_iter()
+        .filter_map(|n| gpu_from_name(&n).map(|m| (n, m)))
+        .collect();
+    if gpus.is_empty() {
+        return Outcome::NotApplicable("no GPU whose compute capability is known".into());
+    }
+    let mut findings = Vec::new();
+    let mut seen = Vec::new();
+    for (name, model) in gpus {
+        let cc = model.cc;
+        if seen.contains(&cc) || targets.supports(cc) {
+            continue;
+        }
+        seen.push(cc);
+        let row = ARCHITECTURES.iter().find(|r| r.cc == cc);
+        let too_new = cc > targets.max();
+        let (severity, title, fix) = if too_new {
+            let first = row.and_then(|r| r.first_cuda);
+            (
+                Severity::Warning,
+                format!(
+                    "CUDA {v}'s nvcc cannot compile for {name} ({}, compute capability {cc})",
+                    cc.sm()
+                ),
+                format!(
+                    "Install CUDA {} or newer for native {} code",
+                    first.map_or("a newer toolkit".into(), |f| f.to_string()),
+                    cc.sm()
+                ),
+            )
+        } else {
+            let last = row.and_then(|r| r.last_cuda);
+            (
+                Severity::Error,
+                format!(
+                    "CUDA {v} no longer supports {name} ({}, compute capability {cc})",
+                    cc.sm()
+                ),
+                format!(
+                    "Build with CUDA {} or older, the last toolkit for {}",
+                    last.map_or("an older toolkit".into(), |l| l.to_string()),
+                    cc.sm()
+                ),
+            )
+        };
+        let detail = if too_new {
+            format!("nvcc {v} knows {} to {}; asking it for {} fails with \"nvcc fatal : Unsupported gpu architecture '{}'\". Code built for an older architecture as PTX still runs through the driver's JIT, slower to start and without the newer architecture's features.", targets.min().sm(), targets.max().sm(), cc.sm(), cc.sm().replace("sm_", "compute_"))
+        } else {
+            format!("nvcc {v} compiles for {} to {} only; nothing it builds runs on this GPU (\"no kernel image is available for execution on the device\").", targets.min().sm(), targets.max().sm())
+        };
+        findings.push(
+            Finding::new("GD023", severity, title)
+                .detail(detail)
+                .evidence(
+                    format!("toolkit:{}", t.root),
+                    format!("CUDA {v} at {}", t.root),
+                    t.version.source.clone(),
+                )
+                .evidence(
+                    "gpu",
+                    format!("{name}: compute capability {cc} (from its model name)"),
+                    model.source,
+                )
+                .fix_text(fix),
+        );
+    }
+    Outcome::Checked(findings)
+}

@@ -1,0 +1,114 @@
+//! GD019/GD020: which toolkit wins. The shell's `nvcc` and torch's extension builder
+//! (CUDA_HOME) can pick different installs, and the one that wins can be older than the
+//! one the user installed last (cases.json case-15: /usr/bin/nvcc 10.1 over /usr/local/cuda 11.4).
+
+use super::{Outcome, Rule};
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::probes::toolkits::{Toolkit, ToolkitKind};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "toolkit_choice",
+    codes: &["GD019", "GD020"],
+    checks: "the nvcc on PATH and CUDA_HOME name the same toolkit, and it is the newest installed",
+    run,
+};
+
+fn version(t: &Toolkit) -> String {
+    t.cuda
+        .map_or("of unknown version".into(), |v| v.to_string())
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(tk) = &snap.toolkits else {
+        return Outcome::NotApplicable("the toolkits probe did not run".into());
+    };
+    if tk.installs.is_empty() {
+        return Outcome::NotApplicable("no CUDA toolkit found".into());
+    }
+    let mut findings = Vec::new();
+    let nvcc = tk.nvcc_on_path.as_ref();
+    let nvcc_tk = nvcc.and_then(|n| tk.get(n.toolkit));
+    let home_tk = tk.get(tk.cuda_home.toolkit);
+
+    // GD019: CUDA_HOME (or /usr/local/cuda) and the nvcc on PATH disagree.
+    if let (Some(n), Some(a), Some(b)) = (nvcc, nvcc_tk, home_tk) {
+        if a.root != b.root && a.cuda != b.cuda {
+            let home = tk.cuda_home.path.clone().unwrap_or_default();
+            findings.push(
+                Finding::new(
+                    "GD019",
+                    Severity::Warning,
+                    format!(
+                        "nvcc on PATH is CUDA {} ({}) but CUDA_HOME resolves to CUDA {} ({})",
+                        version(a),
+                        n.path,
+                        version(b),
+                        home
+                    ),
+                )
+                .detail(format!("torch.utils.cpp_extension and most build systems take the toolkit from {}, while anything that runs `nvcc` directly gets the other one. An extension build then compiles with one toolkit's nvcc and another's headers and libraries, or torch refuses: \"The detected CUDA version (X) mismatches the version that was used to compile PyTorch (Y)\".", tk.cuda_home.via))
+                .evidence("nvcc on PATH", format!("{} → CUDA {}", n.resolved, version(a)), a.version.source.clone())
+                .evidence(format!("toolkit:{}", a.root), format!("CUDA {} at {}", version(a), a.root), a.version.source.clone())
+                .evidence("CUDA_HOME", format!("{home} (via {}) → CUDA {}", tk.cuda_home.via, version(b)), b.version.source.clone())
+                .fix_cmd(
+                    format!("Use CUDA {} for both", version(b)),
+                    format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&b.root)),
+                )
+                .fix_cmd(
+                    format!("Or use CUDA {} for both", version(a)),
+                    format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&a.root)),
+                ),
+            );
+        }
+    }
+
+    // GD020: the toolkit builds use is older than another installed one.
+    let in_use = home_tk.or(nvcc_tk);
+    let newest = tk
+        .installs
+        .iter()
+        .filter(|t| t.nvcc.is_some() && t.cuda.is_some())
+        .max_by_key(|t| t.cuda);
+    if let (Some(used), Some(newest)) = (in_use, newest) {
+        if used.cuda.is_some() && newest.cuda > used.cuda && newest.root != used.root {
+            let chosen = matches!(tk.cuda_home.via.as_str(), "CUDA_HOME" | "CUDA_PATH");
+            let major_differs = newest.cuda.map(|v| v.major) != used.cuda.map(|v| v.major);
+            let severity = if chosen || !major_differs {
+                Severity::Info
+            } else {
+                Severity::Warning
+            };
+            let mut f = Finding::new(
+                "GD020",
+                severity,
+                format!(
+                    "Builds use CUDA {} ({}) while CUDA {} is installed at {}",
+                    version(used),
+                    used.root,
+                    version(newest),
+                    newest.root
+                ),
+            )
+            .detail(format!(
+                "The toolkit that wins is picked by {}{}. Extensions built with it must match the CUDA version PyTorch was built with (same major), and it cannot compile for GPUs newer than it knows.",
+                tk.cuda_home.via,
+                if chosen { ", which you set" } else { ", not by which toolkit is newest" }
+            ))
+            .evidence(format!("toolkit:{}", used.root), format!("CUDA {} at {}", version(used), used.root), used.version.source.clone())
+            .context(format!("newer: CUDA {} at {}", version(newest), newest.root), newest.version.source.clone())
+            .fix_cmd(
+                format!("Use CUDA {}", version(newest)),
+                format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&newest.root)),
+            );
+            if used.kind == ToolkitKind::Distribution {
+                f = f.fix_cmd(
+                    "Or remove the distribution's older toolkit (it owns /usr/bin/nvcc)",
+                    "sudo apt remove nvidia-cuda-toolkit",
+                );
+            }
+            findings.push(f);
+        }
+    }
+    Outcome::Checked(findings)
+}

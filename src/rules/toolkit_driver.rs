@@ -1,0 +1,115 @@
+//! GD017: a CUDA toolkit (or the runtime the loader picks) newer than the driver supports.
+//! Within a major family, minor-version compatibility lets it run with caveats (warning);
+//! below the family minimum it fails with "CUDA driver version is insufficient for CUDA
+//! runtime version" (error). Facts: compat.md §1a/§1b.
+
+use super::{Outcome, Rule};
+use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
+use crate::compat::CudaVersion;
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "toolkit_driver",
+    codes: &["GD017"],
+    checks:
+        "every CUDA toolkit and the CUDA runtime on the loader path run on the installed driver",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(driver) = snap.driver_version() else {
+        return Outcome::NotApplicable("no NVIDIA driver version known".into());
+    };
+    let Some(toolkits) = &snap.toolkits else {
+        return Outcome::NotApplicable("the toolkits probe did not run".into());
+    };
+    let in_use = snap.toolkit_in_use().map(|t| t.root.clone());
+    // What to compare: each toolkit, and the libcudart each soname resolves to.
+    let mut subjects: Vec<(String, String, CudaVersion, String, bool)> = Vec::new();
+    for t in &toolkits.installs {
+        if let Some(v) = t.cuda {
+            let used = in_use.as_deref() == Some(t.root.as_str()) || toolkits.installs.len() == 1;
+            subjects.push((
+                format!("toolkit:{}", t.root),
+                format!("CUDA toolkit {v} at {}", t.root),
+                v,
+                t.version.source.clone(),
+                used,
+            ));
+        }
+    }
+    if let Some(libs) = &snap.libraries {
+        for lib in libs.family("libcudart") {
+            let Some(c) = lib.loaded() else { continue };
+            let Some(v) = c.version.as_deref().and_then(CudaVersion::parse) else {
+                continue;
+            };
+            if subjects.iter().any(|(_, _, sv, _, _)| *sv == v) {
+                continue;
+            }
+            subjects.push((
+                format!("library:{}", lib.soname),
+                format!(
+                    "CUDA runtime {} ({})",
+                    c.version.as_deref().unwrap_or_default(),
+                    c.path
+                ),
+                v,
+                c.version_source.clone().unwrap_or_else(|| c.path.clone()),
+                true,
+            ));
+        }
+    }
+    let max = max_cuda_for_driver(&driver.version);
+    let driver_line = match &max {
+        Some(m) => format!(
+            "driver {} supports CUDA {}{}",
+            driver.version.as_str(),
+            m.cuda,
+            if m.newer_than_known { " or newer" } else { "" }
+        ),
+        None => format!("driver {}", driver.version.as_str()),
+    };
+    let mut findings = Vec::new();
+    for (key, what, v, source, used) in subjects {
+        match driver_verdict(v, &driver.version) {
+            DriverVerdict::Supported | DriverVerdict::Unknown => {}
+            DriverVerdict::MinorVersionCompat { needs } => findings.push(
+                Finding::new(
+                    "GD017",
+                    Severity::Warning,
+                    format!("{what} is newer than driver {} and runs only under minor-version compatibility", driver.version.as_str()),
+                )
+                .detail(format!("CUDA {v} was released with driver {needs}. The installed driver is older but in the same major family, so programs built with this toolkit run, with limits: PTX that needs a newer driver cannot be JIT-compiled (cudaErrorUnsupportedPtxVersion, 222: \"the provided PTX was compiled with an unsupported toolchain.\"), newer APIs return cudaErrorCallRequiresNewerDriver (36), and the kernels must be compiled for the GPU's architecture (SASS)."))
+                .evidence(key.clone(), format!("CUDA {v}"), source.clone())
+                .evidence("driver", driver_line.clone(), driver.source.clone())
+                .fix_text(format!("Upgrade the NVIDIA driver to {needs} or newer for full support"))
+                .fix_text(format!("Or compile with a toolkit no newer than the driver's CUDA {}", max.as_ref().map_or("version".into(), |m| m.cuda.to_string()))),
+            ),
+            DriverVerdict::TooOld { needs, family_min } => {
+                let severity = if used { Severity::Error } else { Severity::Warning };
+                let mut f = Finding::new(
+                    "GD017",
+                    severity,
+                    format!("{what} needs driver {needs} or newer; the installed driver {} is too old", driver.version.as_str()),
+                )
+                .detail(format!("Programs built with CUDA {v} fail on this driver with \"CUDA driver version is insufficient for CUDA runtime version\" (cudaErrorInsufficientDriver, 35); PyTorch reports \"The NVIDIA driver on your system is too old\" and torch.cuda.is_available() returns False.{}", match family_min {
+                    Some(m) => format!(" Minor-version compatibility does not help: the whole CUDA {}.x family needs at least {m}.", v.major),
+                    None => " CUDA 10 and older have no minor-version compatibility: each release needs its own driver.".to_string(),
+                }))
+                .evidence(key.clone(), format!("CUDA {v}"), source.clone())
+                .evidence("driver", driver_line.clone(), driver.source.clone())
+                .fix_text(format!("Upgrade the NVIDIA driver to {needs} or newer"));
+                if let Some(m) = &max {
+                    f = f.fix_text(format!("Or use a CUDA toolkit / PyTorch build for CUDA {} or older", m.cuda));
+                }
+                if !used {
+                    f = f.fix_text("This toolkit is not the one builds use now; remove it if nothing needs it");
+                }
+                findings.push(f);
+            }
+        }
+    }
+    Outcome::Checked(findings)
+}
