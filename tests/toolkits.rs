@@ -133,6 +133,7 @@ fn version_sources_in_order_of_trust() {
     );
     // Garbage version.json: the header decides, and nvcc is never run under --root.
     r.toolkit("usr/local/cuda-12.1", "12.1.0")
+        .remove("usr/local/cuda-12.1/lib64")
         .file("usr/local/cuda-12.1/version.json", "{\"cuda\": garbage")
         .file(
             "usr/local/cuda-12.1/include/cuda.h",

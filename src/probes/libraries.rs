@@ -402,7 +402,9 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
     let mut sonames: Vec<String> = Vec::new();
     if let Some(cache) = &cache {
         for e in &cache.entries {
-            if family_of(&e.soname).is_some() && !sonames.contains(&e.soname) {
+            // Unversioned dev links are for the linker; only libcuda.so is also dlopened.
+            let versioned = e.soname.contains(".so.") || e.soname == "libcuda.so";
+            if versioned && family_of(&e.soname).is_some() && !sonames.contains(&e.soname) {
                 sonames.push(e.soname.clone());
             }
         }

@@ -431,6 +431,17 @@ impl Discovery<'_> {
                 root.display()
             ));
         }
+        // A header says only major.minor; a later source with the same major.minor and a
+        // patch level (the runtime's file name) is just as right and more precise.
+        if let Some(first) = readings.first() {
+            let short = first.version.split('.').count() < 3;
+            let cuda = CudaVersion::parse(&first.version);
+            if let Some(i) = readings.iter().position(|r| {
+                short && CudaVersion::parse(&r.version) == cuda && r.version.split('.').count() >= 3
+            }) {
+                readings.swap(0, i);
+            }
+        }
         let version = match readings.first() {
             Some(r) => Fact::value(r.source.clone(), r.version.clone()),
             None => match &nvcc {
