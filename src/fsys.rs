@@ -2,11 +2,13 @@
 //! (symlinks included, so an absolute link target cannot escape the root), reads
 //! are bounded, and only regular files are read (a FIFO would block forever).
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Default cap on one file read: every file a probe reads is far smaller.
 pub const READ_LIMIT: u64 = 1024 * 1024;
@@ -65,14 +67,22 @@ pub struct TextFile {
     pub binary: bool,
 }
 
+type Listings = Arc<Mutex<HashMap<PathBuf, Vec<OsString>>>>;
+
 #[derive(Debug, Clone)]
 pub struct HostFs {
     root: Option<PathBuf>,
+    /// Directory listings already read: several probes list the same library and
+    /// toolkit directories, and each is read from disk once per run.
+    listings: Listings,
 }
 
 impl HostFs {
     pub fn new(root: Option<PathBuf>) -> Self {
-        HostFs { root }
+        HostFs {
+            root,
+            listings: Listings::default(),
+        }
     }
 
     pub fn root(&self) -> Option<&Path> {
@@ -155,6 +165,14 @@ impl HostFs {
     /// Entry names of a directory, sorted (non-UTF-8 names kept as they are).
     pub fn read_dir(&self, logical: &Path) -> Result<Vec<OsString>, FsError> {
         let real = self.resolve(logical)?;
+        if let Some(names) = self
+            .listings
+            .lock()
+            .ok()
+            .and_then(|l| l.get(&real).cloned())
+        {
+            return Ok(names);
+        }
         let entries = fs::read_dir(&real).map_err(|e| FsError::from_io(logical, &e))?;
         let mut names = Vec::new();
         for entry in entries {
@@ -162,6 +180,9 @@ impl HostFs {
             names.push(entry.file_name());
         }
         names.sort();
+        if let Ok(mut l) = self.listings.lock() {
+            l.insert(real, names.clone());
+        }
         Ok(names)
     }
 
@@ -315,6 +336,24 @@ mod tests {
         assert_eq!(t.text.len(), 100);
         let err = fs.read_text(Path::new("/fifo")).unwrap_err();
         assert_eq!(err.kind, FsErrorKind::NotRegularFile);
+    }
+
+    #[test]
+    fn a_directory_is_listed_from_disk_once_per_run() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a"), "").unwrap();
+        let fs_ = HostFs::new(Some(dir.path().to_path_buf()));
+        assert_eq!(fs_.read_dir(Path::new("/")).unwrap(), ["a"]);
+        fs::write(dir.path().join("b"), "").unwrap();
+        // The second probe that asks gets the first listing, and clones share it.
+        assert_eq!(fs_.clone().read_dir(Path::new("/")).unwrap(), ["a"]);
+        assert_eq!(
+            HostFs::new(Some(dir.path().to_path_buf()))
+                .read_dir(Path::new("/"))
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]

@@ -178,6 +178,8 @@ impl Toolkits {
 
 struct Discovery<'a> {
     fs: &'a HostFs,
+    /// The active conda env's CUDA packages (read once).
+    conda_packages: Vec<CondaPackage>,
     installs: Vec<Toolkit>,
     rejected: Vec<Rejected>,
     nvcc_timeout: Duration,
@@ -186,6 +188,7 @@ struct Discovery<'a> {
 pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolkits {
     let mut d = Discovery {
         fs,
+        conda_packages: Vec::new(),
         installs: Vec::new(),
         rejected: Vec::new(),
         // Half the probe budget: a hung nvcc is reported, and the report still comes.
@@ -259,12 +262,11 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
         );
     }
 
-    let mut conda_packages = Vec::new();
     if let Some(prefix) = var(envvars::CONDA_PREFIX) {
-        conda_packages = conda_cuda_packages(fs, Path::new(&prefix));
+        d.conda_packages = conda_cuda_packages(fs, Path::new(&prefix));
         let prefix_path = Path::new(&prefix);
         let has_nvcc = fs.is_executable_file(&prefix_path.join("bin/nvcc"));
-        if has_nvcc || !conda_packages.is_empty() {
+        if has_nvcc || !d.conda_packages.is_empty() {
             d.consider(prefix_path, Route::Conda, &prefix);
         }
     }
@@ -307,7 +309,10 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
 
     let cuda_home = cuda_home(&d, env, nvcc.as_deref());
     let Discovery {
-        installs, rejected, ..
+        installs,
+        rejected,
+        conda_packages,
+        ..
     } = d;
     Toolkits {
         installs,
@@ -423,7 +428,7 @@ impl Discovery<'_> {
             .any(|d| fs.exists(&d.join("cuda_runtime_api.h")));
         let mut readings = self.version_readings(root, &include_dirs, &lib_dirs);
         if kind == ToolkitKind::Conda {
-            readings.extend(conda_version(fs, root));
+            readings.extend(conda_version(&self.conda_packages, root));
         }
         if nvcc.is_none() && !headers && readings.is_empty() && kind != ToolkitKind::PipWheel {
             return Err(format!(
@@ -699,8 +704,7 @@ fn conda_cuda_packages(fs: &HostFs, prefix: &Path) -> Vec<CondaPackage> {
 }
 
 /// conda's `cuda-version` metapackage, else `cuda-nvcc` / `cudatoolkit`, names the toolkit.
-fn conda_version(fs: &HostFs, prefix: &Path) -> Option<VersionReading> {
-    let packages = conda_cuda_packages(fs, prefix);
+fn conda_version(packages: &[CondaPackage], prefix: &Path) -> Option<VersionReading> {
     ["cuda-version", "cuda-nvcc", "cuda-cudart", "cudatoolkit"]
         .iter()
         .find_map(|want| packages.iter().find(|p| p.name == *want))
