@@ -433,6 +433,24 @@ fn gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda_case_15() {
 }
 
 #[test]
+fn gd019_nvcc_newer_than_usr_local_cuda() {
+    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    r.toolkit("opt/cuda-13.0", "13.0.2")
+        .link("/opt/cuda-13.0/bin/nvcc", "usr/bin/nvcc")
+        .toolkit("usr/local/cuda-12.4", "12.4.1")
+        .link("/usr/local/cuda-12.4", "usr/local/cuda");
+    let (_, report) = json(r.cmd().arg("check"));
+    let f = findings(&report, "GD019");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("/usr/local/cuda is CUDA 12.4"));
+    assert!(fix_commands(f[0]).contains("export CUDA_HOME=/opt/cuda-13.0"));
+    assert!(findings(&report, "GD020").is_empty());
+}
+
+#[test]
 fn gd021_cuda_home_points_nowhere() {
     let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-13.0", "13.0.2");

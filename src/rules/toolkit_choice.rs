@@ -4,7 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::findings::{sh_quote, Finding, Severity};
-use crate::probes::toolkits::{Toolkit, ToolkitKind};
+use crate::probes::toolkits::{Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
 
 pub const RULE: Rule = Rule {
@@ -59,6 +59,38 @@ fn run(snap: &Snapshot) -> Outcome {
                     format!("Or use CUDA {} for both", version(a)),
                     format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&a.root)),
                 ),
+            );
+        }
+    }
+
+    // GD019 too: no CUDA_HOME, nvcc from one toolkit and an older /usr/local/cuda, which
+    // Makefiles and CMake's last-resort search use. (A newer /usr/local/cuda is GD020.)
+    let usr_local = tk
+        .installs
+        .iter()
+        .find(|t| t.found.iter().any(|f| f.route == Route::UsrLocalCuda));
+    if let (Some(n), Some(a), Some(u)) = (nvcc, nvcc_tk, usr_local) {
+        let derived = tk.cuda_home.via == "the nvcc on PATH";
+        if derived && a.root != u.root && u.cuda.is_some() && u.cuda < a.cuda {
+            findings.push(
+                Finding::new(
+                    "GD019",
+                    Severity::Warning,
+                    format!(
+                        "nvcc on PATH is CUDA {} ({}) but /usr/local/cuda is CUDA {}",
+                        version(a),
+                        n.path,
+                        version(u)
+                    ),
+                )
+                .detail("With CUDA_HOME unset, torch's extension builder follows the nvcc on PATH, while Makefiles, CMake's last-resort search and many install scripts use /usr/local/cuda. The same machine then builds with two toolkits depending on the tool.")
+                .evidence("nvcc on PATH", format!("{} → CUDA {}", n.resolved, version(a)), a.version.source.clone())
+                .evidence(format!("toolkit:{}", u.root), format!("/usr/local/cuda → CUDA {}", version(u)), u.version.source.clone())
+                .fix_cmd(
+                    format!("Name CUDA {} everywhere", version(a)),
+                    format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&a.root)),
+                )
+                .fix_text(format!("Or point /usr/local/cuda at {} (update-alternatives --config cuda on NVIDIA's packages)", a.root)),
             );
         }
     }
