@@ -277,3 +277,75 @@ fn root_programs_are_never_executed() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
 }
+
+/// Toolkit and library probes on a hostile tree: everything odd becomes a fact, nothing blocks.
+#[test]
+fn odd_toolkit_and_library_trees_are_facts_not_failures() {
+    let root = FakeRoot::healthy(1);
+    let multi = "usr/lib/x86_64-linux-gnu";
+    root.file("usr/local/cuda-12.9", "a file, not a directory")
+        .file("usr/local/cuda-12.8/lib64", "a file")
+        .nvcc("usr/local/cuda-12.8/bin/nvcc", "12.8.93")
+        .link("libcudnn.so.9", &format!("{multi}/libcudnn.so.9"))
+        .file(&format!("{multi}/libnccl.so.2"), "not an ELF file")
+        .bytes(&format!("{multi}/libcublas.so.12.\u{ff}"), b"x")
+        .file("etc/ld.so.cache", "glibc-ld.so.cache1.1 but truncated");
+    let c = std::ffi::CString::new(
+        root.p(&format!("{multi}/libcudart.so.12"))
+            .to_str()
+            .unwrap(),
+    )
+    .unwrap();
+    // SAFETY: mkfifo only creates a file system node at a path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let report = check_survives(&root);
+    let libs = &report["snapshot"]["libraries"];
+    assert_eq!(libs["search"]["cache"]["missing"]["reason"], "malformed");
+    let rejected = report["snapshot"]["toolkits"]["rejected"]
+        .as_array()
+        .unwrap();
+    assert!(
+        rejected.iter().any(|r| r["path"] == "/usr/local/cuda-12.9"
+            && r["reason"].as_str().unwrap().contains("not a directory")),
+        "{rejected:#?}"
+    );
+    let nccl = libs["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["soname"] == "libnccl.so.2")
+        .expect("nccl listed");
+    assert!(
+        nccl["candidates"][0]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("the loader would skip it"),
+        "{nccl:#}"
+    );
+    for soname in ["libcudnn.so.9", "libcudart.so.12"] {
+        // A link to itself, and a FIFO: reported, never loaded, never blocking.
+        let lib = libs["libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["soname"] == soname);
+        if let Some(lib) = lib {
+            assert!(
+                lib["winner"].is_null()
+                    || lib["candidates"][lib["winner"].as_u64().unwrap() as usize]["path"]
+                        != format!("/{multi}/{soname}"),
+                "{lib:#}"
+            );
+        }
+    }
+    assert!(nccl["winner"].is_null());
+    let gd016 = findings(&report, "GD016");
+    assert!(
+        gd016.iter().any(|f| f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["source"] == "/etc/ld.so.cache")),
+        "{gd016:#?}"
+    );
+}

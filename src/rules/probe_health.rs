@@ -49,6 +49,15 @@ fn run(snap: &Snapshot) -> Outcome {
     if let Some(p) = &snap.pci {
         unread.extend(unreadable(&p.devices).map(|d| (p.devices.source.clone(), d)));
     }
+    if let Some(l) = &snap.libraries {
+        let cache = &l.search.cache;
+        unread.extend(unreadable(cache).map(|d| (cache.source.clone(), d)));
+    }
+    if let Some(t) = &snap.toolkits {
+        for tk in &t.installs {
+            unread.extend(unreadable(&tk.version).map(|d| (tk.version.source.clone(), d)));
+        }
+    }
     if let Some(n) = &snap.device_nodes {
         if let Some(e) = &n.listing_error {
             unread.push(("/dev".into(), e.clone()));
