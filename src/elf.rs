@@ -14,6 +14,43 @@ use crate::fsys::HostFs;
 pub struct DynamicInfo {
     pub soname: Option<String>,
     pub needed: Vec<String>,
+    /// 32- or 64-bit and the target machine (e_machine): the loader skips other kinds.
+    pub class64: bool,
+    pub machine: u16,
+}
+
+impl DynamicInfo {
+    /// Whether the running loader (this binary's architecture) could load it.
+    pub fn loadable_here(&self) -> bool {
+        self.class64 == cfg!(target_pointer_width = "64") && self.machine == HOST_MACHINE
+    }
+}
+
+/// e_machine of this build's target (EM_X86_64 = 62, EM_AARCH64 = 183, EM_PPC64 = 21).
+#[cfg(target_arch = "x86_64")]
+pub const HOST_MACHINE: u16 = 62;
+#[cfg(target_arch = "aarch64")]
+pub const HOST_MACHINE: u16 = 183;
+#[cfg(target_arch = "powerpc64")]
+pub const HOST_MACHINE: u16 = 21;
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "powerpc64"
+)))]
+pub const HOST_MACHINE: u16 = 0;
+
+/// A name for an e_machine value, for messages.
+pub fn machine_name(machine: u16, class64: bool) -> String {
+    match (machine, class64) {
+        (3, _) => "i386 (32-bit)".into(),
+        (62, true) => "x86-64".into(),
+        (62, false) => "x32".into(),
+        (183, _) => "aarch64".into(),
+        (40, _) => "arm (32-bit)".into(),
+        (21, _) => "ppc64".into(),
+        (m, c) => format!("machine {m} ({}-bit)", if c { 64 } else { 32 }),
+    }
 }
 
 /// The SONAME and DT_NEEDED entries of an ELF shared object, or why they could not be read.
@@ -42,6 +79,8 @@ where
 {
     let header = H::parse(data).map_err(|e| e.to_string())?;
     let endian = header.endian().map_err(|e| e.to_string())?;
+    let machine = header.e_machine(endian).0;
+    let class64 = header.is_type_64();
     let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
     // `dynamic` hands back the index of the string table the section links to.
     let Some((entries, strtab)) = sections.dynamic(endian, data).map_err(|e| e.to_string())? else {
@@ -50,7 +89,11 @@ where
     let strings = sections
         .strings(endian, data, strtab)
         .map_err(|e| e.to_string())?;
-    let mut info = DynamicInfo::default();
+    let mut info = DynamicInfo {
+        class64,
+        machine,
+        ..DynamicInfo::default()
+    };
     for entry in entries {
         let tag = entry.tag(endian);
         if tag != elf::DT_SONAME && tag != elf::DT_NEEDED {
@@ -87,6 +130,7 @@ mod tests {
         };
         let info = read_dynamic(&fs, path).unwrap();
         assert_eq!(info.soname.as_deref(), Some("libc.so.6"));
+        assert!(info.loadable_here());
     }
 
     #[test]

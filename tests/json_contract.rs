@@ -211,6 +211,7 @@ struct Libraries {
 #[serde(deny_unknown_fields)]
 struct SearchPath {
     ld_library_path: Vec<String>,
+    ld_library_path_resolved: Vec<Option<String>>,
     cache: Fact<CacheInfo>,
     default_dirs: Vec<String>,
     wsl_lib_searched: Option<bool>,

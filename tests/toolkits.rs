@@ -547,7 +547,7 @@ fn gd024_stub_libcuda_first() {
     assert_eq!(f.len(), 1, "{report:#}");
     assert_eq!(f[0]["severity"], "error");
     assert!(f[0]["detail"].as_str().unwrap().contains("stub library"));
-    assert!(fix_commands(f[0]).contains("grep -vxF /usr/local/cuda-13.0/lib64/stubs"));
+    assert!(fix_commands(f[0]).contains("grep -vxF -e /usr/local/cuda-13.0/lib64/stubs |"));
     assert_eq!(code, 1);
 
     // Only the unversioned name reachable: a warning.
@@ -586,8 +586,11 @@ fn gd025_forward_compat_depends_on_the_gpu() {
     assert!(findings(&report, "GD018").is_empty());
 
     let r = forward_compat_host("NVIDIA H100 80GB HBM3");
-    let (_, report) = json(r.cmd().env("LD_LIBRARY_PATH", ld).arg("check"));
+    let (code, report) = json(r.cmd().env("LD_LIBRARY_PATH", ld).arg("check"));
     assert_eq!(findings(&report, "GD025")[0]["severity"], "info");
+    // The toolkit is judged against the compat driver (550) it gets, not the 535 module.
+    assert!(findings(&report, "GD017").is_empty(), "{report:#}");
+    assert_eq!(code, 0);
 
     // An unknown GPU: a warning that names the condition.
     let r = forward_compat_host("NVIDIA Graphics Device");
@@ -721,4 +724,275 @@ fn toolkit_subcommand_text_and_json() {
     assert!(v["findings"].as_array().unwrap().is_empty(), "{v:#}");
     let md = run(r.cmd().args(["--format", "markdown", "toolkit"]));
     assert!(md.stdout.contains("| `/usr/local/cuda-12.2` | 12.2.2 |"));
+}
+
+// ---- regressions from review ------------------------------------------------------------
+
+#[test]
+fn gd023_a_gpu_newer_than_the_toolkit_is_not_dropped() {
+    // B300 (sm_103, first in 12.9) with 12.8, whose list stops at sm_120 but lacks sm_103.
+    let r = host("575.51.03", "575.51.03", "NVIDIA B300 SXM6 AC");
+    r.toolkit("usr/local/cuda-12.8", "12.8.1")
+        .link("/usr/local/cuda-12.8", "usr/local/cuda");
+    let (_, report) = json(r.cmd().arg("check"));
+    let f = findings(&report, "GD023");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(
+        fix_commands(f[0]).contains("CUDA 12.9 or newer"),
+        "{}",
+        fix_commands(f[0])
+    );
+}
+
+#[test]
+fn foreign_architecture_libraries_are_skipped_like_the_loader_does() {
+    let r = host("550.54.15", "550.54.15", "NVIDIA H100 80GB HBM3");
+    let dir = "usr/lib/aarch64-linux-gnu";
+    for (real, soname) in [
+        ("libcuda.so.535.104.05", "libcuda.so.1"),
+        ("libnvidia-ml.so.535.104.05", "libnvidia-ml.so.1"),
+    ] {
+        r.bytes(
+            &format!("{dir}/{real}"),
+            &elf::shared_object_for(elf::FOREIGN_MACHINE, soname, &[]),
+        )
+        .link(real, &format!("{dir}/{soname}"));
+    }
+    let (_, report) = json(
+        r.cmd()
+            .env("LD_LIBRARY_PATH", format!("/{dir}"))
+            .arg("check"),
+    );
+    assert!(
+        findings(&report, "GD018").is_empty(),
+        "{:#}",
+        report["findings"]
+    );
+    let lib = library(&report, "libcuda.so.1");
+    assert!(lib["candidates"][0]["problem"]
+        .as_str()
+        .unwrap()
+        .contains("wrong ELF class or machine"));
+    assert_eq!(loaded(lib)["version"], "550.54.15");
+}
+
+#[test]
+fn cu12_and_cu13_wheels_side_by_side_keep_their_versions() {
+    let r = FakeRoot::new();
+    let site = "venv/lib/python3.12/site-packages";
+    r.file("venv/pyvenv.cfg", "home = /usr/bin\n")
+        .lib(
+            &format!("{site}/nvidia/cuda_runtime/lib"),
+            "libcudart.so.12",
+            "libcudart.so.12",
+            &[],
+        )
+        .lib(
+            &format!("{site}/nvidia/cu13/lib"),
+            "libcudart.so.13",
+            "libcudart.so.13",
+            &[],
+        )
+        .dir(&format!("{site}/nvidia_cuda_runtime-13.0.96.dist-info"))
+        .dir(&format!(
+            "{site}/nvidia_cuda_runtime_cu12-12.8.90.dist-info"
+        ));
+    let (_, report) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"));
+    assert_eq!(
+        library(&report, "libcudart.so.12")["elsewhere"][0]["version"],
+        "12.8.90"
+    );
+    assert_eq!(
+        library(&report, "libcudart.so.13")["elsewhere"][0]["version"],
+        "13.0.96"
+    );
+}
+
+#[test]
+fn gd022_toolkit_present_but_invisible_to_torch() {
+    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    r.toolkit("usr/local/cuda-12.8", "12.8.1");
+    let (_, report) = json(r.cmd().env("TORCH_CUDA_ARCH_LIST", "9.0").arg("check"));
+    let f = findings(&report, "GD022");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(fix_commands(f[0]).contains("export CUDA_HOME=/usr/local/cuda-12.8"));
+    // Nothing builds: no finding about it.
+    let (_, report) = json(r.cmd().arg("check"));
+    assert!(findings(&report, "GD022").is_empty(), "{report:#}");
+}
+
+#[test]
+fn gd026_sees_through_a_linked_ld_library_path_entry() {
+    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    r.toolkit("usr/local/cuda-11.8", "11.8.0")
+        .link("/usr/local/cuda-11.8", "usr/local/cuda")
+        .toolkit("usr/local/cuda-12.4", "12.4.1");
+    let (_, report) = json(
+        r.cmd()
+            .env("CUDA_HOME", "/usr/local/cuda-12.4")
+            .env("LD_LIBRARY_PATH", "/usr/local/cuda/lib64")
+            .arg("check"),
+    );
+    let f = findings(&report, "GD026");
+    assert!(
+        f.iter().any(|f| f["title"]
+            .as_str()
+            .unwrap()
+            .contains("CUDA 11.8 libraries (/usr/local/cuda/lib64)")),
+        "{report:#}"
+    );
+    assert!(fix_commands(f[0]).contains("/usr/local/cuda-12.4/lib64"));
+}
+
+#[test]
+fn gd024_fix_removes_the_entry_as_written() {
+    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    r.toolkit("usr/local/cuda-13.0", "13.0.2")
+        .link("/usr/local/cuda-13.0", "usr/local/cuda")
+        .link("libcuda.so", "usr/local/cuda-13.0/lib64/stubs/libcuda.so.1");
+    // A trailing slash, a link, an empty entry (the working directory) first.
+    let (_, report) = json(
+        r.cmd()
+            .env(
+                "LD_LIBRARY_PATH",
+                ":/usr/local/cuda/lib64/stubs/:/usr/local/cuda/lib64",
+            )
+            .arg("check"),
+    );
+    let f = findings(&report, "GD024");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert!(
+        fix_commands(f[0]).contains("grep -vxF -e /usr/local/cuda/lib64/stubs/ |"),
+        "{}",
+        fix_commands(f[0])
+    );
+    assert!(loaded(library(&report, "libcuda.so.1"))["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("entry 2 "));
+}
+
+#[test]
+fn runtime_only_images_get_a_note_not_a_warning() {
+    // nvidia/cuda:*-runtime: /usr/local/cuda with libraries but no nvcc, nothing to build.
+    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    r.toolkit("usr/local/cuda-12.4", "12.4.1")
+        .remove("usr/local/cuda-12.4/bin")
+        .remove("usr/local/cuda-12.4/include")
+        .link("/usr/local/cuda-12.4", "usr/local/cuda");
+    let (code, report) = json(r.cmd().arg("check"));
+    let f = findings(&report, "GD021");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert_eq!(f[0]["severity"], "info");
+    assert!(fix_commands(f[0]).contains("cuda-nvcc-12-4"));
+    assert!(!fix_commands(f[0]).contains("conda"));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn debian_toolkit_named_by_cuda_home_usr_is_one_toolkit() {
+    let r = host("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
+    r.nvcc("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "11.8.89")
+        .file(
+            "usr/bin/nvcc",
+            "#!/bin/sh\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc \"$@\"\n",
+        )
+        .chmod("usr/bin/nvcc", 0o755)
+        .file(
+            "usr/include/cuda_runtime_api.h",
+            "#define CUDART_VERSION 11080\n",
+        )
+        .lib(
+            "usr/lib/x86_64-linux-gnu",
+            "libcudart.so.11.8.89",
+            "libcudart.so.11.0",
+            &[],
+        )
+        .toolkit("usr/local/cuda-12.4", "12.4.1");
+    let (_, report) = json(r.cmd().env("CUDA_HOME", "/usr").arg("check"));
+    let roots: Vec<&str> = installs(&report)
+        .iter()
+        .map(|t| t["root"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roots
+            .iter()
+            .filter(|r| r.contains("nvidia-cuda-toolkit") || **r == "/usr")
+            .count(),
+        1,
+        "{roots:?}"
+    );
+    // Builds use Debian's 11.8 although 12.4 is installed; the fix names CUDA_HOME for 12.4.
+    let (_, report) = json(r.cmd().arg("check"));
+    let f = findings(&report, "GD020");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert!(fix_commands(f[0]).contains("export CUDA_HOME=/usr/local/cuda-12.4"));
+    // And the other way round: pointing at Debian's toolkit means CUDA_HOME=/usr.
+    let (_, report) = json(
+        r.cmd()
+            .env("CUDA_HOME", "/usr/local/cuda-12.4")
+            .env("PATH", "/usr/bin:/bin")
+            .arg("check"),
+    );
+    let f = findings(&report, "GD019");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert!(
+        fix_commands(f[0]).contains("export CUDA_HOME=/usr PATH="),
+        "{}",
+        fix_commands(f[0])
+    );
+}
+
+#[test]
+fn conda_runtime_without_nvcc_is_called_a_runtime() {
+    let r = host("470.82.01", "470.82.01", "Tesla T4");
+    r.file("conda/envs/pt/conda-meta/cuda-cudart-12.4.127-0.json", "{}")
+        .file("conda/envs/pt/conda-meta/cuda-version-12.4-3.json", "{}");
+    let (_, report) = json(r.cmd().env("CONDA_PREFIX", "/conda/envs/pt").arg("check"));
+    let f = findings(&report, "GD017");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .starts_with("CUDA runtime 12.4 in /conda/envs/pt"));
+    let out = run(r.cmd().env("CONDA_PREFIX", "/conda/envs/pt").arg("toolkit"));
+    assert!(
+        out.stdout.contains("nvcc: none   compiles for: unknown"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn conda_toolkit_in_use_does_not_ask_for_system_libraries() {
+    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    r.nvcc("conda/envs/build/bin/nvcc", "12.4.131")
+        .file(
+            "conda/envs/build/conda-meta/cuda-nvcc-12.4.131-0.json",
+            "{}",
+        )
+        .lib(
+            "usr/lib/x86_64-linux-gnu",
+            "libcudart.so.11.8.89",
+            "libcudart.so.11.0",
+            &[],
+        );
+    let (_, report) = json(
+        r.cmd()
+            .env("CONDA_PREFIX", "/conda/envs/build")
+            .env("PATH", "/conda/envs/build/bin:/usr/bin:/bin")
+            .arg("check"),
+    );
+    assert_eq!(
+        report["snapshot"]["toolkits"]["cuda_home"]["via"],
+        "the nvcc on PATH"
+    );
+    // Conda programs find their libraries through RPATH: no "register lib64" advice.
+    assert!(
+        findings(&report, "GD026").is_empty(),
+        "{:#}",
+        report["findings"]
+    );
 }

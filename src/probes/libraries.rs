@@ -206,7 +206,11 @@ pub struct CacheInfo {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchPath {
+    /// LD_LIBRARY_PATH's entries as written (an empty one means the working directory).
     pub ld_library_path: Vec<String>,
+    /// Each entry with its links resolved; None when it is not searched (missing, or
+    /// relative under --root, where the working directory means nothing).
+    pub ld_library_path_resolved: Vec<Option<String>>,
     pub cache: Fact<CacheInfo>,
     pub default_dirs: Vec<String>,
     /// Whether WSL's driver directory is searched (LD_LIBRARY_PATH or the cache); None off WSL.
@@ -243,15 +247,24 @@ impl Scan<'_> {
                 .fs
                 .read_dir(dir)
                 .map(|n| {
-                    n.iter()
+                    let mut names: Vec<String> = n
+                        .iter()
                         .map(|s| s.to_string_lossy().into_owned())
                         .filter(|s| family_of(s).is_some())
-                        .collect()
+                        .collect();
+                    names.sort();
+                    names
                 })
                 .unwrap_or_default();
             self.listings.insert(dir.to_path_buf(), names);
         }
         self.listings.get(dir).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn has(&mut self, dir: &Path, name: &str) -> bool {
+        self.list(dir)
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .is_ok()
     }
 
     fn dynamic(&mut self, target: &Path) -> Result<DynamicInfo, String> {
@@ -297,6 +310,12 @@ impl Scan<'_> {
         c.size = fs.metadata(&target).ok().map(|m| m.len());
         match self.dynamic(&target) {
             Ok(info) => {
+                if !info.loadable_here() {
+                    c.problem = Some(format!(
+                        "the loader would skip it: wrong ELF class or machine ({})",
+                        elf::machine_name(info.machine, info.class64)
+                    ));
+                }
                 c.elf_soname = info.soname;
                 c.needed = info.needed;
             }
@@ -348,13 +367,31 @@ pub fn version_from_file_name(name: &str) -> Option<String> {
 pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>) -> Libraries {
     let ld_library_path: Vec<String> = env
         .get_str(envvars::LD_LIBRARY_PATH)
-        .map(|v| {
-            v.split(':')
-                .filter(|d| !d.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(':').map(str::to_string).collect())
         .unwrap_or_default();
+    // (entry number, directory searched): glibc reads an empty entry as ".", and relative
+    // entries against the working directory.
+    let ld_dirs: Vec<(usize, PathBuf)> = ld_library_path
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let d = if d.is_empty() { "." } else { d.as_str() };
+            if d.starts_with('/') {
+                return Some((i, PathBuf::from(d)));
+            }
+            if fs.root().is_some() {
+                return None;
+            }
+            std::env::current_dir().ok().map(|cwd| (i, cwd.join(d)))
+        })
+        .collect();
+    let ld_library_path_resolved: Vec<Option<String>> = (0..ld_library_path.len())
+        .map(|i| {
+            let (_, dir) = ld_dirs.iter().find(|(j, _)| *j == i)?;
+            fs.canonical(dir).ok().map(|p| p.display().to_string())
+        })
+        .collect();
     let (cache, cache_fact) = read_cache(fs);
     let default_dirs: Vec<String> = DEFAULT_DIRS
         .iter()
@@ -400,25 +437,27 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
 
     // Every soname in play: cache keys plus names that are their own file's SONAME.
     let mut sonames: Vec<String> = Vec::new();
+    let mut seen_sonames: std::collections::HashSet<String> = std::collections::HashSet::new();
     if let Some(cache) = &cache {
         for e in &cache.entries {
             // Unversioned dev links are for the linker; only libcuda.so is also dlopened.
             let versioned = e.soname.contains(".so.") || e.soname == "libcuda.so";
-            if versioned && family_of(&e.soname).is_some() && !sonames.contains(&e.soname) {
+            if versioned && family_of(&e.soname).is_some() && seen_sonames.insert(e.soname.clone())
+            {
                 sonames.push(e.soname.clone());
             }
         }
     }
-    let all_dirs: Vec<PathBuf> = ld_library_path
+    let all_dirs: Vec<PathBuf> = ld_dirs
         .iter()
-        .map(PathBuf::from)
+        .map(|(_, d)| d.clone())
         .chain(default_dirs.iter().map(PathBuf::from))
         .chain(elsewhere_dirs.iter().map(|(d, _, _)| d.clone()))
         .collect();
     for dir in &all_dirs {
         let names: Vec<String> = scan.list(dir).to_vec();
         for name in names {
-            if sonames.contains(&name) {
+            if seen_sonames.contains(&name) {
                 continue;
             }
             let path = dir.join(&name);
@@ -432,6 +471,7 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
             };
             // The unversioned libcuda.so is what dlopen("libcuda.so") and the linker use.
             if is_soname || name == "libcuda.so" {
+                seen_sonames.insert(name.clone());
                 sonames.push(name);
             }
         }
@@ -452,12 +492,12 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
             continue;
         };
         let mut candidates: Vec<Candidate> = Vec::new();
-        for (i, dir) in ld_library_path.iter().enumerate() {
-            if scan.list(Path::new(dir)).contains(&soname) {
+        for (i, dir) in &ld_dirs {
+            if scan.has(dir, &soname) {
                 let c = scan.candidate(
-                    &Path::new(dir).join(&soname),
+                    &dir.join(&soname),
                     Via::LdLibraryPath,
-                    Some(format!("entry {} ({dir})", i + 1)),
+                    Some(format!("entry {} ({})", i + 1, ld_library_path[*i])),
                 );
                 candidates.push(c);
             }
@@ -469,7 +509,7 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
             }
         }
         for dir in &default_dirs {
-            if scan.list(Path::new(dir)).contains(&soname) {
+            if scan.has(Path::new(dir), &soname) {
                 let c = scan.candidate(&Path::new(dir).join(&soname), Via::DefaultDir, None);
                 candidates.push(c);
             }
@@ -477,7 +517,7 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
         dedup_by_target(&mut candidates);
         let mut elsewhere = Vec::new();
         for (dir, via, detail) in &elsewhere_dirs {
-            if scan.list(dir).contains(&soname) {
+            if scan.has(dir, &soname) {
                 let mut c = scan.candidate(&dir.join(&soname), *via, Some(detail.clone()));
                 let already = candidates
                     .iter()
@@ -528,6 +568,7 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
     Libraries {
         search: SearchPath {
             ld_library_path,
+            ld_library_path_resolved,
             cache: cache_fact,
             default_dirs,
             wsl_lib_searched,
@@ -606,10 +647,16 @@ fn wheel_version<'a>(
     let prefix = family.wheel?;
     let site = sites.iter().find(|s| dir.starts_with(&s.path))?;
     let dists = site.dists_with_prefix(prefix);
-    // nvidia-cublas must not match nvidia-cublas-lt style neighbours of another family.
-    let best = dists.into_iter().find(|(n, _)| {
-        n == prefix || n.strip_prefix(prefix).is_some_and(|r| r.starts_with("-cu"))
-    })?;
+    // CUDA 13 wheels are unsuffixed (or -cu13) and live under nvidia/cu13; CUDA 11/12 ones
+    // carry -cu11/-cu12 and live under nvidia/<component>. Both can be installed at once.
+    let cu13_dir = dir.components().any(|c| c.as_os_str() == "cu13");
+    let best = dists
+        .into_iter()
+        .find(|(n, _)| match n.strip_prefix(prefix) {
+            Some("") | Some("-cu13") => cu13_dir,
+            Some(rest) => !cu13_dir && (rest == "-cu12" || rest == "-cu11"),
+            None => false,
+        })?;
     Some((site.path.as_str(), best))
 }
 

@@ -366,6 +366,10 @@ impl Discovery<'_> {
             path: named.to_string(),
         };
         let canonical = match self.fs.canonical(dir) {
+            // CUDA_HOME=/usr is how Debian's toolkit is named for builds.
+            Ok(c) if c == Path::new("/usr") && self.fs.exists(Path::new(DEBIAN_TOOLKIT)) => {
+                PathBuf::from(DEBIAN_TOOLKIT)
+            }
             Ok(c) => c,
             Err(e) => {
                 self.rejected.push(Rejected {
@@ -648,6 +652,16 @@ impl Discovery<'_> {
         for root in roots {
             self.consider(&root, Route::OptNvidia, &root.display().to_string());
         }
+    }
+}
+
+/// The CUDA_HOME that makes builds find this toolkit's nvcc, headers and libraries:
+/// Debian's packaging spreads them over /usr, so it is `/usr` there.
+pub fn cuda_home_value(t: &Toolkit) -> String {
+    if t.kind == ToolkitKind::Distribution {
+        "/usr".to_string()
+    } else {
+        t.root.clone()
     }
 }
 

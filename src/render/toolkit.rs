@@ -62,6 +62,8 @@ pub struct LoaderWinner<'a> {
 }
 
 fn targets(t: &Toolkit) -> Option<[String; 2]> {
+    // Only a toolkit with a compiler compiles for anything.
+    t.nvcc.as_ref()?;
     let ct = compiler_targets(t.cuda?)?;
     Some([ct.min().sm(), ct.max().sm()])
 }

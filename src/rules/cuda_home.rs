@@ -6,7 +6,7 @@
 use super::{Outcome, Rule};
 use crate::envvars;
 use crate::findings::{Finding, Severity};
-use crate::probes::toolkits::Route;
+use crate::probes::toolkits::{cuda_home_value, Route, ToolkitKind};
 use crate::snapshot::Snapshot;
 
 pub const RULE: Rule = Rule {
@@ -62,7 +62,10 @@ fn run(snap: &Snapshot) -> Outcome {
                     "Point it at an installed toolkit (CUDA {})",
                     t.cuda.map_or("?".into(), |v| v.to_string())
                 ),
-                format!("export {var}={}", crate::findings::sh_quote(&t.root)),
+                format!(
+                    "export {var}={}",
+                    crate::findings::sh_quote(&cuda_home_value(t))
+                ),
             ),
             None => f.fix_cmd(
                 "Unset it until a toolkit is installed",
@@ -102,16 +105,44 @@ fn run(snap: &Snapshot) -> Outcome {
     if let Some(t) = tk.get(tk.cuda_home.toolkit) {
         if t.nvcc.is_none() {
             findings.push(
-                Finding::new("GD021", if builds { Severity::Error } else { Severity::Warning }, format!("CUDA_HOME resolves to {}, which has no nvcc", t.root))
-                    .detail(format!("The toolkit found through {} holds runtime libraries but no compiler (conda's cudatoolkit package and pip's nvidia-* wheels are like this). {builders_note} cannot be built with it.", tk.cuda_home.via))
-                    .evidence("toolkit", format!("{} (no bin/nvcc)", t.root), t.version.source.clone())
-                    .fix_cmd("In a conda env, add the compiler", "conda install -c nvidia cuda-nvcc")
-                    .fix_text("Or point CUDA_HOME at a full toolkit (NVIDIA's runfile or apt/dnf packages install one under /usr/local/cuda-X.Y)"),
+                {
+                    // A runtime-only install (a -runtime container image, conda's cudatoolkit)
+                    // is normal until something compiles.
+                    let f = Finding::new("GD021", if builds { Severity::Error } else { Severity::Info }, format!("CUDA_HOME resolves to {}, which has no nvcc", t.root))
+                        .detail(format!("The CUDA install found through {} holds runtime libraries but no compiler (runtime container images, conda's cudatoolkit and pip's nvidia-* wheels are like this). Running programs works; {builders_note} cannot be built with it.", tk.cuda_home.via))
+                        .evidence("CUDA_HOME", format!("{} (no bin/nvcc)", t.root), t.version.source.clone());
+                    let f = match (t.kind, t.cuda) {
+                        (ToolkitKind::Conda, _) => f.fix_cmd("Add the compiler to the conda env", "conda install -c nvidia cuda-nvcc"),
+                        (_, Some(v)) => f.fix_cmd(
+                            format!("Install CUDA {v}'s compiler (NVIDIA's apt repository; in containers use the -devel image)"),
+                            format!("sudo apt install cuda-nvcc-{}-{}", v.major, v.minor),
+                        ),
+                        _ => f,
+                    };
+                    f.fix_text("Or point CUDA_HOME at a full toolkit (NVIDIA's runfile or apt/dnf packages install one under /usr/local/cuda-X.Y)")
+                },
             );
         }
     }
 
     let has_compiler = tk.installs.iter().any(|t| t.nvcc.is_some());
+    // A toolkit exists, but torch's rule finds none: CUDA_HOME unset, no nvcc on PATH and
+    // no /usr/local/cuda. Builds fail exactly as if there were no toolkit.
+    if tk.cuda_home.path.is_none() && builds {
+        if let Some(t) = tk
+            .installs
+            .iter()
+            .filter(|t| t.nvcc.is_some())
+            .max_by_key(|t| t.cuda)
+        {
+            findings.push(
+                Finding::new("GD022", Severity::Warning, format!("CUDA {} is installed at {}, but torch extension builds cannot find it", t.cuda.map_or("?".into(), |v| v.to_string()), t.root))
+                    .detail(format!("CUDA_HOME and CUDA_PATH are unset, no nvcc is on PATH and /usr/local/cuda does not exist, so torch.utils.cpp_extension raises \"OSError: CUDA_HOME environment variable is not set\" while building {builders_note}."))
+                    .evidence(format!("toolkit:{}", t.root), format!("CUDA toolkit at {}", t.root), t.version.source.clone())
+                    .fix_cmd("Point builds at it", format!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", crate::findings::sh_quote(&cuda_home_value(t)), crate::findings::sh_quote(&t.root))),
+            );
+        }
+    }
     if tk.cuda_home.path.is_none()
         && !has_compiler
         && tk

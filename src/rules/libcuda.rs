@@ -8,7 +8,7 @@ use crate::compat::arch::{gpu_from_name, ProductClass};
 use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
 use crate::compat::{CudaVersion, DriverVersion};
 use crate::findings::{sh_quote, Finding, Severity};
-use crate::probes::libraries::{Candidate, Via};
+use crate::probes::libraries::{Candidate, SearchPath, Via};
 use crate::snapshot::Snapshot;
 
 pub const RULE: Rule = Rule {
@@ -26,13 +26,23 @@ fn run(snap: &Snapshot) -> Outcome {
     let real = libs.by_soname("libcuda.so.1").and_then(|l| l.loaded());
 
     if let Some(c) = real.filter(|c| c.stub) {
-        findings.push(stub_finding(c, Severity::Error, "libcuda.so.1"));
+        findings.push(stub_finding(
+            c,
+            &libs.search,
+            Severity::Error,
+            "libcuda.so.1",
+        ));
     } else if let Some(c) = libs
         .by_soname("libcuda.so")
         .and_then(|l| l.loaded())
         .filter(|c| c.stub && c.via == Via::LdLibraryPath)
     {
-        findings.push(stub_finding(c, Severity::Warning, "libcuda.so"));
+        findings.push(stub_finding(
+            c,
+            &libs.search,
+            Severity::Warning,
+            "libcuda.so",
+        ));
     }
 
     if let Some(c) = real.filter(|c| c.forward_compat && !c.stub) {
@@ -41,11 +51,30 @@ fn run(snap: &Snapshot) -> Outcome {
     Outcome::Checked(findings)
 }
 
-fn stub_finding(c: &Candidate, severity: Severity, soname: &str) -> Finding {
-    let dir = std::path::Path::new(&c.path)
-        .parent()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+fn stub_finding(c: &Candidate, search: &SearchPath, severity: Severity, soname: &str) -> Finding {
+    let parent = |p: &str| {
+        std::path::Path::new(p)
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    let dir = parent(&c.path);
+    let real_dir = c
+        .target
+        .as_deref()
+        .map(parent)
+        .unwrap_or_else(|| dir.clone());
+    // The LD_LIBRARY_PATH entries as written (trailing slash, links) that lead there.
+    let entries: Vec<&str> = search
+        .ld_library_path
+        .iter()
+        .zip(&search.ld_library_path_resolved)
+        .filter(|(raw, resolved)| {
+            resolved.as_deref() == Some(real_dir.as_str())
+                || raw.trim_end_matches('/') == dir.trim_end_matches('/')
+        })
+        .map(|(raw, _)| raw.as_str())
+        .collect();
     let mut f = Finding::new(
         "GD024",
         severity,
@@ -58,7 +87,13 @@ fn stub_finding(c: &Candidate, severity: Severity, soname: &str) -> Finding {
     f = match c.via {
         Via::LdLibraryPath => f.fix_cmd(
             "Keep the stubs directory out of LD_LIBRARY_PATH at run time (it is for linking only)",
-            format!("export LD_LIBRARY_PATH=$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF {} | paste -sd:)", sh_quote(&dir)),
+            format!(
+                "export LD_LIBRARY_PATH=$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF{} | paste -sd:)",
+                if entries.is_empty() { vec![dir.clone()] } else { entries.iter().map(|e| e.to_string()).collect() }
+                    .iter()
+                    .map(|e| format!(" -e {}", sh_quote(e)))
+                    .collect::<String>()
+            ),
         ),
         _ => f.fix_text(format!("Remove {dir} from /etc/ld.so.conf.d and any libcuda.so.1 link placed in it, then run sudo ldconfig")),
     };

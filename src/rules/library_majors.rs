@@ -7,8 +7,9 @@
 use std::path::Path;
 
 use super::{Outcome, Rule};
-use crate::findings::{Finding, Severity};
+use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::libraries::{family_of, soname_major, Libraries};
+use crate::probes::toolkits::ToolkitKind;
 use crate::snapshot::Snapshot;
 
 pub const RULE: Rule = Rule {
@@ -36,10 +37,17 @@ fn run(snap: &Snapshot) -> Outcome {
         if let Some(major) = t.cuda.map(|v| v.major) {
             // A lib directory of another major's toolkit on LD_LIBRARY_PATH.
             for (i, entry) in libs.search.ld_library_path.iter().enumerate() {
-                let owner = tk
-                    .installs
-                    .iter()
-                    .find(|o| o.lib_dirs.iter().any(|d| same_dir(d, entry)) && o.root != t.root);
+                // Compare resolved paths: /usr/local/cuda/lib64 is some cuda-X.Y's directory.
+                let resolved = libs
+                    .search
+                    .ld_library_path_resolved
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .unwrap_or_else(|| entry.clone());
+                let owner = tk.installs.iter().find(|o| {
+                    o.lib_dirs.iter().any(|d| same_dir(d, &resolved)) && o.root != t.root
+                });
                 if let Some(o) = owner.filter(|o| o.cuda.is_some_and(|v| v.major != major)) {
                     let ov = o.cuda.map(|v| v.to_string()).unwrap_or_default();
                     findings.push(
@@ -47,12 +55,17 @@ fn run(snap: &Snapshot) -> Outcome {
                             .detail("Programs built with the toolkit in use need its major's libraries (libcublas.so.N, libcudart.so.N …). LD_LIBRARY_PATH is searched first, so another toolkit's directory there wins for every soname it has, and programs fail to start or load mismatched libraries.")
                             .evidence("env:LD_LIBRARY_PATH", format!("entry {}: {entry}", i + 1), "env LD_LIBRARY_PATH")
                             .context(format!("toolkit in use: CUDA {} at {}", t.cuda.map(|v| v.to_string()).unwrap_or_default(), t.root), t.version.source.clone())
-                            .fix_text(format!("Replace {entry} with {}/lib64 in LD_LIBRARY_PATH (or drop it)", t.root)),
+                            .fix_text(match t.lib_dirs.first() {
+                                Some(d) => format!("Replace {entry} with {d} in LD_LIBRARY_PATH (or drop it)"),
+                                None => format!("Drop {entry} from LD_LIBRARY_PATH"),
+                            }),
                     );
                 }
             }
-            // A family reachable only in another major.
-            for family in CUDA_MAJOR_FAMILIES {
+            // A family reachable only in another major. Conda and pip toolkits reach their
+            // libraries through RPATH and the distribution's are on the default path already.
+            let system_toolkit = t.kind == ToolkitKind::Nvidia;
+            for family in CUDA_MAJOR_FAMILIES.iter().filter(|_| system_toolkit) {
                 let reachable: Vec<(u32, String)> = libs
                     .family(family)
                     .filter(|l| l.loaded().is_some())
@@ -67,7 +80,13 @@ fn run(snap: &Snapshot) -> Outcome {
                         .detail(format!("The toolkit in use is CUDA {major}, so what it builds links against {family}.so.{major}; the loader finds only another major's copy and such programs fail with \"{family}.so.{major}: cannot open shared object file\"."))
                         .evidence(format!("library:{family}"), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
                         .context(format!("toolkit in use: CUDA {major} at {}", t.root), t.version.source.clone())
-                        .fix_text(format!("Add the toolkit's library directory to the loader path: echo {}/lib64 | sudo tee /etc/ld.so.conf.d/cuda.conf && sudo ldconfig", t.root)),
+                        .fix_cmd(
+                            "Register the toolkit's library directory with the loader",
+                            format!(
+                                "echo {} | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda-{major}.conf && sudo ldconfig",
+                                sh_quote(t.lib_dirs.first().map(String::as_str).unwrap_or(&t.root))
+                            ),
+                        ),
                 );
             }
         }

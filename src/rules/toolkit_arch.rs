@@ -41,7 +41,19 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         seen.push(cc);
         let row = ARCHITECTURES.iter().find(|r| r.cc == cc);
-        let too_new = cc > targets.max();
+        // Too new: the architecture arrived after this toolkit; dropped: it left before it.
+        // Whichever the architecture table says; the list's ends decide for unknown rows.
+        let too_new = match row.and_then(|r| r.first_cuda) {
+            Some(first) => first > v,
+            None => cc > targets.max(),
+        };
+        let dropped = match row.and_then(|r| r.last_cuda) {
+            Some(last) => last < v,
+            None => cc < targets.min(),
+        };
+        if !too_new && !dropped {
+            continue;
+        }
         let (severity, title, fix) = if too_new {
             let first = row.and_then(|r| r.first_cuda);
             (
@@ -51,8 +63,8 @@ fn run(snap: &Snapshot) -> Outcome {
                     cc.sm()
                 ),
                 format!(
-                    "Install CUDA {} or newer for native {} code",
-                    first.map_or("a newer toolkit".into(), |f| f.to_string()),
+                    "Install {} for native {} code",
+                    first.map_or("a newer toolkit".into(), |f| format!("CUDA {f} or newer")),
                     cc.sm()
                 ),
             )
@@ -64,11 +76,13 @@ fn run(snap: &Snapshot) -> Outcome {
                     "CUDA {v} no longer supports {name} ({}, compute capability {cc})",
                     cc.sm()
                 ),
-                format!(
-                    "Build with CUDA {} or older, the last toolkit for {}",
-                    last.map_or("an older toolkit".into(), |l| l.to_string()),
-                    cc.sm()
-                ),
+                match last {
+                    Some(l) => format!(
+                        "Build with CUDA {l} or older, the last toolkit for {}",
+                        cc.sm()
+                    ),
+                    None => format!("Build with an older toolkit that still targets {}", cc.sm()),
+                },
             )
         };
         let detail = if too_new {

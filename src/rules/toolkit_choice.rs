@@ -4,7 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::findings::{sh_quote, Finding, Severity};
-use crate::probes::toolkits::{Route, Toolkit, ToolkitKind};
+use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
 
 pub const RULE: Rule = Rule {
@@ -13,6 +13,15 @@ pub const RULE: Rule = Rule {
     checks: "the nvcc on PATH and CUDA_HOME name the same toolkit, and it is the newest installed",
     run,
 };
+
+/// The shell line that makes a shell and torch's builds use toolkit `t`.
+fn use_toolkit(t: &Toolkit) -> String {
+    format!(
+        "export CUDA_HOME={} PATH={}/bin:\"$PATH\"",
+        sh_quote(&cuda_home_value(t)),
+        sh_quote(&t.root)
+    )
+}
 
 fn version(t: &Toolkit) -> String {
     t.cuda
@@ -53,11 +62,11 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence("CUDA_HOME", format!("{home} (via {}) → CUDA {}", tk.cuda_home.via, version(b)), b.version.source.clone())
                 .fix_cmd(
                     format!("Use CUDA {} for both", version(b)),
-                    format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&b.root)),
+                    use_toolkit(b),
                 )
                 .fix_cmd(
                     format!("Or use CUDA {} for both", version(a)),
-                    format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&a.root)),
+                    use_toolkit(a),
                 ),
             );
         }
@@ -88,7 +97,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(format!("toolkit:{}", u.root), format!("/usr/local/cuda → CUDA {}", version(u)), u.version.source.clone())
                 .fix_cmd(
                     format!("Name CUDA {} everywhere", version(a)),
-                    format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&a.root)),
+                    use_toolkit(a),
                 )
                 .fix_text(format!("Or point /usr/local/cuda at {} (update-alternatives --config cuda on NVIDIA's packages)", a.root)),
             );
@@ -131,7 +140,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .context(format!("newer: CUDA {} at {}", version(newest), newest.root), newest.version.source.clone())
             .fix_cmd(
                 format!("Use CUDA {}", version(newest)),
-                format!("export CUDA_HOME={root} PATH={root}/bin:\"$PATH\"", root = sh_quote(&newest.root)),
+                use_toolkit(newest),
             );
             if used.kind == ToolkitKind::Distribution {
                 f = f.fix_cmd(

@@ -5,9 +5,9 @@
 
 use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
-use crate::compat::CudaVersion;
+use crate::compat::{CudaVersion, DriverVersion};
 use crate::findings::{Finding, Severity};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{DriverFact, Snapshot};
 
 pub const RULE: Rule = Rule {
     name: "toolkit_driver",
@@ -18,9 +18,26 @@ pub const RULE: Rule = Rule {
 };
 
 fn run(snap: &Snapshot) -> Outcome {
-    let Some(driver) = snap.driver_version() else {
+    let Some(mut driver) = snap.driver_version() else {
         return Outcome::NotApplicable("no NVIDIA driver version known".into());
     };
+    // A forward-compatibility libcuda is the CUDA driver programs get: judge against it
+    // (whether it may be used at all is GD025's question).
+    if let Some(c) = snap
+        .libraries
+        .as_ref()
+        .and_then(|l| l.by_soname("libcuda.so.1"))
+        .and_then(|l| l.loaded())
+        .filter(|c| c.forward_compat && !c.stub)
+    {
+        if let Some(v) = c.version.as_deref().and_then(DriverVersion::parse) {
+            driver = DriverFact {
+                version: v,
+                source: c.target.clone().unwrap_or_else(|| c.path.clone()),
+                kernel: false,
+            };
+        }
+    }
     let Some(toolkits) = &snap.toolkits else {
         return Outcome::NotApplicable("the toolkits probe did not run".into());
     };
@@ -32,7 +49,11 @@ fn run(snap: &Snapshot) -> Outcome {
             let used = in_use.as_deref() == Some(t.root.as_str()) || toolkits.installs.len() == 1;
             subjects.push((
                 format!("toolkit:{}", t.root),
-                format!("CUDA toolkit {v} at {}", t.root),
+                if t.nvcc.is_some() {
+                    format!("CUDA toolkit {v} at {}", t.root)
+                } else {
+                    format!("CUDA runtime {v} in {}", t.root)
+                },
                 v,
                 t.version.source.clone(),
                 used,

@@ -12,8 +12,25 @@ fn push_u64(v: &mut Vec<u8>, x: u64) {
     v.extend_from_slice(&x.to_le_bytes());
 }
 
-/// An ELF64 little-endian ET_DYN with the given SONAME and DT_NEEDED entries.
+/// e_machine of the machine the tests run on, and of a foreign one.
+pub const HOST_MACHINE: u16 = if cfg!(target_arch = "aarch64") {
+    183
+} else {
+    62
+};
+pub const FOREIGN_MACHINE: u16 = if cfg!(target_arch = "aarch64") {
+    62
+} else {
+    183
+};
+
+/// An ELF64 little-endian ET_DYN for this machine with the given SONAME and DT_NEEDED.
 pub fn shared_object(soname: &str, needed: &[&str]) -> Vec<u8> {
+    shared_object_for(HOST_MACHINE, soname, needed)
+}
+
+/// The same for another e_machine (a multiarch library of a foreign architecture).
+pub fn shared_object_for(machine: u16, soname: &str, needed: &[&str]) -> Vec<u8> {
     let mut dynstr = vec![0u8];
     let offset = |s: &str, table: &mut Vec<u8>| {
         let o = table.len() as u64;
@@ -43,14 +60,7 @@ pub fn shared_object(soname: &str, needed: &[&str]) -> Vec<u8> {
     out.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0]);
     out.extend_from_slice(&[0; 8]);
     push_u16(&mut out, 3); // ET_DYN
-    push_u16(
-        &mut out,
-        if cfg!(target_arch = "aarch64") {
-            183
-        } else {
-            62
-        },
-    );
+    push_u16(&mut out, machine);
     push_u32(&mut out, 1);
     push_u64(&mut out, 0); // e_entry
     push_u64(&mut out, 0); // e_phoff
