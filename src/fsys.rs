@@ -144,7 +144,7 @@ impl HostFs {
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     }
 
-    /// Opens a regular file for reading in place (for formats read by range, like ELF).
+    /// Opens a regular file for reading (whole, or by range for formats like ELF).
     pub fn open_regular(&self, logical: &Path) -> Result<fs::File, FsError> {
         let real = self.resolve(logical)?;
         let meta = fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
@@ -155,6 +155,7 @@ impl HostFs {
                 "not a regular file",
             ));
         }
+        // O_NONBLOCK: the file could be swapped for a FIFO between stat and open.
         fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -207,21 +208,7 @@ impl HostFs {
 
     /// Reads at most `limit + 1` bytes (the extra byte tells a caller the file was cut).
     pub fn read_bytes(&self, logical: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
-        let real = self.resolve(logical)?;
-        let meta = fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
-        if !meta.is_file() {
-            return Err(FsError::new(
-                logical,
-                FsErrorKind::NotRegularFile,
-                "not a regular file",
-            ));
-        }
-        // O_NONBLOCK: the file could be swapped for a FIFO between stat and open.
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&real)
-            .map_err(|e| FsError::from_io(logical, &e))?;
+        let file = self.open_regular(logical)?;
         let mut buf = Vec::new();
         file.take(limit + 1)
             .read_to_end(&mut buf)
