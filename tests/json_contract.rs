@@ -203,6 +203,16 @@ struct ExtensionPackage {
 struct Libraries {
     search: SearchPath,
     libraries: Vec<Library>,
+    nvidia_smi: Option<Executable>,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Executable {
+    path: String,
+    resolved: String,
 }
 
 // Read for its shape: deserialising is the check.

@@ -644,11 +644,25 @@ fn gd027_wsl_loader_path() {
         .contains("GPU access blocked by the operating system")));
     assert_eq!(code, 1);
 
-    // The healthy WSL layout: only the Windows driver's libcuda, registered in the cache.
+    // The healthy WSL layout: only the Windows driver's libcuda, registered in the cache,
+    // and nvidia-smi linked from /usr/lib/wsl/lib.
     r.remove("usr/lib/x86_64-linux-gnu")
-        .ld_cache(&[("libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1")]);
+        .ld_cache(&[("libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1")])
+        .file("usr/lib/wsl/lib/nvidia-smi", "")
+        .chmod("usr/lib/wsl/lib/nvidia-smi", 0o755)
+        .link("/usr/lib/wsl/lib/nvidia-smi", "usr/bin/nvidia-smi");
     let (_, report) = json(r.cmd().arg("check"));
     assert!(findings(&report, "GD027").is_empty(), "{report:#}");
+
+    // A distro nvidia-smi alone: a warning.
+    r.remove("usr/bin/nvidia-smi")
+        .file("usr/bin/nvidia-smi", "#!/bin/sh\n")
+        .chmod("usr/bin/nvidia-smi", 0o755);
+    let (_, report) = json(r.cmd().arg("check"));
+    let f = findings(&report, "GD027");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(fix_commands(f[0]).contains("nvidia-utils"));
 }
 
 #[test]

@@ -221,6 +221,15 @@ pub struct SearchPath {
 pub struct Libraries {
     pub search: SearchPath,
     pub libraries: Vec<Library>,
+    /// The first `nvidia-smi` on PATH and where its links lead: the driver's user-space
+    /// tool (on WSL it must be the one in /usr/lib/wsl/lib).
+    pub nvidia_smi: Option<Executable>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Executable {
+    pub path: String,
+    pub resolved: String,
 }
 
 impl Libraries {
@@ -573,6 +582,19 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
             default_dirs,
             wsl_lib_searched,
         },
+        nvidia_smi: crate::probes::toolkits::first_on_path(
+            fs,
+            env.get_str(envvars::PATH).as_deref(),
+            "nvidia-smi",
+        )
+        .map(|p| Executable {
+            resolved: fs
+                .canonical(&p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
+            path: p.display().to_string(),
+        }),
         libraries,
     }
 }

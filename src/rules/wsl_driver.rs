@@ -31,6 +31,10 @@ fn run(snap: &Snapshot) -> Outcome {
                 .fix_text("Or restart the distribution (wsl --shutdown in Windows), which recreates ld.wsl.conf"),
         );
     }
+    let smi = libs
+        .nvidia_smi
+        .as_ref()
+        .filter(|e| !std::path::Path::new(&e.resolved).starts_with(WSL_LIB_DIR));
     if let Some(c) = libs.by_soname("libcuda.so.1").and_then(|l| l.loaded()) {
         let from_wsl = std::path::Path::new(&c.path).starts_with(WSL_LIB_DIR);
         if !from_wsl && !c.stub && !c.forward_compat {
@@ -38,9 +42,27 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD027", Severity::Error, format!("A Linux NVIDIA driver's libcuda ({}) shadows the Windows driver's in WSL", c.path))
                     .detail("Inside WSL the only working libcuda is the one Windows provides in /usr/lib/wsl/lib. A Linux driver package (libnvidia-compute-*, cuda-drivers, nvidia-driver-*) installed in the distribution puts its own libcuda.so.1 first, and CUDA fails with \"GPU access blocked by the operating system\" or finds no device. In WSL, install only the toolkit (cuda-toolkit-X-Y), never a driver.")
                     .evidence("library:libcuda.so.1", format!("libcuda.so.1 → {} ({})", c.target.as_deref().unwrap_or(&c.path), c.version.as_deref().unwrap_or("version unknown")), c.path.clone())
-                    .fix_cmd("Remove the Linux driver packages from the distribution", "sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*' cuda-drivers && sudo ldconfig")
+                    .fix_cmd("Remove the Linux driver packages from the distribution", "sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*' 'nvidia-utils-*' cuda-drivers && sudo ldconfig")
                     .fix_text("Keep the NVIDIA driver up to date on the Windows side only"),
             );
+        }
+    }
+    // A distro nvidia-smi: with the libcuda finding it is one more piece of evidence,
+    // alone it is a warning (it reports a driver that is not the one in use).
+    if let Some(e) = smi {
+        let evidence = format!("{} → {}", e.path, e.resolved);
+        match findings.iter_mut().find(|f| f.title.contains("shadows")) {
+            Some(f) => f.evidence.push(crate::findings::Evidence {
+                fact: Some("nvidia-smi".into()),
+                value: evidence,
+                source: "env PATH".into(),
+            }),
+            None => findings.push(
+                Finding::new("GD027", Severity::Warning, format!("A Linux nvidia-smi ({}) is installed in WSL", e.path))
+                    .detail("WSL's nvidia-smi is /usr/lib/wsl/lib/nvidia-smi, provided by the Windows driver. One from a Linux driver package fails (\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\") or reports a driver that is not the one in use, and its package usually brings a libcuda that breaks CUDA too.")
+                    .evidence("nvidia-smi", evidence, "env PATH")
+                    .fix_cmd("Remove the Linux driver utilities", "sudo apt remove --purge 'nvidia-utils-*'"),
+            ),
         }
     }
     Outcome::Checked(findings)
