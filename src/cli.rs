@@ -62,6 +62,12 @@ pub enum Command {
     },
     /// Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader's order
     Toolkit,
+    /// Internal: load NVML in this child process and print its facts as JSON
+    #[command(name = "__nvml-worker", hide = true)]
+    NvmlWorker {
+        #[arg(long)]
+        lib: String,
+    },
     /// Print the shell completion script for SHELL
     Completions {
         #[arg(value_enum)]
@@ -125,6 +131,9 @@ pub struct GlobalOpts {
     /// Judge device-node access for this user (name or uid) instead of the caller
     #[arg(long, global = true, value_name = "USER")]
     pub user: Option<String>,
+    /// Load NVML from this file instead of the loader's libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root
+    #[arg(long, global = true, value_name = "PATH", env = "GPUDOCTOR_NVML_LIB")]
+    pub nvml_lib: Option<PathBuf>,
 }
 
 /// A failure that ends the run with exit code 2.
@@ -172,6 +181,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
     match cli.command.unwrap_or(Command::Check) {
         Command::Check => check(g),
         Command::Toolkit => toolkit(g),
+        Command::NvmlWorker { lib } => emit(crate::nvml_worker::run(&lib).as_bytes()),
         Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
@@ -345,11 +355,13 @@ fn gather(
     }
     let snapshot = match &g.from {
         Some(path) => {
-            let probing =
-                g.root.is_some() || g.user.is_some() || sel.probes.len() != PROBE_NAMES.len();
+            let probing = g.root.is_some()
+                || g.user.is_some()
+                || g.nvml_lib.is_some()
+                || sel.probes.len() != PROBE_NAMES.len();
             if probing {
                 return Err(CliError::Usage(
-                    "--from replays a saved snapshot: --root, --user and probe names in --only/--skip do not apply (codes do)".into(),
+                    "--from replays a saved snapshot: --root, --user, --nvml-lib and probe names in --only/--skip do not apply (codes do)".into(),
                 ));
             }
             load_snapshot(path)?
@@ -371,6 +383,7 @@ fn gather(
                 user: g.user.clone(),
                 timeout: Duration::from_secs_f64(g.timeout),
                 enabled: probes_wanted.to_vec(),
+                nvml_lib: g.nvml_lib.clone(),
             };
             probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
         }

@@ -82,6 +82,7 @@ env_registry! {
     GPUDOCTOR_FAULT_PROBE_DELAY: Tool, "fault injection for tests: NAME:MS delays probe NAME by MS milliseconds";
     GPUDOCTOR_FAULT_PROBE_PANIC: Tool, "fault injection for tests: NAME makes probe NAME panic";
     COLUMNS: Tool, "terminal width used to wrap explanations when stdout is not a terminal";
+    GPUDOCTOR_NVML_LIB: Tool, "NVML library to load instead of the loader's libnvidia-ml.so.1 (same as --nvml-lib)";
 }
 
 /// Variables read by prefix, each shown under its category.

@@ -9,6 +9,7 @@ pub mod fact;
 pub mod findings;
 pub mod fsys;
 pub mod ldcache;
+pub mod nvml_worker;
 pub mod probes;
 pub mod render;
 pub mod report;

@@ -10,6 +10,7 @@ use crate::probes::environment::Environment;
 use crate::probes::identity::Identity;
 use crate::probes::kernel_module::KernelModule;
 use crate::probes::libraries::Libraries;
+use crate::probes::nvml::NvmlProbe;
 use crate::probes::pci::{Pci, PciRole};
 use crate::probes::platform::Platform;
 use crate::probes::python_sites::Site;
@@ -32,6 +33,7 @@ pub struct Snapshot {
     pub libraries: Option<Libraries>,
     /// Python site-packages directories the toolkit and library probes looked in.
     pub python_sites: Option<Vec<Site>>,
+    pub nvml: Option<NvmlProbe>,
 }
 
 /// A driver version with where it came from.

@@ -6,6 +6,7 @@ pub mod environment;
 pub mod identity;
 pub mod kernel_module;
 pub mod libraries;
+pub mod nvml;
 pub mod pci;
 pub mod platform;
 pub mod python_sites;
@@ -31,6 +32,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "environment",
     "toolkits",
     "libraries",
+    "nvml",
 ];
 
 pub struct ProbeOptions {
@@ -39,6 +41,8 @@ pub struct ProbeOptions {
     pub timeout: Duration,
     /// Probe names to run; the others are recorded as skipped.
     pub enabled: Vec<&'static str>,
+    /// --nvml-lib: the NVML library to load (None: the loader's libnvidia-ml.so.1).
+    pub nvml_lib: Option<PathBuf>,
 }
 
 enum Output {
@@ -49,6 +53,7 @@ enum Output {
     Environment(environment::Environment),
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
+    Nvml(nvml::NvmlProbe),
 }
 
 /// Facts more than one probe needs, computed once by whichever asks first.
@@ -200,6 +205,17 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             }),
         );
     }
+    {
+        let fs = fs.clone();
+        let lib = opts.nvml_lib.clone();
+        // Most of the budget: a worker that overruns is reported by this probe, not
+        // abandoned by the collector.
+        let budget = opts.timeout.mul_f64(0.8);
+        spawn(
+            "nvml",
+            Box::new(move || Output::Nvml(nvml::probe(&fs, lib.as_deref(), budget))),
+        );
+    }
     drop(tx);
 
     while !pending.is_empty() {
@@ -231,6 +247,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::Environment(e) => snap.environment = Some(e),
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),
+                    Output::Nvml(n) => snap.nvml = Some(n),
                 }
             }
             Err(_) => break,

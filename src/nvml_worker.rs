@@ -1,0 +1,462 @@
+//! The child side of the NVML probe (`gpudoctor __nvml-worker --lib PATH`): loads NVML,
+//! asks every question, prints one JSON object. Anything here may hang or crash inside the
+//! vendor library; the parent (src/probes/nvml.rs) bounds and reports that.
+
+use std::ffi::OsStr;
+
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, P2pCapabilitiesIndex, RetirementCause, TemperatureSensor,
+    TemperatureThreshold,
+};
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
+use nvml_wrapper_sys::bindings::{nvmlFieldValue_t, nvmlGpuFabricInfo_t, NvmlLib};
+
+use crate::probes::nvml::{
+    Bar1, Clocks, Ecc, Fabric, Field, Gpu, Memory, Mig, MigInstance, NvmlSystem, Pcie, Process,
+    RemappedRows, RetiredPages, Throttle, TopologyPair, WorkerOutput,
+};
+
+/// NVML's most links per GPU (NVML_NVLINK_MAX_LINKS in nvml.h, 18 since Hopper).
+const MAX_NVLINKS: u32 = 18;
+/// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (nvml.h, R550+).
+const FI_RECOVERY_ACTION: u32 = 230;
+
+pub fn run(lib: &str) -> String {
+    let out = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+        Ok(nvml) => WorkerOutput::Ok {
+            system: system(&nvml, lib),
+        },
+        Err(e) => WorkerOutput::InitFailed {
+            code: error_code(&e).to_string(),
+            message: init_message(&e, lib),
+        },
+    };
+    serde_json::to_string(&out).unwrap_or_else(|e| {
+        format!("{{\"status\":\"init_failed\",\"code\":\"internal\",\"message\":\"could not encode the answer: {e}\"}}")
+    })
+}
+
+/// NVML's error as a stable snake-case code for the report.
+pub fn error_code(e: &NvmlError) -> &'static str {
+    match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => "library_not_found",
+        NvmlError::FailedToLoadSymbol(_) | NvmlError::FunctionNotFound => "function_not_found",
+        NvmlError::DriverNotLoaded => "driver_not_loaded",
+        NvmlError::LibRmVersionMismatch => "lib_rm_version_mismatch",
+        NvmlError::NoPermission => "no_permission",
+        NvmlError::GpuLost => "gpu_is_lost",
+        NvmlError::NotSupported => "not_supported",
+        NvmlError::Uninitialized => "uninitialized",
+        NvmlError::InvalidArg => "invalid_argument",
+        NvmlError::NotFound => "not_found",
+        NvmlError::Timeout => "timeout",
+        NvmlError::IrqIssue => "irq_issue",
+        NvmlError::CorruptedInfoROM => "corrupted_inforom",
+        NvmlError::ResetRequired => "reset_required",
+        NvmlError::OperatingSystem => "operating_system",
+        NvmlError::InsufficientPower => "insufficient_power",
+        NvmlError::InUse => "in_use",
+        NvmlError::NoData => "no_data",
+        _ => "unknown",
+    }
+}
+
+fn init_message(e: &NvmlError, lib: &str) -> String {
+    match e {
+        NvmlError::LibloadingError(inner) => format!(
+            "could not load {lib}: {inner} (searched as the dynamic loader does: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories)"
+        ),
+        NvmlError::LibRmVersionMismatch => {
+            "Failed to initialize NVML: Driver/library version mismatch".to_string()
+        }
+        NvmlError::DriverNotLoaded => {
+            "NVIDIA driver is not loaded (NVML_ERROR_DRIVER_NOT_LOADED)".to_string()
+        }
+        NvmlError::NoPermission => {
+            "Insufficient Permissions (NVML_ERROR_NO_PERMISSION)".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn field<T>(r: Result<T, NvmlError>) -> Field<T> {
+    match r {
+        Ok(v) => Field::Value(v),
+        Err(NvmlError::NotSupported) => Field::NotSupported,
+        Err(NvmlError::FailedToLoadSymbol(_) | NvmlError::FunctionNotFound) => Field::NotInDriver,
+        Err(e) => Field::Error(format!("{}: {e}", error_code(&e))),
+    }
+}
+
+/// `ExclusiveProcess` → `exclusive_process`.
+fn snake(debug: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in debug.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn system(nvml: &Nvml, lib: &str) -> NvmlSystem {
+    let count = field(nvml.device_count());
+    let n = count.get().copied().unwrap_or(0);
+    // The raw library for the calls the wrapper lacks (remapped rows, fabric, field values).
+    // SAFETY: loading NVML a second time only bumps dlopen's reference count.
+    let raw = unsafe { NvmlLib::new(lib) }.ok();
+    let mut devices = Vec::new();
+    let mut handles = Vec::new();
+    for i in 0..n {
+        match nvml.device_by_index(i) {
+            Ok(d) => {
+                devices.push(gpu(i, &d, raw.as_ref()));
+                handles.push((i, d));
+            }
+            Err(e) => devices.push(lost(i, &e)),
+        }
+    }
+    let mut topology = Vec::new();
+    for (x, (a, da)) in handles.iter().enumerate() {
+        for (b, db) in handles.iter().skip(x + 1) {
+            // SAFETY: both handles stay valid while `nvml` lives; Device is a thin handle.
+            let other = unsafe { Device::new(db.handle(), nvml) };
+            topology.push(TopologyPair {
+                a: *a,
+                b: *b,
+                common_ancestor: field(da.topology_common_ancestor(other))
+                    .map(|l| snake(&format!("{l:?}"))),
+                p2p_read: field(da.p2p_status(db, P2pCapabilitiesIndex::Read))
+                    .map(|s| snake(&format!("{s:?}"))),
+            });
+        }
+    }
+    NvmlSystem {
+        driver_version: field(nvml.sys_driver_version()),
+        cuda_driver_version: field(nvml.sys_cuda_driver_version())
+            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        nvml_version: field(nvml.sys_nvml_version()),
+        device_count: count,
+        devices,
+        topology,
+    }
+}
+
+fn lost(index: u32, e: &NvmlError) -> Gpu {
+    let m = format!("{}: {e}", error_code(e));
+    fn err<T>(m: &str) -> Field<T> {
+        Field::Error(m.to_string())
+    }
+    Gpu {
+        index,
+        handle_error: Some(m.clone()),
+        name: err(&m),
+        uuid: err(&m),
+        serial: err(&m),
+        pci_bus_id: err(&m),
+        pci_device_id: err(&m),
+        minor_number: err(&m),
+        architecture: err(&m),
+        compute_capability: err(&m),
+        memory: err(&m),
+        bar1: err(&m),
+        pcie: Pcie {
+            generation: err(&m),
+            max_generation: err(&m),
+            width: err(&m),
+            max_width: err(&m),
+        },
+        temperature_c: err(&m),
+        temperature_slowdown_c: err(&m),
+        temperature_shutdown_c: err(&m),
+        power_usage_mw: err(&m),
+        power_limit_mw: err(&m),
+        clocks: Clocks {
+            sm_mhz: err(&m),
+            memory_mhz: err(&m),
+            max_sm_mhz: err(&m),
+            max_memory_mhz: err(&m),
+        },
+        throttle: err(&m),
+        ecc: Ecc {
+            enabled: err(&m),
+            pending: err(&m),
+            volatile_corrected: err(&m),
+            volatile_uncorrected: err(&m),
+            aggregate_corrected: err(&m),
+            aggregate_uncorrected: err(&m),
+        },
+        retired_pages: err(&m),
+        retired_pages_pending: err(&m),
+        remapped_rows: err(&m),
+        persistence_mode: err(&m),
+        compute_mode: err(&m),
+        mig: Mig {
+            enabled: err(&m),
+            pending: err(&m),
+            instances: Vec::new(),
+        },
+        processes: err(&m),
+        nvlinks: err(&m),
+        fabric: err(&m),
+        recovery_action: err(&m),
+    }
+}
+
+fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
+    let pci = d.pci_info();
+    let ecc_mode = field(d.is_ecc_enabled());
+    let mig_mode = field(d.mig_mode());
+    let mig_enabled = mig_mode.clone().map(|m| m.current == 1);
+    let instances = if mig_enabled.get() == Some(&true) {
+        mig_instances(d)
+    } else {
+        Vec::new()
+    };
+    Gpu {
+        index,
+        handle_error: None,
+        name: field(d.name()),
+        uuid: field(d.uuid()),
+        serial: field(d.serial()),
+        pci_bus_id: field(pci.as_ref().map(|p| p.bus_id.clone()).map_err(clone_err)),
+        pci_device_id: field(pci.map(|p| format!("{:#010x}", p.pci_device_id))),
+        minor_number: field(d.minor_number()),
+        architecture: field(d.architecture()).map(|a| format!("{a:?}")),
+        compute_capability: field(d.cuda_compute_capability())
+            .map(|c| format!("{}.{}", c.major, c.minor)),
+        memory: field(d.memory_info()).map(|m| Memory {
+            total: m.total,
+            used: m.used,
+            free: m.free,
+            reserved: m.reserved,
+        }),
+        bar1: field(d.bar1_memory_info()).map(|b| Bar1 {
+            total: b.total,
+            used: b.used,
+            free: b.free,
+        }),
+        pcie: Pcie {
+            generation: field(d.current_pcie_link_gen()),
+            max_generation: field(d.max_pcie_link_gen()),
+            width: field(d.current_pcie_link_width()),
+            max_width: field(d.max_pcie_link_width()),
+        },
+        temperature_c: field(d.temperature(TemperatureSensor::Gpu)),
+        temperature_slowdown_c: field(d.temperature_threshold(TemperatureThreshold::Slowdown)),
+        temperature_shutdown_c: field(d.temperature_threshold(TemperatureThreshold::Shutdown)),
+        power_usage_mw: field(d.power_usage()),
+        power_limit_mw: field(d.enforced_power_limit()),
+        clocks: Clocks {
+            sm_mhz: field(d.clock_info(Clock::SM)),
+            memory_mhz: field(d.clock_info(Clock::Memory)),
+            max_sm_mhz: field(d.max_clock_info(Clock::SM)),
+            max_memory_mhz: field(d.max_clock_info(Clock::Memory)),
+        },
+        throttle: field(d.current_throttle_reasons()).map(|t| Throttle {
+            bits: t.bits(),
+            reasons: t.iter_names().map(|(n, _)| n.to_string()).collect(),
+        }),
+        ecc: Ecc {
+            enabled: ecc_mode.clone().map(|m| m.currently_enabled),
+            pending: ecc_mode.map(|m| m.pending_enabled),
+            volatile_corrected: field(
+                d.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+            ),
+            volatile_uncorrected: field(
+                d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+            ),
+            aggregate_corrected: field(
+                d.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate),
+            ),
+            aggregate_uncorrected: field(
+                d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate),
+            ),
+        },
+        retired_pages: retired(d),
+        retired_pages_pending: field(d.are_pages_pending_retired()),
+        remapped_rows: remapped_rows(d, raw),
+        persistence_mode: field(d.is_in_persistent_mode()),
+        compute_mode: field(d.compute_mode()).map(|m| snake(&format!("{m:?}"))),
+        mig: Mig {
+            enabled: mig_enabled,
+            pending: mig_mode.map(|m| m.pending == 1),
+            instances,
+        },
+        processes: processes(d),
+        nvlinks: nvlinks(d),
+        fabric: fabric(d, raw),
+        recovery_action: recovery_action(d, raw),
+    }
+}
+
+fn clone_err(e: &NvmlError) -> NvmlError {
+    match e {
+        NvmlError::NotSupported => NvmlError::NotSupported,
+        NvmlError::FunctionNotFound => NvmlError::FunctionNotFound,
+        NvmlError::GpuLost => NvmlError::GpuLost,
+        NvmlError::NoPermission => NvmlError::NoPermission,
+        _ => NvmlError::Unknown,
+    }
+}
+
+fn retired(d: &Device) -> Field<RetiredPages> {
+    let sbe = field(d.retired_pages(RetirementCause::MultipleSingleBitEccErrors));
+    let dbe = field(d.retired_pages(RetirementCause::DoubleBitEccError));
+    match (sbe, dbe) {
+        (Field::Value(s), Field::Value(b)) => Field::Value(RetiredPages {
+            single_bit: s.len() as u32,
+            double_bit: b.len() as u32,
+        }),
+        (Field::Value(_), other) | (other, _) => other.map(|_| RetiredPages {
+            single_bit: 0,
+            double_bit: 0,
+        }),
+    }
+}
+
+fn mig_instances(d: &Device) -> Vec<MigInstance> {
+    let max = d.mig_device_count().unwrap_or(0);
+    let mut out = Vec::new();
+    for i in 0..max {
+        // Empty slots answer NOT_FOUND: only the instances that exist are listed.
+        let Ok(m) = d.mig_device_by_index(i) else {
+            continue;
+        };
+        out.push(MigInstance {
+            index: i,
+            uuid: field(m.uuid()),
+            memory_total: field(m.memory_info()).map(|mem| mem.total),
+        });
+    }
+    out
+}
+
+fn processes(d: &Device) -> Field<Vec<Process>> {
+    let compute = field(d.running_compute_processes());
+    let graphics = field(d.running_graphics_processes());
+    let mut all = Vec::new();
+    let mut any = None;
+    for (kind, list) in [("compute", compute), ("graphics", graphics)] {
+        match list {
+            Field::Value(ps) => {
+                for p in ps {
+                    all.push(Process {
+                        pid: p.pid,
+                        kind: kind.to_string(),
+                        name: std::fs::read_to_string(format!("/proc/{}/comm", p.pid))
+                            .ok()
+                            .map(|s| s.trim().to_string()),
+                        used_memory: match p.used_gpu_memory {
+                            nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
+                            nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
+                        },
+                    });
+                }
+            }
+            other => any = Some(other.map(|_| Vec::new())),
+        }
+    }
+    // Both lists failed: say why; one failing (graphics on a compute GPU) is normal.
+    match (all.is_empty(), any) {
+        (true, Some(other)) if !matches!(other, Field::Value(_)) => other,
+        _ => Field::Value(all),
+    }
+}
+
+fn nvlinks(d: &Device) -> Field<Vec<bool>> {
+    let mut links = Vec::new();
+    for link in 0..MAX_NVLINKS {
+        match d.link_wrapper_for(link).is_active() {
+            Ok(up) => links.push(up),
+            // Past the last link NVML says invalid argument; a GPU without NVLink says
+            // not supported on link 0.
+            Err(NvmlError::InvalidArg) => break,
+            Err(e) if links.is_empty() => return field(Err(e)),
+            Err(_) => break,
+        }
+    }
+    Field::Value(links)
+}
+
+fn remapped_rows(d: &Device, raw: Option<&NvmlLib>) -> Field<RemappedRows> {
+    let Some(sym) = raw.and_then(|r| r.nvmlDeviceGetRemappedRows.as_ref().ok()) else {
+        return Field::NotInDriver;
+    };
+    let (mut corr, mut unc, mut pending, mut failure) = (0u32, 0u32, 0u32, 0u32);
+    // SAFETY: the handle is live and the four out-pointers are valid for writes.
+    let rc = unsafe { sym(d.handle(), &mut corr, &mut unc, &mut pending, &mut failure) };
+    ret(rc).map(|_| RemappedRows {
+        correctable: corr,
+        uncorrectable: unc,
+        pending: pending != 0,
+        failure: failure != 0,
+    })
+}
+
+fn fabric(d: &Device, raw: Option<&NvmlLib>) -> Field<Fabric> {
+    let Some(sym) = raw.and_then(|r| r.nvmlDeviceGetGpuFabricInfo.as_ref().ok()) else {
+        return Field::NotInDriver;
+    };
+    // SAFETY: a zeroed nvmlGpuFabricInfo_t is a valid out-parameter (plain C data).
+    let mut info: nvmlGpuFabricInfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is live and `info` is valid for writes.
+    let rc = unsafe { sym(d.handle(), &mut info) };
+    ret(rc).map(|_| Fabric {
+        state: match info.state {
+            0 => "not_supported".into(),
+            1 => "not_started".into(),
+            2 => "in_progress".into(),
+            3 => "completed".into(),
+            s => format!("state_{s}"),
+        },
+        status: if info.status == 0 {
+            "success".into()
+        } else {
+            format!("nvml_error_{}", info.status)
+        },
+    })
+}
+
+fn recovery_action(d: &Device, raw: Option<&NvmlLib>) -> Field<String> {
+    let Some(sym) = raw.and_then(|r| r.nvmlDeviceGetFieldValues.as_ref().ok()) else {
+        return Field::NotInDriver;
+    };
+    // SAFETY: a zeroed nvmlFieldValue_t is valid C data; only fieldId is an input.
+    let mut v: nvmlFieldValue_t = unsafe { std::mem::zeroed() };
+    v.fieldId = FI_RECOVERY_ACTION;
+    // SAFETY: the handle is live and `v` is one valid element.
+    let rc = unsafe { sym(d.handle(), 1, &mut v) };
+    if let Field::Value(()) = ret(rc) {
+        ret(v.nvmlReturn).map(|_| {
+            // SAFETY: recovery action is reported as an unsigned int value.
+            match unsafe { v.value.uiVal } {
+                0 => "none".to_string(),
+                1 => "gpu_reset".to_string(),
+                2 => "node_reboot".to_string(),
+                3 => "drain_p2p".to_string(),
+                4 => "drain_and_reset".to_string(),
+                n => format!("action_{n}"),
+            }
+        })
+    } else {
+        ret(rc).map(|_| String::new())
+    }
+}
+
+/// An NVML return code from a direct call, as a field.
+fn ret(rc: u32) -> Field<()> {
+    match rc {
+        0 => Field::Value(()),
+        3 => Field::NotSupported,
+        13 => Field::NotInDriver,
+        15 => Field::Error("gpu_is_lost: GPU is lost".into()),
+        n => Field::Error(format!("nvml_error_{n}")),
+    }
+}

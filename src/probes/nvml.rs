@@ -1,0 +1,350 @@
+//! The driver and GPUs as NVML sees them. NVML runs in a child process (`gpudoctor
+//! __nvml-worker`, src/nvml_worker.rs) under a deadline: a GPU fallen off the bus makes NVML
+//! calls block, and a vendor library can crash; either becomes a fact here, never a hang.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fsys::HostFs;
+use crate::runner::{RunError, Runner};
+
+/// The library NVML comes from when --nvml-lib is not given: the loader's choice.
+pub const DEFAULT_LIB: &str = "libnvidia-ml.so.1";
+/// The worker's JSON for a big node is tens of KiB; this leaves room for MIG-heavy ones.
+const WORKER_OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
+
+/// One NVML answer: the value, "not supported" (normal on many GPUs), the driver lacks
+/// the function (an older driver), or an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field<T> {
+    Value(T),
+    NotSupported,
+    NotInDriver,
+    Error(String),
+}
+
+impl<T> Field<T> {
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Field::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Field<U> {
+        match self {
+            Field::Value(v) => Field::Value(f(v)),
+            Field::NotSupported => Field::NotSupported,
+            Field::NotInDriver => Field::NotInDriver,
+            Field::Error(e) => Field::Error(e),
+        }
+    }
+
+    /// How a missing value reads in a table.
+    pub fn why_missing(&self) -> &str {
+        match self {
+            Field::Value(_) => "",
+            Field::NotSupported => "not supported",
+            Field::NotInDriver => "not in this driver",
+            Field::Error(e) => e,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NvmlSystem {
+    pub driver_version: Field<String>,
+    /// The newest CUDA the driver supports ("13.0"), as nvmlSystemGetCudaDriverVersion_v2 says.
+    pub cuda_driver_version: Field<String>,
+    pub nvml_version: Field<String>,
+    pub device_count: Field<u32>,
+    pub devices: Vec<Gpu>,
+    /// Every GPU pair: how they connect and whether P2P reads work.
+    pub topology: Vec<TopologyPair>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gpu {
+    /// NVML's index (PCI bus order).
+    pub index: u32,
+    /// Set when NVML could not even give a handle (e.g. "gpu_is_lost": Xid 79).
+    pub handle_error: Option<String>,
+    pub name: Field<String>,
+    pub uuid: Field<String>,
+    pub serial: Field<String>,
+    pub pci_bus_id: Field<String>,
+    pub pci_device_id: Field<String>,
+    pub minor_number: Field<u32>,
+    pub architecture: Field<String>,
+    pub compute_capability: Field<String>,
+    pub memory: Field<Memory>,
+    pub bar1: Field<Bar1>,
+    pub pcie: Pcie,
+    pub temperature_c: Field<u32>,
+    pub temperature_slowdown_c: Field<u32>,
+    pub temperature_shutdown_c: Field<u32>,
+    pub power_usage_mw: Field<u32>,
+    pub power_limit_mw: Field<u32>,
+    pub clocks: Clocks,
+    pub throttle: Field<Throttle>,
+    pub ecc: Ecc,
+    pub retired_pages: Field<RetiredPages>,
+    pub retired_pages_pending: Field<bool>,
+    pub remapped_rows: Field<RemappedRows>,
+    pub persistence_mode: Field<bool>,
+    pub compute_mode: Field<String>,
+    pub mig: Mig,
+    pub processes: Field<Vec<Process>>,
+    /// Active state of each NVLink, in link order.
+    pub nvlinks: Field<Vec<bool>>,
+    pub fabric: Field<Fabric>,
+    pub recovery_action: Field<String>,
+}
+
+impl Gpu {
+    pub fn label(&self) -> String {
+        match self.name.get() {
+            Some(n) => format!("GPU {} ({n})", self.index),
+            None => format!("GPU {}", self.index),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub total: u64,
+    pub used: u64,
+    pub free: u64,
+    pub reserved: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bar1 {
+    pub total: u64,
+    pub used: u64,
+    pub free: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pcie {
+    pub generation: Field<u32>,
+    pub max_generation: Field<u32>,
+    pub width: Field<u32>,
+    pub max_width: Field<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Clocks {
+    pub sm_mhz: Field<u32>,
+    pub memory_mhz: Field<u32>,
+    pub max_sm_mhz: Field<u32>,
+    pub max_memory_mhz: Field<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throttle {
+    pub bits: u64,
+    /// NVML's reason names (GPU_IDLE, SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL_SLOWDOWN, …).
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ecc {
+    pub enabled: Field<bool>,
+    pub pending: Field<bool>,
+    pub volatile_corrected: Field<u64>,
+    pub volatile_uncorrected: Field<u64>,
+    pub aggregate_corrected: Field<u64>,
+    pub aggregate_uncorrected: Field<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetiredPages {
+    pub single_bit: u32,
+    pub double_bit: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemappedRows {
+    pub correctable: u32,
+    pub uncorrectable: u32,
+    pub pending: bool,
+    pub failure: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mig {
+    pub enabled: Field<bool>,
+    pub pending: Field<bool>,
+    pub instances: Vec<MigInstance>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigInstance {
+    pub index: u32,
+    pub uuid: Field<String>,
+    pub memory_total: Field<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Process {
+    pub pid: u32,
+    /// "compute" or "graphics".
+    pub kind: String,
+    /// From /proc/PID/comm; None when the process is in another PID namespace or gone.
+    pub name: Option<String>,
+    pub used_memory: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fabric {
+    /// not_started, in_progress, completed.
+    pub state: String,
+    /// The NVML return code of the fabric registration, as a name ("success", …).
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopologyPair {
+    pub a: u32,
+    pub b: u32,
+    pub common_ancestor: Field<String>,
+    pub p2p_read: Field<String>,
+}
+
+/// What the worker prints: NVML's facts, or why nvmlInit failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum WorkerOutput {
+    Ok { system: NvmlSystem },
+    InitFailed { code: String, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NvmlProbe {
+    /// The library asked for: a path from --nvml-lib, or the loader's libnvidia-ml.so.1.
+    pub library: String,
+    pub result: NvmlResult,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum NvmlResult {
+    Ok {
+        system: NvmlSystem,
+    },
+    NotProbed {
+        reason: String,
+    },
+    /// nvmlInit failed; `code` is the NVML error in snake case (driver_not_loaded,
+    /// lib_rm_version_mismatch, no_permission, library_not_found, …).
+    InitFailed {
+        code: String,
+        message: String,
+    },
+    TimedOut {
+        seconds: f64,
+    },
+    Crashed {
+        signal: i32,
+        stderr: String,
+    },
+    WorkerFailed {
+        detail: String,
+    },
+}
+
+impl NvmlProbe {
+    pub fn system(&self) -> Option<&NvmlSystem> {
+        match &self.result {
+            NvmlResult::Ok { system } => Some(system),
+            _ => None,
+        }
+    }
+}
+
+/// Runs the worker on `lib` (None: the loader's default) within `timeout`.
+pub fn probe(fs: &HostFs, lib: Option<&Path>, timeout: Duration) -> NvmlProbe {
+    let library = lib
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| DEFAULT_LIB.to_string());
+    let result = run(fs, lib, &library, timeout);
+    NvmlProbe { library, result }
+}
+
+fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> NvmlResult {
+    if let Some(root) = fs.root() {
+        match lib {
+            None => {
+                return NvmlResult::NotProbed {
+                    reason: "not probed under --root: nothing is loaded from an inspected tree (name a library outside it with --nvml-lib)".into(),
+                }
+            }
+            Some(p) if is_under(p, root) => {
+                return NvmlResult::NotProbed {
+                    reason: format!("refused to load {}: it lies under --root {}, whose libraries are never loaded", p.display(), root.display()),
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return NvmlResult::WorkerFailed {
+                detail: format!(
+                    "cannot find gpudoctor's own executable to run the NVML worker: {e}"
+                ),
+            }
+        }
+    };
+    let runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
+    match runner.run(&exe, &["__nvml-worker", "--lib", library], timeout) {
+        Err(RunError::TimedOut { seconds, .. }) => NvmlResult::TimedOut { seconds },
+        Err(e) => NvmlResult::WorkerFailed {
+            detail: e.to_string(),
+        },
+        Ok(out) => {
+            if let Some(signal) = out.signal {
+                return NvmlResult::Crashed {
+                    signal,
+                    stderr: last_lines(&out.stderr),
+                };
+            }
+            match serde_json::from_str::<WorkerOutput>(&out.stdout) {
+                Ok(WorkerOutput::Ok { system }) => NvmlResult::Ok { system },
+                Ok(WorkerOutput::InitFailed { code, message }) => {
+                    NvmlResult::InitFailed { code, message }
+                }
+                Err(e) => NvmlResult::WorkerFailed {
+                    detail: format!(
+                        "the NVML worker exited {} without a readable answer ({e}){}",
+                        out.exit_code
+                            .map_or("abnormally".into(), |c| format!("with {c}")),
+                        if out.stderr.trim().is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", last_lines(&out.stderr))
+                        }
+                    ),
+                },
+            }
+        }
+    }
+}
+
+fn is_under(path: &Path, root: &Path) -> bool {
+    let abs = |p: &Path| -> PathBuf {
+        p.canonicalize()
+            .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+    };
+    abs(path).starts_with(abs(root))
+}
+
+fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join("\n")
+}
