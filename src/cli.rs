@@ -62,6 +62,14 @@ pub enum Command {
     },
     /// Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader's order
     Toolkit,
+    /// The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)
+    Devices {
+        /// Show everything about this GPU (NVML index)
+        index: Option<u32>,
+        /// Show everything about every GPU
+        #[arg(long)]
+        detail: bool,
+    },
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
@@ -181,6 +189,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
     match cli.command.unwrap_or(Command::Check) {
         Command::Check => check(g),
         Command::Toolkit => toolkit(g),
+        Command::Devices { index, detail } => devices(g, index, detail),
         Command::NvmlWorker { lib } => emit(crate::nvml_worker::run(&lib).as_bytes()),
         Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Completions { shell } => {
@@ -294,6 +303,60 @@ fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
         Format::Json => render::toolkit::render_json(&view),
         Format::Markdown => render::toolkit::render_markdown(&view),
         Format::Human => render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose),
+    };
+    emit(text.as_bytes())?;
+    Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
+}
+
+/// Probes the devices view needs: the driver, device nodes (and whose access), NVML.
+const DEVICES_PROBES: &[&str] = &[
+    "identity",
+    "platform",
+    "kernel_module",
+    "pci",
+    "device_nodes",
+    "environment",
+    "libraries",
+    "nvml",
+];
+
+/// Codes about the driver and GPUs that `devices` reports.
+const DEVICES_CODES: &[&str] = &[
+    "GD009", "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
+    "GD035", "GD036", "GD037", "GD038", "GD039", "GD040",
+];
+
+fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let probes: Vec<&'static str> = sel
+        .probes
+        .iter()
+        .copied()
+        .filter(|p| DEVICES_PROBES.contains(p))
+        .collect();
+    let snapshot = gather(g, &sel, &probes, &env)?;
+    if let (Some(i), Some(sys)) = (index, snapshot.nvml_system()) {
+        if !sys.devices.iter().any(|d| d.index == i) {
+            return Err(CliError::Usage(format!(
+                "there is no GPU {i}: NVML reports {} GPU(s)",
+                sys.devices.len()
+            )));
+        }
+    }
+    let wants = |code: &str| DEVICES_CODES.contains(&code) && sel.wants(code);
+    let (_, findings) = rules::evaluate(&snapshot, &wants);
+    let view = render::devices::view(&snapshot, &findings, index);
+    let format = if g.json { Format::Json } else { g.format };
+    let text = match format {
+        Format::Json => render::devices::render_json(&view),
+        Format::Markdown => format!(
+            "# gpudoctor devices\n\n```text\n{}```\n",
+            render::devices::render_human(&view, &Style::plain(), detail || index.is_some())
+        ),
+        Format::Human => {
+            render::devices::render_human(&view, &Style::for_stdout(), detail || index.is_some())
+        }
     };
     emit(text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

@@ -44,6 +44,18 @@ codes! {
     "GD026" => "CUDA libraries on the loader path are of another major version";
     "GD027" => "WSL: the Windows driver's libraries are not the ones loaded";
     "GD028" => "A CUDA library's dependency cannot be found by the loader";
+    "GD029" => "NVML cannot be loaded although the kernel module is";
+    "GD030" => "NVML fails to initialise";
+    "GD031" => "NVML hangs or crashes";
+    "GD032" => "A GPU has fallen off the bus or needs a reset/reboot";
+    "GD033" => "GPU memory errors: uncorrectable ECC, pending retirement or remap, failed remap";
+    "GD034" => "PCIe link trained below its width (or generation under load)";
+    "GD035" => "Clocks throttled by thermal or power protection";
+    "GD036" => "GPU exclusive or prohibited, or its memory held by other processes";
+    "GD037" => "MIG is enabled (or a MIG change is pending)";
+    "GD038" => "Persistence mode is off";
+    "GD039" => "NVLink fabric not ready: Fabric Manager";
+    "GD040" => "NVML's GPUs and the /dev/nvidiaN nodes disagree";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

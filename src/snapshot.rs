@@ -84,6 +84,18 @@ impl Snapshot {
     /// GPUs visible to CUDA before CUDA_VISIBLE_DEVICES: device nodes first (they are what a
     /// container was given), then NVIDIA display/3D PCI functions.
     pub fn gpu_count(&self) -> Option<GpuCount> {
+        // NVML counts what the driver initialised; it is the best count when it answered.
+        if let Some(n) = self
+            .nvml
+            .as_ref()
+            .and_then(|n| n.system())
+            .and_then(|s| s.device_count.get())
+        {
+            return Some(GpuCount {
+                count: *n as usize,
+                source: "NVML (nvmlDeviceGetCount)".into(),
+            });
+        }
         if let Some(nodes) = &self.device_nodes {
             let n = nodes.gpu_nodes().len();
             if n > 0 {
@@ -169,8 +181,24 @@ impl Snapshot {
         })
     }
 
-    /// GPU model names as the driver reports them (/proc/driver/nvidia/gpus/*/information).
+    /// NVML's view, when it answered.
+    pub fn nvml_system(&self) -> Option<&crate::probes::nvml::NvmlSystem> {
+        self.nvml.as_ref().and_then(|n| n.system())
+    }
+
+    /// GPU model names: NVML's, else the driver's (/proc/driver/nvidia/gpus/*/information).
     pub fn gpu_names(&self) -> Vec<String> {
+        if let Some(sys) = self.nvml_system() {
+            let mut names: Vec<String> = sys
+                .devices
+                .iter()
+                .filter_map(|g| g.name.get().cloned())
+                .collect();
+            names.dedup();
+            if !names.is_empty() {
+                return names;
+            }
+        }
         let mut names: Vec<String> = self
             .kernel_module
             .as_ref()

@@ -4,6 +4,7 @@
 //! checked against a primary source.
 
 pub mod arch;
+pub mod capabilities;
 pub mod cudnn;
 pub mod driver;
 pub mod versions;
@@ -12,6 +13,7 @@ pub use arch::{
     arch_row, compiler_targets, gpu_from_name, ptx_runs_on, sass_runs_on, sass_variant_runs_on,
     ArchRow, CompilerTargets, GpuModel, KernelModules, ProductClass, ARCHITECTURES,
 };
+pub use capabilities::{capabilities_for, capability, Capability, Support, CAPABILITIES};
 pub use cudnn::{
     cudnn_cuda_majors, cudnn_version_from_header, cudnn_version_from_int, CudnnSupport,
     CUDNN_SUPPORT,

@@ -1,5 +1,6 @@
 //! Renderers only format: one Report in, text out.
 
+pub mod devices;
 pub mod human;
 pub mod json;
 pub mod markdown;

@@ -316,6 +316,11 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     }
     out.extend(b.take("Devices"));
 
+    if let Some(n) = &snap.nvml {
+        nvml_lines(&mut b, n, verbose);
+    }
+    out.extend(b.take("GPUs (NVML)"));
+
     if let Some(tk) = &snap.toolkits {
         for t in &tk.installs {
             let routes: Vec<&str> = t.found.iter().map(|f| f.route.describe()).collect();
@@ -450,6 +455,68 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
 
 /// Merges runs of three or more identical healthy lines (an 8-GPU node) into one,
 /// so a healthy machine's report fits the first screen.
+fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool) {
+    use crate::probes::nvml::NvmlResult;
+    let summary = match &n.result {
+        NvmlResult::Ok { system } => format!(
+            "driver {}, CUDA {}, {} GPU(s)",
+            system.driver_version.get().map_or("?", String::as_str),
+            system.cuda_driver_version.get().map_or("?", String::as_str),
+            system.device_count.get().copied().unwrap_or(0)
+        ),
+        NvmlResult::NotProbed { reason } => format!("not probed: {reason}"),
+        NvmlResult::InitFailed { code, .. } if code == "library_not_found" => {
+            format!("{} not found on the loader path", n.library)
+        }
+        NvmlResult::InitFailed { code, message } => format!("{code}: {message}"),
+        NvmlResult::TimedOut { seconds } => format!("did not answer within {seconds:.1} s"),
+        NvmlResult::Crashed { signal, .. } => format!("crashed with signal {signal}"),
+        NvmlResult::WorkerFailed { detail } => detail.clone(),
+    };
+    let ok = matches!(n.result, NvmlResult::Ok { .. });
+    b.line(
+        &k("nvml"),
+        if ok { Mark::Ok } else { Mark::Neutral },
+        "NVML",
+        summary,
+        n.library.clone(),
+    );
+    let Some(sys) = n.system() else { return };
+    let first = b.lines.len();
+    for g in &sys.devices {
+        let value = match &g.handle_error {
+            Some(e) => e.clone(),
+            None => {
+                let mut parts = vec![g.name.get().cloned().unwrap_or_else(|| "unknown".into())];
+                if let Some(cc) = g.compute_capability.get() {
+                    parts.push(format!("cc {cc}"));
+                }
+                if let Some(m) = g.memory.get() {
+                    parts.push(format!("{:.0} GiB", m.total as f64 / (1u64 << 30) as f64));
+                }
+                if let (Some(gen), Some(w)) = (g.pcie.max_generation.get(), g.pcie.max_width.get())
+                {
+                    parts.push(format!("PCIe Gen{gen} x{w}"));
+                }
+                if g.mig.enabled.get() == Some(&true) {
+                    parts.push(format!("MIG ({} instances)", g.mig.instances.len()));
+                }
+                parts.join(" · ")
+            }
+        };
+        b.line(
+            &k(&format!("gpu:{}", g.index)),
+            Mark::Ok,
+            format!("GPU {}", g.index),
+            value,
+            g.pci_bus_id.get().cloned().unwrap_or_else(|| "NVML".into()),
+        );
+    }
+    if !verbose {
+        collapse_healthy_runs(&mut b.lines, first);
+    }
+}
+
 fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
     let mut out: Vec<Line> = Vec::new();
     let tail = lines.split_off(from);

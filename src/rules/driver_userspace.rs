@@ -5,7 +5,8 @@
 use super::{Outcome, Rule};
 use crate::compat::DriverVersion;
 use crate::findings::{Finding, Severity};
-use crate::snapshot::Snapshot;
+use crate::probes::nvml::NvmlResult;
+use crate::snapshot::{DriverFact, Snapshot};
 
 pub const RULE: Rule = Rule {
     name: "driver_userspace",
@@ -15,16 +16,29 @@ pub const RULE: Rule = Rule {
 };
 
 fn run(snap: &Snapshot) -> Outcome {
+    // NVML's own verdict (error 18) needs no version on disk to be believed.
+    let nvml_says = snap.nvml.as_ref().and_then(|n| match &n.result {
+        NvmlResult::InitFailed { code, message } if code == "lib_rm_version_mismatch" => {
+            Some((n.library.clone(), message.clone()))
+        }
+        _ => None,
+    });
     let Some(driver) = snap.driver_version().filter(|d| d.kernel) else {
-        return Outcome::NotApplicable("no loaded NVIDIA kernel module version known".into());
+        return match nvml_says {
+            Some((lib, message)) => {
+                Outcome::Checked(vec![finding(None, &[], Some((lib, message)))])
+            }
+            None => Outcome::NotApplicable("no loaded NVIDIA kernel module version known".into()),
+        };
     };
-    let Some(libs) = &snap.libraries else {
-        return Outcome::NotApplicable("the libraries probe did not run".into());
-    };
+    let libs = snap.libraries.as_ref();
     let mut mismatched = Vec::new();
     let mut checked = 0;
     for soname in ["libcuda.so.1", "libnvidia-ml.so.1"] {
-        let Some(c) = libs.by_soname(soname).and_then(|l| l.loaded()) else {
+        let Some(c) = libs
+            .and_then(|l| l.by_soname(soname))
+            .and_then(|l| l.loaded())
+        else {
             continue;
         };
         // Forward-compat libcuda is meant to differ (GD025); stubs are GD024.
@@ -43,30 +57,47 @@ fn run(snap: &Snapshot) -> Outcome {
             ));
         }
     }
-    if checked == 0 {
-        return Outcome::NotApplicable(
-            "no versioned libcuda.so.1 or libnvidia-ml.so.1 on the loader path".into(),
+    if mismatched.is_empty() && nvml_says.is_none() {
+        return if checked == 0 {
+            Outcome::NotApplicable(
+                "no versioned libcuda.so.1 or libnvidia-ml.so.1 on the loader path".into(),
+            )
+        } else {
+            Outcome::Checked(vec![])
+        };
+    }
+    Outcome::Checked(vec![finding(Some(&driver), &mismatched, nvml_says)])
+}
+
+fn finding(
+    driver: Option<&DriverFact>,
+    mismatched: &[(&str, DriverVersion, String)],
+    nvml_says: Option<(String, String)>,
+) -> Finding {
+    let mut versions: Vec<&str> = mismatched.iter().map(|(_, v, _)| v.as_str()).collect();
+    versions.dedup();
+    let title = match (driver, versions.is_empty()) {
+        (Some(d), false) => format!(
+            "Kernel module {} does not match the user-space driver libraries {}: the driver was upgraded without a reboot",
+            d.version.as_str(),
+            versions.join(", ")
+        ),
+        _ => "Driver/library version mismatch: the driver was upgraded without a reboot".to_string(),
+    };
+    let mut f = Finding::new("GD018", Severity::Error, title)
+    .detail("The loaded nvidia.ko is one version and the libcuda/libnvidia-ml the loader picks are another. NVML refuses to start (\"Failed to initialize NVML: Driver/library version mismatch\"), nvidia-smi fails the same way, and new CUDA processes cannot initialise; processes started before the upgrade keep running. The kernel log says \"NVRM: API mismatch: the client has the version X, but this kernel module has the version Y\". An unattended upgrade of the driver packages is the usual cause.")
+    ;
+    if let Some(d) = driver {
+        f = f.evidence(
+            "kernel module",
+            format!("nvidia.ko {}", d.version.as_str()),
+            d.source.clone(),
         );
     }
-    if mismatched.is_empty() {
-        return Outcome::Checked(vec![]);
+    if let Some((lib, message)) = nvml_says {
+        f = f.evidence("nvml", message, lib);
     }
-    let lib_versions: Vec<String> = mismatched
-        .iter()
-        .map(|(_, v, _)| v.as_str().to_string())
-        .collect();
-    let mut f = Finding::new(
-        "GD018",
-        Severity::Error,
-        format!(
-            "Kernel module {} does not match the user-space driver libraries {}: the driver was upgraded without a reboot",
-            driver.version.as_str(),
-            lib_versions.join(", ")
-        ),
-    )
-    .detail("The loaded nvidia.ko is one version and the libcuda/libnvidia-ml the loader picks are another. NVML refuses to start (\"Failed to initialize NVML: Driver/library version mismatch\"), nvidia-smi fails the same way, and new CUDA processes cannot initialise; processes started before the upgrade keep running. The kernel log says \"NVRM: API mismatch: the client has the version X, but this kernel module has the version Y\". An unattended upgrade of the driver packages is the usual cause.")
-    .evidence("kernel module", format!("nvidia.ko {}", driver.version.as_str()), driver.source.clone());
-    for (soname, v, path) in &mismatched {
+    for (soname, v, path) in mismatched {
         f = f.evidence(
             format!("library:{soname}"),
             format!("{soname} is {}", v.as_str()),
@@ -80,5 +111,5 @@ fn run(snap: &Snapshot) -> Outcome {
             "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia && sudo modprobe nvidia_uvm",
         )
         .fix_text("Prevent it: hold the driver packages (apt-mark hold / dnf versionlock) or exclude them from unattended upgrades");
-    Outcome::Checked(vec![f])
+    f
 }

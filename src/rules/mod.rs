@@ -2,15 +2,25 @@
 //! one table sorted by the first code each emits.
 
 mod alloc_conf;
+mod clocks;
+mod compute_mode;
 mod cuda_home;
 mod debug_env;
 mod device_nodes;
 mod driver_userspace;
+mod fabric;
 mod gpu_presence;
+mod gpu_recovery;
 mod kernel_module;
 mod libcuda;
 mod library_majors;
+mod memory_health;
+mod mig;
+mod node_count;
+mod nvml_status;
 mod pci_binding;
+mod pcie_link;
+mod persistence;
 mod probe_health;
 mod toolkit_arch;
 mod toolkit_choice;
@@ -60,6 +70,16 @@ pub const RULES: &[Rule] = &[
     libcuda::RULE,
     library_majors::RULE,
     wsl_driver::RULE,
+    nvml_status::RULE,
+    gpu_recovery::RULE,
+    memory_health::RULE,
+    pcie_link::RULE,
+    clocks::RULE,
+    compute_mode::RULE,
+    mig::RULE,
+    persistence::RULE,
+    fabric::RULE,
+    node_count::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

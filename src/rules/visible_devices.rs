@@ -243,9 +243,56 @@ fn run(snap: &Snapshot) -> Outcome {
         out.push(
             Finding::new("GD011", Severity::Warning, format!("CUDA_VISIBLE_DEVICES has spaces or stray characters: {}", parsed.sloppy.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")))
                 .detail("CUDA reads the leading digits of each entry and skips the rest, so this works by accident; other readers (Slurm, MPI launchers, frameworks that parse the variable themselves) may not agree.")
-                .evidence(FACT, shown, "environment")
+                .evidence(FACT, shown.clone(), "environment")
                 .fix_cmd("Write it without spaces", format!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
         );
+    }
+    // UUIDs against NVML's: CUDA accepts a unique prefix; a MIG UUID needs MIG enabled.
+    if let (true, Some(sys)) = (
+        parsed.uuid_mode,
+        snap.nvml.as_ref().and_then(|n| n.system()),
+    ) {
+        let gpu_uuids: Vec<&str> = sys
+            .devices
+            .iter()
+            .filter_map(|g| g.uuid.get().map(String::as_str))
+            .collect();
+        let mig_uuids: Vec<&str> = sys
+            .devices
+            .iter()
+            .flat_map(|g| g.mig.instances.iter())
+            .filter_map(|m| m.uuid.get().map(String::as_str))
+            .collect();
+        for entry in &parsed.visible {
+            let e = entry.trim();
+            let known = if e.starts_with("MIG-") {
+                &mig_uuids
+            } else {
+                &gpu_uuids
+            };
+            if known.iter().any(|u| u.starts_with(e)) {
+                continue;
+            }
+            let mig_on_plain = e.starts_with("MIG-") && mig_uuids.is_empty();
+            let title = if mig_on_plain {
+                format!(
+                    "CUDA_VISIBLE_DEVICES names MIG instance {e}, but no GPU here has MIG enabled"
+                )
+            } else {
+                format!("CUDA_VISIBLE_DEVICES names {e}, which no GPU here has")
+            };
+            let mut f = Finding::new("GD010", Severity::Error, title)
+                .detail("CUDA matches each UUID (or a unique prefix of one) against the GPUs present and stops at the first it cannot find; that GPU and everything after it stay hidden. UUIDs change when a GPU is replaced and differ between nodes, so lists copied from another machine fail here.")
+                .evidence(FACT, shown.clone(), "environment");
+            for u in gpu_uuids.iter().chain(mig_uuids.iter()) {
+                f = f.context(format!("present: {u}"), "NVML");
+            }
+            out.push(
+                f.fix_cmd("List the UUIDs this node has", "nvidia-smi -L")
+                    .fix_cmd("Or use indices", "export CUDA_VISIBLE_DEVICES=0"),
+            );
+            break;
+        }
     }
     if out.is_empty() && count.is_none() && !parsed.uuid_mode {
         return Outcome::NotApplicable(

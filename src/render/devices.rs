@@ -1,0 +1,558 @@
+//! `gpudoctor devices`: the GPUs as NVML sees them — a compact table, or everything about
+//! one or all GPUs (`devices N`, `--detail`) — with what each can do and the findings about
+//! them. JSON carries the same facts.
+
+use serde::Serialize;
+
+use super::{printable, Style};
+use crate::compat::capabilities::{capabilities_for, Support};
+use crate::compat::ComputeCapability;
+use crate::findings::{Finding, Severity, Summary};
+use crate::probes::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
+use crate::report::SCHEMA_VERSION;
+use crate::snapshot::Snapshot;
+
+#[derive(Serialize)]
+pub struct DevicesView<'a> {
+    pub schema_version: u32,
+    pub gpudoctor_version: &'static str,
+    pub nvml: Option<&'a NvmlProbe>,
+    /// CUDA's numbering: FASTEST_FIRST (default) or PCI_BUS_ID (CUDA_DEVICE_ORDER).
+    pub cuda_device_order: &'a str,
+    pub gpus: Vec<GpuView<'a>>,
+    pub topology: &'a [TopologyPair],
+    pub findings: &'a [Finding],
+    pub summary: Summary,
+}
+
+#[derive(Serialize)]
+pub struct GpuView<'a> {
+    /// CUDA's index for this GPU (None when CUDA_VISIBLE_DEVICES would hide it is not
+    /// judged here; the order alone).
+    pub cuda_index: usize,
+    #[serde(flatten)]
+    pub gpu: &'a Gpu,
+    pub capabilities: Vec<CapabilityView>,
+}
+
+#[derive(Serialize)]
+pub struct CapabilityView {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub support: Support,
+}
+
+/// CUDA's default order puts the fastest GPU first (an unspecified heuristic; compute
+/// capability is its main input); PCI_BUS_ID keeps NVML's order.
+pub fn cuda_order(gpus: &[Gpu], pci_bus_order: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..gpus.len()).collect();
+    if !pci_bus_order {
+        idx.sort_by_key(|&i| {
+            let cc = gpus[i]
+                .compute_capability
+                .get()
+                .and_then(|c| ComputeCapability::parse(c));
+            (std::cmp::Reverse(cc), i)
+        });
+    }
+    // cuda_index for NVML position i is the position of i in the sorted list.
+    let mut out = vec![0; gpus.len()];
+    for (cuda, nvml) in idx.into_iter().enumerate() {
+        out[nvml] = cuda;
+    }
+    out
+}
+
+pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], only: Option<u32>) -> DevicesView<'a> {
+    let order = snap
+        .env_value("CUDA_DEVICE_ORDER")
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .unwrap_or("FASTEST_FIRST");
+    let sys = snap.nvml_system();
+    let devices: &[Gpu] = sys.map(|s| s.devices.as_slice()).unwrap_or(&[]);
+    let cuda = cuda_order(devices, order.eq_ignore_ascii_case("PCI_BUS_ID"));
+    let gpus = devices
+        .iter()
+        .zip(cuda)
+        .filter(|(g, _)| only.is_none_or(|o| g.index == o))
+        .map(|(g, cuda_index)| GpuView {
+            cuda_index,
+            gpu: g,
+            capabilities: g
+                .compute_capability
+                .get()
+                .and_then(|c| ComputeCapability::parse(c))
+                .map(|cc| {
+                    capabilities_for(cc)
+                        .into_iter()
+                        .map(|(c, support)| CapabilityView {
+                            key: c.key,
+                            title: c.title,
+                            support,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    DevicesView {
+        schema_version: SCHEMA_VERSION,
+        gpudoctor_version: env!("CARGO_PKG_VERSION"),
+        nvml: snap.nvml.as_ref(),
+        cuda_device_order: order,
+        gpus,
+        topology: sys.map(|s| s.topology.as_slice()).unwrap_or(&[]),
+        findings,
+        summary: Summary::of(findings),
+    }
+}
+
+pub fn render_json(v: &DevicesView) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| {
+        format!("{{\"error\": \"could not serialise the devices view: {e}\"}}")
+    });
+    s.push('\n');
+    s
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1}", b as f64 / (1u64 << 30) as f64)
+}
+
+fn f<T: std::fmt::Display>(field: &Field<T>) -> String {
+    match field.get() {
+        Some(v) => v.to_string(),
+        None => field.why_missing().to_string(),
+    }
+}
+
+fn nvml_status(n: Option<&NvmlProbe>) -> Result<String, String> {
+    let Some(n) = n else {
+        return Err("the nvml probe did not run".into());
+    };
+    match &n.result {
+        NvmlResult::Ok { system } => Ok(format!(
+            "NVML {} · driver {} · CUDA {} · {} GPU(s)",
+            f(&system.nvml_version),
+            f(&system.driver_version),
+            f(&system.cuda_driver_version),
+            f(&system.device_count)
+        )),
+        NvmlResult::NotProbed { reason } => Err(format!("NVML not probed: {reason}")),
+        NvmlResult::InitFailed { code, message } => {
+            Err(format!("NVML ({}) failed: {code}: {message}", n.library))
+        }
+        NvmlResult::TimedOut { seconds } => Err(format!(
+            "NVML ({}) did not answer within {seconds:.1} s: a GPU or the driver is hung",
+            n.library
+        )),
+        NvmlResult::Crashed { signal, .. } => {
+            Err(format!("NVML ({}) crashed with signal {signal}", n.library))
+        }
+        NvmlResult::WorkerFailed { detail } => Err(format!("NVML could not be queried: {detail}")),
+    }
+}
+
+pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
+    let mut out = String::new();
+    match nvml_status(v.nvml) {
+        Ok(line) => out.push_str(&format!("{}\n\n", st.bold(&line))),
+        Err(why) => {
+            out.push_str(&format!("{}\n", st.red(&printable(&why))));
+            out.push_str("No GPU details without NVML; `gpudoctor check` shows what the kernel, PCI bus and device nodes say.\n");
+        }
+    }
+    let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
+    if !v.gpus.is_empty() && !detail {
+        out.push_str(&table(v, order_differs));
+    }
+    if detail {
+        for g in &v.gpus {
+            out.push_str(&detail_block(g, v.topology, st));
+        }
+    }
+    if order_differs {
+        out.push_str(&format!(
+            "\nCUDA numbers these GPUs differently ({}): the CUDA column is what torch.cuda.device(N) and CUDA_VISIBLE_DEVICES indices mean; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them match nvidia-smi.\n",
+            v.cuda_device_order
+        ));
+    }
+    out.push_str(&findings_block(v.findings, st));
+    out
+}
+
+fn table(v: &DevicesView, order_differs: bool) -> String {
+    let mut rows: Vec<Vec<String>> = vec![vec![
+        "GPU".into(),
+        "CUDA".into(),
+        "Name".into(),
+        "Bus".into(),
+        "CC".into(),
+        "Memory used/total GiB".into(),
+        "Temp".into(),
+        "Power W".into(),
+        "PCIe".into(),
+        "ECC".into(),
+        "Mode".into(),
+    ]];
+    for gv in &v.gpus {
+        let g = gv.gpu;
+        if let Some(e) = &g.handle_error {
+            rows.push(vec![
+                g.index.to_string(),
+                gv.cuda_index.to_string(),
+                format!("unreachable: {e}"),
+            ]);
+            continue;
+        }
+        let mem = g
+            .memory
+            .get()
+            .map(|m| format!("{}/{}", gib(m.used), gib(m.total)))
+            .unwrap_or_else(|| g.memory.why_missing().into());
+        let power = match (g.power_usage_mw.get(), g.power_limit_mw.get()) {
+            (Some(u), Some(l)) => format!("{}/{}", u / 1000, l / 1000),
+            _ => "n/a".into(),
+        };
+        let pcie = match (
+            g.pcie.generation.get(),
+            g.pcie.width.get(),
+            g.pcie.max_generation.get(),
+            g.pcie.max_width.get(),
+        ) {
+            (Some(gen), Some(w), Some(mg), Some(mw)) if (gen, w) == (mg, mw) => {
+                format!("Gen{gen} x{w}")
+            }
+            (Some(gen), Some(w), Some(mg), Some(mw)) => {
+                format!("Gen{gen} x{w} (max Gen{mg} x{mw})")
+            }
+            _ => "n/a".into(),
+        };
+        let ecc = match (g.ecc.enabled.get(), g.ecc.volatile_uncorrected.get()) {
+            (Some(true), Some(0)) => "on".into(),
+            (Some(true), Some(n)) => format!("on, {n} uncorr."),
+            (Some(true), None) => "on".into(),
+            (Some(false), _) => "off".into(),
+            (None, _) => "n/a".into(),
+        };
+        let mut mode = vec![g
+            .compute_mode
+            .get()
+            .cloned()
+            .unwrap_or_else(|| "n/a".into())];
+        if g.mig.enabled.get() == Some(&true) {
+            mode.push(format!("MIG×{}", g.mig.instances.len()));
+        }
+        if g.persistence_mode.get() == Some(&true) {
+            mode.push("persistent".into());
+        }
+        rows.push(vec![
+            g.index.to_string(),
+            gv.cuda_index.to_string(),
+            g.name.get().cloned().unwrap_or_default(),
+            g.pci_bus_id.get().cloned().unwrap_or_default(),
+            g.compute_capability.get().cloned().unwrap_or_default(),
+            mem,
+            g.temperature_c
+                .get()
+                .map(|t| format!("{t}°C"))
+                .unwrap_or_else(|| "n/a".into()),
+            power,
+            pcie,
+            ecc,
+            mode.join(", "),
+        ]);
+    }
+    if !order_differs {
+        for r in &mut rows {
+            if r.len() > 1 {
+                r.remove(1);
+            }
+        }
+    }
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter(|r| r.len() == cols)
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let cell = printable(cell).into_owned();
+                if r.len() == cols && i + 1 < cols {
+                    format!("{cell:<w$}", w = widths[i])
+                } else {
+                    cell
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
+    let g = gv.gpu;
+    let mut lines: Vec<(String, String)> = Vec::new();
+    let mut add = |k: &str, v: String| lines.push((k.to_string(), v));
+    if let Some(e) = &g.handle_error {
+        add("state", format!("unreachable: {e}"));
+    }
+    add(
+        "index",
+        format!("NVML {} · CUDA {}", g.index, gv.cuda_index),
+    );
+    add("uuid", f(&g.uuid));
+    add("serial", f(&g.serial));
+    add(
+        "pci",
+        format!("{} (device id {})", f(&g.pci_bus_id), f(&g.pci_device_id)),
+    );
+    add(
+        "architecture",
+        format!(
+            "{} · compute capability {}",
+            f(&g.architecture),
+            f(&g.compute_capability)
+        ),
+    );
+    add(
+        "memory",
+        match g.memory.get() {
+            Some(m) => format!(
+                "{} GiB total · {} used · {} free · {} reserved",
+                gib(m.total),
+                gib(m.used),
+                gib(m.free),
+                gib(m.reserved)
+            ),
+            None => g.memory.why_missing().into(),
+        },
+    );
+    add(
+        "bar1",
+        match g.bar1.get() {
+            Some(b) => format!("{} GiB total · {} used", gib(b.total), gib(b.used)),
+            None => g.bar1.why_missing().into(),
+        },
+    );
+    add(
+        "pcie",
+        format!(
+            "Gen{} x{} (max Gen{} x{})",
+            f(&g.pcie.generation),
+            f(&g.pcie.width),
+            f(&g.pcie.max_generation),
+            f(&g.pcie.max_width)
+        ),
+    );
+    add(
+        "temperature",
+        format!(
+            "{} °C (slowdown {} °C, shutdown {} °C)",
+            f(&g.temperature_c),
+            f(&g.temperature_slowdown_c),
+            f(&g.temperature_shutdown_c)
+        ),
+    );
+    add(
+        "power",
+        match (g.power_usage_mw.get(), g.power_limit_mw.get()) {
+            (Some(u), Some(l)) => {
+                format!("{:.0} W of {:.0} W", *u as f64 / 1000.0, *l as f64 / 1000.0)
+            }
+            _ => format!(
+                "{} / {}",
+                g.power_usage_mw.why_missing(),
+                g.power_limit_mw.why_missing()
+            ),
+        },
+    );
+    add(
+        "clocks",
+        format!(
+            "SM {} MHz (max {}) · memory {} MHz (max {})",
+            f(&g.clocks.sm_mhz),
+            f(&g.clocks.max_sm_mhz),
+            f(&g.clocks.memory_mhz),
+            f(&g.clocks.max_memory_mhz)
+        ),
+    );
+    add(
+        "throttle",
+        match g.throttle.get() {
+            Some(t) if t.reasons.is_empty() => "none".into(),
+            Some(t) => t.reasons.join(", "),
+            None => g.throttle.why_missing().into(),
+        },
+    );
+    add("ecc", format!(
+        "{} (pending {}) · volatile corrected {} uncorrected {} · aggregate corrected {} uncorrected {}",
+        f(&g.ecc.enabled), f(&g.ecc.pending), f(&g.ecc.volatile_corrected), f(&g.ecc.volatile_uncorrected), f(&g.ecc.aggregate_corrected), f(&g.ecc.aggregate_uncorrected)
+    ));
+    add(
+        "retired pages",
+        match g.retired_pages.get() {
+            Some(r) => format!(
+                "{} single-bit · {} double-bit · pending {}",
+                r.single_bit,
+                r.double_bit,
+                f(&g.retired_pages_pending)
+            ),
+            None => g.retired_pages.why_missing().into(),
+        },
+    );
+    add(
+        "remapped rows",
+        match g.remapped_rows.get() {
+            Some(r) => format!(
+                "{} correctable · {} uncorrectable · pending {} · failure {}",
+                r.correctable, r.uncorrectable, r.pending, r.failure
+            ),
+            None => g.remapped_rows.why_missing().into(),
+        },
+    );
+    add("persistence", f(&g.persistence_mode));
+    add("compute mode", f(&g.compute_mode));
+    add(
+        "mig",
+        format!(
+            "{} (pending {}){}",
+            f(&g.mig.enabled),
+            f(&g.mig.pending),
+            g.mig
+                .instances
+                .iter()
+                .map(|m| format!(
+                    "\n    instance {}: {} ({} GiB)",
+                    m.index,
+                    f(&m.uuid),
+                    m.memory_total
+                        .get()
+                        .map(|b| gib(*b))
+                        .unwrap_or_else(|| "?".into())
+                ))
+                .collect::<String>()
+        ),
+    );
+    add(
+        "processes",
+        match g.processes.get() {
+            Some(p) if p.is_empty() => "none".into(),
+            Some(p) => p
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{} {} ({}){}",
+                        p.kind,
+                        p.pid,
+                        p.name.as_deref().unwrap_or("?"),
+                        p.used_memory
+                            .map(|m| format!(" {} GiB", gib(m)))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            None => g.processes.why_missing().into(),
+        },
+    );
+    add(
+        "nvlink",
+        match g.nvlinks.get() {
+            Some(l) if l.is_empty() => "no links".into(),
+            Some(l) => format!(
+                "{} of {} links active",
+                l.iter().filter(|u| **u).count(),
+                l.len()
+            ),
+            None => g.nvlinks.why_missing().into(),
+        },
+    );
+    add(
+        "fabric",
+        match g.fabric.get() {
+            Some(fb) => format!("{} ({})", fb.state, fb.status),
+            None => g.fabric.why_missing().into(),
+        },
+    );
+    add("recovery action", f(&g.recovery_action));
+    let peers: Vec<String> = topology
+        .iter()
+        .filter(|t| t.a == g.index || t.b == g.index)
+        .map(|t| {
+            let other = if t.a == g.index { t.b } else { t.a };
+            format!(
+                "GPU {other}: {} (P2P read {})",
+                f(&t.common_ancestor),
+                f(&t.p2p_read)
+            )
+        })
+        .collect();
+    if !peers.is_empty() {
+        add("topology", peers.join("; "));
+    }
+    let can: Vec<&str> = gv
+        .capabilities
+        .iter()
+        .filter(|c| c.support == Support::Yes)
+        .map(|c| c.title)
+        .collect();
+    let cannot: Vec<&str> = gv
+        .capabilities
+        .iter()
+        .filter(|c| c.support != Support::Yes)
+        .map(|c| c.title)
+        .collect();
+    if !gv.capabilities.is_empty() {
+        add("can", can.join(", "));
+        add("cannot", cannot.join(", "));
+    }
+    let mut out = format!("\n{}\n", st.bold(&printable(&g.label())));
+    for (k, v) in lines {
+        out.push_str(&format!("  {:<16}{}\n", k, printable(&v)));
+    }
+    out
+}
+
+fn findings_block(findings: &[Finding], st: &Style) -> String {
+    let mut out = String::from("\n");
+    if findings.is_empty() {
+        out.push_str(&format!("{}\n", st.green("No GPU problems found.")));
+        return out;
+    }
+    for fi in findings {
+        let sev = match fi.severity {
+            Severity::Error => st.red("error"),
+            Severity::Warning => st.yellow("warning"),
+            Severity::Info => st.cyan("info"),
+        };
+        out.push_str(&format!("{sev} {}: {}\n", fi.code, printable(&fi.title)));
+        if let Some(fix) = fi.fix.first() {
+            match &fix.command {
+                Some(c) => out.push_str(&format!(
+                    "    fix: {}: {}\n",
+                    printable(&fix.text),
+                    printable(c)
+                )),
+                None => out.push_str(&format!("    fix: {}\n", printable(&fix.text))),
+            }
+        }
+    }
+    out.push_str(&format!(
+        "\n{}\n",
+        st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it.")
+    ));
+    out
+}

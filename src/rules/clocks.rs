@@ -1,0 +1,61 @@
+//! GD035: clocks held down by thermal or power protection (hardware slowdown, power brake,
+//! software thermal slowdown), not by idleness or a chosen power cap.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "clocks",
+    codes: &["GD035"],
+    checks: "no GPU is slowed by thermal or power-brake protection",
+    run,
+};
+
+/// NVML's throttle reasons that mean protection kicked in (nvml.h nvmlClocksEventReason*).
+const PROTECTIVE: &[(&str, &str)] = &[
+    (
+        "HW_SLOWDOWN",
+        "hardware slowdown (temperature or power too high)",
+    ),
+    ("HW_THERMAL_SLOWDOWN", "hardware thermal slowdown"),
+    (
+        "HW_POWER_BRAKE_SLOWDOWN",
+        "power brake (the power supply asserted it)",
+    ),
+    ("SW_THERMAL_SLOWDOWN", "software thermal slowdown"),
+];
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable("NVML did not answer".into());
+    };
+    let mut out = Vec::new();
+    for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
+        let Some(t) = g.throttle.get() else { continue };
+        let active: Vec<&str> = PROTECTIVE
+            .iter()
+            .filter(|(name, _)| t.reasons.iter().any(|r| r == name))
+            .map(|(_, what)| *what)
+            .collect();
+        if active.is_empty() {
+            continue;
+        }
+        let mut f = Finding::new("GD035", Severity::Warning, format!("{} is throttled: {}", g.label(), active.join(", ")))
+            .detail("The GPU lowered its clocks to protect itself. Jobs run slower than the same GPU elsewhere, and a persistent slowdown points at cooling (fans, airflow, dust, a failed fan) or power delivery.")
+            .evidence(format!("gpu:{}", g.index), format!("throttle reasons: {}", t.reasons.join(", ")), "NVML");
+        if let (Some(c), Some(max)) = (g.temperature_c.get(), g.temperature_slowdown_c.get()) {
+            f = f.context(format!("temperature {c} °C (slowdown at {max} °C)"), "NVML");
+        }
+        if let (Some(sm), Some(max)) = (g.clocks.sm_mhz.get(), g.clocks.max_sm_mhz.get()) {
+            f = f.context(format!("SM clock {sm} MHz of {max} MHz"), "NVML");
+        }
+        out.push(
+            f.fix_text(
+                "Check cooling (fans, airflow, inlet temperature) and the power supply/cabling",
+            )
+            .fix_cmd("Watch it", "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"),
+        );
+    }
+    Outcome::Checked(out)
+}

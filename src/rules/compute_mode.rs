@@ -1,0 +1,76 @@
+//! GD036: who else is on the GPU. Exclusive_Process with a process already holding it
+//! refuses every new context ("all CUDA-capable devices are busy or unavailable", error 46;
+//! cases.json case-09); Prohibited refuses all; other processes holding most of the memory
+//! make the next allocation run out.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "compute_mode",
+    codes: &["GD036"],
+    checks: "every GPU accepts new CUDA contexts and has most of its memory free",
+    run,
+};
+
+/// Memory other processes may hold before a new job is likely to run out.
+const BUSY_FRACTION: f64 = 0.5;
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable("NVML did not answer".into());
+    };
+    let me = std::process::id();
+    let mut out = Vec::new();
+    for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
+        let procs: Vec<_> = g
+            .processes
+            .get()
+            .map(|p| p.iter().filter(|p| p.pid != me).collect())
+            .unwrap_or_default();
+        let holders = procs
+            .iter()
+            .map(|p| {
+                format!(
+                    "pid {} ({})",
+                    p.pid,
+                    p.name.as_deref().unwrap_or("name unknown")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let key = format!("gpu:{}", g.index);
+        match g.compute_mode.get().map(String::as_str) {
+            Some("prohibited") => out.push(
+                Finding::new("GD036", Severity::Error, format!("{} is in Prohibited compute mode: no process may use it", g.label()))
+                    .detail("In Prohibited mode the driver refuses every CUDA context on this GPU (\"all CUDA-capable devices are busy or unavailable\", error 46).")
+                    .evidence(key.clone(), "compute mode prohibited", "NVML")
+                    .fix_cmd("If you administer the node and the GPU should be usable", format!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
+            ),
+            Some(mode @ ("exclusive_process" | "exclusive_thread")) if !procs.is_empty() => out.push(
+                Finding::new("GD036", Severity::Error, format!("{} is in Exclusive_Process mode and already held by {holders}", g.label()))
+                    .detail("An exclusive GPU accepts one process at a time; every other process fails to create a context with \"all CUDA-capable devices are busy or unavailable\" (cudaErrorDevicesUnavailable, 46) until the holder exits.")
+                    .evidence(key.clone(), format!("compute mode {mode}; in use by {holders}"), "NVML")
+                    .fix_cmd("Use another GPU", "export CUDA_VISIBLE_DEVICES=<a free GPU's index>")
+                    .fix_text("Or stop the holding process")
+                    .fix_cmd("If sharing is intended and you administer the node (or run the jobs under MPS)", format!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
+            ),
+            _ => {}
+        }
+        if let (Some(mem), false) = (g.memory.get(), procs.is_empty()) {
+            let held: u64 = procs.iter().filter_map(|p| p.used_memory).sum();
+            if mem.total > 0 && held as f64 > BUSY_FRACTION * mem.total as f64 {
+                let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+                out.push(
+                    Finding::new("GD036", Severity::Warning, format!("{}: other processes hold {:.1} of {:.1} GiB", g.label(), gib(held), gib(mem.total)))
+                        .detail("A job started on this GPU gets what is left and fails with \"CUDA out of memory\" sooner than its size suggests. Leftover processes from crashed runs or notebooks are the usual holders.")
+                        .evidence(key.clone(), format!("{holders} hold {:.1} GiB", gib(held)), "NVML")
+                        .fix_cmd("See who holds it", "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv")
+                        .fix_text("Stop stale processes, or pick another GPU with CUDA_VISIBLE_DEVICES"),
+                );
+            }
+        }
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,92 @@
+//! GD033: GPU memory health from ECC — uncorrectable errors, pages waiting to be retired
+//! or rows waiting to be remapped (a reset applies them), a failed row remap (RMA), and a
+//! retired-page count at DCGM's threshold.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "memory_health",
+    codes: &["GD033"],
+    checks: "no uncorrectable ECC errors, pending retirements or remaps, or failed remaps",
+    run,
+};
+
+/// DCGM's memory health watch fails a GPU at 60 retired pages (DCGM_LIMIT_MAX_RETIRED_PAGES
+/// in dcgm_structs.h; the same figure NVIDIA's dynamic page retirement guide gives for RMA).
+pub const RETIRED_PAGE_LIMIT: u32 = 60;
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable("NVML did not answer".into());
+    };
+    let mut out = Vec::new();
+    for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
+        let key = format!("gpu:{}", g.index);
+        let mut problems: Vec<(Severity, String)> = Vec::new();
+        if let Some(n) = g.ecc.volatile_uncorrected.get().filter(|n| **n > 0) {
+            problems.push((
+                Severity::Error,
+                format!("{n} uncorrectable ECC error(s) since the last driver load"),
+            ));
+        }
+        if let Some(r) = g.remapped_rows.get() {
+            if r.failure {
+                problems.push((
+                    Severity::Error,
+                    "a row remap failed: the memory has run out of spare rows (RMA)".into(),
+                ));
+            }
+            if r.pending {
+                problems.push((
+                    Severity::Error,
+                    "a row remap is pending: it takes effect at the next GPU reset".into(),
+                ));
+            }
+        }
+        if g.retired_pages_pending.get() == Some(&true) {
+            problems.push((
+                Severity::Error,
+                "pages are pending retirement: they are retired at the next GPU reset".into(),
+            ));
+        }
+        if let Some(r) = g.retired_pages.get() {
+            let total = r.single_bit + r.double_bit;
+            if total >= RETIRED_PAGE_LIMIT {
+                problems.push((
+                    Severity::Error,
+                    format!("{total} retired pages (DCGM fails a GPU at {RETIRED_PAGE_LIMIT})"),
+                ));
+            }
+        }
+        if problems.is_empty() {
+            if let Some(n) = g.ecc.aggregate_uncorrected.get().filter(|n| **n > 0) {
+                problems.push((
+                    Severity::Warning,
+                    format!("{n} uncorrectable ECC error(s) over the GPU's lifetime"),
+                ));
+            }
+        }
+        let Some(worst) = problems.iter().map(|(s, _)| *s).max() else {
+            continue;
+        };
+        let mut f = Finding::new("GD033", worst, format!("{}: {}", g.label(), problems[0].1))
+            .detail("Uncorrectable ECC errors kill the process that touched the memory (\"uncorrectable ECC error encountered\", Xid 48/63/64/94/95) and can corrupt results silently before that. Pending retirements and remaps protect the GPU only after a reset; a failed remap or too many retired pages mean the memory is wearing out.")
+            .evidence(key.clone(), problems.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>().join("; "), "NVML");
+        if let Some(u) = g.uuid.get() {
+            f = f.context(format!("uuid {u}"), "NVML");
+        }
+        f = f
+            .fix_text("Drain the GPU (let jobs finish elsewhere), then reset it so pending retirements/remaps apply: sudo nvidia-smi -r -i <index>")
+            .fix_cmd("Then re-check", "gpudoctor devices --detail");
+        if problems
+            .iter()
+            .any(|(_, p)| p.contains("RMA") || p.contains("DCGM"))
+        {
+            f = f.fix_text("The GPU needs replacement: open an RMA with its serial number (nvidia-smi -q | grep Serial)");
+        }
+        out.push(f);
+    }
+    Outcome::Checked(out)
+}

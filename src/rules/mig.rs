@@ -1,0 +1,77 @@
+//! GD037: MIG. With MIG on, CUDA sees MIG instances, not the GPU: CUDA_VISIBLE_DEVICES must
+//! name MIG UUIDs, a process uses one instance (older PyTorch: only the first), and a
+//! pending mode change needs a GPU reset.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "mig",
+    codes: &["GD037"],
+    checks: "MIG mode is settled and CUDA_VISIBLE_DEVICES fits it",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable("NVML did not answer".into());
+    };
+    let cvd = snap.env_value("CUDA_VISIBLE_DEVICES");
+    let mut out = Vec::new();
+    for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
+        let (Some(on), pending) = (g.mig.enabled.get(), g.mig.pending.get()) else {
+            continue;
+        };
+        let key = format!("gpu:{}", g.index);
+        if pending.is_some_and(|p| p != on) {
+            out.push(
+                Finding::new("GD037", Severity::Warning, format!("{}: MIG mode change is pending ({} → {})", g.label(), if *on { "on" } else { "off" }, if *on { "off" } else { "on" }))
+                    .detail("The new MIG mode takes effect only after a GPU reset or reboot; until then the GPU keeps the old mode.")
+                    .evidence(key.clone(), "MIG current ≠ pending", "NVML")
+                    .fix_cmd("Reset the GPU (no process may use it)", format!("sudo nvidia-smi -r -i {}", g.index)),
+            );
+        }
+        if !*on {
+            continue;
+        }
+        let uuids: Vec<String> = g
+            .mig
+            .instances
+            .iter()
+            .filter_map(|m| m.uuid.get().cloned())
+            .collect();
+        let names_mig = cvd.is_some_and(|v| v.trim_start().starts_with("MIG-"));
+        let severity = if cvd.is_some() && !names_mig {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
+        let mut f = Finding::new(
+            "GD037",
+            severity,
+            if uuids.is_empty() {
+                format!("{} has MIG enabled but no MIG instance: CUDA sees no device on it", g.label())
+            } else {
+                format!("{} has MIG enabled with {} instance(s): CUDA sees instances, not the GPU", g.label(), uuids.len())
+            },
+        )
+        .detail("With MIG on, each process uses one MIG instance. Select it with CUDA_VISIBLE_DEVICES=MIG-<uuid> (indices name whole GPUs, not instances); PyTorch before 2.x used only the first visible instance. A GPU with MIG on and no instances gives CUDA nothing to run on.")
+        .evidence(key, format!("MIG on, {} instance(s)", uuids.len()), "NVML");
+        for u in &uuids {
+            f = f.context(u.clone(), "NVML");
+        }
+        f = match uuids.first() {
+            Some(u) => f.fix_cmd(
+                "Pick an instance",
+                format!("export CUDA_VISIBLE_DEVICES={u}"),
+            ),
+            None => f.fix_cmd(
+                "Create instances (an administrator)",
+                format!("sudo nvidia-smi mig -i {} -cgi 19,19 -C", g.index),
+            ),
+        };
+        out.push(f);
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,33 @@
+//! GD040: the driver's GPUs (NVML) and the /dev/nvidiaN nodes this process sees disagree:
+//! a cgroup, device plugin or container runtime passed in fewer GPUs than exist, or left
+//! stale nodes behind.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "node_count",
+    codes: &["GD040"],
+    checks: "the /dev/nvidiaN nodes match the GPUs NVML reports",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let (Some(sys), Some(nodes)) = (snap.nvml_system(), &snap.device_nodes) else {
+        return Outcome::NotApplicable("NVML or the device_nodes probe did not answer".into());
+    };
+    let Some(nvml) = sys.device_count.get().map(|n| *n as usize) else {
+        return Outcome::NotApplicable("NVML gave no device count".into());
+    };
+    let present = nodes.gpu_nodes().len();
+    if present == nvml || snap.is_wsl() {
+        return Outcome::Checked(vec![]);
+    }
+    // Containers often see all nodes but NVML only the granted GPUs, or the reverse.
+    Outcome::Checked(vec![Finding::new("GD040", Severity::Warning, format!("NVML reports {nvml} GPU(s) but {present} /dev/nvidiaN node(s) exist"))
+        .detail("Each GPU the driver manages has a /dev/nvidiaN node. A mismatch means the process sees a different set than the driver: a container or Kubernetes device plugin passed in only some nodes, a cgroup device rule hides some, or nodes were left from a GPU that is gone. CUDA then fails on the GPUs it cannot open, or shows fewer than expected.")
+        .evidence("gpus", format!("{nvml} GPU(s) in NVML"), "NVML")
+        .evidence("nodes", format!("{present} node(s) /dev/nvidia[0-9]*"), "/dev")
+        .fix_text("In containers request the GPUs explicitly (--gpus all / nvidia.com/gpu limits); on hosts run sudo nvidia-modprobe -c N for missing nodes")])
+}

@@ -1,0 +1,99 @@
+//! GD029–GD031: whether NVML answered at all. The library missing although the kernel
+//! module is loaded (driver user space not installed, or not passed into a container);
+//! nvmlInit failing (driver not loaded, no permission); NVML hanging or crashing.
+//! A driver/library version mismatch is GD018 (driver_userspace.rs).
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::nvml::NvmlResult;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "nvml_status",
+    codes: &["GD029", "GD030", "GD031"],
+    checks: "NVML loads, initialises and answers within the budget",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(n) = &snap.nvml else {
+        return Outcome::NotApplicable("the nvml probe did not run".into());
+    };
+    let module_loaded = snap
+        .kernel_module
+        .as_ref()
+        .and_then(|k| k.nvidia_loaded())
+        .unwrap_or(false)
+        || snap.driver_version().is_some_and(|d| d.kernel);
+    let lib = n.library.clone();
+    let f = match &n.result {
+        NvmlResult::Ok { .. } => return Outcome::Checked(vec![]),
+        NvmlResult::NotProbed { reason } => return Outcome::NotApplicable(reason.clone()),
+        NvmlResult::InitFailed { code, .. } if code == "lib_rm_version_mismatch" => {
+            return Outcome::NotApplicable("a driver/library version mismatch (GD018)".into())
+        }
+        NvmlResult::InitFailed { code, message } if code == "library_not_found" => {
+            if !module_loaded {
+                return Outcome::NotApplicable(
+                    "no NVIDIA kernel module is loaded, so no NVML is expected".into(),
+                );
+            }
+            let mut f = Finding::new("GD029", Severity::Error, format!("The NVIDIA kernel module is loaded but NVML ({lib}) cannot be loaded"))
+                .detail("The driver's user-space half (libnvidia-ml, libcuda, nvidia-smi) is missing or not on the loader path, so nvidia-smi fails and CUDA finds no driver. In a container it means the NVIDIA runtime did not mount the driver libraries.")
+                .evidence("nvml", message.clone(), lib.clone());
+            f = if snap.container_kind().is_some() {
+                f.fix_cmd("Start the container with the GPUs and driver libraries (NVIDIA Container Toolkit on the host)", "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility IMAGE")
+                    .fix_text("NVIDIA_DRIVER_CAPABILITIES must include utility (NVML, nvidia-smi) and compute (libcuda)")
+            } else {
+                f.fix_text("Install the user-space package of the same driver version as the kernel module (libnvidia-compute-NNN / nvidia-utils-NNN on Ubuntu, libcuda1 + libnvidia-ml1 on Debian), then run sudo ldconfig")
+            };
+            f
+        }
+        NvmlResult::InitFailed { code, message } => {
+            let (title, fix_text, fix_cmd): (String, &str, Option<&str>) = match code.as_str() {
+                "driver_not_loaded" => (
+                    "NVML says the NVIDIA driver is not loaded".into(),
+                    "Load the kernel module (see GD002 for why it may not load)",
+                    Some("sudo modprobe nvidia"),
+                ),
+                "no_permission" => (
+                    "NVML is not permitted to open the GPUs (Insufficient Permissions)".into(),
+                    "Give the user read+write access to /dev/nvidia* (see GD008), or run in a container started with the GPUs",
+                    None,
+                ),
+                "gpu_is_lost" => (
+                    "NVML reports a GPU has fallen off the bus".into(),
+                    "Reset or reboot; see GD032",
+                    None,
+                ),
+                _ => (
+                    format!("NVML failed to initialise ({code})"),
+                    "Check `dmesg | grep -i nvrm` for the driver's own message",
+                    Some("sudo dmesg | grep -iE 'nvrm|xid'"),
+                ),
+            };
+            let mut f = Finding::new("GD030", Severity::Error, title)
+                .detail(format!("nvmlInit failed: {message}. Without NVML, nvidia-smi and every monitoring tool fail, and CUDA usually fails the same way."))
+                .evidence("nvml", format!("{code}: {message}"), lib.clone())
+                .fix_text(fix_text);
+            if let Some(c) = fix_cmd {
+                f = f.fix_cmd("Look", c);
+            }
+            f
+        }
+        NvmlResult::TimedOut { seconds } => Finding::new("GD031", Severity::Error, format!("NVML did not answer within {seconds:.1} s"))
+            .detail("An NVML call blocked. That happens when a GPU has fallen off the bus or the driver is wedged (Xid 79, 119 or 154 in the kernel log), and every CUDA program will block the same way. gpudoctor ran NVML in a child process and killed it.")
+            .evidence("nvml", format!("timed out after {seconds:.1} s"), lib.clone())
+            .fix_cmd("Look for Xid errors", "sudo dmesg | grep -iE 'xid|nvrm'")
+            .fix_text("Drain the node and reset the GPU (nvidia-smi -r) or reboot; if it recurs, the GPU or its slot is failing"),
+        NvmlResult::Crashed { signal, stderr } => Finding::new("GD031", Severity::Error, format!("NVML crashed with signal {signal}"))
+            .detail(format!("Loading or calling {lib} killed the process (signal {signal}). A corrupt or mismatched driver installation is the usual cause.{}", if stderr.is_empty() { String::new() } else { format!(" Its last words: {stderr}") }))
+            .evidence("nvml", format!("signal {signal}"), lib.clone())
+            .fix_text("Reinstall the NVIDIA driver packages of one version, then reboot"),
+        NvmlResult::WorkerFailed { detail } => Finding::new("GD031", Severity::Warning, "NVML could not be queried")
+            .detail(detail.clone())
+            .evidence("nvml", detail.clone(), lib.clone())
+            .fix_cmd("This is likely a gpudoctor bug: attach the report", "gpudoctor check --format markdown"),
+    };
+    Outcome::Checked(vec![f])
+}

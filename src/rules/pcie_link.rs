@@ -1,0 +1,56 @@
+//! GD034: PCIe link trained below what the GPU and slot can do. Width is fixed at boot,
+//! so a narrow link is always a fault; generation drops at idle to save power, so a low
+//! generation is judged only when the GPU is busy (cases.json case-10).
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "pcie_link",
+    codes: &["GD034"],
+    checks: "every GPU's PCIe link runs at its full width (and generation when busy)",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable("NVML did not answer".into());
+    };
+    let mut out = Vec::new();
+    for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
+        let p = &g.pcie;
+        let (Some(gen), Some(max_gen), Some(w), Some(max_w)) = (
+            p.generation.get(),
+            p.max_generation.get(),
+            p.width.get(),
+            p.max_width.get(),
+        ) else {
+            continue;
+        };
+        let idle = g
+            .throttle
+            .get()
+            .is_some_and(|t| t.reasons.iter().any(|r| r == "GPU_IDLE"));
+        let link = format!("Gen{gen} x{w} (max Gen{max_gen} x{max_w})");
+        let key = format!("gpu:{}", g.index);
+        if w < max_w {
+            out.push(
+                Finding::new("GD034", Severity::Warning, format!("{}: PCIe link is x{w}, not x{max_w}", g.label()))
+                    .detail("The link trained narrower than the GPU supports: host↔device copies get a fraction of their bandwidth, and nothing logs an error. A slot wired for fewer lanes, a riser, a dirty or badly seated card, or a BIOS bifurcation setting are the usual causes.")
+                    .evidence(key.clone(), link.clone(), "NVML")
+                    .fix_text("Reseat the card or riser, use a slot wired x16 to the CPU, check the BIOS PCIe/bifurcation settings")
+                    .fix_cmd("Confirm what the link trained to", "sudo lspci -vv | grep -E 'LnkCap|LnkSta'"),
+            );
+        } else if gen < max_gen && !idle {
+            out.push(
+                Finding::new("GD034", Severity::Warning, format!("{}: PCIe link runs at Gen{gen} under load (max Gen{max_gen})", g.label()))
+                    .detail("Links drop generation when idle to save power, but this GPU is not idle. A link stuck at a lower generation gives a fraction of the copy bandwidth without any error (a link pinned with Hardware Autonomous Speed Disable, a riser, signal integrity).")
+                    .evidence(key, link, "NVML")
+                    .fix_text("Re-check while a job runs (idle links downtrain by design); if it stays low, reseat the card/riser and check BIOS PCIe speed settings")
+                    .fix_cmd("Watch the trained speed under load", "nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.gen.max,utilization.gpu --format=csv -l 1"),
+            );
+        }
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,36 @@
+//! GD038: persistence mode off on a Linux server: the driver tears the GPUs down when the
+//! last client exits, so every first CUDA call or nvidia-smi pays the initialisation again.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "persistence",
+    codes: &["GD038"],
+    checks: "persistence mode is on (servers) or irrelevant",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable("NVML did not answer".into());
+    };
+    if snap.is_wsl() {
+        return Outcome::NotApplicable("WSL has no persistence mode".into());
+    }
+    let off: Vec<u32> = sys
+        .devices
+        .iter()
+        .filter(|g| g.persistence_mode.get() == Some(&false))
+        .map(|g| g.index)
+        .collect();
+    if off.is_empty() {
+        return Outcome::Checked(vec![]);
+    }
+    let list = off.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    Outcome::Checked(vec![Finding::new("GD038", Severity::Info, format!("Persistence mode is off on GPU {list}"))
+        .detail("Without persistence the driver unloads the GPU state whenever no process holds it, so each new job (and each nvidia-smi) waits for re-initialisation — seconds on a multi-GPU node — and ECC/clock settings can be lost in between. Desktops with a display server do not need it; servers do.")
+        .evidence("persistence", format!("off on GPU {list}"), "NVML")
+        .fix_cmd("Enable the persistence daemon (survives reboots)", "sudo systemctl enable --now nvidia-persistenced")])
+}
