@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
@@ -40,6 +41,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Run every probe and rule and print the report (the default)')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain a finding code (GD012, gd012 or 12), or list every code')
             [CompletionResult]::new('toolkit', 'toolkit', [CompletionResultType]::ParameterValue, 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order')
+            [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
+            [CompletionResult]::new('__nvml-worker', '__nvml-worker', [CompletionResultType]::ParameterValue, 'Internal: load NVML in this child process and print its facts as JSON')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print the shell completion script for SHELL')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -54,6 +57,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
@@ -71,6 +75,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
             [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List every code with its one-line title')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
@@ -89,6 +94,45 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'gpudoctor;devices' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall time budget in seconds; a probe still running then is reported as timed out')
+            [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists')
+            [CompletionResult]::new('--only', '--only', [CompletionResultType]::ParameterName, 'Run only these probes and/or report only these codes (comma-separated)')
+            [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
+            [CompletionResult]::new('--detail', '--detail', [CompletionResultType]::ParameterName, 'Show everything about every GPU')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'gpudoctor;__nvml-worker' {
+            [CompletionResult]::new('--lib', '--lib', [CompletionResultType]::ParameterName, 'lib')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall time budget in seconds; a probe still running then is reported as timed out')
+            [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists')
+            [CompletionResult]::new('--only', '--only', [CompletionResultType]::ParameterName, 'Run only these probes and/or report only these codes (comma-separated)')
+            [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
@@ -106,6 +150,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
@@ -117,6 +162,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Run every probe and rule and print the report (the default)')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain a finding code (GD012, gd012 or 12), or list every code')
             [CompletionResult]::new('toolkit', 'toolkit', [CompletionResultType]::ParameterValue, 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order')
+            [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
+            [CompletionResult]::new('__nvml-worker', '__nvml-worker', [CompletionResultType]::ParameterValue, 'Internal: load NVML in this child process and print its facts as JSON')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print the shell completion script for SHELL')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -128,6 +175,12 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;help;toolkit' {
+            break
+        }
+        'gpudoctor;help;devices' {
+            break
+        }
+        'gpudoctor;help;__nvml-worker' {
             break
         }
         'gpudoctor;help;completions' {

@@ -16,11 +16,17 @@ _gpudoctor() {
             ",$1")
                 cmd="gpudoctor"
                 ;;
+            gpudoctor,__nvml-worker)
+                cmd="gpudoctor__subcmd____nvml__subcmd__worker"
+                ;;
             gpudoctor,check)
                 cmd="gpudoctor__subcmd__check"
                 ;;
             gpudoctor,completions)
                 cmd="gpudoctor__subcmd__completions"
+                ;;
+            gpudoctor,devices)
+                cmd="gpudoctor__subcmd__devices"
                 ;;
             gpudoctor,explain)
                 cmd="gpudoctor__subcmd__explain"
@@ -31,11 +37,17 @@ _gpudoctor() {
             gpudoctor,toolkit)
                 cmd="gpudoctor__subcmd__toolkit"
                 ;;
+            gpudoctor__subcmd__help,__nvml-worker)
+                cmd="gpudoctor__subcmd__help__subcmd____nvml__subcmd__worker"
+                ;;
             gpudoctor__subcmd__help,check)
                 cmd="gpudoctor__subcmd__help__subcmd__check"
                 ;;
             gpudoctor__subcmd__help,completions)
                 cmd="gpudoctor__subcmd__help__subcmd__completions"
+                ;;
+            gpudoctor__subcmd__help,devices)
+                cmd="gpudoctor__subcmd__help__subcmd__devices"
                 ;;
             gpudoctor__subcmd__help,explain)
                 cmd="gpudoctor__subcmd__help__subcmd__explain"
@@ -53,7 +65,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --help --version check explain toolkit completions help"
+            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help --version check explain toolkit devices __nvml-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -95,6 +107,68 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd____nvml__subcmd__worker)
+            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -103,7 +177,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -142,6 +216,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -153,7 +231,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__completions)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --help bash elvish fish powershell zsh"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -192,6 +270,64 @@ _gpudoctor() {
                     return 0
                     ;;
                 --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__devices)
+            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -203,7 +339,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --help"
+            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -245,6 +381,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -253,8 +393,22 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help)
-            opts="check explain toolkit completions help"
+            opts="check explain toolkit devices __nvml-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__help__subcmd____nvml__subcmd__worker)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -281,6 +435,20 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__help__subcmd__devices)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -337,7 +505,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__toolkit)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -376,6 +544,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

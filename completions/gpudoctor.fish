@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json color= root= timeout= fail-on= v/verbose only= skip= from= user= h/help V/version
+    string join \n format= json color= root= timeout= fail-on= v/verbose only= skip= from= user= nvml-lib= h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -39,6 +39,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l only -d 'Run only t
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -46,6 +47,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s V -l version -d 'Pr
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "__nvml-worker" -d 'Internal: load NVML in this child process and print its facts as JSON'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "completions" -d 'Print the shell completion script for SHELL'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l format -d 'Output format' -r -f -a "human\t''
@@ -63,6 +66,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l only -d 'R
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help'
@@ -81,6 +85,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l only -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l list -d 'List every code with its one-line title'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
@@ -100,9 +105,50 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l only -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l detail -d 'Show everything about every GPU'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l lib -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
 markdown\t''"
@@ -118,11 +164,14 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l only
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "__nvml-worker" -d 'Internal: load NVML in this child process and print its facts as JSON'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -97,6 +97,210 @@ struct Snapshot {
     libraries: Option<Libraries>,
     #[allow(dead_code)]
     python_sites: Option<Vec<Site>>,
+    nvml: Option<NvmlProbe>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlProbe {
+    library: String,
+    result: NvmlResult,
+}
+
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+enum NvmlResult {
+    Ok { system: NvmlSystem },
+    NotProbed { reason: String },
+    InitFailed { code: String, message: String },
+    TimedOut { seconds: f64 },
+    Crashed { signal: i32, stderr: String },
+    WorkerFailed { detail: String },
+}
+
+/// An NVML answer: exactly one of these keys.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum NField<T> {
+    Value(T),
+    NotSupported,
+    NotInDriver,
+    Error(String),
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlSystem {
+    driver_version: NField<String>,
+    cuda_driver_version: NField<String>,
+    nvml_version: NField<String>,
+    device_count: NField<u32>,
+    devices: Vec<NvmlGpu>,
+    topology: Vec<NvmlPair>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlPair {
+    a: u32,
+    b: u32,
+    common_ancestor: NField<String>,
+    p2p_read: NField<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlGpu {
+    index: u32,
+    handle_error: Option<String>,
+    name: NField<String>,
+    uuid: NField<String>,
+    serial: NField<String>,
+    pci_bus_id: NField<String>,
+    pci_device_id: NField<String>,
+    minor_number: NField<u32>,
+    architecture: NField<String>,
+    compute_capability: NField<String>,
+    memory: NField<NvmlMemory>,
+    bar1: NField<NvmlBar1>,
+    pcie: NvmlPcie,
+    temperature_c: NField<u32>,
+    temperature_slowdown_c: NField<u32>,
+    temperature_shutdown_c: NField<u32>,
+    power_usage_mw: NField<u32>,
+    power_limit_mw: NField<u32>,
+    clocks: NvmlClocks,
+    throttle: NField<NvmlThrottle>,
+    ecc: NvmlEcc,
+    retired_pages: NField<NvmlRetired>,
+    retired_pages_pending: NField<bool>,
+    remapped_rows: NField<NvmlRemapped>,
+    persistence_mode: NField<bool>,
+    compute_mode: NField<String>,
+    mig: NvmlMig,
+    processes: NField<Vec<NvmlProcess>>,
+    nvlinks: NField<Vec<bool>>,
+    fabric: NField<NvmlFabric>,
+    recovery_action: NField<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlMemory {
+    total: u64,
+    used: u64,
+    free: u64,
+    reserved: u64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlBar1 {
+    total: u64,
+    used: u64,
+    free: u64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlPcie {
+    generation: NField<u32>,
+    max_generation: NField<u32>,
+    width: NField<u32>,
+    max_width: NField<u32>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlClocks {
+    sm_mhz: NField<u32>,
+    memory_mhz: NField<u32>,
+    max_sm_mhz: NField<u32>,
+    max_memory_mhz: NField<u32>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlThrottle {
+    bits: u64,
+    reasons: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlEcc {
+    enabled: NField<bool>,
+    pending: NField<bool>,
+    volatile_corrected: NField<u64>,
+    volatile_uncorrected: NField<u64>,
+    aggregate_corrected: NField<u64>,
+    aggregate_uncorrected: NField<u64>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlRetired {
+    single_bit: u32,
+    double_bit: u32,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlRemapped {
+    correctable: u32,
+    uncorrectable: u32,
+    pending: bool,
+    failure: bool,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlMig {
+    enabled: NField<bool>,
+    pending: NField<bool>,
+    instances: Vec<NvmlMigInstance>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlMigInstance {
+    index: u32,
+    uuid: NField<String>,
+    memory_total: NField<u64>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlProcess {
+    pid: u32,
+    kind: String,
+    name: Option<String>,
+    used_memory: Option<u64>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvmlFabric {
+    state: String,
+    status: String,
 }
 
 // Read for its shape: deserialising is the check.
@@ -515,7 +719,10 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 8);
+    assert_eq!(s.probes.len(), 9);
+    let nvml = s.nvml.as_ref().expect("nvml");
+    assert_eq!(nvml.library, "libnvidia-ml.so.1");
+    assert!(matches!(nvml.result, NvmlResult::NotProbed { .. }));
     let tk = s.toolkits.as_ref().expect("toolkits");
     assert_eq!(tk.installs.len(), 1);
     assert_eq!(tk.installs[0].cuda.as_deref(), Some("13.0"));

@@ -280,7 +280,7 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
         match lib {
             None => {
                 return NvmlResult::NotProbed {
-                    reason: "not probed under --root: nothing is loaded from an inspected tree (name a library outside it with --nvml-lib)".into(),
+                    reason: "under --root nothing is loaded from the inspected tree; --nvml-lib names a library outside it".into(),
                 }
             }
             Some(p) if is_under(p, root) => {

@@ -464,7 +464,7 @@ fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool
             system.cuda_driver_version.get().map_or("?", String::as_str),
             system.device_count.get().copied().unwrap_or(0)
         ),
-        NvmlResult::NotProbed { reason } => format!("not probed: {reason}"),
+        NvmlResult::NotProbed { reason } => format!("not probed ({reason})"),
         NvmlResult::InitFailed { code, .. } if code == "library_not_found" => {
             format!("{} not found on the loader path", n.library)
         }
