@@ -143,3 +143,37 @@ fn this_machine_loader_cache_matches_ldconfig() {
         );
     }
 }
+
+#[test]
+fn debian_535_nvml_on_a_machine_without_the_driver() {
+    let Some(tree) = debian_tree() else { return };
+    // The real libnvidia-ml from Debian's libnvidia-ml1, loaded on this GPU-less machine.
+    let lib = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03");
+    assert!(lib.exists(), "{} missing from the tree", lib.display());
+    let (_, v) = json(gpudoctor().arg("--nvml-lib").arg(&lib).arg("check"));
+    let nvml = &v["snapshot"]["nvml"];
+    assert_eq!(nvml["result"]["status"], "init_failed", "{nvml:#}");
+    assert_eq!(nvml["result"]["code"], "driver_not_loaded", "{nvml:#}");
+    let f = findings(&v, "GD030");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("driver is not loaded"));
+    let out = run(gpudoctor().arg("--nvml-lib").arg(&lib).arg("devices"));
+    assert!(out.stdout.contains("driver_not_loaded"), "{}", out.stdout);
+    // Refused from inside --root: nothing there is ever loaded.
+    let (_, v) = json(
+        gpudoctor()
+            .arg("--root")
+            .arg(&tree)
+            .arg("--nvml-lib")
+            .arg(&lib)
+            .arg("check"),
+    );
+    assert_eq!(v["snapshot"]["nvml"]["result"]["status"], "not_probed");
+    assert!(v["snapshot"]["nvml"]["result"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("refused to load"));
+}

@@ -72,7 +72,13 @@ fn run(snap: &Snapshot) -> Outcome {
                     Some("sudo dmesg | grep -iE 'nvrm|xid'"),
                 ),
             };
-            let mut f = Finding::new("GD030", Severity::Error, title)
+            // No NVIDIA hardware and no module: "driver not loaded" is the expected answer.
+            let severity = if code == "driver_not_loaded" && !snap.nvidia_hardware_seen() {
+                Severity::Info
+            } else {
+                Severity::Error
+            };
+            let mut f = Finding::new("GD030", severity, title)
                 .detail(format!("nvmlInit failed: {message}. Without NVML, nvidia-smi and every monitoring tool fail, and CUDA usually fails the same way."))
                 .evidence("nvml", format!("{code}: {message}"), lib.clone())
                 .fix_text(fix_text);
