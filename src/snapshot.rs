@@ -36,6 +36,15 @@ pub struct Snapshot {
     pub nvml: Option<NvmlProbe>,
 }
 
+/// A GPU model as far as the rules need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownGpu {
+    pub name: String,
+    pub cc: crate::compat::ComputeCapability,
+    pub class: crate::compat::ProductClass,
+    pub source: String,
+}
+
 /// A driver version with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriverFact {
@@ -207,6 +216,50 @@ impl Snapshot {
             .unwrap_or_default();
         names.dedup();
         names
+    }
+
+    /// Each GPU model with its compute capability and product class: NVML's capability when
+    /// it answered, else looked up from the model name (compat::arch).
+    pub fn known_gpus(&self) -> Vec<KnownGpu> {
+        let from_nvml: Vec<KnownGpu> = self
+            .nvml_system()
+            .map(|s| {
+                s.devices
+                    .iter()
+                    .filter_map(|g| {
+                        let name = g.name.get()?.clone();
+                        let by_name = crate::compat::gpu_from_name(&name);
+                        let cc = g
+                            .compute_capability
+                            .get()
+                            .and_then(|c| crate::compat::ComputeCapability::parse(c))
+                            .or(by_name.as_ref().map(|m| m.cc))?;
+                        Some(KnownGpu {
+                            name,
+                            cc,
+                            class: by_name
+                                .map_or(crate::compat::ProductClass::Unknown, |m| m.class),
+                            source: "NVML".into(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !from_nvml.is_empty() {
+            return from_nvml;
+        }
+        self.gpu_names()
+            .into_iter()
+            .filter_map(|name| {
+                let m = crate::compat::gpu_from_name(&name)?;
+                Some(KnownGpu {
+                    name,
+                    cc: m.cc,
+                    class: m.class,
+                    source: m.source.to_string(),
+                })
+            })
+            .collect()
     }
 
     /// The toolkit builds use: torch's CUDA_HOME choice, else the shell's nvcc.

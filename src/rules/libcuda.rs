@@ -4,7 +4,7 @@
 //! (compat.md §1e; 803/804 otherwise).
 
 use super::{Outcome, Rule};
-use crate::compat::arch::{gpu_from_name, ProductClass};
+use crate::compat::arch::ProductClass;
 use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
 use crate::compat::{CudaVersion, DriverVersion};
 use crate::findings::{sh_quote, Finding, Severity};
@@ -113,9 +113,10 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
         });
     let base = snap.driver_version().filter(|d| d.kernel);
     let classes: Vec<(String, ProductClass)> = snap
-        .gpu_names()
+        .known_gpus()
         .into_iter()
-        .filter_map(|n| gpu_from_name(&n).map(|m| (n, m.class)))
+        .map(|g| (g.name, g.class))
+        .filter(|(_, c)| *c != ProductClass::Unknown)
         .collect();
     let unsupported_gpu = classes
         .iter()

@@ -3,7 +3,7 @@
 //! and a Pascal card it dropped. Compiler targets per toolkit: compat.md §2.
 
 use super::{Outcome, Rule};
-use crate::compat::arch::{compiler_targets, gpu_from_name, ARCHITECTURES};
+use crate::compat::arch::{compiler_targets, ARCHITECTURES};
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -24,18 +24,14 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(targets) = compiler_targets(v) else {
         return Outcome::NotApplicable(format!("no architecture list known for CUDA {v}"));
     };
-    let gpus: Vec<(String, _)> = snap
-        .gpu_names()
-        .into_iter()
-        .filter_map(|n| gpu_from_name(&n).map(|m| (n, m)))
-        .collect();
+    let gpus = snap.known_gpus();
     if gpus.is_empty() {
         return Outcome::NotApplicable("no GPU whose compute capability is known".into());
     }
     let mut findings = Vec::new();
     let mut seen = Vec::new();
-    for (name, model) in gpus {
-        let cc = model.cc;
+    for model in gpus {
+        let (name, cc) = (model.name.clone(), model.cc);
         if seen.contains(&cc) || targets.supports(cc) {
             continue;
         }
@@ -100,7 +96,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 )
                 .evidence(
                     "gpu",
-                    format!("{name}: compute capability {cc} (from its model name)"),
+                    format!("{name}: compute capability {cc}"),
                     model.source,
                 )
                 .fix_text(fix),

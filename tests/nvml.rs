@@ -1,0 +1,493 @@
+//! The NVML probe, its rules (GD018, GD029–GD040) and `gpudoctor devices`, through the real
+//! binary loading the fake libnvidia-ml (tests/fake_nvml) with `--nvml-lib`.
+
+mod util;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+use util::fake_nvml::*;
+use util::*;
+
+/// A fake root with `n` GPUs (kernel module, nodes, PCI) plus the fake NVML described by `cfg`.
+struct Node {
+    root: FakeRoot,
+    _cfg_dir: TempDir,
+    cfg: PathBuf,
+}
+
+impl Node {
+    fn new(n: usize, cfg: &FakeNvml) -> Node {
+        let dir = tempfile::tempdir().unwrap();
+        let path = cfg.write(dir.path());
+        Node {
+            root: FakeRoot::healthy(n),
+            _cfg_dir: dir,
+            cfg: path,
+        }
+    }
+
+    fn cmd(&self) -> assert_cmd::Command {
+        let mut c = self.root.cmd();
+        c.arg("--nvml-lib")
+            .arg(fake_nvml_lib())
+            .env(FAKE_NVML_ENV, &self.cfg);
+        c
+    }
+
+    fn check(&self) -> (i32, Value) {
+        json(self.cmd().arg("check"))
+    }
+}
+
+fn nvml(v: &Value) -> &Value {
+    &v["snapshot"]["nvml"]
+}
+
+#[test]
+fn hgx_node_is_healthy_and_every_fact_arrives() {
+    let node = Node::new(8, &FakeNvml::hgx_h100_8gpu());
+    let (code, v) = node.check();
+    assert_eq!(nvml(&v)["result"]["status"], "ok", "{:#}", nvml(&v));
+    let sys = &nvml(&v)["result"]["system"];
+    assert_eq!(sys["driver_version"]["value"], "580.95.05");
+    assert_eq!(sys["cuda_driver_version"]["value"], "13.0");
+    assert_eq!(sys["device_count"]["value"], 8);
+    assert_eq!(sys["topology"].as_array().unwrap().len(), 28);
+    let g = &sys["devices"][3];
+    assert_eq!(g["name"]["value"], "NVIDIA H100 80GB HBM3");
+    assert_eq!(g["compute_capability"]["value"], "9.0");
+    assert_eq!(g["pcie"]["max_generation"]["value"], 5);
+    assert_eq!(g["nvlinks"]["value"].as_array().unwrap().len(), 18);
+    assert_eq!(g["fabric"]["value"]["state"], "completed");
+    assert_eq!(g["ecc"]["enabled"]["value"], true);
+    let codes = codes(&v);
+    assert!(
+        codes
+            .iter()
+            .all(|c| !("GD029".."GD041").contains(&c.as_str())),
+        "{:#}",
+        v["findings"]
+    );
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+
+    let out = run(node.cmd().arg("devices"));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out
+        .stdout
+        .contains("NVML 13.580.95.05 · driver 580.95.05 · CUDA 13.0 · 8 GPU(s)"));
+    assert_eq!(
+        out.stdout.matches("NVIDIA H100 80GB HBM3").count(),
+        8,
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("No GPU problems found."));
+    let (_, d) = json(node.cmd().arg("devices"));
+    assert_eq!(d["gpus"].as_array().unwrap().len(), 8);
+    let caps = d["gpus"][0]["capabilities"].as_array().unwrap();
+    let fp8 = caps
+        .iter()
+        .find(|c| c["key"] == "fp8_tensor_cores")
+        .unwrap();
+    assert_eq!(fp8["support"], "yes");
+    let detail = run(node.cmd().args(["devices", "5"]));
+    assert!(
+        detail.stdout.contains("GPU 5 (NVIDIA H100 80GB HBM3)"),
+        "{}",
+        detail.stdout
+    );
+    assert!(detail.stdout.contains("18 of 18 links active"));
+    assert!(!detail.stdout.contains("GPU 4 (NVIDIA"));
+    let bad = run(node.cmd().args(["devices", "9"]));
+    assert_eq!(bad.code, 2);
+}
+
+#[test]
+fn consumer_card_not_supported_fields_are_not_errors() {
+    let node = Node::new(1, &FakeNvml::consumer_rtx4090());
+    let (code, v) = node.check();
+    let g = &nvml(&v)["result"]["system"]["devices"][0];
+    assert_eq!(g["ecc"]["enabled"], "not_supported");
+    assert_eq!(g["nvlinks"], "not_supported");
+    // Persistence off: a note, not a failure.
+    let f = findings(&v, "GD038");
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0]["severity"], "info");
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+    let detail = run(node.cmd().args(["devices", "--detail"]));
+    assert!(detail.stdout.contains("not supported"), "{}", detail.stdout);
+}
+
+#[test]
+fn mig_instances_and_cuda_visible_devices() {
+    let node = Node::new(1, &FakeNvml::mig_a100());
+    let (_, v) = node.check();
+    let f = findings(&v, "GD037");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "info");
+    let mig = nvml(&v)["result"]["system"]["devices"][0]["mig"].clone();
+    assert_eq!(mig["instances"].as_array().unwrap().len(), 2);
+    let first = mig["instances"][0]["uuid"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(fix_commands(f[0]).contains(&first));
+
+    // An index with MIG on: a warning, the fix names a MIG UUID.
+    let (_, v) = json(node.cmd().env("CUDA_VISIBLE_DEVICES", "0").arg("check"));
+    assert_eq!(findings(&v, "GD037")[0]["severity"], "warning");
+    // A MIG UUID that is not here: GD010.
+    let (code, v) = json(
+        node.cmd()
+            .env(
+                "CUDA_VISIBLE_DEVICES",
+                "MIG-00000000-dead-beef-0000-000000000000",
+            )
+            .arg("check"),
+    );
+    let f = findings(&v, "GD010");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    assert_eq!(code, 1);
+    // The real one (a unique prefix is enough for CUDA): fine.
+    let (_, v) = json(
+        node.cmd()
+            .env("CUDA_VISIBLE_DEVICES", &first[..20])
+            .arg("check"),
+    );
+    assert!(findings(&v, "GD010").is_empty(), "{:#}", v["findings"]);
+}
+
+#[test]
+fn gpu_uuid_not_on_this_node() {
+    let node = Node::new(8, &FakeNvml::hgx_h100_8gpu());
+    let (_, v) = json(
+        node.cmd()
+            .env(
+                "CUDA_VISIBLE_DEVICES",
+                "GPU-ffffffff-0000-0000-0000-000000000000",
+            )
+            .arg("check"),
+    );
+    let f = findings(&v, "GD010");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("which no GPU here has"));
+}
+
+#[test]
+fn pcie_width_always_generation_only_under_load_case_10() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.gpu(3).pcie.as_mut().unwrap().width = 4;
+    // GPU 5 at Gen2 while idle: power saving, not a fault.
+    cfg.gpu(5).pcie.as_mut().unwrap().gen = 2;
+    cfg.gpu(5).throttle_reasons = Some(THROTTLE_GPU_IDLE);
+    let node = Node::new(8, &cfg);
+    let (code, v) = node.check();
+    let f = findings(&v, "GD034");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("GPU 3"));
+    assert!(f[0]["title"].as_str().unwrap().contains("x4, not x16"));
+    assert_eq!(f[0]["severity"], "warning");
+    assert_eq!(code, 0);
+
+    // Gen2 under load (no GPU_IDLE): reported.
+    cfg.gpu(5).throttle_reasons = Some(THROTTLE_SW_POWER_CAP);
+    let node = Node::new(8, &cfg);
+    let (_, v) = node.check();
+    let f = findings(&v, "GD034");
+    assert!(
+        f.iter()
+            .any(|f| f["title"].as_str().unwrap().contains("Gen2 under load")),
+        "{:#}",
+        v["findings"]
+    );
+}
+
+#[test]
+fn ecc_failures_call_for_reset_or_rma() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.gpu(1)
+        .ecc
+        .as_mut()
+        .unwrap()
+        .volatile
+        .as_mut()
+        .unwrap()
+        .uncorrected = 2;
+    cfg.gpu(2).remapped_rows = Some(RemappedRows {
+        correctable: 0,
+        uncorrectable: 1,
+        pending: true,
+        failure: false,
+    });
+    cfg.gpu(6).remapped_rows = Some(RemappedRows {
+        correctable: 0,
+        uncorrectable: 8,
+        pending: false,
+        failure: true,
+    });
+    let node = Node::new(8, &cfg);
+    let (code, v) = node.check();
+    let f = findings(&v, "GD033");
+    assert_eq!(f.len(), 3, "{:#}", v["findings"]);
+    assert!(f.iter().all(|f| f["severity"] == "error"));
+    let by_gpu = |i: u32| {
+        f.iter()
+            .find(|f| {
+                f["title"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("GPU {i} "))
+            })
+            .unwrap_or_else(|| panic!("no finding for GPU {i}"))
+    };
+    assert!(by_gpu(1)["title"]
+        .as_str()
+        .unwrap()
+        .contains("2 uncorrectable ECC"));
+    assert!(by_gpu(2)["title"]
+        .as_str()
+        .unwrap()
+        .contains("row remap is pending"));
+    assert!(fix_commands(by_gpu(2)).contains("nvidia-smi -r"));
+    assert!(fix_commands(by_gpu(6)).contains("RMA"));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn version_mismatch_after_an_upgrade_case_05() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.init_error = Some(18);
+    let node = Node::new(1, &cfg);
+    let (code, v) = node.check();
+    assert_eq!(nvml(&v)["result"]["code"], "lib_rm_version_mismatch");
+    let f = findings(&v, "GD018");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["value"]
+            .as_str()
+            .unwrap()
+            .contains("Driver/library version mismatch")));
+    assert!(fix_commands(f[0]).contains("Reboot"));
+    assert!(findings(&v, "GD030").is_empty());
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn init_failures_name_their_cause() {
+    for (err, code, needle) in [
+        (9, "driver_not_loaded", "driver is not loaded"),
+        (4, "no_permission", "not permitted"),
+        (999, "unknown", "failed to initialise"),
+    ] {
+        let mut cfg = FakeNvml::hgx_h100_8gpu();
+        cfg.faults.init_error = Some(err);
+        let node = Node::new(1, &cfg);
+        let (exit, v) = node.check();
+        assert_eq!(nvml(&v)["result"]["code"], code);
+        let f = findings(&v, "GD030");
+        assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+        assert_eq!(f[0]["severity"], "error");
+        assert!(
+            f[0]["title"].as_str().unwrap().contains(needle),
+            "{}",
+            f[0]["title"]
+        );
+        assert_eq!(exit, 1);
+    }
+}
+
+#[test]
+fn a_hung_driver_is_reported_within_the_budget() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.hang_in = Some("nvmlDeviceGetName".into());
+    let node = Node::new(1, &cfg);
+    let start = Instant::now();
+    let (code, v) = json(node.cmd().args(["--timeout", "2", "check"]));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(nvml(&v)["result"]["status"], "timed_out");
+    let f = findings(&v, "GD031");
+    assert_eq!(f.len(), 1);
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("did not answer within"));
+    assert_eq!(code, 1);
+    // The rest of the report is there.
+    assert_eq!(v["snapshot"]["probes"]["device_nodes"]["status"], "ok");
+    let out = run(node.cmd().args(["--timeout", "2", "devices"]));
+    assert!(out.stdout.contains("did not answer"), "{}", out.stdout);
+}
+
+#[test]
+fn a_crashing_driver_is_a_finding_not_a_crash() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.crash_in = Some("nvmlDeviceGetUUID".into());
+    let node = Node::new(1, &cfg);
+    let (code, v) = node.check();
+    assert_eq!(nvml(&v)["result"]["status"], "crashed");
+    assert_eq!(nvml(&v)["result"]["signal"], 11);
+    let f = findings(&v, "GD031");
+    assert!(f[0]["title"].as_str().unwrap().contains("signal 11"));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn missing_library_with_the_module_loaded() {
+    let root = FakeRoot::healthy(1);
+    root.file("proc/1/cgroup", "0::/docker/0123456789abcdef\n")
+        .file(".dockerenv", "");
+    let (code, v) = json(
+        root.cmd()
+            .arg("--nvml-lib")
+            .arg("/nonexistent/libnvidia-ml.so.1")
+            .arg("check"),
+    );
+    assert_eq!(nvml(&v)["result"]["code"], "library_not_found");
+    let f = findings(&v, "GD029");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(
+        fix_commands(f[0]).contains("--gpus all"),
+        "{}",
+        fix_commands(f[0])
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn exclusive_gpu_already_held_case_09() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    // NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3; pid 1 stands in for the DIGITS process.
+    cfg.gpu(0).compute_mode = Some(3);
+    cfg.gpu(0).compute_processes = Some(vec![Process {
+        pid: 1,
+        used_memory: Some(70 << 30),
+        gpu_instance_id: None,
+        compute_instance_id: None,
+    }]);
+    let node = Node::new(8, &cfg);
+    let (code, v) = node.check();
+    let f = findings(&v, "GD036");
+    let busy = f
+        .iter()
+        .find(|f| f["title"].as_str().unwrap().contains("Exclusive_Process"))
+        .unwrap_or_else(|| panic!("{:#}", v["findings"]));
+    assert_eq!(busy["severity"], "error");
+    assert!(busy["title"].as_str().unwrap().contains("pid 1"));
+    assert!(fix_commands(busy).contains("CUDA_VISIBLE_DEVICES"));
+    // 70 of 80 GiB held: the memory warning too.
+    assert!(f.iter().any(|f| f["severity"] == "warning"
+        && f["title"]
+            .as_str()
+            .unwrap()
+            .contains("other processes hold")));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn lost_gpu_throttling_fabric_and_node_count() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.gpu(5).lost = true;
+    cfg.gpu(2).throttle_reasons = Some(THROTTLE_HW_SLOWDOWN | THROTTLE_SW_POWER_CAP);
+    cfg.gpu(7).fabric.as_mut().unwrap().state = FabricState::InProgress;
+    // Only 6 nodes for 8 GPUs.
+    let node = Node::new(8, &cfg);
+    node.root.remove("dev/nvidia6").remove("dev/nvidia7");
+    let (code, v) = node.check();
+    let f = findings(&v, "GD032");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("GPU 5 has fallen off the bus"));
+    let f = findings(&v, "GD035");
+    assert_eq!(f.len(), 1);
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("hardware slowdown"));
+    let f = findings(&v, "GD039");
+    assert_eq!(f.len(), 1);
+    assert!(f[0]["title"].as_str().unwrap().contains("GPU 7"));
+    assert!(fix_commands(f[0]).contains("nvidia-fabricmanager"));
+    let f = findings(&v, "GD040");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("8 GPU(s) but 6"));
+    assert_eq!(code, 1);
+    let out = run(node.cmd().arg("devices"));
+    assert!(
+        out.stdout.contains("unreachable: gpu_is_lost"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn an_older_driver_without_a_function_is_not_an_error() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.missing = vec![
+        "nvmlDeviceGetRemappedRows".into(),
+        "nvmlDeviceGetGpuFabricInfo".into(),
+    ];
+    let node = Node::new(8, &cfg);
+    let (code, v) = node.check();
+    let g = &nvml(&v)["result"]["system"]["devices"][0];
+    assert_eq!(g["remapped_rows"], "not_in_driver");
+    assert_eq!(g["fabric"], "not_in_driver");
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+}
+
+#[test]
+fn cuda_order_differs_from_nvml_order() {
+    // A slow card on the first bus, a fast one behind it: CUDA's default puts the fast first.
+    let mut cfg = FakeNvml::consumer_rtx4090();
+    let mut h100 = Gpu::h100(1);
+    h100.pci.as_mut().unwrap().bus_id = "00000000:19:00.0".into();
+    cfg.devices.push(h100);
+    let node = Node::new(2, &cfg);
+    let (_, d) = json(node.cmd().arg("devices"));
+    assert_eq!(d["gpus"][0]["cuda_index"], 1);
+    assert_eq!(d["gpus"][1]["cuda_index"], 0);
+    let out = run(node.cmd().arg("devices"));
+    assert!(
+        out.stdout.contains("CUDA_DEVICE_ORDER=PCI_BUS_ID"),
+        "{}",
+        out.stdout
+    );
+    let (_, d) = json(
+        node.cmd()
+            .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+            .arg("devices"),
+    );
+    assert_eq!(d["gpus"][0]["cuda_index"], 0);
+}
+
+#[test]
+fn toolkit_rules_use_nvml_compute_capability() {
+    // The driver's model name is unknown to the name table; NVML's CC decides.
+    let mut cfg = FakeNvml::consumer_rtx4090();
+    cfg.gpu(0).name = Some("NVIDIA Engineering Sample".into());
+    let node = Node::new(1, &cfg);
+    node.root
+        .driver_gpu("0000:18:00.0", "NVIDIA Engineering Sample", 0)
+        .toolkit("usr/local/cuda-11.5", "11.5.2")
+        .remove("usr/local/cuda")
+        .link("/usr/local/cuda-11.5", "usr/local/cuda");
+    let (_, v) = node.check();
+    let f = findings(&v, "GD023");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("sm_89"));
+}
