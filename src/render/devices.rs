@@ -127,6 +127,14 @@ fn f<T: std::fmt::Display>(field: &Field<T>) -> String {
     }
 }
 
+fn onoff(field: &Field<bool>) -> String {
+    match field.get() {
+        Some(true) => "on".into(),
+        Some(false) => "off".into(),
+        None => field.why_missing().to_string(),
+    }
+}
+
 fn nvml_status(n: Option<&NvmlProbe>) -> Result<String, String> {
     let Some(n) = n else {
         return Err("the nvml probe did not run".into());
@@ -157,7 +165,11 @@ fn nvml_status(n: Option<&NvmlProbe>) -> Result<String, String> {
 pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
     let mut out = String::new();
     match nvml_status(v.nvml) {
-        Ok(line) => out.push_str(&format!("{}\n\n", st.bold(&line))),
+        Ok(line) => out.push_str(&format!(
+            "{}\n{}",
+            st.bold(&line),
+            if detail { "" } else { "\n" }
+        )),
         Err(why) => {
             out.push_str(&format!("{}\n", st.red(&printable(&why))));
             out.push_str("No GPU details without NVML; `gpudoctor check` shows what the kernel, PCI bus and device nodes say.\n");
@@ -399,7 +411,7 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     );
     add("ecc", format!(
         "{} (pending {}) · volatile corrected {} uncorrected {} · aggregate corrected {} uncorrected {}",
-        f(&g.ecc.enabled), f(&g.ecc.pending), f(&g.ecc.volatile_corrected), f(&g.ecc.volatile_uncorrected), f(&g.ecc.aggregate_corrected), f(&g.ecc.aggregate_uncorrected)
+        onoff(&g.ecc.enabled), onoff(&g.ecc.pending), f(&g.ecc.volatile_corrected), f(&g.ecc.volatile_uncorrected), f(&g.ecc.aggregate_corrected), f(&g.ecc.aggregate_uncorrected)
     ));
     add(
         "retired pages",
@@ -423,14 +435,14 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
             None => g.remapped_rows.why_missing().into(),
         },
     );
-    add("persistence", f(&g.persistence_mode));
+    add("persistence", onoff(&g.persistence_mode));
     add("compute mode", f(&g.compute_mode));
     add(
         "mig",
         format!(
             "{} (pending {}){}",
-            f(&g.mig.enabled),
-            f(&g.mig.pending),
+            onoff(&g.mig.enabled),
+            onoff(&g.mig.pending),
             g.mig
                 .instances
                 .iter()

@@ -41,6 +41,18 @@ fn run(snap: &Snapshot) -> Outcome {
             let mut f = Finding::new("GD029", Severity::Error, format!("The NVIDIA kernel module is loaded but NVML ({lib}) cannot be loaded"))
                 .detail("The driver's user-space half (libnvidia-ml, libcuda, nvidia-smi) is missing or not on the loader path, so nvidia-smi fails and CUDA finds no driver. In a container it means the NVIDIA runtime did not mount the driver libraries.")
                 .evidence("nvml", message.clone(), lib.clone());
+            // Where the loader looked, from the libraries probe.
+            if let Some(l) = snap.libraries.as_ref() {
+                let searched = format!(
+                    "libnvidia-ml.so.1: not in LD_LIBRARY_PATH ({}), {} or {}",
+                    if l.search.ld_library_path.is_empty() { "unset".to_string() } else { l.search.ld_library_path.join(":") },
+                    l.search.cache.source,
+                    l.search.default_dirs.join(" ")
+                );
+                if l.by_soname("libnvidia-ml.so.1").and_then(|x| x.loaded()).is_none() {
+                    f = f.context(searched, "libraries probe");
+                }
+            }
             f = if snap.container_kind().is_some() {
                 f.fix_cmd("Start the container with the GPUs and driver libraries (NVIDIA Container Toolkit on the host)", "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility IMAGE")
                     .fix_text("NVIDIA_DRIVER_CAPABILITIES must include utility (NVML, nvidia-smi) and compute (libcuda)")
