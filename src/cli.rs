@@ -140,7 +140,7 @@ pub struct GlobalOpts {
     #[arg(long, global = true, value_name = "USER")]
     pub user: Option<String>,
     /// Load NVML from this file instead of the loader's libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root
-    #[arg(long, global = true, value_name = "PATH", env = "GPUDOCTOR_NVML_LIB")]
+    #[arg(long, global = true, value_name = "PATH")]
     pub nvml_lib: Option<PathBuf>,
 }
 
@@ -190,7 +190,9 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Check => check(g),
         Command::Toolkit => toolkit(g),
         Command::Devices { index, detail } => devices(g, index, detail),
-        Command::NvmlWorker { lib } => emit(crate::nvml_worker::run(&lib).as_bytes()),
+        Command::NvmlWorker { lib } => crate::nvml_worker::main(&lib)
+            .map(|_| 0)
+            .map_err(|e| CliError::Internal(format!("NVML worker: writing the answer: {e}"))),
         Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
@@ -446,7 +448,12 @@ fn gather(
                 user: g.user.clone(),
                 timeout: Duration::from_secs_f64(g.timeout),
                 enabled: probes_wanted.to_vec(),
-                nvml_lib: g.nvml_lib.clone(),
+                // The flag wins; the variable (when set and not empty) stands in for it.
+                nvml_lib: g.nvml_lib.clone().or_else(|| {
+                    env.get_str(envvars::GPUDOCTOR_NVML_LIB)
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from)
+                }),
             };
             probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
         }

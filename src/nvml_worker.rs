@@ -22,19 +22,66 @@ const MAX_NVLINKS: u32 = 18;
 /// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (nvml.h, R550+).
 const FI_RECOVERY_ACTION: u32 = 230;
 
-pub fn run(lib: &str) -> String {
-    let out = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
-        Ok(nvml) => WorkerOutput::Ok {
-            system: system(&nvml, lib),
-        },
-        Err(e) => WorkerOutput::InitFailed {
-            code: error_code(&e).to_string(),
-            message: init_message(&e, lib),
-        },
+/// Runs the worker and writes its JSON answer to the original stdout. The vendor library
+/// gets stderr as its stdout, so nothing it prints can corrupt the answer.
+pub fn main(lib: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup/dup2 on the process's own standard descriptors.
+    let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
+    if answer_fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above; failure leaves stdout as it was, which only risks a noisy library.
+    unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
+    let (json, nvml) = run(lib);
+    // SAFETY: answer_fd is a fresh descriptor this function owns.
+    let mut out = unsafe { std::fs::File::from_raw_fd(answer_fd) };
+    out.write_all(json.as_bytes())?;
+    out.flush()?;
+    drop(out);
+    // nvmlShutdown can hang or crash like any NVML call; the process is about to exit and
+    // the driver cleans up after it, so it is skipped (after the answer is out).
+    std::mem::forget(nvml);
+    Ok(())
+}
+
+/// The JSON answer, and the live NVML handle (the caller decides when to let it go).
+pub fn run(lib: &str) -> (String, Option<Nvml>) {
+    let (out, nvml) = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+        Ok(nvml) => (
+            WorkerOutput::Ok {
+                system: system(&nvml, lib),
+            },
+            Some(nvml),
+        ),
+        Err(e) => (
+            WorkerOutput::InitFailed {
+                code: init_code(&e, lib).to_string(),
+                message: init_message(&e, lib),
+            },
+            None,
+        ),
     };
-    serde_json::to_string(&out).unwrap_or_else(|e| {
+    let json = serde_json::to_string(&out).unwrap_or_else(|e| {
         format!("{{\"status\":\"init_failed\",\"code\":\"internal\",\"message\":\"could not encode the answer: {e}\"}}")
-    })
+    });
+    (json, nvml)
+}
+
+/// A library that exists but cannot be loaded (not ELF, wrong architecture, missing
+/// dependencies) is not "not found".
+fn init_code(e: &NvmlError, lib: &str) -> &'static str {
+    match e {
+        // A named file that exists failed to load for another reason (or a dependency of
+        // it is missing, which dlerror also words as "No such file").
+        NvmlError::LibloadingError(_)
+            if lib.contains('/') && std::path::Path::new(lib).exists() =>
+        {
+            "library_unloadable"
+        }
+        other => error_code(other),
+    }
 }
 
 /// NVML's error as a stable snake-case code for the report.
@@ -64,6 +111,9 @@ pub fn error_code(e: &NvmlError) -> &'static str {
 
 fn init_message(e: &NvmlError, lib: &str) -> String {
     match e {
+        NvmlError::LibloadingError(inner) if lib.contains('/') => {
+            format!("could not load {lib}: {inner}")
+        }
         NvmlError::LibloadingError(inner) => format!(
             "could not load {lib}: {inner} (searched as the dynamic loader does: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories)"
         ),
@@ -343,9 +393,11 @@ fn processes(d: &Device) -> Field<Vec<Process>> {
     let graphics = field(d.running_graphics_processes());
     let mut all = Vec::new();
     let mut any = None;
+    let mut answered = 0;
     for (kind, list) in [("compute", compute), ("graphics", graphics)] {
         match list {
             Field::Value(ps) => {
+                answered += 1;
                 for p in ps {
                     all.push(Process {
                         pid: p.pid,
@@ -363,9 +415,10 @@ fn processes(d: &Device) -> Field<Vec<Process>> {
             other => any = Some(other.map(|_| Vec::new())),
         }
     }
-    // Both lists failed: say why; one failing (graphics on a compute GPU) is normal.
-    match (all.is_empty(), any) {
-        (true, Some(other)) if !matches!(other, Field::Value(_)) => other,
+    // Only when neither list answered is the field missing; one failing (graphics on a
+    // compute-only GPU) is normal.
+    match (answered, any) {
+        (0, Some(other)) => other,
         _ => Field::Value(all),
     }
 }

@@ -48,6 +48,8 @@ pub enum RunError {
 pub struct Runner {
     root: Option<PathBuf>,
     output_limit: usize,
+    /// Variables removed from the child's environment.
+    env_remove: Vec<&'static str>,
 }
 
 impl Runner {
@@ -55,11 +57,18 @@ impl Runner {
         Runner {
             root,
             output_limit: OUTPUT_LIMIT,
+            env_remove: Vec::new(),
         }
     }
 
     pub fn with_output_limit(mut self, limit: usize) -> Self {
         self.output_limit = limit;
+        self
+    }
+
+    /// Runs children without these environment variables.
+    pub fn without_env(mut self, names: &[&'static str]) -> Self {
+        self.env_remove.extend_from_slice(names);
         self
     }
 
@@ -84,7 +93,26 @@ impl Runner {
             }
         }
         let start = Instant::now();
-        let mut child = Command::new(program)
+        let mut cmd = Command::new(program);
+        for name in &self.env_remove {
+            cmd.env_remove(name);
+        }
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+        // functions (prctl, getppid, _exit).
+        unsafe {
+            cmd.pre_exec(move || {
+                // Die with gpudoctor: a child stuck in a hung driver must not outlive a
+                // Ctrl-C, a kill or an abandoned probe. (If gpudoctor died before prctl
+                // took effect, the child was already re-parented: leave at once.)
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -200,8 +200,18 @@ fn pcie_width_always_generation_only_under_load_case_10() {
     assert_eq!(f[0]["severity"], "warning");
     assert_eq!(code, 0);
 
-    // Gen2 under load (no GPU_IDLE): reported.
+    // Gen2 with no GPU_IDLE but no process either: still not judged (no evidence of load).
     cfg.gpu(5).throttle_reasons = Some(THROTTLE_SW_POWER_CAP);
+    let node = Node::new(8, &cfg);
+    let (_, v) = node.check();
+    assert_eq!(findings(&v, "GD034").len(), 1, "{:#}", v["findings"]);
+    // Gen2 under load (a compute process, no GPU_IDLE): reported.
+    cfg.gpu(5).compute_processes = Some(vec![Process {
+        pid: 1,
+        used_memory: Some(1 << 30),
+        gpu_instance_id: None,
+        compute_instance_id: None,
+    }]);
     let node = Node::new(8, &cfg);
     let (_, v) = node.check();
     let f = findings(&v, "GD034");
@@ -494,4 +504,200 @@ fn toolkit_rules_use_nvml_compute_capability() {
     let f = findings(&v, "GD023");
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
     assert!(f[0]["title"].as_str().unwrap().contains("sm_89"));
+}
+
+// ---- regressions from review ------------------------------------------------------------
+
+fn unique_fake_lib(dir: &std::path::Path) -> PathBuf {
+    // A copy under a unique name, so this test's worker can be found in /proc.
+    let lib = dir.join(format!("libfake-{}.so", std::process::id()));
+    std::fs::copy(fake_nvml_lib(), &lib).unwrap();
+    lib
+}
+
+fn workers_running(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(needle))
+        .count()
+}
+
+#[test]
+fn a_hung_worker_dies_with_gpudoctor() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.hang_in = Some("nvmlInit_v2".into());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_path = cfg.write(dir.path());
+    let lib = unique_fake_lib(dir.path());
+    let needle = lib.display().to_string();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpudoctor"))
+        .arg("--nvml-lib")
+        .arg(&lib)
+        .args(["--timeout", "60", "check"])
+        .env(FAKE_NVML_ENV, &cfg_path)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while workers_running(&needle) == 0 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(workers_running(&needle) > 0, "the worker never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let start = Instant::now();
+    while workers_running(&needle) > 0 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        workers_running(&needle),
+        0,
+        "the NVML worker outlived gpudoctor"
+    );
+}
+
+#[test]
+fn a_bare_library_name_is_refused_under_root() {
+    let node = Node::new(1, &FakeNvml::hgx_h100_8gpu());
+    install_libnvidia_ml(&node.root.p("usr/lib"));
+    // A bare name is refused under --root.
+    let (_, v) = json(
+        node.root
+            .cmd()
+            .args(["--nvml-lib", "libnvidia-ml.so.1", "check"]),
+    );
+    assert_eq!(nvml(&v)["result"]["status"], "not_probed", "{:#}", nvml(&v));
+    assert!(nvml(&v)["result"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("bare name"));
+}
+
+#[test]
+fn the_environment_variable_is_a_default_not_a_flag() {
+    let node = Node::new(1, &FakeNvml::consumer_rtx4090());
+    let (_, v) = json(
+        node.root
+            .cmd()
+            .env("GPUDOCTOR_NVML_LIB", fake_nvml_lib())
+            .env(FAKE_NVML_ENV, &node.cfg)
+            .arg("check"),
+    );
+    assert_eq!(nvml(&v)["result"]["status"], "ok");
+    // Saved and replayed with the variable still set: --from is not refused.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("r.json");
+    std::fs::write(&saved, serde_json::to_string(&v).unwrap()).unwrap();
+    let r = run(gpudoctor()
+        .env("GPUDOCTOR_NVML_LIB", fake_nvml_lib())
+        .args(["check", "--from"])
+        .arg(&saved));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("GPU 0"), "{}", r.stdout);
+    // An empty value is unset.
+    let r = run(gpudoctor()
+        .env("GPUDOCTOR_NVML_LIB", "")
+        .args(["check", "--json"]));
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+}
+
+#[test]
+fn mig_warning_only_when_the_mig_gpu_is_selected_whole() {
+    let mut cfg = FakeNvml::mig_a100();
+    let mut h100 = Gpu::h100(1);
+    h100.pci.as_mut().unwrap().bus_id = "00000000:19:00.0".into();
+    cfg.devices.push(h100);
+    let node = Node::new(2, &cfg);
+    let (_, v) = json(node.cmd().env("CUDA_VISIBLE_DEVICES", "1").arg("check"));
+    let f = findings(&v, "GD037");
+    assert_eq!(f[0]["severity"], "info", "{:#}", v["findings"]);
+    let (_, v) = json(node.cmd().env("CUDA_VISIBLE_DEVICES", "0").arg("check"));
+    assert_eq!(findings(&v, "GD037")[0]["severity"], "warning");
+}
+
+#[test]
+fn graphics_contexts_and_mig_memory_are_not_held_against_the_gpu() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.gpu(0).compute_mode = Some(3);
+    cfg.gpu(0).compute_processes = Some(Vec::new());
+    cfg.gpu(0).graphics_processes = Some(vec![Process {
+        pid: 1,
+        used_memory: Some(1 << 30),
+        gpu_instance_id: None,
+        compute_instance_id: None,
+    }]);
+    let node = Node::new(8, &cfg);
+    let (_, v) = node.check();
+    assert!(findings(&v, "GD036").is_empty(), "{:#}", v["findings"]);
+
+    // MIG instances each with their own memory: no "other processes hold" sum.
+    let mut cfg = FakeNvml::mig_a100();
+    for gi in [1, 2] {
+        cfg.gpu(0)
+            .compute_processes
+            .get_or_insert_with(Vec::new)
+            .push(Process {
+                pid: 1,
+                used_memory: Some(19 << 30),
+                gpu_instance_id: Some(gi),
+                compute_instance_id: Some(0),
+            });
+    }
+    let node = Node::new(1, &cfg);
+    let (_, v) = node.check();
+    assert!(findings(&v, "GD036").is_empty(), "{:#}", v["findings"]);
+}
+
+#[test]
+fn shutdown_hangs_lose_nothing_and_half_answers_count() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.hang_in = Some("nvmlShutdown".into());
+    // Compute answers [], graphics is not supported: an empty list, not "not supported".
+    cfg.gpu(0).compute_processes = Some(Vec::new());
+    cfg.gpu(0).graphics_processes = None;
+    let node = Node::new(8, &cfg);
+    let (_, v) = json(node.cmd().args(["--timeout", "3", "check"]));
+    assert_eq!(nvml(&v)["result"]["status"], "ok", "{:#}", nvml(&v));
+    let procs = &nvml(&v)["result"]["system"]["devices"][0]["processes"];
+    assert_eq!(procs["value"], serde_json::json!([]), "{procs:#}");
+}
+
+#[test]
+fn a_file_that_is_no_library_is_not_missing() {
+    let root = FakeRoot::healthy(1);
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("libnvidia-ml.so.1");
+    std::fs::write(&junk, "not a library").unwrap();
+    let (_, v) = json(root.cmd().arg("--nvml-lib").arg(&junk).arg("check"));
+    assert_eq!(
+        nvml(&v)["result"]["code"],
+        "library_unloadable",
+        "{:#}",
+        nvml(&v)
+    );
+    let f = findings(&v, "GD030");
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("exists but cannot be loaded"));
+    assert!(findings(&v, "GD029").is_empty());
+}
+
+#[test]
+fn detail_of_a_lost_gpu_and_of_mig_instances_reads_well() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.gpu(5).lost = true;
+    let node = Node::new(8, &cfg);
+    let out = run(node.cmd().args(["devices", "5"]));
+    assert_eq!(
+        out.stdout.matches("gpu_is_lost").count(),
+        1,
+        "{}",
+        out.stdout
+    );
+    let node = Node::new(1, &FakeNvml::mig_a100());
+    let out = run(node.cmd().args(["devices", "0"]));
+    assert!(!out.stdout.contains("\\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("  instance 0"), "{}", out.stdout);
 }

@@ -268,10 +268,20 @@ impl NvmlProbe {
 
 /// Runs the worker on `lib` (None: the loader's default) within `timeout`.
 pub fn probe(fs: &HostFs, lib: Option<&Path>, timeout: Duration) -> NvmlProbe {
+    // A file named relative to the working directory is that file; a bare name that is no
+    // file here is a soname for the loader to search, as dlopen would.
+    let lib: Option<PathBuf> = lib.map(|p| {
+        if p.is_relative() && p.exists() {
+            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+        } else {
+            p.to_path_buf()
+        }
+    });
     let library = lib
+        .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| DEFAULT_LIB.to_string());
-    let result = run(fs, lib, &library, timeout);
+    let result = run(fs, lib.as_deref(), &library, timeout);
     NvmlProbe { library, result }
 }
 
@@ -281,6 +291,11 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
             None => {
                 return NvmlResult::NotProbed {
                     reason: "under --root nothing is loaded from the inspected tree; --nvml-lib names a library outside it".into(),
+                }
+            }
+            Some(p) if !p.is_absolute() => {
+                return NvmlResult::NotProbed {
+                    reason: format!("refused to load {}: under --root a bare name would be searched on the loader path, which may lead into the tree; name the file by its absolute path", p.display()),
                 }
             }
             Some(p) if is_under(p, root) => {
@@ -301,8 +316,13 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
             }
         }
     };
-    let runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
-    match runner.run(&exe, &["__nvml-worker", "--lib", library], timeout) {
+    let mut runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
+    if fs.root().is_some() {
+        // The library's own dependencies must not be found inside the tree either.
+        runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
+    }
+    let lib_arg = format!("--lib={library}");
+    match runner.run(&exe, &["__nvml-worker", &lib_arg], timeout) {
         Err(RunError::TimedOut { seconds, .. }) => NvmlResult::TimedOut { seconds },
         Err(e) => NvmlResult::WorkerFailed {
             detail: e.to_string(),

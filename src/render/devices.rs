@@ -186,7 +186,7 @@ pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
     }
     if order_differs {
         out.push_str(&format!(
-            "\nCUDA numbers these GPUs differently ({}): the CUDA column is what torch.cuda.device(N) and CUDA_VISIBLE_DEVICES indices mean; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them match nvidia-smi.\n",
+            "\nCUDA numbers these GPUs differently ({}): the CUDA column is how CUDA_VISIBLE_DEVICES indices (and, with it unset, torch.cuda.device(N)) count them; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them match nvidia-smi.\n",
             v.cuda_device_order
         ));
     }
@@ -262,9 +262,9 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
         rows.push(vec![
             g.index.to_string(),
             gv.cuda_index.to_string(),
-            g.name.get().cloned().unwrap_or_default(),
-            g.pci_bus_id.get().cloned().unwrap_or_default(),
-            g.compute_capability.get().cloned().unwrap_or_default(),
+            f(&g.name),
+            f(&g.pci_bus_id),
+            f(&g.compute_capability),
             mem,
             g.temperature_c
                 .get()
@@ -283,6 +283,11 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
             }
         }
     }
+    // Escape first, so the widths are those of what is printed.
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
+        .collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
@@ -300,11 +305,10 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
             .iter()
             .enumerate()
             .map(|(i, cell)| {
-                let cell = printable(cell).into_owned();
                 if r.len() == cols && i + 1 < cols {
                     format!("{cell:<w$}", w = widths[i])
                 } else {
-                    cell
+                    cell.clone()
                 }
             })
             .collect();
@@ -318,13 +322,19 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     let g = gv.gpu;
     let mut lines: Vec<(String, String)> = Vec::new();
     let mut add = |k: &str, v: String| lines.push((k.to_string(), v));
-    if let Some(e) = &g.handle_error {
-        add("state", format!("unreachable: {e}"));
-    }
     add(
         "index",
         format!("NVML {} · CUDA {}", g.index, gv.cuda_index),
     );
+    // An unreachable GPU has no other facts: one line says why.
+    if let Some(e) = &g.handle_error {
+        add("state", format!("unreachable: {e}"));
+        let mut out = format!("\n{}\n", st.bold(&printable(&g.label())));
+        for (k, v) in lines {
+            out.push_str(&format!("  {:<16}{}\n", k, printable(&v)));
+        }
+        return out;
+    }
     add("uuid", f(&g.uuid));
     add("serial", f(&g.serial));
     add(
@@ -440,24 +450,24 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     add(
         "mig",
         format!(
-            "{} (pending {}){}",
+            "{} (pending {})",
             onoff(&g.mig.enabled),
-            onoff(&g.mig.pending),
-            g.mig
-                .instances
-                .iter()
-                .map(|m| format!(
-                    "\n    instance {}: {} ({} GiB)",
-                    m.index,
-                    f(&m.uuid),
-                    m.memory_total
-                        .get()
-                        .map(|b| gib(*b))
-                        .unwrap_or_else(|| "?".into())
-                ))
-                .collect::<String>()
+            onoff(&g.mig.pending)
         ),
     );
+    for m in &g.mig.instances {
+        add(
+            &format!("  instance {}", m.index),
+            format!(
+                "{} ({} GiB)",
+                f(&m.uuid),
+                m.memory_total
+                    .get()
+                    .map(|b| gib(*b))
+                    .unwrap_or_else(|| "?".into())
+            ),
+        );
+    }
     add(
         "processes",
         match g.processes.get() {

@@ -24,10 +24,16 @@ fn run(snap: &Snapshot) -> Outcome {
     let me = std::process::id();
     let mut out = Vec::new();
     for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
+        // Exclusive modes limit compute contexts; a display server's graphics context does not
+        // count.
         let procs: Vec<_> = g
             .processes
             .get()
-            .map(|p| p.iter().filter(|p| p.pid != me).collect())
+            .map(|p| {
+                p.iter()
+                    .filter(|p| p.pid != me && p.kind == "compute")
+                    .collect()
+            })
             .unwrap_or_default();
         let holders = procs
             .iter()
@@ -58,7 +64,9 @@ fn run(snap: &Snapshot) -> Outcome {
             ),
             _ => {}
         }
-        if let (Some(mem), false) = (g.memory.get(), procs.is_empty()) {
+        // Under MIG each instance has its own memory: the GPU-wide sum says nothing.
+        let mig = g.mig.enabled.get() == Some(&true);
+        if let (Some(mem), false, false) = (g.memory.get(), procs.is_empty(), mig) {
             let held: u64 = procs.iter().filter_map(|p| p.used_memory).sum();
             if mem.total > 0 && held as f64 > BUSY_FRACTION * mem.total as f64 {
                 let gib = |b: u64| b as f64 / (1u64 << 30) as f64;

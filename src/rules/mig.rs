@@ -41,8 +41,15 @@ fn run(snap: &Snapshot) -> Outcome {
             .iter()
             .filter_map(|m| m.uuid.get().cloned())
             .collect();
-        let names_mig = cvd.is_some_and(|v| v.trim_start().starts_with("MIG-"));
-        let severity = if cvd.is_some() && !names_mig {
+        // A warning only when CUDA_VISIBLE_DEVICES selects this GPU as a whole (its index or
+        // GPU UUID): CUDA then sees none of its instances.
+        let selects_whole_gpu = cvd.is_some_and(|v| {
+            v.split(',').map(str::trim).any(|e| {
+                e == g.index.to_string()
+                    || (e.starts_with("GPU-") && g.uuid.get().is_some_and(|u| u.starts_with(e)))
+            })
+        });
+        let severity = if selects_whole_gpu {
             Severity::Warning
         } else {
             Severity::Info

@@ -73,6 +73,11 @@ fn run(snap: &Snapshot) -> Outcome {
                     "Give the user read+write access to /dev/nvidia* (see GD008), or run in a container started with the GPUs",
                     None,
                 ),
+                "library_unloadable" => (
+                    format!("The NVML library {lib} exists but cannot be loaded"),
+                    "Point --nvml-lib at the driver's libnvidia-ml.so.1, or reinstall the driver's user-space package (the file may be truncated, of another architecture, or missing a dependency)",
+                    None,
+                ),
                 "gpu_is_lost" => (
                     "NVML reports a GPU has fallen off the bus".into(),
                     "Reset or reboot; see GD032",
@@ -103,6 +108,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .detail("An NVML call blocked. That happens when a GPU has fallen off the bus or the driver is wedged (Xid 79, 119 or 154 in the kernel log), and every CUDA program will block the same way. gpudoctor ran NVML in a child process and killed it.")
             .evidence("nvml", format!("timed out after {seconds:.1} s"), lib.clone())
             .fix_cmd("Look for Xid errors", "sudo dmesg | grep -iE 'xid|nvrm'")
+            .fix_cmd("If persistence mode is off, initialising many GPUs can take seconds: give it longer", "gpudoctor check --timeout 30")
             .fix_text("Drain the node and reset the GPU (nvidia-smi -r) or reboot; if it recurs, the GPU or its slot is failing"),
         NvmlResult::Crashed { signal, stderr } => Finding::new("GD031", Severity::Error, format!("NVML crashed with signal {signal}"))
             .detail(format!("Loading or calling {lib} killed the process (signal {signal}). A corrupt or mismatched driver installation is the usual cause.{}", if stderr.is_empty() { String::new() } else { format!(" Its last words: {stderr}") }))

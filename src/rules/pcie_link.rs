@@ -28,10 +28,15 @@ fn run(snap: &Snapshot) -> Outcome {
         ) else {
             continue;
         };
-        let idle = g
-            .throttle
+        // Busy means positive evidence: a compute process on it and no GPU_IDLE reason.
+        // Without that the low generation may be power saving, which is normal.
+        let busy = g
+            .processes
             .get()
-            .is_some_and(|t| t.reasons.iter().any(|r| r == "GPU_IDLE"));
+            .is_some_and(|p| p.iter().any(|p| p.kind == "compute"))
+            && g.throttle
+                .get()
+                .is_some_and(|t| !t.reasons.iter().any(|r| r == "GPU_IDLE"));
         let link = format!("Gen{gen} x{w} (max Gen{max_gen} x{max_w})");
         let key = format!("gpu:{}", g.index);
         if w < max_w {
@@ -42,7 +47,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .fix_text("Reseat the card or riser, use a slot wired x16 to the CPU, check the BIOS PCIe/bifurcation settings")
                     .fix_cmd("Confirm what the link trained to", "sudo lspci -vv | grep -E 'LnkCap|LnkSta'"),
             );
-        } else if gen < max_gen && !idle {
+        } else if gen < max_gen && busy {
             out.push(
                 Finding::new("GD034", Severity::Warning, format!("{}: PCIe link runs at Gen{gen} under load (max Gen{max_gen})", g.label()))
                     .detail("Links drop generation when idle to save power, but this GPU is not idle. A link stuck at a lower generation gives a fraction of the copy bandwidth without any error (a link pinned with Hardware Autonomous Speed Disable, a riser, signal integrity).")
