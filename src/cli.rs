@@ -282,23 +282,35 @@ const TOOLKIT_PROBES: &[&str] = &[
     "libraries",
 ];
 
-fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
+/// A focused subcommand: only `probes` run, only `codes` are judged (both still narrowed by
+/// --only/--skip).
+fn focused(
+    g: &GlobalOpts,
+    probes: &[&str],
+    codes: &[&str],
+) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
     let sel = selection(g)?;
     let env = Env::from_process();
-    let probes: Vec<&'static str> = sel
+    let wanted: Vec<&'static str> = sel
         .probes
         .iter()
         .copied()
-        .filter(|p| TOOLKIT_PROBES.contains(p))
+        .filter(|p| probes.contains(p))
         .collect();
-    let snapshot = gather(g, &sel, &probes, &env)?;
-    let toolkit_codes: Vec<&str> = rules::RULES
-        .iter()
-        .filter(|r| r.codes[0] >= "GD017" && r.codes[0] <= "GD028")
-        .flat_map(|r| r.codes.iter().copied())
-        .collect();
-    let wants = |code: &str| toolkit_codes.contains(&code) && sel.wants(code);
+    let snapshot = gather(g, &sel, &wanted, &env)?;
+    let wants = |code: &str| codes.contains(&code) && sel.wants(code);
     let (_, findings) = rules::evaluate(&snapshot, &wants);
+    Ok((snapshot, findings))
+}
+
+/// Codes about toolkits and libraries that `toolkit` reports.
+const TOOLKIT_CODES: &[&str] = &[
+    "GD017", "GD018", "GD019", "GD020", "GD021", "GD022", "GD023", "GD024", "GD025", "GD026",
+    "GD027", "GD028",
+];
+
+fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
+    let (snapshot, findings) = focused(g, TOOLKIT_PROBES, TOOLKIT_CODES)?;
     let view = render::toolkit::view(&snapshot, &findings);
     let format = if g.json { Format::Json } else { g.format };
     let text = match format {
@@ -329,15 +341,7 @@ const DEVICES_CODES: &[&str] = &[
 ];
 
 fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
-    let sel = selection(g)?;
-    let env = Env::from_process();
-    let probes: Vec<&'static str> = sel
-        .probes
-        .iter()
-        .copied()
-        .filter(|p| DEVICES_PROBES.contains(p))
-        .collect();
-    let snapshot = gather(g, &sel, &probes, &env)?;
+    let (snapshot, findings) = focused(g, DEVICES_PROBES, DEVICES_CODES)?;
     if let (Some(i), Some(sys)) = (index, snapshot.nvml_system()) {
         if !sys.devices.iter().any(|d| d.index == i) {
             return Err(CliError::Usage(format!(
@@ -346,8 +350,6 @@ fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliEr
             )));
         }
     }
-    let wants = |code: &str| DEVICES_CODES.contains(&code) && sel.wants(code);
-    let (_, findings) = rules::evaluate(&snapshot, &wants);
     let view = render::devices::view(&snapshot, &findings, index);
     let format = if g.json { Format::Json } else { g.format };
     let text = match format {

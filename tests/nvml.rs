@@ -42,6 +42,16 @@ impl Node {
     }
 }
 
+/// A process holding `bytes` of GPU memory, optionally in a MIG GPU instance.
+fn process(pid: u32, bytes: u64, gpu_instance: Option<u32>) -> Process {
+    Process {
+        pid,
+        used_memory: Some(bytes),
+        gpu_instance_id: gpu_instance,
+        compute_instance_id: gpu_instance.map(|_| 0),
+    }
+}
+
 fn nvml(v: &Value) -> &Value {
     &v["snapshot"]["nvml"]
 }
@@ -206,12 +216,7 @@ fn pcie_width_always_generation_only_under_load_case_10() {
     let (_, v) = node.check();
     assert_eq!(findings(&v, "GD034").len(), 1, "{:#}", v["findings"]);
     // Gen2 under load (a compute process, no GPU_IDLE): reported.
-    cfg.gpu(5).compute_processes = Some(vec![Process {
-        pid: 1,
-        used_memory: Some(1 << 30),
-        gpu_instance_id: None,
-        compute_instance_id: None,
-    }]);
+    cfg.gpu(5).compute_processes = Some(vec![process(1, 1 << 30, None)]);
     let node = Node::new(8, &cfg);
     let (_, v) = node.check();
     let f = findings(&v, "GD034");
@@ -386,12 +391,7 @@ fn exclusive_gpu_already_held_case_09() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     // NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3; pid 1 stands in for the DIGITS process.
     cfg.gpu(0).compute_mode = Some(3);
-    cfg.gpu(0).compute_processes = Some(vec![Process {
-        pid: 1,
-        used_memory: Some(70 << 30),
-        gpu_instance_id: None,
-        compute_instance_id: None,
-    }]);
+    cfg.gpu(0).compute_processes = Some(vec![process(1, 70 << 30, None)]);
     let node = Node::new(8, &cfg);
     let (code, v) = node.check();
     let f = findings(&v, "GD036");
@@ -621,12 +621,7 @@ fn graphics_contexts_and_mig_memory_are_not_held_against_the_gpu() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.gpu(0).compute_mode = Some(3);
     cfg.gpu(0).compute_processes = Some(Vec::new());
-    cfg.gpu(0).graphics_processes = Some(vec![Process {
-        pid: 1,
-        used_memory: Some(1 << 30),
-        gpu_instance_id: None,
-        compute_instance_id: None,
-    }]);
+    cfg.gpu(0).graphics_processes = Some(vec![process(1, 1 << 30, None)]);
     let node = Node::new(8, &cfg);
     let (_, v) = node.check();
     assert!(findings(&v, "GD036").is_empty(), "{:#}", v["findings"]);
@@ -637,12 +632,7 @@ fn graphics_contexts_and_mig_memory_are_not_held_against_the_gpu() {
         cfg.gpu(0)
             .compute_processes
             .get_or_insert_with(Vec::new)
-            .push(Process {
-                pid: 1,
-                used_memory: Some(19 << 30),
-                gpu_instance_id: Some(gi),
-                compute_instance_id: Some(0),
-            });
+            .push(process(1, 19 << 30, Some(gi)));
     }
     let node = Node::new(1, &cfg);
     let (_, v) = node.check();
