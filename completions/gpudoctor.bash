@@ -65,7 +65,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help --version check explain toolkit devices __nvml-worker completions help"
+            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help --version check explain toolkit devices __nvml-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -111,6 +111,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -119,7 +123,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd____nvml__subcmd__worker)
-            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -169,6 +173,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -177,7 +185,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -220,6 +228,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -231,7 +243,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__completions)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help bash elvish fish powershell zsh"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -274,6 +286,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -285,7 +301,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__devices)
-            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -328,6 +344,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -339,7 +359,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -382,6 +402,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -505,7 +529,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__toolkit)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -548,6 +572,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json color= root= timeout= fail-on= v/verbose only= skip= from= user= nvml-lib= h/help V/version
+    string join \n format= json color= root= timeout= fail-on= v/verbose only= skip= from= user= nvml-lib= python= python-import h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -31,7 +31,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: a
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -40,8 +40,10 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s V -l version -d 'Print version'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
@@ -58,7 +60,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d '
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -67,8 +69,10 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'S
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
@@ -77,7 +81,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -86,9 +90,11 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l skip -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l list -d 'List every code with its one-line title'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
@@ -97,7 +103,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l color -d
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -106,8 +112,10 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
@@ -116,7 +124,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l color -d
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -125,9 +133,11 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l detail -d 'Show everything about every GPU'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l lib -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l format -d 'Output format' -r -f -a "human\t''
@@ -137,7 +147,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l co
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -146,8 +156,10 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l sk
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
@@ -156,7 +168,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l colo
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l timeout -d 'Overall time budget in seconds; a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -165,8 +177,10 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l skip
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices __nvml-worker completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'

@@ -118,9 +118,9 @@ pub struct GlobalOpts {
     /// Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Overall time budget in seconds; a probe still running then is reported as timed out
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 5.0)]
-    pub timeout: f64,
+    /// Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out
+    #[arg(long, global = true, value_name = "SECS")]
+    pub timeout: Option<f64>,
     /// Exit 1 when a finding at or above this severity exists
     #[arg(long, global = true, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -142,6 +142,12 @@ pub struct GlobalOpts {
     /// Load NVML from this file instead of the loader's libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root
     #[arg(long, global = true, value_name = "PATH")]
     pub nvml_lib: Option<PathBuf>,
+    /// The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s
+    #[arg(long, global = true)]
+    pub python_import: bool,
 }
 
 /// A failure that ends the run with exit code 2.
@@ -414,10 +420,13 @@ fn gather(
     probes_wanted: &[&'static str],
     env: &Env,
 ) -> Result<Snapshot, CliError> {
-    if !(g.timeout.is_finite() && g.timeout > 0.0 && g.timeout <= MAX_TIMEOUT_SECS) {
+    // Importing torch (--python-import) takes seconds: its default budget is longer.
+    let timeout = g
+        .timeout
+        .unwrap_or(if g.python_import { 60.0 } else { 5.0 });
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= MAX_TIMEOUT_SECS) {
         return Err(CliError::Usage(format!(
-            "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {}",
-            g.timeout
+            "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {timeout}"
         )));
     }
     let snapshot = match &g.from {
@@ -425,6 +434,8 @@ fn gather(
             let probing = g.root.is_some()
                 || g.user.is_some()
                 || g.nvml_lib.is_some()
+                || g.python.is_some()
+                || g.python_import
                 || sel.probes.len() != PROBE_NAMES.len();
             if probing {
                 return Err(CliError::Usage(
@@ -448,7 +459,8 @@ fn gather(
                     .as_ref()
                     .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
                 user: g.user.clone(),
-                timeout: Duration::from_secs_f64(g.timeout),
+                // Importing torch takes seconds; the live probe needs room.
+                timeout: Duration::from_secs_f64(timeout),
                 enabled: probes_wanted.to_vec(),
                 // The flag wins; the variable (when set and not empty) stands in for it.
                 nvml_lib: g.nvml_lib.clone().or_else(|| {
@@ -456,6 +468,8 @@ fn gather(
                         .filter(|v| !v.is_empty())
                         .map(PathBuf::from)
                 }),
+                python: g.python.clone(),
+                python_import: g.python_import,
             };
             probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
         }

@@ -56,6 +56,15 @@ codes! {
     "GD038" => "Persistence mode is off";
     "GD039" => "NVLink fabric not ready: Fabric Manager";
     "GD040" => "NVML's GPUs and the /dev/nvidiaN nodes disagree";
+    "GD041" => "torch is a CPU-only (or ROCm) build on an NVIDIA GPU machine";
+    "GD042" => "The driver is too old for torch's CUDA";
+    "GD043" => "torch has no kernels for this GPU's architecture";
+    "GD044" => "torch's nvidia-* wheels are missing or not the pinned versions";
+    "GD045" => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
+    "GD046" => "torchvision/torchaudio do not match torch";
+    "GD047" => "The extension-build toolkit's CUDA major differs from torch's";
+    "GD048" => "torch fails to import or sees no CUDA (--python-import)";
+    "GD049" => "The torch that runs differs from the files, or loads foreign CUDA libraries";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

@@ -6,6 +6,7 @@ pub mod compat;
 pub mod elf;
 pub mod envvars;
 pub mod fact;
+pub mod fatbin;
 pub mod findings;
 pub mod fsys;
 pub mod ldcache;

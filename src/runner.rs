@@ -79,6 +79,17 @@ impl Runner {
         args: &[&str],
         timeout: Duration,
     ) -> Result<CommandOutput, RunError> {
+        self.run_with_env(program, args, timeout, &[])
+    }
+
+    /// `run`, with these variables set in the child's environment.
+    pub fn run_with_env(
+        &self,
+        program: &Path,
+        args: &[&str],
+        timeout: Duration,
+        env: &[(&str, &str)],
+    ) -> Result<CommandOutput, RunError> {
         let command = display_command(program, args);
         if let Some(root) = &self.root {
             let real = program
@@ -96,6 +107,9 @@ impl Runner {
         let mut cmd = Command::new(program);
         for name in &self.env_remove {
             cmd.env_remove(name);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
         }
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: the closure runs between fork and exec and calls only async-signal-safe

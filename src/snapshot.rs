@@ -14,6 +14,7 @@ use crate::probes::nvml::NvmlProbe;
 use crate::probes::pci::{Pci, PciRole};
 use crate::probes::platform::Platform;
 use crate::probes::python_sites::Site;
+use crate::probes::pytorch::PythonEnv;
 use crate::probes::toolkits::{Toolkit, Toolkits};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -34,6 +35,10 @@ pub struct Snapshot {
     /// Python site-packages directories the toolkit and library probes looked in.
     pub python_sites: Option<Vec<Site>>,
     pub nvml: Option<NvmlProbe>,
+    /// Python environments and the PyTorch in each (the pytorch probe).
+    pub python: Option<Vec<PythonEnv>>,
+    /// --python-import: what torch said about itself in a real interpreter.
+    pub python_live: Option<crate::probes::pytorch_live::LiveTorch>,
 }
 
 /// A GPU model as far as the rules need it.

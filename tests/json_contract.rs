@@ -98,6 +98,102 @@ struct Snapshot {
     #[allow(dead_code)]
     python_sites: Option<Vec<Site>>,
     nvml: Option<NvmlProbe>,
+    #[allow(dead_code)]
+    python: Option<Vec<PythonEnv>>,
+    #[allow(dead_code)]
+    python_live: Option<LiveTorch>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LiveTorch {
+    python: String,
+    result: LiveResult,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+enum LiveResult {
+    Ok { answer: LiveAnswer },
+    NotProbed { reason: String },
+    TimedOut { seconds: f64 },
+    Failed { detail: String },
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LiveAnswer {
+    python_version: Option<String>,
+    torch: Option<String>,
+    cuda: Option<String>,
+    is_available: Option<bool>,
+    device_count: Option<u32>,
+    arch_flags: Option<String>,
+    cudnn: Option<i64>,
+    warnings: Vec<String>,
+    import_error: Option<String>,
+    loaded: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PythonEnv {
+    site: String,
+    found_by: String,
+    python: Option<String>,
+    primary: bool,
+    torch: Option<Torch>,
+    nvidia_wheels: Vec<NameVersion>,
+    companions: Vec<NameVersion>,
+    frameworks: Vec<NameVersion>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Torch {
+    dist_version: String,
+    version: Fact<String>,
+    cuda: Option<String>,
+    hip: Option<String>,
+    git_version: Option<String>,
+    debug: Option<bool>,
+    requires: Vec<TorchRequirement>,
+    arches: Option<Fact<FatbinSummary>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TorchRequirement {
+    name: String,
+    extras: Vec<String>,
+    spec: String,
+    via: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FatbinSummary {
+    containers: u32,
+    counts: Vec<ArchCount>,
+    arch_list: Vec<String>,
+    extras: Vec<String>,
+    bytes_read: u64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArchCount {
+    arch: String,
+    entries: u32,
+    containers: u32,
 }
 
 #[derive(Deserialize)]
@@ -719,7 +815,7 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 9);
+    assert_eq!(s.probes.len(), 11);
     let nvml = s.nvml.as_ref().expect("nvml");
     assert_eq!(nvml.library, "libnvidia-ml.so.1");
     assert!(matches!(nvml.result, NvmlResult::NotProbed { .. }));
@@ -740,8 +836,10 @@ fn every_field_of_a_rich_report_matches_the_contract() {
     assert_eq!(winner.via, "ld_so_cache");
     assert!(s
         .probes
-        .values()
-        .all(|p| p.status == "ok" && p.detail.is_none() && p.elapsed_us < 5_000_000));
+        .iter()
+        .filter(|(name, _)| *name != "pytorch_live")
+        .all(|(_, p)| p.status == "ok" && p.detail.is_none() && p.elapsed_us < 5_000_000));
+    assert_eq!(s.probes["pytorch_live"].status, "skipped");
     let id = s.identity.as_ref().unwrap();
     assert_eq!(
         (id.uid, id.gid, id.user_name.as_deref(), id.is_process),

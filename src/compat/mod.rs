@@ -7,6 +7,7 @@ pub mod arch;
 pub mod capabilities;
 pub mod cudnn;
 pub mod driver;
+pub mod torch;
 pub mod versions;
 
 pub use arch::{

@@ -10,6 +10,8 @@ pub mod nvml;
 pub mod pci;
 pub mod platform;
 pub mod python_sites;
+pub mod pytorch;
+pub mod pytorch_live;
 pub mod toolkits;
 
 use std::path::PathBuf;
@@ -33,6 +35,8 @@ pub const PROBE_NAMES: &[&str] = &[
     "toolkits",
     "libraries",
     "nvml",
+    "pytorch",
+    "pytorch_live",
 ];
 
 pub struct ProbeOptions {
@@ -43,6 +47,10 @@ pub struct ProbeOptions {
     pub enabled: Vec<&'static str>,
     /// --nvml-lib: the NVML library to load (None: the loader's libnvidia-ml.so.1).
     pub nvml_lib: Option<PathBuf>,
+    /// --python: an interpreter whose environment comes first.
+    pub python: Option<PathBuf>,
+    /// --python-import: also ask the interpreter's torch itself.
+    pub python_import: bool,
 }
 
 enum Output {
@@ -54,6 +62,8 @@ enum Output {
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
     Nvml(nvml::NvmlProbe),
+    Pytorch(Vec<pytorch::PythonEnv>),
+    PytorchLive(pytorch_live::LiveTorch),
 }
 
 /// Facts more than one probe needs, computed once by whichever asks first.
@@ -61,6 +71,7 @@ struct Shared {
     fs: Arc<HostFs>,
     env: Arc<Env>,
     budget: Duration,
+    python: Option<PathBuf>,
     sites: OnceLock<Vec<python_sites::Site>>,
     toolkits: OnceLock<toolkits::Toolkits>,
 }
@@ -68,7 +79,7 @@ struct Shared {
 impl Shared {
     fn sites(&self) -> &[python_sites::Site] {
         self.sites
-            .get_or_init(|| python_sites::discover(&self.fs, &self.env))
+            .get_or_init(|| python_sites::discover(&self.fs, &self.env, self.python.as_deref()))
     }
 
     fn toolkits(&self) -> &toolkits::Toolkits {
@@ -178,6 +189,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         fs: fs.clone(),
         env: env.clone(),
         budget: opts.timeout,
+        python: opts.python.clone(),
         sites: OnceLock::new(),
         toolkits: OnceLock::new(),
     });
@@ -201,6 +213,30 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     &shared.env,
                     sites,
                     Some(toolkits),
+                ))
+            }),
+        );
+    }
+    {
+        let shared = shared.clone();
+        spawn(
+            "pytorch",
+            Box::new(move || Output::Pytorch(pytorch::probe(&shared.fs, shared.sites()))),
+        );
+    }
+    if opts.python_import {
+        let python = opts.python.clone();
+        let path = env.get_str(crate::envvars::PATH);
+        let under_root = opts.root.is_some();
+        let budget = opts.timeout.mul_f64(0.8);
+        spawn(
+            "pytorch_live",
+            Box::new(move || {
+                Output::PytorchLive(pytorch_live::probe(
+                    python.as_deref(),
+                    path.as_deref(),
+                    under_root,
+                    budget,
                 ))
             }),
         );
@@ -248,6 +284,8 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),
                     Output::Nvml(n) => snap.nvml = Some(n),
+                    Output::Pytorch(p) => snap.python = Some(p),
+                    Output::PytorchLive(l) => snap.python_live = Some(l),
                 }
             }
             Err(_) => break,
@@ -268,6 +306,16 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     }
     if let Some(sites) = shared.sites.get() {
         snap.python_sites = Some(sites.clone());
+    }
+    if !opts.python_import {
+        snap.probes.insert(
+            "pytorch_live".into(),
+            ProbeRun {
+                status: ProbeStatus::Skipped,
+                elapsed_us: 0,
+                detail: Some("runs only with --python-import".into()),
+            },
+        );
     }
     for name in PROBE_NAMES {
         if !enabled(name) {

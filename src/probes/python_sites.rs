@@ -70,8 +70,22 @@ pub fn normalize(name: &str) -> String {
     out
 }
 
-pub fn discover(fs: &HostFs, env: &Env) -> Vec<Site> {
+pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
     let mut prefixes: Vec<(PathBuf, String)> = Vec::new();
+    // --python names the interpreter; its environment is the one the user asked about.
+    if let Some(exe) = python {
+        let bin = exe.parent().unwrap_or(Path::new("/"));
+        let prefix = if fs.exists(&bin.join("../pyvenv.cfg")) {
+            bin.parent().map(Path::to_path_buf)
+        } else {
+            fs.canonical(exe)
+                .ok()
+                .and_then(|r| r.parent()?.parent().map(Path::to_path_buf))
+        };
+        if let Some(p) = prefix {
+            prefixes.push((p, "--python".into()));
+        }
+    }
     if let Some(v) = env.get_str(envvars::VIRTUAL_ENV).filter(|v| !v.is_empty()) {
         prefixes.push((PathBuf::from(v), "VIRTUAL_ENV".into()));
     }

@@ -389,6 +389,50 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     }
     out.extend(b.take("CUDA toolkits and libraries"));
 
+    if let Some(envs) = &snap.python {
+        for e in envs.iter().filter(|e| e.torch.is_some() || verbose) {
+            let value = match &e.torch {
+                Some(t) => {
+                    let v = t
+                        .version
+                        .get()
+                        .cloned()
+                        .unwrap_or_else(|| t.dist_version.clone());
+                    let mut parts = vec![format!("torch {v}")];
+                    parts.push(match t.kind() {
+                        "cuda" => format!("CUDA {}", t.cuda.as_deref().unwrap_or("?")),
+                        other => other.to_string(),
+                    });
+                    if let Some(list) = t
+                        .arches
+                        .as_ref()
+                        .and_then(|a| a.get())
+                        .filter(|s| !s.arch_list.is_empty())
+                    {
+                        parts.push(list.arch_list.join(" "));
+                    }
+                    for c in &e.companions {
+                        parts.push(format!("{} {}", c.name, c.version));
+                    }
+                    parts.join(" · ")
+                }
+                None => "no torch".to_string(),
+            };
+            b.line(
+                &k(&format!("torch:{}", e.site)),
+                Mark::Ok,
+                if e.primary {
+                    "python".to_string()
+                } else {
+                    e.found_by.clone()
+                },
+                value,
+                e.site.clone(),
+            );
+        }
+    }
+    out.extend(b.take("Python and PyTorch"));
+
     if let Some(env) = &snap.environment {
         let shown: Vec<_> = env
             .variables

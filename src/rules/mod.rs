@@ -22,6 +22,11 @@ mod pci_binding;
 mod pcie_link;
 mod persistence;
 mod probe_health;
+mod pytorch_build;
+mod pytorch_companions;
+mod pytorch_extensions;
+mod pytorch_live;
+mod pytorch_wheels;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;
@@ -80,6 +85,11 @@ pub const RULES: &[Rule] = &[
     persistence::RULE,
     fabric::RULE,
     node_count::RULE,
+    pytorch_build::RULE,
+    pytorch_wheels::RULE,
+    pytorch_companions::RULE,
+    pytorch_extensions::RULE,
+    pytorch_live::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

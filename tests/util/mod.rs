@@ -206,6 +206,39 @@ impl FakeRoot {
         self
     }
 
+    /// A virtualenv at /venv (python 3.12) with torch `version` (`2.8.0+cu128`) whose
+    /// torch/version.py says `cuda` (None for CPU builds) and whose METADATA pins `requires`
+    /// (`nvidia-cudnn-cu12==9.10.2.21`); returns the site-packages path (relative).
+    pub fn torch_venv(&self, version: &str, cuda: Option<&str>, requires: &[&str]) -> String {
+        let site = "venv/lib/python3.12/site-packages".to_string();
+        let base = version.split('+').next().unwrap();
+        self.file("venv/pyvenv.cfg", "home = /usr/bin\n")
+            .file(
+                &format!("{site}/torch/version.py"),
+                &format!(
+                    "from typing import Optional\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n__version__ = '{version}'\ndebug = False\ncuda: Optional[str] = {}\ngit_version = 'ba56102387ef21a3b04b357e5b183d48f0afefc7'\nhip: Optional[str] = None\n",
+                    cuda.map_or("None".to_string(), |c| format!("'{c}'"))
+                ),
+            );
+        let mut md = format!(
+            "Metadata-Version: 2.1\nName: torch\nVersion: {base}\nRequires-Dist: filelock\n"
+        );
+        for r in requires {
+            md.push_str(&format!("Requires-Dist: {r}; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n"));
+        }
+        md.push_str("\nTensors and dynamic neural networks in Python\n");
+        self.file(&format!("{site}/torch-{base}.dist-info/METADATA"), &md);
+        site
+    }
+
+    /// An installed distribution (its dist-info directory) in `site`.
+    pub fn dist(&self, site: &str, name: &str, version: &str) -> &Self {
+        self.dir(&format!(
+            "{site}/{}-{version}.dist-info",
+            name.replace('-', "_")
+        ))
+    }
+
     /// `/etc/ld.so.cache` in glibc's current format, listing these (soname, path) pairs.
     pub fn ld_cache(&self, entries: &[(&str, &str)]) -> &Self {
         self.ld_cache_format(entries, ldcache::Format::New)

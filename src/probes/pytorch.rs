@@ -1,0 +1,452 @@
+//! PyTorch in each Python environment, read from disk without starting Python: torch's
+//! version and CUDA build (torch/version.py, dist-info METADATA), the GPU architectures it
+//! was compiled for (the .nv_fatbin of libtorch_cuda.so), the nvidia-* wheels it pins and
+//! those installed, its companions (torchvision, torchaudio, triton) and other frameworks.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fact::{Fact, MissingReason};
+use crate::fatbin::FatbinSummary;
+use crate::fsys::HostFs;
+use crate::probes::python_sites::{normalize, parse_dist_info, Site};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PythonEnv {
+    pub site: String,
+    pub found_by: String,
+    pub python: Option<String>,
+    /// The environment `python` on PATH (else the first found) gives a user.
+    pub primary: bool,
+    pub torch: Option<Torch>,
+    /// Every installed `nvidia-*` and `cuda-*` distribution (name, version).
+    pub nvidia_wheels: Vec<Dist>,
+    /// torchvision, torchaudio, triton.
+    pub companions: Vec<Dist>,
+    /// jax/jaxlib/jax-cuda*-plugin, tensorflow, cupy-cuda*, onnxruntime-gpu.
+    pub frameworks: Vec<Dist>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dist {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Torch {
+    /// Version from the dist-info directory name / METADATA.
+    pub dist_version: String,
+    /// torch/version.py, as torch itself reports them.
+    pub version: Fact<String>,
+    /// `torch.version.cuda` ("12.8"); None for CPU-only and ROCm builds.
+    pub cuda: Option<String>,
+    pub hip: Option<String>,
+    pub git_version: Option<String>,
+    pub debug: Option<bool>,
+    /// METADATA Requires-Dist entries that apply on Linux.
+    pub requires: Vec<Requirement>,
+    /// Architectures in libtorch_cuda.so's .nv_fatbin (absent for CPU-only builds).
+    pub arches: Option<Fact<FatbinSummary>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requirement {
+    /// Normalised project name (`nvidia-cudnn-cu12`, `cuda-toolkit`).
+    pub name: String,
+    /// Extras asked for (`cuda-toolkit[cublas,cudart]`).
+    pub extras: Vec<String>,
+    /// Version specifier as written (`==9.10.2.21`, `>=13.1.0.3,<=13.1.1.3`).
+    pub spec: String,
+    /// Set when the pin comes from a dependency's extras (`cuda-toolkit[cudart]`).
+    pub via: Option<String>,
+}
+
+impl Torch {
+    /// Kind of build: "cuda", "cpu" or "rocm".
+    pub fn kind(&self) -> &'static str {
+        if self.hip.is_some() {
+            "rocm"
+        } else if self.cuda.is_some() {
+            "cuda"
+        } else {
+            "cpu"
+        }
+    }
+}
+
+/// Frameworks worth a line, by normalised project-name prefix.
+const FRAMEWORKS: &[&str] = &[
+    "jax",
+    "jaxlib",
+    "jax-cuda",
+    "tensorflow",
+    "cupy-cuda",
+    "onnxruntime-gpu",
+];
+
+pub fn probe(fs: &HostFs, sites: &[Site]) -> Vec<PythonEnv> {
+    let primary = sites
+        .iter()
+        .position(|s| s.found_by == "--python")
+        .or_else(|| sites.iter().position(|s| s.found_by == "python3 on PATH"))
+        .unwrap_or(0);
+    sites
+        .iter()
+        .enumerate()
+        .map(|(i, site)| env(fs, site, i == primary))
+        .collect()
+}
+
+fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
+    let dists: Vec<(String, String, String)> = site
+        .entries
+        .iter()
+        .filter_map(|e| parse_dist_info(e).map(|(n, v)| (n, v, e.clone())))
+        .collect();
+    let pick = |pred: &dyn Fn(&str) -> bool| -> Vec<Dist> {
+        dists
+            .iter()
+            .filter(|(n, _, _)| pred(n))
+            .map(|(n, v, _)| Dist {
+                name: n.clone(),
+                version: v.clone(),
+            })
+            .collect()
+    };
+    let torch = dists
+        .iter()
+        .find(|(n, _, _)| n == "torch")
+        .map(|(_, v, dir)| torch(fs, Path::new(&site.path), v, dir));
+    PythonEnv {
+        site: site.path.clone(),
+        found_by: site.found_by.clone(),
+        python: site.python.clone(),
+        primary,
+        torch,
+        nvidia_wheels: pick(&|n| n.starts_with("nvidia-") || n.starts_with("cuda-")),
+        companions: pick(&|n| {
+            matches!(
+                n,
+                "torchvision" | "torchaudio" | "triton" | "pytorch-triton"
+            )
+        }),
+        frameworks: pick(&|n| {
+            FRAMEWORKS
+                .iter()
+                .any(|f| n == *f || n.starts_with(&format!("{f}-")))
+        }),
+    }
+}
+
+fn torch(fs: &HostFs, site: &Path, dist_version: &str, dist_dir: &str) -> Torch {
+    let version_py = site.join("torch/version.py");
+    let (version, cuda, hip, git_version, debug) = match fs.read_text(&version_py) {
+        Ok(f) => {
+            let v = parse_version_py(&f.text);
+            let version = match v.version.clone() {
+                Some(s) => Fact::value(version_py.display().to_string(), s),
+                None => Fact::missing(
+                    version_py.display().to_string(),
+                    MissingReason::Malformed,
+                    "no __version__ line",
+                ),
+            };
+            (version, v.cuda, v.hip, v.git_version, v.debug)
+        }
+        Err(e) => (Fact::from_fs_error(&e), None, None, None, None),
+    };
+    let metadata = site.join(dist_dir).join("METADATA");
+    let mut requires = fs
+        .read_text(&metadata)
+        .map(|f| parse_requires(&f.text))
+        .unwrap_or_default();
+    // Expand meta-packages with extras (torch 2.11+: cuda-toolkit[cublas,…]==13.0.2) into
+    // the nvidia-* pins they stand for, from the installed meta-package's METADATA.
+    let expanded: Vec<Requirement> = requires
+        .iter()
+        .filter(|r| !r.extras.is_empty())
+        .flat_map(|r| {
+            let dir = fs.read_dir(site).ok().and_then(|names| {
+                names
+                    .iter()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .find(|n| parse_dist_info(n).is_some_and(|(name, _)| name == r.name))
+            });
+            let text = dir
+                .and_then(|d| fs.read_text(&site.join(d).join("METADATA")).ok())
+                .map(|f| f.text)
+                .unwrap_or_default();
+            extra_requires(&text, &r.extras).into_iter().map(|mut e| {
+                e.via = Some(format!("{}[{}]", r.name, r.extras.join(",")));
+                e
+            })
+        })
+        .collect();
+    requires.extend(expanded);
+    let arches = cuda.as_ref().map(|_| {
+        let lib = torch_cuda_lib(fs, site);
+        match crate::fatbin::scan(fs, &lib) {
+            Ok(s) => Fact::value(lib.display().to_string(), s),
+            Err(e) => Fact::missing(lib.display().to_string(), MissingReason::Unreadable, e),
+        }
+    });
+    Torch {
+        dist_version: dist_version.to_string(),
+        version,
+        cuda,
+        hip,
+        git_version,
+        debug,
+        requires,
+        arches,
+    }
+}
+
+/// libtorch_cuda.so, or the first split `libtorch_cuda_*.so` of older builds.
+fn torch_cuda_lib(fs: &HostFs, site: &Path) -> PathBuf {
+    let dir = site.join("torch/lib");
+    let main = dir.join("libtorch_cuda.so");
+    if fs.exists(&main) {
+        return main;
+    }
+    fs.read_dir(&dir)
+        .ok()
+        .and_then(|names| {
+            names
+                .iter()
+                .map(|n| n.to_string_lossy().into_owned())
+                .find(|n| n.starts_with("libtorch_cuda") && n.ends_with(".so"))
+        })
+        .map(|n| dir.join(n))
+        .unwrap_or(main)
+}
+
+#[derive(Default)]
+pub struct VersionPy {
+    pub version: Option<String>,
+    pub cuda: Option<String>,
+    pub hip: Option<String>,
+    pub git_version: Option<String>,
+    pub debug: Option<bool>,
+}
+
+/// torch/version.py: `__version__ = '2.8.0+cu128'`, `cuda: Optional[str] = '12.8'`, `hip = None`.
+pub fn parse_version_py(text: &str) -> VersionPy {
+    let mut v = VersionPy::default();
+    for line in text.lines() {
+        let Some((lhs, rhs)) = line.split_once('=') else {
+            continue;
+        };
+        let name = lhs.split(':').next().unwrap_or("").trim();
+        let rhs = rhs.trim();
+        let string = || {
+            let q = rhs.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+            let inner = &rhs[1..];
+            inner.find(q).map(|end| inner[..end].to_string())
+        };
+        match name {
+            "__version__" => v.version = string(),
+            "cuda" => v.cuda = string(),
+            "hip" => v.hip = string(),
+            "git_version" => v.git_version = string(),
+            "debug" => v.debug = Some(rhs.starts_with("True")),
+            _ => {}
+        }
+    }
+    v
+}
+
+/// `Requires-Dist:` lines that apply to Linux x86_64 without extras.
+pub fn parse_requires(metadata: &str) -> Vec<Requirement> {
+    let mut out = Vec::new();
+    for line in metadata.lines() {
+        // Headers end at the first blank line; the description follows.
+        if line.trim().is_empty() {
+            break;
+        }
+        let Some(rest) = line.strip_prefix("Requires-Dist:") else {
+            continue;
+        };
+        let (req, marker) = match rest.split_once(';') {
+            Some((r, m)) => (r.trim(), m.trim()),
+            None => (rest.trim(), ""),
+        };
+        if !marker_applies(marker) {
+            continue;
+        }
+        let split = req
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .unwrap_or(req.len());
+        let (name, mut tail) = req.split_at(split);
+        let mut extras = Vec::new();
+        if let Some(after) = tail.trim_start().strip_prefix('[') {
+            if let Some((inside, rest)) = after.split_once(']') {
+                extras = inside.split(',').map(|e| e.trim().to_string()).collect();
+                tail = rest;
+            }
+        }
+        out.push(Requirement {
+            name: normalize(name),
+            extras,
+            spec: tail
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .replace(' ', ""),
+            via: None,
+        });
+    }
+    out
+}
+
+/// Environment markers, evaluated for Linux on this machine's architecture; an `extra`
+/// marker means an optional dependency, which is not required.
+fn marker_applies(marker: &str) -> bool {
+    if marker.is_empty() {
+        return true;
+    }
+    let m = marker.replace('\'', "\"");
+    if m.contains("extra ==") {
+        return false;
+    }
+    let arch = if cfg!(target_arch = "aarch64") {
+        "aarch64"
+    } else {
+        "x86_64"
+    };
+    let os_ok = !(m.contains("platform_system == \"Windows\"")
+        || m.contains("platform_system == \"Darwin\"")
+        || m.contains("sys_platform == \"win32\"")
+        || m.contains("sys_platform == \"darwin\"")
+        || m.contains("platform_system != \"Linux\""));
+    let machine_ok = !m.contains("platform_machine ==")
+        || m.contains(&format!("platform_machine == \"{arch}\""));
+    os_ok && machine_ok
+}
+
+/// Requirements of a dependency's own METADATA for the extras asked of it
+/// (`cuda-toolkit[cudart]` → its `Requires-Dist: nvidia-cuda-runtime==… ; extra == "cudart"`).
+pub fn extra_requires(metadata: &str, extras: &[String]) -> Vec<Requirement> {
+    let mut out = Vec::new();
+    for line in metadata.lines() {
+        if line.trim().is_empty() {
+            break;
+        }
+        let Some(rest) = line.strip_prefix("Requires-Dist:") else {
+            continue;
+        };
+        let Some((req, marker)) = rest.split_once(';') else {
+            continue;
+        };
+        let m = marker.replace('\'', "\"");
+        let wanted = extras
+            .iter()
+            .any(|e| m.contains(&format!("extra == \"{e}\"")));
+        let without_extra = m
+            .split(" and ")
+            .filter(|p| !p.contains("extra =="))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        if wanted && marker_applies(&without_extra) {
+            out.extend(parse_requires(&format!("Requires-Dist:{req}")));
+        }
+    }
+    out
+}
+
+/// Whether `version` satisfies a PEP 440 specifier list (`==`, `>=`, `<=`, `>`, `<`, `!=`,
+/// `~=`); local labels (`+cu128`) are ignored, as pip does for `==X`.
+pub fn satisfies(version: &str, spec: &str) -> bool {
+    spec.split(',').filter(|c| !c.is_empty()).all(|clause| {
+        let ops = ["===", "==", ">=", "<=", "~=", "!=", ">", "<"];
+        let Some(op) = ops.iter().find(|o| clause.starts_with(**o)) else {
+            return true;
+        };
+        let want = &clause[op.len()..];
+        if let Some(prefix) = want.strip_suffix(".*") {
+            let starts = base(version).starts_with(prefix);
+            return if *op == "!=" { !starts } else { starts };
+        }
+        let ord = cmp_versions(version, want);
+        match *op {
+            "==" | "===" => ord == std::cmp::Ordering::Equal,
+            "!=" => ord != std::cmp::Ordering::Equal,
+            ">=" => ord != std::cmp::Ordering::Less,
+            "<=" => ord != std::cmp::Ordering::Greater,
+            ">" => ord == std::cmp::Ordering::Greater,
+            "<" => ord == std::cmp::Ordering::Less,
+            "~=" => {
+                let parts: Vec<&str> = want.split('.').collect();
+                let prefix = parts[..parts.len().saturating_sub(1)].join(".");
+                ord != std::cmp::Ordering::Less && base(version).starts_with(&prefix)
+            }
+            _ => true,
+        }
+    })
+}
+
+fn base(v: &str) -> &str {
+    v.split('+').next().unwrap_or(v)
+}
+
+/// Numeric comparison of dotted releases; pre-release letters sort by their numeric prefix.
+pub fn cmp_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let nums = |v: &str| -> Vec<u64> {
+        base(v)
+            .split('.')
+            .map(|p| {
+                p.chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect::<String>()
+                    .parse()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    let (x, y) = (nums(a), nums(b));
+    for i in 0..x.len().max(y.len()) {
+        let o = x.get(i).unwrap_or(&0).cmp(y.get(i).unwrap_or(&0));
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_py_and_requirements() {
+        let v = parse_version_py("__version__ = '2.8.0+cu128'\ndebug = False\ncuda: Optional[str] = '12.8'\ngit_version = 'ba56102'\nhip: Optional[str] = None\n");
+        assert_eq!(v.version.as_deref(), Some("2.8.0+cu128"));
+        assert_eq!(v.cuda.as_deref(), Some("12.8"));
+        assert_eq!(v.hip, None);
+        assert_eq!(v.debug, Some(false));
+        let md = "Metadata-Version: 2.1\nName: torch\nVersion: 2.8.0\nRequires-Dist: filelock\nRequires-Dist: nvidia-cudnn-cu12==9.10.2.21; platform_system == \"Linux\" and platform_machine == \"x86_64\"\nRequires-Dist: opt-einsum>=3.3; extra == \"opt-einsum\"\nRequires-Dist: cuda-toolkit[cublas,cudart]==13.0.2; platform_system == \"Linux\"\n\nRequires-Dist: not-a-header\n";
+        let r = parse_requires(md);
+        let names: Vec<&str> = r.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["filelock", "nvidia-cudnn-cu12", "cuda-toolkit"]);
+        assert_eq!(r[1].spec, "==9.10.2.21");
+        assert_eq!(r[2].extras, ["cublas", "cudart"]);
+        let tk = "Name: cuda-toolkit\nRequires-Dist: nvidia-cuda-runtime==13.0.96; extra == \"cudart\" and platform_system == \"Linux\"\nRequires-Dist: nvidia-cufft==12.0.0.61; extra == \"cufft\"\n";
+        let e = extra_requires(tk, &["cudart".into()]);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].name, "nvidia-cuda-runtime");
+    }
+
+    #[test]
+    fn specifiers() {
+        assert!(satisfies("9.10.2.21", "==9.10.2.21"));
+        assert!(!satisfies("9.1.0.70", "==9.10.2.21"));
+        assert!(satisfies("13.1.0.3", ">=13.1.0.3,<=13.1.1.3"));
+        assert!(!satisfies("13.2.0.1", ">=13.1.0.3,<=13.1.1.3"));
+        assert!(satisfies("3.8.1", "~=3.8.0"));
+        assert!(!satisfies("3.9.0", "~=3.8.0"));
+        assert!(satisfies("2.8.0+cu128", "==2.8.0"));
+        assert!(satisfies("12.8.93", "==12.8.*"));
+    }
+}

@@ -1,0 +1,149 @@
+//! The opt-in live probe (`--python-import`): runs the chosen interpreter on a short script
+//! through the bounded runner and asks torch itself — version, CUDA build, whether CUDA is
+//! available (NVML-based, so no CUDA context is created), compiled architectures, cuDNN — and
+//! which CUDA libraries the process really mapped (/proc/self/maps). Never under --root.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{RunError, Runner};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveTorch {
+    /// The interpreter that ran.
+    pub python: String,
+    pub result: LiveResult,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum LiveResult {
+    Ok { answer: LiveAnswer },
+    NotProbed { reason: String },
+    TimedOut { seconds: f64 },
+    Failed { detail: String },
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveAnswer {
+    pub python_version: Option<String>,
+    pub torch: Option<String>,
+    pub cuda: Option<String>,
+    pub is_available: Option<bool>,
+    pub device_count: Option<u32>,
+    /// torch._C._cuda_getArchFlags(): the build's architectures, known without a GPU.
+    pub arch_flags: Option<String>,
+    pub cudnn: Option<i64>,
+    /// Warnings torch emitted on import and is_available() ("too old", "not compatible").
+    pub warnings: Vec<String>,
+    pub import_error: Option<String>,
+    /// CUDA libraries mapped into the process.
+    pub loaded: Vec<String>,
+}
+
+/// Kept short and dependency-free: it runs in the user's interpreter.
+const SCRIPT: &str = r#"
+import json, sys, warnings
+out = {"python_version": sys.version.split()[0], "warnings": [], "loaded": []}
+try:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import torch
+        out["torch"] = torch.__version__
+        out["cuda"] = torch.version.cuda
+        try:
+            out["arch_flags"] = torch._C._cuda_getArchFlags()
+        except Exception:
+            pass
+        out["is_available"] = bool(torch.cuda.is_available())
+        out["device_count"] = int(torch.cuda.device_count()) if out["is_available"] else 0
+        try:
+            out["cudnn"] = torch.backends.cudnn.version()
+        except Exception:
+            pass
+    out["warnings"] = [str(w.message) for w in caught][:20]
+except BaseException as e:
+    out["import_error"] = (type(e).__name__ + ": " + str(e))[:2000]
+keys = ("libcudnn", "libcublas", "libcudart", "libnccl", "libnvJitLink", "libcuda.so", "libnvrtc", "libcusparse", "libcufft")
+try:
+    seen = set()
+    for line in open("/proc/self/maps"):
+        parts = line.split()
+        if len(parts) >= 6 and any(k in parts[5] for k in keys):
+            seen.add(parts[5])
+    out["loaded"] = sorted(seen)
+except Exception:
+    pass
+sys.stdout.write(json.dumps(out))
+"#;
+
+pub fn probe(
+    python: Option<&Path>,
+    path_env: Option<&str>,
+    under_root: bool,
+    timeout: Duration,
+) -> LiveTorch {
+    let exe: Option<PathBuf> = python.map(Path::to_path_buf).or_else(|| {
+        path_env?
+            .split(':')
+            .filter(|d| d.starts_with('/'))
+            .flat_map(|d| ["python3", "python"].map(|n| Path::new(d).join(n)))
+            .find(|p| p.is_file())
+    });
+    let python_text = exe
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "python3".into());
+    if under_root {
+        return LiveTorch {
+            python: python_text,
+            result: LiveResult::NotProbed {
+                reason: "--python-import never runs a program of an inspected --root tree".into(),
+            },
+        };
+    }
+    let Some(exe) = exe else {
+        return LiveTorch {
+            python: python_text,
+            result: LiveResult::Failed {
+                detail: "no python3 or python on PATH (name one with --python)".into(),
+            },
+        };
+    };
+    // NVML-based availability: no CUDA context, so a broken driver cannot hang the check
+    // longer than NVML would.
+    let runner = Runner::new(None);
+    let result = match runner.run_with_env(
+        &exe,
+        &["-c", SCRIPT],
+        timeout,
+        &[("PYTORCH_NVML_BASED_CUDA_CHECK", "1")],
+    ) {
+        Err(RunError::TimedOut { seconds, .. }) => LiveResult::TimedOut { seconds },
+        Err(e) => LiveResult::Failed {
+            detail: e.to_string(),
+        },
+        Ok(out) => match serde_json::from_str::<LiveAnswer>(out.stdout.trim()) {
+            Ok(answer) => LiveResult::Ok { answer },
+            Err(e) => LiveResult::Failed {
+                detail: format!(
+                    "{} printed no readable answer ({e}); stderr: {}",
+                    exe.display(),
+                    out.stderr
+                        .lines()
+                        .rev()
+                        .take(3)
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
+            },
+        },
+    };
+    LiveTorch {
+        python: python_text,
+        result,
+    }
+}

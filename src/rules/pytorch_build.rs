@@ -1,0 +1,163 @@
+//! GD041–GD043: whether the installed torch can use this GPU at all. A CPU-only build on a
+//! GPU machine (cases.json case-04); a torch CUDA newer than the driver runs (case-03); a GPU
+//! whose architecture torch was not compiled for, too new or too old (case-01, case-02).
+
+use super::{Outcome, Rule};
+use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
+use crate::compat::torch::{builds_of, covers, newest_build_for, TorchBuild};
+use crate::compat::{ComputeCapability, CudaVersion};
+use crate::findings::{Finding, Severity};
+use crate::probes::pytorch::{PythonEnv, Torch};
+use crate::snapshot::{DriverFact, Snapshot};
+
+pub const RULE: Rule = Rule {
+    name: "pytorch_build",
+    codes: &["GD041", "GD042", "GD043"],
+    checks: "the installed torch is a CUDA build the driver runs, compiled for this GPU",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(envs) = &snap.python else {
+        return Outcome::NotApplicable("the pytorch probe did not run".into());
+    };
+    let with_torch: Vec<(&PythonEnv, &Torch)> = envs
+        .iter()
+        .filter_map(|e| e.torch.as_ref().map(|t| (e, t)))
+        .collect();
+    if with_torch.is_empty() {
+        return Outcome::NotApplicable("no torch installed in the environments found".into());
+    }
+    if !snap.nvidia_hardware_seen() && snap.nvml_system().is_none() {
+        return Outcome::NotApplicable("no NVIDIA GPU found".into());
+    }
+    let driver = snap.driver_version();
+    let gpus = snap.known_gpus();
+    let ok_cuda = |c: CudaVersion| match &driver {
+        Some(d) => !matches!(driver_verdict(c, &d.version), DriverVerdict::TooOld { .. }),
+        None => true,
+    };
+    let many = with_torch.len() > 1;
+    let mut out = Vec::new();
+    for (env, t) in with_torch {
+        let where_ = if many {
+            format!(" in {}", env.site)
+        } else {
+            String::new()
+        };
+        let version = t
+            .version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| t.dist_version.clone());
+        let key = format!("torch:{}", env.site);
+        // The build to recommend: this release for the GPU and driver, else the newest.
+        let suggest = |cc: Option<ComputeCapability>| -> Option<&'static TorchBuild> {
+            let fits =
+                |b: &&TorchBuild| cc.is_none_or(|c| b.runs_on(c)) && b.cuda().is_some_and(ok_cuda);
+            builds_of(&version).find(fits).or_else(|| match cc {
+                Some(c) => newest_build_for(c, ok_cuda),
+                None => crate::compat::torch::BUILDS
+                    .iter()
+                    .find(|b| b.cuda().is_some_and(ok_cuda)),
+            })
+        };
+        let cc = gpus.first().map(|g| g.cc);
+        let install = |b: &TorchBuild| {
+            format!(
+                "pip install --force-reinstall torch=={} --index-url https://download.pytorch.org/whl/{}",
+                b.release, b.variant
+            )
+        };
+        match t.kind() {
+            "rocm" => out.push(
+                Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a ROCm (AMD) build: it cannot use NVIDIA GPUs"))
+                    .detail("torch.version.hip is set: this build talks to AMD's ROCm, not CUDA, and torch.cuda.is_available() is False on NVIDIA hardware.")
+                    .evidence(key.clone(), format!("torch {version}, hip {}", t.hip.as_deref().unwrap_or("?")), t.version.source.clone()),
+            ),
+            "cpu" => {
+                let mut f = Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a CPU-only build, but this machine has an NVIDIA GPU"))
+                    .detail("torch.version.cuda is None: this wheel has no CUDA code, so torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled with CUDA enabled\". pip resolved the CPU wheel (Windows PyPI wheels are CPU-only; some indexes and lockfiles pin +cpu), or conda installed pytorch-mutex=cpu. A CUDA toolkit elsewhere on the machine does not change that.")
+                    .evidence(key.clone(), format!("torch {version}: torch.version.cuda = None"), t.version.source.clone());
+                if let Some(b) = suggest(cc) {
+                    f = f.fix_cmd(
+                        format!("Install the CUDA build (CUDA {} for {})", b.cuda().map_or("?".into(), |c| c.to_string()), driver_text(&driver)),
+                        install(b),
+                    );
+                }
+                out.push(f.fix_text("Install torchvision/torchaudio from the same index, so their CUDA build matches"));
+            }
+            _ => {
+                let Some(tc) = t.cuda.as_deref().and_then(CudaVersion::parse) else { continue };
+                // GD042: the driver cannot run this CUDA at all.
+                if let Some(d) = &driver {
+                    if let DriverVerdict::TooOld { needs, family_min } = driver_verdict(tc, &d.version) {
+                        let found = max_cuda_for_driver(&d.version).map_or("?".into(), |m| (m.cuda.major * 1000 + m.cuda.minor * 10).to_string());
+                        let needed = family_min.unwrap_or(needs);
+                        let mut f = Finding::new("GD042", Severity::Error, format!("torch {version}{where_} needs CUDA {tc}, but driver {} is too old for it", d.version.as_str()))
+                            .detail(format!("torch reports \"The NVIDIA driver on your system is too old (found version {found})\" and torch.cuda.is_available() is False. {}", if family_min.is_some() { format!("CUDA {}.x builds run on any driver from {needed} (minor-version compatibility); this one is older.", tc.major) } else { format!("This CUDA needs driver {needed}.") }))
+                            .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
+                            .evidence("driver", format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
+                            .fix_text(format!("Upgrade the NVIDIA driver to {needed} or newer"));
+                        if let Some(b) = suggest(cc) {
+                            f = f.fix_cmd(format!("Or install the newest torch built for a CUDA this driver runs (CUDA {})", b.cuda().map_or("?".into(), |c| c.to_string())), install(b));
+                        }
+                        out.push(f);
+                    }
+                }
+                // GD043: the GPU's architecture is not in the build.
+                let (sass, ptx, list, source) = match t.arches.as_ref().and_then(|a| a.get().map(|s| (s, a.source.clone()))) {
+                    Some((s, src)) if !s.arch_list.is_empty() => {
+                        let num = |prefix: &str| -> Vec<u32> {
+                            s.arch_list.iter().filter_map(|a| a.strip_prefix(prefix)?.parse().ok()).collect()
+                        };
+                        (num("sm_"), num("compute_"), s.arch_list.join(" "), src)
+                    }
+                    _ => match crate::compat::torch::local_variant(&version)
+                        .and_then(|v| builds_of(&version).find(|b| b.variant == v))
+                    {
+                        Some(b) => (b.sass.to_vec(), b.ptx.to_vec(), b.arch_list(), format!("official torch {} {} build ({})", b.release, b.variant, b.source)),
+                        None => continue,
+                    },
+                };
+                let mut seen = Vec::new();
+                for g in &gpus {
+                    if seen.contains(&g.cc) || covers(&sass, &ptx, g.cc) {
+                        continue;
+                    }
+                    seen.push(g.cc);
+                    let newest = sass.iter().max().copied().unwrap_or(0);
+                    let too_new = g.cc.major * 10 + g.cc.minor > newest;
+                    let mut f = Finding::new(
+                        "GD043",
+                        Severity::Error,
+                        format!("torch {version}{where_} has no kernels for {} ({}): \"no kernel image is available for execution on the device\"", g.name, g.cc.sm()),
+                    )
+                    .detail(format!(
+                        "The build's architectures are {list}. A GPU runs SASS compiled for its own major version and an equal or lower minor, or PTX the driver compiles; {} has neither. torch warns \"{} with CUDA capability {} is not compatible with the current PyTorch installation\" and every kernel fails. {}",
+                        g.cc.sm(), g.name, g.cc.sm(),
+                        if too_new { "The GPU is newer than this build." } else { "This build dropped support for the GPU's architecture." }
+                    ))
+                    .evidence(key.clone(), format!("compiled for {list}"), source.clone())
+                    .evidence("gpu", format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
+                    f = match newest_build_for(g.cc, ok_cuda) {
+                        Some(b) => f.fix_cmd(format!("Install torch {} built for CUDA {}, which has {} kernels", b.release, b.cuda().map_or("?".into(), |c| c.to_string()), g.cc.sm()), install(b)),
+                        None => f.fix_text(format!("No official torch build supports {} with this driver: build from source with TORCH_CUDA_ARCH_LIST={}.{} or upgrade the driver", g.cc.sm(), g.cc.major, g.cc.minor)),
+                    };
+                    out.push(f);
+                }
+            }
+        }
+    }
+    Outcome::Checked(out)
+}
+
+fn driver_text(driver: &Option<DriverFact>) -> String {
+    match driver {
+        Some(d) => match max_cuda_for_driver(&d.version) {
+            Some(m) => format!("driver {} (CUDA {})", d.version.as_str(), m.cuda),
+            None => format!("driver {}", d.version.as_str()),
+        },
+        None => "the driver".into(),
+    }
+}

@@ -1,0 +1,69 @@
+//! GD047: building CUDA extensions with a toolkit of another CUDA major than torch's
+//! (torch.utils.cpp_extension: "The detected CUDA version (X) mismatches the version that
+//! was used to compile PyTorch (Y)"; cases.json case-15).
+
+use super::{Outcome, Rule};
+use crate::compat::CudaVersion;
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::probes::toolkits::cuda_home_value;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "pytorch_extensions",
+    codes: &["GD047"],
+    checks: "the toolkit extension builds use has torch's CUDA major",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(envs) = &snap.python else {
+        return Outcome::NotApplicable("the pytorch probe did not run".into());
+    };
+    let Some(tk) = snap.toolkit_in_use() else {
+        return Outcome::NotApplicable("no toolkit in use".into());
+    };
+    let Some(tv) = tk.cuda else {
+        return Outcome::NotApplicable("the toolkit's version is unknown".into());
+    };
+    let builders = snap
+        .toolkits
+        .as_ref()
+        .map(|t| t.extension_builders.len())
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for env in envs.iter().filter(|e| e.primary) {
+        let Some(t) = &env.torch else { continue };
+        let Some(torch_cuda) = t.cuda.as_deref().and_then(CudaVersion::parse) else {
+            continue;
+        };
+        // torch 1.x compared major.minor; 2.x accepts any minor within the major.
+        if torch_cuda.major == tv.major {
+            continue;
+        }
+        let version = t
+            .version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| t.dist_version.clone());
+        let alt = snap.toolkits.as_ref().and_then(|all| {
+            all.installs
+                .iter()
+                .filter(|i| i.nvcc.is_some() && i.cuda.map(|c| c.major) == Some(torch_cuda.major))
+                .max_by_key(|i| i.cuda)
+        });
+        let mut f = Finding::new(
+            "GD047",
+            if builders > 0 { Severity::Error } else { Severity::Warning },
+            format!("Extensions would build with CUDA {tv} ({}), but torch {version} was built with CUDA {torch_cuda}", tk.root),
+        )
+        .detail(format!("torch.utils.cpp_extension checks the toolkit it found (CUDA_HOME → {}) against torch.version.cuda and stops: \"The detected CUDA version ({tv}) mismatches the version that was used to compile PyTorch ({torch_cuda}). Please make sure to use the same CUDA versions.\"", tk.root))
+        .evidence(format!("toolkit:{}", tk.root), format!("CUDA {tv}"), tk.version.source.clone())
+        .evidence(format!("torch:{}", env.site), format!("torch.version.cuda = {torch_cuda}"), t.version.source.clone());
+        f = match alt {
+            Some(a) => f.fix_cmd(format!("Build with the installed CUDA {}", a.cuda.map_or("?".into(), |c| c.to_string())), format!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", sh_quote(&cuda_home_value(a)), sh_quote(&a.root))),
+            None => f.fix_text(format!("Install a CUDA {}.x toolkit (conda install -c nvidia cuda-toolkit={torch_cuda}) and point CUDA_HOME at it", torch_cuda.major)),
+        };
+        out.push(f);
+    }
+    Outcome::Checked(out)
+}

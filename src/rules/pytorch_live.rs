@@ -1,0 +1,104 @@
+//! GD048/GD049: what torch said about itself (--python-import). Import failing or CUDA
+//! unavailable with torch's own words; and the static probe and the live answer disagreeing —
+//! another torch than the files say, or CUDA libraries loaded from outside torch's wheels
+//! (LD_LIBRARY_PATH, LD_PRELOAD, a system cuDNN).
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::pytorch_live::LiveResult;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "pytorch_live",
+    codes: &["GD048", "GD049"],
+    checks: "torch imports, sees CUDA, and loads the libraries its files say",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(live) = &snap.python_live else {
+        return Outcome::NotApplicable("--python-import was not given".into());
+    };
+    let a = match &live.result {
+        LiveResult::Ok { answer } => answer,
+        LiveResult::NotProbed { reason } => return Outcome::NotApplicable(reason.clone()),
+        LiveResult::TimedOut { seconds } => {
+            return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Importing torch in {} did not finish within {seconds:.1} s", live.python))
+                .detail("A first import after installation or on a network filesystem can take long; an import that hangs usually waits on a wedged driver or a lock.")
+                .evidence("python", format!("timed out after {seconds:.1} s"), live.python.clone())
+                .fix_cmd("Give it more time", "gpudoctor check --python-import --timeout 180")])
+        }
+        LiveResult::Failed { detail } => {
+            return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Could not ask {} about torch", live.python))
+                .detail(detail.clone())
+                .evidence("python", detail.clone(), live.python.clone())])
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(e) = &a.import_error {
+        if !e.starts_with("ModuleNotFoundError: No module named 'torch'") {
+            out.push(
+                Finding::new("GD048", Severity::Error, format!("`import torch` fails in {}: {}", live.python, e.lines().next().unwrap_or(e)))
+                    .detail(format!("Python {} raised {e}. The static findings above usually name the cause (a missing nvidia-* wheel, a library shadowed by LD_LIBRARY_PATH).", a.python_version.as_deref().unwrap_or("?")))
+                    .evidence("python", e.clone(), live.python.clone()),
+            );
+        }
+    } else if a.cuda.is_some()
+        && a.is_available == Some(false)
+        && (snap.nvidia_hardware_seen() || snap.nvml_system().is_some())
+    {
+        let mut f = Finding::new("GD048", Severity::Error, format!("torch {} imports but torch.cuda.is_available() is False", a.torch.as_deref().unwrap_or("?")))
+            .detail("This machine has an NVIDIA GPU and torch is a CUDA build, yet torch cannot use it. torch's own warnings (below) and the driver, device-node and library findings in this report say why.")
+            .evidence("python", format!("is_available() = False in {}", live.python), live.python.clone());
+        for w in &a.warnings {
+            f = f.context(format!("torch warned: {w}"), live.python.clone());
+        }
+        out.push(f);
+    }
+    // Static vs live.
+    let envs = snap.python.as_deref().unwrap_or(&[]);
+    if let (Some(live_v), Some(env)) = (&a.torch, envs.iter().find(|e| e.primary)) {
+        if let Some(t) = &env.torch {
+            let static_v = t
+                .version
+                .get()
+                .cloned()
+                .unwrap_or_else(|| t.dist_version.clone());
+            if *live_v != static_v {
+                out.push(
+                    Finding::new("GD049", Severity::Warning, format!("{} imports torch {live_v}, not the torch {static_v} in {}", live.python, env.site))
+                        .detail("The interpreter finds torch somewhere else than the environment gpudoctor read (PYTHONPATH, a user site-packages, another venv activated in the shell), so what you inspect is not what runs.")
+                        .evidence(format!("torch:{}", env.site), format!("files: {static_v}; import: {live_v}"), live.python.clone())
+                        .fix_cmd("See where it comes from", format!("{} -c 'import torch; print(torch.__file__)'", live.python)),
+                );
+            }
+            // CUDA libraries mapped from outside the environment's wheels.
+            let foreign: Vec<&String> = a
+                .loaded
+                .iter()
+                .filter(|p| {
+                    [
+                        "libcudnn",
+                        "libcublas",
+                        "libnccl",
+                        "libnvJitLink",
+                        "libcudart",
+                    ]
+                    .iter()
+                    .any(|k| p.contains(k))
+                })
+                .filter(|p| !p.starts_with(&env.site))
+                .collect();
+            if !foreign.is_empty() && t.kind() == "cuda" && !env.nvidia_wheels.is_empty() {
+                let mut f = Finding::new("GD049", Severity::Warning, format!("torch loaded CUDA libraries from outside its wheels: {}", foreign.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
+                    .detail("torch's nvidia-* wheels are installed, but the running process mapped other copies — LD_LIBRARY_PATH, LD_PRELOAD or a system library came first. Versions other than the pinned ones cause undefined-symbol errors and subtle numerical differences.")
+                    .evidence(format!("torch:{}", env.site), "loaded from outside the environment", "/proc/self/maps of the import");
+                for p in &foreign {
+                    f = f.context((*p).clone(), "/proc/self/maps");
+                }
+                out.push(f.fix_text("Remove CUDA/cuDNN directories from LD_LIBRARY_PATH (and LD_PRELOAD) in the environment that runs Python"));
+            }
+        }
+    }
+    Outcome::Checked(out)
+}

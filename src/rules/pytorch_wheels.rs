@@ -1,0 +1,151 @@
+//! GD044/GD045: the CUDA libraries torch loads. Its nvidia-* wheels must be installed at the
+//! versions its METADATA pins (a resolver that skipped them gives "libcudnn.so.9: cannot
+//! open shared object file", cases.json case-13), and LD_LIBRARY_PATH must not put other
+//! copies ahead of them (searched before torch's RUNPATH: "undefined symbol:
+//! __nvJitLinkAddData_12_1").
+
+use std::path::Path;
+
+use super::{Outcome, Rule};
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::probes::libraries::Via;
+use crate::probes::pytorch::satisfies;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "pytorch_wheels",
+    codes: &["GD044", "GD045"],
+    checks: "torch's nvidia-* wheels are installed as pinned and nothing on LD_LIBRARY_PATH shadows them",
+    run,
+};
+
+/// The library a wheel provides, for the import error a missing one causes.
+fn library_of(wheel: &str, spec: &str) -> Option<String> {
+    let major = spec
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .split('.')
+        .next()
+        .unwrap_or("");
+    let lib = [
+        ("nvidia-cudnn", "libcudnn.so"),
+        ("nvidia-cublas", "libcublas.so"),
+        ("nvidia-cuda-runtime", "libcudart.so"),
+        ("nvidia-cuda-nvrtc", "libnvrtc.so"),
+        ("nvidia-cufft", "libcufft.so"),
+        ("nvidia-curand", "libcurand.so"),
+        ("nvidia-cusolver", "libcusolver.so"),
+        ("nvidia-cusparse", "libcusparse.so"),
+        ("nvidia-nvjitlink", "libnvJitLink.so"),
+    ]
+    .iter()
+    .find(|(w, _)| wheel.starts_with(w))
+    .map(|(_, l)| *l)?;
+    if wheel.starts_with("nvidia-nccl") {
+        return Some("libnccl.so.2".into());
+    }
+    Some(if major.is_empty() {
+        lib.to_string()
+    } else {
+        format!("{lib}.{major}")
+    })
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(envs) = &snap.python else {
+        return Outcome::NotApplicable("the pytorch probe did not run".into());
+    };
+    let mut out = Vec::new();
+    let mut any = false;
+    for env in envs {
+        let Some(t) = &env.torch else { continue };
+        if t.kind() != "cuda" {
+            continue;
+        }
+        any = true;
+        let version = t
+            .version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| t.dist_version.clone());
+        let installed = |name: &str| env.nvidia_wheels.iter().find(|d| d.name == name);
+        let mut missing = Vec::new();
+        let mut wrong = Vec::new();
+        for r in t
+            .requires
+            .iter()
+            .filter(|r| r.name.starts_with("nvidia-") || r.name == "cuda-toolkit")
+        {
+            match installed(&r.name) {
+                None => missing.push(r),
+                Some(d) if !r.spec.is_empty() && !satisfies(&d.version, &r.spec) => {
+                    wrong.push((r, d))
+                }
+                Some(_) => {}
+            }
+        }
+        if !missing.is_empty() {
+            let pins: Vec<String> = missing
+                .iter()
+                .map(|r| format!("{}{}", r.name, r.spec))
+                .collect();
+            let lib = missing.iter().find_map(|r| library_of(&r.name, &r.spec));
+            let mut f = Finding::new("GD044", Severity::Error, format!("torch {version} needs {} wheel(s) that are not installed: {}", missing.len(), pins.join(", ")))
+                .detail(format!("torch's CUDA libraries load these wheels' shared libraries; without them `import torch` fails{}. Installers that resolve dependencies by platform (poetry, some lockfiles, --no-deps, copying site-packages) can leave them out.", lib.map(|l| format!(" with \"ImportError: {l}: cannot open shared object file: No such file or directory\"")).unwrap_or_default()))
+                .evidence(format!("torch:{}", env.site), format!("Requires-Dist {}", pins.join(", ")), format!("{}/torch-{}.dist-info/METADATA", env.site, t.dist_version));
+            for r in &missing {
+                if let Some(v) = &r.via {
+                    f = f.context(format!("{} comes from {v}", r.name), "METADATA");
+                }
+            }
+            out.push(
+                f.fix_cmd(
+                    "Install exactly what torch pins",
+                    format!(
+                        "pip install {}",
+                        pins.iter()
+                            .map(|p| sh_quote(p))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                )
+                .fix_text("Or reinstall torch with pip (which installs its dependencies)"),
+            );
+        }
+        for (r, d) in wrong {
+            out.push(
+                Finding::new("GD044", Severity::Warning, format!("{} {} is installed but torch {version} pins {}{}", d.name, d.version, r.name, r.spec))
+                    .detail("torch was built and tested against the pinned version; another one can fail at import with undefined symbols, or run with different numerics and bugs.")
+                    .evidence(format!("torch:{}", env.site), format!("{} {} vs {}", d.name, d.version, r.spec), env.site.clone())
+                    .fix_cmd("Install the pinned version", format!("pip install {}", sh_quote(&format!("{}{}", r.name, r.spec)))),
+            );
+        }
+        // GD045: LD_LIBRARY_PATH shadowing this env's wheel libraries.
+        if let Some(libs) = &snap.libraries {
+            for lib in &libs.libraries {
+                let wheel = lib
+                    .elsewhere
+                    .iter()
+                    .find(|c| c.via == Via::PipWheel && Path::new(&c.path).starts_with(&env.site));
+                let ahead = lib
+                    .candidates
+                    .iter()
+                    .find(|c| c.via == Via::LdLibraryPath && c.problem.is_none());
+                let (Some(w), Some(a)) = (wheel, ahead) else {
+                    continue;
+                };
+                let differs = a.version.is_some() && w.version.is_some() && a.version != w.version;
+                out.push(
+                    Finding::new("GD045", if differs { Severity::Error } else { Severity::Warning }, format!("LD_LIBRARY_PATH puts {} ahead of torch's own {}", a.path, lib.soname))
+                        .detail(format!("torch finds its nvidia-* wheel libraries through RUNPATH, which the loader searches after LD_LIBRARY_PATH. So torch loads {} ({}) instead of its wheel's {} ({}); with different versions this fails with errors like \"undefined symbol: __nvJitLinkAddData_12_1\" or crashes in cuDNN/cuBLAS.", a.path, a.version.as_deref().unwrap_or("version unknown"), w.path, w.version.as_deref().unwrap_or("version unknown")))
+                        .evidence(format!("library:{}", lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
+                        .context(format!("torch's copy: {}", w.path), env.site.clone())
+                        .fix_text("Remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in this environment (PyTorch's wheels need none), or unset LD_LIBRARY_PATH before starting Python"),
+                );
+            }
+        }
+    }
+    if !any {
+        return Outcome::NotApplicable("no CUDA build of torch installed".into());
+    }
+    Outcome::Checked(out)
+}

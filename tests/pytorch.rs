@@ -1,0 +1,382 @@
+//! The static PyTorch probe and its rules (GD041–GD047), through the real binary against fake
+//! roots holding a virtualenv with torch's version.py, METADATA and dist-info directories.
+
+mod util;
+
+use serde_json::Value;
+use util::*;
+
+/// A GPU host (driver `driver`, GPU model `gpu`) with a venv holding torch `version`.
+fn host(driver: &str, gpu: &str) -> FakeRoot {
+    let r = FakeRoot::new();
+    r.modules(&["nvidia_uvm", "nvidia"]).nvidia_version(driver);
+    r.node("nvidiactl", 0o666)
+        .node("nvidia-uvm", 0o666)
+        .node("nvidia0", 0o666);
+    r.gpu("0000:18:00.0", Some("nvidia"))
+        .driver_gpu("0000:18:00.0", gpu, 0);
+    r
+}
+
+fn check(r: &FakeRoot) -> (i32, Value) {
+    json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"))
+}
+
+const CU128_PINS: &[&str] = &[
+    "nvidia-cudnn-cu12==9.10.2.21",
+    "nvidia-cublas-cu12==12.8.4.1",
+    "nvidia-cuda-runtime-cu12==12.8.90",
+];
+
+fn install_pins(r: &FakeRoot, site: &str, pins: &[&str]) {
+    for p in pins {
+        let (name, version) = p.split_once("==").unwrap();
+        r.dist(site, name, version);
+    }
+}
+
+#[test]
+fn torch_facts_are_read_without_python() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), CU128_PINS);
+    install_pins(&r, &site, CU128_PINS);
+    r.dist(&site, "torchvision", "0.23.0+cu128")
+        .dist(&site, "triton", "3.4.0");
+    let (code, v) = check(&r);
+    let envs = v["snapshot"]["python"].as_array().unwrap();
+    let e = envs
+        .iter()
+        .find(|e| e["found_by"] == "VIRTUAL_ENV")
+        .expect("venv env");
+    let t = &e["torch"];
+    assert_eq!(t["version"]["value"], "2.8.0+cu128");
+    assert_eq!(t["cuda"], "12.8");
+    assert_eq!(t["dist_version"], "2.8.0");
+    assert_eq!(t["requires"].as_array().unwrap().len(), 4);
+    let companions: Vec<&str> = e["companions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(companions, ["torchvision", "triton"]);
+    for code in ["GD041", "GD042", "GD043", "GD044", "GD045", "GD046"] {
+        assert!(findings(&v, code).is_empty(), "{code}: {:#}", v["findings"]);
+    }
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+    let out = run(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"));
+    assert!(
+        out.stdout.contains("torch 2.8.0+cu128 · CUDA 12.8"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn cpu_only_torch_on_a_gpu_machine_case_04() {
+    let r = host("551.86", "NVIDIA GeForce RTX 4080 Laptop GPU");
+    r.torch_venv("2.2.2", None, &[]);
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD041");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    let fix = fix_commands(f[0]);
+    // The same release, from PyTorch's index, for a CUDA the 551 driver (12.4) runs.
+    assert!(
+        fix.contains("torch==2.2.2 --index-url https://download.pytorch.org/whl/cu121"),
+        "{fix}"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn driver_too_old_for_torch_case_03() {
+    // torch 2.4.1+cu121 on driver 470 (CUDA 11.4): below the 12.x family minimum.
+    let r = host("470.86", "NVIDIA GeForce RTX 3050 Laptop GPU");
+    r.torch_venv("2.4.1+cu121", Some("12.1"), &[]);
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD042");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("found version 11040"));
+    let fix = fix_commands(f[0]);
+    assert!(fix.contains("525.60.13"), "{fix}");
+    assert!(fix.contains("/whl/cu118"), "{fix}");
+    assert_eq!(code, 1);
+    // Within the family (cu128 on 535): minor-version compatibility, no finding.
+    let r = host("535.104.05", "NVIDIA A100-SXM4-40GB");
+    r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    let (_, v) = check(&r);
+    assert!(findings(&v, "GD042").is_empty(), "{:#}", v["findings"]);
+}
+
+#[test]
+fn gpu_newer_than_the_build_case_01() {
+    let r = host("570.124.04", "NVIDIA GeForce RTX 5090 D");
+    r.torch_venv("2.6.0+cu126", Some("12.6"), &[]);
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD043");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("sm_120"));
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("no kernel image is available"));
+    let fix = fix_commands(f[0]);
+    assert!(fix.contains("/whl/cu128"), "{fix}");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn gpu_older_than_the_build_case_02() {
+    let r = host("550.163.01", "NVIDIA GeForce GTX 1050");
+    r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD043");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["detail"].as_str().unwrap().contains("dropped support"));
+    // The newest build that still has sm_60 and runs on driver 550 (CUDA 12.4): a cu126 one.
+    assert!(
+        fix_commands(f[0]).contains("/whl/cu126"),
+        "{}",
+        fix_commands(f[0])
+    );
+}
+
+#[test]
+fn missing_nvidia_wheels_case_13() {
+    let r = host("535.104.05", "NVIDIA A100-SXM4-40GB");
+    let pins = &[
+        "nvidia-cudnn-cu11==8.5.0.96",
+        "nvidia-cublas-cu11==11.10.3.66",
+    ];
+    r.torch_venv("2.0.1", Some("11.7"), pins);
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD044");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("libcudnn.so.8: cannot open shared object file"));
+    assert!(fix_commands(f[0])
+        .contains("pip install nvidia-cudnn-cu11==8.5.0.96 nvidia-cublas-cu11==11.10.3.66"));
+    assert_eq!(code, 1);
+    // One installed at another version: a warning for it, the error for the other.
+    r.dist(
+        "venv/lib/python3.12/site-packages",
+        "nvidia-cudnn-cu11",
+        "8.9.2.26",
+    );
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD044");
+    assert_eq!(f.len(), 2, "{:#}", v["findings"]);
+    assert!(f
+        .iter()
+        .any(|f| f["severity"] == "warning" && f["title"].as_str().unwrap().contains("8.9.2.26")));
+}
+
+#[test]
+fn cuda_toolkit_meta_package_pins_are_followed() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv(
+        "2.11.0+cu130",
+        Some("13.0"),
+        &["cuda-toolkit[cudart,cublas]==13.0.2"],
+    );
+    r.dist(&site, "cuda-toolkit", "13.0.2")
+        .file(
+            &format!("{site}/cuda_toolkit-13.0.2.dist-info/METADATA"),
+            "Name: cuda-toolkit\nVersion: 13.0.2\nRequires-Dist: nvidia-cuda-runtime==13.0.96; extra == \"cudart\" and platform_system == \"Linux\"\nRequires-Dist: nvidia-cublas==13.1.0.3; extra == \"cublas\"\nRequires-Dist: nvidia-cufft==12.0.0.61; extra == \"cufft\"\n",
+        )
+        .dist(&site, "nvidia-cuda-runtime", "13.0.96");
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD044");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(title.contains("nvidia-cublas==13.1.0.3"), "{title}");
+    assert!(!title.contains("cufft"), "{title}");
+}
+
+#[test]
+fn ld_library_path_shadows_the_wheel_library() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    r.lib(
+        &format!("{site}/nvidia/nvjitlink/lib"),
+        "libnvJitLink.so.12",
+        "libnvJitLink.so.12",
+        &[],
+    )
+    .dist(&site, "nvidia-nvjitlink-cu12", "12.8.93")
+    .lib(
+        "usr/local/cuda-12.1/lib64",
+        "libnvJitLink.so.12.1.105",
+        "libnvJitLink.so.12",
+        &[],
+    );
+    let (code, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .env("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64")
+            .arg("check"),
+    );
+    let f = findings(&v, "GD045");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("__nvJitLinkAddData_12_1"));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn companions_from_another_build() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    r.dist(&site, "torchvision", "0.22.1+cu126")
+        .dist(&site, "torchaudio", "2.8.0+cu128");
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD046");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("torchvision 0.22.1+cu126")
+            && title.contains("cu126")
+            && title.contains("0.23"),
+        "{title}"
+    );
+    assert!(fix_commands(f[0])
+        .contains("torchvision==0.23.* --index-url https://download.pytorch.org/whl/cu128"));
+}
+
+#[test]
+fn extension_toolkit_of_another_major_case_15() {
+    let r = host("470.82.01", "NVIDIA GeForce RTX 3090");
+    r.torch_venv("1.11.0+cu113", Some("11.3"), &[]);
+    r.nvcc("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "10.1.243")
+        .file(
+            "usr/lib/nvidia-cuda-toolkit/version.txt",
+            "CUDA Version 10.1.243\n",
+        )
+        .link("../lib/nvidia-cuda-toolkit/bin/nvcc", "usr/bin/nvcc")
+        .toolkit("usr/local/cuda-11.4", "11.4.4")
+        .link("/usr/local/cuda-11.4", "usr/local/cuda");
+    // python3 on PATH is the venv's, so it is the primary environment.
+    r.file("venv/bin/python3", "")
+        .chmod("venv/bin/python3", 0o755);
+    let (_, v) = json(r.cmd().env("PATH", "/venv/bin:/usr/bin:/bin").arg("check"));
+    let f = findings(&v, "GD047");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["detail"].as_str().unwrap().contains("The detected CUDA version (10.1) mismatches the version that was used to compile PyTorch (11.3)"));
+    assert!(fix_commands(f[0]).contains("export CUDA_HOME=/usr/local/cuda-11.4"));
+}
+
+// ---- --python-import ---------------------------------------------------------------------
+
+/// A venv on the real filesystem whose `python3` prints `answer` (a canned torch answer),
+/// and whose site-packages holds torch `static_version`.
+fn live_venv(answer: &str, static_version: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let site = venv.join("lib/python3.12/site-packages");
+    std::fs::create_dir_all(site.join("torch")).unwrap();
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(
+        site.join("torch/version.py"),
+        format!("__version__ = '{static_version}'\ncuda = '12.8'\nhip = None\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(site.join(format!(
+        "torch-{}.dist-info",
+        static_version.split('+').next().unwrap()
+    )))
+    .unwrap();
+    std::fs::create_dir_all(site.join("nvidia_cudnn_cu12-9.10.2.21.dist-info")).unwrap();
+    let py = venv.join("bin/python3");
+    let answer = answer.replace("SITE", &site.display().to_string());
+    std::fs::write(&py, format!("#!/bin/sh\ncat <<'EOF_'\n{answer}\nEOF_\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, py)
+}
+
+#[test]
+fn live_import_error_and_disagreements() {
+    let (_d, py) = live_venv(
+        r#"{"python_version": "3.12.3", "import_error": "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory", "warnings": [], "loaded": []}"#,
+        "2.8.0+cu128",
+    );
+    let (code, v) = json(
+        gpudoctor()
+            .arg("--python")
+            .arg(&py)
+            .args(["--python-import", "check"]),
+    );
+    assert_eq!(
+        v["snapshot"]["python_live"]["result"]["status"], "ok",
+        "{:#}",
+        v["snapshot"]["python_live"]
+    );
+    let f = findings(&v, "GD048");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("libcudnn.so.9"));
+    assert_eq!(code, 1);
+
+    // Another torch imports than the files say, and cuDNN comes from /usr/lib.
+    let (_d, py) = live_venv(
+        r#"{"python_version": "3.12.3", "torch": "2.9.1+cu128", "cuda": "12.8", "is_available": false, "warnings": [], "loaded": ["/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0", "SITE/nvidia/cublas/lib/libcublas.so.12"]}"#,
+        "2.8.0+cu128",
+    );
+    let (_, v) = json(
+        gpudoctor()
+            .arg("--python")
+            .arg(&py)
+            .args(["--python-import", "check"]),
+    );
+    let f = findings(&v, "GD049");
+    assert_eq!(f.len(), 2, "{:#}", v["findings"]);
+    assert!(f.iter().any(|f| f["title"]
+        .as_str()
+        .unwrap()
+        .contains("imports torch 2.9.1+cu128, not the torch 2.8.0+cu128")));
+    let foreign = f
+        .iter()
+        .find(|f| f["title"].as_str().unwrap().contains("outside its wheels"))
+        .unwrap();
+    assert!(foreign["title"]
+        .as_str()
+        .unwrap()
+        .contains("libcudnn.so.9.1.0"));
+    assert!(!foreign["title"].as_str().unwrap().contains("libcublas"));
+}
+
+#[test]
+fn live_probe_is_bounded_and_never_runs_under_root() {
+    let (_d, py) = live_venv("{}", "2.8.0+cu128");
+    std::fs::write(&py, "#!/bin/sh\nsleep 30\n").unwrap();
+    let start = std::time::Instant::now();
+    let (_, v) = json(gpudoctor().arg("--python").arg(&py).args([
+        "--python-import",
+        "--timeout",
+        "2",
+        "check",
+    ]));
+    assert!(start.elapsed() < std::time::Duration::from_secs(6));
+    assert_eq!(
+        v["snapshot"]["python_live"]["result"]["status"],
+        "timed_out"
+    );
+    assert_eq!(findings(&v, "GD048")[0]["severity"], "warning");
+    // Under --root: not run.
+    let r = FakeRoot::new();
+    let (_, v) = json(r.cmd().arg("--python-import").arg("check"));
+    assert_eq!(
+        v["snapshot"]["python_live"]["result"]["status"],
+        "not_probed"
+    );
+}
