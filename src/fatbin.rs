@@ -21,12 +21,12 @@
 //! | --- | --- | --- |
 //! | 0x00 | u16 | kind: 1 PTX, 2 ELF (cubin/SASS), 8 LTO-IR (NVVM), 0x10 a not-yet-finalised device ELF (inferred), 0x40 relocatable PTX, … |
 //! | 0x02 | u16 | 0x0101 |
-//! | 0x04 | u32 | header size: 64 for ELF, 80 for PTX (options strings); the payload starts here |
+//! | 0x04 | u32 | header size: 64 for ELF, 80 for PTX (options strings), up to 120 seen in CUDA 13 libraries; the payload starts here |
 //! | 0x08 | u64 | payload size, padded (the stride to the next entry is header size + this) |
 //! | 0x10 | u32 | compressed size (0 when stored raw) |
 //! | 0x18 | u16, u16 | minor, major version (PTX ISA for PTX entries) |
 //! | 0x1c | u32 | SM architecture as an integer: 90 = sm_90 / compute_90 |
-//! | 0x28 | u64 | flags: 0x1 64-bit, 0x10 Linux host, 0x2000 compressed (the older LZ-style scheme), 0x8000 compressed (zstd), bit 20 arch-specific `a` suffix, bit 21 family `f` suffix |
+//! | 0x28 | u64 | flags: 0x1 64-bit, 0x10 Linux host, 0x2000 compressed (the older LZ-style scheme), 0x8000 compressed (zstd), bit 20 arch-specific `a` suffix, bit 21 family `f` suffix, bit 24 set on sm_100+ cubins (a selection tie-break, ignored here) |
 //! | 0x38 | u64 | decompressed size |
 //!
 //! Sources: jiegec/fatbinary (Rust, the 64-byte entry header and the flag bits 0x1/0x10/0x2000),
@@ -36,7 +36,10 @@
 //! header size + size). The suffix bits come from that one reverse-engineered source only.
 //! Checked against a real library (curand 10.3.7.77 from PyPI): 11 containers packed back to
 //! back, ELF entries with 64-byte headers and flags 0x11, compressed PTX entries with
-//! 80-byte headers and flags 0x2011, every size a multiple of 8.
+//! 80-byte headers and flags 0x2011, every size a multiple of 8; and the CUDA 13 build
+//! (curand 10.4.5.25): 13 containers back to back, every entry zstd-compressed (0x8011),
+//! entry headers of 64, 80, 104, 112 and 120 bytes. On both the result equals what
+//! `cuobjdump --list-elf --list-ptx` lists.
 //!
 //! Containers follow each other with no gap (header size + size, as observed). The scanner
 //! also tolerates zero padding between containers (a linker aligning input sections), by

@@ -185,6 +185,12 @@ struct FatbinSummary {
     arch_list: Vec<String>,
     extras: Vec<String>,
     bytes_read: u64,
+    entries: u32,
+    compressed_entries: u32,
+    section_size: u64,
+    majority_percent: u32,
+    complete: bool,
+    notes: Vec<String>,
 }
 
 #[allow(dead_code)]

@@ -380,3 +380,49 @@ fn live_probe_is_bounded_and_never_runs_under_root() {
         "not_probed"
     );
 }
+
+#[test]
+fn architectures_come_from_the_libraries_fatbin() {
+    use util::fatbin::{elf_with_fatbin, fatbin_section, Kind};
+    // A custom 2.8.0+cu128 build without sm_70 (the official one has it), with a few sm_89
+    // special kernels; on a V100 (sm_70) only the fatbin can tell.
+    let r = host("580.95.05", "Tesla V100-SXM2-32GB");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    let full: Vec<(Kind, u32, bool)> = [75, 80, 86, 90, 100, 120]
+        .iter()
+        .map(|a| (Kind::Elf, *a, false))
+        .collect();
+    let mut containers: Vec<&[(Kind, u32, bool)]> = vec![&full; 40];
+    let special = [(Kind::Elf, 89, false)];
+    containers.push(&special);
+    let section = fatbin_section(&containers);
+    r.bytes(
+        &format!("{site}/torch/lib/libtorch_cuda.so"),
+        &elf_with_fatbin("libtorch_cuda.so", &section),
+    );
+    let (code, v) = check(&r);
+    let t = &v["snapshot"]["python"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["found_by"] == "VIRTUAL_ENV")
+        .unwrap()["torch"];
+    let arches = &t["arches"]["value"];
+    assert_eq!(
+        arches["arch_list"],
+        serde_json::json!(["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"])
+    );
+    assert_eq!(arches["extras"], serde_json::json!(["sm_89"]));
+    let f = findings(&v, "GD043");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("sm_70"));
+    assert!(f[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("torch/lib/libtorch_cuda.so")));
+    assert_eq!(code, 1);
+}

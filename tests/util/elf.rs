@@ -31,6 +31,31 @@ pub fn shared_object(soname: &str, needed: &[&str]) -> Vec<u8> {
 
 /// The same for another e_machine (a multiarch library of a foreign architecture).
 pub fn shared_object_for(machine: u16, soname: &str, needed: &[&str]) -> Vec<u8> {
+    shared_object_with(machine, soname, needed, &[])
+}
+
+/// Where an extra section's bytes are.
+pub enum Placement<'a> {
+    /// Written into the returned image, after the built-in sections.
+    Inline(&'a [u8]),
+    /// Left to the caller: the section header says `size` bytes at file offset `offset`,
+    /// which the caller writes (or leaves as a hole in a sparse file).
+    At { offset: u64, size: u64 },
+}
+
+/// An extra PROGBITS section (for instance `.nv_fatbin`) next to .dynstr and .dynamic.
+pub struct ExtraSection<'a> {
+    pub name: &'a str,
+    pub data: Placement<'a>,
+}
+
+/// The same with extra sections; with none it writes exactly what `shared_object_for` writes.
+pub fn shared_object_with(
+    machine: u16,
+    soname: &str,
+    needed: &[&str],
+    extra: &[ExtraSection],
+) -> Vec<u8> {
     let mut dynstr = vec![0u8];
     let offset = |s: &str, table: &mut Vec<u8>| {
         let o = table.len() as u64;
@@ -49,12 +74,29 @@ pub fn shared_object_for(machine: u16, soname: &str, needed: &[&str]) -> Vec<u8>
     push_u64(&mut dynamic, soname_off);
     push_u64(&mut dynamic, 0); // DT_NULL
     push_u64(&mut dynamic, 0);
-    let shstrtab = b"\0.dynstr\0.dynamic\0.shstrtab\0".to_vec();
+    let mut shstrtab = b"\0.dynstr\0.dynamic\0.shstrtab\0".to_vec();
+    let extra_names: Vec<u32> = extra
+        .iter()
+        .map(|x| offset(x.name, &mut shstrtab) as u32)
+        .collect();
 
     let dynstr_at = 64u64;
     let dynamic_at = (dynstr_at + dynstr.len() as u64).next_multiple_of(8);
     let shstrtab_at = dynamic_at + dynamic.len() as u64;
-    let shoff = (shstrtab_at + shstrtab.len() as u64).next_multiple_of(8);
+    // Inline extra sections follow .shstrtab, each 8-aligned.
+    let mut at = shstrtab_at + shstrtab.len() as u64;
+    let mut extra_at = Vec::new();
+    for x in extra {
+        match x.data {
+            Placement::Inline(bytes) => {
+                at = at.next_multiple_of(8);
+                extra_at.push((at, bytes.len() as u64));
+                at += bytes.len() as u64;
+            }
+            Placement::At { offset, size } => extra_at.push((offset, size)),
+        }
+    }
+    let shoff = at.next_multiple_of(8);
 
     let mut out = Vec::new();
     out.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0]);
@@ -70,14 +112,20 @@ pub fn shared_object_for(machine: u16, soname: &str, needed: &[&str]) -> Vec<u8>
     push_u16(&mut out, 56); // e_phentsize
     push_u16(&mut out, 0); // e_phnum
     push_u16(&mut out, 64); // e_shentsize
-    push_u16(&mut out, 4); // e_shnum
+    push_u16(&mut out, 4 + extra.len() as u16); // e_shnum
     push_u16(&mut out, 3); // e_shstrndx
     out.extend_from_slice(&dynstr);
     out.resize(dynamic_at as usize, 0);
     out.extend_from_slice(&dynamic);
     out.extend_from_slice(&shstrtab);
+    for (x, (at, _)) in extra.iter().zip(&extra_at) {
+        if let Placement::Inline(bytes) = x.data {
+            out.resize(*at as usize, 0);
+            out.extend_from_slice(bytes);
+        }
+    }
     out.resize(shoff as usize, 0);
-    // Section headers: null, .dynstr, .dynamic, .shstrtab.
+    // Section headers: null, .dynstr, .dynamic, .shstrtab, then the extras.
     out.extend_from_slice(&[0; 64]);
     let mut sh = |name: u32,
                   kind: u32,
@@ -101,5 +149,8 @@ pub fn shared_object_for(machine: u16, soname: &str, needed: &[&str]) -> Vec<u8>
     sh(1, 3, 2, dynstr_at, dynstr.len() as u64, 0, 1, 0);
     sh(9, 6, 3, dynamic_at, dynamic.len() as u64, 1, 8, 16);
     sh(18, 3, 0, shstrtab_at, shstrtab.len() as u64, 0, 1, 0);
+    for (name, (at, size)) in extra_names.iter().zip(&extra_at) {
+        sh(*name, 1, 2, *at, *size, 0, 8, 0); // PROGBITS, SHF_ALLOC
+    }
     out
 }
