@@ -65,6 +65,7 @@ codes! {
     "GD047" => "The extension-build toolkit's CUDA major differs from torch's";
     "GD048" => "torch fails to import or sees no CUDA (--python-import)";
     "GD049" => "The torch that runs differs from the files, or loads foreign CUDA libraries";
+    "GD050" => "Frameworks in one environment need different CUDA or cuDNN majors";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

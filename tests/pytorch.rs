@@ -426,3 +426,58 @@ fn architectures_come_from_the_libraries_fatbin() {
             .ends_with("torch/lib/libtorch_cuda.so")));
     assert_eq!(code, 1);
 }
+
+#[test]
+fn frameworks_with_other_majors_in_one_environment() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.3.1+cu121", Some("12.1"), &[]);
+    r.dist(&site, "nvidia-cudnn-cu12", "8.9.2.26")
+        .dist(&site, "onnxruntime-gpu", "1.20.1")
+        .dist(&site, "cupy-cuda11x", "13.3.0");
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD050");
+    assert_eq!(f.len(), 2, "{:#}", v["findings"]);
+    assert!(f.iter().any(|f| f["title"]
+        .as_str()
+        .unwrap()
+        .contains("onnxruntime-gpu 1.20.1 needs cuDNN 9 (torch's wheel is cuDNN 8)")));
+    assert!(f.iter().any(|f| f["title"]
+        .as_str()
+        .unwrap()
+        .contains("cupy-cuda11x 13.3.0 needs CUDA 11")));
+}
+
+#[test]
+fn allocator_options_the_installed_torch_does_not_know() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.0.1+cu118", Some("11.8"), &[]);
+    let (code, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+            .arg("check"),
+    );
+    let f = findings(&v, "GD014");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("Unrecognized CachingAllocator option: expandable_segments"));
+    assert_eq!(code, 1);
+    // PYTORCH_ALLOC_CONF alone, read only from torch 2.9 on.
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .env("PYTORCH_ALLOC_CONF", "max_split_size_mb:128")
+            .arg("check"),
+    );
+    let f = findings(&v, "GD015");
+    assert!(
+        f.iter().any(|f| f["title"]
+            .as_str()
+            .unwrap()
+            .contains("ignores PYTORCH_ALLOC_CONF")),
+        "{:#}",
+        v["findings"]
+    );
+}

@@ -133,9 +133,11 @@ fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
             )
         }),
         frameworks: pick(&|n| {
-            FRAMEWORKS
-                .iter()
-                .any(|f| n == *f || n.starts_with(&format!("{f}-")))
+            FRAMEWORKS.iter().any(|f| {
+                n == *f
+                    || n.starts_with(&format!("{f}-"))
+                    || (f.ends_with("cuda") && n.starts_with(f))
+            })
         }),
     }
 }

@@ -358,6 +358,34 @@ fn run(snap: &Snapshot) -> Outcome {
     let new = env.value("PYTORCH_ALLOC_CONF");
     let old = env.value("PYTORCH_CUDA_ALLOC_CONF");
     let mut out = Vec::new();
+    // The torch a user's `python` gets, when the pytorch probe found one.
+    let torch = snap
+        .python
+        .as_ref()
+        .and_then(|envs| envs.iter().find(|e| e.primary))
+        .and_then(|e| e.torch.as_ref())
+        .map(|t| {
+            t.version
+                .get()
+                .cloned()
+                .unwrap_or_else(|| t.dist_version.clone())
+        });
+    let older_than = |minor: u32| {
+        torch
+            .as_deref()
+            .and_then(crate::compat::torch::release_minor)
+            .is_some_and(|(ma, mi)| (ma, mi) < (2, minor))
+    };
+    if let (Some(t), Some(v), None) = (&torch, new, old) {
+        if older_than(9) {
+            out.push(
+                Finding::new("GD015", Severity::Warning, format!("torch {t} ignores PYTORCH_ALLOC_CONF (read from torch 2.9 on)"))
+                    .detail("Before torch 2.9 the caching allocator reads only PYTORCH_CUDA_ALLOC_CONF, so these settings have no effect with the installed torch.")
+                    .evidence("env:PYTORCH_ALLOC_CONF", format!("PYTORCH_ALLOC_CONF={v}"), "environment")
+                    .fix_cmd("Use the name this torch reads", format!("export PYTORCH_CUDA_ALLOC_CONF={}", crate::findings::sh_quote(v))),
+            );
+        }
+    }
     for (name, value) in [
         ("PYTORCH_ALLOC_CONF", new),
         ("PYTORCH_CUDA_ALLOC_CONF", old),
@@ -366,6 +394,19 @@ fn run(snap: &Snapshot) -> Outcome {
         let conf = parse_alloc_conf(value);
         let fact = format!("env:{name}");
         let shown = format!("{name}={value}");
+        // Options newer than the installed torch: it raises "Unrecognized CachingAllocator option".
+        if let Some(t) = &torch {
+            for (key, minor) in [("expandable_segments", 1u32)] {
+                if value.contains(key) && older_than(minor) {
+                    out.push(
+                        Finding::new("GD014", Severity::Error, format!("torch {t} does not know {name} option {key} (added in torch 2.{minor})"))
+                            .detail(format!("This torch raises \"RuntimeError: Unrecognized CachingAllocator option: {key}\" at the first CUDA allocation."))
+                            .evidence(&fact, &shown, "environment")
+                            .fix_text(format!("Remove {key} from {name}, or upgrade torch to 2.{minor} or newer")),
+                    );
+                }
+            }
+        }
         if !conf.errors.is_empty() {
             let mut f = Finding::new("GD014", Severity::Error, format!("{name} is invalid: {}", conf.errors[0].message))
                 .detail("PyTorch parses this variable at the first CUDA allocation and raises a RuntimeError on an unknown option or a bad value, so every CUDA program using torch fails at its first tensor.")

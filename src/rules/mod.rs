@@ -9,6 +9,7 @@ mod debug_env;
 mod device_nodes;
 mod driver_userspace;
 mod fabric;
+mod frameworks;
 mod gpu_presence;
 mod gpu_recovery;
 mod kernel_module;
@@ -90,6 +91,7 @@ pub const RULES: &[Rule] = &[
     pytorch_companions::RULE,
     pytorch_extensions::RULE,
     pytorch_live::RULE,
+    frameworks::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

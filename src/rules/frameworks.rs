@@ -1,0 +1,96 @@
+//! GD050: two frameworks in one environment that need different CUDA or cuDNN majors.
+//! Each loads its libraries by soname into the same process; whichever is imported first
+//! decides, and the other fails ("libcudnn.so.9: cannot open shared object file",
+//! "Could not load library libcudnn_ops_infer.so.8").
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::pytorch::{cmp_versions, Dist, PythonEnv};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "frameworks",
+    codes: &["GD050"],
+    checks: "the CUDA frameworks in one environment agree on CUDA and cuDNN majors",
+    run,
+};
+
+/// (CUDA major, cuDNN major) a framework distribution needs, where its name or release
+/// says so: cupy-cudaNNx and jax-cudaNN-plugin by name; onnxruntime-gpu ≥ 1.19 and
+/// TensorFlow ≥ 2.18 build on CUDA 12 + cuDNN 9, TensorFlow 2.15–2.17 on CUDA 12 + cuDNN 8
+/// (their install pages' tested-build tables).
+fn needs(d: &Dist) -> Option<(u32, Option<u32>)> {
+    let n = d.name.as_str();
+    let digits = |s: &str| -> Option<u32> {
+        s.chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .ok()
+    };
+    if let Some(rest) = n.strip_prefix("cupy-cuda") {
+        let v = digits(rest)?;
+        return Some((if v >= 100 { v / 10 } else { v }, None));
+    }
+    if let Some(rest) = n.strip_prefix("jax-cuda") {
+        return Some((digits(rest)?, None));
+    }
+    let ge = |v: &str| cmp_versions(&d.version, v) != std::cmp::Ordering::Less;
+    match n {
+        "onnxruntime-gpu" if ge("1.19") => Some((12, Some(9))),
+        "tensorflow" if ge("2.18") => Some((12, Some(9))),
+        "tensorflow" if ge("2.15") => Some((12, Some(8))),
+        _ => None,
+    }
+}
+
+fn torch_needs(env: &PythonEnv) -> Option<(u32, Option<u32>)> {
+    let t = env.torch.as_ref()?;
+    let cuda: u32 = t.cuda.as_deref()?.split('.').next()?.parse().ok()?;
+    let cudnn = env
+        .nvidia_wheels
+        .iter()
+        .find(|w| w.name.starts_with("nvidia-cudnn"))
+        .and_then(|w| w.version.split('.').next()?.parse().ok());
+    Some((cuda, cudnn))
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(envs) = &snap.python else {
+        return Outcome::NotApplicable("the pytorch probe did not run".into());
+    };
+    let mut out = Vec::new();
+    for env in envs {
+        let Some((tc, tn)) = torch_needs(env) else {
+            continue;
+        };
+        let tv = env
+            .torch
+            .as_ref()
+            .map(|t| t.dist_version.clone())
+            .unwrap_or_default();
+        for d in &env.frameworks {
+            let Some((fc, fnn)) = needs(d) else { continue };
+            let cudnn_clash = matches!((tn, fnn), (Some(a), Some(b)) if a != b);
+            if fc == tc && !cudnn_clash {
+                continue;
+            }
+            let what = if fc != tc {
+                format!("CUDA {fc} (torch uses CUDA {tc})")
+            } else {
+                format!(
+                    "cuDNN {} (torch's wheel is cuDNN {})",
+                    fnn.unwrap_or(0),
+                    tn.unwrap_or(0)
+                )
+            };
+            out.push(
+                Finding::new("GD050", Severity::Warning, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
+                    .detail("Both load CUDA libraries by soname into one process. Whichever framework is imported first loads its majors, and the other then fails to find its own (\"libcudnn.so.9: cannot open shared object file\") or runs against the wrong ones.")
+                    .evidence(format!("torch:{}", env.site), format!("{} {} vs torch {tv}", d.name, d.version), env.site.clone())
+                    .fix_text("Use one environment per framework, or versions built for the same CUDA and cuDNN majors (e.g. onnxruntime-gpu for CUDA 12 with torch cu12x)"),
+            );
+        }
+    }
+    Outcome::Checked(out)
+}
