@@ -66,6 +66,7 @@ codes! {
     "GD048" => "torch fails to import or sees no CUDA (--python-import)";
     "GD049" => "The torch that runs differs from the files, or loads foreign CUDA libraries";
     "GD050" => "Frameworks in one environment need different CUDA or cuDNN majors";
+    "GD051" => "/dev/shm in the container is too small for NCCL and DataLoader workers";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

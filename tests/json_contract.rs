@@ -627,6 +627,8 @@ struct Platform {
     arch: Fact<String>,
     container: Container,
     wsl: Wsl,
+    #[allow(dead_code)]
+    shm_kib: Option<Fact<u64>>,
 }
 
 #[derive(Deserialize)]

@@ -481,3 +481,22 @@ fn allocator_options_the_installed_torch_does_not_know() {
         v["findings"]
     );
 }
+
+#[test]
+fn small_shm_in_a_container_with_torch() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    r.file(".dockerenv", "").file(
+        "proc/mounts",
+        "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n",
+    );
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD051");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"].as_str().unwrap().contains("only 64 MiB"));
+    assert!(fix_commands(f[0]).contains("--shm-size"));
+    // 16 GiB: fine.
+    r.file("proc/mounts", "shm /dev/shm tmpfs rw,size=16g 0 0\n");
+    let (_, v) = check(&r);
+    assert!(findings(&v, "GD051").is_empty());
+}

@@ -15,6 +15,9 @@ pub struct Platform {
     pub arch: Fact<String>,
     pub container: Container,
     pub wsl: Wsl,
+    /// Size of the /dev/shm tmpfs in KiB (from /proc/mounts); NCCL needs room there.
+    #[serde(default)]
+    pub shm_kib: Option<Fact<u64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,6 +60,7 @@ pub fn probe(fs: &HostFs, env: &Env) -> Platform {
         arch: arch(fs),
         container: container(fs, env),
         wsl: wsl(fs, proc_version.as_deref()),
+        shm_kib: Some(shm(fs)),
     }
 }
 
@@ -88,6 +92,51 @@ fn os_release(fs: &HostFs) -> Fact<OsRelease> {
         Some(e) => Fact::from_fs_error(&e),
         None => Fact::missing("/etc/os-release", MissingReason::NotFound, "not found"),
     }
+}
+
+/// `/dev/shm`'s tmpfs `size=` from /proc/mounts (`65536k`, `1g`, `64m`).
+fn shm(fs: &HostFs) -> Fact<u64> {
+    const MOUNTS: &str = "/proc/mounts";
+    let text = match fs.read_text(Path::new(MOUNTS)) {
+        Ok(f) => f.text,
+        Err(e) => return Fact::from_fs_error(&e),
+    };
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.split_whitespace().nth(1) == Some("/dev/shm"));
+    let Some(line) = line else {
+        return Fact::missing(
+            MOUNTS,
+            MissingReason::NotFound,
+            "/dev/shm is not a separate mount",
+        );
+    };
+    let size = line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|opts| opts.split(',').find_map(|o| o.strip_prefix("size=")))
+        .and_then(parse_size_kib);
+    match size {
+        Some(k) => Fact::value(MOUNTS, k),
+        None => Fact::missing(
+            MOUNTS,
+            MissingReason::Malformed,
+            format!("no size= in {line:?}"),
+        ),
+    }
+}
+
+/// tmpfs sizes: a number with an optional k/m/g suffix (bytes without one).
+pub fn parse_size_kib(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mul) = match s.chars().last()?.to_ascii_lowercase() {
+        'k' => (&s[..s.len() - 1], 1),
+        'm' => (&s[..s.len() - 1], 1024),
+        'g' => (&s[..s.len() - 1], 1024 * 1024),
+        _ => return s.parse::<u64>().ok().map(|b| b / 1024),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mul)
 }
 
 pub fn parse_os_release(text: &str) -> Option<OsRelease> {

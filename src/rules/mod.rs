@@ -28,6 +28,7 @@ mod pytorch_companions;
 mod pytorch_extensions;
 mod pytorch_live;
 mod pytorch_wheels;
+mod shm;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;
@@ -92,6 +93,7 @@ pub const RULES: &[Rule] = &[
     pytorch_extensions::RULE,
     pytorch_live::RULE,
     frameworks::RULE,
+    shm::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
