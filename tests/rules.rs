@@ -20,6 +20,7 @@ fn healthy_host_passes_with_exit_0() {
         .filter(|c| {
             !(c["status"] == "not_applicable"
                 && (c["rule"] == "wsl_driver"
+                    || c["rule"] == "shm"
                     || c["rule"].as_str().unwrap_or("").starts_with("pytorch")
                     || c["detail"].as_str().unwrap_or("").contains("NVML")
                     || c["detail"].as_str().unwrap_or("").contains("--root")))
