@@ -164,6 +164,8 @@ struct Torch {
     debug: Option<bool>,
     requires: Vec<TorchRequirement>,
     arches: Option<Fact<FatbinSummary>>,
+    conda_build: Option<String>,
+    conda_mutex: Option<String>,
 }
 
 #[allow(dead_code)]

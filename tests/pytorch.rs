@@ -500,3 +500,30 @@ fn small_shm_in_a_container_with_torch() {
     let (_, v) = check(&r);
     assert!(findings(&v, "GD051").is_empty());
 }
+
+#[test]
+fn conda_cpu_mutex_is_named() {
+    let r = host("550.54.15", "NVIDIA GeForce RTX 4090");
+    let site = "conda/envs/ml/lib/python3.10/site-packages";
+    r.file(
+        &format!("{site}/torch/version.py"),
+        "__version__ = '2.3.1'\ncuda = None\nhip = None\n",
+    )
+    .dir(&format!("{site}/torch-2.3.1.dist-info"))
+    .file(
+        "conda/envs/ml/conda-meta/pytorch-2.3.1-py3.10_cpu_0.json",
+        "{}",
+    )
+    .file("conda/envs/ml/conda-meta/pytorch-mutex-1.0-cpu.json", "{}");
+    let (_, v) = json(r.cmd().env("CONDA_PREFIX", "/conda/envs/ml").arg("check"));
+    let f = findings(&v, "GD041");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["value"]
+            .as_str()
+            .unwrap()
+            .contains("pytorch-mutex=cpu (build py3.10_cpu_0)")));
+}

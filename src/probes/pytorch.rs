@@ -49,6 +49,12 @@ pub struct Torch {
     pub requires: Vec<Requirement>,
     /// Architectures in libtorch_cuda.so's .nv_fatbin (absent for CPU-only builds).
     pub arches: Option<Fact<FatbinSummary>>,
+    /// conda's `pytorch` package build string (`py3.10_cuda12.1_cudnn8.9.2_0`, `py3.10_cpu_0`)
+    /// and `pytorch-mutex` (`cpu` / `cuda`), when conda installed torch.
+    #[serde(default)]
+    pub conda_build: Option<String>,
+    #[serde(default)]
+    pub conda_mutex: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,7 +200,10 @@ fn torch(fs: &HostFs, site: &Path, dist_version: &str, dist_dir: &str) -> Torch 
             Err(e) => Fact::missing(lib.display().to_string(), MissingReason::Unreadable, e),
         }
     });
+    let (conda_build, conda_mutex) = conda_pytorch(fs, site);
     Torch {
+        conda_build,
+        conda_mutex,
         dist_version: dist_version.to_string(),
         version,
         cuda,
@@ -204,6 +213,33 @@ fn torch(fs: &HostFs, site: &Path, dist_version: &str, dist_dir: &str) -> Torch 
         requires,
         arches,
     }
+}
+
+/// conda-meta of the environment owning `site` (PREFIX/lib/pythonX.Y/site-packages):
+/// `pytorch-VERSION-BUILD.json` and `pytorch-mutex-1.0-KIND.json`.
+fn conda_pytorch(fs: &HostFs, site: &Path) -> (Option<String>, Option<String>) {
+    let Some(prefix) = site.parent().and_then(Path::parent).and_then(Path::parent) else {
+        return (None, None);
+    };
+    let Ok(names) = fs.read_dir(&prefix.join("conda-meta")) else {
+        return (None, None);
+    };
+    let mut build = None;
+    let mut mutex = None;
+    for n in names.iter().map(|n| n.to_string_lossy().into_owned()) {
+        let Some(stem) = n.strip_suffix(".json") else {
+            continue;
+        };
+        if let Some(rest) = stem.strip_prefix("pytorch-mutex-") {
+            mutex = rest.rsplit_once('-').map(|(_, kind)| kind.to_string());
+        } else if let Some(rest) = stem.strip_prefix("pytorch-") {
+            // pytorch-2.1.0-py3.10_cuda12.1_cudnn8.9.2_0: version, then the build string.
+            if rest.starts_with(|c: char| c.is_ascii_digit()) {
+                build = rest.split_once('-').map(|(_, b)| b.to_string());
+            }
+        }
+    }
+    (build, mutex)
 }
 
 /// libtorch_cuda.so, or the first split `libtorch_cuda_*.so` of older builds.

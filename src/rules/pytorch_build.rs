@@ -79,6 +79,9 @@ fn run(snap: &Snapshot) -> Outcome {
                 let mut f = Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a CPU-only build, but this machine has an NVIDIA GPU"))
                     .detail("torch.version.cuda is None: this wheel has no CUDA code, so torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled with CUDA enabled\". pip resolved the CPU wheel (Windows PyPI wheels are CPU-only; some indexes and lockfiles pin +cpu), or conda installed pytorch-mutex=cpu. A CUDA toolkit elsewhere on the machine does not change that.")
                     .evidence(key.clone(), format!("torch {version}: torch.version.cuda = None"), t.version.source.clone());
+                if let Some(m) = t.conda_mutex.as_deref().filter(|m| *m == "cpu") {
+                    f = f.evidence(key.clone(), format!("conda pytorch-mutex={m} (build {})", t.conda_build.as_deref().unwrap_or("?")), format!("{}/conda-meta", env.site));
+                }
                 if let Some(b) = suggest(cc) {
                     f = f.fix_cmd(
                         format!("Install the CUDA build (CUDA {} for {})", b.cuda().map_or("?".into(), |c| c.to_string()), driver_text(&driver)),
