@@ -254,3 +254,39 @@ fn static_probe_agrees_with_torch_itself() {
         diffs.join("\n  ")
     );
 }
+
+#[test]
+fn live_probe_agrees_with_the_static_one() {
+    let Some(venv) = venv() else { return };
+    let python = venv.join("bin/python");
+    let (_, v) = util::json(
+        util::gpudoctor()
+            .arg("--python")
+            .arg(&python)
+            .args(["--python-import", "check"]),
+    );
+    let live = &v["snapshot"]["python_live"]["result"];
+    assert_eq!(live["status"], "ok", "{live:#}");
+    let answer = &live["answer"];
+    let env = by_python(&v);
+    assert_eq!(answer["torch"], env["torch"]["version"]["value"]);
+    assert_eq!(answer["cuda"], env["torch"]["cuda"]);
+    assert!(answer["import_error"].is_null(), "{answer:#}");
+    // Every CUDA library torch mapped comes from its own wheels.
+    let site = env["site"].as_str().unwrap();
+    let loaded = answer["loaded"].as_array().unwrap();
+    assert!(
+        loaded
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("libcudnn")),
+        "{loaded:#?}"
+    );
+    assert!(
+        util::findings(&v, "GD049").is_empty(),
+        "{:#}",
+        v["findings"]
+    );
+    assert!(loaded.iter().all(
+        |p| p.as_str().unwrap().starts_with(site) || p.as_str().unwrap().contains("libcuda.so")
+    ));
+}
