@@ -67,6 +67,7 @@ codes! {
     "GD049" => "The torch that runs differs from the files, or loads foreign CUDA libraries";
     "GD050" => "Frameworks in one environment need different CUDA or cuDNN majors";
     "GD051" => "/dev/shm in the container is too small for NCCL and DataLoader workers";
+    "GD052" => "The GPU lacks features PyTorch recipes assume (bf16, TF32, torch.compile, FlashAttention-2)";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

@@ -527,3 +527,39 @@ fn conda_cpu_mutex_is_named() {
             .unwrap()
             .contains("pytorch-mutex=cpu (build py3.10_cpu_0)")));
 }
+
+#[test]
+fn capability_note_for_an_older_gpu() {
+    let r = host("580.95.05", "Tesla T4");
+    r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD052");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "info");
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("sm_75") && title.contains("FlashAttention-2"),
+        "{title}"
+    );
+    assert_eq!(code, 0);
+    // An H100 lacks none of them.
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    let (_, v) = check(&r);
+    assert!(findings(&v, "GD052").is_empty(), "{:#}", v["findings"]);
+}
+
+#[test]
+fn triton_missing_breaks_torch_compile_only() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), &["triton==3.4.0"]);
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD044");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(f[0]["title"].as_str().unwrap().contains("torch.compile"));
+    assert_eq!(code, 0);
+    r.dist(&site, "triton", "3.4.0");
+    let (_, v) = check(&r);
+    assert!(findings(&v, "GD044").is_empty(), "{:#}", v["findings"]);
+}

@@ -10,6 +10,7 @@ mod device_nodes;
 mod driver_userspace;
 mod fabric;
 mod frameworks;
+mod gpu_capabilities;
 mod gpu_presence;
 mod gpu_recovery;
 mod kernel_module;
@@ -94,6 +95,7 @@ pub const RULES: &[Rule] = &[
     pytorch_live::RULE,
     frameworks::RULE,
     shm::RULE,
+    gpu_capabilities::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -67,15 +67,21 @@ fn run(snap: &Snapshot) -> Outcome {
             .get()
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
-        let installed = |name: &str| env.nvidia_wheels.iter().find(|d| d.name == name);
+        let installed = |name: &str| {
+            env.nvidia_wheels
+                .iter()
+                .chain(env.companions.iter())
+                .find(|d| d.name == name)
+        };
         let mut missing = Vec::new();
         let mut wrong = Vec::new();
-        for r in t
-            .requires
-            .iter()
-            .filter(|r| r.name.starts_with("nvidia-") || r.name == "cuda-toolkit")
-        {
+        let mut triton_missing = Vec::new();
+        for r in t.requires.iter().filter(|r| {
+            r.name.starts_with("nvidia-") || r.name == "cuda-toolkit" || r.name == "triton"
+        }) {
             match installed(&r.name) {
+                // torch imports without Triton; torch.compile then fails.
+                None if r.name == "triton" => triton_missing.push(r),
                 None => missing.push(r),
                 Some(d) if !r.spec.is_empty() && !satisfies(&d.version, &r.spec) => {
                     wrong.push((r, d))
@@ -109,6 +115,14 @@ fn run(snap: &Snapshot) -> Outcome {
                     ),
                 )
                 .fix_text("Or reinstall torch with pip (which installs its dependencies)"),
+            );
+        }
+        for r in triton_missing {
+            out.push(
+                Finding::new("GD044", Severity::Warning, format!("torch {version} pins {}{} but it is not installed: torch.compile cannot work", r.name, r.spec))
+                    .detail("torch imports without Triton, but torch.compile's GPU backend (Inductor) generates Triton kernels and fails with \"Cannot find a working triton installation\".")
+                    .evidence(format!("torch:{}", env.site), format!("Requires-Dist {}{}", r.name, r.spec), env.site.clone())
+                    .fix_cmd("Install the pinned Triton", format!("pip install {}", sh_quote(&format!("{}{}", r.name, r.spec)))),
             );
         }
         for (r, d) in wrong {

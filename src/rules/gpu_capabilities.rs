@@ -1,0 +1,74 @@
+//! GD052: what the GPU cannot do for PyTorch's common speed-ups (bf16 autocast, TF32,
+//! torch.compile, FlashAttention-2, FP8), so a user learns it before a recipe silently falls
+//! back or fails. From the compute capability (compat/capabilities.rs, each row sourced).
+
+use super::{Outcome, Rule};
+use crate::compat::capabilities::{capabilities_for, Support};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "gpu_capabilities",
+    codes: &["GD052"],
+    checks: "the GPU supports the PyTorch speed-ups recipes assume (bf16, TF32, torch.compile, FlashAttention-2)",
+    run,
+};
+
+/// The capabilities training recipes take for granted.
+const RECIPE_KEYS: &[&str] = &[
+    "torch_bf16",
+    "tf32_tensor_cores",
+    "torch_compile_triton",
+    "sdpa_flash",
+    "flash_attention_2",
+];
+
+fn run(snap: &Snapshot) -> Outcome {
+    let torch = snap.python.as_ref().is_some_and(|envs| {
+        envs.iter()
+            .any(|e| e.torch.as_ref().is_some_and(|t| t.kind() == "cuda"))
+    });
+    if !torch {
+        return Outcome::NotApplicable("no CUDA build of torch installed".into());
+    }
+    let gpus = snap.known_gpus();
+    if gpus.is_empty() {
+        return Outcome::NotApplicable("no GPU whose compute capability is known".into());
+    }
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    for g in gpus {
+        if seen.contains(&g.cc) {
+            continue;
+        }
+        seen.push(g.cc);
+        let lacking: Vec<(&str, Support, &str)> = capabilities_for(g.cc)
+            .into_iter()
+            .filter(|(c, s)| RECIPE_KEYS.contains(&c.key) && *s != Support::Yes)
+            .map(|(c, s)| (c.title, s, c.note))
+            .collect();
+        if lacking.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = lacking
+            .iter()
+            .map(|(t, s, _)| {
+                if *s == Support::Emulated {
+                    format!("{t} (emulated, slow)")
+                } else {
+                    t.to_string()
+                }
+            })
+            .collect();
+        let mut f = Finding::new("GD052", Severity::Info, format!("{} ({}) lacks: {}", g.name, g.cc.sm(), names.join(", ")))
+            .detail("Recipes that assume an Ampere-or-newer GPU fall back or fail here: bf16 autocast runs emulated (or raises), TF32 does nothing, torch.compile may refuse the GPU (\"Found ... which is too old to be supported by the triton GPU compiler\"), and FlashAttention-2 kernels are not built for it. Use fp16 autocast with a GradScaler and the SDPA memory-efficient backend instead; `gpudoctor devices N` lists everything the GPU can and cannot do.")
+            .evidence("gpu", format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
+        for (title, _, note) in &lacking {
+            if !note.is_empty() {
+                f = f.context(format!("{title}: {note}"), "compat/capabilities.rs");
+            }
+        }
+        out.push(f);
+    }
+    Outcome::Checked(out)
+}
