@@ -70,6 +70,7 @@ env_registry! {
     PATH: Paths, "where commands such as nvcc and python are found";
     CONDA_PREFIX: Paths, "the active conda environment";
     VIRTUAL_ENV: Paths, "the active Python virtual environment";
+    HOME: Paths, "home directory: pip install --user puts packages under ~/.local";
     TORCH_CUDA_ARCH_LIST: Build, "GPU architectures torch.utils.cpp_extension compiles extensions for";
     TORCH_EXTENSIONS_DIR: Build, "where torch.utils.cpp_extension caches JIT-built extensions";
     NVCC_APPEND_FLAGS: Build, "flags appended to every nvcc command line";
@@ -185,7 +186,7 @@ mod tests {
 
     #[test]
     fn prefixed_variables_are_registered() {
-        let env = Env::from_pairs([("NCCL_DEBUG", "INFO"), ("HOME", "/root")]);
+        let env = Env::from_pairs([("NCCL_DEBUG", "INFO"), ("EDITOR", "vi")]);
         let set = env.registered_set();
         assert_eq!(set.len(), 1);
         assert_eq!(set[0].0, "NCCL_DEBUG");

@@ -12,6 +12,7 @@ pub mod fsys;
 pub mod ldcache;
 pub mod nvml_worker;
 pub mod probes;
+pub mod pyversion;
 pub mod render;
 pub mod report;
 pub mod rules;

@@ -50,6 +50,8 @@ pub struct Runner {
     output_limit: usize,
     /// Variables removed from the child's environment.
     env_remove: Vec<&'static str>,
+    /// The child's working directory (None: gpudoctor's).
+    dir: Option<PathBuf>,
 }
 
 impl Runner {
@@ -58,11 +60,18 @@ impl Runner {
             root,
             output_limit: OUTPUT_LIMIT,
             env_remove: Vec::new(),
+            dir: None,
         }
     }
 
     pub fn with_output_limit(mut self, limit: usize) -> Self {
         self.output_limit = limit;
+        self
+    }
+
+    /// Runs children in this working directory.
+    pub fn in_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
         self
     }
 
@@ -110,6 +119,9 @@ impl Runner {
         }
         for (k, v) in env {
             cmd.env(k, v);
+        }
+        if let Some(d) = &self.dir {
+            cmd.current_dir(d);
         }
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: the closure runs between fork and exec and calls only async-signal-safe

@@ -17,6 +17,9 @@ pub struct Site {
     pub found_by: String,
     /// X.Y from the `lib/pythonX.Y` directory name, when the layout says it.
     pub python: Option<String>,
+    /// Part of the environment `python` on PATH (or --python) gives: what a user runs.
+    #[serde(default)]
+    pub primary: bool,
     /// Entry names, read once and shared by the probes that need them.
     #[serde(skip)]
     pub entries: Vec<String>,
@@ -71,6 +74,10 @@ pub fn normalize(name: &str) -> String {
 }
 
 pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
+    let user_site = env
+        .get_str(envvars::HOME)
+        .filter(|h| h.starts_with('/'))
+        .map(|h| Path::new(&h).join(".local"));
     let mut prefixes: Vec<(PathBuf, String)> = Vec::new();
     // --python names the interpreter; its environment is the one the user asked about.
     if let Some(exe) = python {
@@ -92,8 +99,17 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
     if let Some(v) = env.get_str(envvars::CONDA_PREFIX).filter(|v| !v.is_empty()) {
         prefixes.push((PathBuf::from(v), "CONDA_PREFIX".into()));
     }
+    let primary_prefix = if python.is_some() {
+        prefixes.first().map(|(p, _)| p.clone())
+    } else {
+        python_on_path(fs, env)
+    };
     if let Some(prefix) = python_on_path(fs, env) {
-        prefixes.push((prefix, "python3 on PATH".into()));
+        prefixes.push((prefix, "python on PATH".into()));
+    }
+    // pip install --user: searched by Python before the system site-packages.
+    if let Some(local) = &user_site {
+        prefixes.push((local.clone(), "user site (~/.local)".into()));
     }
     // The working directory means nothing for a system inspected under --root.
     if fs.root().is_none() {
@@ -105,6 +121,16 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
         }
     }
 
+    // A system interpreter (not a venv) also imports the user site, before its own.
+    let with_user = primary_prefix
+        .as_ref()
+        .is_some_and(|p| !fs.exists(&p.join("pyvenv.cfg")));
+    let primary_dirs: Vec<PathBuf> = primary_prefix
+        .iter()
+        .chain(user_site.iter().filter(|_| with_user))
+        .flat_map(|p| site_dirs(fs, p))
+        .map(|(d, _)| fs.canonical(&d).unwrap_or(d))
+        .collect();
     let mut sites: Vec<Site> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     for (prefix, found_by) in prefixes {
@@ -116,11 +142,13 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
             let Ok(names) = fs.read_dir(&dir) else {
                 continue;
             };
+            let primary = primary_dirs.contains(&canonical);
             seen.push(canonical);
             sites.push(Site {
                 path: dir.display().to_string(),
                 found_by: found_by.clone(),
                 python,
+                primary,
                 entries: names
                     .iter()
                     .map(|n| n.to_string_lossy().into_owned())
@@ -135,7 +163,8 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
 /// Python computes `sys.prefix` for a venv (whose pyvenv.cfg sits there) or an install.
 fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
     let path = env.get_str(envvars::PATH)?;
-    for name in ["python3", "python"] {
+    // `python` is what the user types; python3 where there is no `python`.
+    for name in ["python", "python3"] {
         for dir in path.split(':').filter(|d| d.starts_with('/')) {
             let exe = Path::new(dir).join(name);
             if fs.is_executable_file(&exe) {
@@ -155,7 +184,13 @@ fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
 /// `lib/pythonX.Y/site-packages` under a prefix, plus Debian's dist-packages layout.
 fn site_dirs(fs: &HostFs, prefix: &Path) -> Vec<(PathBuf, Option<String>)> {
     let mut out = Vec::new();
-    for lib in [prefix.join("lib"), prefix.join("local/lib")] {
+    // lib64: where Fedora/RHEL put platform-specific packages such as torch.
+    for lib in [
+        prefix.join("lib"),
+        prefix.join("lib64"),
+        prefix.join("local/lib"),
+        prefix.join("local/lib64"),
+    ] {
         let Ok(names) = fs.read_dir(&lib) else {
             continue;
         };

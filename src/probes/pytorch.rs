@@ -11,6 +11,7 @@ use crate::fact::{Fact, MissingReason};
 use crate::fatbin::FatbinSummary;
 use crate::fsys::HostFs;
 use crate::probes::python_sites::{normalize, parse_dist_info, Site};
+use crate::pyversion::{marker_holds, MarkerEnv};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PythonEnv {
@@ -93,16 +94,24 @@ const FRAMEWORKS: &[&str] = &[
 ];
 
 pub fn probe(fs: &HostFs, sites: &[Site]) -> Vec<PythonEnv> {
+    // The site `python` gives (marked by discovery even when another route found it first),
+    // else the first found.
+    let mut envs: Vec<PythonEnv> = sites.iter().map(|site| env(fs, site, false)).collect();
+    // The torch `python` imports: the user site first (sys.path order), then the
+    // interpreter's own; without torch anywhere, its first site.
     let primary = sites
         .iter()
-        .position(|s| s.found_by == "--python")
-        .or_else(|| sites.iter().position(|s| s.found_by == "python3 on PATH"))
-        .unwrap_or(0);
-    sites
-        .iter()
+        .zip(&envs)
         .enumerate()
-        .map(|(i, site)| env(fs, site, i == primary))
-        .collect()
+        .filter(|(_, (s, e))| s.primary && e.torch.is_some())
+        .min_by_key(|(_, (s, _))| !s.found_by.starts_with("user site"))
+        .map(|(i, _)| i)
+        .or_else(|| sites.iter().position(|s| s.primary))
+        .unwrap_or(0);
+    if let Some(e) = envs.get_mut(primary) {
+        e.primary = true;
+    }
+    envs
 }
 
 fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
@@ -121,10 +130,23 @@ fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
             })
             .collect()
     };
-    let torch = dists
-        .iter()
-        .find(|(n, _, _)| n == "torch")
-        .map(|(_, v, dir)| torch(fs, Path::new(&site.path), v, dir));
+    let python = site.python.as_deref();
+    let site_dir = Path::new(&site.path);
+    // torch installed by pip (dist-info), by setup.py/older conda (egg-info), or only its
+    // package directory: version.py is what torch itself reads.
+    let egg = site.entries.iter().find_map(|e| {
+        let stem = e.strip_suffix(".egg-info")?.strip_prefix("torch-")?;
+        Some((stem.split('-').next()?.to_string(), e.clone()))
+    });
+    let torch = match dists.iter().find(|(n, _, _)| n == "torch") {
+        Some((_, v, dir)) => Some(torch(fs, site_dir, v, Some(dir), python)),
+        None => match egg {
+            Some((v, dir)) => Some(torch(fs, site_dir, &v, Some(&dir), python)),
+            None => (site.entries.iter().any(|e| e == "torch")
+                && fs.exists(&site_dir.join("torch/version.py")))
+            .then(|| torch(fs, site_dir, "", None, python)),
+        },
+    };
     PythonEnv {
         site: site.path.clone(),
         found_by: site.found_by.clone(),
@@ -148,7 +170,13 @@ fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
     }
 }
 
-fn torch(fs: &HostFs, site: &Path, dist_version: &str, dist_dir: &str) -> Torch {
+fn torch(
+    fs: &HostFs,
+    site: &Path,
+    dist_version: &str,
+    dist_dir: Option<&str>,
+    python: Option<&str>,
+) -> Torch {
     let version_py = site.join("torch/version.py");
     let (version, cuda, hip, git_version, debug) = match fs.read_text(&version_py) {
         Ok(f) => {
@@ -165,10 +193,11 @@ fn torch(fs: &HostFs, site: &Path, dist_version: &str, dist_dir: &str) -> Torch 
         }
         Err(e) => (Fact::from_fs_error(&e), None, None, None, None),
     };
-    let metadata = site.join(dist_dir).join("METADATA");
-    let mut requires = fs
-        .read_text(&metadata)
-        .map(|f| parse_requires(&f.text))
+    // dist-info has METADATA; an egg-info's PKG-INFO lists no requirements.
+    let mut requires = dist_dir
+        .filter(|d| d.ends_with(".dist-info"))
+        .and_then(|d| fs.read_text(&site.join(d).join("METADATA")).ok())
+        .map(|f| parse_requires(&f.text, python))
         .unwrap_or_default();
     // Expand meta-packages with extras (torch 2.11+: cuda-toolkit[cublas,…]==13.0.2) into
     // the nvidia-* pins they stand for, from the installed meta-package's METADATA.
@@ -186,10 +215,12 @@ fn torch(fs: &HostFs, site: &Path, dist_version: &str, dist_dir: &str) -> Torch 
                 .and_then(|d| fs.read_text(&site.join(d).join("METADATA")).ok())
                 .map(|f| f.text)
                 .unwrap_or_default();
-            extra_requires(&text, &r.extras).into_iter().map(|mut e| {
-                e.via = Some(format!("{}[{}]", r.name, r.extras.join(",")));
-                e
-            })
+            extra_requires(&text, &r.extras, python)
+                .into_iter()
+                .map(|mut e| {
+                    e.via = Some(format!("{}[{}]", r.name, r.extras.join(",")));
+                    e
+                })
         })
         .collect();
     requires.extend(expanded);
@@ -297,7 +328,7 @@ pub fn parse_version_py(text: &str) -> VersionPy {
 }
 
 /// `Requires-Dist:` lines that apply to Linux x86_64 without extras.
-pub fn parse_requires(metadata: &str) -> Vec<Requirement> {
+pub fn parse_requires(metadata: &str, python: Option<&str>) -> Vec<Requirement> {
     let mut out = Vec::new();
     for line in metadata.lines() {
         // Headers end at the first blank line; the description follows.
@@ -311,7 +342,11 @@ pub fn parse_requires(metadata: &str) -> Vec<Requirement> {
             Some((r, m)) => (r.trim(), m.trim()),
             None => (rest.trim(), ""),
         };
-        if !marker_applies(marker) {
+        let env = MarkerEnv {
+            python_version: python,
+            extras: &[],
+        };
+        if !marker_holds(marker, &env) {
             continue;
         }
         let split = req
@@ -339,34 +374,17 @@ pub fn parse_requires(metadata: &str) -> Vec<Requirement> {
     out
 }
 
-/// Environment markers, evaluated for Linux on this machine's architecture; an `extra`
-/// marker means an optional dependency, which is not required.
-fn marker_applies(marker: &str) -> bool {
-    if marker.is_empty() {
-        return true;
-    }
-    let m = marker.replace('\'', "\"");
-    if m.contains("extra ==") {
-        return false;
-    }
-    let arch = if cfg!(target_arch = "aarch64") {
-        "aarch64"
-    } else {
-        "x86_64"
-    };
-    let os_ok = !(m.contains("platform_system == \"Windows\"")
-        || m.contains("platform_system == \"Darwin\"")
-        || m.contains("sys_platform == \"win32\"")
-        || m.contains("sys_platform == \"darwin\"")
-        || m.contains("platform_system != \"Linux\""));
-    let machine_ok = !m.contains("platform_machine ==")
-        || m.contains(&format!("platform_machine == \"{arch}\""));
-    os_ok && machine_ok
-}
-
 /// Requirements of a dependency's own METADATA for the extras asked of it
 /// (`cuda-toolkit[cudart]` → its `Requires-Dist: nvidia-cuda-runtime==… ; extra == "cudart"`).
-pub fn extra_requires(metadata: &str, extras: &[String]) -> Vec<Requirement> {
+pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -> Vec<Requirement> {
+    let env = MarkerEnv {
+        python_version: python,
+        extras,
+    };
+    let none = MarkerEnv {
+        python_version: python,
+        extras: &[],
+    };
     let mut out = Vec::new();
     for line in metadata.lines() {
         if line.trim().is_empty() {
@@ -378,80 +396,15 @@ pub fn extra_requires(metadata: &str, extras: &[String]) -> Vec<Requirement> {
         let Some((req, marker)) = rest.split_once(';') else {
             continue;
         };
-        let m = marker.replace('\'', "\"");
-        let wanted = extras
-            .iter()
-            .any(|e| m.contains(&format!("extra == \"{e}\"")));
-        let without_extra = m
-            .split(" and ")
-            .filter(|p| !p.contains("extra =="))
-            .collect::<Vec<_>>()
-            .join(" and ");
-        if wanted && marker_applies(&without_extra) {
-            out.extend(parse_requires(&format!("Requires-Dist:{req}")));
+        // Only what the extras add: true with them, false without.
+        if marker_holds(marker, &env) && !marker_holds(marker, &none) {
+            out.extend(parse_requires(&format!("Requires-Dist:{req}"), python));
         }
     }
     out
 }
 
-/// Whether `version` satisfies a PEP 440 specifier list (`==`, `>=`, `<=`, `>`, `<`, `!=`,
-/// `~=`); local labels (`+cu128`) are ignored, as pip does for `==X`.
-pub fn satisfies(version: &str, spec: &str) -> bool {
-    spec.split(',').filter(|c| !c.is_empty()).all(|clause| {
-        let ops = ["===", "==", ">=", "<=", "~=", "!=", ">", "<"];
-        let Some(op) = ops.iter().find(|o| clause.starts_with(**o)) else {
-            return true;
-        };
-        let want = &clause[op.len()..];
-        if let Some(prefix) = want.strip_suffix(".*") {
-            let starts = base(version).starts_with(prefix);
-            return if *op == "!=" { !starts } else { starts };
-        }
-        let ord = cmp_versions(version, want);
-        match *op {
-            "==" | "===" => ord == std::cmp::Ordering::Equal,
-            "!=" => ord != std::cmp::Ordering::Equal,
-            ">=" => ord != std::cmp::Ordering::Less,
-            "<=" => ord != std::cmp::Ordering::Greater,
-            ">" => ord == std::cmp::Ordering::Greater,
-            "<" => ord == std::cmp::Ordering::Less,
-            "~=" => {
-                let parts: Vec<&str> = want.split('.').collect();
-                let prefix = parts[..parts.len().saturating_sub(1)].join(".");
-                ord != std::cmp::Ordering::Less && base(version).starts_with(&prefix)
-            }
-            _ => true,
-        }
-    })
-}
-
-fn base(v: &str) -> &str {
-    v.split('+').next().unwrap_or(v)
-}
-
-/// Numeric comparison of dotted releases; pre-release letters sort by their numeric prefix.
-pub fn cmp_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    let nums = |v: &str| -> Vec<u64> {
-        base(v)
-            .split('.')
-            .map(|p| {
-                p.chars()
-                    .take_while(|c| c.is_ascii_digit())
-                    .collect::<String>()
-                    .parse()
-                    .unwrap_or(0)
-            })
-            .collect()
-    };
-    let (x, y) = (nums(a), nums(b));
-    for i in 0..x.len().max(y.len()) {
-        let o = x.get(i).unwrap_or(&0).cmp(y.get(i).unwrap_or(&0));
-        if o != std::cmp::Ordering::Equal {
-            return o;
-        }
-    }
-    std::cmp::Ordering::Equal
-}
+pub use crate::pyversion::{cmp_versions, satisfies};
 
 #[cfg(test)]
 mod tests {
@@ -465,13 +418,13 @@ mod tests {
         assert_eq!(v.hip, None);
         assert_eq!(v.debug, Some(false));
         let md = "Metadata-Version: 2.1\nName: torch\nVersion: 2.8.0\nRequires-Dist: filelock\nRequires-Dist: nvidia-cudnn-cu12==9.10.2.21; platform_system == \"Linux\" and platform_machine == \"x86_64\"\nRequires-Dist: opt-einsum>=3.3; extra == \"opt-einsum\"\nRequires-Dist: cuda-toolkit[cublas,cudart]==13.0.2; platform_system == \"Linux\"\n\nRequires-Dist: not-a-header\n";
-        let r = parse_requires(md);
+        let r = parse_requires(md, Some("3.11"));
         let names: Vec<&str> = r.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["filelock", "nvidia-cudnn-cu12", "cuda-toolkit"]);
         assert_eq!(r[1].spec, "==9.10.2.21");
         assert_eq!(r[2].extras, ["cublas", "cudart"]);
         let tk = "Name: cuda-toolkit\nRequires-Dist: nvidia-cuda-runtime==13.0.96; extra == \"cudart\" and platform_system == \"Linux\"\nRequires-Dist: nvidia-cufft==12.0.0.61; extra == \"cufft\"\n";
-        let e = extra_requires(tk, &["cudart".into()]);
+        let e = extra_requires(tk, &["cudart".into()], Some("3.11"));
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].name, "nvidia-cuda-runtime");
     }

@@ -115,7 +115,8 @@ pub fn probe(
     };
     // NVML-based availability: no CUDA context, so a broken driver cannot hang the check
     // longer than NVML would.
-    let runner = Runner::new(None);
+    // From / so that a torch source checkout in the working directory is not imported.
+    let runner = Runner::new(None).in_dir("/");
     let result = match runner.run_with_env(
         &exe,
         &["-c", SCRIPT],
@@ -126,7 +127,15 @@ pub fn probe(
         Err(e) => LiveResult::Failed {
             detail: e.to_string(),
         },
-        Ok(out) => match serde_json::from_str::<LiveAnswer>(out.stdout.trim()) {
+        // The answer is the last line: wrappers may print banners before it.
+        Ok(out) => match serde_json::from_str::<LiveAnswer>(
+            out.stdout
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim(),
+        ) {
             Ok(answer) => LiveResult::Ok { answer },
             Err(e) => LiveResult::Failed {
                 detail: format!(
@@ -136,6 +145,7 @@ pub fn probe(
                         .lines()
                         .rev()
                         .take(3)
+                        .map(|l| l.chars().take(300).collect::<String>())
                         .collect::<Vec<_>>()
                         .join(" | ")
                 ),

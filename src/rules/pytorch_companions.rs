@@ -26,7 +26,12 @@ fn run(snap: &Snapshot) -> Outcome {
             .get()
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
-        let torch_variant = local_variant(&tv).map(str::to_string);
+        // PyPI's default builds have no +cuXYZ label: torch.version.cuda says which they are.
+        let torch_variant = local_variant(&tv).map(str::to_string).or_else(|| {
+            t.cuda
+                .as_deref()
+                .map(|c| format!("cu{}", c.replace('.', "")))
+        });
         for c in env
             .companions
             .iter()
@@ -39,9 +44,14 @@ fn run(snap: &Snapshot) -> Outcome {
                     problems.push(format!("it is built for {b}, torch for {a}"));
                 }
             }
-            let expected = match c.name.as_str() {
-                "torchvision" => torchvision_for(&tv),
-                _ => release_minor(&tv).map(|(ma, mi)| format!("{ma}.{mi}")),
+            // torch 2.m ↔ torchvision 0.(m+15), torchaudio 2.m; torch 1.m ↔ torchvision 0.(m+1),
+            // torchaudio 0.m.
+            let expected = match (c.name.as_str(), release_minor(&tv)) {
+                ("torchvision", Some((2, _))) => torchvision_for(&tv),
+                ("torchvision", Some((1, mi))) => Some(format!("0.{}", mi + 1)),
+                (_, Some((2, mi))) => Some(format!("2.{mi}")),
+                (_, Some((1, mi))) => Some(format!("0.{mi}")),
+                _ => None,
             };
             if let (Some(want), Some((ma, mi))) = (&expected, release_minor(&c.version)) {
                 if format!("{ma}.{mi}") != *want {
@@ -60,12 +70,14 @@ fn run(snap: &Snapshot) -> Outcome {
                 .clone()
                 .filter(|v| v.starts_with("cu"))
                 .unwrap_or_else(|| "cu128".into());
-            out.push(
-                Finding::new("GD046", Severity::Error, format!("{} {} does not match torch {tv}: {}", c.name, c.version, problems.join("; ")))
+            let mut f = Finding::new("GD046", Severity::Error, format!("{} {} does not match torch {tv}: {}", c.name, c.version, problems.join("; ")))
                     .detail(format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and torchvision were compiled with different CUDA versions\"; a different release fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name))
-                    .evidence(format!("torch:{}", env.site), format!("torch {tv}, {} {}", c.name, c.version), env.site.clone())
-                    .fix_cmd("Install the matching build from the same index as torch", format!("pip install --force-reinstall {}=={}.* --index-url https://download.pytorch.org/whl/{index}", c.name, expected.unwrap_or_default())),
-            );
+                    .evidence(format!("torch:{}", env.site), format!("torch {tv}, {} {}", c.name, c.version), env.site.clone());
+            f = match &expected {
+                Some(want) => f.fix_cmd("Install the matching build from the same index as torch", format!("pip install --force-reinstall {}=={want}.* --index-url https://download.pytorch.org/whl/{index}", c.name)),
+                None => f.fix_text(format!("Reinstall {} from the same index and release line as torch", c.name)),
+            };
+            out.push(f);
         }
     }
     Outcome::Checked(out)

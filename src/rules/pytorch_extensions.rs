@@ -36,15 +36,21 @@ fn run(snap: &Snapshot) -> Outcome {
         let Some(torch_cuda) = t.cuda.as_deref().and_then(CudaVersion::parse) else {
             continue;
         };
-        // torch 1.x compared major.minor; 2.x accepts any minor within the major.
-        if torch_cuda.major == tv.major {
-            continue;
-        }
         let version = t
             .version
             .get()
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
+        // torch 1.x compared major.minor; 2.x accepts any minor within the major.
+        let torch1 = crate::compat::torch::release_minor(&version).is_some_and(|(ma, _)| ma < 2);
+        let same = if torch1 {
+            torch_cuda == tv
+        } else {
+            torch_cuda.major == tv.major
+        };
+        if same {
+            continue;
+        }
         let alt = snap.toolkits.as_ref().and_then(|all| {
             all.installs
                 .iter()

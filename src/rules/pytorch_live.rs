@@ -26,7 +26,7 @@ fn run(snap: &Snapshot) -> Outcome {
             return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Importing torch in {} did not finish within {seconds:.1} s", live.python))
                 .detail("A first import after installation or on a network filesystem can take long; an import that hangs usually waits on a wedged driver or a lock.")
                 .evidence("python", format!("timed out after {seconds:.1} s"), live.python.clone())
-                .fix_cmd("Give it more time", "gpudoctor check --python-import --timeout 180")])
+                .fix_cmd("Give it more time", format!("gpudoctor check --python {} --python-import --timeout 180", crate::findings::sh_quote(&live.python)))])
         }
         LiveResult::Failed { detail } => {
             return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Could not ask {} about torch", live.python))

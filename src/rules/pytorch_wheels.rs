@@ -149,8 +149,8 @@ fn run(snap: &Snapshot) -> Outcome {
                 };
                 let differs = a.version.is_some() && w.version.is_some() && a.version != w.version;
                 out.push(
-                    Finding::new("GD045", if differs { Severity::Error } else { Severity::Warning }, format!("LD_LIBRARY_PATH puts {} ahead of torch's own {}", a.path, lib.soname))
-                        .detail(format!("torch finds its nvidia-* wheel libraries through RUNPATH, which the loader searches after LD_LIBRARY_PATH. So torch loads {} ({}) instead of its wheel's {} ({}); with different versions this fails with errors like \"undefined symbol: __nvJitLinkAddData_12_1\" or crashes in cuDNN/cuBLAS.", a.path, a.version.as_deref().unwrap_or("version unknown"), w.path, w.version.as_deref().unwrap_or("version unknown")))
+                    Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{}", lib.soname, a.path, if differs { format!(" ({} vs {})", a.version.as_deref().unwrap_or("?"), w.version.as_deref().unwrap_or("?")) } else { String::new() }))
+                        .detail(format!("torch's own libraries reach their wheels through RPATH and preload them by path, so torch itself usually keeps its {}. But libraries that find their dependencies through RUNPATH or by plain name — nvidia libraries loading each other (cuSPARSE → nvJitLink), extensions, other frameworks in the process — get the LD_LIBRARY_PATH copy first: the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor check --python-import` shows which copy the process really mapped.", w.path))
                         .evidence(format!("library:{}", lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
                         .context(format!("torch's copy: {}", w.path), env.site.clone())
                         .fix_text("Remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in this environment (PyTorch's wheels need none), or unset LD_LIBRARY_PATH before starting Python"),
