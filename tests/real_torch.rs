@@ -290,3 +290,44 @@ fn live_probe_agrees_with_the_static_one() {
         |p| p.as_str().unwrap().starts_with(site) || p.as_str().unwrap().contains("libcuda.so")
     ));
 }
+
+#[test]
+fn cuda_toolkit_pins_of_the_real_wheel_are_expanded_and_met() {
+    let Some(venv) = venv() else { return };
+    let (_, v) = util::json(
+        util::gpudoctor()
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .args(["--only", "pytorch", "check"]),
+    );
+    let env = by_python(&v);
+    let via_toolkit: Vec<&str> = env["torch"]["requires"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["via"]
+                .as_str()
+                .is_some_and(|w| w.starts_with("cuda-toolkit["))
+        })
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    // torch 2.15 asks cuda-toolkit for cublas, cudart, cufft, cufile, cupti, cusolver,
+    // cusparse, nvjitlink, nvrtc and nvtx.
+    for want in [
+        "nvidia-cublas",
+        "nvidia-cuda-runtime",
+        "nvidia-nvjitlink",
+        "nvidia-cuda-nvrtc",
+    ] {
+        assert!(
+            via_toolkit.contains(&want),
+            "{want} not expanded: {via_toolkit:?}"
+        );
+    }
+    assert!(
+        util::findings(&v, "GD044").is_empty(),
+        "{:#}",
+        v["findings"]
+    );
+}
