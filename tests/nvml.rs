@@ -220,12 +220,7 @@ fn pcie_width_always_generation_only_under_load_case_10() {
     let node = Node::new(8, &cfg);
     let (_, v) = node.check();
     let f = findings(&v, "GD034");
-    assert!(
-        f.iter()
-            .any(|f| f["title"].as_str().unwrap().contains("Gen2 under load")),
-        "{:#}",
-        v["findings"]
-    );
+    assert!(any_title(&f, "Gen2 under load"), "{:#}", v["findings"]);
 }
 
 #[test]

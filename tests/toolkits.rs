@@ -612,9 +612,7 @@ fn gd026_other_major_on_ld_library_path() {
     let f = findings(&report, "GD026");
     assert!(!f.is_empty(), "{report:#}");
     assert_eq!(f[0]["severity"], "warning");
-    assert!(f
-        .iter()
-        .any(|f| f["title"].as_str().unwrap().contains("CUDA 11.8 libraries")));
+    assert!(any_title(&f, "CUDA 11.8 libraries"));
     let (_, report) = json(
         r.cmd()
             .env("LD_LIBRARY_PATH", "/usr/local/cuda-12.8/lib64")
@@ -851,10 +849,7 @@ fn gd026_sees_through_a_linked_ld_library_path_entry() {
     );
     let f = findings(&report, "GD026");
     assert!(
-        f.iter().any(|f| f["title"]
-            .as_str()
-            .unwrap()
-            .contains("CUDA 11.8 libraries (/usr/local/cuda/lib64)")),
+        any_title(&f, "CUDA 11.8 libraries (/usr/local/cuda/lib64)"),
         "{report:#}"
     );
     assert!(fix_commands(f[0]).contains("/usr/local/cuda-12.4/lib64"));

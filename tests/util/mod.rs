@@ -362,6 +362,13 @@ pub fn findings<'a>(report: &'a serde_json::Value, code: &str) -> Vec<&'a serde_
         .collect()
 }
 
+/// Whether any of these findings has a title containing `needle`.
+pub fn any_title(findings: &[&serde_json::Value], needle: &str) -> bool {
+    findings
+        .iter()
+        .any(|f| f["title"].as_str().unwrap_or("").contains(needle))
+}
+
 pub fn codes(report: &serde_json::Value) -> Vec<String> {
     report["findings"]
         .as_array()
