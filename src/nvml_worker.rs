@@ -13,8 +13,8 @@ use nvml_wrapper::{Device, Nvml};
 use nvml_wrapper_sys::bindings::{nvmlFieldValue_t, nvmlGpuFabricInfo_t, NvmlLib};
 
 use crate::probes::nvml::{
-    Bar1, Clocks, Ecc, Fabric, Field, Gpu, Memory, Mig, MigInstance, NvmlSystem, Pcie, Process,
-    RemappedRows, RetiredPages, Throttle, TopologyPair, WorkerOutput,
+    Bar1, Clocks, Ecc, Fabric, Field, Gpu, Memory, Mig, MigInstance, Pcie, Process, RemappedRows,
+    RetiredPages, Throttle, TopologyPair, WorkerLine,
 };
 
 /// NVML's most links per GPU (NVML_NVLINK_MAX_LINKS in nvml.h, 18 since Hopper).
@@ -25,7 +25,6 @@ const FI_RECOVERY_ACTION: u32 = 230;
 /// Runs the worker and writes its JSON answer to the original stdout. The vendor library
 /// gets stderr as its stdout, so nothing it prints can corrupt the answer.
 pub fn main(lib: &str) -> std::io::Result<()> {
-    use std::io::Write;
     use std::os::fd::FromRawFd;
     // SAFETY: dup/dup2 on the process's own standard descriptors.
     let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
@@ -34,11 +33,9 @@ pub fn main(lib: &str) -> std::io::Result<()> {
     }
     // SAFETY: as above; failure leaves stdout as it was, which only risks a noisy library.
     unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
-    let (json, nvml) = run(lib);
     // SAFETY: answer_fd is a fresh descriptor this function owns.
     let mut out = unsafe { std::fs::File::from_raw_fd(answer_fd) };
-    out.write_all(json.as_bytes())?;
-    out.flush()?;
+    let nvml = run(lib, &mut out)?;
     drop(out);
     // nvmlShutdown can hang or crash like any NVML call; the process is about to exit and
     // the driver cleans up after it, so it is skipped (after the answer is out).
@@ -46,27 +43,56 @@ pub fn main(lib: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The JSON answer, and the live NVML handle (the caller decides when to let it go).
-pub fn run(lib: &str) -> (String, Option<Nvml>) {
-    let (out, nvml) = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
-        Ok(nvml) => (
-            WorkerOutput::Ok {
-                system: system(&nvml, lib),
-            },
-            Some(nvml),
-        ),
-        Err(e) => (
-            WorkerOutput::InitFailed {
+/// Streams the answer as JSON lines (system, one per GPU, topology, done), each flushed,
+/// so a call that hangs on one GPU loses only what comes after it. Returns the live NVML
+/// handle: the caller decides when to let it go.
+pub fn run(lib: &str, out: &mut impl std::io::Write) -> std::io::Result<Option<Nvml>> {
+    let mut emit = |line: &WorkerLine| -> std::io::Result<()> {
+        let text = serde_json::to_string(line).unwrap_or_else(|e| {
+            format!("{{\"kind\":\"init_failed\",\"code\":\"internal\",\"message\":\"could not encode the answer: {e}\"}}")
+        });
+        writeln!(out, "{text}")?;
+        out.flush()
+    };
+    let nvml = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+        Ok(n) => n,
+        Err(e) => {
+            emit(&WorkerLine::InitFailed {
                 code: init_code(&e, lib).to_string(),
                 message: init_message(&e, lib),
-            },
-            None,
-        ),
+            })?;
+            return Ok(None);
+        }
     };
-    let json = serde_json::to_string(&out).unwrap_or_else(|e| {
-        format!("{{\"status\":\"init_failed\",\"code\":\"internal\",\"message\":\"could not encode the answer: {e}\"}}")
-    });
-    (json, nvml)
+    let count = field(nvml.device_count());
+    let n = count.get().copied().unwrap_or(0);
+    emit(&WorkerLine::System {
+        driver_version: field(nvml.sys_driver_version()),
+        cuda_driver_version: field(nvml.sys_cuda_driver_version())
+            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        nvml_version: field(nvml.sys_nvml_version()),
+        device_count: count,
+    })?;
+    // The raw library for the calls the wrapper lacks (remapped rows, fabric, field values).
+    // SAFETY: loading NVML a second time only bumps dlopen's reference count.
+    let raw = unsafe { NvmlLib::new(lib) }.ok();
+    let mut handles = Vec::new();
+    for i in 0..n {
+        let g = match nvml.device_by_index(i) {
+            Ok(d) => {
+                let g = gpu(i, &d, raw.as_ref());
+                handles.push((i, d));
+                g
+            }
+            Err(e) => lost(i, &e),
+        };
+        emit(&WorkerLine::Gpu { gpu: Box::new(g) })?;
+    }
+    emit(&WorkerLine::Topology {
+        pairs: topology(&nvml, &handles),
+    })?;
+    emit(&WorkerLine::Done)?;
+    Ok(Some(nvml))
 }
 
 /// A library that exists but cannot be loaded (not ELF, wrong architecture, missing
@@ -155,23 +181,7 @@ fn snake(debug: &str) -> String {
     out
 }
 
-fn system(nvml: &Nvml, lib: &str) -> NvmlSystem {
-    let count = field(nvml.device_count());
-    let n = count.get().copied().unwrap_or(0);
-    // The raw library for the calls the wrapper lacks (remapped rows, fabric, field values).
-    // SAFETY: loading NVML a second time only bumps dlopen's reference count.
-    let raw = unsafe { NvmlLib::new(lib) }.ok();
-    let mut devices = Vec::new();
-    let mut handles = Vec::new();
-    for i in 0..n {
-        match nvml.device_by_index(i) {
-            Ok(d) => {
-                devices.push(gpu(i, &d, raw.as_ref()));
-                handles.push((i, d));
-            }
-            Err(e) => devices.push(lost(i, &e)),
-        }
-    }
+fn topology(nvml: &Nvml, handles: &[(u32, Device)]) -> Vec<TopologyPair> {
     let mut topology = Vec::new();
     for (x, (a, da)) in handles.iter().enumerate() {
         for (b, db) in handles.iter().skip(x + 1) {
@@ -187,15 +197,7 @@ fn system(nvml: &Nvml, lib: &str) -> NvmlSystem {
             });
         }
     }
-    NvmlSystem {
-        driver_version: field(nvml.sys_driver_version()),
-        cuda_driver_version: field(nvml.sys_cuda_driver_version())
-            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
-        nvml_version: field(nvml.sys_nvml_version()),
-        device_count: count,
-        devices,
-        topology,
-    }
+    topology
 }
 
 fn lost(index: u32, e: &NvmlError) -> Gpu {

@@ -41,7 +41,13 @@ pub enum RunError {
     #[error("could not start {command}: {message}")]
     Spawn { command: String, message: String },
     #[error("{command} did not finish within {seconds:.1} s and was killed")]
-    TimedOut { command: String, seconds: f64 },
+    TimedOut {
+        command: String,
+        seconds: f64,
+        /// What it printed before it was killed (a program that streams its answer loses
+        /// only the rest).
+        stdout: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -180,9 +186,16 @@ impl Runner {
             Ok(None) => {
                 kill_group(&child);
                 let _ = child.wait();
+                let mut stdout = Vec::new();
+                while let Ok((index, (out, _))) = rx.recv_timeout(Duration::from_millis(200)) {
+                    if index == 0 {
+                        stdout = out;
+                    }
+                }
                 return Err(RunError::TimedOut {
                     command,
                     seconds: timeout.as_secs_f64(),
+                    stdout: String::from_utf8_lossy(&stdout).into_owned(),
                 });
             }
             Err(e) => {
@@ -204,7 +217,11 @@ impl Runner {
             match rx.recv_timeout(left) {
                 Ok((index, out)) => outputs[index] = out,
                 Err(_) => {
+                    // Killing the group closes the pipe a grandchild held: collect what came.
                     kill_group(&child);
+                    while let Ok((index, out)) = rx.recv_timeout(Duration::from_millis(200)) {
+                        outputs[index] = out;
+                    }
                     break;
                 }
             }

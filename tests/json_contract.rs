@@ -216,12 +216,28 @@ struct NvmlProbe {
 #[derive(Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
 enum NvmlResult {
-    Ok { system: NvmlSystem },
-    NotProbed { reason: String },
-    InitFailed { code: String, message: String },
-    TimedOut { seconds: f64 },
-    Crashed { signal: i32, stderr: String },
-    WorkerFailed { detail: String },
+    Ok {
+        system: NvmlSystem,
+    },
+    NotProbed {
+        reason: String,
+    },
+    InitFailed {
+        code: String,
+        message: String,
+    },
+    TimedOut {
+        seconds: f64,
+        partial: Option<NvmlSystem>,
+        stuck_at: Option<String>,
+    },
+    Crashed {
+        signal: i32,
+        stderr: String,
+    },
+    WorkerFailed {
+        detail: String,
+    },
 }
 
 /// An NVML answer: exactly one of these keys.

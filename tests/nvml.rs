@@ -686,3 +686,41 @@ fn detail_of_a_lost_gpu_and_of_mig_instances_reads_well() {
     assert!(!out.stdout.contains("\\n"), "{}", out.stdout);
     assert!(out.stdout.contains("  instance 0"), "{}", out.stdout);
 }
+
+#[test]
+fn a_hang_keeps_what_nvml_answered_before_it() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.hang_in = Some("nvmlDeviceGetTopologyCommonAncestor".into());
+    let node = Node::new(8, &cfg);
+    let start = Instant::now();
+    let (code, v) = json(node.cmd().args(["--timeout", "2", "check"]));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let r = &nvml(&v)["result"];
+    assert_eq!(r["status"], "timed_out");
+    assert_eq!(r["stuck_at"], "the GPU-pair topology");
+    assert_eq!(r["partial"]["devices"].as_array().unwrap().len(), 8);
+    let f = findings(&v, "GD031");
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("hung at the GPU-pair topology"));
+    assert_eq!(code, 1);
+    // devices still shows the eight GPUs it got.
+    let out = run(node.cmd().args(["--timeout", "2", "devices"]));
+    assert_eq!(
+        out.stdout.matches("NVIDIA H100 80GB HBM3").count(),
+        8,
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("What NVML answered before it stopped"));
+
+    // A hang on the first GPU's name: the system facts survive, no GPU.
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.hang_in = Some("nvmlDeviceGetName".into());
+    let node = Node::new(8, &cfg);
+    let (_, v) = json(node.cmd().args(["--timeout", "2", "check"]));
+    let r = &nvml(&v)["result"];
+    assert_eq!(r["stuck_at"], "GPU 0");
+    assert_eq!(r["partial"]["driver_version"]["value"], "580.95.05");
+}

@@ -215,12 +215,81 @@ pub struct TopologyPair {
     pub p2p_read: Field<String>,
 }
 
-/// What the worker prints: NVML's facts, or why nvmlInit failed.
+/// One line of the worker's answer (JSON lines, in this order: system, one per GPU,
+/// topology, done; or init_failed alone).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum WorkerOutput {
-    Ok { system: NvmlSystem },
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerLine {
+    InitFailed {
+        code: String,
+        message: String,
+    },
+    System {
+        driver_version: Field<String>,
+        cuda_driver_version: Field<String>,
+        nvml_version: Field<String>,
+        device_count: Field<u32>,
+    },
+    Gpu {
+        gpu: Box<Gpu>,
+    },
+    Topology {
+        pairs: Vec<TopologyPair>,
+    },
+    Done,
+}
+
+/// What the lines add up to: the system (possibly partial), whether it finished, or
+/// nvmlInit's failure.
+enum Answer {
+    System { system: NvmlSystem, done: bool },
     InitFailed { code: String, message: String },
+    Nothing,
+}
+
+fn assemble(stdout: &str) -> Answer {
+    let mut system: Option<NvmlSystem> = None;
+    let mut done = false;
+    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(parsed) = serde_json::from_str::<WorkerLine>(line) else {
+            continue;
+        };
+        match parsed {
+            WorkerLine::InitFailed { code, message } => {
+                return Answer::InitFailed { code, message }
+            }
+            WorkerLine::System {
+                driver_version,
+                cuda_driver_version,
+                nvml_version,
+                device_count,
+            } => {
+                system = Some(NvmlSystem {
+                    driver_version,
+                    cuda_driver_version,
+                    nvml_version,
+                    device_count,
+                    devices: Vec::new(),
+                    topology: Vec::new(),
+                })
+            }
+            WorkerLine::Gpu { gpu } => {
+                if let Some(s) = system.as_mut() {
+                    s.devices.push(*gpu);
+                }
+            }
+            WorkerLine::Topology { pairs } => {
+                if let Some(s) = system.as_mut() {
+                    s.topology = pairs;
+                }
+            }
+            WorkerLine::Done => done = true,
+        }
+    }
+    match system {
+        Some(system) => Answer::System { system, done },
+        None => Answer::Nothing,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -247,6 +316,12 @@ pub enum NvmlResult {
     },
     TimedOut {
         seconds: f64,
+        /// What NVML answered before the call that hung (system facts, the GPUs before it).
+        #[serde(default)]
+        partial: Option<NvmlSystem>,
+        /// Where it hung ("GPU 3", "topology", "the system queries"), as far as the answers say.
+        #[serde(default)]
+        stuck_at: Option<String>,
     },
     Crashed {
         signal: i32,
@@ -258,9 +333,14 @@ pub enum NvmlResult {
 }
 
 impl NvmlProbe {
+    /// NVML's facts: complete, or what came before a hang.
     pub fn system(&self) -> Option<&NvmlSystem> {
         match &self.result {
             NvmlResult::Ok { system } => Some(system),
+            NvmlResult::TimedOut {
+                partial: Some(system),
+                ..
+            } => Some(system),
             _ => None,
         }
     }
@@ -323,7 +403,28 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
     }
     let lib_arg = format!("--lib={library}");
     match runner.run(&exe, &["__nvml-worker", &lib_arg], timeout) {
-        Err(RunError::TimedOut { seconds, .. }) => NvmlResult::TimedOut { seconds },
+        Err(RunError::TimedOut {
+            seconds, stdout, ..
+        }) => {
+            let (partial, stuck_at) = match assemble(&stdout) {
+                Answer::System { system, .. } => {
+                    let n = system.device_count.get().copied().unwrap_or(0) as usize;
+                    let got = system.devices.len();
+                    let at = if got < n {
+                        format!("GPU {got}")
+                    } else {
+                        "the GPU-pair topology".to_string()
+                    };
+                    (Some(system), Some(at))
+                }
+                _ => (None, Some("nvmlInit or the system queries".to_string())),
+            };
+            NvmlResult::TimedOut {
+                seconds,
+                partial,
+                stuck_at,
+            }
+        }
         Err(e) => NvmlResult::WorkerFailed {
             detail: e.to_string(),
         },
@@ -334,14 +435,12 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
                     stderr: last_lines(&out.stderr),
                 };
             }
-            match serde_json::from_str::<WorkerOutput>(&out.stdout) {
-                Ok(WorkerOutput::Ok { system }) => NvmlResult::Ok { system },
-                Ok(WorkerOutput::InitFailed { code, message }) => {
-                    NvmlResult::InitFailed { code, message }
-                }
-                Err(e) => NvmlResult::WorkerFailed {
+            match assemble(&out.stdout) {
+                Answer::System { system, done: true } => NvmlResult::Ok { system },
+                Answer::InitFailed { code, message } => NvmlResult::InitFailed { code, message },
+                _ => NvmlResult::WorkerFailed {
                     detail: format!(
-                        "the NVML worker exited {} without a readable answer ({e}){}",
+                        "the NVML worker exited {} without a complete answer{}",
                         out.exit_code
                             .map_or("abnormally".into(), |c| format!("with {c}")),
                         if out.stderr.trim().is_empty() {

@@ -151,9 +151,15 @@ fn nvml_status(n: Option<&NvmlProbe>) -> Result<String, String> {
         NvmlResult::InitFailed { code, message } => {
             Err(format!("NVML ({}) failed: {code}: {message}", n.library))
         }
-        NvmlResult::TimedOut { seconds } => Err(format!(
-            "NVML ({}) did not answer within {seconds:.1} s: a GPU or the driver is hung",
-            n.library
+        NvmlResult::TimedOut {
+            seconds, stuck_at, ..
+        } => Err(format!(
+            "NVML ({}) did not answer within {seconds:.1} s{}: a GPU or the driver is hung",
+            n.library,
+            stuck_at
+                .as_deref()
+                .map(|a| format!(" (hung at {a})"))
+                .unwrap_or_default()
         )),
         NvmlResult::Crashed { signal, .. } => {
             Err(format!("NVML ({}) crashed with signal {signal}", n.library))
@@ -172,7 +178,11 @@ pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
         )),
         Err(why) => {
             out.push_str(&format!("{}\n", st.red(&printable(&why))));
-            out.push_str("No GPU details without NVML; `gpudoctor check` shows what the kernel, PCI bus and device nodes say.\n");
+            if v.gpus.is_empty() {
+                out.push_str("No GPU details without NVML; `gpudoctor check` shows what the kernel, PCI bus and device nodes say.\n");
+            } else {
+                out.push_str("What NVML answered before it stopped:\n\n");
+            }
         }
     }
     let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);

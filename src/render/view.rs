@@ -513,7 +513,15 @@ fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool
             format!("{} not found on the loader path", n.library)
         }
         NvmlResult::InitFailed { code, message } => format!("{code}: {message}"),
-        NvmlResult::TimedOut { seconds } => format!("did not answer within {seconds:.1} s"),
+        NvmlResult::TimedOut {
+            seconds, stuck_at, ..
+        } => format!(
+            "did not answer within {seconds:.1} s{}",
+            stuck_at
+                .as_deref()
+                .map(|a| format!(" (hung at {a})"))
+                .unwrap_or_default()
+        ),
         NvmlResult::Crashed { signal, .. } => format!("crashed with signal {signal}"),
         NvmlResult::WorkerFailed { detail } => detail.clone(),
     };

@@ -104,8 +104,11 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             f
         }
-        NvmlResult::TimedOut { seconds } => Finding::new("GD031", Severity::Error, format!("NVML did not answer within {seconds:.1} s"))
-            .detail("An NVML call blocked. That happens when a GPU has fallen off the bus or the driver is wedged (Xid 79, 119 or 154 in the kernel log), and every CUDA program will block the same way. gpudoctor ran NVML in a child process and killed it.")
+        NvmlResult::TimedOut { seconds, stuck_at, partial } => Finding::new("GD031", Severity::Error, format!("NVML did not answer within {seconds:.1} s{}", stuck_at.as_deref().map(|a| format!(" (hung at {a})")).unwrap_or_default()))
+            .detail(format!("An NVML call blocked. That happens when a GPU has fallen off the bus or the driver is wedged (Xid 79, 119 or 154 in the kernel log), and every CUDA program will block the same way. gpudoctor ran NVML in a child process and killed it.{}", match partial {
+                Some(p) => format!(" The report keeps what NVML answered before: the system facts and {} GPU(s).", p.devices.len()),
+                None => String::new(),
+            }))
             .evidence("nvml", format!("timed out after {seconds:.1} s"), lib.clone())
             .fix_cmd("Look for Xid errors", "sudo dmesg | grep -iE 'xid|nvrm'")
             .fix_cmd("If persistence mode is off, initialising many GPUs can take seconds: give it longer", "gpudoctor check --timeout 30")
