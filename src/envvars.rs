@@ -71,6 +71,8 @@ env_registry! {
     CONDA_PREFIX: Paths, "the active conda environment";
     VIRTUAL_ENV: Paths, "the active Python virtual environment";
     HOME: Paths, "home directory: pip install --user puts packages under ~/.local";
+    PYENV_ROOT: Paths, "where pyenv keeps its Python versions (its shims on PATH choose one)";
+    PYENV_VERSION: Paths, "the pyenv version the shims run, when set";
     TORCH_CUDA_ARCH_LIST: Build, "GPU architectures torch.utils.cpp_extension compiles extensions for";
     TORCH_EXTENSIONS_DIR: Build, "where torch.utils.cpp_extension caches JIT-built extensions";
     NVCC_APPEND_FLAGS: Build, "flags appended to every nvcc command line";

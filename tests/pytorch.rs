@@ -732,3 +732,45 @@ fn live_answer_after_a_banner_and_from_the_root_directory() {
     let cwd = std::fs::read_to_string(py.parent().unwrap().join("cwd")).unwrap();
     assert_eq!(cwd.trim(), "/");
 }
+
+#[test]
+fn pyenv_shims_lead_to_the_selected_version() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.file("home/alice/.pyenv/shims/python", "#!/bin/sh\nexec pyenv exec python \"$@\"\n")
+        .chmod("home/alice/.pyenv/shims/python", 0o755)
+        .file("home/alice/.pyenv/version", "3.11.9\n")
+        .file(
+            "home/alice/.pyenv/versions/3.11.9/lib/python3.11/site-packages/torch/version.py",
+            "__version__ = '2.8.0+cu128'\ncuda = '12.8'\nhip = None\n",
+        )
+        .dir("home/alice/.pyenv/versions/3.11.9/lib/python3.11/site-packages/torch-2.8.0+cu128.dist-info");
+    let (_, v) = json(
+        r.cmd()
+            .env("PATH", "/home/alice/.pyenv/shims:/usr/bin:/bin")
+            .arg("check"),
+    );
+    let envs = v["snapshot"]["python"].as_array().unwrap();
+    let primary = envs
+        .iter()
+        .find(|e| e["primary"] == true)
+        .expect("a primary env");
+    assert_eq!(
+        primary["site"], "/home/alice/.pyenv/versions/3.11.9/lib/python3.11/site-packages",
+        "{envs:#?}"
+    );
+    assert_eq!(primary["torch"]["cuda"], "12.8");
+    // PYENV_VERSION wins over the global version file.
+    r.file(
+        "home/alice/.pyenv/versions/3.12.4/lib/python3.12/site-packages/torch/version.py",
+        "__version__ = '2.9.1+cu128'\ncuda = '12.8'\nhip = None\n",
+    );
+    let (_, v) = json(
+        r.cmd()
+            .env("PATH", "/home/alice/.pyenv/shims:/usr/bin:/bin")
+            .env("PYENV_VERSION", "3.12.4")
+            .arg("check"),
+    );
+    let envs = v["snapshot"]["python"].as_array().unwrap();
+    let primary = envs.iter().find(|e| e["primary"] == true).unwrap();
+    assert_eq!(primary["torch"]["version"]["value"], "2.9.1+cu128");
+}

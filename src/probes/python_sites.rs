@@ -169,6 +169,12 @@ fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
             let exe = Path::new(dir).join(name);
             if fs.is_executable_file(&exe) {
                 let bin = Path::new(dir);
+                // pyenv's shims are scripts; the version it selects names the interpreter.
+                if bin.file_name().is_some_and(|n| n == "shims") {
+                    if let Some(prefix) = pyenv_prefix(fs, env, bin) {
+                        return Some(prefix);
+                    }
+                }
                 if fs.exists(&bin.join("../pyvenv.cfg")) {
                     return bin.parent().map(Path::to_path_buf);
                 }
@@ -179,6 +185,36 @@ fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// The prefix pyenv's shims run: PYENV_VERSION, else the nearest `.python-version` from the
+/// working directory up (not under --root), else `$PYENV_ROOT/version`; the first version
+/// named there that is installed under `$PYENV_ROOT/versions`.
+fn pyenv_prefix(fs: &HostFs, env: &Env, shims: &Path) -> Option<PathBuf> {
+    let root = env
+        .get_str(envvars::PYENV_ROOT)
+        .filter(|r| r.starts_with('/'))
+        .map(PathBuf::from)
+        .or_else(|| shims.parent().map(Path::to_path_buf))?;
+    let mut names: Option<String> = env
+        .get_str(envvars::PYENV_VERSION)
+        .filter(|v| !v.is_empty());
+    if names.is_none() && fs.root().is_none() {
+        let mut dir = std::env::current_dir().ok();
+        while let Some(d) = dir {
+            if let Ok(f) = fs.read_text(&d.join(".python-version")) {
+                names = Some(f.text);
+                break;
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+    }
+    let names = names.or_else(|| fs.read_text(&root.join("version")).ok().map(|f| f.text))?;
+    names
+        .split(|c: char| c.is_whitespace() || c == ':')
+        .filter(|n| !n.is_empty() && *n != "system")
+        .map(|n| root.join("versions").join(n))
+        .find(|p| fs.metadata(p).is_ok_and(|m| m.is_dir()))
 }
 
 /// `lib/pythonX.Y/site-packages` under a prefix, plus Debian's dist-packages layout.
