@@ -19,6 +19,9 @@ _gpudoctor() {
             gpudoctor,__nvml-worker)
                 cmd="gpudoctor__subcmd____nvml__subcmd__worker"
                 ;;
+            gpudoctor,__smoke-worker)
+                cmd="gpudoctor__subcmd____smoke__subcmd__worker"
+                ;;
             gpudoctor,check)
                 cmd="gpudoctor__subcmd__check"
                 ;;
@@ -34,11 +37,17 @@ _gpudoctor() {
             gpudoctor,help)
                 cmd="gpudoctor__subcmd__help"
                 ;;
+            gpudoctor,smoke)
+                cmd="gpudoctor__subcmd__smoke"
+                ;;
             gpudoctor,toolkit)
                 cmd="gpudoctor__subcmd__toolkit"
                 ;;
             gpudoctor__subcmd__help,__nvml-worker)
                 cmd="gpudoctor__subcmd__help__subcmd____nvml__subcmd__worker"
+                ;;
+            gpudoctor__subcmd__help,__smoke-worker)
+                cmd="gpudoctor__subcmd__help__subcmd____smoke__subcmd__worker"
                 ;;
             gpudoctor__subcmd__help,check)
                 cmd="gpudoctor__subcmd__help__subcmd__check"
@@ -55,6 +64,9 @@ _gpudoctor() {
             gpudoctor__subcmd__help,help)
                 cmd="gpudoctor__subcmd__help__subcmd__help"
                 ;;
+            gpudoctor__subcmd__help,smoke)
+                cmd="gpudoctor__subcmd__help__subcmd__smoke"
+                ;;
             gpudoctor__subcmd__help,toolkit)
                 cmd="gpudoctor__subcmd__help__subcmd__toolkit"
                 ;;
@@ -65,7 +77,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help --version check explain toolkit devices __nvml-worker completions help"
+            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help --version check explain toolkit devices smoke __nvml-worker __smoke-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -115,6 +127,22 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -123,7 +151,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd____nvml__subcmd__worker)
-            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
+            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -177,6 +205,112 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd____smoke__subcmd__worker)
+            opts="-v -h --lib --device --matmul-size --mem-fraction --transfer-bytes --shared-gpu --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --transfer-size --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shared-gpu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -185,7 +319,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -232,6 +366,22 @@ _gpudoctor() {
                     return 0
                     ;;
                 --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -243,7 +393,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__completions)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help bash elvish fish powershell zsh"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -290,6 +440,22 @@ _gpudoctor() {
                     return 0
                     ;;
                 --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -301,7 +467,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__devices)
-            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
+            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -348,6 +514,22 @@ _gpudoctor() {
                     return 0
                     ;;
                 --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -359,7 +541,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
+            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -409,6 +591,22 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -417,7 +615,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help)
-            opts="check explain toolkit devices __nvml-worker completions help"
+            opts="check explain toolkit devices smoke __nvml-worker __smoke-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +629,20 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help__subcmd____nvml__subcmd__worker)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__help__subcmd____smoke__subcmd__worker)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -514,6 +726,20 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__help__subcmd__smoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__help__subcmd__toolkit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -528,8 +754,86 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__smoke)
+            opts="-v -h --device --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__toolkit)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -576,6 +880,22 @@ _gpudoctor() {
                     return 0
                     ;;
                 --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -70,11 +70,33 @@ pub enum Command {
         #[arg(long)]
         detail: bool,
     },
+    /// Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth
+    Smoke {
+        /// Only this GPU (CUDA's ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once
+        #[arg(long, value_name = "N")]
+        device: Option<u32>,
+    },
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
         #[arg(long)]
         lib: String,
+    },
+    /// Internal: run the smoke test in this child process and stream its results as JSON lines
+    #[command(name = "__smoke-worker", hide = true)]
+    SmokeWorker {
+        #[arg(long)]
+        lib: String,
+        #[arg(long)]
+        device: Option<u32>,
+        #[arg(long)]
+        matmul_size: u32,
+        #[arg(long)]
+        mem_fraction: f64,
+        #[arg(long)]
+        transfer_bytes: u64,
+        #[arg(long)]
+        shared_gpu: Vec<String>,
     },
     /// Print the shell completion script for SHELL
     Completions {
@@ -148,6 +170,24 @@ pub struct GlobalOpts {
     /// Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s
     #[arg(long, global = true)]
     pub python_import: bool,
+    /// Load libcuda from this file instead of the loader's libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root
+    #[arg(long, global = true, value_name = "PATH")]
+    pub cuda_lib: Option<PathBuf>,
+    /// `check` without the on-device smoke test
+    #[arg(long, global = true)]
+    pub no_smoke: bool,
+    /// A quick static check: no smoke test (same as --no-smoke)
+    #[arg(long, global = true)]
+    pub quick: bool,
+    /// Smoke test: N of the N×N FP32 matmul (16–8192)
+    #[arg(long, global = true, value_name = "N", default_value_t = 1024)]
+    pub matmul_size: u32,
+    /// Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU)
+    #[arg(long, global = true, value_name = "F", default_value_t = 0.9)]
+    pub mem_fraction: f64,
+    /// Smoke test: MiB per host↔device copy in the bandwidth test (1–4096)
+    #[arg(long, global = true, value_name = "MIB", default_value_t = 256)]
+    pub transfer_size: u64,
 }
 
 /// A failure that ends the run with exit code 2.
@@ -196,6 +236,26 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Check => check(g),
         Command::Toolkit => toolkit(g),
         Command::Devices { index, detail } => devices(g, index, detail),
+        Command::Smoke { device } => smoke(g, device),
+        Command::SmokeWorker {
+            lib,
+            device,
+            matmul_size,
+            mem_fraction,
+            transfer_bytes,
+            shared_gpu,
+        } => crate::smoke::worker::main(crate::smoke::worker::WorkerArgs {
+            lib,
+            settings: probes::smoke::SmokeSettings {
+                matmul_size,
+                mem_fraction,
+                transfer_bytes,
+                device,
+            },
+            shared_gpus: shared_gpu,
+        })
+        .map(|_| 0)
+        .map_err(|e| CliError::Internal(format!("smoke worker: {e}"))),
         Command::NvmlWorker { lib } => crate::nvml_worker::main(&lib)
             .map(|_| 0)
             .map_err(|e| CliError::Internal(format!("NVML worker: writing the answer: {e}"))),
@@ -303,7 +363,7 @@ fn focused(
         .copied()
         .filter(|p| probes.contains(p))
         .collect();
-    let snapshot = gather(g, &sel, &wanted, &env)?;
+    let snapshot = gather(g, &sel, &wanted, &env, None)?;
     let wants = |code: &str| codes.contains(&code) && sel.wants(code);
     let (_, findings) = rules::evaluate(&snapshot, &wants);
     Ok((snapshot, findings))
@@ -372,6 +432,57 @@ fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliEr
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
 }
 
+/// Probes the smoke test needs: the driver and devices (for its judgement), NVML (link
+/// widths, other processes), the libraries (forward-compat libcuda) and the test itself.
+const SMOKE_PROBES: &[&str] = &[
+    "platform",
+    "kernel_module",
+    "pci",
+    "device_nodes",
+    "environment",
+    "libraries",
+    "nvml",
+    "smoke",
+];
+
+/// Codes the `smoke` subcommand reports.
+pub const SMOKE_CODES: &[&str] = &[
+    "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058", "GD059",
+];
+
+fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let wanted: Vec<&'static str> = sel
+        .probes
+        .iter()
+        .copied()
+        .filter(|p| SMOKE_PROBES.contains(p))
+        .collect();
+    if !wanted.contains(&"smoke") {
+        return Err(CliError::Usage(
+            "`gpudoctor smoke` with the smoke probe skipped has nothing to do".into(),
+        ));
+    }
+    if g.from.is_some() {
+        return Err(CliError::Usage(
+            "`gpudoctor smoke` runs on the GPUs now; replay a saved report with `gpudoctor check --from`".into(),
+        ));
+    }
+    let snapshot = gather(g, &sel, &wanted, &env, Some(device))?;
+    let wants = |code: &str| SMOKE_CODES.contains(&code) && sel.wants(code);
+    let (_, findings) = rules::evaluate(&snapshot, &wants);
+    let view = render::smoke::view(&snapshot, &findings);
+    let format = if g.json { Format::Json } else { g.format };
+    let text = match format {
+        Format::Json => render::smoke::render_json(&view),
+        Format::Markdown => render::smoke::render_markdown(&view),
+        Format::Human => render::smoke::render_human(&view, &Style::for_stdout()),
+    };
+    emit(text.as_bytes())?;
+    Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
+}
+
 fn exit_code(g: &GlobalOpts, worst: Option<Severity>) -> u8 {
     let threshold = match g.fail_on {
         FailOn::Error => Some(Severity::Error),
@@ -391,7 +502,7 @@ impl Selection {
 fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     let sel = selection(g)?;
     let env = Env::from_process();
-    let snapshot = gather(g, &sel, &sel.probes, &env)?;
+    let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
     let wants = |code: &str| sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
     let report = Report::new(snapshot, checks, findings);
@@ -419,6 +530,7 @@ fn gather(
     sel: &Selection,
     probes_wanted: &[&'static str],
     env: &Env,
+    smoke_cmd: Option<Option<u32>>,
 ) -> Result<Snapshot, CliError> {
     // Importing torch (--python-import) takes seconds: its default budget is longer.
     let timeout = g
@@ -436,6 +548,7 @@ fn gather(
                 || g.nvml_lib.is_some()
                 || g.python.is_some()
                 || g.python_import
+                || g.cuda_lib.is_some()
                 || sel.probes.len() != PROBE_NAMES.len();
             if probing {
                 return Err(CliError::Usage(
@@ -470,12 +583,65 @@ fn gather(
                 }),
                 python: g.python.clone(),
                 python_import: g.python_import,
+                smoke: smoke_mode(g, env, smoke_cmd)?,
             };
             probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
         }
     };
     Ok(snapshot)
 }
+
+/// The smoke test's settings from the command line, validated.
+fn smoke_mode(
+    g: &GlobalOpts,
+    env: &Env,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<probes::SmokeMode, CliError> {
+    if smoke_cmd.is_none() && (g.no_smoke || g.quick) {
+        let flag = if g.quick { "--quick" } else { "--no-smoke" };
+        return Ok(probes::SmokeMode::Off(format!("skipped ({flag})")));
+    }
+    if !(16..=8192).contains(&g.matmul_size) {
+        return Err(CliError::Usage(format!(
+            "--matmul-size must be between 16 and 8192, not {}",
+            g.matmul_size
+        )));
+    }
+    if !(g.mem_fraction.is_finite() && (0.01..=0.95).contains(&g.mem_fraction)) {
+        return Err(CliError::Usage(format!(
+            "--mem-fraction must be between 0.01 and 0.95, not {}",
+            g.mem_fraction
+        )));
+    }
+    if !(1..=4096).contains(&g.transfer_size) {
+        return Err(CliError::Usage(format!(
+            "--transfer-size must be between 1 and 4096 MiB, not {}",
+            g.transfer_size
+        )));
+    }
+    let format = if g.json { Format::Json } else { g.format };
+    Ok(probes::SmokeMode::On(probes::SmokeOptions {
+        lib: g.cuda_lib.clone().or_else(|| {
+            env.get_str(envvars::GPUDOCTOR_CUDA_LIB)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }),
+        settings: probes::smoke::SmokeSettings {
+            matmul_size: g.matmul_size,
+            mem_fraction: g.mem_fraction,
+            transfer_bytes: g.transfer_size << 20,
+            device: smoke_cmd.flatten(),
+        },
+        // Context creation on a multi-GPU node without persistence takes seconds: the
+        // smoke test's own default budget is longer than the static probes'.
+        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
+        always: smoke_cmd.is_some(),
+        progress: format == Format::Human && probes::smoke::stderr_is_terminal(),
+    }))
+}
+
+/// The smoke test's deadline when --timeout is not given.
+const SMOKE_TIMEOUT_SECS: f64 = 30.0;
 
 /// A day: longer budgets are typos, and they must not overflow a deadline.
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;

@@ -68,6 +68,13 @@ codes! {
     "GD050" => "Frameworks in one environment need different CUDA or cuDNN majors";
     "GD051" => "/dev/shm in the container is too small for NCCL and DataLoader workers";
     "GD052" => "The GPU lacks features PyTorch recipes assume (bf16, TF32, torch.compile, FlashAttention-2)";
+    "GD053" => "The smoke test could not start CUDA (libcuda missing or unusable, cuInit failed, no device)";
+    "GD054" => "CUDA and NVML disagree about the GPUs or the driver version";
+    "GD055" => "A GPU refused a CUDA context or could not load kernels";
+    "GD056" => "A GPU computed a wrong matrix product, or the matmul failed";
+    "GD057" => "GPU memory failed the allocation probe (corrupted words, or far less allocatable than free)";
+    "GD058" => "Host-to-GPU copy bandwidth is far below the PCIe link's";
+    "GD059" => "The smoke test hung or crashed inside the CUDA driver";
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

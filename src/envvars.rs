@@ -86,6 +86,7 @@ env_registry! {
     GPUDOCTOR_FAULT_PROBE_PANIC: Tool, "fault injection for tests: NAME makes probe NAME panic";
     COLUMNS: Tool, "terminal width used to wrap explanations when stdout is not a terminal";
     GPUDOCTOR_NVML_LIB: Tool, "NVML library to load instead of the loader's libnvidia-ml.so.1 (same as --nvml-lib)";
+    GPUDOCTOR_CUDA_LIB: Tool, "libcuda to load for the smoke test instead of the loader's libcuda.so.1 (same as --cuda-lib)";
 }
 
 /// Variables read by prefix, each shown under its category.

@@ -17,4 +17,5 @@ pub mod render;
 pub mod report;
 pub mod rules;
 pub mod runner;
+pub mod smoke;
 pub mod snapshot;

@@ -50,9 +50,14 @@ pub enum RunError {
     },
 }
 
-#[derive(Debug, Clone)]
+/// Called with each complete line of a child's stdout as it arrives.
+pub type LineHook = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Clone)]
 pub struct Runner {
     root: Option<PathBuf>,
+    /// Sees stdout line by line while the child runs (progress display).
+    line_hook: Option<LineHook>,
     output_limit: usize,
     /// Variables removed from the child's environment.
     env_remove: Vec<&'static str>,
@@ -64,6 +69,7 @@ impl Runner {
     pub fn new(root: Option<PathBuf>) -> Self {
         Runner {
             root,
+            line_hook: None,
             output_limit: OUTPUT_LIMIT,
             env_remove: Vec::new(),
             dir: None,
@@ -72,6 +78,12 @@ impl Runner {
 
     pub fn with_output_limit(mut self, limit: usize) -> Self {
         self.output_limit = limit;
+        self
+    }
+
+    /// Shows each line of the child's stdout to `hook` as it arrives.
+    pub fn on_stdout_line(mut self, hook: LineHook) -> Self {
+        self.line_hook = Some(hook);
         self
     }
 
@@ -173,9 +185,14 @@ impl Runner {
         {
             let tx = tx.clone();
             let limit = self.output_limit;
+            let hook = if index == 0 {
+                self.line_hook.clone()
+            } else {
+                None
+            };
             if let Some(stream) = stream {
                 thread::spawn(move || {
-                    let _ = tx.send((index, read_capped(stream, limit)));
+                    let _ = tx.send((index, read_capped(stream, limit, hook)));
                 });
             }
         }
@@ -246,14 +263,26 @@ fn kill_group(child: &std::process::Child) {
 }
 
 /// Keeps the first `limit` bytes and drains the rest, so the child never blocks on a full pipe.
-fn read_capped(mut stream: impl Read, limit: usize) -> (Vec<u8>, bool) {
+fn read_capped(mut stream: impl Read, limit: usize, hook: Option<LineHook>) -> (Vec<u8>, bool) {
     let mut kept = Vec::new();
     let mut buf = [0u8; 8192];
     let mut truncated = false;
+    let mut pending: Vec<u8> = Vec::new();
     loop {
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                if let Some(hook) = &hook {
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some(at) = pending.iter().position(|&b| b == b'\n') {
+                        let line: Vec<u8> = pending.drain(..=at).collect();
+                        hook(String::from_utf8_lossy(&line[..at]).as_ref());
+                    }
+                    // A line longer than the cap is never shown whole.
+                    if pending.len() > limit {
+                        pending.clear();
+                    }
+                }
                 let room = limit.saturating_sub(kept.len());
                 if n > room {
                     truncated = true;

@@ -39,6 +39,8 @@ pub struct Snapshot {
     pub python: Option<Vec<PythonEnv>>,
     /// --python-import: what torch said about itself in a real interpreter.
     pub python_live: Option<crate::probes::pytorch_live::LiveTorch>,
+    /// The on-device smoke test (matmul, memory, transfers), or why it did not run.
+    pub smoke: Option<crate::probes::smoke::SmokeProbe>,
 }
 
 /// A GPU model as far as the rules need it.

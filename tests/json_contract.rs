@@ -102,6 +102,184 @@ struct Snapshot {
     python: Option<Vec<PythonEnv>>,
     #[allow(dead_code)]
     python_live: Option<LiveTorch>,
+    #[allow(dead_code)]
+    smoke: Option<SmokeProbe>,
+}
+
+// The smoke test's shape (src/probes/smoke.rs), declared independently.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeProbe {
+    library: String,
+    settings: SmokeSettings,
+    result: SmokeResult,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeSettings {
+    matmul_size: u32,
+    mem_fraction: f64,
+    transfer_bytes: u64,
+    device: Option<u32>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+enum SmokeResult {
+    Ran {
+        run: SmokeRun,
+    },
+    NotRun {
+        reason: String,
+    },
+    LoadFailed {
+        code: String,
+        message: String,
+    },
+    TimedOut {
+        seconds: f64,
+        run: SmokeRun,
+        stuck_at: Vec<String>,
+    },
+    Crashed {
+        signal: i32,
+        stderr: String,
+        run: SmokeRun,
+        during: Vec<String>,
+    },
+    WorkerFailed {
+        detail: String,
+    },
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CudaError {
+    call: String,
+    code: i32,
+    name: String,
+    message: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeRun {
+    loaded_from: Option<String>,
+    init_done: bool,
+    init_error: Option<CudaError>,
+    driver_version: Option<i32>,
+    device_count: Option<i32>,
+    count_error: Option<CudaError>,
+    cuda_visible_devices: Option<String>,
+    devices: Vec<SmokeDevice>,
+    finished: bool,
+    elapsed_ms: f64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeDevice {
+    ordinal: u32,
+    info: Option<SmokeInfo>,
+    info_error: Option<CudaError>,
+    context: Option<SmokeStep<SmokeTiming>>,
+    module: Option<SmokeStep<SmokeTiming>>,
+    matmul: Option<SmokeStep<SmokeMatmul>>,
+    memory: Option<SmokeStep<SmokeMemory>>,
+    transfer: Option<SmokeStep<SmokeTransfer>>,
+    running: Option<String>,
+    finished: bool,
+    elapsed_ms: f64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeInfo {
+    name: String,
+    uuid: Option<String>,
+    pci_bus_id: Option<String>,
+    compute_capability: Option<String>,
+    sm_count: Option<i32>,
+    total_memory: Option<u64>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum SmokeStep<T> {
+    Ok(T),
+    Failed {
+        error: CudaError,
+        detail: Option<String>,
+    },
+    Skipped {
+        reason: String,
+    },
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeTiming {
+    ms: f64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeMatmul {
+    n: u32,
+    ms: f64,
+    gflops: f64,
+    checked_rows: u32,
+    wrong_elements: u64,
+    max_abs_error: f64,
+    max_error_ratio: f64,
+    freivalds_passed: bool,
+    correct: bool,
+    tolerance: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeMemory {
+    total: u64,
+    free_before: u64,
+    fraction: f64,
+    lowered_because: Option<String>,
+    target: u64,
+    chunk_bytes: u64,
+    chunks: u32,
+    allocated: u64,
+    alloc_error: Option<CudaError>,
+    failed_at: Option<u64>,
+    fill_gbps: Option<f64>,
+    verify_gbps: Option<f64>,
+    mismatches: u64,
+    kernel_error: Option<CudaError>,
+    ms: f64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokeTransfer {
+    bytes: u64,
+    iterations: u32,
+    pinned_h2d_gbps: Option<f64>,
+    pinned_d2h_gbps: Option<f64>,
+    pageable_h2d_gbps: Option<f64>,
+    pageable_d2h_gbps: Option<f64>,
+    pinned_error: Option<CudaError>,
 }
 
 #[allow(dead_code)]
@@ -841,7 +1019,11 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 11);
+    assert_eq!(s.probes.len(), 12);
+    // Under --root without --cuda-lib the smoke test is recorded as not run, with why.
+    let smoke = s.smoke.as_ref().expect("smoke");
+    assert_eq!(smoke.library, "libcuda.so.1");
+    assert!(matches!(&smoke.result, SmokeResult::NotRun { reason } if reason.contains("--root")));
     let nvml = s.nvml.as_ref().expect("nvml");
     assert_eq!(nvml.library, "libnvidia-ml.so.1");
     assert!(matches!(nvml.result, NvmlResult::NotProbed { .. }));

@@ -177,3 +177,72 @@ fn debian_535_nvml_on_a_machine_without_the_driver() {
         .unwrap()
         .contains("refused to load"));
 }
+
+#[test]
+fn debian_535_libcuda_smoke_test_on_a_machine_without_the_driver() {
+    let Some(tree) = debian_tree() else { return };
+    // The real libcuda from Debian's libcuda1, loaded on this GPU-less machine: it loads,
+    // answers cuDriverGetVersion (CUDA 12.2 for R535) and refuses cuInit with NO_DEVICE.
+    let lib = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03");
+    assert!(lib.exists(), "{} missing from the tree", lib.display());
+    let (code, v) = json(gpudoctor().arg("--cuda-lib").arg(&lib).arg("smoke"));
+    let run = &v["result"]["run"];
+    assert_eq!(v["result"]["status"], "ran", "{:#}", v["result"]);
+    assert_eq!(
+        run["loaded_from"],
+        lib.canonicalize().unwrap().display().to_string()
+    );
+    assert_eq!(run["driver_version"], 12020, "{run:#}");
+    assert_eq!(run["init_error"]["code"], 100, "{run:#}");
+    // The name comes from the real driver's cuGetErrorName.
+    assert_eq!(run["init_error"]["name"], "CUDA_ERROR_NO_DEVICE");
+    assert_eq!(code, 1);
+    let f = findings(&v, "GD053");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("cuInit failed: CUDA_ERROR_NO_DEVICE"));
+    // No nvidia module here: the finding says so and how to load it.
+    assert!(
+        fix_commands(f[0]).contains("modprobe nvidia"),
+        "{}",
+        fix_commands(f[0])
+    );
+    // The same library from inside --root is never loaded.
+    let (_, v) = json(
+        gpudoctor()
+            .arg("--root")
+            .arg(&tree)
+            .arg("--cuda-lib")
+            .arg(&lib)
+            .arg("check"),
+    );
+    assert_eq!(v["snapshot"]["smoke"]["result"]["status"], "not_run");
+}
+
+#[test]
+fn the_smoke_kernels_assemble_for_every_architecture_debian_ptxas_knows() {
+    let Some(tree) = debian_tree() else { return };
+    // Debian's real ptxas (CUDA 11.8) assembles the embedded PTX (ISA 6.0, sm_50) for the
+    // oldest and newest targets it has: the PTX is valid and old enough.
+    let ptxas = tree.join("usr/bin/ptxas");
+    let ptx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/smoke/kernels.ptx");
+    let out_dir = tempfile::tempdir().unwrap();
+    for arch in [
+        "sm_50", "sm_60", "sm_70", "sm_80", "sm_86", "sm_89", "sm_90",
+    ] {
+        let out = std::process::Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&ptx)
+            .arg("-o")
+            .arg(out_dir.path().join(format!("{arch}.cubin")))
+            .output()
+            .expect("run ptxas");
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

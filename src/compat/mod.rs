@@ -5,6 +5,7 @@
 
 pub mod arch;
 pub mod capabilities;
+pub mod cuda_errors;
 pub mod cudnn;
 pub mod driver;
 pub mod torch;

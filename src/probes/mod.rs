@@ -12,6 +12,7 @@ pub mod platform;
 pub mod python_sites;
 pub mod pytorch;
 pub mod pytorch_live;
+pub mod smoke;
 pub mod toolkits;
 
 use std::path::PathBuf;
@@ -37,6 +38,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "nvml",
     "pytorch",
     "pytorch_live",
+    "smoke",
 ];
 
 pub struct ProbeOptions {
@@ -51,6 +53,25 @@ pub struct ProbeOptions {
     pub python: Option<PathBuf>,
     /// --python-import: also ask the interpreter's torch itself.
     pub python_import: bool,
+    /// The on-device smoke test, run after the other probes (it uses NVML's facts).
+    pub smoke: SmokeMode,
+}
+
+/// Whether and how the smoke test runs.
+pub enum SmokeMode {
+    /// Not run; the reason is recorded (--no-smoke, --quick, a focused subcommand).
+    Off(String),
+    On(SmokeOptions),
+}
+
+pub struct SmokeOptions {
+    /// --cuda-lib (None: the loader's libcuda.so.1).
+    pub lib: Option<PathBuf>,
+    pub settings: smoke::SmokeSettings,
+    pub timeout: Duration,
+    /// Run even when no NVIDIA GPU is seen (`gpudoctor smoke`, or --cuda-lib given).
+    pub always: bool,
+    pub progress: bool,
 }
 
 enum Output {
@@ -307,6 +328,28 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     if let Some(sites) = shared.sites.get() {
         snap.python_sites = Some(sites.clone());
     }
+    if enabled("smoke") {
+        let t = Instant::now();
+        let (probe, run) = run_smoke(opts, &snap);
+        let (status, detail) = match &probe {
+            Some(p) => match &p.result {
+                smoke::SmokeResult::NotRun { reason } => {
+                    (ProbeStatus::Skipped, Some(reason.clone()))
+                }
+                _ => (ProbeStatus::Ok, None),
+            },
+            None => (ProbeStatus::Skipped, Some(run)),
+        };
+        snap.smoke = probe;
+        snap.probes.insert(
+            "smoke".into(),
+            ProbeRun {
+                status,
+                elapsed_us: t.elapsed().as_micros() as u64,
+                detail,
+            },
+        );
+    }
     if !opts.python_import {
         snap.probes.insert(
             "pytorch_live".into(),
@@ -330,6 +373,59 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         }
     }
     Ok(snap)
+}
+
+/// Runs the smoke test when asked and a GPU may be there; else says why not. The decision
+/// reads facts already gathered, so a GPU-less machine pays nothing for it.
+fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>, String) {
+    let so = match &opts.smoke {
+        SmokeMode::Off(reason) => return (None, reason.clone()),
+        SmokeMode::On(so) => so,
+    };
+    let nvml_gpus = snap
+        .nvml_system()
+        .and_then(|s| s.device_count.get().copied())
+        .unwrap_or(0);
+    let wanted = so.always || so.lib.is_some() || nvml_gpus > 0 || snap.nvidia_hardware_seen();
+    if !wanted {
+        let probe = smoke::SmokeProbe {
+            library: so
+                .lib
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| smoke::DEFAULT_LIB.into()),
+            settings: so.settings.clone(),
+            result: smoke::SmokeResult::NotRun {
+                reason: "no NVIDIA GPU seen (no NVML device, no PCI display controller, no /dev/nvidiaN)".into(),
+            },
+        };
+        return (Some(probe), String::new());
+    }
+    // GPUs other compute processes use: the memory probe takes less there.
+    let me = std::process::id();
+    let shared_gpus = snap
+        .nvml_system()
+        .map(|s| {
+            s.devices
+                .iter()
+                .filter(|g| {
+                    g.processes
+                        .get()
+                        .is_some_and(|ps| ps.iter().any(|p| p.kind == "compute" && p.pid != me))
+                })
+                .filter_map(|g| g.uuid.get().cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let probe = smoke::probe(&smoke::SmokeRequest {
+        lib: so.lib.as_deref(),
+        root: opts.root.as_deref(),
+        settings: so.settings.clone(),
+        shared_gpus,
+        timeout: so.timeout,
+        progress: so.progress,
+    });
+    (Some(probe), String::new())
 }
 
 /// `GPUDOCTOR_FAULT_PROBE_DELAY=NAME:MS`: lets tests make a probe outlive the deadline.

@@ -455,7 +455,7 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
     }
 }
 
-fn is_under(path: &Path, root: &Path) -> bool {
+pub fn is_under(path: &Path, root: &Path) -> bool {
     let abs = |p: &Path| -> PathBuf {
         p.canonicalize()
             .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))

@@ -558,7 +558,7 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     out
 }
 
-fn findings_block(findings: &[Finding], st: &Style) -> String {
+pub(crate) fn findings_block(findings: &[Finding], st: &Style) -> String {
     let mut out = String::from("\n");
     if findings.is_empty() {
         out.push_str(&format!("{}\n", st.green("No GPU problems found.")));

@@ -4,6 +4,7 @@ pub mod devices;
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod smoke;
 pub mod toolkit;
 pub mod view;
 

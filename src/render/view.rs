@@ -321,6 +321,11 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     }
     out.extend(b.take("GPUs (NVML)"));
 
+    if let Some(p) = &snap.smoke {
+        smoke_lines(&mut b, snap, p);
+    }
+    out.extend(b.take("Smoke test"));
+
     if let Some(tk) = &snap.toolkits {
         for t in &tk.installs {
             let routes: Vec<&str> = t.found.iter().map(|f| f.route.describe()).collect();
@@ -499,6 +504,38 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
 
 /// Merges runs of three or more identical healthy lines (an 8-GPU node) into one,
 /// so a healthy machine's report fits the first screen.
+fn smoke_lines(
+    b: &mut Builder,
+    snap: &crate::snapshot::Snapshot,
+    p: &crate::probes::smoke::SmokeProbe,
+) {
+    use crate::probes::smoke::{link, nvml_gpu, SmokeResult};
+    let ran = matches!(p.result, SmokeResult::Ran { .. });
+    b.line(
+        &k("smoke"),
+        if ran { Mark::Ok } else { Mark::Neutral },
+        "smoke test",
+        super::smoke::status_text(p),
+        p.library.clone(),
+    );
+    let Some(run) = p.run() else { return };
+    for d in &run.devices {
+        let l = snap
+            .nvml_system()
+            .and_then(|s| nvml_gpu(s, d))
+            .and_then(link);
+        for (step, text, healthy) in super::smoke::device_rows(d, l.as_ref()) {
+            b.line(
+                &k(&format!("smoke:{}:{step}", d.ordinal)),
+                if healthy { Mark::Ok } else { Mark::Neutral },
+                format!("GPU {} {step}", d.ordinal),
+                text,
+                "smoke test",
+            );
+        }
+    }
+}
+
 fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool) {
     use crate::probes::nvml::NvmlResult;
     let summary = match &n.result {

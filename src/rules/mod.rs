@@ -30,6 +30,12 @@ mod pytorch_extensions;
 mod pytorch_live;
 mod pytorch_wheels;
 mod shm;
+mod smoke_context;
+mod smoke_driver;
+mod smoke_health;
+mod smoke_matmul;
+mod smoke_memory;
+mod smoke_transfer;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;
@@ -96,6 +102,12 @@ pub const RULES: &[Rule] = &[
     frameworks::RULE,
     shm::RULE,
     gpu_capabilities::RULE,
+    smoke_driver::RULE,
+    smoke_context::RULE,
+    smoke_matmul::RULE,
+    smoke_memory::RULE,
+    smoke_transfer::RULE,
+    smoke_health::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

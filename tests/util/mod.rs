@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 
 pub mod elf;
+pub mod fake_cuda;
 pub mod fake_nvml;
 pub mod fatbin;
 pub mod ldcache;

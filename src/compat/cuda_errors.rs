@@ -1,0 +1,201 @@
+//! CUDA driver-API results (CUresult) the smoke test can meet, with what they usually mean
+//! on a real machine and the fix. Names and descriptions: compat.md §5b (cuda.h of the
+//! 12.9.79 wheel, full list meta/curesult_12.9.tsv); causes: §5a/§5d and the sources given
+//! per row.
+
+pub struct CuResultInfo {
+    pub code: i32,
+    pub name: &'static str,
+    /// cuda.h's description (the driver's cuGetErrorString says much the same).
+    pub message: &'static str,
+    /// What it usually means when a health check meets it.
+    pub cause: &'static str,
+    pub fix: &'static str,
+    pub source: &'static str,
+}
+
+const CUDA_H: &str = "compat.md §5b (cuda.h, CUDA 12.9.79)";
+
+pub static CU_RESULTS: &[CuResultInfo] = &[
+    CuResultInfo {
+        code: 2,
+        name: "CUDA_ERROR_OUT_OF_MEMORY",
+        message: "unable to allocate enough memory",
+        cause: "the GPU's memory is taken (another process, a leaked context, a MIG slice smaller than expected)",
+        fix: "See what holds the memory with `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` and stop it, or use another GPU",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 3,
+        name: "CUDA_ERROR_NOT_INITIALIZED",
+        message: "the CUDA driver has not been initialized with cuInit() or that initialization has failed",
+        cause: "the driver could not initialise (a broken install, or user space newer than the kernel module)",
+        fix: "Compare `cat /proc/driver/nvidia/version` with the libcuda version and reinstall or reboot so they match",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 34,
+        name: "CUDA_ERROR_STUB_LIBRARY",
+        message: "the CUDA driver that the application has loaded is a stub library",
+        cause: "the toolkit's link-time stub (lib64/stubs/libcuda.so) was loaded instead of the driver's libcuda.so.1",
+        fix: "Remove the toolkit's stubs directory from LD_LIBRARY_PATH; stubs are for linking only",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        // Not a CUresult (compat.md §5b: "there is no CUresult 35/36"); the runtime's
+        // cudaErrorInsufficientDriver. Kept so a shim that returns it is still named.
+        code: 35,
+        name: "cudaErrorInsufficientDriver",
+        message: "CUDA driver version is insufficient for CUDA runtime version",
+        cause: "the driver is older than the CUDA version the caller was built for",
+        fix: "Upgrade the NVIDIA driver, or use a build for an older CUDA",
+        source: "compat.md §5a (runtime API; libcuda itself never returns 35)",
+    },
+    CuResultInfo {
+        code: 46,
+        name: "CUDA_ERROR_DEVICE_UNAVAILABLE",
+        message: "device unavailable",
+        cause: "the GPU is in Exclusive_Process mode and another process holds it, or it is Prohibited",
+        fix: "Find the holder with `nvidia-smi --query-compute-apps=pid,process_name --format=csv`, or set the default mode: `sudo nvidia-smi -i N -c DEFAULT`",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 100,
+        name: "CUDA_ERROR_NO_DEVICE",
+        message: "no CUDA-capable device is detected",
+        cause: "CUDA sees no GPU: CUDA_VISIBLE_DEVICES hides them all, the container got no /dev/nvidia* nodes, or the driver found none",
+        fix: "Check CUDA_VISIBLE_DEVICES and that /dev/nvidia0… exist in this environment (containers: run with --gpus all)",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 101,
+        name: "CUDA_ERROR_INVALID_DEVICE",
+        message: "invalid device ordinal",
+        cause: "the device number is beyond what CUDA_VISIBLE_DEVICES leaves",
+        fix: "Pick an ordinal below the visible device count",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 200,
+        name: "CUDA_ERROR_INVALID_IMAGE",
+        message: "device kernel image is invalid",
+        cause: "the driver rejected the module image",
+        fix: "Update the NVIDIA driver",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 209,
+        name: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        message: "no kernel image is available for execution on the device",
+        cause: "the code targets a newer GPU architecture than this one, or the driver's JIT cannot build it for this GPU",
+        fix: "Update the NVIDIA driver; software built for this GPU's architecture must contain its SASS or PTX",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 214,
+        name: "CUDA_ERROR_ECC_UNCORRECTABLE",
+        message: "uncorrectable ECC error encountered",
+        cause: "the GPU's memory has an uncorrectable error",
+        fix: "Drain the GPU, check `nvidia-smi -q -d ECC,ROW_REMAPPER`, reset it (`sudo nvidia-smi -r -i N`) and replace it if errors recur",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 218,
+        name: "CUDA_ERROR_INVALID_PTX",
+        message: "a PTX JIT compilation failed",
+        cause: "the driver's PTX compiler failed (a broken libnvidia-ptxjitcompiler, or a driver bug)",
+        fix: "Reinstall the driver's user-space libraries (libnvidia-ptxjitcompiler must match libcuda)",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 221,
+        name: "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+        message: "PTX JIT compiler library not found",
+        cause: "libnvidia-ptxjitcompiler.so.1 is missing (containers that mount only libcuda)",
+        fix: "Make the driver's libnvidia-ptxjitcompiler.so.1 visible (NVIDIA Container Toolkit mounts it with the 'compute' capability)",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 222,
+        name: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        message: "the provided PTX was compiled with an unsupported toolchain",
+        cause: "the PTX is newer than this driver's JIT understands",
+        fix: "Update the NVIDIA driver",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 700,
+        name: "CUDA_ERROR_ILLEGAL_ADDRESS",
+        message: "an illegal memory access was encountered",
+        cause: "a kernel touched memory it does not own; for gpudoctor's own fixed kernels that points at the GPU or driver",
+        fix: "Check `sudo dmesg | grep -i xid` for the Xid behind it; reset the GPU and retest",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 719,
+        name: "CUDA_ERROR_LAUNCH_FAILED",
+        message: "unspecified launch failure",
+        cause: "a kernel died on the GPU (an Xid error)",
+        fix: "Check `sudo dmesg | grep -i xid`; reset the GPU (`sudo nvidia-smi -r -i N`) and retest",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 802,
+        name: "CUDA_ERROR_SYSTEM_NOT_READY",
+        message: "system not yet initialized",
+        cause: "on NVSwitch systems (HGX/DGX) the Fabric Manager is not running, so CUDA refuses to start",
+        fix: "Start the Fabric Manager at the driver's exact version: `sudo systemctl enable --now nvidia-fabricmanager`",
+        source: "compat.md §5b; NVIDIA Fabric Manager user guide",
+    },
+    CuResultInfo {
+        code: 803,
+        name: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        message: "system has unsupported display driver / cuda driver combination",
+        cause: "the libcuda loaded is from another driver than the kernel module (often a forward-compat libcuda outside its supported pairing)",
+        fix: "Load the libcuda that belongs to the running driver (remove cuda-compat from LD_LIBRARY_PATH), or install matching packages",
+        source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 804,
+        name: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        message: "forward compatibility was attempted on non supported HW",
+        cause: "a forward-compatibility libcuda (cuda-compat) was loaded on a GPU that does not support it (GeForce and most workstation GPUs)",
+        fix: "Remove /usr/local/cuda/compat (or the cuda-compat package's directory) from LD_LIBRARY_PATH and the loader config, or upgrade the driver itself",
+        source: "compat.md §1 (forward compatibility), §5b",
+    },
+    CuResultInfo {
+        code: 999,
+        name: "CUDA_ERROR_UNKNOWN",
+        message: "unknown error",
+        cause: "most often nvidia_uvm is not loaded (no /dev/nvidia-uvm), or the GPU is in a bad state after an Xid",
+        fix: "Load the UVM module and create its node: `sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0`; if it is loaded, check `sudo dmesg | grep -i xid`",
+        source: "compat.md §5b, §5d (cudaErrorUnknown)",
+    },
+];
+
+pub fn lookup(code: i32) -> Option<&'static CuResultInfo> {
+    CU_RESULTS.iter().find(|r| r.code == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_named_like_cuda_h() {
+        let mut seen = std::collections::HashSet::new();
+        for r in CU_RESULTS {
+            assert!(seen.insert(r.code), "duplicate {}", r.code);
+            assert!(
+                r.name.starts_with("CUDA_ERROR_") || r.code == 35,
+                "{}",
+                r.name
+            );
+        }
+        assert_eq!(
+            lookup(804).unwrap().name,
+            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
+        );
+        assert!(lookup(0).is_none());
+    }
+}

@@ -1,0 +1,714 @@
+//! The smoke test as facts: does each GPU compute, hold memory and move data? The work
+//! runs in a child process (`gpudoctor __smoke-worker`, src/smoke/worker.rs) under a
+//! deadline; a hang, a crash or a driver error becomes a fact here, and what the worker
+//! streamed before it is kept.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{RunError, Runner};
+use crate::smoke::driver::CudaError;
+
+/// The library the smoke test loads without --cuda-lib: the soname the CUDA runtime opens.
+pub const DEFAULT_LIB: &str = "libcuda.so.1";
+const WORKER_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmokeSettings {
+    /// N of the N×N FP32 matmul.
+    pub matmul_size: u32,
+    /// Share of the free memory the allocation probe aims for.
+    pub mem_fraction: f64,
+    /// Bytes per transfer-bandwidth copy.
+    pub transfer_bytes: u64,
+    /// Only this CUDA ordinal (None: every visible GPU, concurrently).
+    pub device: Option<u32>,
+}
+
+impl Default for SmokeSettings {
+    fn default() -> Self {
+        SmokeSettings {
+            matmul_size: 1024,
+            mem_fraction: 0.9,
+            transfer_bytes: 256 << 20,
+            device: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmokeProbe {
+    /// The library asked for: a --cuda-lib path, or the loader's libcuda.so.1.
+    pub library: String,
+    pub settings: SmokeSettings,
+    pub result: SmokeResult,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum SmokeResult {
+    /// The worker finished (each device's steps may still have failed).
+    Ran {
+        run: SmokeRun,
+    },
+    NotRun {
+        reason: String,
+    },
+    /// libcuda could not be loaded or lacks an entry point.
+    LoadFailed {
+        code: String,
+        message: String,
+    },
+    TimedOut {
+        seconds: f64,
+        /// What the worker reported before it was killed.
+        run: SmokeRun,
+        /// Where each unfinished GPU was stuck ("cuInit", "GPU 1: context").
+        stuck_at: Vec<String>,
+    },
+    Crashed {
+        signal: i32,
+        stderr: String,
+        run: SmokeRun,
+        /// The step each unfinished GPU was in when the process died.
+        during: Vec<String>,
+    },
+    WorkerFailed {
+        detail: String,
+    },
+}
+
+impl SmokeProbe {
+    /// The facts gathered, complete or partial.
+    pub fn run(&self) -> Option<&SmokeRun> {
+        match &self.result {
+            SmokeResult::Ran { run }
+            | SmokeResult::TimedOut { run, .. }
+            | SmokeResult::Crashed { run, .. } => Some(run),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SmokeRun {
+    /// The file the loader mapped for the library asked for.
+    pub loaded_from: Option<String>,
+    /// Whether cuInit answered at all (false: the worker died or hung before it).
+    pub init_done: bool,
+    pub init_error: Option<CudaError>,
+    /// cuDriverGetVersion: 12040 for CUDA 12.4.
+    pub driver_version: Option<i32>,
+    pub device_count: Option<i32>,
+    pub count_error: Option<CudaError>,
+    /// CUDA_VISIBLE_DEVICES as the worker saw it.
+    pub cuda_visible_devices: Option<String>,
+    pub devices: Vec<SmokeDevice>,
+    pub finished: bool,
+    pub elapsed_ms: f64,
+}
+
+impl SmokeRun {
+    /// "12.4" from 12040.
+    pub fn driver_cuda(&self) -> Option<String> {
+        self.driver_version
+            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10))
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SmokeDevice {
+    /// CUDA's ordinal (after CUDA_VISIBLE_DEVICES).
+    pub ordinal: u32,
+    pub info: Option<DeviceInfo>,
+    pub info_error: Option<CudaError>,
+    pub context: Option<Step<Timing>>,
+    pub module: Option<Step<Timing>>,
+    pub matmul: Option<Step<Matmul>>,
+    pub memory: Option<Step<MemoryProbe>>,
+    pub transfer: Option<Step<Transfer>>,
+    /// The step that started and never reported (a hang or crash inside it).
+    pub running: Option<String>,
+    pub finished: bool,
+    pub elapsed_ms: f64,
+}
+
+impl SmokeDevice {
+    pub fn label(&self) -> String {
+        match self.info.as_ref().map(|i| i.name.as_str()) {
+            Some(n) if !n.is_empty() => format!("CUDA device {} ({n})", self.ordinal),
+            _ => format!("CUDA device {}", self.ordinal),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub uuid: Option<String>,
+    pub pci_bus_id: Option<String>,
+    pub compute_capability: Option<String>,
+    pub sm_count: Option<i32>,
+    pub total_memory: Option<u64>,
+}
+
+/// One step's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step<T> {
+    Ok(T),
+    Failed {
+        error: CudaError,
+        /// The JIT log for a module that failed to load, and the like.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    Skipped {
+        reason: String,
+    },
+}
+
+impl<T> Step<T> {
+    pub fn ok(&self) -> Option<&T> {
+        match self {
+            Step::Ok(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn error(&self) -> Option<&CudaError> {
+        match self {
+            Step::Failed { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Matmul {
+    pub n: u32,
+    /// Median of the timed launches.
+    pub ms: f64,
+    pub gflops: f64,
+    pub checked_rows: u32,
+    pub wrong_elements: u64,
+    pub max_abs_error: f64,
+    /// Largest error over its tolerance (≤ 1 passes).
+    pub max_error_ratio: f64,
+    pub freivalds_passed: bool,
+    pub correct: bool,
+    pub tolerance: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryProbe {
+    pub total: u64,
+    pub free_before: u64,
+    pub fraction: f64,
+    /// Why the fraction was lowered (other processes on the GPU).
+    pub lowered_because: Option<String>,
+    pub target: u64,
+    pub chunk_bytes: u64,
+    pub chunks: u32,
+    pub allocated: u64,
+    /// The allocation that failed before the target, and how much was held then.
+    pub alloc_error: Option<CudaError>,
+    pub failed_at: Option<u64>,
+    /// Both passes (pattern and its complement) over everything allocated.
+    pub fill_gbps: Option<f64>,
+    pub verify_gbps: Option<f64>,
+    pub mismatches: u64,
+    /// A kernel error during fill/verify (the memory was still freed).
+    pub kernel_error: Option<CudaError>,
+    pub ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transfer {
+    pub bytes: u64,
+    pub iterations: u32,
+    /// Median GB/s (10⁹ B/s) of each direction and host-memory kind.
+    pub pinned_h2d_gbps: Option<f64>,
+    pub pinned_d2h_gbps: Option<f64>,
+    pub pageable_h2d_gbps: Option<f64>,
+    pub pageable_d2h_gbps: Option<f64>,
+    /// Pinned host memory could not be had (the pinned figures are then missing).
+    pub pinned_error: Option<CudaError>,
+}
+
+/// One line of the worker's answer, flushed as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerLine {
+    LoadFailed {
+        code: String,
+        message: String,
+    },
+    Loaded {
+        path: String,
+    },
+    Init {
+        error: Option<CudaError>,
+        driver_version: Option<i32>,
+        device_count: Option<i32>,
+        count_error: Option<CudaError>,
+        cuda_visible_devices: Option<String>,
+    },
+    Device {
+        ordinal: u32,
+        info: Option<DeviceInfo>,
+        error: Option<CudaError>,
+    },
+    Started {
+        ordinal: u32,
+        step: String,
+    },
+    Context {
+        ordinal: u32,
+        step: Step<Timing>,
+    },
+    Module {
+        ordinal: u32,
+        step: Step<Timing>,
+    },
+    Matmul {
+        ordinal: u32,
+        step: Step<Matmul>,
+    },
+    Memory {
+        ordinal: u32,
+        step: Step<MemoryProbe>,
+    },
+    Transfer {
+        ordinal: u32,
+        step: Step<Transfer>,
+    },
+    DeviceDone {
+        ordinal: u32,
+        elapsed_ms: f64,
+    },
+    Done {
+        elapsed_ms: f64,
+    },
+}
+
+fn with(devices: &mut BTreeMap<u32, SmokeDevice>, ordinal: u32) -> &mut SmokeDevice {
+    devices.entry(ordinal).or_insert_with(|| SmokeDevice {
+        ordinal,
+        ..SmokeDevice::default()
+    })
+}
+
+enum Assembled {
+    LoadFailed { code: String, message: String },
+    Run(Box<SmokeRun>),
+}
+
+fn assemble(stdout: &str) -> Assembled {
+    let mut run = SmokeRun::default();
+    let mut devices: BTreeMap<u32, SmokeDevice> = BTreeMap::new();
+    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(parsed) = serde_json::from_str::<WorkerLine>(line) else {
+            continue;
+        };
+        match parsed {
+            WorkerLine::LoadFailed { code, message } => {
+                return Assembled::LoadFailed { code, message }
+            }
+            WorkerLine::Loaded { path } => run.loaded_from = Some(path),
+            WorkerLine::Init {
+                error,
+                driver_version,
+                device_count,
+                count_error,
+                cuda_visible_devices,
+            } => {
+                run.init_done = true;
+                run.init_error = error;
+                run.driver_version = driver_version;
+                run.device_count = device_count;
+                run.count_error = count_error;
+                run.cuda_visible_devices = cuda_visible_devices;
+            }
+            WorkerLine::Device {
+                ordinal,
+                info,
+                error,
+            } => {
+                let d = with(&mut devices, ordinal);
+                d.info = info;
+                d.info_error = error;
+            }
+            WorkerLine::Started { ordinal, step } => {
+                with(&mut devices, ordinal).running = Some(step)
+            }
+            WorkerLine::Context { ordinal, step } => {
+                let d = with(&mut devices, ordinal);
+                d.context = Some(step);
+                d.running = None;
+            }
+            WorkerLine::Module { ordinal, step } => {
+                let d = with(&mut devices, ordinal);
+                d.module = Some(step);
+                d.running = None;
+            }
+            WorkerLine::Matmul { ordinal, step } => {
+                let d = with(&mut devices, ordinal);
+                d.matmul = Some(step);
+                d.running = None;
+            }
+            WorkerLine::Memory { ordinal, step } => {
+                let d = with(&mut devices, ordinal);
+                d.memory = Some(step);
+                d.running = None;
+            }
+            WorkerLine::Transfer { ordinal, step } => {
+                let d = with(&mut devices, ordinal);
+                d.transfer = Some(step);
+                d.running = None;
+            }
+            WorkerLine::DeviceDone {
+                ordinal,
+                elapsed_ms,
+            } => {
+                let d = with(&mut devices, ordinal);
+                d.finished = true;
+                d.running = None;
+                d.elapsed_ms = elapsed_ms;
+            }
+            WorkerLine::Done { elapsed_ms } => {
+                run.finished = true;
+                run.elapsed_ms = elapsed_ms;
+            }
+        }
+    }
+    run.devices = devices.into_values().collect();
+    Assembled::Run(Box::new(run))
+}
+
+/// Where the unfinished parts of a run were when it stopped.
+fn unfinished(run: &SmokeRun) -> Vec<String> {
+    if !run.init_done {
+        return vec!["cuInit".into()];
+    }
+    let mut out: Vec<String> = run
+        .devices
+        .iter()
+        .filter(|d| !d.finished)
+        .map(|d| match &d.running {
+            Some(step) => format!("{}: {step}", d.label()),
+            None => format!("{}: between steps", d.label()),
+        })
+        .collect();
+    if out.is_empty() && !run.finished {
+        out.push("after the last GPU finished (driver teardown)".into());
+    }
+    out
+}
+
+/// What the parent passes down: the settings and which GPUs other processes use.
+pub struct SmokeRequest<'a> {
+    /// --cuda-lib (None: the loader's libcuda.so.1).
+    pub lib: Option<&'a Path>,
+    pub root: Option<&'a Path>,
+    pub settings: SmokeSettings,
+    /// UUIDs of GPUs NVML saw other compute processes on.
+    pub shared_gpus: Vec<String>,
+    pub timeout: Duration,
+    /// Show progress on stderr (a terminal, human output).
+    pub progress: bool,
+}
+
+pub fn probe(req: &SmokeRequest) -> SmokeProbe {
+    let lib: Option<PathBuf> = req.lib.map(|p| {
+        if p.is_relative() && p.exists() {
+            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+        } else {
+            p.to_path_buf()
+        }
+    });
+    let library = lib
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| DEFAULT_LIB.to_string());
+    let result = run(req, lib.as_deref(), &library);
+    SmokeProbe {
+        library,
+        settings: req.settings.clone(),
+        result,
+    }
+}
+
+fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
+    if let Some(root) = req.root {
+        match lib {
+            None => {
+                return SmokeResult::NotRun {
+                    reason: "under --root nothing is loaded from the inspected tree; --cuda-lib names a library outside it".into(),
+                }
+            }
+            Some(p) if !p.is_absolute() => {
+                return SmokeResult::NotRun {
+                    reason: format!("refused to load {}: under --root a bare name would be searched on the loader path, which may lead into the tree; name the file by its absolute path", p.display()),
+                }
+            }
+            Some(p) if crate::probes::nvml::is_under(p, root) => {
+                return SmokeResult::NotRun {
+                    reason: format!("refused to load {}: it lies under --root {}, whose libraries are never loaded", p.display(), root.display()),
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return SmokeResult::WorkerFailed {
+                detail: format!(
+                    "cannot find gpudoctor's own executable to run the smoke worker: {e}"
+                ),
+            }
+        }
+    };
+    let s = &req.settings;
+    let mut args = vec![
+        "__smoke-worker".to_string(),
+        format!("--lib={library}"),
+        format!("--matmul-size={}", s.matmul_size),
+        format!("--mem-fraction={}", s.mem_fraction),
+        format!("--transfer-bytes={}", s.transfer_bytes),
+    ];
+    if let Some(d) = s.device {
+        args.push(format!("--device={d}"));
+    }
+    for u in &req.shared_gpus {
+        args.push(format!("--shared-gpu={u}"));
+    }
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
+    if req.root.is_some() {
+        runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
+    }
+    let progress = req.progress.then(Progress::start);
+    if let Some(p) = &progress {
+        let p = p.clone();
+        runner = runner.on_stdout_line(Arc::new(move |line: &str| p.line(line)));
+    }
+    let outcome = runner.run(&exe, &arg_refs, req.timeout);
+    if let Some(p) = progress {
+        p.finish();
+    }
+    match outcome {
+        Err(RunError::TimedOut {
+            seconds, stdout, ..
+        }) => match assemble(&stdout) {
+            Assembled::LoadFailed { code, message } => SmokeResult::LoadFailed { code, message },
+            Assembled::Run(run) => SmokeResult::TimedOut {
+                seconds,
+                stuck_at: unfinished(&run),
+                run: *run,
+            },
+        },
+        Err(e) => SmokeResult::WorkerFailed {
+            detail: e.to_string(),
+        },
+        Ok(out) => {
+            let assembled = assemble(&out.stdout);
+            if let Some(signal) = out.signal {
+                let run = match assembled {
+                    Assembled::Run(r) => *r,
+                    Assembled::LoadFailed { .. } => SmokeRun::default(),
+                };
+                return SmokeResult::Crashed {
+                    signal,
+                    stderr: last_lines(&out.stderr),
+                    during: unfinished(&run),
+                    run,
+                };
+            }
+            match assembled {
+                Assembled::LoadFailed { code, message } => {
+                    SmokeResult::LoadFailed { code, message }
+                }
+                Assembled::Run(run) if run.finished => SmokeResult::Ran { run: *run },
+                Assembled::Run(_) => SmokeResult::WorkerFailed {
+                    detail: format!(
+                        "the smoke worker exited {} without a complete answer{}",
+                        out.exit_code
+                            .map_or("abnormally".into(), |c| format!("with {c}")),
+                        if out.stderr.trim().is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", last_lines(&out.stderr))
+                        }
+                    ),
+                },
+            }
+        }
+    }
+}
+
+fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join("\n")
+}
+
+/// A one-line status on stderr for steps that run longer than half a second.
+#[derive(Clone)]
+struct Progress {
+    state: Arc<Mutex<ProgressState>>,
+}
+
+struct ProgressState {
+    running: BTreeMap<u32, (String, Instant)>,
+    shown: bool,
+    done: bool,
+}
+
+impl Progress {
+    fn start() -> Progress {
+        let p = Progress {
+            state: Arc::new(Mutex::new(ProgressState {
+                running: BTreeMap::new(),
+                shown: false,
+                done: false,
+            })),
+        };
+        let ticker = p.clone();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let mut s = ticker.state.lock().unwrap_or_else(|e| e.into_inner());
+            if s.done {
+                break;
+            }
+            let slow: Vec<String> = s
+                .running
+                .iter()
+                .filter(|(_, (_, t))| t.elapsed() >= Duration::from_millis(500))
+                .map(|(o, (step, t))| format!("GPU {o} {step} {:.1} s", t.elapsed().as_secs_f64()))
+                .collect();
+            if !slow.is_empty() {
+                eprint!("\r\x1b[Ksmoke test: {}", slow.join(" · "));
+                s.shown = true;
+            }
+        });
+        p
+    }
+
+    fn line(&self, line: &str) {
+        let Ok(parsed) = serde_json::from_str::<WorkerLine>(line) else {
+            return;
+        };
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match parsed {
+            WorkerLine::Started { ordinal, step } => {
+                s.running.insert(ordinal, (step, Instant::now()));
+            }
+            WorkerLine::DeviceDone { ordinal, .. } => {
+                s.running.remove(&ordinal);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.done = true;
+        if s.shown {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// Whether progress may be drawn: stderr is a terminal.
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_stream_keeps_what_came_and_names_the_stuck_step() {
+        let lines = [
+            r#"{"kind":"loaded","path":"/x/libcuda.so.1"}"#,
+            r#"{"kind":"init","error":null,"driver_version":12040,"device_count":2,"count_error":null,"cuda_visible_devices":null}"#,
+            r#"{"kind":"device","ordinal":0,"info":{"name":"G","uuid":null,"pci_bus_id":null,"compute_capability":"9.0","sm_count":1,"total_memory":1},"error":null}"#,
+            r#"{"kind":"started","ordinal":0,"step":"context"}"#,
+            r#"{"kind":"context","ordinal":0,"step":{"ok":{"ms":1.5}}}"#,
+            r#"{"kind":"device_done","ordinal":0,"elapsed_ms":3.0}"#,
+            r#"{"kind":"started","ordinal":1,"step":"context"}"#,
+            "garbage",
+        ];
+        let Assembled::Run(run) = assemble(&lines.join("\n")) else {
+            panic!("not a run")
+        };
+        assert_eq!(run.driver_cuda().as_deref(), Some("12.4"));
+        assert_eq!(run.devices.len(), 2);
+        assert!(run.devices[0].finished);
+        assert_eq!(unfinished(&run), vec!["CUDA device 1: context".to_string()]);
+        let Assembled::Run(nothing) = assemble("") else {
+            panic!()
+        };
+        assert_eq!(unfinished(&nothing), vec!["cuInit".to_string()]);
+    }
+}
+
+/// The NVML GPU a CUDA device is: same UUID, else same PCI address (NVML writes an
+/// 8-digit domain, CUDA a 4-digit one).
+pub fn nvml_gpu<'a>(
+    sys: &'a crate::probes::nvml::NvmlSystem,
+    d: &SmokeDevice,
+) -> Option<&'a crate::probes::nvml::Gpu> {
+    let info = d.info.as_ref()?;
+    let norm = |s: &str| {
+        let s = s.to_ascii_lowercase();
+        match s.split_once(':') {
+            Some((dom, rest)) => format!("{:0>8}:{rest}", dom.trim_start_matches('0')),
+            None => s,
+        }
+    };
+    sys.devices
+        .iter()
+        .find(|g| match (g.uuid.get(), &info.uuid) {
+            (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+            _ => false,
+        })
+        .or_else(|| {
+            let bus = norm(info.pci_bus_id.as_deref()?);
+            sys.devices
+                .iter()
+                .find(|g| g.pci_bus_id.get().is_some_and(|b| norm(b) == bus))
+        })
+}
+
+/// The host link's theoretical bandwidth per direction, from NVML's maximum PCIe
+/// generation and width.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    pub generation: u32,
+    pub width: u32,
+    pub gbps: f64,
+}
+
+pub fn link(gpu: &crate::probes::nvml::Gpu) -> Option<Link> {
+    let generation = *gpu.pcie.max_generation.get()?;
+    let width = *gpu.pcie.max_width.get()?;
+    let lane = crate::smoke::pcie_lane_gbps(generation)?;
+    (width > 0).then_some(Link {
+        generation,
+        width,
+        gbps: lane * width as f64,
+    })
+}

@@ -1,0 +1,245 @@
+//! GD053: the smoke test could not start CUDA (libcuda missing or unusable, cuInit failed,
+//! no device). GD054: CUDA and NVML disagree about the GPUs or the driver.
+
+use super::{Outcome, Rule};
+use crate::compat::cuda_errors;
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
+use crate::smoke::driver::CudaError;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "smoke_driver",
+    codes: &["GD053", "GD054"],
+    checks: "the smoke test loaded libcuda, cuInit succeeded, and CUDA sees the GPUs NVML sees",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(p) = &snap.smoke else {
+        return Outcome::NotApplicable("the smoke test did not run".into());
+    };
+    let mut out = Vec::new();
+    match &p.result {
+        SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
+        SmokeResult::LoadFailed { code, message } => out.push(load_failed(snap, p, code, message)),
+        _ => {}
+    }
+    if let Some(run) = p.run() {
+        if let Some(e) = &run.init_error {
+            out.push(init_failed(snap, p, run, e));
+        } else if let Some(e) = &run.count_error {
+            out.push(cuda_error_finding(
+                snap,
+                p,
+                run,
+                e,
+                "CUDA could not count the GPUs",
+            ));
+        } else if run.device_count == Some(0) {
+            out.push(
+                Finding::new("GD053", Severity::Error, "CUDA initialised but sees no GPU")
+                    .detail("cuInit succeeded and cuDeviceGetCount returned 0: every GPU is hidden from this process.")
+                    .evidence("smoke", "cuDeviceGetCount = 0", library_source(p, run))
+                    .fix_text("Check CUDA_VISIBLE_DEVICES and, in a container, that the GPUs were passed in (--gpus all)"),
+            );
+        }
+        out.extend(count_mismatch(snap, run));
+        out.extend(version_mismatch(snap, p, run));
+    }
+    Outcome::Checked(out)
+}
+
+fn library_source(p: &SmokeProbe, run: &SmokeRun) -> String {
+    run.loaded_from.clone().unwrap_or_else(|| p.library.clone())
+}
+
+fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Finding {
+    let hardware = snap.nvidia_hardware_seen();
+    let (title, fix) = match code {
+        "library_not_found" if p.library == crate::probes::smoke::DEFAULT_LIB => (
+            "libcuda.so.1 is not on the loader path: no CUDA program can start".to_string(),
+            if snap.container_kind().is_some() {
+                "Run the container with the NVIDIA runtime (`docker run --gpus all …` / the NVIDIA Container Toolkit), which mounts the driver's libcuda"
+            } else {
+                "Install the driver's CUDA library (Debian/Ubuntu: libcuda1 / libnvidia-compute-<branch>; RHEL: nvidia-driver-cuda-libs) at the kernel module's version"
+            },
+        ),
+        "library_not_found" => (
+            format!("{} does not exist", p.library),
+            "Point --cuda-lib (or GPUDOCTOR_CUDA_LIB) at an existing libcuda.so.1",
+        ),
+        "symbol_missing" => (
+            format!("{} is not a usable CUDA driver library", p.library),
+            "Point --cuda-lib at the driver's libcuda.so.1; a driver older than R470 (CUDA 11.4) lacks entry points gpudoctor needs",
+        ),
+        _ => (
+            format!("{} could not be loaded", p.library),
+            "Reinstall the driver's user-space libraries (the dlopen error names what is missing)",
+        ),
+    };
+    Finding::new(
+        "GD053",
+        if hardware || p.library != crate::probes::smoke::DEFAULT_LIB {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        title,
+    )
+    .detail("The smoke test loads libcuda the way the CUDA runtime does (dlopen of libcuda.so.1, or the --cuda-lib file) and could not.")
+    .evidence("smoke", message, "dlopen in the smoke worker")
+    .fix_text(fix)
+}
+
+fn init_failed(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun, e: &CudaError) -> Finding {
+    cuda_error_finding(snap, p, run, e, "cuInit failed")
+}
+
+/// A driver-level CUresult as a finding, with the cause this machine's facts point at.
+fn cuda_error_finding(
+    snap: &Snapshot,
+    p: &SmokeProbe,
+    run: &SmokeRun,
+    e: &CudaError,
+    what: &str,
+) -> Finding {
+    let known = cuda_errors::lookup(e.code);
+    let mut f = Finding::new(
+        "GD053",
+        Severity::Error,
+        format!("{what}: {} ({})", e.name, known.map_or(e.message.as_str(), |k| k.message)),
+    )
+    .detail(format!(
+        "The driver API refused to start, so no CUDA program (PyTorch included) can use the GPU. {}",
+        known.map_or("", |k| k.cause)
+    ))
+    .evidence("smoke", e.to_string(), library_source(p, run));
+    let visible = snap
+        .env_value("CUDA_VISIBLE_DEVICES")
+        .or(run.cuda_visible_devices.as_deref());
+    match e.code {
+        100 => {
+            if let Some(v) = visible {
+                f = f
+                    .context(format!("CUDA_VISIBLE_DEVICES={v}"), "environment")
+                    .fix_cmd("CUDA_VISIBLE_DEVICES hides the GPUs: unset it (or list valid indices/UUIDs)", "unset CUDA_VISIBLE_DEVICES");
+            } else if snap
+                .kernel_module
+                .as_ref()
+                .is_some_and(|k| k.nvidia_loaded() != Some(true))
+            {
+                // Not known to be loaded: /proc/driver/nvidia/version is absent too.
+                f = f
+                    .context(
+                        "the nvidia kernel module is not loaded (no /proc/driver/nvidia/version; see GD002)",
+                        "/proc/driver/nvidia/version",
+                    )
+                    .fix_cmd("Load the driver", "sudo modprobe nvidia");
+            } else if snap
+                .device_nodes
+                .as_ref()
+                .is_some_and(|n| n.gpu_nodes().is_empty())
+            {
+                f = f
+                    .context("no /dev/nvidiaN device nodes (see GD007)", "/dev")
+                    .fix_text("In a container, pass the GPUs in (--gpus all); on a host, run `sudo nvidia-modprobe -c=0`");
+            } else if let Some(k) = known {
+                f = f.fix_text(k.fix);
+            }
+        }
+        999 => {
+            let uvm = snap
+                .kernel_module
+                .as_ref()
+                .and_then(|k| k.is_loaded("nvidia_uvm"));
+            if uvm == Some(false) {
+                f = f.context("nvidia_uvm is not loaded (see GD006)", "/proc/modules");
+            }
+            f = f.fix_cmd(
+                "Load the UVM module and create /dev/nvidia-uvm",
+                "sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0",
+            );
+        }
+        804 | 803 => {
+            let lib = library_source(p, run);
+            if lib.contains("/compat/") || is_forward_compat(snap) {
+                f = f.context(
+                    format!("{lib} is a forward-compatibility libcuda"),
+                    "smoke worker (dladdr)",
+                );
+            }
+            if let Some(k) = known {
+                f = f.fix_text(k.fix);
+            }
+        }
+        _ => {
+            if let Some(k) = known {
+                f = f.fix_text(k.fix);
+            } else {
+                f = f.fix_text(format!(
+                    "Look the code up with `gpudoctor explain GD053`; the driver said {:?}",
+                    e.message
+                ));
+            }
+        }
+    }
+    f
+}
+
+fn is_forward_compat(snap: &Snapshot) -> bool {
+    snap.libraries
+        .as_ref()
+        .and_then(|l| l.by_soname("libcuda.so.1"))
+        .and_then(|l| l.loaded())
+        .is_some_and(|c| c.forward_compat)
+}
+
+/// CUDA (with CUDA_VISIBLE_DEVICES unset) sees fewer GPUs than NVML.
+fn count_mismatch(snap: &Snapshot, run: &SmokeRun) -> Option<Finding> {
+    let cuda = run.device_count?;
+    let nvml = *snap.nvml_system()?.device_count.get()?;
+    if run.cuda_visible_devices.is_some() || cuda < 0 || cuda as u32 >= nvml {
+        return None;
+    }
+    let mig = snap
+        .nvml_system()
+        .is_some_and(|s| s.devices.iter().any(|g| g.mig.enabled.get() == Some(&true)));
+    if mig {
+        // With MIG on, CUDA enumerates MIG devices, not GPUs (GD037 judges that).
+        return None;
+    }
+    Some(
+        Finding::new(
+            "GD054",
+            Severity::Error,
+            format!("CUDA sees {cuda} GPU(s) but NVML sees {nvml}"),
+        )
+        .detail("With CUDA_VISIBLE_DEVICES unset CUDA should enumerate every GPU the driver has. A GPU NVML lists but CUDA skips is unusable: it failed initialisation (check `sudo dmesg | grep -i -E 'xid|nvrm'`), or the process cannot open its /dev/nvidiaN node (cgroup device rules, a container given some GPUs).")
+        .evidence("smoke", format!("cuDeviceGetCount = {cuda}"), "smoke worker")
+        .evidence("nvml", format!("nvmlDeviceGetCount = {nvml}"), "NVML")
+        .fix_cmd("Look for the missing GPU's error in the kernel log", "sudo dmesg | grep -i -E 'xid|nvrm'"),
+    )
+}
+
+/// libcuda's CUDA version differs from NVML's: two drivers' libraries are mixed (unless the
+/// libcuda is a forward-compat one, which GD025 judges).
+fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<Finding> {
+    let api = run.driver_cuda()?;
+    let nvml = snap.nvml_system()?.cuda_driver_version.get()?.clone();
+    let lib = library_source(p, run);
+    if api == nvml || lib.contains("/compat/") || is_forward_compat(snap) {
+        return None;
+    }
+    Some(
+        Finding::new(
+            "GD054",
+            Severity::Warning,
+            format!("libcuda speaks CUDA {api} but the driver (NVML) says CUDA {nvml}"),
+        )
+        .detail("cuDriverGetVersion and nvmlSystemGetCudaDriverVersion come from the same driver release, so they agree on a consistent install. Different answers mean the libcuda loaded belongs to another driver than libnvidia-ml: a leftover library on LD_LIBRARY_PATH or in /usr/local/lib, or a container image that ships its own.")
+        .evidence("smoke", format!("cuDriverGetVersion = {api}"), lib.clone())
+        .evidence("nvml", format!("CUDA {nvml}"), "NVML")
+        .fix_cmd("See which libcuda files exist and remove the one that does not match the driver", format!("ls -l {} $(ldconfig -p | awk '/libcuda.so.1/{{print $NF}}')", sh_quote(&lib))),
+    )
+}

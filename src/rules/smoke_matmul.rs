@@ -1,0 +1,50 @@
+//! GD056: the GPU computed a wrong FP32 matrix product, or the kernel failed on it. Wrong
+//! results from a fixed kernel and fixed inputs mean bad hardware, a bad driver or an
+//! unstable overclock — the failure users otherwise meet as NaN losses.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::smoke::Step;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "smoke_matmul",
+    codes: &["GD056"],
+    checks: "every GPU's FP32 matmul matched the CPU reference within tolerance",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(run) = snap.smoke.as_ref().and_then(|p| p.run()) else {
+        return Outcome::NotApplicable("the smoke test did not run".into());
+    };
+    let mut out = Vec::new();
+    for d in &run.devices {
+        let fact = format!("smoke:{}:matmul", d.ordinal);
+        match &d.matmul {
+            Some(Step::Ok(m)) if !m.correct => out.push(
+                Finding::new("GD056", Severity::Error, format!("{} computed a wrong matrix product", d.label()))
+                    .detail(format!(
+                        "gpudoctor multiplied two fixed {n}×{n} FP32 matrices on the GPU and compared the result with the CPU: {} of {} elements in {} exactly checked rows were outside the tolerance ({}), and Freivalds' whole-matrix check {}. A fixed kernel on fixed inputs gives wrong numbers only on faulty memory or SMs, a broken driver, or clocks pushed past stability; training on it produces silent corruption or NaN losses.",
+                        m.wrong_elements,
+                        m.checked_rows as u64 * m.n as u64,
+                        m.checked_rows,
+                        m.tolerance,
+                        if m.freivalds_passed { "passed" } else { "failed" },
+                        n = m.n
+                    ))
+                    .evidence(fact, format!("max error {:.3e} ({:.1}× the tolerance)", m.max_abs_error, m.max_error_ratio), "smoke test")
+                    .fix_cmd("Reset any overclock and application clocks, then rerun", "sudo nvidia-smi -rgc && sudo nvidia-smi -rmc")
+                    .fix_text("If it still fails: drain the node, run `dcgmi diag -r 3` and replace the GPU if that fails too"),
+            ),
+            Some(Step::Failed { error, .. }) => out.push(
+                Finding::new("GD056", Severity::Error, format!("{}: the matmul failed: {}", d.label(), error.name))
+                    .detail("The smoke test's matmul could not run to the end. gpudoctor's kernel and inputs are fixed, so a launch failure or illegal address here points at the GPU or driver (an Xid in the kernel log), and an out-of-memory at memory held by others.")
+                    .evidence(fact, error.to_string(), "smoke test")
+                    .fix_text(crate::compat::cuda_errors::lookup(error.code).map_or("Check `sudo dmesg | grep -i xid` and reset the GPU", |k| k.fix)),
+            ),
+            _ => {}
+        }
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,106 @@
+//! GD057: the memory-allocation probe found corrupted words, a kernel error, or could not
+//! allocate what the driver said was free (fragmentation, MIG limits, a racing process).
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::smoke::Step;
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "smoke_memory",
+    codes: &["GD057"],
+    checks: "every GPU allocated its free memory and read back what it wrote",
+    run,
+};
+
+/// Reaching less than this share of the target counts as failing "well below" free memory.
+const REACHED_SHARE: f64 = 0.9;
+
+fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(run) = snap.smoke.as_ref().and_then(|p| p.run()) else {
+        return Outcome::NotApplicable("the smoke test did not run".into());
+    };
+    let mut out = Vec::new();
+    for d in &run.devices {
+        let fact = format!("smoke:{}:memory", d.ordinal);
+        let m = match &d.memory {
+            Some(Step::Ok(m)) => m,
+            Some(Step::Failed { error, .. }) => {
+                out.push(
+                    Finding::new(
+                        "GD057",
+                        Severity::Error,
+                        format!("{}: the memory probe failed: {}", d.label(), error.name),
+                    )
+                    .evidence(fact, error.to_string(), "smoke test")
+                    .fix_text(
+                        crate::compat::cuda_errors::lookup(error.code)
+                            .map_or("Check `sudo dmesg | grep -i xid`", |k| k.fix),
+                    ),
+                );
+                continue;
+            }
+            _ => continue,
+        };
+        if m.mismatches > 0 {
+            out.push(
+                Finding::new("GD057", Severity::Error, format!("{}: {} memory words read back wrong", d.label(), m.mismatches))
+                    .detail(format!(
+                        "gpudoctor filled {} of GPU memory with an address-dependent pattern and its complement and read both back on the GPU; {} words differed. That is failing GPU memory (or a memory controller), the kind of fault ECC should have caught: check the ECC and row-remapping counters.",
+                        gib(m.allocated), m.mismatches
+                    ))
+                    .evidence(fact.clone(), format!("{} mismatches in {}", m.mismatches, gib(m.allocated)), "smoke test")
+                    .fix_cmd("Read the ECC and row-remapper state", "nvidia-smi -q -d ECC,ROW_REMAPPER")
+                    .fix_text("Drain the GPU and run `dcgmi diag -r 3`; replace it if errors recur after a reset"),
+            );
+        }
+        if let Some(e) = &m.kernel_error {
+            out.push(
+                Finding::new(
+                    "GD057",
+                    Severity::Error,
+                    format!(
+                        "{}: the memory check's kernel failed: {}",
+                        d.label(),
+                        e.name
+                    ),
+                )
+                .evidence(fact.clone(), e.to_string(), "smoke test")
+                .fix_cmd(
+                    "Look for the GPU's error in the kernel log",
+                    "sudo dmesg | grep -i xid",
+                ),
+            );
+        }
+        if let (Some(e), Some(at)) = (&m.alloc_error, m.failed_at) {
+            if (m.allocated as f64) < m.target as f64 * REACHED_SHARE {
+                let mig = snap
+                    .nvml_system()
+                    .and_then(|s| crate::probes::smoke::nvml_gpu(s, d))
+                    .is_some_and(|g| g.mig.enabled.get() == Some(&true));
+                let mut f = Finding::new(
+                    "GD057",
+                    Severity::Warning,
+                    format!("{}: could allocate only {} of the {} free", d.label(), gib(m.allocated), gib(m.free_before)),
+                )
+                .detail(format!(
+                    "The driver reported {} free and gpudoctor aimed for {} in {} pieces; allocation failed with {} once {} were held, and smaller pieces got only to {}. Allocations failing well below free memory mean fragmentation, a MIG slice or vGPU profile smaller than the reported figure, or another process allocating at the same time — jobs sized to the free figure will OOM.",
+                    gib(m.free_before), gib(m.target), gib(m.chunk_bytes), e.name, gib(at), gib(m.allocated)
+                ))
+                .evidence(fact.clone(), format!("{} of {} target", gib(m.allocated), gib(m.target)), "smoke test");
+                if mig {
+                    f = f.context("MIG is enabled on this GPU", "NVML");
+                }
+                out.push(f.fix_cmd(
+                    "See which processes hold or race for the memory",
+                    "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+                ));
+            }
+        }
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,84 @@
+//! GD058: pinned host↔device bandwidth far below what the GPU's PCIe link can carry
+//! (a degraded link, the wrong NUMA node, an IOMMU in translation mode, a bad riser).
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::probes::smoke::{link, nvml_gpu, Step};
+use crate::snapshot::Snapshot;
+
+pub const RULE: Rule = Rule {
+    name: "smoke_transfer",
+    codes: &["GD058"],
+    checks: "pinned host↔GPU copies reach at least 60 % of the PCIe link's bandwidth",
+    run,
+};
+
+/// Below this share of the link's theoretical bandwidth is a warning.
+pub const MIN_SHARE: f64 = 0.6;
+/// Copies smaller than this are dominated by latency and do not judge the link.
+pub const MIN_BYTES: u64 = 32 << 20;
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(p) = &snap.smoke else {
+        return Outcome::NotApplicable("the smoke test did not run".into());
+    };
+    let Some(run) = p.run() else {
+        return Outcome::NotApplicable("the smoke test did not run".into());
+    };
+    let Some(sys) = snap.nvml_system() else {
+        return Outcome::NotApplicable(
+            "NVML did not answer: the link's width and generation are unknown".into(),
+        );
+    };
+    if p.settings.transfer_bytes < MIN_BYTES {
+        return Outcome::NotApplicable(format!(
+            "copies of {} MiB are too small to saturate a link (at least {} MiB)",
+            p.settings.transfer_bytes >> 20,
+            MIN_BYTES >> 20
+        ));
+    }
+    let mut out = Vec::new();
+    for d in &run.devices {
+        let Some(Step::Ok(t)) = &d.transfer else {
+            continue;
+        };
+        let Some(g) = nvml_gpu(sys, d) else { continue };
+        let Some(l) = link(g) else { continue };
+        let slow: Vec<(&str, f64)> = [
+            ("host→device", t.pinned_h2d_gbps),
+            ("device→host", t.pinned_d2h_gbps),
+        ]
+        .into_iter()
+        .filter_map(|(dir, v)| v.map(|v| (dir, v)))
+        .filter(|(_, v)| *v < l.gbps * MIN_SHARE)
+        .collect();
+        if slow.is_empty() {
+            continue;
+        }
+        let figures: Vec<String> = slow
+            .iter()
+            .map(|(dir, v)| format!("{dir} {v:.1} GB/s ({:.0} %)", v / l.gbps * 100.0))
+            .collect();
+        let mut f = Finding::new(
+            "GD058",
+            Severity::Warning,
+            format!("{}: pinned copies reach only {} of a PCIe gen{} x{} link", d.label(), figures.join(", "), l.generation, l.width),
+        )
+        .detail(format!(
+            "Pinned-memory copies of {} MiB should reach well over {:.0} % of the link's {:.1} GB/s per direction (about 80 % is typical). Lower figures come from a link trained below its maximum (GD034), the process running on the far NUMA node from the GPU, an IOMMU in translation mode, or a failing riser or cable; data loading and multi-GPU traffic through the host slow down with it.",
+            t.bytes >> 20,
+            MIN_SHARE * 100.0,
+            l.gbps
+        ))
+        .evidence(format!("smoke:{}:transfer", d.ordinal), figures.join(", "), "smoke test (median of timed copies)")
+        .context(format!("link max gen{} x{} = {:.1} GB/s", l.generation, l.width, l.gbps), "NVML");
+        if let (Some(gen), Some(width)) = (g.pcie.generation.get(), g.pcie.width.get()) {
+            f = f.context(format!("link now gen{gen} x{width}"), "NVML");
+        }
+        out.push(
+            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", format!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", g.pci_bus_id.get().map_or("<bus id>".to_string(), |b| b.to_ascii_lowercase().trim_start_matches("0000").to_string())))
+                .fix_text("Run the job with `numactl --cpunodebind=N --membind=N` on the GPU's node; if the link is below its maximum width, reseat the card or riser"),
+        );
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,602 @@
+//! The child side of the smoke test (`gpudoctor __smoke-worker`): loads libcuda, then on
+//! every visible GPU at once (a thread each) creates the context, loads the embedded PTX,
+//! runs the matmul check, the memory-allocation probe and the transfer test, and streams
+//! each result as a JSON line. The parent (src/probes/smoke.rs) bounds it and keeps what
+//! was streamed if it hangs or dies.
+
+use std::ffi::{c_void, CStr};
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use cudarc::driver::sys::{CUdevice_attribute, CUdeviceptr, CUfunction};
+
+use super::driver::{CudaError, Driver};
+use super::{check_matmul, matmul_inputs, median, MATMUL_TOLERANCE};
+use crate::probes::smoke::{
+    DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer, WorkerLine,
+};
+
+const MIB: u64 = 1 << 20;
+/// Timed repetitions of the matmul and of each copy (after one warm-up).
+const REPEATS: usize = 4;
+/// Rows of the product compared exactly (the rest through Freivalds' test).
+const CHECKED_ROWS: usize = 64;
+/// The memory probe never takes memory others may need: this much of the free memory is
+/// left on top of the fraction (at most 5 % of what is free).
+const MEMORY_MARGIN: u64 = 256 * MIB;
+/// With other compute processes on a GPU, the probe takes at most this share of free memory.
+const SHARED_GPU_FRACTION: f64 = 0.5;
+
+pub struct WorkerArgs {
+    pub lib: String,
+    pub settings: SmokeSettings,
+    pub shared_gpus: Vec<String>,
+}
+
+struct Out {
+    file: Mutex<std::fs::File>,
+}
+
+impl Out {
+    fn emit(&self, line: &WorkerLine) {
+        let text = serde_json::to_string(line).unwrap_or_default();
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        // The parent reads lines as they come; a write error means it is gone.
+        let _ = writeln!(f, "{text}");
+        let _ = f.flush();
+    }
+}
+
+/// Runs the worker; the answer goes to the original stdout, and the vendor library gets
+/// stderr as its stdout so nothing it prints can corrupt the answer.
+pub fn main(args: WorkerArgs) -> std::io::Result<()> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup/dup2 on the process's own standard descriptors.
+    let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
+    if answer_fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
+    // SAFETY: answer_fd is a fresh descriptor this function owns.
+    let file = unsafe { std::fs::File::from_raw_fd(answer_fd) };
+    let out = Out {
+        file: Mutex::new(file),
+    };
+    run(&args, &out);
+    Ok(())
+}
+
+fn run(args: &WorkerArgs, out: &Out) {
+    let start = Instant::now();
+    let drv = match Driver::load(&args.lib) {
+        Ok(d) => d,
+        Err(e) => {
+            out.emit(&WorkerLine::LoadFailed {
+                code: e.code,
+                message: e.message,
+            });
+            return;
+        }
+    };
+    out.emit(&WorkerLine::Loaded {
+        path: drv.path.clone(),
+    });
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    let init = drv.init();
+    // cuDriverGetVersion answers even when cuInit failed.
+    let driver_version = drv.driver_version().ok();
+    let (count, count_error) = match &init {
+        Ok(()) => match drv.device_count() {
+            Ok(n) => (Some(n), None),
+            Err(e) => (None, Some(e)),
+        },
+        Err(_) => (None, None),
+    };
+    out.emit(&WorkerLine::Init {
+        error: init.err(),
+        driver_version,
+        device_count: count,
+        count_error,
+        cuda_visible_devices: visible,
+    });
+    let ordinals: Vec<u32> = match (args.settings.device, count) {
+        (Some(d), Some(_)) => vec![d],
+        (None, Some(n)) => (0..n.max(0) as u32).collect(),
+        _ => Vec::new(),
+    };
+    std::thread::scope(|s| {
+        for &o in &ordinals {
+            let drv = &drv;
+            s.spawn(move || {
+                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    device(drv, o, args, out)
+                }));
+                if caught.is_err() {
+                    eprintln!("gpudoctor smoke worker: GPU {o}: internal error (a bug)");
+                }
+            });
+        }
+    });
+    out.emit(&WorkerLine::Done {
+        elapsed_ms: ms(start),
+    });
+    // Unloading libcuda (dlclose) runs its teardown, which can hang like any driver call;
+    // the process exits now and the driver cleans up after it.
+    std::mem::forget(drv);
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+struct Kernels {
+    matmul: CUfunction,
+    fill: CUfunction,
+    verify: CUfunction,
+}
+
+fn device(drv: &Driver, o: u32, args: &WorkerArgs, out: &Out) {
+    let start = Instant::now();
+    let done = |out: &Out| {
+        out.emit(&WorkerLine::DeviceDone {
+            ordinal: o,
+            elapsed_ms: ms(start),
+        })
+    };
+    let dev = match drv.device(o as i32) {
+        Ok(d) => d,
+        Err(e) => {
+            out.emit(&WorkerLine::Device {
+                ordinal: o,
+                info: None,
+                error: Some(e),
+            });
+            return done(out);
+        }
+    };
+    let attr = |a: CUdevice_attribute| drv.attribute(dev, a).ok();
+    let cc = match (
+        attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+        attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+    ) {
+        (Some(a), Some(b)) => Some(format!("{a}.{b}")),
+        _ => None,
+    };
+    let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    let (name, name_error) = match drv.device_name(dev) {
+        Ok(n) => (n, None),
+        Err(e) => (String::new(), Some(e)),
+    };
+    let uuid = drv.uuid(dev).ok();
+    out.emit(&WorkerLine::Device {
+        ordinal: o,
+        info: Some(DeviceInfo {
+            name,
+            uuid: uuid.clone(),
+            pci_bus_id: drv.pci_bus_id(dev).ok(),
+            compute_capability: cc,
+            sm_count,
+            total_memory: drv.total_mem(dev).ok(),
+        }),
+        error: name_error,
+    });
+
+    let started = |step: &str| {
+        out.emit(&WorkerLine::Started {
+            ordinal: o,
+            step: step.into(),
+        })
+    };
+    started("context");
+    let t = Instant::now();
+    if let Err(e) = drv.primary_context(dev) {
+        out.emit(&WorkerLine::Context {
+            ordinal: o,
+            step: Step::Failed {
+                error: e,
+                detail: None,
+            },
+        });
+        return done(out);
+    }
+    out.emit(&WorkerLine::Context {
+        ordinal: o,
+        step: Step::Ok(Timing { ms: ms(t) }),
+    });
+
+    started("module");
+    let t = Instant::now();
+    let kernels = load_kernels(drv);
+    let kernels = match kernels {
+        Ok(k) => {
+            out.emit(&WorkerLine::Module {
+                ordinal: o,
+                step: Step::Ok(Timing { ms: ms(t) }),
+            });
+            Some(k)
+        }
+        Err((error, log)) => {
+            out.emit(&WorkerLine::Module {
+                ordinal: o,
+                step: Step::Failed {
+                    error,
+                    detail: (!log.is_empty()).then_some(log),
+                },
+            });
+            None
+        }
+    };
+    let blocks = sm_count.unwrap_or(16).clamp(1, 1024) as u32 * 8;
+    let no_kernels = || "the kernels did not load (see the module step)".to_string();
+
+    started("matmul");
+    let step = match &kernels {
+        Some(k) => matmul(drv, k.matmul, args.settings.matmul_size),
+        None => Step::Skipped {
+            reason: no_kernels(),
+        },
+    };
+    out.emit(&WorkerLine::Matmul { ordinal: o, step });
+
+    started("memory");
+    let shared = uuid
+        .as_ref()
+        .is_some_and(|u| args.shared_gpus.iter().any(|s| s.eq_ignore_ascii_case(u)));
+    let step = match &kernels {
+        Some(k) => memory(drv, k, blocks, args.settings.mem_fraction, shared),
+        None => Step::Skipped {
+            reason: no_kernels(),
+        },
+    };
+    out.emit(&WorkerLine::Memory { ordinal: o, step });
+
+    started("transfer");
+    let step = transfer(drv, args.settings.transfer_bytes);
+    out.emit(&WorkerLine::Transfer { ordinal: o, step });
+    done(out)
+}
+
+fn load_kernels(drv: &Driver) -> Result<Kernels, (CudaError, String)> {
+    let image = CStr::from_bytes_with_nul(super::KERNELS_PTX.as_bytes())
+        .expect("KERNELS_PTX ends with its only NUL");
+    let module = drv.load_module(image)?;
+    // SAFETY: module was just loaded and is never unloaded.
+    let get = |name: &CStr| unsafe { drv.function(module, name) }.map_err(|e| (e, String::new()));
+    Ok(Kernels {
+        matmul: get(c"gd_matmul_f32")?,
+        fill: get(c"gd_fill_u32")?,
+        verify: get(c"gd_verify_u32")?,
+    })
+}
+
+/// A device allocation freed when dropped.
+struct DevBuf<'a> {
+    drv: &'a Driver,
+    ptr: CUdeviceptr,
+    bytes: u64,
+}
+
+impl<'a> DevBuf<'a> {
+    fn new(drv: &'a Driver, bytes: u64) -> Result<DevBuf<'a>, CudaError> {
+        Ok(DevBuf {
+            drv,
+            ptr: drv.alloc(bytes)?,
+            bytes,
+        })
+    }
+}
+
+impl Drop for DevBuf<'_> {
+    fn drop(&mut self) {
+        let _ = self.drv.free(self.ptr);
+    }
+}
+
+fn failed<T>(error: CudaError) -> Step<T> {
+    Step::Failed {
+        error,
+        detail: None,
+    }
+}
+
+fn arg<T>(v: &mut T) -> *mut c_void {
+    (v as *mut T).cast()
+}
+
+fn matmul(drv: &Driver, f: CUfunction, n: u32) -> Step<Matmul> {
+    match try_matmul(drv, f, n) {
+        Ok(m) => Step::Ok(m),
+        Err(e) => failed(e),
+    }
+}
+
+fn try_matmul(drv: &Driver, f: CUfunction, n: u32) -> Result<Matmul, CudaError> {
+    let nn = n as usize;
+    let (a, b) = matmul_inputs(nn);
+    let bytes = (nn * nn * 4) as u64;
+    let da = DevBuf::new(drv, bytes)?;
+    let db = DevBuf::new(drv, bytes)?;
+    let dc = DevBuf::new(drv, bytes)?;
+    // SAFETY: each buffer holds n·n floats.
+    unsafe {
+        drv.htod(da.ptr, a.as_ptr().cast(), bytes as usize)?;
+        drv.htod(db.ptr, b.as_ptr().cast(), bytes as usize)?;
+    }
+    let (mut pa, mut pb, mut pc, mut pn) = (da.ptr, db.ptr, dc.ptr, n);
+    let tiles = n.div_ceil(16);
+    let mut launch = || -> Result<f64, CudaError> {
+        let mut params = [arg(&mut pa), arg(&mut pb), arg(&mut pc), arg(&mut pn)];
+        let t = Instant::now();
+        // SAFETY: the parameters match gd_matmul_f32(const float*, const float*, float*, unsigned).
+        unsafe { drv.launch(f, (tiles, tiles), (16, 16), &mut params)? };
+        drv.synchronize()?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    launch()?;
+    let mut times = Vec::with_capacity(REPEATS);
+    for _ in 0..REPEATS {
+        times.push(launch()?);
+    }
+    let mut c = vec![0f32; nn * nn];
+    // SAFETY: c holds n·n floats.
+    unsafe { drv.dtoh(c.as_mut_ptr().cast(), dc.ptr, bytes as usize)? };
+    let secs = median(&mut times).unwrap_or(f64::NAN);
+    let check = check_matmul(&a, &b, &c, nn, CHECKED_ROWS);
+    Ok(Matmul {
+        n,
+        ms: secs * 1e3,
+        gflops: 2.0 * (n as f64).powi(3) / secs / 1e9,
+        checked_rows: check.checked_rows as u32,
+        wrong_elements: check.wrong_elements as u64,
+        max_abs_error: finite(check.max_abs_error),
+        max_error_ratio: finite(check.max_error_ratio),
+        freivalds_passed: check.freivalds_passed,
+        correct: check.correct(),
+        tolerance: MATMUL_TOLERANCE.into(),
+    })
+}
+
+/// JSON has no infinity: a NaN or infinite error is reported as f64::MAX.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        f64::MAX
+    }
+}
+
+fn memory(
+    drv: &Driver,
+    k: &Kernels,
+    blocks: u32,
+    fraction: f64,
+    shared: bool,
+) -> Step<MemoryProbe> {
+    match try_memory(drv, k, blocks, fraction, shared) {
+        Ok(m) => Step::Ok(m),
+        Err(e) => failed(e),
+    }
+}
+
+fn round_down(x: u64, to: u64) -> u64 {
+    x / to * to
+}
+
+fn try_memory(
+    drv: &Driver,
+    k: &Kernels,
+    blocks: u32,
+    fraction: f64,
+    shared: bool,
+) -> Result<MemoryProbe, CudaError> {
+    let t0 = Instant::now();
+    // The counter first: it must not be what fails.
+    let counter = DevBuf::new(drv, 8)?;
+    let (free, total) = drv.mem_info()?;
+    let (fraction, lowered_because) = if shared && fraction > SHARED_GPU_FRACTION {
+        (
+            SHARED_GPU_FRACTION,
+            Some(format!(
+                "other compute processes use this GPU (NVML): the probe took at most {:.0} % of the free memory",
+                SHARED_GPU_FRACTION * 100.0
+            )),
+        )
+    } else {
+        (fraction, None)
+    };
+    let margin = MEMORY_MARGIN.min(free / 20);
+    let target = round_down(
+        ((free as f64 * fraction) as u64).saturating_sub(margin),
+        2 * MIB,
+    );
+    let first_chunk = round_down((target / 16).clamp(64 * MIB, 1024 * MIB), 2 * MIB).min(target);
+    let mut chunk = first_chunk;
+    let mut bufs: Vec<DevBuf> = Vec::new();
+    let mut allocated = 0u64;
+    let (mut alloc_error, mut failed_at) = (None, None);
+    while allocated < target && chunk > 0 {
+        let size = chunk.min(target - allocated);
+        match DevBuf::new(drv, size) {
+            Ok(b) => {
+                allocated += size;
+                bufs.push(b);
+            }
+            Err(e) => {
+                if alloc_error.is_none() {
+                    failed_at = Some(allocated);
+                    alloc_error = Some(e);
+                }
+                // Smaller pieces tell fragmentation from a real shortage, down to 1/1024
+                // of the target (a bounded number of calls on a big GPU).
+                chunk = round_down(chunk / 2, 2 * MIB);
+                if chunk < (target / 1024).max(2 * MIB) {
+                    break;
+                }
+            }
+        }
+    }
+    let mut mismatches = 0u64;
+    let (mut fill_s, mut verify_s) = (0f64, 0f64);
+    let mut kernel_error = None;
+    'passes: for invert in [0u32, 1] {
+        let t = Instant::now();
+        for (i, b) in bufs.iter().enumerate() {
+            let (mut p, mut words, mut seed, mut inv) = (b.ptr, b.bytes / 4, chunk_seed(i), invert);
+            let mut params = [arg(&mut p), arg(&mut words), arg(&mut seed), arg(&mut inv)];
+            // SAFETY: gd_fill_u32(unsigned*, unsigned long long, unsigned, unsigned).
+            if let Err(e) =
+                unsafe { drv.launch(k.fill, (grid(words, blocks), 1), (256, 1), &mut params) }
+            {
+                kernel_error = Some(e);
+                break 'passes;
+            }
+        }
+        if let Err(e) = drv.synchronize() {
+            kernel_error = Some(e);
+            break;
+        }
+        fill_s += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        if let Err(e) = drv.memset_d32(counter.ptr, 0, 2) {
+            kernel_error = Some(e);
+            break;
+        }
+        for (i, b) in bufs.iter().enumerate() {
+            let (mut p, mut words, mut seed, mut inv, mut c) =
+                (b.ptr, b.bytes / 4, chunk_seed(i), invert, counter.ptr);
+            let mut params = [
+                arg(&mut p),
+                arg(&mut words),
+                arg(&mut seed),
+                arg(&mut inv),
+                arg(&mut c),
+            ];
+            // SAFETY: gd_verify_u32(const unsigned*, unsigned long long, unsigned, unsigned, unsigned long long*).
+            if let Err(e) =
+                unsafe { drv.launch(k.verify, (grid(words, blocks), 1), (256, 1), &mut params) }
+            {
+                kernel_error = Some(e);
+                break 'passes;
+            }
+        }
+        let mut count = 0u64;
+        let read = drv.synchronize().and_then(|_| {
+            // SAFETY: the counter holds one u64.
+            unsafe { drv.dtoh((&mut count as *mut u64).cast(), counter.ptr, 8) }
+        });
+        if let Err(e) = read {
+            kernel_error = Some(e);
+            break;
+        }
+        verify_s += t.elapsed().as_secs_f64();
+        mismatches += count;
+    }
+    let chunks = bufs.len() as u32;
+    drop(bufs);
+    let rate = |secs: f64| {
+        (kernel_error.is_none() && secs > 0.0 && allocated > 0)
+            .then(|| 2.0 * allocated as f64 / secs / 1e9)
+    };
+    Ok(MemoryProbe {
+        total,
+        free_before: free,
+        fraction,
+        lowered_because,
+        target,
+        chunk_bytes: first_chunk,
+        chunks,
+        allocated,
+        alloc_error,
+        failed_at,
+        fill_gbps: rate(fill_s),
+        verify_gbps: rate(verify_s),
+        mismatches,
+        kernel_error: kernel_error.clone(),
+        ms: ms(t0),
+    })
+}
+
+/// A different pattern per chunk, so memory that answers for another chunk's addresses shows.
+fn chunk_seed(i: usize) -> u32 {
+    0x5EED_C0DE ^ (i as u32).wrapping_mul(0x9E37_79B9)
+}
+
+/// Blocks of 256 threads for a grid-stride loop over `words`: enough to fill the GPU.
+fn grid(words: u64, blocks: u32) -> u32 {
+    (words.div_ceil(256).max(1)).min(blocks as u64) as u32
+}
+
+fn transfer(drv: &Driver, bytes: u64) -> Step<Transfer> {
+    match try_transfer(drv, bytes) {
+        Ok(t) => Step::Ok(t),
+        Err(e) => failed(e),
+    }
+}
+
+fn try_transfer(drv: &Driver, bytes: u64) -> Result<Transfer, CudaError> {
+    let n = bytes as usize;
+    let dev = DevBuf::new(drv, bytes)?;
+    // Touched, so page faults are not timed.
+    let mut pageable = vec![0xA5u8; n];
+    let time = |host: *mut u8, h2d: bool| -> Result<Option<f64>, CudaError> {
+        let mut times = Vec::with_capacity(REPEATS);
+        for i in 0..=REPEATS {
+            let t = Instant::now();
+            // SAFETY: host and dev both hold `bytes` bytes.
+            unsafe {
+                if h2d {
+                    drv.htod(dev.ptr, host, n)?;
+                } else {
+                    drv.dtoh(host, dev.ptr, n)?;
+                }
+            }
+            // A pageable host-to-device copy may return before its DMA ends.
+            drv.synchronize()?;
+            if i > 0 {
+                times.push(t.elapsed().as_secs_f64());
+            }
+        }
+        Ok(median(&mut times).map(|s| bytes as f64 / s / 1e9))
+    };
+    let pageable_h2d = time(pageable.as_mut_ptr(), true)?;
+    let pageable_d2h = time(pageable.as_mut_ptr(), false)?;
+    let (mut pinned_h2d, mut pinned_d2h, mut pinned_error) = (None, None, None);
+    match drv.host_alloc(n) {
+        Ok(p) => {
+            // SAFETY: p holds n bytes.
+            unsafe { std::ptr::write_bytes(p, 0x5A, n) };
+            let r = time(p, true).and_then(|h| Ok((h, time(p, false)?)));
+            // SAFETY: p came from host_alloc.
+            let _ = unsafe { drv.host_free(p) };
+            let (h, d) = r?;
+            pinned_h2d = h;
+            pinned_d2h = d;
+        }
+        Err(e) => pinned_error = Some(e),
+    }
+    drop(pageable);
+    Ok(Transfer {
+        bytes,
+        iterations: REPEATS as u32,
+        pinned_h2d_gbps: pinned_h2d,
+        pinned_d2h_gbps: pinned_d2h,
+        pageable_h2d_gbps: pageable_h2d,
+        pageable_d2h_gbps: pageable_d2h,
+        pinned_error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_cover_small_buffers_and_cap_large_ones() {
+        assert_eq!(grid(1, 100), 1);
+        assert_eq!(grid(257, 100), 2);
+        assert_eq!(grid(1 << 30, 1056), 1056);
+        assert_ne!(chunk_seed(0), chunk_seed(1));
+    }
+}

@@ -1,0 +1,667 @@
+//! The smoke test (GD053–GD059, `gpudoctor smoke`, the smoke part of `check`) through the
+//! real binary loading the fake libcuda (tests/fake_cuda) with `--cuda-lib`, next to the
+//! fake NVML for the link widths and processes.
+
+mod util;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+use util::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
+use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::*;
+
+const MIB: u64 = 1 << 20;
+
+/// A fake node: root (module, nodes, PCI), fake NVML and fake libcuda with `n` GPUs that
+/// agree on names, UUIDs, bus ids and the driver's CUDA version.
+struct Node {
+    root: FakeRoot,
+    dir: TempDir,
+    nvml: FakeNvml,
+    cuda: FakeCuda,
+}
+
+impl Node {
+    fn new(n: u32) -> Node {
+        let mut nvml = FakeNvml::hgx_h100_8gpu();
+        nvml.devices.truncate(n as usize);
+        nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
+        let mut cuda = FakeCuda::h100(n);
+        // The R580 driver of the NVML preset speaks CUDA 13.0.
+        cuda.driver_version = 13000;
+        for d in &mut cuda.devices {
+            d.total_memory = 64 * MIB;
+        }
+        Node {
+            root: FakeRoot::healthy(n as usize),
+            dir: tempfile::tempdir().unwrap(),
+            nvml,
+            cuda,
+        }
+    }
+
+    /// The command with both fakes; small sizes keep the CPU-emulated kernels quick.
+    fn cmd(&self) -> assert_cmd::Command {
+        let nvml = self.nvml.write(&self.dir.path().join("nvml"));
+        let cuda = self.cuda.write(&self.dir.path().join("cuda"));
+        let mut c = self.root.cmd();
+        c.arg("--nvml-lib")
+            .arg(fake_nvml::fake_nvml_lib())
+            .env(FAKE_NVML_ENV, nvml)
+            .arg("--cuda-lib")
+            .arg(fake_cuda::fake_cuda_lib())
+            .env(FAKE_CUDA_ENV, cuda)
+            .args(["--matmul-size", "48", "--transfer-size", "4"]);
+        c
+    }
+
+    fn check(&self) -> (i32, Value) {
+        json(self.cmd().arg("check"))
+    }
+}
+
+fn smoke(v: &Value) -> &Value {
+    &v["snapshot"]["smoke"]
+}
+
+fn run_of(v: &Value) -> &Value {
+    &smoke(v)["result"]["run"]
+}
+
+fn device(v: &Value, i: usize) -> &Value {
+    &run_of(v)["devices"][i]
+}
+
+fn smoke_codes(v: &Value) -> Vec<String> {
+    codes(v)
+        .into_iter()
+        .filter(|c| ("GD053".."GD060").contains(&c.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_healthy_node_passes_every_step_on_every_gpu() {
+    let node = Node::new(2);
+    let (code, v) = node.check();
+    assert_eq!(smoke(&v)["result"]["status"], "ran", "{:#}", smoke(&v));
+    assert!(smoke_codes(&v).is_empty(), "{:?}", codes(&v));
+    assert_eq!(code, 0, "{:?}", codes(&v));
+    let run = run_of(&v);
+    assert_eq!(run["driver_version"], 13000);
+    assert_eq!(run["device_count"], 2);
+    assert!(run["loaded_from"]
+        .as_str()
+        .unwrap()
+        .ends_with("libfake_cuda.so"));
+    for i in 0..2 {
+        let d = device(&v, i);
+        assert_eq!(d["finished"], true);
+        assert_eq!(d["info"]["name"], "NVIDIA H100 80GB HBM3");
+        assert_eq!(d["info"]["compute_capability"], "9.0");
+        assert_eq!(
+            d["info"]["pci_bus_id"],
+            format!("0000:{:02x}:00.0", 0x18 + i)
+        );
+        assert!(d["context"]["ok"]["ms"].is_number());
+        let m = &d["matmul"]["ok"];
+        assert_eq!(m["correct"], true, "{m:#}");
+        assert_eq!(m["n"], 48);
+        assert_eq!(m["wrong_elements"], 0);
+        assert!(m["gflops"].as_f64().unwrap() > 0.0);
+        let mem = &d["memory"]["ok"];
+        assert_eq!(mem["mismatches"], 0);
+        // 90 % of the free 64 MiB less the margin (5 % of free), every byte reached.
+        let target = mem["target"].as_u64().unwrap();
+        assert!((50 * MIB..=58 * MIB).contains(&target), "{mem:#}");
+        assert_eq!(mem["allocated"], target);
+        assert!(mem["alloc_error"].is_null());
+        assert!(mem["lowered_because"].is_null());
+        let t = &d["transfer"]["ok"];
+        assert_eq!(t["bytes"], 4 * MIB);
+        for k in [
+            "pinned_h2d_gbps",
+            "pinned_d2h_gbps",
+            "pageable_h2d_gbps",
+            "pageable_d2h_gbps",
+        ] {
+            assert!(t[k].as_f64().unwrap() > 0.0, "{k}: {t:#}");
+        }
+    }
+    assert_eq!(v["snapshot"]["probes"]["smoke"]["status"], "ok");
+}
+
+#[test]
+fn smoke_subcommand_reports_per_gpu_and_device_selects_one() {
+    let node = Node::new(2);
+    let r = run(node.cmd().arg("smoke"));
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("2 of 2 GPU(s) passed"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("GPU 1  NVIDIA H100 80GB HBM3  cc 9.0  0000:19:00.0"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("48×48 FP32"), "{}", r.stdout);
+    assert!(r.stdout.contains("No GPU problems found."), "{}", r.stdout);
+    // stderr is not a terminal: no progress line.
+    assert!(!r.stderr.contains("smoke test:"), "{}", r.stderr);
+
+    let (code, v) = json(node.cmd().args(["smoke", "--device", "1"]));
+    assert_eq!(code, 0);
+    let devs = v["result"]["run"]["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 1);
+    assert_eq!(devs[0]["ordinal"], 1);
+    assert_eq!(v["settings"]["device"], 1);
+    assert_eq!(v["links"][0]["nvml_index"], 1);
+    assert_eq!(v["links"][0]["link"]["generation"], 5);
+
+    // A device beyond the visible ones is CUDA's own INVALID_DEVICE, reported.
+    let (code, v) = json(node.cmd().args(["smoke", "--device", "5"]));
+    assert_eq!(code, 1);
+    let f = findings(&v, "GD055");
+    assert!(
+        any_title(&f, "CUDA_ERROR_INVALID_DEVICE"),
+        "{:#}",
+        v["findings"]
+    );
+
+    let r = run(node.cmd().args(["smoke", "--format", "markdown"]));
+    assert!(r.stdout.starts_with("# gpudoctor smoke"), "{}", r.stdout);
+}
+
+#[test]
+fn no_smoke_and_quick_skip_it_and_start_no_worker() {
+    let node = Node::new(1);
+    for flag in ["--no-smoke", "--quick"] {
+        let (_, v) = json(node.cmd().args(["check", flag]));
+        assert!(smoke(&v).is_null(), "{flag}");
+        let p = &v["snapshot"]["probes"]["smoke"];
+        assert_eq!(p["status"], "skipped");
+        assert!(p["detail"].as_str().unwrap().contains(flag));
+    }
+    // --skip smoke too.
+    let (_, v) = json(node.cmd().args(["check", "--skip", "smoke"]));
+    assert_eq!(v["snapshot"]["probes"]["smoke"]["status"], "skipped");
+}
+
+#[test]
+fn cuinit_errors_map_to_their_causes_and_fixes() {
+    // (code, name in the title, a phrase of the fix)
+    let cases: &[(i32, &str, &str)] = &[
+        (100, "CUDA_ERROR_NO_DEVICE", "CUDA_VISIBLE_DEVICES"),
+        (
+            35,
+            "cudaErrorInsufficientDriver",
+            "Upgrade the NVIDIA driver",
+        ),
+        (802, "CUDA_ERROR_SYSTEM_NOT_READY", "nvidia-fabricmanager"),
+        (803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "cuda-compat"),
+        (
+            804,
+            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+            "/usr/local/cuda/compat",
+        ),
+        (999, "CUDA_ERROR_UNKNOWN", "modprobe nvidia_uvm"),
+        (34, "CUDA_ERROR_STUB_LIBRARY", "stubs"),
+        (
+            3,
+            "CUDA_ERROR_NOT_INITIALIZED",
+            "/proc/driver/nvidia/version",
+        ),
+    ];
+    for &(rc, name, fix) in cases {
+        let mut node = Node::new(1);
+        node.cuda.init_error = Some(rc);
+        let (code, v) = node.check();
+        assert_eq!(code, 1, "{rc}: {:?}", codes(&v));
+        let f = findings(&v, "GD053");
+        assert_eq!(f.len(), 1, "{rc}: {:#}", v["findings"]);
+        assert_eq!(f[0]["severity"], "error");
+        assert!(any_title(&f, name), "{rc}: {}", f[0]["title"]);
+        assert!(
+            fix_commands(f[0]).contains(fix),
+            "{rc}: {}",
+            fix_commands(f[0])
+        );
+        assert_eq!(run_of(&v)["init_error"]["code"], rc);
+        // No device work after a failed cuInit, and nothing else blamed on it.
+        assert!(run_of(&v)["devices"].as_array().unwrap().is_empty());
+        assert_eq!(smoke_codes(&v), vec!["GD053"], "{rc}");
+    }
+}
+
+#[test]
+fn no_device_with_visible_devices_set_blames_the_variable() {
+    let node = Node::new(2);
+    // The driver (fake) hides everything for an invalid first entry, like the real one.
+    let (code, v) = json(
+        node.cmd()
+            .env("CUDA_VISIBLE_DEVICES", "GPU-nonexistent")
+            .arg("check"),
+    );
+    assert_eq!(code, 1);
+    // cuInit itself says NO_DEVICE (as the real driver does), and the fix names the variable.
+    let f = findings(&v, "GD053");
+    assert!(any_title(&f, "CUDA_ERROR_NO_DEVICE"), "{:#}", v["findings"]);
+    assert!(
+        fix_commands(f[0]).contains("unset CUDA_VISIBLE_DEVICES"),
+        "{}",
+        fix_commands(f[0])
+    );
+    assert_eq!(run_of(&v)["cuda_visible_devices"], "GPU-nonexistent");
+    // One visible GPU of two: no count mismatch (CUDA_VISIBLE_DEVICES explains it).
+    let (code, v) = json(node.cmd().env("CUDA_VISIBLE_DEVICES", "1").arg("check"));
+    assert!(findings(&v, "GD054").is_empty(), "{:#}", v["findings"]);
+    assert_eq!(run_of(&v)["device_count"], 1);
+    assert_eq!(device(&v, 0)["info"]["pci_bus_id"], "0000:19:00.0");
+    assert!(!codes(&v).contains(&"GD053".to_string()), "{code}");
+}
+
+#[test]
+fn context_failures_are_per_gpu_and_the_others_still_run() {
+    for (rc, name, fix) in [
+        (46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "-c DEFAULT"),
+        (2, "CUDA_ERROR_OUT_OF_MEMORY", "--query-compute-apps"),
+        (214, "CUDA_ERROR_ECC_UNCORRECTABLE", "ROW_REMAPPER"),
+    ] {
+        let mut node = Node::new(2);
+        node.cuda.device(1).ctx_error = Some(rc);
+        let (code, v) = node.check();
+        assert_eq!(code, 1);
+        let f = findings(&v, "GD055");
+        assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+        assert!(
+            any_title(&f, "CUDA device 1") && any_title(&f, name),
+            "{}",
+            f[0]["title"]
+        );
+        assert!(fix_commands(f[0]).contains(fix), "{}", fix_commands(f[0]));
+        assert_eq!(device(&v, 1)["context"]["failed"]["error"]["code"], rc);
+        assert!(device(&v, 1)["matmul"].is_null());
+        assert_eq!(device(&v, 0)["matmul"]["ok"]["correct"], true);
+    }
+}
+
+#[test]
+fn exclusive_gpu_held_by_another_process_is_named() {
+    let mut node = Node::new(1);
+    node.cuda.device(0).ctx_error = Some(46);
+    node.nvml.gpu(0).compute_mode = Some(3); // EXCLUSIVE_PROCESS
+    node.nvml.gpu(0).compute_processes = Some(vec![fake_nvml::Process {
+        pid: 4242,
+        used_memory: Some(1 << 30),
+        gpu_instance_id: None,
+        compute_instance_id: None,
+    }]);
+    let (_, v) = node.check();
+    let f = findings(&v, "GD055");
+    let ev = f[0]["evidence"].to_string();
+    assert!(ev.contains("held by 4242"), "{ev}");
+    assert!(ev.to_lowercase().contains("exclusive"), "{ev}");
+}
+
+#[test]
+fn kernels_that_do_not_load_skip_the_compute_steps_with_the_jit_log() {
+    let mut node = Node::new(1);
+    // A driver whose JIT is older than the PTX (ISA 6.0).
+    node.cuda.max_ptx_version = Some("5.0".into());
+    let (code, v) = node.check();
+    assert_eq!(code, 1);
+    let f = findings(&v, "GD055");
+    assert!(
+        any_title(&f, "cannot load PTX kernels")
+            && any_title(&f, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+        "{:#}",
+        v["findings"]
+    );
+    assert!(fix_commands(f[0]).contains("Update the NVIDIA driver"));
+    let d = device(&v, 0);
+    assert_eq!(d["module"]["failed"]["error"]["code"], 222);
+    assert!(d["matmul"]["skipped"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("did not load"));
+    assert!(d["memory"]["skipped"].is_object());
+    // Copies need no kernels: the transfer test still ran.
+    assert!(d["transfer"]["ok"].is_object());
+
+    let mut node = Node::new(1);
+    node.cuda.device(0).module_error = Some(209);
+    let (_, v) = node.check();
+    let f = findings(&v, "GD055");
+    assert!(any_title(&f, "CUDA_ERROR_NO_BINARY_FOR_GPU"));
+    assert!(
+        f[0]["evidence"].to_string().contains("fake JIT: error 209"),
+        "{}",
+        f[0]["evidence"]
+    );
+}
+
+#[test]
+fn a_wrong_product_is_an_error_with_the_error_size() {
+    let mut node = Node::new(2);
+    node.cuda.device(0).matmul_wrong = true;
+    let (code, v) = node.check();
+    assert_eq!(code, 1);
+    let f = findings(&v, "GD056");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    assert!(any_title(&f, "CUDA device 0") && any_title(&f, "wrong matrix product"));
+    let m = &device(&v, 0)["matmul"]["ok"];
+    assert_eq!(m["correct"], false);
+    assert_eq!(m["freivalds_passed"], false);
+    assert!(m["wrong_elements"].as_u64().unwrap() > 0);
+    assert!(m["max_abs_error"].as_f64().unwrap() >= 0.99, "{m:#}");
+    assert!(fix_commands(f[0]).contains("nvidia-smi -rgc"));
+    assert_eq!(device(&v, 1)["matmul"]["ok"]["correct"], true);
+}
+
+#[test]
+fn flipped_bits_are_counted_exactly() {
+    let mut node = Node::new(1);
+    node.cuda.device(0).bit_flips = 3;
+    let (code, v) = node.check();
+    assert_eq!(code, 1);
+    let m = &device(&v, 0)["memory"]["ok"];
+    let chunks = m["chunks"].as_u64().unwrap();
+    assert!(chunks >= 1);
+    // Three words per chunk per pass (pattern, then its complement).
+    assert_eq!(m["mismatches"].as_u64().unwrap(), 3 * chunks * 2, "{m:#}");
+    let f = findings(&v, "GD057");
+    assert!(
+        any_title(&f, "memory words read back wrong"),
+        "{:#}",
+        v["findings"]
+    );
+    assert!(fix_commands(f[0]).contains("ECC,ROW_REMAPPER"));
+}
+
+#[test]
+fn allocation_failing_well_below_free_memory_is_a_warning() {
+    let mut node = Node::new(1);
+    node.cuda.device(0).oom_after_bytes = Some(20 * MIB);
+    let (code, v) = node.check();
+    let m = &device(&v, 0)["memory"]["ok"];
+    assert_eq!(m["alloc_error"]["name"], "CUDA_ERROR_OUT_OF_MEMORY");
+    assert!(m["allocated"].as_u64().unwrap() <= 20 * MIB, "{m:#}");
+    // Smaller pieces were tried after the first failure.
+    assert!(m["allocated"].as_u64().unwrap() >= 16 * MIB, "{m:#}");
+    let f = findings(&v, "GD057");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(any_title(&f, "could allocate only"));
+    assert_eq!(code, 0);
+    // The memory that was allocated was still verified.
+    assert_eq!(m["mismatches"], 0);
+    assert!(m["verify_gbps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_gpu_other_processes_use_gets_a_lower_target() {
+    let mut node = Node::new(1);
+    node.nvml.gpu(0).compute_processes = Some(vec![fake_nvml::Process {
+        pid: 777,
+        used_memory: Some(2 << 30),
+        gpu_instance_id: None,
+        compute_instance_id: None,
+    }]);
+    let (_, v) = node.check();
+    let m = &device(&v, 0)["memory"]["ok"];
+    assert_eq!(m["fraction"], 0.5);
+    assert!(m["lowered_because"]
+        .as_str()
+        .unwrap()
+        .contains("other compute processes"));
+    assert!(m["target"].as_u64().unwrap() <= 32 * MIB);
+}
+
+#[test]
+fn slow_pinned_copies_against_the_link_are_a_warning() {
+    // A gen1 x4 link carries 1 GB/s per direction; the fake pins host-to-device at 0.3.
+    let slow = |h2d: Option<f64>| {
+        let mut node = Node::new(1);
+        if let Some(p) = node.nvml.gpu(0).pcie.as_mut() {
+            p.gen = 1;
+            p.max_gen = 1;
+            p.width = 4;
+            p.max_width = 4;
+        }
+        node.cuda.device(0).h2d_gbps = h2d;
+        let mut c = node.cmd();
+        c.args(["check", "--transfer-size", "32"]);
+        json(&mut c).1
+    };
+    let v = slow(Some(0.3));
+    let f = findings(&v, "GD058");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(
+        any_title(&f, "host→device") && any_title(&f, "PCIe gen1 x4"),
+        "{}",
+        f[0]["title"]
+    );
+    assert!(!f[0]["title"].as_str().unwrap().contains("device→host"));
+    let t = &device(&v, 0)["transfer"]["ok"];
+    assert!(t["pinned_h2d_gbps"].as_f64().unwrap() < 0.35, "{t:#}");
+    // Unthrottled copies fill the same link: no finding.
+    let v = slow(None);
+    assert!(findings(&v, "GD058").is_empty(), "{:#}", v["findings"]);
+    // Small copies are not judged.
+    let node = Node::new(1);
+    let (_, v) = node.check();
+    let checks = v["checks"].to_string();
+    assert!(checks.contains("too small to saturate"), "{checks}");
+}
+
+#[test]
+fn a_hang_in_context_creation_is_bounded_and_keeps_the_other_gpu() {
+    let mut node = Node::new(2);
+    node.cuda.device(1).hang_in = Some("cuDevicePrimaryCtxRetain".into());
+    let t = Instant::now();
+    let (code, v) = json(node.cmd().args(["check", "--timeout", "3"]));
+    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+    assert_eq!(code, 1);
+    let r = &smoke(&v)["result"];
+    assert_eq!(r["status"], "timed_out", "{r:#}");
+    assert_eq!(
+        r["stuck_at"][0],
+        "CUDA device 1 (NVIDIA H100 80GB HBM3): context"
+    );
+    let f = findings(&v, "GD059");
+    assert!(
+        any_title(&f, "did not answer within 3.0 s"),
+        "{:#}",
+        v["findings"]
+    );
+    // GPU 0 finished everything before the deadline.
+    assert_eq!(device(&v, 0)["finished"], true);
+    assert_eq!(device(&v, 0)["matmul"]["ok"]["correct"], true);
+    // The rest of the report is there.
+    assert_eq!(v["snapshot"]["nvml"]["result"]["status"], "ok");
+}
+
+#[test]
+fn hangs_in_init_and_in_a_kernel_name_where() {
+    for (sym, stuck) in [("cuInit", "cuInit"), ("cuCtxSynchronize", "matmul")] {
+        let mut node = Node::new(1);
+        node.cuda.hang_in = Some(sym.into());
+        let t = Instant::now();
+        let (code, v) = json(node.cmd().args(["smoke", "--timeout", "2"]));
+        assert!(
+            t.elapsed() < Duration::from_secs(7),
+            "{sym}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(code, 1);
+        let stuck_at = v["result"]["stuck_at"].to_string();
+        assert!(stuck_at.contains(stuck), "{sym}: {stuck_at}");
+        assert!(!findings(&v, "GD059").is_empty());
+    }
+}
+
+#[test]
+fn a_crash_in_the_driver_is_reported_with_the_step() {
+    let mut node = Node::new(1);
+    node.cuda.crash_in = Some("cuLaunchKernel".into());
+    let (code, v) = node.check();
+    assert_eq!(code, 1);
+    let r = &smoke(&v)["result"];
+    assert_eq!(r["status"], "crashed", "{r:#}");
+    assert_eq!(r["signal"], 11);
+    assert!(r["during"].to_string().contains("matmul"), "{r:#}");
+    let f = findings(&v, "GD059");
+    assert!(any_title(&f, "signal 11"), "{:#}", v["findings"]);
+    // The context step that finished before the crash is kept.
+    assert!(device(&v, 0)["context"]["ok"].is_object());
+}
+
+#[test]
+fn cuda_seeing_fewer_gpus_than_nvml_is_an_error() {
+    let mut node = Node::new(3);
+    node.cuda.devices.truncate(2);
+    let (code, v) = node.check();
+    assert_eq!(code, 1);
+    let f = findings(&v, "GD054");
+    assert!(
+        any_title(&f, "CUDA sees 2 GPU(s) but NVML sees 3"),
+        "{:#}",
+        v["findings"]
+    );
+    assert_eq!(f[0]["severity"], "error");
+}
+
+#[test]
+fn libcuda_from_another_driver_than_nvml_is_a_warning() {
+    let mut node = Node::new(1);
+    node.cuda.driver_version = 12040;
+    let (code, v) = node.check();
+    let f = findings(&v, "GD054");
+    assert!(
+        any_title(
+            &f,
+            "libcuda speaks CUDA 12.4 but the driver (NVML) says CUDA 13.0"
+        ),
+        "{:#}",
+        v["findings"]
+    );
+    assert_eq!(f[0]["severity"], "warning");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_missing_or_foreign_library_is_reported_not_loaded() {
+    let node = Node::new(1);
+    let (code, v) = json(
+        node.cmd()
+            .args(["check", "--cuda-lib", "/nonexistent/libcuda.so.1"]),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(smoke(&v)["result"]["status"], "load_failed");
+    assert_eq!(smoke(&v)["result"]["code"], "library_not_found");
+    assert!(any_title(&findings(&v, "GD053"), "does not exist"));
+    // NVML's library has no cuInit.
+    let (_, v) = json(
+        node.cmd()
+            .arg("check")
+            .arg("--cuda-lib")
+            .arg(fake_nvml::fake_nvml_lib()),
+    );
+    assert_eq!(smoke(&v)["result"]["code"], "symbol_missing");
+    assert!(smoke(&v)["result"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("has no cu"));
+    assert!(any_title(
+        &findings(&v, "GD053"),
+        "not a usable CUDA driver library"
+    ));
+}
+
+#[test]
+fn under_root_nothing_is_loaded_from_the_tree() {
+    let node = Node::new(1);
+    let inside = node.root.p("usr/lib/x86_64-linux-gnu/libcuda.so.1");
+    let (_, v) = json(node.cmd().arg("check").arg("--cuda-lib").arg(&inside));
+    let reason = smoke(&v)["result"]["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("lies under --root"), "{reason}");
+    let (_, v) = json(node.cmd().args(["check", "--cuda-lib", "libcuda.so.1"]));
+    assert!(smoke(&v)["result"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("bare name"));
+    // Without --cuda-lib: not run, and no finding claims anything about CUDA.
+    let mut c = node.root.cmd();
+    let (_, v) = json(c.arg("check"));
+    assert_eq!(smoke(&v)["result"]["status"], "not_run");
+    assert!(smoke_codes(&v).is_empty());
+}
+
+#[test]
+fn the_environment_variable_names_the_library() {
+    let node = Node::new(1);
+    let cuda = node.cuda.write(&node.dir.path().join("cuda"));
+    let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+    let (code, v) = json(
+        node.root
+            .cmd()
+            .args(["check", "--matmul-size", "32", "--transfer-size", "4"])
+            .arg("--nvml-lib")
+            .arg(fake_nvml::fake_nvml_lib())
+            .env(FAKE_NVML_ENV, nvml)
+            .env("GPUDOCTOR_CUDA_LIB", fake_cuda::fake_cuda_lib())
+            .env(FAKE_CUDA_ENV, cuda),
+    );
+    assert_eq!(smoke(&v)["result"]["status"], "ran", "{:#}", smoke(&v));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn eight_gpus_run_concurrently() {
+    let mut node = Node::new(8);
+    for d in &mut node.cuda.devices {
+        d.total_memory = 24 * MIB;
+    }
+    let (code, v) = node.check();
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+    let run = run_of(&v);
+    let devs = run["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 8);
+    // Concurrent: the whole run takes less than the sum of the GPUs' own times.
+    let sum: f64 = devs.iter().map(|d| d["elapsed_ms"].as_f64().unwrap()).sum();
+    let whole = run["elapsed_ms"].as_f64().unwrap();
+    assert!(whole < sum, "whole {whole} ms vs sum {sum} ms");
+}
+
+#[test]
+fn bad_settings_are_usage_errors() {
+    let node = Node::new(1);
+    for args in [
+        ["--matmul-size", "8"],
+        ["--matmul-size", "9000"],
+        ["--mem-fraction", "0.99"],
+        ["--mem-fraction", "NaN"],
+        ["--transfer-size", "0"],
+    ] {
+        let r = run(node.cmd().arg("smoke").args(args));
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    }
+    let r = run(gpudoctor().args(["smoke", "--from", "x.json"]));
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn a_check_with_a_smoke_run_reads_back_through_from() {
+    let mut node = Node::new(1);
+    node.cuda.device(0).matmul_wrong = true;
+    let r = run(node.cmd().args(["check", "--json"]));
+    let dir = tempfile::tempdir().unwrap();
+    let saved: PathBuf = dir.path().join("r.json");
+    std::fs::write(&saved, &r.stdout).unwrap();
+    let (code, v) = json(gpudoctor().args(["check", "--from"]).arg(&saved));
+    assert_eq!(code, 1);
+    assert!(!findings(&v, "GD056").is_empty());
+}
