@@ -1045,8 +1045,9 @@ fn every_field_of_a_rich_report_matches_the_contract() {
     assert!(s
         .probes
         .iter()
-        .filter(|(name, _)| *name != "pytorch_live")
+        .filter(|(name, _)| *name != "pytorch_live" && *name != "smoke")
         .all(|(_, p)| p.status == "ok" && p.detail.is_none() && p.elapsed_us < 5_000_000));
+    assert_eq!(s.probes["smoke"].status, "skipped");
     assert_eq!(s.probes["pytorch_live"].status, "skipped");
     let id = s.identity.as_ref().unwrap();
     assert_eq!(
@@ -1223,4 +1224,68 @@ fn missing_facts_carry_a_reason() {
     assert_eq!(km.modules.source, "/proc/modules");
     let v = km.version_file.missing.as_ref().unwrap();
     assert_eq!(v.reason, "malformed");
+}
+
+#[test]
+fn a_smoke_run_matches_the_contract() {
+    use util::fake_cuda::{fake_cuda_lib, FakeCuda, FAKE_CUDA_ENV};
+    let root = FakeRoot::healthy(2);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cuda = FakeCuda::h100(2);
+    for d in &mut cuda.devices {
+        d.total_memory = 32 << 20;
+    }
+    // Every step shape: ok on GPU 0; failed (with the JIT log) and skipped on GPU 1.
+    cuda.devices[1].module_error = Some(209);
+    let cfg = cuda.write(dir.path());
+    let cmd = |extra: &[&str]| {
+        let mut c = root.cmd();
+        c.args([
+            "check",
+            "--json",
+            "--matmul-size",
+            "32",
+            "--transfer-size",
+            "2",
+        ])
+        .args(extra)
+        .arg("--cuda-lib")
+        .arg(fake_cuda_lib())
+        .env(FAKE_CUDA_ENV, &cfg);
+        c
+    };
+    let report = parse(&run(&mut cmd(&[])).stdout);
+    let smoke = report.snapshot.smoke.as_ref().expect("smoke");
+    let SmokeResult::Ran { run } = &smoke.result else {
+        panic!("not ran")
+    };
+    assert_eq!(run.devices.len(), 2);
+    assert!(matches!(run.devices[0].matmul, Some(SmokeStep::Ok(_))));
+    assert!(matches!(
+        &run.devices[1].module,
+        Some(SmokeStep::Failed {
+            detail: Some(_),
+            ..
+        })
+    ));
+    assert!(matches!(
+        run.devices[1].memory,
+        Some(SmokeStep::Skipped { .. })
+    ));
+    assert_eq!(report.snapshot.probes["smoke"].status, "ok");
+
+    // A hang keeps the partial run in the same shape.
+    let mut hung = cuda.clone();
+    hung.devices[1].module_error = None;
+    hung.devices[1].hang_in = Some("cuDevicePrimaryCtxRetain".into());
+    hung.write(dir.path());
+    let report = parse(&util::run(&mut cmd(&["--timeout", "2"])).stdout);
+    let SmokeResult::TimedOut { run, stuck_at, .. } =
+        &report.snapshot.smoke.as_ref().unwrap().result
+    else {
+        panic!("not timed out")
+    };
+    assert_eq!(stuck_at.len(), 1);
+    assert!(run.devices[0].finished && !run.devices[1].finished);
+    assert_eq!(run.devices[1].running.as_deref(), Some("context"));
 }

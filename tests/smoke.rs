@@ -665,3 +665,46 @@ fn a_check_with_a_smoke_run_reads_back_through_from() {
     assert_eq!(code, 1);
     assert!(!findings(&v, "GD056").is_empty());
 }
+
+/// Runs `gpudoctor ARGS` under `script`, so stdout and stderr are a terminal.
+fn on_a_terminal(node: &Node, args: &str) -> String {
+    let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+    let cuda = node.cuda.write(&node.dir.path().join("cuda"));
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let line = format!(
+        "{} --root {} --nvml-lib {} --cuda-lib {} {args}",
+        bin.display(),
+        node.root.path().display(),
+        fake_nvml::fake_nvml_lib().display(),
+        fake_cuda::fake_cuda_lib().display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env(FAKE_NVML_ENV, nvml)
+        .env(FAKE_CUDA_ENV, cuda)
+        .output()
+        .expect("run script(1)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
+    if which::which("script").is_err() {
+        eprintln!("script(1) is not installed: skipped");
+        return;
+    }
+    let mut node = Node::new(1);
+    // Five pinned copies of 32 MiB at 0.2 GB/s: the transfer step takes about a second.
+    node.cuda.device(0).h2d_gbps = Some(0.2);
+    let text = on_a_terminal(&node, "smoke --transfer-size 32 --matmul-size 32");
+    assert!(text.contains("smoke test: GPU 0 transfer"), "{text}");
+    // The status line is erased before the report.
+    assert!(text.contains("\u{1b}[K"), "{text:?}");
+    assert!(text.contains("1 of 1 GPU(s) passed"), "{text}");
+    let text = on_a_terminal(&node, "smoke --json --transfer-size 32 --matmul-size 32");
+    assert!(!text.contains("smoke test: GPU"), "{text}");
+    assert!(text.contains("\"status\": \"ran\""), "{text}");
+}
