@@ -708,3 +708,58 @@ fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
     assert!(!text.contains("smoke test: GPU"), "{text}");
     assert!(text.contains("\"status\": \"ran\""), "{text}");
 }
+
+#[test]
+fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
+    let node = Node::new(2);
+    let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+    let cuda = node.cuda.write(&node.dir.path().join("cuda"));
+    let out = node.dir.path().join("out");
+    let extra = format!(
+        "--root {} --nvml-lib {} --cuda-lib {} --matmul-size 32 --transfer-size 2",
+        node.root.path().display(),
+        fake_nvml::fake_nvml_lib().display(),
+        fake_cuda::fake_cuda_lib().display()
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gpu-check.sh");
+    let status = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .env("GPUDOCTOR_BIN", assert_cmd::cargo::cargo_bin("gpudoctor"))
+        .env("GPUDOCTOR_EXTRA_ARGS", extra)
+        .env("GPUDOCTOR_NO_HYPERFINE", "1")
+        .env(FAKE_NVML_ENV, nvml)
+        .env(FAKE_CUDA_ENV, cuda)
+        .status()
+        .expect("run tests/gpu-check.sh");
+    assert!(status.success());
+    let smoke: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("smoke.json")).unwrap()).unwrap();
+    assert_eq!(
+        smoke["result"]["run"]["devices"].as_array().unwrap().len(),
+        2
+    );
+    let gpu0: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("smoke-gpu0.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        gpu0["result"]["run"]["devices"].as_array().unwrap().len(),
+        1
+    );
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    assert_eq!(check["snapshot"]["smoke"]["result"]["status"], "ran");
+    let quick: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check-quick.json")).unwrap())
+            .unwrap();
+    assert!(quick["snapshot"]["smoke"].is_null());
+    let timings = std::fs::read_to_string(out.join("timings.txt")).unwrap();
+    assert_eq!(timings.lines().count(), 7, "{timings}");
+    assert!(
+        timings.contains("smoke ") && timings.contains("rc=0"),
+        "{timings}"
+    );
+    assert!(std::fs::read_to_string(out.join("smoke-human.txt"))
+        .unwrap()
+        .contains("2 of 2 GPU(s) passed"));
+}

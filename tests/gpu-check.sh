@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The real-GPU check, in one go: build gpudoctor (release), run `check`, `devices` and
+# `smoke` on this machine's GPUs, and save the JSON, the human output and the timings.
+#
+#   tests/gpu-check.sh [OUTDIR]        (default: $OUT, else ./gpu-check-out)
+#
+# GPUDOCTOR_BIN=PATH uses that binary instead of building; GPUDOCTOR_EXTRA_ARGS adds
+# arguments to every gpudoctor call, GPUDOCTOR_NO_HYPERFINE=1 skips the hyperfine pass
+# (tests/smoke.rs runs this script against the fakes).
+# Commit OUTDIR's JSON under tests/fixtures/gpu/ and put the figures in README.
+set -u
+out=${1:-${OUT:-gpu-check-out}}
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+
+if [ -n "${GPUDOCTOR_BIN:-}" ]; then
+    bin=$GPUDOCTOR_BIN
+else
+    cargo build --release --locked >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+    bin=target/release/gpudoctor
+fi
+# shellcheck disable=SC2206  # word splitting of the extra arguments is intended
+extra=(${GPUDOCTOR_EXTRA_ARGS:-})
+
+{
+    echo "date: $(date -u +%FT%TZ)"
+    echo "host: $(uname -a)"
+    echo "cpus: $(nproc)"
+    echo "gpudoctor: $("$bin" --version)"
+    command -v nvidia-smi >/dev/null && nvidia-smi
+} >"$out/system.txt" 2>&1
+
+: >"$out/timings.txt"
+# run NAME ARGS...: saves NAME.json / NAME.txt and one timings line (wall seconds, exit code).
+run() {
+    local name=$1
+    shift
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    "$bin" "$@" "${extra[@]}" >"$out/$name.out" 2>"$out/$name.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    printf '%-14s rc=%s wall_s=%s  gpudoctor %s\n' "$name" "$rc" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$*" >>"$out/timings.txt"
+}
+
+run check-quick check --json --quick
+run check check --json
+run devices devices --json
+run smoke smoke --json
+run smoke-gpu0 smoke --json --device 0
+run smoke-human smoke --color never
+run check-human check --color never
+for f in "$out"/*.out; do
+    case $f in
+        *-human.out) mv "$f" "${f%.out}.txt" ;;
+        *) mv "$f" "${f%.out}.json" ;;
+    esac
+done
+
+# The static check's own cost next to the smoke test's, when hyperfine is there.
+if command -v hyperfine >/dev/null && [ -z "${GPUDOCTOR_NO_HYPERFINE:-}" ]; then
+    hyperfine -N --warmup 3 --runs 20 --export-json "$out/hyperfine.json" \
+        "$bin check --quick ${extra[*]}" "$bin smoke ${extra[*]}" >"$out/hyperfine.txt" 2>&1
+fi
+
+cat "$out/timings.txt"
+echo "saved in $out"
