@@ -121,12 +121,28 @@ pub fn device_passed(d: &SmokeDevice) -> bool {
         && matches!(d.transfer, Some(Step::Ok(_)))
 }
 
-fn gib(b: u64) -> String {
-    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+/// GiB from 1 GiB up, MiB below (MIG slices and small test devices).
+fn size(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// Three significant figures at most, without a pointless ".0".
+fn num(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
 }
 
 fn gbps(x: Option<f64>) -> String {
-    x.map_or("–".into(), |v| format!("{v:.1}"))
+    x.map_or("–".into(), num)
 }
 
 fn step_error<T>(s: &Step<T>) -> Option<String> {
@@ -151,7 +167,7 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
     }
     if let Some(s) = &d.context {
         rows.push(match s {
-            Step::Ok(t) => ("context", format!("created in {:.0} ms", t.ms), true),
+            Step::Ok(t) => ("context", format!("created in {} ms", num(t.ms)), true),
             other => ("context", step_error(other).unwrap_or_default(), false),
         });
     }
@@ -159,7 +175,7 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
         rows.push(match s {
             Step::Ok(t) => (
                 "kernels",
-                format!("PTX JIT-compiled in {:.0} ms", t.ms),
+                format!("PTX JIT-compiled in {} ms", num(t.ms)),
                 true,
             ),
             other => ("kernels", step_error(other).unwrap_or_default(), false),
@@ -170,9 +186,9 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
             Step::Ok(m) => (
                 "matmul",
                 format!(
-                    "{n}×{n} FP32 {:.2} ms, {:.0} GFLOP/s, {}",
-                    m.ms,
-                    m.gflops,
+                    "{n}×{n} FP32 {} ms, {} GFLOP/s, {}",
+                    num(m.ms),
+                    num(m.gflops),
                     if m.correct {
                         format!(
                             "correct (largest error {:.2} of tolerance)",
@@ -202,15 +218,15 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
             Step::Ok(m) => {
                 let mut t = format!(
                     "{} of {} free in {} chunk(s), {} mismatches, fill {} / verify {} GB/s",
-                    gib(m.allocated),
-                    gib(m.free_before),
+                    size(m.allocated),
+                    size(m.free_before),
                     m.chunks,
                     m.mismatches,
                     gbps(m.fill_gbps),
                     gbps(m.verify_gbps)
                 );
                 if let (Some(e), Some(at)) = (&m.alloc_error, m.failed_at) {
-                    t.push_str(&format!("; allocation failed at {} ({})", gib(at), e.name));
+                    t.push_str(&format!("; allocation failed at {} ({})", size(at), e.name));
                 }
                 if let Some(e) = &m.kernel_error {
                     t.push_str(&format!("; {e}"));
