@@ -206,6 +206,32 @@ fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
     (!snap.nvidia_hardware_seen()).then(|| Outcome::NotApplicable("no NVIDIA GPU found".into()))
 }
 
+/// The smoke test's facts, or why a smoke rule does not apply (the test was skipped, or
+/// did not run and why, or never got as far as the GPUs).
+fn smoke_run(snap: &Snapshot) -> Result<&crate::probes::smoke::SmokeRun, Outcome> {
+    use crate::probes::smoke::SmokeResult;
+    let Some(p) = &snap.smoke else {
+        let why = snap
+            .probes
+            .get("smoke")
+            .and_then(|r| r.detail.clone())
+            .unwrap_or_else(|| "the smoke test did not run".into());
+        return Err(Outcome::NotApplicable(why));
+    };
+    match &p.result {
+        SmokeResult::NotRun { reason } => Err(Outcome::NotApplicable(reason.clone())),
+        SmokeResult::LoadFailed { .. } => Err(Outcome::NotApplicable(
+            "libcuda could not be loaded (GD053)".into(),
+        )),
+        SmokeResult::WorkerFailed { .. } => Err(Outcome::NotApplicable(
+            "the smoke worker did not report (GD059)".into(),
+        )),
+        _ => p
+            .run()
+            .ok_or_else(|| Outcome::NotApplicable("no smoke-test run".into())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,11 @@ pub const RULE: Rule = Rule {
 
 fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
-        return Outcome::NotApplicable("the smoke test did not run".into());
+        // Skipped (--no-smoke, --quick, --skip smoke): say so.
+        return match super::smoke_run(snap) {
+            Err(na) => na,
+            Ok(_) => Outcome::NotApplicable("the smoke test did not run".into()),
+        };
     };
     let mut out = Vec::new();
     match &p.result {

@@ -21,8 +21,9 @@ fn gib(b: u64) -> String {
 }
 
 fn run(snap: &Snapshot) -> Outcome {
-    let Some(run) = snap.smoke.as_ref().and_then(|p| p.run()) else {
-        return Outcome::NotApplicable("the smoke test did not run".into());
+    let run = match super::smoke_run(snap) {
+        Ok(r) => r,
+        Err(na) => return na,
     };
     let mut out = Vec::new();
     for d in &run.devices {

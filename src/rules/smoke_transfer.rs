@@ -19,10 +19,11 @@ pub const MIN_SHARE: f64 = 0.6;
 pub const MIN_BYTES: u64 = 32 << 20;
 
 fn run(snap: &Snapshot) -> Outcome {
-    let Some(p) = &snap.smoke else {
-        return Outcome::NotApplicable("the smoke test did not run".into());
+    let run = match super::smoke_run(snap) {
+        Ok(r) => r,
+        Err(na) => return na,
     };
-    let Some(run) = p.run() else {
+    let Some(p) = &snap.smoke else {
         return Outcome::NotApplicable("the smoke test did not run".into());
     };
     let Some(sys) = snap.nvml_system() else {
