@@ -73,7 +73,7 @@ codes! {
     "GD055" => "A GPU refused a CUDA context or could not load kernels";
     "GD056" => "A GPU computed a wrong matrix product, or the matmul failed";
     "GD057" => "GPU memory failed the allocation probe (corrupted words, or far less allocatable than free)";
-    "GD058" => "Host-to-GPU copy bandwidth is far below the PCIe link's";
+    "GD058" => "Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link's bandwidth";
     "GD059" => "The smoke test hung or crashed inside the CUDA driver";
 }
 

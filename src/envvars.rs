@@ -48,6 +48,8 @@ env_registry! {
     NVIDIA_DRIVER_CAPABILITIES: Visibility, "driver libraries the NVIDIA container runtime mounts (compute, utility, ...)";
     CUDA_DEVICE_ORDER: Visibility, "FASTEST_FIRST (default) or PCI_BUS_ID: how CUDA numbers GPUs";
     CUDA_LAUNCH_BLOCKING: Debug, "1 makes every kernel launch synchronous (debugging only)";
+    CUDA_DISABLE_PTX_JIT: Debug, "1 stops the driver from JIT-compiling PTX: code without SASS for the GPU fails (error 223)";
+    CUDA_FORCE_PTX_JIT: Debug, "1 makes the driver JIT-compile PTX even where SASS exists (slow first launches)";
     CUDA_MODULE_LOADING: Debug, "LAZY (default since CUDA 11.7/12.2) or EAGER kernel loading";
     NSIGHT_CUDA_DEBUGGER: Debug, "set by the Nsight/cuda-gdb debugger";
     CUDA_INJECTION32_PATH: Debug, "library injected into every 32-bit CUDA process (profilers, sanitizers)";
@@ -78,6 +80,15 @@ env_registry! {
     NVCC_APPEND_FLAGS: Build, "flags appended to every nvcc command line";
     NVCC_PREPEND_FLAGS: Build, "flags prepended to every nvcc command line";
     KUBERNETES_SERVICE_HOST: Container, "set in every Kubernetes pod";
+    NODE_NAME: Container, "the Kubernetes node, when the pod spec passes it from the downward API (spec.nodeName)";
+    POD_NAME: Container, "the Kubernetes pod, when the pod spec passes it from the downward API (metadata.name)";
+    POD_NAMESPACE: Container, "the Kubernetes namespace, from the downward API (metadata.namespace)";
+    SLURM_JOB_ID: Container, "the Slurm job this process runs in";
+    SLURM_JOB_NAME: Container, "the Slurm job's name";
+    SLURM_STEP_ID: Container, "the Slurm job step";
+    SLURM_PROCID: Container, "the task's rank within the Slurm job step";
+    SLURMD_NODENAME: Container, "the Slurm node this task runs on";
+    SLURM_CLUSTER_NAME: Container, "the Slurm cluster";
     container: Container, "set by systemd-nspawn, podman and LXC inside their containers";
     NO_COLOR: Tool, "any value turns colour off (https://no-color.org)";
     CLICOLOR_FORCE: Tool, "non-zero forces colour even when stdout is not a terminal";

@@ -6,11 +6,14 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
+
+/// How long a killed child may take to die before it is left behind as unkillable.
+const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// Default cap on what one command may print on each stream.
 pub const OUTPUT_LIMIT: usize = 256 * 1024;
@@ -47,11 +50,14 @@ pub enum RunError {
         /// What it printed before it was killed (a program that streams its answer loses
         /// only the rest).
         stdout: String,
+        /// SIGKILL did not end it within a grace period: it is stuck in the kernel (an
+        /// uninterruptible driver call) and was left behind.
+        unkillable: bool,
     },
 }
 
 /// Called with each complete line of a child's stdout as it arrives.
-pub type LineHook = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+pub type LineHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 #[derive(Clone)]
 pub struct Runner {
@@ -170,6 +176,9 @@ impl Runner {
             })?;
 
         let (tx, rx) = mpsc::channel();
+        // stdout as it arrives, so a child that cannot be reaped (its pipe never reaches
+        // EOF) still leaves what it printed.
+        let partial = Arc::new(Mutex::new(Vec::new()));
         for (index, stream) in [
             child
                 .stdout
@@ -185,14 +194,14 @@ impl Runner {
         {
             let tx = tx.clone();
             let limit = self.output_limit;
-            let hook = if index == 0 {
-                self.line_hook.clone()
+            let (hook, mirror) = if index == 0 {
+                (self.line_hook.clone(), Some(partial.clone()))
             } else {
-                None
+                (None, None)
             };
             if let Some(stream) = stream {
                 thread::spawn(move || {
-                    let _ = tx.send((index, read_capped(stream, limit, hook)));
+                    let _ = tx.send((index, read_capped(stream, limit, hook, mirror)));
                 });
             }
         }
@@ -202,22 +211,27 @@ impl Runner {
             Ok(Some(status)) => status,
             Ok(None) => {
                 kill_group(&child);
-                let _ = child.wait();
-                let mut stdout = Vec::new();
+                // A process in an uninterruptible driver call survives SIGKILL: never wait
+                // for it without bound.
+                let reaped = matches!(child.wait_timeout(KILL_GRACE), Ok(Some(_)));
+                let mut stdout = None;
                 while let Ok((index, (out, _))) = rx.recv_timeout(Duration::from_millis(200)) {
                     if index == 0 {
-                        stdout = out;
+                        stdout = Some(out);
                     }
                 }
+                let stdout = stdout
+                    .unwrap_or_else(|| partial.lock().unwrap_or_else(|e| e.into_inner()).clone());
                 return Err(RunError::TimedOut {
                     command,
                     seconds: timeout.as_secs_f64(),
                     stdout: String::from_utf8_lossy(&stdout).into_owned(),
+                    unkillable: !reaped,
                 });
             }
             Err(e) => {
                 kill_group(&child);
-                let _ = child.wait();
+                let _ = child.wait_timeout(KILL_GRACE);
                 return Err(RunError::Spawn {
                     command,
                     message: e.to_string(),
@@ -263,7 +277,12 @@ fn kill_group(child: &std::process::Child) {
 }
 
 /// Keeps the first `limit` bytes and drains the rest, so the child never blocks on a full pipe.
-fn read_capped(mut stream: impl Read, limit: usize, hook: Option<LineHook>) -> (Vec<u8>, bool) {
+fn read_capped(
+    mut stream: impl Read,
+    limit: usize,
+    hook: Option<LineHook>,
+    mirror: Option<Arc<Mutex<Vec<u8>>>>,
+) -> (Vec<u8>, bool) {
     let mut kept = Vec::new();
     let mut buf = [0u8; 8192];
     let mut truncated = false;
@@ -288,6 +307,11 @@ fn read_capped(mut stream: impl Read, limit: usize, hook: Option<LineHook>) -> (
                     truncated = true;
                 }
                 kept.extend_from_slice(&buf[..n.min(room)]);
+                if let Some(m) = &mirror {
+                    m.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend_from_slice(&buf[..n.min(room)]);
+                }
             }
         }
     }

@@ -22,6 +22,8 @@ use crate::probes::toolkits::{Toolkit, Toolkits};
 pub struct Snapshot {
     /// The `--root` the facts were read under; None for the running system.
     pub root: Option<String>,
+    /// Who and where: host, hashed machine id, Slurm/Kubernetes context, time, version.
+    pub node: Option<crate::probes::node::Node>,
     /// How each probe went, by probe name.
     pub probes: BTreeMap<String, ProbeRun>,
     pub identity: Option<Identity>,

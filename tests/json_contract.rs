@@ -86,6 +86,8 @@ struct Fix {
 #[serde(deny_unknown_fields)]
 struct Snapshot {
     root: Option<String>,
+    #[allow(dead_code)]
+    node: Option<NodeIdentity>,
     probes: BTreeMap<String, ProbeRun>,
     identity: Option<Identity>,
     platform: Option<Platform>,
@@ -104,6 +106,42 @@ struct Snapshot {
     python_live: Option<LiveTorch>,
     #[allow(dead_code)]
     smoke: Option<SmokeProbe>,
+}
+
+// Who and where (src/probes/node.rs).
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeIdentity {
+    name: String,
+    hostname: Option<String>,
+    machine_id: Option<String>,
+    slurm: Option<SlurmContext>,
+    kubernetes: Option<KubernetesContext>,
+    time: String,
+    gpudoctor_version: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlurmContext {
+    job_id: Option<String>,
+    job_name: Option<String>,
+    step_id: Option<String>,
+    proc_id: Option<String>,
+    node_name: Option<String>,
+    cluster_name: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KubernetesContext {
+    node_name: Option<String>,
+    pod_name: Option<String>,
+    namespace: Option<String>,
+    in_pod: bool,
 }
 
 // The smoke test's shape (src/probes/smoke.rs), declared independently.
@@ -144,6 +182,7 @@ enum SmokeResult {
         seconds: f64,
         run: SmokeRun,
         stuck_at: Vec<String>,
+        unkillable: bool,
     },
     Crashed {
         signal: i32,
@@ -177,6 +216,7 @@ struct SmokeRun {
     device_count: Option<i32>,
     count_error: Option<CudaError>,
     cuda_visible_devices: Option<String>,
+    stage: Option<String>,
     devices: Vec<SmokeDevice>,
     finished: bool,
     elapsed_ms: f64,
@@ -209,6 +249,7 @@ struct SmokeInfo {
     compute_capability: Option<String>,
     sm_count: Option<i32>,
     total_memory: Option<u64>,
+    integrated: Option<bool>,
 }
 
 #[allow(dead_code)]
@@ -274,12 +315,14 @@ struct SmokeMemory {
 #[serde(deny_unknown_fields)]
 struct SmokeTransfer {
     bytes: u64,
+    host_memory_cap: bool,
     iterations: u32,
     pinned_h2d_gbps: Option<f64>,
     pinned_d2h_gbps: Option<f64>,
     pageable_h2d_gbps: Option<f64>,
     pageable_d2h_gbps: Option<f64>,
     pinned_error: Option<CudaError>,
+    cpu_affinity: Option<String>,
 }
 
 #[allow(dead_code)]

@@ -763,3 +763,83 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
         .unwrap()
         .contains("2 of 2 GPU(s) passed"));
 }
+
+#[test]
+fn failed_copies_and_unpinnable_memory_are_findings() {
+    // 100 MiB copies on a 64 MiB GPU: the copy buffer cannot be allocated.
+    let node = Node::new(1);
+    let (code, v) = json(node.cmd().args(["check", "--transfer-size", "100"]));
+    assert!(device(&v, 0)["transfer"]["failed"].is_object());
+    let f = findings(&v, "GD058");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    assert!(any_title(
+        &f,
+        "host↔GPU copies failed: CUDA_ERROR_OUT_OF_MEMORY"
+    ));
+    assert_eq!(code, 1);
+    // cuMemHostAlloc refused (a low memlock limit): a warning naming ulimit -l.
+    let mut node = Node::new(1);
+    node.cuda.device(0).host_alloc_error = Some(2);
+    let (_, v) = node.check();
+    let t = &device(&v, 0)["transfer"]["ok"];
+    assert!(t["pinned_h2d_gbps"].is_null() && t["pageable_h2d_gbps"].is_number());
+    let f = findings(&v, "GD058");
+    assert!(
+        any_title(&f, "no pinned host memory"),
+        "{:#}",
+        v["findings"]
+    );
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(fix_commands(f[0]).contains("ulimit -l"));
+}
+
+#[test]
+fn a_hang_while_reading_device_properties_names_the_gpu() {
+    let mut node = Node::new(2);
+    node.cuda.device(1).hang_in = Some("cuDeviceGetName".into());
+    let (_, v) = json(node.cmd().args(["smoke", "--timeout", "3"]));
+    assert_eq!(v["result"]["status"], "timed_out", "{:#}", v["result"]);
+    let stuck = v["result"]["stuck_at"].to_string();
+    assert!(
+        stuck.contains("CUDA device 1: device properties"),
+        "{stuck}"
+    );
+    assert!(!stuck.contains("teardown"), "{stuck}");
+    // A hang in the device count names that call, not cuInit.
+    let mut node = Node::new(1);
+    node.cuda.hang_in = Some("cuDeviceGetCount".into());
+    let (_, v) = json(node.cmd().args(["smoke", "--timeout", "2"]));
+    assert_eq!(v["result"]["stuck_at"][0], "cuDeviceGetCount");
+}
+
+#[test]
+fn jit_disabled_is_a_setting_not_a_broken_gpu() {
+    let mut node = Node::new(1);
+    node.cuda.device(0).module_error = Some(223);
+    let (_, v) = json(node.cmd().env("CUDA_DISABLE_PTX_JIT", "1").arg("check"));
+    let f = findings(&v, "GD055");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(any_title(&f, "CUDA_ERROR_JIT_COMPILATION_DISABLED"));
+    assert!(f[0]["evidence"]
+        .to_string()
+        .contains("CUDA_DISABLE_PTX_JIT=1"));
+    assert!(fix_commands(f[0]).contains("unset CUDA_DISABLE_PTX_JIT"));
+}
+
+#[test]
+fn a_gpu_with_almost_no_free_memory_is_not_called_passed_by_the_memory_probe() {
+    let mut node = Node::new(1);
+    node.cuda.device(0).used_by_others = 64 * MIB - MIB;
+    let (_, v) = node.check();
+    let reason = device(&v, 0)["memory"]["skipped"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains("too little to probe"),
+        "{:#}",
+        device(&v, 0)["memory"]
+    );
+}

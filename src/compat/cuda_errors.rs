@@ -124,6 +124,14 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         source: CUDA_H,
     },
     CuResultInfo {
+        code: 223,
+        name: "CUDA_ERROR_JIT_COMPILATION_DISABLED",
+        message: "PTX JIT compilation was disabled",
+        cause: "CUDA_DISABLE_PTX_JIT=1 is set: the driver refuses to compile PTX, so code without SASS for this GPU cannot run (the GPU itself is fine)",
+        fix: "Unset CUDA_DISABLE_PTX_JIT unless you are checking that a build carries SASS for this GPU: `unset CUDA_DISABLE_PTX_JIT`",
+        source: CUDA_H,
+    },
+    CuResultInfo {
         code: 700,
         name: "CUDA_ERROR_ILLEGAL_ADDRESS",
         message: "an illegal memory access was encountered",

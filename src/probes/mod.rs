@@ -6,6 +6,7 @@ pub mod environment;
 pub mod identity;
 pub mod kernel_module;
 pub mod libraries;
+pub mod node;
 pub mod nvml;
 pub mod pci;
 pub mod platform;
@@ -117,6 +118,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     let enabled = |name: &str| opts.enabled.contains(&name);
     let mut snap = Snapshot {
         root: opts.root.as_ref().map(|r| r.display().to_string()),
+        node: Some(node::probe(&fs, &env)),
         ..Snapshot::default()
     };
 

@@ -70,6 +70,9 @@ pub enum SmokeResult {
         run: SmokeRun,
         /// Where each unfinished GPU was stuck ("cuInit", "GPU 1: context").
         stuck_at: Vec<String>,
+        /// SIGKILL did not end the worker: it is stuck inside the kernel driver.
+        #[serde(default)]
+        unkillable: bool,
     },
     Crashed {
         signal: i32,
@@ -108,6 +111,9 @@ pub struct SmokeRun {
     pub count_error: Option<CudaError>,
     /// CUDA_VISIBLE_DEVICES as the worker saw it.
     pub cuda_visible_devices: Option<String>,
+    /// The last driver call announced before the GPUs' own work.
+    #[serde(default)]
+    pub stage: Option<String>,
     pub devices: Vec<SmokeDevice>,
     pub finished: bool,
     pub elapsed_ms: f64,
@@ -155,6 +161,9 @@ pub struct DeviceInfo {
     pub compute_capability: Option<String>,
     pub sm_count: Option<i32>,
     pub total_memory: Option<u64>,
+    /// CU_DEVICE_ATTRIBUTE_INTEGRATED: the GPU shares the host's memory.
+    #[serde(default)]
+    pub integrated: Option<bool>,
 }
 
 /// One step's outcome.
@@ -236,6 +245,9 @@ pub struct MemoryProbe {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transfer {
     pub bytes: u64,
+    /// The size was cut so every GPU's copies fit in half the host's available memory.
+    #[serde(default)]
+    pub host_memory_cap: bool,
     pub iterations: u32,
     /// Median GB/s (10⁹ B/s) of each direction and host-memory kind.
     pub pinned_h2d_gbps: Option<f64>,
@@ -244,6 +256,9 @@ pub struct Transfer {
     pub pageable_d2h_gbps: Option<f64>,
     /// Pinned host memory could not be had (the pinned figures are then missing).
     pub pinned_error: Option<CudaError>,
+    /// The CPUs the copying thread ran on: those sysfs lists as local to the GPU.
+    #[serde(default)]
+    pub cpu_affinity: Option<String>,
 }
 
 /// One line of the worker's answer, flushed as it happens.
@@ -256,6 +271,10 @@ pub enum WorkerLine {
     },
     Loaded {
         path: String,
+    },
+    /// The driver call about to be made before any GPU work (cuInit, cuDeviceGetCount…).
+    Stage {
+        call: String,
     },
     Init {
         error: Option<CudaError>,
@@ -326,6 +345,7 @@ fn assemble(stdout: &str) -> Assembled {
                 return Assembled::LoadFailed { code, message }
             }
             WorkerLine::Loaded { path } => run.loaded_from = Some(path),
+            WorkerLine::Stage { call } => run.stage = Some(call),
             WorkerLine::Init {
                 error,
                 driver_version,
@@ -397,19 +417,33 @@ fn assemble(stdout: &str) -> Assembled {
 }
 
 /// Where the unfinished parts of a run were when it stopped.
-fn unfinished(run: &SmokeRun) -> Vec<String> {
+fn unfinished(run: &SmokeRun, device: Option<u32>) -> Vec<String> {
     if !run.init_done {
-        return vec!["cuInit".into()];
+        return vec![run
+            .stage
+            .clone()
+            .unwrap_or_else(|| "loading libcuda".into())];
     }
-    let mut out: Vec<String> = run
-        .devices
+    // A GPU whose thread never reported at all.
+    let expected: Vec<u32> = match (device, run.device_count) {
+        (Some(d), Some(_)) => vec![d],
+        (None, Some(n)) => (0..n.max(0) as u32).collect(),
+        _ => Vec::new(),
+    };
+    let mut out: Vec<String> = expected
         .iter()
-        .filter(|d| !d.finished)
-        .map(|d| match &d.running {
-            Some(step) => format!("{}: {step}", d.label()),
-            None => format!("{}: between steps", d.label()),
-        })
+        .filter(|o| !run.devices.iter().any(|d| d.ordinal == **o))
+        .map(|o| format!("CUDA device {o}: before its first call"))
         .collect();
+    out.extend(
+        run.devices
+            .iter()
+            .filter(|d| !d.finished)
+            .map(|d| match &d.running {
+                Some(step) => format!("{}: {step}", d.label()),
+                None => format!("{}: between steps", d.label()),
+            }),
+    );
     if out.is_empty() && !run.finished {
         out.push("after the last GPU finished (driver teardown)".into());
     }
@@ -510,12 +544,16 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
     }
     match outcome {
         Err(RunError::TimedOut {
-            seconds, stdout, ..
+            seconds,
+            stdout,
+            unkillable,
+            ..
         }) => match assemble(&stdout) {
             Assembled::LoadFailed { code, message } => SmokeResult::LoadFailed { code, message },
             Assembled::Run(run) => SmokeResult::TimedOut {
                 seconds,
-                stuck_at: unfinished(&run),
+                stuck_at: unfinished(&run, req.settings.device),
+                unkillable,
                 run: *run,
             },
         },
@@ -532,7 +570,7 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
                 return SmokeResult::Crashed {
                     signal,
                     stderr: last_lines(&out.stderr),
-                    during: unfinished(&run),
+                    during: unfinished(&run, req.settings.device),
                     run,
                 };
             }
@@ -657,11 +695,17 @@ mod tests {
         assert_eq!(run.driver_cuda().as_deref(), Some("12.4"));
         assert_eq!(run.devices.len(), 2);
         assert!(run.devices[0].finished);
-        assert_eq!(unfinished(&run), vec!["CUDA device 1: context".to_string()]);
+        assert_eq!(
+            unfinished(&run, None),
+            vec!["CUDA device 1: context".to_string()]
+        );
         let Assembled::Run(nothing) = assemble("") else {
             panic!()
         };
-        assert_eq!(unfinished(&nothing), vec!["cuInit".to_string()]);
+        assert_eq!(
+            unfinished(&nothing, None),
+            vec!["loading libcuda".to_string()]
+        );
     }
 }
 

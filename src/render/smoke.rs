@@ -106,19 +106,36 @@ fn run_text(p: &SmokeProbe, run: &SmokeRun) -> String {
     )
 }
 
-/// Every step ran and nothing in it was wrong.
+/// Every step that ran finished and nothing in it was wrong (a skipped step is neither).
 pub fn device_passed(d: &SmokeDevice) -> bool {
+    let failed = |s: Option<&Step<_>>| matches!(s, Some(Step::Failed { .. }));
+    let matmul_ok = match &d.matmul {
+        Some(Step::Ok(m)) => m.correct,
+        Some(Step::Failed { .. }) | None => false,
+        Some(Step::Skipped { .. }) => true,
+    };
+    let memory_ok = match &d.memory {
+        Some(Step::Ok(m)) => m.mismatches == 0 && m.kernel_error.is_none(),
+        Some(Step::Failed { .. }) | None => false,
+        Some(Step::Skipped { .. }) => true,
+    };
     d.finished
+        && d.info_error.is_none()
         && matches!(d.context, Some(Step::Ok(_)))
-        && d.matmul
-            .as_ref()
-            .and_then(Step::ok)
-            .is_some_and(|m| m.correct)
-        && d.memory
-            .as_ref()
-            .and_then(Step::ok)
-            .is_some_and(|m| m.mismatches == 0 && m.kernel_error.is_none())
+        && !failed(d.module.as_ref())
+        && matmul_ok
+        && memory_ok
         && matches!(d.transfer, Some(Step::Ok(_)))
+}
+
+/// The slower pinned direction as a share of the link, when both are known.
+pub fn link_share(t: &crate::probes::smoke::Transfer, link: &Link) -> Option<f64> {
+    let slowest = match (t.pinned_h2d_gbps, t.pinned_d2h_gbps) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return None,
+    };
+    Some(slowest / link.gbps)
 }
 
 /// GiB from 1 GiB up, MiB below (MIG slices and small test devices).
@@ -253,23 +270,32 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
                     gbps(t.pageable_h2d_gbps),
                     gbps(t.pageable_d2h_gbps)
                 );
-                if let Some(l) = link {
-                    let best = t
-                        .pinned_h2d_gbps
-                        .unwrap_or(0.0)
-                        .min(t.pinned_d2h_gbps.unwrap_or(0.0));
+                let share = link.and_then(|l| Some((l, link_share(t, l)?)));
+                if let Some((l, share)) = share {
                     text.push_str(&format!(
-                        " ({:.0} % of PCIe gen{} x{} {:.1} GB/s)",
-                        best / l.gbps * 100.0,
+                        " (slower direction {:.0} % of PCIe gen{} x{} {} GB/s)",
+                        share * 100.0,
                         l.generation,
                         l.width,
-                        l.gbps
+                        num(l.gbps)
+                    ));
+                }
+                if t.host_memory_cap {
+                    text.push_str(&format!(
+                        "; copies cut to {} to fit host memory",
+                        size(t.bytes)
                     ));
                 }
                 if let Some(e) = &t.pinned_error {
                     text.push_str(&format!("; no pinned memory: {}", e.name));
                 }
-                ("transfer", text, true)
+                // Judged like GD058: failed pinned memory, or under 60 % of a known link
+                // with copies big enough to tell.
+                let slow = share.is_some_and(|(_, x)| {
+                    x < crate::rules::TRANSFER_MIN_SHARE
+                        && t.bytes >= crate::rules::TRANSFER_MIN_BYTES
+                });
+                ("transfer", text, t.pinned_error.is_none() && !slow)
             }
             other => ("transfer", step_error(other).unwrap_or_default(), false),
         });

@@ -72,9 +72,15 @@ fn failure(
     log: Option<&str>,
 ) -> Finding {
     let known = cuda_errors::lookup(e.code);
+    // JIT switched off by the environment is a setting, not a broken GPU.
+    let severity = if e.code == 223 {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
     let mut f = Finding::new(
         "GD055",
-        Severity::Error,
+        severity,
         format!("{}: {what}: {}", d.label(), e.name),
     )
     .detail(format!(
@@ -110,6 +116,11 @@ fn failure(
                     .collect();
                 f = f.context(format!("held by {}", list.join(", ")), "NVML");
             }
+        }
+    }
+    if e.code == 223 {
+        if let Some(v) = snap.env_value("CUDA_DISABLE_PTX_JIT") {
+            f = f.context(format!("CUDA_DISABLE_PTX_JIT={v}"), "environment");
         }
     }
     if e.code == 214 {

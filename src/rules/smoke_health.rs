@@ -23,10 +23,14 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let f = match &p.result {
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
-        SmokeResult::TimedOut { seconds, stuck_at, .. } => Finding::new(
+        SmokeResult::TimedOut { seconds, stuck_at, unkillable, .. } => Finding::new(
             "GD059",
             Severity::Error,
-            format!("The CUDA driver did not answer within {seconds:.1} s (stuck in {})", stuck_at.join("; ")),
+            format!(
+                "The CUDA driver did not answer within {seconds:.1} s (stuck in {}){}",
+                stuck_at.join("; "),
+                if *unkillable { "; the process could not be killed: it is stuck inside the kernel driver" } else { "" }
+            ),
         )
         .detail("The smoke test runs in a child process and was killed at its deadline. A driver call that never returns — usually context creation on a GPU in a bad state, or a kernel that never finishes — will hang any CUDA program here the same way.")
         .evidence("smoke", format!("stuck in {}", stuck_at.join("; ")), "smoke worker")

@@ -1,5 +1,6 @@
-//! GD058: pinned host↔device bandwidth far below what the GPU's PCIe link can carry
-//! (a degraded link, the wrong NUMA node, an IOMMU in translation mode, a bad riser).
+//! GD058: host↔device copies that fail, pinned memory that cannot be had, or pinned
+//! bandwidth far below what the GPU's PCIe link can carry (a degraded link, the wrong NUMA
+//! node, an IOMMU in translation mode, a bad riser).
 
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};
@@ -9,7 +10,8 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_transfer",
     codes: &["GD058"],
-    checks: "pinned host↔GPU copies reach at least 60 % of the PCIe link's bandwidth",
+    checks:
+        "host↔GPU copies work, from pinned memory too, at 60 % or more of the PCIe link's bandwidth",
     run,
 };
 
@@ -26,19 +28,25 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return Outcome::NotApplicable("the smoke test did not run".into());
     };
-    let Some(sys) = snap.nvml_system() else {
-        return Outcome::NotApplicable(
-            "NVML did not answer: the link's width and generation are unknown".into(),
-        );
-    };
-    if p.settings.transfer_bytes < MIN_BYTES {
-        return Outcome::NotApplicable(format!(
+    let mut out = failures(run);
+    // Judging the bandwidth needs the link (NVML) and copies big enough to fill it.
+    let why_not = if snap.nvml_system().is_none() {
+        Some("NVML did not answer: the link's width and generation are unknown".to_string())
+    } else if p.settings.transfer_bytes < MIN_BYTES {
+        Some(format!(
             "copies of {} MiB are too small to saturate a link (at least {} MiB)",
             p.settings.transfer_bytes >> 20,
             MIN_BYTES >> 20
-        ));
-    }
-    let mut out = Vec::new();
+        ))
+    } else {
+        None
+    };
+    let (Some(sys), None) = (snap.nvml_system(), &why_not) else {
+        return match why_not {
+            Some(why) if out.is_empty() => Outcome::NotApplicable(why),
+            _ => Outcome::Checked(out),
+        };
+    };
     for d in &run.devices {
         let Some(Step::Ok(t)) = &d.transfer else {
             continue;
@@ -82,4 +90,33 @@ fn run(snap: &Snapshot) -> Outcome {
         );
     }
     Outcome::Checked(out)
+}
+
+/// Copies that failed outright, and pinned memory that could not be had.
+fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for d in &run.devices {
+        let fact = format!("smoke:{}:transfer", d.ordinal);
+        match &d.transfer {
+            Some(Step::Failed { error, .. }) => out.push(
+                Finding::new("GD058", Severity::Error, format!("{}: host↔GPU copies failed: {}", d.label(), error.name))
+                    .detail("The smoke test could not copy between host and GPU memory. Out of memory means the copy buffer did not fit (a smaller --transfer-size tells); an illegal address or unknown error on a plain copy points at DMA: the IOMMU, the PCIe link or the GPU (look for AER and Xid lines in the kernel log).")
+                    .evidence(fact, error.to_string(), "smoke test")
+                    .fix_cmd("Look for PCIe (AER), IOMMU (DMAR) and GPU (Xid) errors", "sudo dmesg | grep -i -E 'aer|dmar|iommu|xid'"),
+            ),
+            Some(Step::Ok(t)) => {
+                if let Some(e) = &t.pinned_error {
+                    out.push(
+                        Finding::new("GD058", Severity::Warning, format!("{}: no pinned host memory: {}", d.label(), e.name))
+                            .detail("cuMemHostAlloc could not page-lock host memory for the copies. PyTorch's pin_memory=True DataLoaders and NCCL need it; the usual cause is a low locked-memory limit (ulimit -l), common in containers and under Slurm.")
+                            .evidence(fact, e.to_string(), "smoke test")
+                            .fix_cmd("See the locked-memory limit", "ulimit -l")
+                            .fix_text("Raise it: `docker run --ulimit memlock=-1`, `memlock unlimited` in /etc/security/limits.conf, or PropagateResourceLimits in slurm.conf"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }

@@ -34,6 +34,14 @@ pub struct WorkerArgs {
     pub shared_gpus: Vec<String>,
 }
 
+/// The worker's arguments with what it decided once for all GPUs.
+struct Plan<'a> {
+    settings: &'a SmokeSettings,
+    shared_gpus: &'a [String],
+    /// Copy size per GPU and whether host memory made it smaller than asked.
+    transfer: (u64, bool),
+}
+
 struct Out {
     file: Mutex<std::fs::File>,
 }
@@ -84,14 +92,21 @@ fn run(args: &WorkerArgs, out: &Out) {
         path: drv.path.clone(),
     });
     let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    // Each call is announced first, so a hang names the call it hung in.
+    let stage = |call: &str| out.emit(&WorkerLine::Stage { call: call.into() });
+    stage("cuInit");
     let init = drv.init();
     // cuDriverGetVersion answers even when cuInit failed.
+    stage("cuDriverGetVersion");
     let driver_version = drv.driver_version().ok();
     let (count, count_error) = match &init {
-        Ok(()) => match drv.device_count() {
-            Ok(n) => (Some(n), None),
-            Err(e) => (None, Some(e)),
-        },
+        Ok(()) => {
+            stage("cuDeviceGetCount");
+            match drv.device_count() {
+                Ok(n) => (Some(n), None),
+                Err(e) => (None, Some(e)),
+            }
+        }
         Err(_) => (None, None),
     };
     out.emit(&WorkerLine::Init {
@@ -106,6 +121,12 @@ fn run(args: &WorkerArgs, out: &Out) {
         (None, Some(n)) => (0..n.max(0) as u32).collect(),
         _ => Vec::new(),
     };
+    let plan = Plan {
+        settings: &args.settings,
+        shared_gpus: &args.shared_gpus,
+        transfer: fit_transfer(args.settings.transfer_bytes, ordinals.len()),
+    };
+    let args = &plan;
     std::thread::scope(|s| {
         for &o in &ordinals {
             let drv = &drv;
@@ -122,9 +143,13 @@ fn run(args: &WorkerArgs, out: &Out) {
     out.emit(&WorkerLine::Done {
         elapsed_ms: ms(start),
     });
-    // Unloading libcuda (dlclose) runs its teardown, which can hang like any driver call;
-    // the process exits now and the driver cleans up after it.
+    // Unloading libcuda or running its exit handlers is driver teardown, which can hang
+    // like any driver call: the answer is out, so leave at once and let the kernel driver
+    // clean up after the process.
     std::mem::forget(drv);
+    // SAFETY: _exit ends the process without running atexit handlers; every line above
+    // was flushed when it was written.
+    unsafe { libc::_exit(0) }
 }
 
 fn ms(t: Instant) -> f64 {
@@ -137,8 +162,12 @@ struct Kernels {
     verify: CUfunction,
 }
 
-fn device(drv: &Driver, o: u32, args: &WorkerArgs, out: &Out) {
+fn device(drv: &Driver, o: u32, args: &Plan, out: &Out) {
     let start = Instant::now();
+    out.emit(&WorkerLine::Started {
+        ordinal: o,
+        step: "device properties".into(),
+    });
     let done = |out: &Out| {
         out.emit(&WorkerLine::DeviceDone {
             ordinal: o,
@@ -170,12 +199,17 @@ fn device(drv: &Driver, o: u32, args: &WorkerArgs, out: &Out) {
         Err(e) => (String::new(), Some(e)),
     };
     let uuid = drv.uuid(dev).ok();
+    let bus_id = drv.pci_bus_id(dev).ok();
+    // Integrated GPUs (Jetson, Grace-less iGPUs) share the host's RAM: the memory probe
+    // would take the host's memory.
+    let integrated = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_INTEGRATED).map(|v| v != 0);
     out.emit(&WorkerLine::Device {
         ordinal: o,
         info: Some(DeviceInfo {
             name,
             uuid: uuid.clone(),
-            pci_bus_id: drv.pci_bus_id(dev).ok(),
+            pci_bus_id: bus_id.clone(),
+            integrated,
             compute_capability: cc,
             sm_count,
             total_memory: drv.total_mem(dev).ok(),
@@ -245,6 +279,9 @@ fn device(drv: &Driver, o: u32, args: &WorkerArgs, out: &Out) {
         .as_ref()
         .is_some_and(|u| args.shared_gpus.iter().any(|s| s.eq_ignore_ascii_case(u)));
     let step = match &kernels {
+        _ if integrated == Some(true) => Step::Skipped {
+            reason: "an integrated GPU's memory is the host's RAM: not probed".into(),
+        },
         Some(k) => memory(drv, k, blocks, args.settings.mem_fraction, shared),
         None => Step::Skipped {
             reason: no_kernels(),
@@ -253,7 +290,14 @@ fn device(drv: &Driver, o: u32, args: &WorkerArgs, out: &Out) {
     out.emit(&WorkerLine::Memory { ordinal: o, step });
 
     started("transfer");
-    let step = transfer(drv, args.settings.transfer_bytes);
+    let step = transfer(
+        drv,
+        &TransferPlan {
+            bytes: args.transfer.0,
+            host_memory_cap: args.transfer.1,
+            pci_bus_id: bus_id.as_deref(),
+        },
+    );
     out.emit(&WorkerLine::Transfer { ordinal: o, step });
     done(out)
 }
@@ -375,6 +419,10 @@ fn memory(
     shared: bool,
 ) -> Step<MemoryProbe> {
     match try_memory(drv, k, blocks, fraction, shared) {
+        // Nothing allocated because nothing was free enough to try: say so, not "passed".
+        Ok(m) if m.target == 0 => Step::Skipped {
+            reason: format!("only {} MiB free: too little to probe", m.free_before / MIB),
+        },
         Ok(m) => Step::Ok(m),
         Err(e) => failed(e),
     }
@@ -528,18 +576,31 @@ fn grid(words: u64, blocks: u32) -> u32 {
     (words.div_ceil(256).max(1)).min(blocks as u64) as u32
 }
 
-fn transfer(drv: &Driver, bytes: u64) -> Step<Transfer> {
-    match try_transfer(drv, bytes) {
+/// Pinned copies are timed one GPU at a time: GPUs behind one PCIe switch share its uplink,
+/// and timing them together would halve each one's figure.
+static PINNED_TIMING: Mutex<()> = Mutex::new(());
+
+/// What the transfer step is given: the size (already fitted to host memory) and where the
+/// GPU sits.
+struct TransferPlan<'a> {
+    bytes: u64,
+    host_memory_cap: bool,
+    pci_bus_id: Option<&'a str>,
+}
+
+fn transfer(drv: &Driver, plan: &TransferPlan) -> Step<Transfer> {
+    match try_transfer(drv, plan) {
         Ok(t) => Step::Ok(t),
         Err(e) => failed(e),
     }
 }
 
-fn try_transfer(drv: &Driver, bytes: u64) -> Result<Transfer, CudaError> {
+fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError> {
+    let bytes = plan.bytes;
     let n = bytes as usize;
+    // Host buffers on the GPU's own NUMA node: run this thread on the CPUs next to it.
+    let cpu_affinity = plan.pci_bus_id.and_then(bind_near);
     let dev = DevBuf::new(drv, bytes)?;
-    // Touched, so page faults are not timed.
-    let mut pageable = vec![0xA5u8; n];
     let time = |host: *mut u8, h2d: bool| -> Result<Option<f64>, CudaError> {
         let mut times = Vec::with_capacity(REPEATS);
         for i in 0..=REPEATS {
@@ -558,16 +619,26 @@ fn try_transfer(drv: &Driver, bytes: u64) -> Result<Transfer, CudaError> {
                 times.push(t.elapsed().as_secs_f64());
             }
         }
-        Ok(median(&mut times).map(|s| bytes as f64 / s / 1e9))
+        Ok(median(&mut times).map(|s| finite(bytes as f64 / s / 1e9)))
     };
-    let pageable_h2d = time(pageable.as_mut_ptr(), true)?;
-    let pageable_d2h = time(pageable.as_mut_ptr(), false)?;
+    // Pageable first, freed before the pinned buffer exists: one host buffer at a time.
+    let (pageable_h2d, pageable_d2h) = {
+        // Touched, so page faults are not timed.
+        let mut pageable = vec![0xA5u8; n];
+        (
+            time(pageable.as_mut_ptr(), true)?,
+            time(pageable.as_mut_ptr(), false)?,
+        )
+    };
     let (mut pinned_h2d, mut pinned_d2h, mut pinned_error) = (None, None, None);
     match drv.host_alloc(n) {
         Ok(p) => {
             // SAFETY: p holds n bytes.
             unsafe { std::ptr::write_bytes(p, 0x5A, n) };
-            let r = time(p, true).and_then(|h| Ok((h, time(p, false)?)));
+            let r = {
+                let _alone = PINNED_TIMING.lock().unwrap_or_else(|e| e.into_inner());
+                time(p, true).and_then(|h| Ok((h, time(p, false)?)))
+            };
             // SAFETY: p came from host_alloc.
             let _ = unsafe { drv.host_free(p) };
             let (h, d) = r?;
@@ -576,16 +647,76 @@ fn try_transfer(drv: &Driver, bytes: u64) -> Result<Transfer, CudaError> {
         }
         Err(e) => pinned_error = Some(e),
     }
-    drop(pageable);
     Ok(Transfer {
         bytes,
+        host_memory_cap: plan.host_memory_cap,
         iterations: REPEATS as u32,
         pinned_h2d_gbps: pinned_h2d,
         pinned_d2h_gbps: pinned_d2h,
         pageable_h2d_gbps: pageable_h2d,
         pageable_d2h_gbps: pageable_d2h,
         pinned_error,
+        cpu_affinity,
     })
+}
+
+/// Runs the calling thread on the CPUs sysfs lists as local to the GPU at `bus` and returns
+/// that list; None when sysfs does not say (no such device here, a VM without NUMA info).
+fn bind_near(bus: &str) -> Option<String> {
+    let bus = bus.to_ascii_lowercase();
+    // CUDA writes a 4-digit domain ("0000:18:00.0"), as sysfs does.
+    let path = format!("/sys/bus/pci/devices/{bus}/local_cpulist");
+    let list = std::fs::read_to_string(path).ok()?.trim().to_string();
+    let cpus = parse_cpulist(&list)?;
+    // SAFETY: a zeroed cpu_set_t filled with CPU_SET, applied to this thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for c in &cpus {
+            if (*c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(*c as usize, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return None;
+        }
+    }
+    Some(list)
+}
+
+/// "0-23,48-71" → [0, 1, …]; None for anything else.
+fn parse_cpulist(list: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in list.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if b < a || b - a > 4096 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The copy size each GPU can have when all copy at once without taking more than half of
+/// the host's available memory (MemAvailable).
+fn fit_transfer(bytes: u64, gpus: usize) -> (u64, bool) {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    });
+    match available {
+        Some(avail) if gpus > 0 && bytes * gpus as u64 > avail / 2 => {
+            let fitted = round_down(avail / 2 / gpus as u64, MIB).max(MIB);
+            (fitted, true)
+        }
+        _ => (bytes, false),
+    }
 }
 
 #[cfg(test)]
@@ -598,5 +729,11 @@ mod tests {
         assert_eq!(grid(257, 100), 2);
         assert_eq!(grid(1 << 30, 1056), 1056);
         assert_ne!(chunk_seed(0), chunk_seed(1));
+        assert_eq!(parse_cpulist("0-3,8"), Some(vec![0, 1, 2, 3, 8]));
+        assert_eq!(parse_cpulist("3-1"), None);
+        assert_eq!(parse_cpulist("x"), None);
+        assert_eq!(fit_transfer(1 << 20, 1), (1 << 20, false));
+        let (fitted, capped) = fit_transfer(u64::MAX / 64, 8);
+        assert!(capped && fitted >= MIB);
     }
 }

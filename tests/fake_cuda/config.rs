@@ -61,6 +61,9 @@ pub struct Device {
     /// cuModuleLoadDataEx returns this (209, 218, 222) and logs "fake JIT: error <code>".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub module_error: Option<i32>,
+    /// cuMemHostAlloc returns this (2 for a locked-memory limit) while this device's context is current.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_alloc_error: Option<i32>,
     /// cuMemAlloc_v2 returns 2 once this device's live allocations would exceed N bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oom_after_bytes: Option<u64>,
@@ -104,6 +107,7 @@ impl Default for Device {
             used_by_others: 0,
             ctx_error: None,
             module_error: None,
+            host_alloc_error: None,
             oom_after_bytes: None,
             matmul_wrong: false,
             bit_flips: 0,

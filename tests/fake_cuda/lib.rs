@@ -778,6 +778,9 @@ pub unsafe extern "C" fn cuMemHostAlloc(
         if pp.is_null() || bytes == 0 {
             return Err(INVALID_VALUE);
         }
+        if let Some(rc) = c.device().host_alloc_error {
+            return Err(rc);
+        }
         let layout = Layout::from_size_align(bytes, HOST_ALIGN).map_err(|_| OUT_OF_MEMORY)?;
         let p = alloc_zeroed(layout);
         if p.is_null() {

@@ -1,0 +1,150 @@
+//! Who and where a report is from: the host, a stable machine identifier (hashed, never the
+//! raw /etc/machine-id), the scheduler context (Slurm, Kubernetes), the time and the
+//! gpudoctor version. `gpudoctor fleet` groups node reports by it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::envvars::{self, Env};
+use crate::fsys::HostFs;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Node {
+    /// The scheduler's node name when there is one, else the host name: what `fleet` and
+    /// `--output …/{host}.json` call this node.
+    pub name: String,
+    pub hostname: Option<String>,
+    /// SHA-256 of "gpudoctor:" + /etc/machine-id, first 32 hex digits: stable per machine,
+    /// not the identifier itself (machine-id(5) asks not to expose it).
+    pub machine_id: Option<String>,
+    pub slurm: Option<Slurm>,
+    pub kubernetes: Option<Kubernetes>,
+    /// When the report was made (RFC 3339, UTC).
+    pub time: String,
+    pub gpudoctor_version: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Slurm {
+    pub job_id: Option<String>,
+    pub job_name: Option<String>,
+    pub step_id: Option<String>,
+    pub proc_id: Option<String>,
+    pub node_name: Option<String>,
+    pub cluster_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Kubernetes {
+    pub node_name: Option<String>,
+    pub pod_name: Option<String>,
+    pub namespace: Option<String>,
+    /// KUBERNETES_SERVICE_HOST is set: this is a pod even without the downward API.
+    pub in_pod: bool,
+}
+
+pub fn probe(fs: &HostFs, env: &Env) -> Node {
+    let get = |v| {
+        env.get_str(v)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let slurm = Slurm {
+        job_id: get(envvars::SLURM_JOB_ID),
+        job_name: get(envvars::SLURM_JOB_NAME),
+        step_id: get(envvars::SLURM_STEP_ID),
+        proc_id: get(envvars::SLURM_PROCID),
+        node_name: get(envvars::SLURMD_NODENAME),
+        cluster_name: get(envvars::SLURM_CLUSTER_NAME),
+    };
+    let slurm = (slurm != Slurm::default()).then_some(slurm);
+    let kubernetes = Kubernetes {
+        node_name: get(envvars::NODE_NAME),
+        pod_name: get(envvars::POD_NAME),
+        namespace: get(envvars::POD_NAMESPACE),
+        in_pod: get(envvars::KUBERNETES_SERVICE_HOST).is_some(),
+    };
+    let kubernetes = (kubernetes != Kubernetes::default()).then_some(kubernetes);
+    let hostname = hostname(fs);
+    let name = slurm
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .or_else(|| kubernetes.as_ref().and_then(|k| k.node_name.clone()))
+        .or_else(|| hostname.clone())
+        .unwrap_or_else(|| "unknown".into());
+    Node {
+        name,
+        hostname,
+        machine_id: machine_id(fs),
+        slurm,
+        kubernetes,
+        time: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        gpudoctor_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// The inspected system's /etc/hostname under --root; the running kernel's name otherwise.
+fn hostname(fs: &HostFs) -> Option<String> {
+    if fs.root().is_some() {
+        return fs
+            .read_text(Path::new("/etc/hostname"))
+            .ok()
+            .and_then(|f| f.text.lines().next().map(|l| l.trim().to_string()))
+            .filter(|h| !h.is_empty() && !h.chars().any(char::is_control));
+    }
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer and its length match; gethostname NUL-terminates within it.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) } != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+    (!name.is_empty()).then_some(name)
+}
+
+fn machine_id(fs: &HostFs) -> Option<String> {
+    let text = fs.read_text(Path::new("/etc/machine-id")).ok()?.text;
+    let id = text.trim();
+    // machine-id(5): 32 lowercase hex digits; "uninitialized" and empty files are not ids.
+    if id.len() != 32 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let digest = Sha256::digest(format!("gpudoctor:{}", id.to_ascii_lowercase()).as_bytes());
+    Some(digest[..16].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A node name safe as a file name: `{host}` in --output.
+pub fn file_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match cleaned.trim_matches('.') {
+        "" => "unknown".into(),
+        s => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_safe_file_names() {
+        assert_eq!(file_name("node017"), "node017");
+        assert_eq!(file_name("../../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(file_name(".."), "unknown");
+        assert_eq!(file_name("gpu node/1"), "gpu_node_1");
+    }
+}
