@@ -34,6 +34,9 @@ _gpudoctor() {
             gpudoctor,explain)
                 cmd="gpudoctor__subcmd__explain"
                 ;;
+            gpudoctor,fleet)
+                cmd="gpudoctor__subcmd__fleet"
+                ;;
             gpudoctor,help)
                 cmd="gpudoctor__subcmd__help"
                 ;;
@@ -61,6 +64,9 @@ _gpudoctor() {
             gpudoctor__subcmd__help,explain)
                 cmd="gpudoctor__subcmd__help__subcmd__explain"
                 ;;
+            gpudoctor__subcmd__help,fleet)
+                cmd="gpudoctor__subcmd__help__subcmd__fleet"
+                ;;
             gpudoctor__subcmd__help,help)
                 cmd="gpudoctor__subcmd__help__subcmd__help"
                 ;;
@@ -77,7 +83,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help --version check explain toolkit devices smoke __nvml-worker __smoke-worker completions help"
+            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help --version check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -131,6 +137,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --matmul-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -151,7 +161,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd____nvml__subcmd__worker)
-            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -209,6 +219,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --matmul-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -229,7 +243,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd____smoke__subcmd__worker)
-            opts="-v -h --lib --device --matmul-size --mem-fraction --transfer-bytes --shared-gpu --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --transfer-size --help"
+            opts="-v -h --lib --device --matmul-size --mem-fraction --transfer-bytes --shared-gpu --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -307,6 +321,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -319,7 +337,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -370,6 +388,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -393,7 +415,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__completions)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help bash elvish fish powershell zsh"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -444,6 +466,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -467,7 +493,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__devices)
-            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -518,6 +544,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -541,7 +571,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -595,6 +625,88 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__fleet)
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --matmul-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -615,7 +727,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help)
-            opts="check explain toolkit devices smoke __nvml-worker __smoke-worker completions help"
+            opts="check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -712,6 +824,20 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__help__subcmd__fleet)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -755,7 +881,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__smoke)
-            opts="-v -h --device --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            opts="-v -h --device --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -813,6 +939,10 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --matmul-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -833,7 +963,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__toolkit)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --matmul-size --mem-fraction --transfer-size --help"
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -884,6 +1014,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -76,6 +76,12 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         device: Option<u32>,
     },
+    /// Aggregate node reports (`check --format json`): the fleet's shape, outlier nodes, findings by code across nodes
+    Fleet {
+        /// Report files, directories (searched for *.json) or `-` for newline-delimited JSON on stdin
+        #[arg(required = true, value_name = "REPORTS")]
+        reports: Vec<PathBuf>,
+    },
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
@@ -179,6 +185,9 @@ pub struct GlobalOpts {
     /// A quick static check: no smoke test (same as --no-smoke)
     #[arg(long, global = true)]
     pub quick: bool,
+    /// Also write the report (in --format) to PATH, `{host}` replaced by the node's name; stdout gets the human report
+    #[arg(long, global = true, value_name = "PATH")]
+    pub output: Option<PathBuf>,
     /// Smoke test: N of the N×N FP32 matmul (16–8192)
     #[arg(long, global = true, value_name = "N", default_value_t = 1024)]
     pub matmul_size: u32,
@@ -237,6 +246,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Toolkit => toolkit(g),
         Command::Devices { index, detail } => devices(g, index, detail),
         Command::Smoke { device } => smoke(g, device),
+        Command::Fleet { reports } => fleet(g, &reports),
         Command::SmokeWorker {
             lib,
             device,
@@ -508,20 +518,97 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     let report = Report::new(snapshot, checks, findings);
 
     let format = if g.json { Format::Json } else { g.format };
-    let text = match format {
-        Format::Json => render::json::render(&report),
-        Format::Markdown => render::markdown::render(&report, g.verbose),
-        Format::Human => render::human::render(
+    let human = |style: Style| {
+        render::human::render(
             &report,
             &render::human::Options {
                 verbose: g.verbose,
-                style: Style::for_stdout(),
+                style,
                 width: terminal_width(&env),
             },
-        ),
+        )
+    };
+    let text = match format {
+        Format::Json => render::json::render(&report),
+        Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Human => human(Style::for_stdout()),
+    };
+    match &g.output {
+        // The file gets the chosen format; the terminal (or the job log) the human report.
+        Some(path) => {
+            let file_text = if format == Format::Human {
+                human(Style::plain())
+            } else {
+                text
+            };
+            let written = write_output(path, &report, &file_text)?;
+            emit(human(Style::for_stdout()).as_bytes())?;
+            eprintln!("gpudoctor: report written to {}", written.display());
+        }
+        None => {
+            emit(text.as_bytes())?;
+        }
+    }
+    Ok(exit_code(g, report.worst()))
+}
+
+/// Writes `text` to `path` with `{host}` replaced by the node's name (safe as a file
+/// name), creating the directory, atomically: a shared filesystem never shows a half
+/// report to `gpudoctor fleet`.
+fn write_output(path: &Path, report: &Report, text: &str) -> Result<PathBuf, CliError> {
+    let host = report
+        .snapshot
+        .node
+        .as_ref()
+        .map(|n| crate::probes::node::file_name(&n.name))
+        .unwrap_or_else(|| "unknown".into());
+    let expanded = PathBuf::from(path.to_string_lossy().replace("{host}", &host));
+    let fail = |what: &str, e: std::io::Error| {
+        CliError::Usage(format!("--output {}: {what}: {e}", expanded.display()))
+    };
+    if let Some(dir) = expanded.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
+    }
+    let name = expanded.file_name().ok_or_else(|| {
+        CliError::Usage(format!("--output {}: not a file name", expanded.display()))
+    })?;
+    let tmp = expanded.with_file_name(format!(
+        ".{}.tmp.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, text).map_err(|e| fail("writing", e))?;
+    std::fs::rename(&tmp, &expanded).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail("renaming into place", e)
+    })?;
+    Ok(expanded)
+}
+
+fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
+    if g.root.is_some() || g.from.is_some() || g.output.is_some() {
+        return Err(CliError::Usage(
+            "`gpudoctor fleet` reads saved reports: --root, --from and --output do not apply"
+                .into(),
+        ));
+    }
+    let (nodes, problems) = crate::fleet::load(reports);
+    let has_problems = !problems.is_empty();
+    let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
+    let format = if g.json { Format::Json } else { g.format };
+    let text = match format {
+        Format::Json => render::fleet::render_json(&fleet),
+        Format::Markdown => render::fleet::render_markdown(&fleet),
+        Format::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
     };
     emit(text.as_bytes())?;
-    Ok(exit_code(g, report.worst()))
+    // A report that could not be read is a node whose state is unknown.
+    let code = exit_code(g, fleet.worst());
+    Ok(if has_problems && g.fail_on != FailOn::Never {
+        1
+    } else {
+        code
+    })
 }
 
 /// The snapshot to judge: replayed from --from, or probed now (under --root if given).

@@ -8,6 +8,7 @@ pub mod envvars;
 pub mod fact;
 pub mod fatbin;
 pub mod findings;
+pub mod fleet;
 pub mod fsys;
 pub mod ldcache;
 pub mod nvml_worker;

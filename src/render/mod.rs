@@ -1,6 +1,7 @@
 //! Renderers only format: one Report in, text out.
 
 pub mod devices;
+pub mod fleet;
 pub mod human;
 pub mod json;
 pub mod markdown;

@@ -390,8 +390,8 @@ fn try_matmul(drv: &Driver, f: CUfunction, n: u32) -> Result<Matmul, CudaError> 
     let check = check_matmul(&a, &b, &c, nn, CHECKED_ROWS);
     Ok(Matmul {
         n,
-        ms: secs * 1e3,
-        gflops: 2.0 * (n as f64).powi(3) / secs / 1e9,
+        ms: finite(secs * 1e3),
+        gflops: finite(2.0 * (n as f64).powi(3) / secs / 1e9),
         checked_rows: check.checked_rows as u32,
         wrong_elements: check.wrong_elements as u64,
         max_abs_error: finite(check.max_abs_error),

@@ -1,0 +1,438 @@
+//! `gpudoctor fleet`: reads node reports (`check --format json`, one per node, written by
+//! Slurm, Kubernetes, pdsh or Ansible runs), and finds which nodes are broken and how.
+//! Reading is here; the judgement is in aggregate.rs; src/render/fleet.rs formats.
+
+pub mod aggregate;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::findings::Severity;
+use crate::probes::node::Node;
+use crate::probes::nvml::Field;
+use crate::report::SCHEMA_VERSION;
+
+/// Largest report accepted (a 64-GPU node with MIG is well under 4 MiB).
+const REPORT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// A report that could not be used, and why: never dropped silently.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    /// The file, or `stdin:LINE`.
+    pub source: String,
+    /// unreadable, not_json, not_a_report, incompatible_schema, missing.
+    pub kind: String,
+    pub detail: String,
+}
+
+/// The parts of a report the fleet view reads, declared minimally: everything else is
+/// skipped by the parser without being built (10,000 reports must take under a second).
+#[derive(Deserialize)]
+struct ReportIn {
+    schema_version: Option<u64>,
+    #[serde(default)]
+    snapshot: Option<SnapshotIn>,
+    #[serde(default)]
+    findings: Vec<FindingIn>,
+}
+
+#[derive(Deserialize)]
+pub struct FindingIn {
+    pub code: String,
+    pub severity: Severity,
+    pub title: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct SnapshotIn {
+    pub node: Option<Node>,
+    pub kernel_module: Option<KernelModuleIn>,
+    pub nvml: Option<NvmlIn>,
+    pub toolkits: Option<ToolkitsIn>,
+    pub python: Option<Vec<PythonIn>>,
+    pub smoke: Option<SmokeIn>,
+}
+
+/// A Fact: `{"source", "value"}` or `{"source", "missing"}`.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+pub struct FactIn<T> {
+    #[serde(default = "none")]
+    pub value: Option<T>,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+impl<T> Default for FactIn<T> {
+    fn default() -> Self {
+        FactIn { value: None }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct KernelModuleIn {
+    pub version_file: FactIn<VersionIn>,
+    pub gpus: FactIn<Vec<DriverGpuIn>>,
+}
+
+#[derive(Deserialize)]
+pub struct VersionIn {
+    pub version: String,
+    #[serde(default)]
+    pub l4t: bool,
+}
+
+#[derive(Deserialize)]
+pub struct DriverGpuIn {
+    pub model: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct NvmlIn {
+    pub result: NvmlResultIn,
+}
+
+#[derive(Deserialize)]
+pub struct NvmlResultIn {
+    /// ok, or timed_out with what came before the hang.
+    pub system: Option<NvmlSystemIn>,
+    pub partial: Option<NvmlSystemIn>,
+}
+
+#[derive(Deserialize)]
+pub struct NvmlSystemIn {
+    pub driver_version: Field<String>,
+    pub cuda_driver_version: Field<String>,
+    pub device_count: Field<u32>,
+    pub devices: Vec<NvmlGpuIn>,
+}
+
+#[derive(Deserialize)]
+pub struct NvmlGpuIn {
+    pub name: Field<String>,
+}
+
+#[derive(Deserialize)]
+pub struct ToolkitsIn {
+    pub installs: Vec<ToolkitIn>,
+    pub nvcc_on_path: Option<IndexIn>,
+    pub cuda_home: IndexIn,
+}
+
+#[derive(Deserialize)]
+pub struct ToolkitIn {
+    pub cuda: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct IndexIn {
+    pub toolkit: Option<usize>,
+}
+
+#[derive(Deserialize)]
+pub struct PythonIn {
+    pub primary: bool,
+    pub torch: Option<TorchIn>,
+}
+
+#[derive(Deserialize)]
+pub struct TorchIn {
+    pub version: FactIn<String>,
+}
+
+#[derive(Deserialize)]
+pub struct SmokeIn {
+    pub result: SmokeResultIn,
+}
+
+#[derive(Deserialize)]
+pub struct SmokeResultIn {
+    pub run: Option<SmokeRunIn>,
+}
+
+#[derive(Deserialize)]
+pub struct SmokeRunIn {
+    pub devices: Vec<SmokeDeviceIn>,
+}
+
+#[derive(Deserialize)]
+pub struct SmokeDeviceIn {
+    pub matmul: Option<StepIn<MatmulIn>>,
+    pub transfer: Option<StepIn<TransferIn>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepIn<T> {
+    Ok(T),
+    Failed(serde::de::IgnoredAny),
+    Skipped(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+pub struct MatmulIn {
+    pub gflops: f64,
+}
+
+#[derive(Deserialize)]
+pub struct TransferIn {
+    pub pinned_h2d_gbps: Option<f64>,
+    pub pinned_d2h_gbps: Option<f64>,
+}
+
+/// One node's report, read.
+pub struct NodeReport {
+    pub source: String,
+    pub snapshot: SnapshotIn,
+    pub findings: Vec<FindingIn>,
+}
+
+/// Every input named on the command line: a file to read, or a line of stdin.
+struct Input {
+    source: String,
+    what: InputKind,
+}
+
+enum InputKind {
+    File(PathBuf),
+    Text(String),
+}
+
+/// Reads the reports named by `args` (files, directories searched for *.json, `-` for
+/// newline-delimited JSON on stdin) and parses them on every core.
+pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Vec<Problem>) {
+    let mut inputs = Vec::new();
+    let mut problems = Vec::new();
+    for a in args {
+        if a == Path::new("-") {
+            let mut text = String::new();
+            match std::io::stdin().lock().read_to_string(&mut text) {
+                Ok(_) => {
+                    for (i, line) in text.lines().enumerate() {
+                        if !line.trim().is_empty() {
+                            inputs.push(Input {
+                                source: format!("stdin:{}", i + 1),
+                                what: InputKind::Text(line.to_string()),
+                            });
+                        }
+                    }
+                }
+                Err(e) => problems.push(Problem {
+                    source: "stdin".into(),
+                    kind: "unreadable".into(),
+                    detail: e.to_string(),
+                }),
+            }
+        } else {
+            collect_paths(a, &mut inputs, &mut problems);
+        }
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 16);
+    let chunk = inputs.len().div_ceil(threads).max(1);
+    let parsed: Vec<Result<NodeReport, Problem>> = std::thread::scope(|s| {
+        let handles: Vec<_> = inputs
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    vec![Err(Problem {
+                        source: "?".into(),
+                        kind: "unreadable".into(),
+                        detail: "a reader thread failed (a bug)".into(),
+                    })]
+                })
+            })
+            .collect()
+    });
+    let mut reports = Vec::new();
+    for p in parsed {
+        match p {
+            Ok(r) => reports.push(r),
+            Err(e) => problems.push(e),
+        }
+    }
+    (reports, problems)
+}
+
+fn collect_paths(path: &Path, inputs: &mut Vec<Input>, problems: &mut Vec<Problem>) {
+    let shown = path.display().to_string();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            problems.push(Problem {
+                source: shown,
+                kind: if e.kind() == std::io::ErrorKind::NotFound {
+                    "missing"
+                } else {
+                    "unreadable"
+                }
+                .into(),
+                detail: e.to_string(),
+            });
+            return;
+        }
+    };
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
+            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+            Err(e) => {
+                problems.push(Problem {
+                    source: shown,
+                    kind: "unreadable".into(),
+                    detail: e.to_string(),
+                });
+                return;
+            }
+        };
+        entries.sort();
+        for p in entries {
+            let is_dir = std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
+            if is_dir || p.extension().is_some_and(|e| e == "json") {
+                collect_paths(&p, inputs, problems);
+            }
+        }
+        return;
+    }
+    if meta.len() > REPORT_LIMIT {
+        problems.push(Problem {
+            source: shown,
+            kind: "unreadable".into(),
+            detail: format!("larger than {} MiB", REPORT_LIMIT >> 20),
+        });
+        return;
+    }
+    inputs.push(Input {
+        source: shown,
+        what: InputKind::File(path.to_path_buf()),
+    });
+}
+
+fn parse(input: &Input) -> Result<NodeReport, Problem> {
+    let problem = |kind: &str, detail: String| Problem {
+        source: input.source.clone(),
+        kind: kind.into(),
+        detail,
+    };
+    // Files are read here, on the parsing threads, and dropped once parsed.
+    let owned;
+    let text: &str = match &input.what {
+        InputKind::Text(t) => t,
+        InputKind::File(p) => {
+            owned = std::fs::read(p)
+                .map_err(|e| e.to_string())
+                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
+                .map_err(|e| problem("unreadable", e))?;
+            &owned
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(problem("not_json", "empty".into()));
+    }
+    // One parse on the common path; only a report that does not fit is looked at again
+    // to say why.
+    match serde_json::from_str::<ReportIn>(text) {
+        Ok(r) if r.schema_version == Some(SCHEMA_VERSION as u64) && r.snapshot.is_some() => {
+            Ok(NodeReport {
+                source: input.source.clone(),
+                snapshot: r.snapshot.unwrap_or_default(),
+                findings: r.findings,
+            })
+        }
+        parsed => Err(classify(text, parsed.err(), &problem)),
+    }
+}
+
+/// Why a text is not a usable report: not JSON, not a report, or another schema.
+fn classify(
+    text: &str,
+    error: Option<serde_json::Error>,
+    problem: &dyn Fn(&str, String) -> Problem,
+) -> Problem {
+    #[derive(Deserialize)]
+    struct Version {
+        schema_version: Option<serde_json::Value>,
+        snapshot: Option<serde::de::IgnoredAny>,
+    }
+    let v: Version = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return problem("not_json", e.to_string()),
+    };
+    if v.snapshot.is_none() {
+        return problem(
+            "not_a_report",
+            "no \"snapshot\": not written by `gpudoctor check --format json`".into(),
+        );
+    }
+    match v.schema_version.as_ref().and_then(|s| s.as_u64()) {
+        Some(n) if n == SCHEMA_VERSION as u64 => problem(
+            "not_a_report",
+            error.map_or("unreadable report".into(), |e| e.to_string()),
+        ),
+        other => problem(
+            "incompatible_schema",
+            format!(
+                "schema_version {} (this gpudoctor reads {SCHEMA_VERSION})",
+                other.map_or("missing".to_string(), |n| n.to_string())
+            ),
+        ),
+    }
+}
+
+/// "node2" before "node10": digit runs compare as numbers.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
+                let i = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let j = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (na, nb) = (&x[..i], &y[..j]);
+                let strip = |s: &[u8]| -> Vec<u8> {
+                    let z = s.iter().take_while(|&&c| c == b'0').count();
+                    s[z..].to_vec()
+                };
+                let (sa, sb) = (strip(na), strip(nb));
+                let ord = sa.len().cmp(&sb.len()).then(sa.cmp(&sb));
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+                x = &x[i..];
+                y = &y[j..];
+            }
+            (Some(p), Some(q)) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["node10", "node2", "node1", "gpu-a", "node02"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["gpu-a", "node1", "node2", "node02", "node10"]);
+    }
+}

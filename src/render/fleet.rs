@@ -1,0 +1,205 @@
+//! `gpudoctor fleet` as text, Markdown or JSON: the shape, the outliers, the findings by
+//! code across nodes, and the reports that could not be read.
+
+use super::{printable, Style};
+use crate::findings::Severity;
+use crate::fleet::aggregate::{Count, Fleet};
+
+pub fn render_json(f: &Fleet) -> String {
+    let mut s = serde_json::to_string_pretty(f)
+        .unwrap_or_else(|e| format!("{{\"error\": \"could not serialise the fleet: {e}\"}}"));
+    s.push('\n');
+    s
+}
+
+fn counts(c: &[Count]) -> String {
+    c.iter()
+        .map(|c| {
+            format!(
+                "{} ({} node{})",
+                c.value,
+                c.nodes,
+                if c.nodes == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn sev(s: Severity, st: &Style) -> String {
+    match s {
+        Severity::Error => st.red("error"),
+        Severity::Warning => st.yellow("warning"),
+        Severity::Info => st.cyan("info"),
+    }
+}
+
+pub fn render_human(f: &Fleet, st: &Style) -> String {
+    let mut out = String::new();
+    let sh = &f.shape;
+    out.push_str(&st.bold(&format!(
+        "Fleet: {} node{}, {} GPU{} — {} with errors, {} with warnings, {} clean{}",
+        sh.nodes,
+        if sh.nodes == 1 { "" } else { "s" },
+        sh.gpus,
+        if sh.gpus == 1 { "" } else { "s" },
+        f.nodes_with_errors,
+        f.nodes_with_warnings,
+        f.clean_nodes,
+        if f.problems.is_empty() {
+            String::new()
+        } else {
+            format!(", {} report(s) unusable", f.problems.len())
+        }
+    )));
+    out.push_str("\n\n");
+    let models = sh
+        .gpus_by_model
+        .iter()
+        .map(|m| {
+            format!(
+                "{} × {} ({} node{})",
+                m.gpus,
+                m.model,
+                m.nodes,
+                if m.nodes == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    for (label, value) in [
+        ("GPUs", models),
+        ("GPUs per node", counts(&sh.gpu_counts)),
+        ("drivers", counts(&sh.drivers)),
+        ("CUDA (driver)", counts(&sh.cuda)),
+        ("toolkits", counts(&sh.toolkits)),
+        ("torch", counts(&sh.torch)),
+    ] {
+        out.push_str(&format!("  {label:<14} {}\n", printable(&value)));
+    }
+
+    if !f.outliers.is_empty() {
+        out.push_str(&format!(
+            "\n{}\n",
+            st.bold("Outliers (differ from the nodes with the same GPU model)")
+        ));
+        for o in &f.outliers {
+            out.push_str(&format!(
+                "  {} {:<10} {}  (peers: {}; {} other {} node{})\n",
+                st.yellow(&printable(&o.node)),
+                o.what,
+                printable(&o.value),
+                printable(&o.peers),
+                o.peer_nodes,
+                printable(&o.group),
+                if o.peer_nodes == 1 { "" } else { "s" }
+            ));
+        }
+    }
+
+    if !f.findings.is_empty() {
+        out.push_str(&format!(
+            "\n{}\n",
+            st.bold("Findings by code (worst first)")
+        ));
+        for g in &f.findings {
+            out.push_str(&format!(
+                "  {} {} on {} of {} node{}: {}\n      {}\n",
+                sev(g.severity, st),
+                g.code,
+                g.nodes,
+                sh.nodes,
+                if sh.nodes == 1 { "" } else { "s" },
+                printable(&Fleet::names_line(&g.node_names)),
+                st.dim(&printable(&g.title)),
+            ));
+        }
+    }
+
+    if !f.problems.is_empty() {
+        out.push_str(&format!("\n{}\n", st.bold("Reports not used")));
+        for p in &f.problems {
+            out.push_str(&format!(
+                "  {} {}: {}\n",
+                st.red(&p.kind),
+                printable(&p.source),
+                printable(&p.detail)
+            ));
+        }
+    }
+    if f.findings.is_empty() && f.outliers.is_empty() && f.problems.is_empty() {
+        out.push_str(&format!(
+            "\n{}\n",
+            st.green("Every node is healthy and alike.")
+        ));
+    }
+    out
+}
+
+pub fn render_markdown(f: &Fleet) -> String {
+    let cell = |s: &str| printable(s).replace('|', "\\|");
+    let mut out = String::from("# gpudoctor fleet\n\n");
+    let sh = &f.shape;
+    out.push_str(&format!(
+        "**{} nodes, {} GPUs** — {} with errors, {} with warnings, {} clean.\n\n",
+        sh.nodes, sh.gpus, f.nodes_with_errors, f.nodes_with_warnings, f.clean_nodes
+    ));
+    out.push_str("| | |\n|---|---|\n");
+    let models = sh
+        .gpus_by_model
+        .iter()
+        .map(|m| format!("{} × {} ({} nodes)", m.gpus, m.model, m.nodes))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for (label, value) in [
+        ("GPUs", models),
+        ("GPUs per node", counts(&sh.gpu_counts)),
+        ("drivers", counts(&sh.drivers)),
+        ("CUDA (driver)", counts(&sh.cuda)),
+        ("toolkits", counts(&sh.toolkits)),
+        ("torch", counts(&sh.torch)),
+    ] {
+        out.push_str(&format!("| {label} | {} |\n", cell(&value)));
+    }
+    if !f.outliers.is_empty() {
+        out.push_str(
+            "\n## Outliers\n\n| node | what | value | peers | group |\n|---|---|---|---|---|\n",
+        );
+        for o in &f.outliers {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                cell(&o.node),
+                o.what,
+                cell(&o.value),
+                cell(&o.peers),
+                cell(&o.group)
+            ));
+        }
+    }
+    if !f.findings.is_empty() {
+        out.push_str("\n## Findings by code\n\n| code | severity | nodes | title | which |\n|---|---|---|---|---|\n");
+        for g in &f.findings {
+            out.push_str(&format!(
+                "| {} | {} | {} of {} | {} | {} |\n",
+                g.code,
+                g.severity.as_str(),
+                g.nodes,
+                sh.nodes,
+                cell(&g.title),
+                cell(&Fleet::names_line(&g.node_names))
+            ));
+        }
+    }
+    if !f.problems.is_empty() {
+        out.push_str("\n## Reports not used\n\n| report | problem | detail |\n|---|---|---|\n");
+        for p in &f.problems {
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                cell(&p.source),
+                p.kind,
+                cell(&p.detail)
+            ));
+        }
+    }
+    out
+}
