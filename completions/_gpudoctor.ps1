@@ -53,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
             [CompletionResult]::new('smoke', 'smoke', [CompletionResultType]::ParameterValue, 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth')
             [CompletionResult]::new('fleet', 'fleet', [CompletionResultType]::ParameterValue, 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes')
+            [CompletionResult]::new('schema', 'schema', [CompletionResultType]::ParameterValue, 'Print the JSON Schema of the report `check --format json` prints')
             [CompletionResult]::new('__nvml-worker', '__nvml-worker', [CompletionResultType]::ParameterValue, 'Internal: load NVML in this child process and print its facts as JSON')
             [CompletionResult]::new('__smoke-worker', '__smoke-worker', [CompletionResultType]::ParameterValue, 'Internal: run the smoke test in this child process and stream its results as JSON lines')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print the shell completion script for SHELL')
@@ -224,6 +225,33 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'gpudoctor;schema' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out')
+            [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists')
+            [CompletionResult]::new('--only', '--only', [CompletionResultType]::ParameterName, 'Run only these probes and/or report only these codes (comma-separated)')
+            [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
+            [CompletionResult]::new('--python', '--python', [CompletionResultType]::ParameterName, 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)')
+            [CompletionResult]::new('--cuda-lib', '--cuda-lib', [CompletionResultType]::ParameterName, 'Load libcuda from this file instead of the loader''s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Also write the report (in --format) to PATH, `{host}` replaced by the node''s name; stdout gets the human report')
+            [CompletionResult]::new('--matmul-size', '--matmul-size', [CompletionResultType]::ParameterName, 'Smoke test: N of the N×N FP32 matmul (16–8192)')
+            [CompletionResult]::new('--mem-fraction', '--mem-fraction', [CompletionResultType]::ParameterName, 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU)')
+            [CompletionResult]::new('--transfer-size', '--transfer-size', [CompletionResultType]::ParameterName, 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show passing checks, every fact''s source, and all registered variables')
+            [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
+            [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
+            [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'gpudoctor;__nvml-worker' {
             [CompletionResult]::new('--lib', '--lib', [CompletionResultType]::ParameterName, 'lib')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
@@ -317,6 +345,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
             [CompletionResult]::new('smoke', 'smoke', [CompletionResultType]::ParameterValue, 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth')
             [CompletionResult]::new('fleet', 'fleet', [CompletionResultType]::ParameterValue, 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes')
+            [CompletionResult]::new('schema', 'schema', [CompletionResultType]::ParameterValue, 'Print the JSON Schema of the report `check --format json` prints')
             [CompletionResult]::new('__nvml-worker', '__nvml-worker', [CompletionResultType]::ParameterValue, 'Internal: load NVML in this child process and print its facts as JSON')
             [CompletionResult]::new('__smoke-worker', '__smoke-worker', [CompletionResultType]::ParameterValue, 'Internal: run the smoke test in this child process and stream its results as JSON lines')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print the shell completion script for SHELL')
@@ -339,6 +368,9 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;help;fleet' {
+            break
+        }
+        'gpudoctor;help;schema' {
             break
         }
         'gpudoctor;help;__nvml-worker' {

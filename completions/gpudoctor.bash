@@ -40,6 +40,9 @@ _gpudoctor() {
             gpudoctor,help)
                 cmd="gpudoctor__subcmd__help"
                 ;;
+            gpudoctor,schema)
+                cmd="gpudoctor__subcmd__schema"
+                ;;
             gpudoctor,smoke)
                 cmd="gpudoctor__subcmd__smoke"
                 ;;
@@ -70,6 +73,9 @@ _gpudoctor() {
             gpudoctor__subcmd__help,help)
                 cmd="gpudoctor__subcmd__help__subcmd__help"
                 ;;
+            gpudoctor__subcmd__help,schema)
+                cmd="gpudoctor__subcmd__help__subcmd__schema"
+                ;;
             gpudoctor__subcmd__help,smoke)
                 cmd="gpudoctor__subcmd__help__subcmd__smoke"
                 ;;
@@ -83,7 +89,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help --version check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help"
+            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help --version check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -727,7 +733,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help)
-            opts="check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help"
+            opts="check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -852,6 +858,20 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__help__subcmd__schema)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__help__subcmd__smoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -873,6 +893,84 @@ _gpudoctor() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__schema)
+            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cuda-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --matmul-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mem-fraction)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -50,6 +50,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand devices 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
             cand smoke 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
             cand fleet 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes'
+            cand schema 'Print the JSON Schema of the report `check --format json` prints'
             cand __nvml-worker 'Internal: load NVML in this child process and print its facts as JSON'
             cand __smoke-worker 'Internal: run the smoke test in this child process and stream its results as JSON lines'
             cand completions 'Print the shell completion script for SHELL'
@@ -214,6 +215,32 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'gpudoctor;schema'= {
+            cand --format 'Output format'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --nvml-lib 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root'
+            cand --python 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)'
+            cand --cuda-lib 'Load libcuda from this file instead of the loader''s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root'
+            cand --output 'Also write the report (in --format) to PATH, `{host}` replaced by the node''s name; stdout gets the human report'
+            cand --matmul-size 'Smoke test: N of the N×N FP32 matmul (16–8192)'
+            cand --mem-fraction 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU)'
+            cand --transfer-size 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096)'
+            cand --json 'Shorthand for --format json'
+            cand -v 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --verbose 'Also show passing checks, every fact''s source, and all registered variables'
+            cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
+            cand --no-smoke '`check` without the on-device smoke test'
+            cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'gpudoctor;__nvml-worker'= {
             cand --lib 'lib'
             cand --format 'Output format'
@@ -304,6 +331,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand devices 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
             cand smoke 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
             cand fleet 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes'
+            cand schema 'Print the JSON Schema of the report `check --format json` prints'
             cand __nvml-worker 'Internal: load NVML in this child process and print its facts as JSON'
             cand __smoke-worker 'Internal: run the smoke test in this child process and stream its results as JSON lines'
             cand completions 'Print the shell completion script for SHELL'
@@ -320,6 +348,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help;smoke'= {
         }
         &'gpudoctor;help;fleet'= {
+        }
+        &'gpudoctor;help;schema'= {
         }
         &'gpudoctor;help;__nvml-worker'= {
         }

@@ -59,6 +59,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "toolkit" -d 'Sh
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "smoke" -d 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "fleet" -d 'Aggregate node reports (`check --format json`): the fleet\'s shape, outlier nodes, findings by code across nodes'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "schema" -d 'Print the JSON Schema of the report `check --format json` prints'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "__nvml-worker" -d 'Internal: load NVML in this child process and print its facts as JSON'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "__smoke-worker" -d 'Internal: run the smoke test in this child process and stream its results as JSON lines'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "completions" -d 'Print the shell completion script for SHELL'
@@ -234,6 +235,34 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l python-imp
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l fail-on -d 'Exit 1 when a finding at or above this severity exists' -r -f -a "error\t''
+warning\t''
+never\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s v -l verbose -d 'Also show passing checks, every fact\'s source, and all registered variables'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l no-smoke -d '`check` without the on-device smoke test'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l lib -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
@@ -323,13 +352,14 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l pyth
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "smoke" -d 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "fleet" -d 'Aggregate node reports (`check --format json`): the fleet\'s shape, outlier nodes, findings by code across nodes'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "__nvml-worker" -d 'Internal: load NVML in this child process and print its facts as JSON'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "__smoke-worker" -d 'Internal: run the smoke test in this child process and stream its results as JSON lines'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet __nvml-worker __smoke-worker completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "smoke" -d 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "fleet" -d 'Aggregate node reports (`check --format json`): the fleet\'s shape, outlier nodes, findings by code across nodes'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "schema" -d 'Print the JSON Schema of the report `check --format json` prints'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "__nvml-worker" -d 'Internal: load NVML in this child process and print its facts as JSON'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "__smoke-worker" -d 'Internal: run the smoke test in this child process and stream its results as JSON lines'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "completions" -d 'Print the shell completion script for SHELL'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

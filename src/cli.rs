@@ -28,6 +28,7 @@ const EXAMPLES: &str = "Examples:
   gpudoctor check --from report.json         re-run the rules on a saved report
   gpudoctor check --only device_nodes,GD012  run one probe, report one code
   gpudoctor explain GD006                    what a finding means and how to fix it
+  gpudoctor schema > report.schema.json      the JSON Schema of `check --format json`
   gpudoctor completions bash > ~/.local/share/bash-completion/completions/gpudoctor
 
 Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or internal error.";
@@ -82,6 +83,8 @@ pub enum Command {
         #[arg(required = true, value_name = "REPORTS")]
         reports: Vec<PathBuf>,
     },
+    /// Print the JSON Schema of the report `check --format json` prints
+    Schema,
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
@@ -270,6 +273,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             .map(|_| 0)
             .map_err(|e| CliError::Internal(format!("NVML worker: writing the answer: {e}"))),
         Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Schema => emit(crate::report::json_schema().as_bytes()),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "gpudoctor", &mut buf);

@@ -4,9 +4,12 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, PartialOrd, Ord,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     /// Which GPUs a CUDA process sees, and in which order.

@@ -1,10 +1,13 @@
 //! A probed fact: its value or why it is missing, always with where it came from.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fsys::{FsError, FsErrorKind};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `{"source", "value"}`, or `{"source", "missing": {"reason", "detail"}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "Fact_of_{T}")]
 pub struct Fact<T> {
     /// Where the fact came from: a path, `env NAME`, `uname(2)`, a command line.
     pub source: String,
@@ -12,20 +15,20 @@ pub struct Fact<T> {
     pub outcome: Outcome<T>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome<T> {
     Value(T),
     Missing(Missing),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Missing {
     pub reason: MissingReason,
     pub detail: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MissingReason {
     NotFound,

@@ -56,6 +56,7 @@ use object::elf;
 use object::read::elf::{FileHeader, SectionHeader};
 use object::read::{ReadCache, ReadRef};
 use object::Endianness;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fsys::HostFs;
@@ -99,7 +100,7 @@ pub const MAX_PADDING: u64 = 64 * 1024;
 const MAX_LABELS: usize = 4096;
 const MAX_NOTES: usize = 16;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ArchCount {
     /// "sm_90", "sm_90a", "sm_100f", "compute_90"; also "lto_90" and "kind64_90" for
     /// entries that are neither SASS nor PTX.
@@ -110,7 +111,7 @@ pub struct ArchCount {
     pub containers: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FatbinSummary {
     pub containers: u32,
     /// Sorted by kind (sm, compute, lto, others), then the SM number, then the suffix.

@@ -28,6 +28,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 // Magic strings: sysdeps/generic/dl-cache.h (CACHEMAGIC, CACHEMAGIC_VERSION_NEW).
@@ -115,7 +116,7 @@ pub struct LdCache {
     pub generator: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheFormat {
     Old,

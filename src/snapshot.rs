@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compat::DriverVersion;
@@ -17,7 +18,7 @@ use crate::probes::python_sites::Site;
 use crate::probes::pytorch::PythonEnv;
 use crate::probes::toolkits::{Toolkit, Toolkits};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Snapshot {
     /// The `--root` the facts were read under; None for the running system.
@@ -63,14 +64,14 @@ pub struct DriverFact {
     pub kernel: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProbeRun {
     pub status: ProbeStatus,
     pub elapsed_us: u64,
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeStatus {
     Ok,

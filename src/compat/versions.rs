@@ -2,7 +2,9 @@
 //! They are read from broken machines, so parsing never panics and rejects
 //! anything it cannot read exactly.
 
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -13,6 +15,15 @@ fn parse_u32(s: &str) -> Option<u32> {
         return None;
     }
     s.parse().ok()
+}
+
+/// These types serialize as strings (their Display), so their schema is a string too.
+fn string_schema(description: &str, pattern: &str) -> Schema {
+    json_schema!({
+        "type": "string",
+        "description": description,
+        "pattern": pattern,
+    })
 }
 
 fn all_digits(s: &str) -> bool {
@@ -73,6 +84,19 @@ impl fmt::Display for CudaVersion {
 impl Serialize for CudaVersion {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+impl JsonSchema for CudaVersion {
+    fn schema_name() -> Cow<'static, str> {
+        "CudaVersion".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        string_schema(
+            "A CUDA release, major.minor (\"12.4\").",
+            r"^[0-9]+\.[0-9]+$",
+        )
     }
 }
 
@@ -180,6 +204,19 @@ impl Serialize for DriverVersion {
     }
 }
 
+impl JsonSchema for DriverVersion {
+    fn schema_name() -> Cow<'static, str> {
+        "DriverVersion".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        string_schema(
+            "An NVIDIA driver version as written, one to four numeric components (\"535.104.05\").",
+            r"^[0-9]+(\.[0-9]+){0,3}$",
+        )
+    }
+}
+
 impl<'de> Deserialize<'de> for DriverVersion {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -274,6 +311,19 @@ impl fmt::Display for ComputeCapability {
 impl Serialize for ComputeCapability {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+impl JsonSchema for ComputeCapability {
+    fn schema_name() -> Cow<'static, str> {
+        "ComputeCapability".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        string_schema(
+            "A compute capability, major.minor (\"8.9\").",
+            r"^[0-9]+\.[0-9]+$",
+        )
     }
 }
 
@@ -448,5 +498,31 @@ mod tests {
         assert_eq!(serde_json::to_string(&cc(8, 9)).unwrap(), "\"8.9\"");
         let back: ComputeCapability = serde_json::from_str("\"sm_120\"").unwrap();
         assert_eq!(back, cc(12, 0));
+    }
+
+    /// The hand-written schemas must accept what the hand-written Serialize writes.
+    #[test]
+    fn string_schemas_match_serialized_forms() {
+        fn check<T: Serialize + JsonSchema>(good: &[T], bad: &[&str]) {
+            let schema = schemars::schema_for!(T);
+            let v = jsonschema::validator_for(schema.as_value()).unwrap();
+            for g in good {
+                let json = serde_json::to_value(g).unwrap();
+                assert!(v.is_valid(&json), "{json} rejected");
+            }
+            for b in bad {
+                assert!(!v.is_valid(&serde_json::json!(b)), "{b:?} accepted");
+            }
+        }
+        check(
+            &[CudaVersion::new(12, 4), CudaVersion::new(9, 0)],
+            &["12", "12.4.1", "V12.4"],
+        );
+        check(&[ComputeCapability::new(8, 9)], &["sm_89", "89", "8.9a"]);
+        let driver = |s| DriverVersion::parse(s).unwrap();
+        check(
+            &[driver("535.104.05"), driver("570.26"), driver(" 560 ")],
+            &["", "535.", "1.2.3.4.5", "r535"],
+        );
     }
 }

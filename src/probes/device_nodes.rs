@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fsys::{FsErrorKind, HostFs};
@@ -15,14 +16,14 @@ use crate::probes::identity::{Accounts, Identity};
 /// Nodes CUDA needs on every Linux host; reported even when missing.
 pub const REQUIRED_NODES: &[&str] = &["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeviceNodes {
     pub nodes: Vec<DeviceNode>,
     /// Why /dev could not be listed, when it could not.
     pub listing_error: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeviceNode {
     pub path: String,
     pub present: bool,
@@ -41,7 +42,7 @@ pub struct DeviceNode {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Access {
     pub read_write: bool,
     /// `access(2)` (the kernel's answer for this process) or `mode bits` (computed).

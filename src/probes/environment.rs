@@ -1,17 +1,18 @@
 //! Probe: the environment variables in the registry (src/envvars.rs) that are set.
 //! Secret-looking values are redacted here, so no output can ever carry them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::envvars::{self, Category, Env};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
     /// Set variables only, sorted by name; an unset variable is absent.
     pub variables: Vec<EnvValue>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EnvValue {
     pub name: String,
     pub value: String,

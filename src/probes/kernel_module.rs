@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fact::{Fact, MissingReason};
@@ -32,7 +33,7 @@ pub const MODULES_OF_INTEREST: &[&str] = &[
     "vfio_pci",
 ];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct KernelModule {
     pub version_file: Fact<NvrmVersion>,
     pub modules: Fact<Vec<LoadedModule>>,
@@ -40,7 +41,7 @@ pub struct KernelModule {
     pub gpus: Fact<Vec<DriverGpu>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NvrmVersion {
     /// The first line as the kernel wrote it.
     pub raw: String,
@@ -55,7 +56,7 @@ pub struct NvrmVersion {
     pub l4t: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoadedModule {
     pub name: String,
     pub size: Option<u64>,
@@ -65,7 +66,7 @@ pub struct LoadedModule {
     pub state: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DriverGpu {
     pub bus_id: String,
     pub model: Option<String>,

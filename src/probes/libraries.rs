@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::elf::{self, DynamicInfo};
@@ -115,7 +116,7 @@ pub fn family_of(file: &str) -> Option<&'static Family> {
         .find(|f| stem == f.name || (f.name == "libcudnn" && stem.starts_with("libcudnn_")))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
     LdLibraryPath,
@@ -146,7 +147,7 @@ impl Via {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Candidate {
     /// The path the loader would open.
     pub path: String,
@@ -170,7 +171,7 @@ pub struct Candidate {
     pub problem: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Library {
     pub family: String,
     pub soname: String,
@@ -198,13 +199,13 @@ pub fn soname_major(soname: &str) -> Option<u32> {
     after.split('.').next()?.parse().ok()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CacheInfo {
     pub format: CacheFormat,
     pub entries: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchPath {
     /// LD_LIBRARY_PATH's entries as written (an empty one means the working directory).
     pub ld_library_path: Vec<String>,
@@ -217,7 +218,7 @@ pub struct SearchPath {
     pub wsl_lib_searched: Option<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Libraries {
     pub search: SearchPath,
     pub libraries: Vec<Library>,
@@ -226,7 +227,7 @@ pub struct Libraries {
     pub nvidia_smi: Option<Executable>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Executable {
     pub path: String,
     pub resolved: String,

@@ -4,13 +4,14 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::envvars::{self, Env};
 use crate::fsys::HostFs;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Node {
     /// The scheduler's node name when there is one, else the host name: what `fleet` and
@@ -27,7 +28,7 @@ pub struct Node {
     pub gpudoctor_version: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Slurm {
     pub job_id: Option<String>,
@@ -38,7 +39,7 @@ pub struct Slurm {
     pub cluster_name: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Kubernetes {
     pub node_name: Option<String>,

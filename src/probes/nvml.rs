@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fsys::HostFs;
@@ -17,8 +18,9 @@ const WORKER_OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
 
 /// One NVML answer: the value, "not supported" (normal on many GPUs), the driver lacks
 /// the function (an older driver), or an error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "Field_of_{T}")]
 pub enum Field<T> {
     Value(T),
     NotSupported,
@@ -54,7 +56,7 @@ impl<T> Field<T> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NvmlSystem {
     pub driver_version: Field<String>,
     /// The newest CUDA the driver supports ("13.0"), as nvmlSystemGetCudaDriverVersion_v2 says.
@@ -66,7 +68,7 @@ pub struct NvmlSystem {
     pub topology: Vec<TopologyPair>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Gpu {
     /// NVML's index (PCI bus order).
     pub index: u32,
@@ -113,7 +115,7 @@ impl Gpu {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Memory {
     pub total: u64,
     pub used: u64,
@@ -121,14 +123,14 @@ pub struct Memory {
     pub reserved: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bar1 {
     pub total: u64,
     pub used: u64,
     pub free: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Pcie {
     pub generation: Field<u32>,
     pub max_generation: Field<u32>,
@@ -136,7 +138,7 @@ pub struct Pcie {
     pub max_width: Field<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Clocks {
     pub sm_mhz: Field<u32>,
     pub memory_mhz: Field<u32>,
@@ -144,14 +146,14 @@ pub struct Clocks {
     pub max_memory_mhz: Field<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Throttle {
     pub bits: u64,
     /// NVML's reason names (GPU_IDLE, SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL_SLOWDOWN, …).
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ecc {
     pub enabled: Field<bool>,
     pub pending: Field<bool>,
@@ -161,13 +163,13 @@ pub struct Ecc {
     pub aggregate_uncorrected: Field<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RetiredPages {
     pub single_bit: u32,
     pub double_bit: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RemappedRows {
     pub correctable: u32,
     pub uncorrectable: u32,
@@ -175,21 +177,21 @@ pub struct RemappedRows {
     pub failure: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Mig {
     pub enabled: Field<bool>,
     pub pending: Field<bool>,
     pub instances: Vec<MigInstance>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MigInstance {
     pub index: u32,
     pub uuid: Field<String>,
     pub memory_total: Field<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Process {
     pub pid: u32,
     /// "compute" or "graphics".
@@ -199,7 +201,7 @@ pub struct Process {
     pub used_memory: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Fabric {
     /// not_started, in_progress, completed.
     pub state: String,
@@ -207,7 +209,7 @@ pub struct Fabric {
     pub status: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TopologyPair {
     pub a: u32,
     pub b: u32,
@@ -292,14 +294,14 @@ fn assemble(stdout: &str) -> Answer {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NvmlProbe {
     /// The library asked for: a path from --nvml-lib, or the loader's libnvidia-ml.so.1.
     pub library: String,
     pub result: NvmlResult,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum NvmlResult {
     Ok {

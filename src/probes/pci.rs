@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fact::Fact;
@@ -11,13 +12,13 @@ use crate::fsys::HostFs;
 pub const PCI_DEVICES_DIR: &str = "/sys/bus/pci/devices";
 pub const NVIDIA_VENDOR_ID: u16 = 0x10de;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Pci {
     /// NVIDIA functions only, sorted by address.
     pub devices: Fact<Vec<PciDevice>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PciDevice {
     pub address: String,
     pub device_id: String,
@@ -29,7 +30,7 @@ pub struct PciDevice {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PciRole {
     /// A display or 3D controller: the GPU itself.

@@ -2,13 +2,14 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::envvars::{self, Env};
 use crate::fact::{Fact, MissingReason};
 use crate::fsys::HostFs;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Platform {
     pub os: Fact<OsRelease>,
     pub kernel_release: Fact<String>,
@@ -20,7 +21,7 @@ pub struct Platform {
     pub shm_kib: Option<Fact<u64>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OsRelease {
     pub id: Option<String>,
     pub version_id: Option<String>,
@@ -28,20 +29,20 @@ pub struct OsRelease {
 }
 
 /// A piece of evidence for a container or WSL: what was seen and where.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hint {
     pub kind: String,
     pub source: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Container {
     /// docker, podman, kubernetes, containerd, lxc, systemd-nspawn; None when none was seen.
     pub kind: Option<String>,
     pub hints: Vec<Hint>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Wsl {
     pub detected: bool,
     /// 1 or 2 when detected.

@@ -4,12 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::envvars::{self, Env};
 use crate::fsys::HostFs;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Site {
     /// The site-packages (or dist-packages) directory.
     pub path: String,

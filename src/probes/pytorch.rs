@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fact::{Fact, MissingReason};
@@ -13,7 +14,7 @@ use crate::fsys::HostFs;
 use crate::probes::python_sites::{normalize, parse_dist_info, Site};
 use crate::pyversion::{marker_holds, MarkerEnv};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PythonEnv {
     pub site: String,
     pub found_by: String,
@@ -29,13 +30,13 @@ pub struct PythonEnv {
     pub frameworks: Vec<Dist>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Dist {
     pub name: String,
     pub version: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Torch {
     /// Version from the dist-info directory name / METADATA.
     pub dist_version: String,
@@ -58,7 +59,7 @@ pub struct Torch {
     pub conda_mutex: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Requirement {
     /// Normalised project name (`nvidia-cudnn-cu12`, `cuda-toolkit`).
     pub name: String,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunError, Runner};
@@ -18,7 +19,7 @@ use crate::smoke::driver::CudaError;
 pub const DEFAULT_LIB: &str = "libcuda.so.1";
 const WORKER_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SmokeSettings {
     /// N of the N×N FP32 matmul.
     pub matmul_size: u32,
@@ -41,7 +42,7 @@ impl Default for SmokeSettings {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SmokeProbe {
     /// The library asked for: a --cuda-lib path, or the loader's libcuda.so.1.
     pub library: String,
@@ -49,7 +50,7 @@ pub struct SmokeProbe {
     pub result: SmokeResult,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum SmokeResult {
     /// The worker finished (each device's steps may still have failed).
@@ -98,7 +99,7 @@ impl SmokeProbe {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SmokeRun {
     /// The file the loader mapped for the library asked for.
     pub loaded_from: Option<String>,
@@ -127,7 +128,7 @@ impl SmokeRun {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SmokeDevice {
     /// CUDA's ordinal (after CUDA_VISIBLE_DEVICES).
     pub ordinal: u32,
@@ -153,7 +154,7 @@ impl SmokeDevice {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeviceInfo {
     pub name: String,
     pub uuid: Option<String>,
@@ -167,14 +168,17 @@ pub struct DeviceInfo {
 }
 
 /// One step's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "Step_of_{T}")]
 pub enum Step<T> {
     Ok(T),
     Failed {
         error: CudaError,
         /// The JIT log for a module that failed to load, and the like.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        // Absent rather than null when there is none.
+        #[schemars(with = "String")]
         detail: Option<String>,
     },
     Skipped {
@@ -198,12 +202,12 @@ impl<T> Step<T> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Timing {
     pub ms: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Matmul {
     pub n: u32,
     /// Median of the timed launches.
@@ -219,7 +223,7 @@ pub struct Matmul {
     pub tolerance: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MemoryProbe {
     pub total: u64,
     pub free_before: u64,
@@ -242,7 +246,7 @@ pub struct MemoryProbe {
     pub ms: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Transfer {
     pub bytes: u64,
     /// The size was cut so every GPU's copies fit in half the host's available memory.

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compat::CudaVersion;
@@ -39,7 +40,7 @@ pub const EXTENSION_BUILDERS: &[&str] = &[
     "apex-cuda",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
     CudaHome,
@@ -73,7 +74,7 @@ impl Route {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolkitKind {
     /// NVIDIA's runfile, .deb/.rpm repository or container layout.
@@ -84,14 +85,14 @@ pub enum ToolkitKind {
     PipWheel,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Found {
     pub route: Route,
     /// The path as the route names it (`$CUDA_HOME`, the nvcc on PATH, the symlink).
     pub path: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Toolkit {
     /// The install's directory with symlinks resolved; two routes to it are one toolkit.
     pub root: String,
@@ -110,21 +111,21 @@ pub struct Toolkit {
     pub lib_dirs: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VersionReading {
     pub source: String,
     pub version: String,
 }
 
 /// A route that names a directory holding no toolkit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Rejected {
     pub route: Route,
     pub path: String,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NvccOnPath {
     /// The first `nvcc` on PATH, as PATH names it.
     pub path: String,
@@ -136,27 +137,27 @@ pub struct NvccOnPath {
 
 /// The toolkit `torch.utils.cpp_extension` builds with: `CUDA_HOME`, else `CUDA_PATH`,
 /// else `dirname(dirname(which nvcc))` (symlinks not resolved), else `/usr/local/cuda`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CudaHome {
     pub path: Option<String>,
     pub via: String,
     pub toolkit: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CondaPackage {
     pub name: String,
     pub version: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ExtensionPackage {
     pub name: String,
     pub version: String,
     pub site: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Toolkits {
     pub installs: Vec<Toolkit>,
     pub rejected: Vec<Rejected>,

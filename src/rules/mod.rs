@@ -47,6 +47,7 @@ pub use alloc_conf::{parse_alloc_conf, AllocConfError};
 pub use smoke_transfer::{MIN_BYTES as TRANSFER_MIN_BYTES, MIN_SHARE as TRANSFER_MIN_SHARE};
 pub use visible_devices::{parse_visible_devices, VisibleDevices};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::findings::{sort_findings, Finding};
@@ -111,7 +112,7 @@ pub const RULES: &[Rule] = &[
     smoke_health::RULE,
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
     pub rule: String,
     pub codes: Vec<String>,
@@ -119,7 +120,7 @@ pub struct Check {
     pub detail: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     Passed,

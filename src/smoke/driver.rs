@@ -22,12 +22,13 @@ use cudarc::driver::sys::{
     CUstream, CUuuid,
 };
 use libloading::os::unix::{Library, Symbol, RTLD_LOCAL, RTLD_NOW};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compat::cuda_errors;
 
 /// A failed driver call: which call, the CUresult, and the driver's own words for it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CudaError {
     pub call: String,
     pub code: i32,
