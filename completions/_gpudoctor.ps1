@@ -79,8 +79,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;explain' {
@@ -106,8 +106,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;toolkit' {
@@ -132,8 +132,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;devices' {
@@ -159,8 +159,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;smoke' {
@@ -186,8 +186,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;__nvml-worker' {
@@ -213,8 +213,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;__smoke-worker' {
@@ -243,8 +243,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;completions' {
@@ -269,8 +269,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;help' {

@@ -84,7 +84,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -162,7 +162,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -260,7 +260,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -326,7 +326,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -400,7 +400,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -474,7 +474,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -548,7 +548,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -766,7 +766,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -840,7 +840,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -75,8 +75,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;explain'= {
             cand --format 'Output format'
@@ -101,8 +101,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;toolkit'= {
             cand --format 'Output format'
@@ -126,8 +126,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;devices'= {
             cand --format 'Output format'
@@ -152,8 +152,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;smoke'= {
             cand --device 'Only this GPU (CUDA''s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once'
@@ -178,8 +178,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;__nvml-worker'= {
             cand --lib 'lib'
@@ -204,8 +204,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;__smoke-worker'= {
             cand --lib 'lib'
@@ -233,8 +233,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;completions'= {
             cand --format 'Output format'
@@ -258,8 +258,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;help'= {
             cand check 'Run every probe and rule and print the report (the default)'

@@ -3,7 +3,9 @@
 pub mod devices;
 pub mod human;
 pub mod json;
+pub mod junit;
 pub mod markdown;
+pub mod prometheus;
 pub mod smoke;
 pub mod toolkit;
 pub mod view;
