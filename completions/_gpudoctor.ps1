@@ -83,8 +83,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;explain' {
@@ -111,8 +111,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;toolkit' {
@@ -138,8 +138,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;devices' {
@@ -166,8 +166,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;smoke' {
@@ -194,8 +194,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;fleet' {
@@ -221,8 +221,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;schema' {
@@ -248,8 +248,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;__nvml-worker' {
@@ -276,8 +276,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;__smoke-worker' {
@@ -307,8 +307,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;completions' {
@@ -334,8 +334,8 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--python-import', '--python-import', [CompletionResultType]::ParameterName, 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s')
             [CompletionResult]::new('--no-smoke', '--no-smoke', [CompletionResultType]::ParameterName, '`check` without the on-device smoke test')
             [CompletionResult]::new('--quick', '--quick', [CompletionResultType]::ParameterName, 'A quick static check: no smoke test (same as --no-smoke)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'gpudoctor;help' {

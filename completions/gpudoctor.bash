@@ -96,7 +96,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -178,7 +178,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -280,7 +280,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -350,7 +350,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -428,7 +428,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -506,7 +506,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -584,7 +584,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -662,7 +662,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -908,7 +908,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -990,7 +990,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1068,7 +1068,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -79,8 +79,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;explain'= {
             cand --format 'Output format'
@@ -106,8 +106,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;toolkit'= {
             cand --format 'Output format'
@@ -132,8 +132,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;devices'= {
             cand --format 'Output format'
@@ -159,8 +159,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;smoke'= {
             cand --device 'Only this GPU (CUDA''s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once'
@@ -186,8 +186,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;fleet'= {
             cand --format 'Output format'
@@ -212,8 +212,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;schema'= {
             cand --format 'Output format'
@@ -238,8 +238,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;__nvml-worker'= {
             cand --lib 'lib'
@@ -265,8 +265,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;__smoke-worker'= {
             cand --lib 'lib'
@@ -295,8 +295,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;completions'= {
             cand --format 'Output format'
@@ -321,8 +321,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --python-import 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
             cand --no-smoke '`check` without the on-device smoke test'
             cand --quick 'A quick static check: no smoke test (same as --no-smoke)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;help'= {
             cand check 'Run every probe and rule and print the report (the default)'

@@ -24,9 +24,11 @@ function __fish_gpudoctor_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -64,9 +66,11 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "__nvml-worker" 
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "__smoke-worker" -d 'Internal: run the smoke test in this child process and stream its results as JSON lines'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "completions" -d 'Print the shell completion script for SHELL'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -91,10 +95,12 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbo
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -120,10 +126,12 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l ver
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -148,10 +156,12 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l ver
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -177,11 +187,13 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l ver
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l device -d 'Only this GPU (CUDA\'s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -206,10 +218,12 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbo
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -234,10 +248,12 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s v -l verbo
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -262,11 +278,13 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s v -l verb
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l lib -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -291,16 +309,18 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s v 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __nvml-worker" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l lib -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l device -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l matmul-size -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l mem-fraction -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l transfer-bytes -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l shared-gpu -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -323,10 +343,12 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -s v
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t''"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand __smoke-worker" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l format -d 'Output format' -r -f -a "human\t'The report for a terminal'
+json\t'The JSON report (a stable contract)'
+markdown\t'The report as Markdown, for an issue or a CI step summary'
+junit\t'JUnit XML, one testcase per check (check only)'
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -351,7 +373,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'

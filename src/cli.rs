@@ -23,6 +23,8 @@ const EXAMPLES: &str = "Examples:
   gpudoctor check --json > report.json       machine-readable report for CI
   gpudoctor check --fail-on warning          exit 1 on warnings too
   gpudoctor check --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  gpudoctor check --format junit > gpudoctor-junit.xml   one testcase per check for CI test reports
+  gpudoctor check --format prometheus > gpudoctor.prom   node_exporter textfile-collector metrics
   gpudoctor check --root /mnt/image          inspect a container image or chroot (nothing in it is run)
   sudo gpudoctor check --user alice          judge device access for another account
   gpudoctor check --from report.json         re-run the rules on a saved report
@@ -116,9 +118,55 @@ pub enum Command {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// The report for a terminal
+    Human,
+    /// The JSON report (a stable contract)
+    Json,
+    /// The report as Markdown, for an issue or a CI step summary
+    Markdown,
+    /// JUnit XML, one testcase per check (check only)
+    Junit,
+    /// Prometheus text format for the node_exporter textfile collector (check only)
+    Prometheus,
+}
+
+impl Format {
+    /// --json wins (clap refuses it together with --format).
+    fn of(g: &GlobalOpts) -> Format {
+        if g.json {
+            Format::Json
+        } else {
+            g.format
+        }
+    }
+}
+
+/// What `toolkit`, `devices` and `smoke` print. JUnit and Prometheus describe a whole check:
+/// for these subcommands they would report a handful of rules as if they were the node's health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ViewFormat {
     Human,
     Json,
     Markdown,
+}
+
+impl ViewFormat {
+    fn of(g: &GlobalOpts, command: &str) -> Result<ViewFormat, CliError> {
+        match Format::of(g) {
+            Format::Human => Ok(ViewFormat::Human),
+            Format::Json => Ok(ViewFormat::Json),
+            Format::Markdown => Ok(ViewFormat::Markdown),
+            f @ (Format::Junit | Format::Prometheus) => {
+                let name = f
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default();
+                Err(CliError::Usage(format!(
+                    "--format {name} reports a whole check: use `gpudoctor check --format {name}` (`gpudoctor {command}` prints human, json or markdown)"
+                )))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -390,13 +438,13 @@ const TOOLKIT_CODES: &[&str] = &[
 ];
 
 fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g, "toolkit")?;
     let (snapshot, findings) = focused(g, TOOLKIT_PROBES, TOOLKIT_CODES)?;
     let view = render::toolkit::view(&snapshot, &findings);
-    let format = if g.json { Format::Json } else { g.format };
     let text = match format {
-        Format::Json => render::toolkit::render_json(&view),
-        Format::Markdown => render::toolkit::render_markdown(&view),
-        Format::Human => render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose),
+        ViewFormat::Json => render::toolkit::render_json(&view),
+        ViewFormat::Markdown => render::toolkit::render_markdown(&view),
+        ViewFormat::Human => render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose),
     };
     emit(text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
@@ -421,6 +469,7 @@ const DEVICES_CODES: &[&str] = &[
 ];
 
 fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g, "devices")?;
     let (snapshot, findings) = focused(g, DEVICES_PROBES, DEVICES_CODES)?;
     if let (Some(i), Some(sys)) = (index, snapshot.nvml_system()) {
         if !sys.devices.iter().any(|d| d.index == i) {
@@ -431,14 +480,13 @@ fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliEr
         }
     }
     let view = render::devices::view(&snapshot, &findings, index);
-    let format = if g.json { Format::Json } else { g.format };
     let text = match format {
-        Format::Json => render::devices::render_json(&view),
-        Format::Markdown => format!(
+        ViewFormat::Json => render::devices::render_json(&view),
+        ViewFormat::Markdown => format!(
             "# gpudoctor devices\n\n```text\n{}```\n",
             render::devices::render_human(&view, &Style::plain(), detail || index.is_some())
         ),
-        Format::Human => {
+        ViewFormat::Human => {
             render::devices::render_human(&view, &Style::for_stdout(), detail || index.is_some())
         }
     };
@@ -465,6 +513,7 @@ pub const SMOKE_CODES: &[&str] = &[
 ];
 
 fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g, "smoke")?;
     let sel = selection(g)?;
     let env = Env::from_process();
     let wanted: Vec<&'static str> = sel
@@ -487,11 +536,10 @@ fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
     let wants = |code: &str| SMOKE_CODES.contains(&code) && sel.wants(code);
     let (_, findings) = rules::evaluate(&snapshot, &wants);
     let view = render::smoke::view(&snapshot, &findings);
-    let format = if g.json { Format::Json } else { g.format };
     let text = match format {
-        Format::Json => render::smoke::render_json(&view),
-        Format::Markdown => render::smoke::render_markdown(&view),
-        Format::Human => render::smoke::render_human(&view, &Style::for_stdout()),
+        ViewFormat::Json => render::smoke::render_json(&view),
+        ViewFormat::Markdown => render::smoke::render_markdown(&view),
+        ViewFormat::Human => render::smoke::render_human(&view, &Style::for_stdout()),
     };
     emit(text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
@@ -521,7 +569,7 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
     let report = Report::new(snapshot, checks, findings);
 
-    let format = if g.json { Format::Json } else { g.format };
+    let format = Format::of(g);
     let human = |style: Style| {
         render::human::render(
             &report,
@@ -535,6 +583,8 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     let text = match format {
         Format::Json => render::json::render(&report),
         Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Junit => render::junit::render(&report),
+        Format::Prometheus => render::prometheus::render(&report),
         Format::Human => human(Style::for_stdout()),
     };
     match &g.output {
@@ -599,11 +649,10 @@ fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
     let (nodes, problems) = crate::fleet::load(reports);
     let has_problems = !problems.is_empty();
     let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
-    let format = if g.json { Format::Json } else { g.format };
-    let text = match format {
-        Format::Json => render::fleet::render_json(&fleet),
-        Format::Markdown => render::fleet::render_markdown(&fleet),
-        Format::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
+    let text = match ViewFormat::of(g, "fleet")? {
+        ViewFormat::Json => render::fleet::render_json(&fleet),
+        ViewFormat::Markdown => render::fleet::render_markdown(&fleet),
+        ViewFormat::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
     };
     emit(text.as_bytes())?;
     // A report that could not be read is a node whose state is unknown.
@@ -710,7 +759,7 @@ fn smoke_mode(
             g.transfer_size
         )));
     }
-    let format = if g.json { Format::Json } else { g.format };
+    let format = Format::of(g);
     Ok(probes::SmokeMode::On(probes::SmokeOptions {
         lib: g.cuda_lib.clone().or_else(|| {
             env.get_str(envvars::GPUDOCTOR_CUDA_LIB)

@@ -1,0 +1,287 @@
+//! Prometheus text exposition (0.0.4) for node_exporter's textfile collector: every metric a
+//! gauge named `gpudoctor_*`, each family with HELP and TYPE and its samples together. A
+//! family with no sample (no active finding, no smoke run, driver unknown) is left out
+//! whole, as exporters do: absent series are what alerts on `absent()` and `or` expect.
+
+use std::fmt::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::smoke::device_passed;
+use crate::findings::Severity;
+use crate::probes::smoke::Step;
+use crate::report::Report;
+use crate::rules::CheckStatus;
+
+type Labels = Vec<(&'static str, String)>;
+
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(Labels, String)>,
+}
+
+impl Family {
+    fn new(name: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            samples: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, labels: Labels, value: impl ToString) -> &mut Self {
+        self.samples.push((labels, value.to_string()));
+        self
+    }
+
+    /// A measured figure; NaN and infinities are not figures, so they are left out.
+    fn add_f64(&mut self, labels: Labels, value: Option<f64>) {
+        if let Some(v) = value.filter(|v| v.is_finite()) {
+            self.add(labels, v);
+        }
+    }
+}
+
+pub fn render(report: &Report) -> String {
+    let snap = &report.snapshot;
+    let mut families = Vec::new();
+    let node = snap.node.as_ref();
+
+    let mut info = Family::new(
+        "gpudoctor_info",
+        "gpudoctor version and node name of the last check (always 1).",
+    );
+    info.add(
+        vec![
+            ("version", report.gpudoctor_version.clone()),
+            ("node", node.map_or("unknown", |n| n.name.as_str()).into()),
+        ],
+        1,
+    );
+    families.push(info);
+
+    let mut time = Family::new(
+        "gpudoctor_last_run_timestamp_seconds",
+        "When the last check ran, in seconds since the Unix epoch.",
+    );
+    // The report's own time (also right for --from replays); now if it cannot be read.
+    let when = node
+        .and_then(|n| humantime::parse_rfc3339(&n.time).ok())
+        .unwrap_or_else(SystemTime::now);
+    time.add(
+        vec![],
+        when.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+    );
+    families.push(time);
+
+    let mut by_severity = Family::new(
+        "gpudoctor_findings",
+        "Findings of the last check by severity.",
+    );
+    for s in [Severity::Error, Severity::Warning, Severity::Info] {
+        let n = report.findings.iter().filter(|f| f.severity == s).count();
+        by_severity.add(vec![("severity", s.as_str().into())], n);
+    }
+    families.push(by_severity);
+
+    let mut by_code = Family::new(
+        "gpudoctor_finding",
+        "Active findings by code and severity (`gpudoctor explain CODE` says what each means).",
+    );
+    let mut counted: Vec<(&str, Severity, usize)> = Vec::new();
+    for f in &report.findings {
+        match counted
+            .iter_mut()
+            .find(|(c, s, _)| *c == f.code && *s == f.severity)
+        {
+            Some(entry) => entry.2 += 1,
+            None => counted.push((&f.code, f.severity, 1)),
+        }
+    }
+    for (code, severity, n) in counted {
+        by_code.add(
+            vec![
+                ("code", code.into()),
+                ("severity", severity.as_str().into()),
+            ],
+            n,
+        );
+    }
+    families.push(by_code);
+
+    let mut checks = Family::new(
+        "gpudoctor_checks",
+        "Checks of the last run by outcome (a check with only info findings passed).",
+    );
+    for (status, word) in [
+        (CheckStatus::Passed, "passed"),
+        (CheckStatus::Failed, "failed"),
+        (CheckStatus::NotApplicable, "not_applicable"),
+        (CheckStatus::Skipped, "skipped"),
+    ] {
+        let n = report.checks.iter().filter(|c| c.status == status).count();
+        checks.add(vec![("status", word.into())], n);
+    }
+    families.push(checks);
+
+    let mut gpus = Family::new(
+        "gpudoctor_gpus",
+        "NVIDIA GPUs seen (NVML's count, else /dev/nvidiaN nodes, else PCI functions).",
+    );
+    gpus.add(vec![], snap.gpu_count().map_or(0, |g| g.count));
+    families.push(gpus);
+
+    let mut driver = Family::new(
+        "gpudoctor_driver_info",
+        "The NVIDIA driver version and the newest CUDA it supports (always 1; absent when no driver is found).",
+    );
+    if let Some(d) = snap.driver_version() {
+        let cuda = snap
+            .nvml_system()
+            .and_then(|s| s.cuda_driver_version.get().cloned())
+            .or_else(|| {
+                snap.smoke
+                    .as_ref()
+                    .and_then(|p| p.run())
+                    .and_then(|r| r.driver_cuda())
+            })
+            .unwrap_or_default();
+        driver.add(
+            vec![
+                ("driver_version", d.version.to_string()),
+                ("cuda_version", cuda),
+            ],
+            1,
+        );
+    }
+    families.push(driver);
+
+    families.extend(smoke_families(report));
+
+    let mut out = String::new();
+    for f in families.iter().filter(|f| !f.samples.is_empty()) {
+        let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(f.help));
+        let _ = writeln!(out, "# TYPE {} gauge", f.name);
+        for (labels, value) in &f.samples {
+            out.push_str(f.name);
+            if !labels.is_empty() {
+                let body: Vec<String> = labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+                    .collect();
+                let _ = write!(out, "{{{}}}", body.join(","));
+            }
+            let _ = writeln!(out, " {value}");
+        }
+    }
+    out
+}
+
+/// Per-GPU figures of the smoke test, when it got as far as the GPUs (a run that timed out
+/// or crashed still reports the steps that finished).
+fn smoke_families(report: &Report) -> Vec<Family> {
+    let mut passed = Family::new(
+        "gpudoctor_smoke_passed",
+        "1 when every smoke-test step that ran on this GPU finished and was right, else 0.",
+    );
+    let mut gflops = Family::new(
+        "gpudoctor_smoke_matmul_gflops",
+        "FP32 matmul throughput of the smoke test (median launch), in GFLOP/s.",
+    );
+    let mut correct = Family::new(
+        "gpudoctor_smoke_matmul_correct",
+        "1 when the smoke-test matmul matched the CPU's result, else 0.",
+    );
+    let mut mismatches = Family::new(
+        "gpudoctor_smoke_memory_mismatches",
+        "Memory words the smoke test's allocation probe read back wrong.",
+    );
+    let mut allocated = Family::new(
+        "gpudoctor_smoke_memory_allocated_bytes",
+        "GPU memory the smoke test's allocation probe allocated and verified, in bytes.",
+    );
+    let mut transfer = Family::new(
+        "gpudoctor_smoke_transfer_gbps",
+        "Host-device copy bandwidth of the smoke test (median), in GB/s (1e9 bytes per second).",
+    );
+    let devices = report
+        .snapshot
+        .smoke
+        .as_ref()
+        .and_then(|p| p.run())
+        .map_or(&[][..], |r| &r.devices[..]);
+    for d in devices {
+        let info = d.info.as_ref();
+        let gpu = || -> Labels {
+            vec![
+                ("gpu", d.ordinal.to_string()),
+                (
+                    "uuid",
+                    info.and_then(|i| i.uuid.clone()).unwrap_or_default(),
+                ),
+                ("name", info.map(|i| i.name.clone()).unwrap_or_default()),
+            ]
+        };
+        passed.add(gpu(), u8::from(device_passed(d)));
+        if let Some(Step::Ok(m)) = &d.matmul {
+            gflops.add_f64(gpu(), Some(m.gflops));
+            correct.add(gpu(), u8::from(m.correct));
+        }
+        if let Some(Step::Ok(m)) = &d.memory {
+            mismatches.add(gpu(), m.mismatches);
+            allocated.add(gpu(), m.allocated);
+        }
+        if let Some(Step::Ok(t)) = &d.transfer {
+            for (direction, memory, v) in [
+                ("h2d", "pinned", t.pinned_h2d_gbps),
+                ("d2h", "pinned", t.pinned_d2h_gbps),
+                ("h2d", "pageable", t.pageable_h2d_gbps),
+                ("d2h", "pageable", t.pageable_d2h_gbps),
+            ] {
+                let mut labels = gpu();
+                labels.push(("direction", direction.into()));
+                labels.push(("memory", memory.into()));
+                transfer.add_f64(labels, v);
+            }
+        }
+    }
+    vec![passed, gflops, correct, mismatches, allocated, transfer]
+}
+
+/// HELP text: backslash and line feed escaped.
+fn escape_help(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// A label value: backslash, double quote and line feed escaped as the format requires.
+/// Other control characters are legal there but break log lines and terminals; values come
+/// from the inspected system, so they are written as visible `\u{…}` text (its backslash
+/// escaped in turn).
+fn escape_label(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape_label(r#"a"b\c"#), r#"a\"b\\c"#);
+        assert_eq!(escape_label("x\ny"), "x\\ny");
+        assert_eq!(escape_label("bell\u{7}"), "bell\\\\u{7}");
+        assert_eq!(escape_help("a\\b\nc"), "a\\\\b\\nc");
+    }
+}
