@@ -177,6 +177,14 @@ fn scheduler_context_arrives_in_the_report() {
 fn fleet_finds_the_shape_the_outliers_and_groups_findings() {
     let dir = tempfile::tempdir().unwrap();
     build_fleet(dir.path());
+    // GPUDOCTOR_FLEET_SAMPLE=DIR keeps these reports (README's example output).
+    if let Some(keep) = std::env::var_os("GPUDOCTOR_FLEET_SAMPLE") {
+        std::fs::create_dir_all(&keep).unwrap();
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), Path::new(&keep).join(e.file_name())).unwrap();
+        }
+    }
     let (code, v) = fleet(&[dir.path()]);
     assert_eq!(code, 1, "GD006 on node010 is an error");
     let shape = &v["shape"];

@@ -231,10 +231,11 @@ fn facts(r: &NodeReport) -> NodeFacts {
     }
 }
 
-fn counts<'a>(values: impl Iterator<Item = Option<&'a String>>) -> Vec<Count> {
+/// Node counts per value; `absent` names the nodes without one ("unknown", "none").
+fn counts<'a>(values: impl Iterator<Item = Option<&'a String>>, absent: &str) -> Vec<Count> {
     let mut m: BTreeMap<String, usize> = BTreeMap::new();
     for v in values {
-        *m.entry(v.cloned().unwrap_or_else(|| "unknown".into()))
+        *m.entry(v.cloned().unwrap_or_else(|| absent.into()))
             .or_default() += 1;
     }
     let mut out: Vec<Count> = m
@@ -281,11 +282,11 @@ pub fn aggregate(reports: &[NodeReport], problems: Vec<Problem>) -> Fleet {
         nodes: nodes.len(),
         gpus: nodes.iter().map(|n| n.gpus).sum(),
         gpus_by_model,
-        drivers: counts(nodes.iter().map(|n| n.driver.as_ref())),
-        cuda: counts(nodes.iter().map(|n| n.cuda.as_ref())),
-        toolkits: counts(nodes.iter().map(|n| n.toolkit.as_ref())),
-        torch: counts(nodes.iter().map(|n| n.torch.as_ref())),
-        gpu_counts: counts(gpu_count_strings.iter().map(Some)),
+        drivers: counts(nodes.iter().map(|n| n.driver.as_ref()), "unknown"),
+        cuda: counts(nodes.iter().map(|n| n.cuda.as_ref()), "unknown"),
+        toolkits: counts(nodes.iter().map(|n| n.toolkit.as_ref()), "none"),
+        torch: counts(nodes.iter().map(|n| n.torch.as_ref()), "none"),
+        gpu_counts: counts(gpu_count_strings.iter().map(Some), "unknown"),
     };
 
     let mut outliers = Vec::new();

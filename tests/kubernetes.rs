@@ -1,0 +1,175 @@
+//! The Kubernetes manifest and the GitHub Actions step in README.md: valid YAML with the
+//! structure a cluster needs, and every gpudoctor command line in them accepted by
+//! gpudoctor's own argument parser.
+
+use clap::Parser;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// The fenced ```yaml blocks under `heading` in README.md, in order.
+fn yaml_blocks(heading: &str) -> Vec<String> {
+    let readme = include_str!("../README.md");
+    let start = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("README has no {heading:?}"));
+    let section = &readme[start + heading.len()..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+    section
+        .split("```yaml\n")
+        .skip(1)
+        .map(|b| b[..b.find("```").expect("closed block")].to_string())
+        .collect()
+}
+
+fn s<'a>(y: &'a Yaml, path: &[&str]) -> &'a Yaml {
+    path.iter().fold(y, |y, k| &y[*k])
+}
+
+fn str_at<'a>(y: &'a Yaml, path: &[&str]) -> &'a str {
+    s(y, path)
+        .as_str()
+        .unwrap_or_else(|| panic!("{path:?} is not a string: {y:?}"))
+}
+
+/// Every `gpudoctor …` invocation in a shell script, as argument vectors.
+fn gpudoctor_lines(script: &str) -> Vec<Vec<String>> {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("gpudoctor "))
+        .map(|l| {
+            // Shell redirections and pipes are not gpudoctor's arguments.
+            let l = l.split(['>', '|']).next().unwrap();
+            l.split_whitespace().map(String::from).collect()
+        })
+        .collect()
+}
+
+fn parses(args: &[String]) {
+    if let Err(e) = gpudoctor::cli::Cli::try_parse_from(args) {
+        panic!("{args:?} is not a valid gpudoctor command line: {e}");
+    }
+}
+
+fn env_from_field(container: &Yaml, name: &str) -> Option<String> {
+    container["env"]
+        .as_vec()?
+        .iter()
+        .find(|e| e["name"].as_str() == Some(name))
+        .and_then(|e| s(e, &["valueFrom", "fieldRef", "fieldPath"]).as_str())
+        .map(String::from)
+}
+
+#[test]
+fn the_kubernetes_manifest_is_valid_and_complete() {
+    let blocks = yaml_blocks("### Kubernetes");
+    assert_eq!(blocks.len(), 1, "one manifest block");
+    let docs = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
+    assert_eq!(docs.len(), 2, "a DaemonSet and a Job");
+
+    let ds = &docs[0];
+    assert_eq!(str_at(ds, &["apiVersion"]), "apps/v1");
+    assert_eq!(str_at(ds, &["kind"]), "DaemonSet");
+    // The selector must match the pod template's labels or the API server rejects it.
+    let sel = s(ds, &["spec", "selector", "matchLabels"])
+        .as_hash()
+        .unwrap();
+    let labels = s(ds, &["spec", "template", "metadata", "labels"])
+        .as_hash()
+        .unwrap();
+    for (k, v) in sel {
+        assert_eq!(
+            labels.get(k),
+            Some(v),
+            "selector {k:?} not in the template labels"
+        );
+    }
+    let pod = s(ds, &["spec", "template", "spec"]);
+    assert_eq!(str_at(pod, &["runtimeClassName"]), "nvidia");
+    let c = &pod["containers"][0];
+    assert_eq!(
+        env_from_field(c, "NODE_NAME").as_deref(),
+        Some("spec.nodeName")
+    );
+    assert_eq!(
+        env_from_field(c, "POD_NAME").as_deref(),
+        Some("metadata.name")
+    );
+    assert_eq!(
+        env_from_field(c, "POD_NAMESPACE").as_deref(),
+        Some("metadata.namespace")
+    );
+    let visible = c["env"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"].as_str() == Some("NVIDIA_VISIBLE_DEVICES"))
+        .and_then(|e| e["value"].as_str());
+    assert_eq!(visible, Some("all"));
+    // No GPU request: the health check must not take GPUs from jobs.
+    assert!(c["resources"].is_badvalue(), "{:?}", c["resources"]);
+    // Every mount has a volume.
+    let volumes: Vec<&str> = pod["volumes"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    for m in c["volumeMounts"].as_vec().unwrap() {
+        assert!(volumes.contains(&m["name"].as_str().unwrap()), "{m:?}");
+    }
+    let script = c["args"][0].as_str().expect("a shell script");
+    let lines = gpudoctor_lines(script);
+    assert_eq!(lines.len(), 2, "{script}");
+    for l in &lines {
+        parses(l);
+        // The DaemonSet shares nodes with jobs: never the smoke test.
+        assert!(l.iter().any(|a| a == "--no-smoke"), "{l:?}");
+    }
+    assert!(lines[0].join(" ").contains("--output /reports/{host}.json"));
+
+    let job = &docs[1];
+    assert_eq!(str_at(job, &["apiVersion"]), "batch/v1");
+    assert_eq!(str_at(job, &["kind"]), "Job");
+    let pod = s(job, &["spec", "template", "spec"]);
+    assert_eq!(str_at(pod, &["restartPolicy"]), "Never");
+    let c = &pod["containers"][0];
+    assert_eq!(
+        env_from_field(c, "NODE_NAME").as_deref(),
+        Some("spec.nodeName")
+    );
+    assert_eq!(
+        s(c, &["resources", "limits", "nvidia.com/gpu"]).as_i64(),
+        Some(8)
+    );
+    let mut args = vec!["gpudoctor".to_string()];
+    args.extend(
+        c["args"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string()),
+    );
+    parses(&args);
+}
+
+#[test]
+fn the_github_actions_step_is_valid() {
+    let blocks = yaml_blocks("### GitHub Actions on a self-hosted GPU runner");
+    assert_eq!(blocks.len(), 1);
+    let docs = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
+    let steps = docs[0].as_vec().expect("a list of steps");
+    let script = steps[0]["run"].as_str().unwrap();
+    let lines = gpudoctor_lines(script);
+    assert_eq!(lines.len(), 3);
+    for l in &lines {
+        parses(l);
+    }
+    // The probing step must not fail the job before the summary is written.
+    assert!(lines[0].join(" ").contains("--fail-on never"));
+    assert_eq!(steps[1]["if"].as_str(), Some("always()"));
+    assert_eq!(
+        s(&steps[1], &["with", "path"]).as_str(),
+        Some("gpudoctor.json")
+    );
+}
