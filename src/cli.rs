@@ -417,6 +417,16 @@ fn focused(
     probes: &[&str],
     codes: &[&str],
 ) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
+    focused_with(g, probes, codes, None)
+}
+
+/// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
+fn focused_with(
+    g: &GlobalOpts,
+    probes: &[&str],
+    codes: &[&str],
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
     let sel = selection(g)?;
     let env = Env::from_process();
     let wanted: Vec<&'static str> = sel
@@ -425,7 +435,12 @@ fn focused(
         .copied()
         .filter(|p| probes.contains(p))
         .collect();
-    let snapshot = gather(g, &sel, &wanted, &env, None)?;
+    if smoke_cmd.is_some() && !wanted.contains(&"smoke") {
+        return Err(CliError::Usage(
+            "`gpudoctor smoke` with the smoke probe skipped has nothing to do".into(),
+        ));
+    }
+    let snapshot = gather(g, &sel, &wanted, &env, smoke_cmd)?;
     let wants = |code: &str| codes.contains(&code) && sel.wants(code);
     let (_, findings) = rules::evaluate(&snapshot, &wants);
     Ok((snapshot, findings))
@@ -514,27 +529,12 @@ pub const SMOKE_CODES: &[&str] = &[
 
 fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "smoke")?;
-    let sel = selection(g)?;
-    let env = Env::from_process();
-    let wanted: Vec<&'static str> = sel
-        .probes
-        .iter()
-        .copied()
-        .filter(|p| SMOKE_PROBES.contains(p))
-        .collect();
-    if !wanted.contains(&"smoke") {
-        return Err(CliError::Usage(
-            "`gpudoctor smoke` with the smoke probe skipped has nothing to do".into(),
-        ));
-    }
     if g.from.is_some() {
         return Err(CliError::Usage(
             "`gpudoctor smoke` runs on the GPUs now; replay a saved report with `gpudoctor check --from`".into(),
         ));
     }
-    let snapshot = gather(g, &sel, &wanted, &env, Some(device))?;
-    let wants = |code: &str| SMOKE_CODES.contains(&code) && sel.wants(code);
-    let (_, findings) = rules::evaluate(&snapshot, &wants);
+    let (snapshot, findings) = focused_with(g, SMOKE_PROBES, SMOKE_CODES, Some(device))?;
     let view = render::smoke::view(&snapshot, &findings);
     let text = match format {
         ViewFormat::Json => render::smoke::render_json(&view),

@@ -368,25 +368,8 @@ pub fn probe(fs: &HostFs, lib: Option<&Path>, timeout: Duration) -> NvmlProbe {
 }
 
 fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> NvmlResult {
-    if let Some(root) = fs.root() {
-        match lib {
-            None => {
-                return NvmlResult::NotProbed {
-                    reason: "under --root nothing is loaded from the inspected tree; --nvml-lib names a library outside it".into(),
-                }
-            }
-            Some(p) if !p.is_absolute() => {
-                return NvmlResult::NotProbed {
-                    reason: format!("refused to load {}: under --root a bare name would be searched on the loader path, which may lead into the tree; name the file by its absolute path", p.display()),
-                }
-            }
-            Some(p) if is_under(p, root) => {
-                return NvmlResult::NotProbed {
-                    reason: format!("refused to load {}: it lies under --root {}, whose libraries are never loaded", p.display(), root.display()),
-                }
-            }
-            Some(_) => {}
-        }
+    if let Some(reason) = refuse_under_root(fs.root(), lib, "--nvml-lib") {
+        return NvmlResult::NotProbed { reason };
     }
     let exe = match std::env::current_exe() {
         Ok(e) => e,
@@ -457,7 +440,28 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
     }
 }
 
-pub fn is_under(path: &Path, root: &Path) -> bool {
+/// Why a driver library may not be loaded when inspecting `--root`: nothing is loaded
+/// from the tree, and only an absolute path outside it (named by `flag`) may be.
+pub fn refuse_under_root(root: Option<&Path>, lib: Option<&Path>, flag: &str) -> Option<String> {
+    let root = root?;
+    match lib {
+        None => Some(format!(
+            "under --root nothing is loaded from the inspected tree; {flag} names a library outside it"
+        )),
+        Some(p) if !p.is_absolute() => Some(format!(
+            "refused to load {}: under --root a bare name would be searched on the loader path, which may lead into the tree; name the file by its absolute path",
+            p.display()
+        )),
+        Some(p) if is_under(p, root) => Some(format!(
+            "refused to load {}: it lies under --root {}, whose libraries are never loaded",
+            p.display(),
+            root.display()
+        )),
+        Some(_) => None,
+    }
+}
+
+fn is_under(path: &Path, root: &Path) -> bool {
     let abs = |p: &Path| -> PathBuf {
         p.canonicalize()
             .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))

@@ -488,25 +488,8 @@ pub fn probe(req: &SmokeRequest) -> SmokeProbe {
 }
 
 fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
-    if let Some(root) = req.root {
-        match lib {
-            None => {
-                return SmokeResult::NotRun {
-                    reason: "under --root nothing is loaded from the inspected tree; --cuda-lib names a library outside it".into(),
-                }
-            }
-            Some(p) if !p.is_absolute() => {
-                return SmokeResult::NotRun {
-                    reason: format!("refused to load {}: under --root a bare name would be searched on the loader path, which may lead into the tree; name the file by its absolute path", p.display()),
-                }
-            }
-            Some(p) if crate::probes::nvml::is_under(p, root) => {
-                return SmokeResult::NotRun {
-                    reason: format!("refused to load {}: it lies under --root {}, whose libraries are never loaded", p.display(), root.display()),
-                }
-            }
-            Some(_) => {}
-        }
+    if let Some(reason) = crate::probes::nvml::refuse_under_root(req.root, lib, "--cuda-lib") {
+        return SmokeResult::NotRun { reason };
     }
     let exe = match std::env::current_exe() {
         Ok(e) => e,

@@ -26,6 +26,32 @@ fn counts(c: &[Count]) -> String {
         .join(", ")
 }
 
+/// The shape as (label, text) rows, shared by the text and Markdown views.
+fn shape_rows(sh: &crate::fleet::aggregate::Shape) -> [(&'static str, String); 6] {
+    let models = sh
+        .gpus_by_model
+        .iter()
+        .map(|m| {
+            format!(
+                "{} × {} ({} node{})",
+                m.gpus,
+                m.model,
+                m.nodes,
+                if m.nodes == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    [
+        ("GPUs", models),
+        ("GPUs per node", counts(&sh.gpu_counts)),
+        ("drivers", counts(&sh.drivers)),
+        ("CUDA (driver)", counts(&sh.cuda)),
+        ("toolkits", counts(&sh.toolkits)),
+        ("torch", counts(&sh.torch)),
+    ]
+}
+
 fn sev(s: Severity, st: &Style) -> String {
     match s {
         Severity::Error => st.red("error"),
@@ -53,28 +79,7 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
         }
     )));
     out.push_str("\n\n");
-    let models = sh
-        .gpus_by_model
-        .iter()
-        .map(|m| {
-            format!(
-                "{} × {} ({} node{})",
-                m.gpus,
-                m.model,
-                m.nodes,
-                if m.nodes == 1 { "" } else { "s" }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    for (label, value) in [
-        ("GPUs", models),
-        ("GPUs per node", counts(&sh.gpu_counts)),
-        ("drivers", counts(&sh.drivers)),
-        ("CUDA (driver)", counts(&sh.cuda)),
-        ("toolkits", counts(&sh.toolkits)),
-        ("torch", counts(&sh.torch)),
-    ] {
+    for (label, value) in shape_rows(sh) {
         out.push_str(&format!("  {label:<14} {}\n", printable(&value)));
     }
 
@@ -145,20 +150,7 @@ pub fn render_markdown(f: &Fleet) -> String {
         sh.nodes, sh.gpus, f.nodes_with_errors, f.nodes_with_warnings, f.clean_nodes
     ));
     out.push_str("| | |\n|---|---|\n");
-    let models = sh
-        .gpus_by_model
-        .iter()
-        .map(|m| format!("{} × {} ({} nodes)", m.gpus, m.model, m.nodes))
-        .collect::<Vec<_>>()
-        .join(", ");
-    for (label, value) in [
-        ("GPUs", models),
-        ("GPUs per node", counts(&sh.gpu_counts)),
-        ("drivers", counts(&sh.drivers)),
-        ("CUDA (driver)", counts(&sh.cuda)),
-        ("toolkits", counts(&sh.toolkits)),
-        ("torch", counts(&sh.torch)),
-    ] {
+    for (label, value) in shape_rows(sh) {
         out.push_str(&format!("| {label} | {} |\n", cell(&value)));
     }
     if !f.outliers.is_empty() {
