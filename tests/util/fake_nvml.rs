@@ -35,38 +35,7 @@ const MIB: u64 = 1 << 20;
 /// target/<profile>/examples/libfake_nvml.so next to the running test binary
 /// (target/<profile>/deps/<test>-<hash>); `FAKE_NVML_LIB` overrides.
 pub fn fake_nvml_lib() -> PathBuf {
-    if let Some(p) = std::env::var_os("FAKE_NVML_LIB") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("test binary lives in target/<profile>/deps");
-    let lib = profile.join("examples").join("libfake_nvml.so");
-    let built = fs::metadata(&lib)
-        .and_then(|m| m.modified())
-        .unwrap_or_else(|_| {
-            panic!(
-                "the fake NVML is not built at {}: run a plain `cargo test` (it builds examples; \
-             `--test NAME` alone does not) or `cargo build --example fake_nvml` first",
-                lib.display()
-            )
-        });
-    // `cargo test --test NAME` does not rebuild examples: refuse a stale library.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_nvml");
-    let newest = fs::read_dir(&src)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.metadata().ok()?.modified().ok())
-        .max();
-    assert!(
-        newest.is_none_or(|t| t <= built),
-        "{} is older than {}: run `cargo build --example fake_nvml` (or a plain `cargo test`)",
-        lib.display(),
-        src.display()
-    );
-    lib
+    super::example_cdylib("fake_nvml", "FAKE_NVML_LIB")
 }
 
 /// `dir/libnvidia-ml.so.1` (and `.so`) linking to the fake, for loader-path lookups.

@@ -320,6 +320,46 @@ impl FakeRoot {
     }
 }
 
+/// target/<profile>/examples/lib<example>.so, the fake driver library `cargo test` built
+/// from tests/<example>/ next to the running test binary; `env_override` names a variable
+/// that points elsewhere. A library older than its sources is refused: `cargo test --test
+/// NAME` does not rebuild examples.
+pub fn example_cdylib(example: &str, env_override: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env_override) {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test binary lives in target/<profile>/deps");
+    let lib = profile.join("examples").join(format!("lib{example}.so"));
+    let built = fs::metadata(&lib)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| {
+            panic!(
+                "{} is not built: run a plain `cargo test` (it builds examples; `--test NAME` \
+                 alone does not) or `cargo build --example {example}` first",
+                lib.display()
+            )
+        });
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(example);
+    let newest = fs::read_dir(&src)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.metadata().ok()?.modified().ok())
+        .max();
+    assert!(
+        newest.is_none_or(|t| t <= built),
+        "{} is older than {}: run `cargo build --example {example}` (or a plain `cargo test`)",
+        lib.display(),
+        src.display()
+    );
+    lib
+}
+
 /// The real binary with a clean, deterministic environment.
 pub fn gpudoctor() -> Command {
     let mut c = Command::cargo_bin("gpudoctor").expect("binary");
