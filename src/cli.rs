@@ -292,7 +292,13 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         ColorChoice::Never => owo_colors::set_override(false),
         ColorChoice::Auto => {}
     }
-    match cli.command.unwrap_or(Command::Check) {
+    let command = cli.command.unwrap_or(Command::Check);
+    if g.output.is_some() && !matches!(command, Command::Check) {
+        return Err(CliError::Usage(
+            "--output writes the report of `gpudoctor check` (what `gpudoctor fleet` reads); other subcommands print to stdout".into(),
+        ));
+    }
+    match command {
         Command::Check => check(g),
         Command::Toolkit => toolkit(g),
         Command::Devices { index, detail } => devices(g, index, detail),
@@ -562,6 +568,17 @@ impl Selection {
 }
 
 fn check(g: &GlobalOpts) -> Result<u8, CliError> {
+    // A bad --output is a usage error before any probing (the smoke test takes seconds).
+    if let Some(path) = &g.output {
+        let text = path.to_string_lossy();
+        if text.ends_with('/') || (!text.contains("{host}") && path.is_dir()) {
+            return Err(CliError::Usage(format!(
+                "--output {}: a directory; name the file, e.g. {}/{{host}}.json",
+                path.display(),
+                text.trim_end_matches('/')
+            )));
+        }
+    }
     let sel = selection(g)?;
     let env = Env::from_process();
     let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
@@ -595,8 +612,9 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
             } else {
                 text
             };
-            let written = write_output(path, &report, &file_text)?;
+            // The human report reaches the job log even when the file cannot be written.
             emit(human(Style::for_stdout()).as_bytes())?;
+            let written = write_output(path, &report, &file_text)?;
             eprintln!("gpudoctor: report written to {}", written.display());
         }
         None => {
@@ -620,14 +638,39 @@ fn write_output(path: &Path, report: &Report, text: &str) -> Result<PathBuf, Cli
     let fail = |what: &str, e: std::io::Error| {
         CliError::Usage(format!("--output {}: {what}: {e}", expanded.display()))
     };
+    // An existing link is written through (its target is replaced, not the link); a
+    // device, FIFO or socket (/dev/null, /dev/stdout) is written to, never renamed over.
+    if let Ok(meta) = std::fs::symlink_metadata(&expanded) {
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::canonicalize(&expanded) {
+                return write_output(&target, report, text).map(|_| expanded.clone());
+            }
+        } else if meta.is_dir() {
+            return Err(CliError::Usage(format!(
+                "--output {}: a directory; name the file, e.g. {}/{{host}}.json",
+                expanded.display(),
+                expanded.display()
+            )));
+        } else if !meta.is_file() {
+            use std::io::Write as _;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&expanded)
+                .map_err(|e| fail("opening", e))?;
+            f.write_all(text.as_bytes())
+                .map_err(|e| fail("writing", e))?;
+            return Ok(expanded);
+        }
+    }
     if let Some(dir) = expanded.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
     }
     let name = expanded.file_name().ok_or_else(|| {
         CliError::Usage(format!("--output {}: not a file name", expanded.display()))
     })?;
+    // Host and pid: containers on a shared filesystem can share pids.
     let tmp = expanded.with_file_name(format!(
-        ".{}.tmp.{}",
+        ".{}.tmp.{host}.{}",
         name.to_string_lossy(),
         std::process::id()
     ));
@@ -655,9 +698,11 @@ fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
         ViewFormat::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
     };
     emit(text.as_bytes())?;
-    // A report that could not be read is a node whose state is unknown.
+    // A report that could not be read is a node whose state is unknown, and no report at
+    // all is no evidence of health. (Duplicates are listed but counted once: no failure.)
     let code = exit_code(g, fleet.worst());
-    Ok(if has_problems && g.fail_on != FailOn::Never {
+    let unusable = has_problems || fleet.nodes.is_empty();
+    Ok(if unusable && g.fail_on != FailOn::Never {
         1
     } else {
         code

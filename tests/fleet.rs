@@ -429,7 +429,12 @@ fn ten_thousand_reports_aggregate() {
     // build only has to finish in reasonable time with every node counted.
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("seed");
-    node_report(&real, "seed", &FakeRoot::healthy(8), Some(&hgx(8)), &[]);
+    // Findings common to every node (persistence off: GD038) make the grouping work too.
+    let mut nvml = hgx(8);
+    for g in &mut nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    node_report(&real, "seed", &FakeRoot::healthy(8), Some(&nvml), &[]);
     let text = std::fs::read_to_string(real.join("seed.json")).unwrap();
     std::fs::remove_dir_all(&real).unwrap();
     let reports = dir.path().join("reports");
@@ -453,6 +458,8 @@ fn ten_thousand_reports_aggregate() {
     let took = t.elapsed();
     assert_eq!(code, 0);
     assert_eq!(v["shape"]["nodes"], 10_000);
+    assert_eq!(v["findings"][0]["code"], "GD038");
+    assert_eq!(v["findings"][0]["nodes"], 10_000);
     assert_eq!(v["shape"]["gpus"], 80_000);
     assert!(v["outliers"].as_array().unwrap().is_empty());
     assert!(took < Duration::from_secs(60), "{took:?}");

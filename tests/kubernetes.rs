@@ -118,6 +118,12 @@ fn the_kubernetes_manifest_is_valid_and_complete() {
     for m in c["volumeMounts"].as_vec().unwrap() {
         assert!(volumes.contains(&m["name"].as_str().unwrap()), "{m:?}");
     }
+    // The node's own machine id, not the image's.
+    assert!(c["volumeMounts"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .any(|m| m["mountPath"].as_str() == Some("/etc/machine-id")));
     let script = c["args"][0].as_str().expect("a shell script");
     let lines = gpudoctor_lines(script);
     assert_eq!(lines.len(), 2, "{script}");
@@ -133,6 +139,8 @@ fn the_kubernetes_manifest_is_valid_and_complete() {
     assert_eq!(str_at(job, &["kind"]), "Job");
     let pod = s(job, &["spec", "template", "spec"]);
     assert_eq!(str_at(pod, &["restartPolicy"]), "Never");
+    // Without the NVIDIA runtime the Job would see no driver.
+    assert_eq!(str_at(pod, &["runtimeClassName"]), "nvidia");
     let c = &pod["containers"][0];
     assert_eq!(
         env_from_field(c, "NODE_NAME").as_deref(),
@@ -165,8 +173,9 @@ fn the_github_actions_step_is_valid() {
     for l in &lines {
         parses(l);
     }
-    // The probing step must not fail the job before the summary is written.
+    // Neither the probing step nor the summary may fail the job before the gate.
     assert!(lines[0].join(" ").contains("--fail-on never"));
+    assert!(lines[1].join(" ").contains("--fail-on never"));
     assert_eq!(steps[1]["if"].as_str(), Some("always()"));
     assert_eq!(
         s(&steps[1], &["with", "path"]).as_str(),

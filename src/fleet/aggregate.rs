@@ -21,9 +21,20 @@ pub struct NodeFacts {
     pub hostname: Option<String>,
     pub slurm_job: Option<String>,
     pub kubernetes_pod: Option<String>,
-    /// The most common GPU model on the node ("no GPU" when none).
+    /// The most common GPU model on the node: its peer group ("no GPU" when none).
     pub gpu_model: String,
+    /// GPUs the driver runs (NVML's count, else the driver's list).
     pub gpus: usize,
+    /// GPUs per model name on this node.
+    pub models: BTreeMap<String, usize>,
+    /// NVIDIA GPU functions on the PCI bus, driver or not.
+    pub pci_gpus: usize,
+    /// Their most common PCI device id ("10de:2330").
+    #[serde(skip)]
+    pub pci_id: Option<String>,
+    pub machine_id: Option<String>,
+    /// When the report was made.
+    pub time: Option<String>,
     pub driver: Option<String>,
     /// The newest CUDA the driver supports (NVML).
     pub cuda: Option<String>,
@@ -61,6 +72,9 @@ pub struct Shape {
     pub toolkits: Vec<Count>,
     pub torch: Vec<Count>,
     pub gpu_counts: Vec<Count>,
+    /// The span of the reports' times: a node whose report is old was not rechecked.
+    pub oldest_report: Option<String>,
+    pub newest_report: Option<String>,
 }
 
 /// A node that differs from its peers (the nodes with the same GPU model).
@@ -164,6 +178,16 @@ fn facts(r: &NodeReport) -> NodeFacts {
         .max_by_key(|(_, n)| **n)
         .map(|(m, _)| m.clone())
         .unwrap_or_else(|| "no GPU".into());
+    let pci: Vec<&str> = s
+        .pci
+        .as_ref()
+        .and_then(|p| p.devices.value.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|d| d.role == "gpu")
+        .map(|d| d.device_id.as_str())
+        .collect();
+    let pci_id = mode(pci.iter().copied());
     let gpus = nvml
         .and_then(|n| n.device_count.get().map(|c| *c as usize))
         .or_else(|| driver_gpus.map(Vec::len))
@@ -211,6 +235,11 @@ fn facts(r: &NodeReport) -> NodeFacts {
         kubernetes_pod: node.and_then(|n| n.kubernetes.as_ref()?.pod_name.clone()),
         gpu_model,
         gpus,
+        models,
+        pci_gpus: pci.len(),
+        pci_id,
+        machine_id: node.and_then(|n| n.machine_id.clone()),
+        time: node.map(|n| n.time.clone()).filter(|t| !t.is_empty()),
         driver,
         cuda: nvml.and_then(|n| n.cuda_driver_version.get().cloned()),
         toolkit,
@@ -261,16 +290,82 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
     crate::smoke::median(&mut xs)
 }
 
-pub fn aggregate(reports: &[NodeReport], problems: Vec<Problem>) -> Fleet {
-    let per_report: Vec<NodeFacts> = reports.iter().map(facts).collect();
-    let mut nodes = per_report.clone();
+pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
+    let mut per_report: Vec<NodeFacts> = reports.iter().map(facts).collect();
+    // One node, one report: the newest wins; the others are listed, not counted twice.
+    let mut keep = vec![true; per_report.len()];
+    let mut newest: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, n) in per_report.iter().enumerate() {
+        match newest.get(n.name.as_str()) {
+            None => {
+                newest.insert(&n.name, i);
+            }
+            Some(&j) => {
+                let (winner, loser) = if n.time > per_report[j].time {
+                    (i, j)
+                } else {
+                    (j, i)
+                };
+                keep[loser] = false;
+                newest.insert(&per_report[winner].name, winner);
+            }
+        }
+    }
+    for (i, n) in per_report.iter().enumerate() {
+        if !keep[i] {
+            let winner = &per_report[newest[n.name.as_str()]];
+            problems.push(Problem {
+                source: n.source.clone(),
+                kind: "duplicate".into(),
+                detail: format!(
+                    "node {} is also reported by {} ({}), which is newer and is the one counted",
+                    n.name,
+                    winner.source,
+                    winner.time.as_deref().unwrap_or("no time")
+                ),
+            });
+        }
+    }
+    // A node whose driver sees no GPU still has them on the PCI bus: it belongs with the
+    // nodes whose GPUs carry the same PCI device id.
+    let mut model_of_pci: BTreeMap<String, String> = BTreeMap::new();
+    for n in &per_report {
+        if let (Some(id), false) = (&n.pci_id, n.models.is_empty()) {
+            model_of_pci
+                .entry(id.clone())
+                .or_insert_with(|| n.gpu_model.clone());
+        }
+    }
+    for n in per_report
+        .iter_mut()
+        .filter(|n| n.models.is_empty() && n.pci_gpus > 0)
+    {
+        n.gpu_model = n
+            .pci_id
+            .as_ref()
+            .and_then(|id| model_of_pci.get(id).cloned())
+            .unwrap_or_else(|| {
+                format!("NVIDIA {} (no driver)", n.pci_id.as_deref().unwrap_or("?"))
+            });
+    }
+    let kept: Vec<usize> = (0..per_report.len()).filter(|i| keep[*i]).collect();
+    let mut nodes: Vec<NodeFacts> = kept.iter().map(|i| per_report[*i].clone()).collect();
     nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
 
+    // GPUs counted by their own model names; a node counts toward each model it has.
     let mut by_model: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for n in &nodes {
-        let e = by_model.entry(n.gpu_model.clone()).or_default();
-        e.0 += n.gpus;
-        e.1 += 1;
+        for (m, c) in &n.models {
+            let e = by_model.entry(m.clone()).or_default();
+            e.0 += c;
+            e.1 += 1;
+        }
+        if n.models.is_empty() && n.pci_gpus > 0 {
+            by_model
+                .entry(format!("{} without a driver", n.gpu_model))
+                .or_default()
+                .1 += 1;
+        }
     }
     let mut gpus_by_model: Vec<ModelCount> = by_model
         .into_iter()
@@ -278,6 +373,7 @@ pub fn aggregate(reports: &[NodeReport], problems: Vec<Problem>) -> Fleet {
         .collect();
     gpus_by_model.sort_by(|a, b| b.gpus.cmp(&a.gpus).then(a.model.cmp(&b.model)));
     let gpu_count_strings: Vec<String> = nodes.iter().map(|n| n.gpus.to_string()).collect();
+    let times: Vec<&str> = nodes.iter().filter_map(|n| n.time.as_deref()).collect();
     let shape = Shape {
         nodes: nodes.len(),
         gpus: nodes.iter().map(|n| n.gpus).sum(),
@@ -287,6 +383,8 @@ pub fn aggregate(reports: &[NodeReport], problems: Vec<Problem>) -> Fleet {
         toolkits: counts(nodes.iter().map(|n| n.toolkit.as_ref()), "none"),
         torch: counts(nodes.iter().map(|n| n.torch.as_ref()), "none"),
         gpu_counts: counts(gpu_count_strings.iter().map(Some), "unknown"),
+        oldest_report: times.iter().min().map(|t| t.to_string()),
+        newest_report: times.iter().max().map(|t| t.to_string()),
     };
 
     let mut outliers = Vec::new();
@@ -314,10 +412,15 @@ pub fn aggregate(reports: &[NodeReport], problems: Vec<Problem>) -> Fleet {
             };
             for (n, v) in &values {
                 if *v != common {
+                    let value = if what == "gpu_count" && n.pci_gpus > n.gpus {
+                        format!("{v} ({} on the PCI bus)", n.pci_gpus)
+                    } else {
+                        v.clone()
+                    };
                     outliers.push(Outlier {
                         node: n.name.clone(),
                         what: what.into(),
-                        value: v.clone(),
+                        value,
                         peers: common.clone(),
                         group: model.to_string(),
                         peer_nodes: members.len() - 1,
@@ -355,34 +458,42 @@ pub fn aggregate(reports: &[NodeReport], problems: Vec<Problem>) -> Fleet {
     }
     outliers.sort_by(|a, b| natural_cmp(&a.node, &b.node).then(a.what.cmp(&b.what)));
 
-    // Findings by code: worst severity, every node, the most common title.
+    // Findings by code and severity (a code can be an error on one node and a warning on
+    // another): every node, the most common title.
     struct Acc {
-        severity: Severity,
         titles: BTreeMap<String, usize>,
         nodes: Vec<String>,
+        seen: std::collections::HashSet<String>,
     }
-    let mut by_code: BTreeMap<String, Acc> = BTreeMap::new();
-    for (r, n) in reports.iter().zip(&per_report) {
+    let mut by_code: BTreeMap<(String, Severity), Acc> = BTreeMap::new();
+    for (r, n) in reports
+        .iter()
+        .zip(&per_report)
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+    {
         for f in &r.findings {
-            let acc = by_code.entry(f.code.clone()).or_insert(Acc {
-                severity: f.severity,
-                titles: BTreeMap::new(),
-                nodes: Vec::new(),
-            });
-            acc.severity = acc.severity.max(f.severity);
+            let acc = by_code
+                .entry((f.code.clone(), f.severity))
+                .or_insert_with(|| Acc {
+                    titles: BTreeMap::new(),
+                    nodes: Vec::new(),
+                    seen: Default::default(),
+                });
             *acc.titles.entry(f.title.clone()).or_default() += 1;
-            if acc.nodes.last() != Some(&n.name) && !acc.nodes.contains(&n.name) {
+            if acc.seen.insert(n.name.clone()) {
                 acc.nodes.push(n.name.clone());
             }
         }
     }
     let mut findings: Vec<FindingGroup> = by_code
         .into_iter()
-        .map(|(code, mut acc)| {
+        .map(|((code, severity), mut acc)| {
             acc.nodes.sort_by(|a, b| natural_cmp(a, b));
             FindingGroup {
                 code,
-                severity: acc.severity,
+                severity,
                 title: acc
                     .titles
                     .iter()

@@ -50,6 +50,7 @@ pub struct FindingIn {
 pub struct SnapshotIn {
     pub node: Option<Node>,
     pub kernel_module: Option<KernelModuleIn>,
+    pub pci: Option<PciIn>,
     pub nvml: Option<NvmlIn>,
     pub toolkits: Option<ToolkitsIn>,
     pub python: Option<Vec<PythonIn>>,
@@ -91,6 +92,19 @@ pub struct VersionIn {
 #[derive(Deserialize)]
 pub struct DriverGpuIn {
     pub model: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct PciIn {
+    pub devices: FactIn<Vec<PciDeviceIn>>,
+}
+
+#[derive(Deserialize)]
+pub struct PciDeviceIn {
+    pub device_id: String,
+    /// gpu, audio, … (src/probes/pci.rs PciRole).
+    pub role: String,
 }
 
 #[derive(Deserialize)]

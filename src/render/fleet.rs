@@ -82,6 +82,14 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
     for (label, value) in shape_rows(sh) {
         out.push_str(&format!("  {label:<14} {}\n", printable(&value)));
     }
+    if let (Some(a), Some(b)) = (&sh.oldest_report, &sh.newest_report) {
+        let span = if a == b {
+            a.clone()
+        } else {
+            format!("{a} … {b}")
+        };
+        out.push_str(&format!("  {:<14} {}\n", "reports from", printable(&span)));
+    }
 
     if !f.outliers.is_empty() {
         out.push_str(&format!(
@@ -132,7 +140,12 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
             ));
         }
     }
-    if f.findings.is_empty() && f.outliers.is_empty() && f.problems.is_empty() {
+    if sh.nodes == 0 {
+        out.push_str(&format!(
+            "\n{}\n",
+            st.red("No usable node report: nothing was checked.")
+        ));
+    } else if f.findings.is_empty() && f.outliers.is_empty() && f.problems.is_empty() {
         out.push_str(&format!(
             "\n{}\n",
             st.green("Every node is healthy and alike.")

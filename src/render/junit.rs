@@ -1,6 +1,6 @@
 //! JUnit XML for CI test reporters (GitLab, Jenkins, GitHub actions that read JUnit): one
-//! testsuite, one testcase per rule. A failed check (a warning or an error) is a <failure>
-//! per finding, its `type` the severity; a passed check may carry info notes, which go to
+//! testsuite, one testcase per rule. A failed check (a warning or an error) is one
+//! <failure> naming all its findings, its `type` the worst severity; a passed check may carry info notes, which go to
 //! <system-out> so they show without failing the suite. Not-applicable and skipped checks
 //! are <skipped>. `errors` is always 0: a probe that broke is itself a finding (GD016).
 
@@ -102,13 +102,26 @@ fn testcase(out: &mut String, check: &Check, findings: &[Finding]) {
                     attr(&check.detail)
                 );
             }
-            for f in &own {
+            // One <failure> per testcase (Jenkins reads only the first, and the Ant schema
+            // allows one): its message names every finding, its text holds them all, its
+            // type is the worst severity.
+            if let Some(worst) = own.iter().map(|f| f.severity).max() {
+                let message = own
+                    .iter()
+                    .map(|f| format!("{}: {}", f.code, f.title))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let body: String = own
+                    .iter()
+                    .map(|f| finding_text(f))
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 let _ = writeln!(
                     out,
                     "      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    attr(&format!("{}: {}", f.code, f.title)),
-                    f.severity.as_str(),
-                    text(&finding_text(f))
+                    attr(&message),
+                    worst.as_str(),
+                    text(&body)
                 );
             }
             out.push_str("    </testcase>\n");
