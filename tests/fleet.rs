@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use util::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
 use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::gpu_node::hgx;
 use util::*;
 
 /// Writes one node's report into `dir` the way a Slurm or Kubernetes run would, and
@@ -44,13 +45,6 @@ fn machine_id(name: &str) -> String {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     });
     format!("{h:016x}{:016x}", h.rotate_left(17))
-}
-
-fn hgx(n: u32) -> FakeNvml {
-    let mut nvml = FakeNvml::hgx_h100_8gpu();
-    nvml.devices.truncate(n as usize);
-    nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
-    nvml
 }
 
 fn fleet(args: &[&Path]) -> (i32, Value) {

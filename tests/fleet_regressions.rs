@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{json as j, Value};
 use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::gpu_node::hgx;
 use util::*;
 
 fn machine_id(name: &str) -> String {
@@ -15,13 +16,6 @@ fn machine_id(name: &str) -> String {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     });
     format!("{h:016x}{:016x}", h.rotate_left(17))
-}
-
-fn hgx(n: u32) -> FakeNvml {
-    let mut nvml = FakeNvml::hgx_h100_8gpu();
-    nvml.devices.truncate(n as usize);
-    nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
-    nvml
 }
 
 /// `check --format json --output DIR/{host}.json` for a fake node; returns the file.

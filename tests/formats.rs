@@ -9,12 +9,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use tempfile::TempDir;
-use util::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
-use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::gpu_node::GpuNode;
 use util::*;
-
-const MIB: u64 = 1 << 20;
 
 // ---------------------------------------------------------------- JUnit
 
@@ -388,47 +384,6 @@ fn named<'a>(series: &'a [Series], name: &str) -> Vec<&'a Series> {
 
 // ---------------------------------------------------------------- fixtures
 
-/// A node with `n` GPUs the smoke test can run on: fake root, fake NVML, fake libcuda.
-struct GpuNode {
-    root: FakeRoot,
-    dir: TempDir,
-    nvml: FakeNvml,
-    cuda: FakeCuda,
-}
-
-impl GpuNode {
-    fn new(n: u32) -> GpuNode {
-        let mut nvml = FakeNvml::hgx_h100_8gpu();
-        nvml.devices.truncate(n as usize);
-        nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
-        let mut cuda = FakeCuda::h100(n);
-        cuda.driver_version = 13000;
-        for d in &mut cuda.devices {
-            d.total_memory = 64 * MIB;
-        }
-        GpuNode {
-            root: FakeRoot::healthy(n as usize),
-            dir: tempfile::tempdir().unwrap(),
-            nvml,
-            cuda,
-        }
-    }
-
-    fn cmd(&self) -> assert_cmd::Command {
-        let nvml = self.nvml.write(&self.dir.path().join("nvml"));
-        let cuda = self.cuda.write(&self.dir.path().join("cuda"));
-        let mut c = self.root.cmd();
-        c.arg("--nvml-lib")
-            .arg(fake_nvml::fake_nvml_lib())
-            .env(FAKE_NVML_ENV, nvml)
-            .arg("--cuda-lib")
-            .arg(fake_cuda::fake_cuda_lib())
-            .env(FAKE_CUDA_ENV, cuda)
-            .args(["--matmul-size", "48", "--transfer-size", "4"]);
-        c
-    }
-}
-
 /// A host with one GPU and three problems: nvidia_uvm missing (GD006), /dev/nvidia0 not
 /// open to alice (GD008), CUDA_LAUNCH_BLOCKING left on (GD012).
 fn broken_root() -> FakeRoot {
@@ -792,7 +747,7 @@ fn prometheus_timestamp_is_the_reports_own_time() {
 #[test]
 fn smoke_figures_per_gpu() {
     let mut node = GpuNode::new(2);
-    node.cuda.device(1).bit_flips = 3;
+    node.cuda().device(1).bit_flips = 3;
     let r = run(node.cmd().args(["check", "--format", "prometheus"]));
     assert_eq!(r.code, 1, "bit flips are an error: {}", r.stderr);
     let s = parse_prometheus(&r.stdout);
@@ -917,7 +872,7 @@ fn smoke_figures_per_gpu() {
 #[test]
 fn pinned_memory_refused_leaves_only_the_pageable_series() {
     let mut node = GpuNode::new(1);
-    node.cuda.device(0).host_alloc_error = Some(2);
+    node.cuda().device(0).host_alloc_error = Some(2);
     let r = run(node.cmd().args(["check", "--format", "prometheus"]));
     let s = parse_prometheus(&r.stdout);
     let memories: HashSet<&str> = named(&s, "gpudoctor_smoke_transfer_gbps")
@@ -1004,7 +959,7 @@ fn hostile_values_keep_both_formats_valid() {
 #[test]
 fn hostile_node_and_gpu_names_in_the_smoke_labels() {
     let mut node = GpuNode::new(1);
-    node.cuda.device(0).name = format!("NVIDIA {HOSTILE}");
+    node.cuda().device(0).name = format!("NVIDIA {HOSTILE}");
     let cmd = |format: &str| {
         let mut c = node.cmd();
         // The scheduler's node name wins over the host name and is taken as it is.

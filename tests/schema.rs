@@ -5,12 +5,9 @@
 mod util;
 
 use serde_json::{json, Value};
-use tempfile::TempDir;
-use util::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
-use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::fake_nvml::{self, FakeNvml};
+use util::gpu_node::GpuNode;
 use util::*;
-
-const MIB: u64 = 1 << 20;
 
 /// What `gpudoctor schema` prints, parsed.
 fn schema() -> Value {
@@ -214,75 +211,31 @@ fn reports_of_healthy_and_broken_roots_validate() {
     );
 }
 
-/// A fake root with `n` GPUs plus the fake NVML `cfg` (and the fake libcuda, when given).
-struct Node {
-    root: FakeRoot,
-    dir: TempDir,
-    nvml: FakeNvml,
-    cuda: Option<FakeCuda>,
-}
-
-impl Node {
-    fn nvml(n: usize, nvml: FakeNvml) -> Node {
-        Node {
-            root: FakeRoot::healthy(n),
-            dir: tempfile::tempdir().unwrap(),
-            nvml,
-            cuda: None,
-        }
-    }
-
-    /// H100s agreeing between NVML and libcuda; 64 MiB each keeps the memory probe quick.
-    fn smoke(n: u32) -> Node {
-        let mut nvml = FakeNvml::hgx_h100_8gpu();
-        nvml.devices.truncate(n as usize);
-        nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
-        let mut cuda = FakeCuda::h100(n);
-        cuda.driver_version = 13000;
-        for d in &mut cuda.devices {
-            d.total_memory = 64 * MIB;
-        }
-        Node {
-            cuda: Some(cuda),
-            ..Node::nvml(n as usize, nvml)
-        }
-    }
-
-    fn cmd(&self) -> assert_cmd::Command {
-        let mut c = self.root.cmd();
-        let nvml = self.nvml.write(&self.dir.path().join("nvml"));
-        c.arg("--nvml-lib")
-            .arg(fake_nvml::fake_nvml_lib())
-            .env(FAKE_NVML_ENV, nvml);
-        if let Some(cuda) = &self.cuda {
-            let cuda = cuda.write(&self.dir.path().join("cuda"));
-            c.arg("--cuda-lib")
-                .arg(fake_cuda::fake_cuda_lib())
-                .env(FAKE_CUDA_ENV, cuda)
-                .args(["--matmul-size", "48", "--transfer-size", "4"]);
-        }
-        c
-    }
-
-    fn check(&self, args: &[&str]) -> Value {
-        let mut c = self.cmd();
-        c.arg("check").args(args);
-        report(&mut c)
-    }
+/// `check --json ARGS` on the node.
+fn check(node: &GpuNode, args: &[&str]) -> Value {
+    let mut c = node.cmd();
+    c.arg("check").args(args);
+    report(&mut c)
 }
 
 #[test]
 fn reports_with_the_fake_nvml_validate() {
     let v = validator();
     let mut cases: Vec<(String, Value)> = Vec::new();
-    let mut add = |label: &str, node: Node| cases.push((label.into(), node.check(&[])));
+    let mut add = |label: &str, node: GpuNode| cases.push((label.into(), check(&node, &[])));
 
-    add("HGX H100 ×8", Node::nvml(8, FakeNvml::hgx_h100_8gpu()));
+    add(
+        "HGX H100 ×8",
+        GpuNode::nvml_only(8, FakeNvml::hgx_h100_8gpu()),
+    );
     add(
         "RTX 4090, much not supported",
-        Node::nvml(1, FakeNvml::consumer_rtx4090()),
+        GpuNode::nvml_only(1, FakeNvml::consumer_rtx4090()),
     );
-    add("A100 in MIG mode", Node::nvml(1, FakeNvml::mig_a100()));
+    add(
+        "A100 in MIG mode",
+        GpuNode::nvml_only(1, FakeNvml::mig_a100()),
+    );
 
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.gpu(5).lost = true;
@@ -298,7 +251,7 @@ fn reports_with_the_fake_nvml_validate() {
     }]);
     add(
         "lost GPU, throttling, fabric, processes",
-        Node::nvml(8, cfg),
+        GpuNode::nvml_only(8, cfg),
     );
 
     let mut cfg = FakeNvml::hgx_h100_8gpu();
@@ -306,17 +259,17 @@ fn reports_with_the_fake_nvml_validate() {
         "nvmlDeviceGetRemappedRows".into(),
         "nvmlDeviceGetGpuFabricInfo".into(),
     ];
-    add("functions not in the driver", Node::nvml(2, cfg));
+    add("functions not in the driver", GpuNode::nvml_only(2, cfg));
 
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.faults.init_error = Some(9);
-    add("nvmlInit failed", Node::nvml(1, cfg));
+    add("nvmlInit failed", GpuNode::nvml_only(1, cfg));
 
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.faults.crash_in = Some("nvmlDeviceGetUUID".into());
-    add("NVML crashed", Node::nvml(1, cfg));
+    add("NVML crashed", GpuNode::nvml_only(1, cfg));
 
-    let node = Node::nvml(1, FakeNvml::hgx_h100_8gpu());
+    let node = GpuNode::nvml_only(1, FakeNvml::hgx_h100_8gpu());
     let mut c = node.root.cmd();
     c.arg("--nvml-lib").arg("/nonexistent/libnvidia-ml.so.1");
     cases.push(("no NVML library".into(), report(&mut c)));
@@ -343,7 +296,7 @@ fn reports_with_nvml_timed_out_validate() {
     ] {
         let mut cfg = FakeNvml::hgx_h100_8gpu();
         cfg.faults.hang_in = Some(sym.into());
-        let r = Node::nvml(n, cfg).check(&["--timeout", "2"]);
+        let r = check(&GpuNode::nvml_only(n, cfg), &["--timeout", "2"]);
         let result = &r["snapshot"]["nvml"]["result"];
         assert_eq!(result["status"], "timed_out", "{result:#}");
         assert!(result["partial"].is_object(), "{result:#}");
@@ -356,50 +309,50 @@ fn reports_with_the_fake_libcuda_smoke_run_validate() {
     let v = validator();
     let mut cases: Vec<(String, Value)> = Vec::new();
 
-    let node = Node::smoke(2);
-    cases.push(("smoke ran on 2 GPUs".into(), node.check(&[])));
+    let node = GpuNode::new(2);
+    cases.push(("smoke ran on 2 GPUs".into(), check(&node, &[])));
 
-    let mut node = Node::smoke(2);
-    node.cuda.as_mut().unwrap().device(1).ctx_error = Some(46);
-    cases.push(("context failed on GPU 1".into(), node.check(&[])));
+    let mut node = GpuNode::new(2);
+    node.cuda().device(1).ctx_error = Some(46);
+    cases.push(("context failed on GPU 1".into(), check(&node, &[])));
 
     // Kernels that do not load: failed with the JIT log, the compute steps skipped.
-    let mut node = Node::smoke(1);
-    node.cuda.as_mut().unwrap().device(0).module_error = Some(209);
-    cases.push(("module failed".into(), node.check(&[])));
+    let mut node = GpuNode::new(1);
+    node.cuda().device(0).module_error = Some(209);
+    cases.push(("module failed".into(), check(&node, &[])));
 
-    let mut node = Node::smoke(1);
-    let d = node.cuda.as_mut().unwrap().device(0);
+    let mut node = GpuNode::new(1);
+    let d = node.cuda().device(0);
     d.matmul_wrong = true;
     d.bit_flips = 3;
     d.host_alloc_error = Some(2);
     cases.push((
         "wrong matmul, flipped bits, no pinned memory".into(),
-        node.check(&[]),
+        check(&node, &[]),
     ));
 
-    let node = Node::smoke(1);
+    let node = GpuNode::new(1);
     cases.push((
         "copies failed".into(),
-        node.check(&["--transfer-size", "100"]),
+        check(&node, &["--transfer-size", "100"]),
     ));
 
-    let mut node = Node::smoke(1);
-    node.cuda.as_mut().unwrap().crash_in = Some("cuLaunchKernel".into());
-    cases.push(("smoke crashed".into(), node.check(&[])));
+    let mut node = GpuNode::new(1);
+    node.cuda().crash_in = Some("cuLaunchKernel".into());
+    cases.push(("smoke crashed".into(), check(&node, &[])));
 
-    let mut node = Node::smoke(2);
-    node.cuda.as_mut().unwrap().device(1).hang_in = Some("cuDevicePrimaryCtxRetain".into());
-    cases.push(("smoke timed out".into(), node.check(&["--timeout", "3"])));
+    let mut node = GpuNode::new(2);
+    node.cuda().device(1).hang_in = Some("cuDevicePrimaryCtxRetain".into());
+    cases.push(("smoke timed out".into(), check(&node, &["--timeout", "3"])));
 
-    let mut node = Node::smoke(1);
-    node.cuda.as_mut().unwrap().init_error = Some(100);
-    cases.push(("cuInit failed".into(), node.check(&[])));
+    let mut node = GpuNode::new(1);
+    node.cuda().init_error = Some(100);
+    cases.push(("cuInit failed".into(), check(&node, &[])));
 
-    let node = Node::smoke(1);
+    let node = GpuNode::new(1);
     cases.push((
         "libcuda missing".into(),
-        node.check(&["--cuda-lib", "/nonexistent/libcuda.so.1"]),
+        check(&node, &["--cuda-lib", "/nonexistent/libcuda.so.1"]),
     ));
 
     for (label, r) in &cases {
@@ -468,9 +421,9 @@ fn broken_reports_are_rejected() {
     use Mutation::*;
     let v = validator();
     // A report with a finding, NVML, a toolkit and a smoke run with a failed step.
-    let mut node = Node::smoke(2);
-    node.cuda.as_mut().unwrap().device(1).ctx_error = Some(46);
-    let base = node.check(&[]);
+    let mut node = GpuNode::new(2);
+    node.cuda().device(1).ctx_error = Some(46);
+    let base = check(&node, &[]);
     assert_valid(&v, "base", &base);
     let mutations = [
         // Wrong types.

@@ -8,59 +8,18 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tempfile::TempDir;
-use util::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
-use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::fake_cuda::{self, FAKE_CUDA_ENV};
+use util::fake_nvml::{self, FAKE_NVML_ENV};
+use util::gpu_node::GpuNode;
 use util::*;
 
 const MIB: u64 = 1 << 20;
 
-/// A fake node: root (module, nodes, PCI), fake NVML and fake libcuda with `n` GPUs that
-/// agree on names, UUIDs, bus ids and the driver's CUDA version.
-struct Node {
-    root: FakeRoot,
-    dir: TempDir,
-    nvml: FakeNvml,
-    cuda: FakeCuda,
-}
+type Node = GpuNode;
 
-impl Node {
-    fn new(n: u32) -> Node {
-        let mut nvml = FakeNvml::hgx_h100_8gpu();
-        nvml.devices.truncate(n as usize);
-        nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
-        let mut cuda = FakeCuda::h100(n);
-        // The R580 driver of the NVML preset speaks CUDA 13.0.
-        cuda.driver_version = 13000;
-        for d in &mut cuda.devices {
-            d.total_memory = 64 * MIB;
-        }
-        Node {
-            root: FakeRoot::healthy(n as usize),
-            dir: tempfile::tempdir().unwrap(),
-            nvml,
-            cuda,
-        }
-    }
-
-    /// The command with both fakes; small sizes keep the CPU-emulated kernels quick.
-    fn cmd(&self) -> assert_cmd::Command {
-        let nvml = self.nvml.write(&self.dir.path().join("nvml"));
-        let cuda = self.cuda.write(&self.dir.path().join("cuda"));
-        let mut c = self.root.cmd();
-        c.arg("--nvml-lib")
-            .arg(fake_nvml::fake_nvml_lib())
-            .env(FAKE_NVML_ENV, nvml)
-            .arg("--cuda-lib")
-            .arg(fake_cuda::fake_cuda_lib())
-            .env(FAKE_CUDA_ENV, cuda)
-            .args(["--matmul-size", "48", "--transfer-size", "4"]);
-        c
-    }
-
-    fn check(&self) -> (i32, Value) {
-        json(self.cmd().arg("check"))
-    }
+/// `check --json` on the node.
+fn check(node: &GpuNode) -> (i32, Value) {
+    json(node.cmd().arg("check"))
 }
 
 fn smoke(v: &Value) -> &Value {
@@ -85,7 +44,7 @@ fn smoke_codes(v: &Value) -> Vec<String> {
 #[test]
 fn a_healthy_node_passes_every_step_on_every_gpu() {
     let node = Node::new(2);
-    let (code, v) = node.check();
+    let (code, v) = check(&node);
     assert_eq!(smoke(&v)["result"]["status"], "ran", "{:#}", smoke(&v));
     assert!(smoke_codes(&v).is_empty(), "{:?}", codes(&v));
     assert_eq!(code, 0, "{:?}", codes(&v));
@@ -215,8 +174,8 @@ fn cuinit_errors_map_to_their_causes_and_fixes() {
     ];
     for &(rc, name, fix) in cases {
         let mut node = Node::new(1);
-        node.cuda.init_error = Some(rc);
-        let (code, v) = node.check();
+        node.cuda().init_error = Some(rc);
+        let (code, v) = check(&node);
         assert_eq!(code, 1, "{rc}: {:?}", codes(&v));
         let f = findings(&v, "GD053");
         assert_eq!(f.len(), 1, "{rc}: {:#}", v["findings"]);
@@ -269,8 +228,8 @@ fn context_failures_are_per_gpu_and_the_others_still_run() {
         (214, "CUDA_ERROR_ECC_UNCORRECTABLE", "ROW_REMAPPER"),
     ] {
         let mut node = Node::new(2);
-        node.cuda.device(1).ctx_error = Some(rc);
-        let (code, v) = node.check();
+        node.cuda().device(1).ctx_error = Some(rc);
+        let (code, v) = check(&node);
         assert_eq!(code, 1);
         let f = findings(&v, "GD055");
         assert_eq!(f.len(), 1, "{:#}", v["findings"]);
@@ -289,7 +248,7 @@ fn context_failures_are_per_gpu_and_the_others_still_run() {
 #[test]
 fn exclusive_gpu_held_by_another_process_is_named() {
     let mut node = Node::new(1);
-    node.cuda.device(0).ctx_error = Some(46);
+    node.cuda().device(0).ctx_error = Some(46);
     node.nvml.gpu(0).compute_mode = Some(3); // EXCLUSIVE_PROCESS
     node.nvml.gpu(0).compute_processes = Some(vec![fake_nvml::Process {
         pid: 4242,
@@ -297,7 +256,7 @@ fn exclusive_gpu_held_by_another_process_is_named() {
         gpu_instance_id: None,
         compute_instance_id: None,
     }]);
-    let (_, v) = node.check();
+    let (_, v) = check(&node);
     let f = findings(&v, "GD055");
     let ev = f[0]["evidence"].to_string();
     assert!(ev.contains("held by 4242"), "{ev}");
@@ -308,8 +267,8 @@ fn exclusive_gpu_held_by_another_process_is_named() {
 fn kernels_that_do_not_load_skip_the_compute_steps_with_the_jit_log() {
     let mut node = Node::new(1);
     // A driver whose JIT is older than the PTX (ISA 6.0).
-    node.cuda.max_ptx_version = Some("5.0".into());
-    let (code, v) = node.check();
+    node.cuda().max_ptx_version = Some("5.0".into());
+    let (code, v) = check(&node);
     assert_eq!(code, 1);
     let f = findings(&v, "GD055");
     assert!(
@@ -330,8 +289,8 @@ fn kernels_that_do_not_load_skip_the_compute_steps_with_the_jit_log() {
     assert!(d["transfer"]["ok"].is_object());
 
     let mut node = Node::new(1);
-    node.cuda.device(0).module_error = Some(209);
-    let (_, v) = node.check();
+    node.cuda().device(0).module_error = Some(209);
+    let (_, v) = check(&node);
     let f = findings(&v, "GD055");
     assert!(any_title(&f, "CUDA_ERROR_NO_BINARY_FOR_GPU"));
     assert!(
@@ -344,8 +303,8 @@ fn kernels_that_do_not_load_skip_the_compute_steps_with_the_jit_log() {
 #[test]
 fn a_wrong_product_is_an_error_with_the_error_size() {
     let mut node = Node::new(2);
-    node.cuda.device(0).matmul_wrong = true;
-    let (code, v) = node.check();
+    node.cuda().device(0).matmul_wrong = true;
+    let (code, v) = check(&node);
     assert_eq!(code, 1);
     let f = findings(&v, "GD056");
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
@@ -363,8 +322,8 @@ fn a_wrong_product_is_an_error_with_the_error_size() {
 #[test]
 fn flipped_bits_are_counted_exactly() {
     let mut node = Node::new(1);
-    node.cuda.device(0).bit_flips = 3;
-    let (code, v) = node.check();
+    node.cuda().device(0).bit_flips = 3;
+    let (code, v) = check(&node);
     assert_eq!(code, 1);
     let m = &device(&v, 0)["memory"]["ok"];
     let chunks = m["chunks"].as_u64().unwrap();
@@ -383,8 +342,8 @@ fn flipped_bits_are_counted_exactly() {
 #[test]
 fn allocation_failing_well_below_free_memory_is_a_warning() {
     let mut node = Node::new(1);
-    node.cuda.device(0).oom_after_bytes = Some(20 * MIB);
-    let (code, v) = node.check();
+    node.cuda().device(0).oom_after_bytes = Some(20 * MIB);
+    let (code, v) = check(&node);
     let m = &device(&v, 0)["memory"]["ok"];
     assert_eq!(m["alloc_error"]["name"], "CUDA_ERROR_OUT_OF_MEMORY");
     assert!(m["allocated"].as_u64().unwrap() <= 20 * MIB, "{m:#}");
@@ -409,7 +368,7 @@ fn a_gpu_other_processes_use_gets_a_lower_target() {
         gpu_instance_id: None,
         compute_instance_id: None,
     }]);
-    let (_, v) = node.check();
+    let (_, v) = check(&node);
     let m = &device(&v, 0)["memory"]["ok"];
     assert_eq!(m["fraction"], 0.5);
     assert!(m["lowered_because"]
@@ -430,7 +389,7 @@ fn slow_pinned_copies_against_the_link_are_a_warning() {
             p.width = 4;
             p.max_width = 4;
         }
-        node.cuda.device(0).h2d_gbps = h2d;
+        node.cuda().device(0).h2d_gbps = h2d;
         let mut c = node.cmd();
         c.args(["check", "--transfer-size", "32"]);
         json(&mut c).1
@@ -452,7 +411,7 @@ fn slow_pinned_copies_against_the_link_are_a_warning() {
     assert!(findings(&v, "GD058").is_empty(), "{:#}", v["findings"]);
     // Small copies are not judged.
     let node = Node::new(1);
-    let (_, v) = node.check();
+    let (_, v) = check(&node);
     let checks = v["checks"].to_string();
     assert!(checks.contains("too small to saturate"), "{checks}");
 }
@@ -460,7 +419,7 @@ fn slow_pinned_copies_against_the_link_are_a_warning() {
 #[test]
 fn a_hang_in_context_creation_is_bounded_and_keeps_the_other_gpu() {
     let mut node = Node::new(2);
-    node.cuda.device(1).hang_in = Some("cuDevicePrimaryCtxRetain".into());
+    node.cuda().device(1).hang_in = Some("cuDevicePrimaryCtxRetain".into());
     let t = Instant::now();
     let (code, v) = json(node.cmd().args(["check", "--timeout", "3"]));
     assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
@@ -488,7 +447,7 @@ fn a_hang_in_context_creation_is_bounded_and_keeps_the_other_gpu() {
 fn hangs_in_init_and_in_a_kernel_name_where() {
     for (sym, stuck) in [("cuInit", "cuInit"), ("cuCtxSynchronize", "matmul")] {
         let mut node = Node::new(1);
-        node.cuda.hang_in = Some(sym.into());
+        node.cuda().hang_in = Some(sym.into());
         let t = Instant::now();
         let (code, v) = json(node.cmd().args(["smoke", "--timeout", "2"]));
         assert!(
@@ -506,8 +465,8 @@ fn hangs_in_init_and_in_a_kernel_name_where() {
 #[test]
 fn a_crash_in_the_driver_is_reported_with_the_step() {
     let mut node = Node::new(1);
-    node.cuda.crash_in = Some("cuLaunchKernel".into());
-    let (code, v) = node.check();
+    node.cuda().crash_in = Some("cuLaunchKernel".into());
+    let (code, v) = check(&node);
     assert_eq!(code, 1);
     let r = &smoke(&v)["result"];
     assert_eq!(r["status"], "crashed", "{r:#}");
@@ -522,8 +481,8 @@ fn a_crash_in_the_driver_is_reported_with_the_step() {
 #[test]
 fn cuda_seeing_fewer_gpus_than_nvml_is_an_error() {
     let mut node = Node::new(3);
-    node.cuda.devices.truncate(2);
-    let (code, v) = node.check();
+    node.cuda().devices.truncate(2);
+    let (code, v) = check(&node);
     assert_eq!(code, 1);
     let f = findings(&v, "GD054");
     assert!(
@@ -537,8 +496,8 @@ fn cuda_seeing_fewer_gpus_than_nvml_is_an_error() {
 #[test]
 fn libcuda_from_another_driver_than_nvml_is_a_warning() {
     let mut node = Node::new(1);
-    node.cuda.driver_version = 12040;
-    let (code, v) = node.check();
+    node.cuda().driver_version = 12040;
+    let (code, v) = check(&node);
     let f = findings(&v, "GD054");
     assert!(
         any_title(
@@ -603,7 +562,11 @@ fn under_root_nothing_is_loaded_from_the_tree() {
 #[test]
 fn the_environment_variable_names_the_library() {
     let node = Node::new(1);
-    let cuda = node.cuda.write(&node.dir.path().join("cuda"));
+    let cuda = node
+        .cuda
+        .as_ref()
+        .unwrap()
+        .write(&node.dir.path().join("cuda"));
     let nvml = node.nvml.write(&node.dir.path().join("nvml"));
     let (code, v) = json(
         node.root
@@ -622,10 +585,10 @@ fn the_environment_variable_names_the_library() {
 #[test]
 fn eight_gpus_run_concurrently() {
     let mut node = Node::new(8);
-    for d in &mut node.cuda.devices {
+    for d in &mut node.cuda().devices {
         d.total_memory = 24 * MIB;
     }
-    let (code, v) = node.check();
+    let (code, v) = check(&node);
     assert_eq!(code, 0, "{:#}", v["findings"]);
     let run = run_of(&v);
     let devs = run["devices"].as_array().unwrap();
@@ -656,7 +619,7 @@ fn bad_settings_are_usage_errors() {
 #[test]
 fn a_check_with_a_smoke_run_reads_back_through_from() {
     let mut node = Node::new(1);
-    node.cuda.device(0).matmul_wrong = true;
+    node.cuda().device(0).matmul_wrong = true;
     let r = run(node.cmd().args(["check", "--json"]));
     let dir = tempfile::tempdir().unwrap();
     let saved: PathBuf = dir.path().join("r.json");
@@ -669,7 +632,11 @@ fn a_check_with_a_smoke_run_reads_back_through_from() {
 /// Runs `gpudoctor ARGS` under `script`, so stdout and stderr are a terminal.
 fn on_a_terminal(node: &Node, args: &str) -> String {
     let nvml = node.nvml.write(&node.dir.path().join("nvml"));
-    let cuda = node.cuda.write(&node.dir.path().join("cuda"));
+    let cuda = node
+        .cuda
+        .as_ref()
+        .unwrap()
+        .write(&node.dir.path().join("cuda"));
     let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
     let line = format!(
         "{} --root {} --nvml-lib {} --cuda-lib {} {args}",
@@ -698,7 +665,7 @@ fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
     }
     let mut node = Node::new(1);
     // Five pinned copies of 32 MiB at 0.2 GB/s: the transfer step takes about a second.
-    node.cuda.device(0).h2d_gbps = Some(0.2);
+    node.cuda().device(0).h2d_gbps = Some(0.2);
     let text = on_a_terminal(&node, "smoke --transfer-size 32 --matmul-size 32");
     assert!(text.contains("smoke test: GPU 0 transfer"), "{text}");
     // The status line is erased before the report.
@@ -713,7 +680,11 @@ fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
 fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
     let node = Node::new(2);
     let nvml = node.nvml.write(&node.dir.path().join("nvml"));
-    let cuda = node.cuda.write(&node.dir.path().join("cuda"));
+    let cuda = node
+        .cuda
+        .as_ref()
+        .unwrap()
+        .write(&node.dir.path().join("cuda"));
     let out = node.dir.path().join("out");
     let extra = format!(
         "--root {} --nvml-lib {} --cuda-lib {} --matmul-size 32 --transfer-size 2",
@@ -780,8 +751,8 @@ fn failed_copies_and_unpinnable_memory_are_findings() {
     assert_eq!(code, 1);
     // cuMemHostAlloc refused (a low memlock limit): a warning naming ulimit -l.
     let mut node = Node::new(1);
-    node.cuda.device(0).host_alloc_error = Some(2);
-    let (_, v) = node.check();
+    node.cuda().device(0).host_alloc_error = Some(2);
+    let (_, v) = check(&node);
     let t = &device(&v, 0)["transfer"]["ok"];
     assert!(t["pinned_h2d_gbps"].is_null() && t["pageable_h2d_gbps"].is_number());
     let f = findings(&v, "GD058");
@@ -797,7 +768,7 @@ fn failed_copies_and_unpinnable_memory_are_findings() {
 #[test]
 fn a_hang_while_reading_device_properties_names_the_gpu() {
     let mut node = Node::new(2);
-    node.cuda.device(1).hang_in = Some("cuDeviceGetName".into());
+    node.cuda().device(1).hang_in = Some("cuDeviceGetName".into());
     let (_, v) = json(node.cmd().args(["smoke", "--timeout", "3"]));
     assert_eq!(v["result"]["status"], "timed_out", "{:#}", v["result"]);
     let stuck = v["result"]["stuck_at"].to_string();
@@ -808,7 +779,7 @@ fn a_hang_while_reading_device_properties_names_the_gpu() {
     assert!(!stuck.contains("teardown"), "{stuck}");
     // A hang in the device count names that call, not cuInit.
     let mut node = Node::new(1);
-    node.cuda.hang_in = Some("cuDeviceGetCount".into());
+    node.cuda().hang_in = Some("cuDeviceGetCount".into());
     let (_, v) = json(node.cmd().args(["smoke", "--timeout", "2"]));
     assert_eq!(v["result"]["stuck_at"][0], "cuDeviceGetCount");
 }
@@ -816,7 +787,7 @@ fn a_hang_while_reading_device_properties_names_the_gpu() {
 #[test]
 fn jit_disabled_is_a_setting_not_a_broken_gpu() {
     let mut node = Node::new(1);
-    node.cuda.device(0).module_error = Some(223);
+    node.cuda().device(0).module_error = Some(223);
     let (_, v) = json(node.cmd().env("CUDA_DISABLE_PTX_JIT", "1").arg("check"));
     let f = findings(&v, "GD055");
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
@@ -831,8 +802,8 @@ fn jit_disabled_is_a_setting_not_a_broken_gpu() {
 #[test]
 fn a_gpu_with_almost_no_free_memory_is_not_called_passed_by_the_memory_probe() {
     let mut node = Node::new(1);
-    node.cuda.device(0).used_by_others = 64 * MIB - MIB;
-    let (_, v) = node.check();
+    node.cuda().device(0).used_by_others = 64 * MIB - MIB;
+    let (_, v) = check(&node);
     let reason = device(&v, 0)["memory"]["skipped"]["reason"]
         .as_str()
         .unwrap_or_default()

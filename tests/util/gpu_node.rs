@@ -1,0 +1,73 @@
+//! A fake GPU node the smoke test can run on: a fake root with `n` H100s, the fake NVML and
+//! the fake libcuda, agreeing on names, UUIDs, bus ids and the driver's CUDA version (13.0).
+//! 64 MiB per GPU keeps the CPU-emulated memory probe quick.
+
+use tempfile::TempDir;
+
+use super::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
+use super::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use super::FakeRoot;
+
+const MIB: u64 = 1 << 20;
+
+pub struct GpuNode {
+    pub root: FakeRoot,
+    pub dir: TempDir,
+    pub nvml: FakeNvml,
+    /// None: NVML only, nothing for the smoke test to load.
+    pub cuda: Option<FakeCuda>,
+}
+
+impl GpuNode {
+    pub fn new(n: u32) -> GpuNode {
+        let mut cuda = FakeCuda::h100(n);
+        cuda.driver_version = 13000;
+        for d in &mut cuda.devices {
+            d.total_memory = 64 * MIB;
+        }
+        GpuNode {
+            cuda: Some(cuda),
+            ..GpuNode::nvml_only(n as usize, hgx(n))
+        }
+    }
+
+    /// `n` GPUs with this NVML and no libcuda.
+    pub fn nvml_only(n: usize, nvml: FakeNvml) -> GpuNode {
+        GpuNode {
+            root: FakeRoot::healthy(n),
+            dir: tempfile::tempdir().unwrap(),
+            nvml,
+            cuda: None,
+        }
+    }
+
+    /// The fake libcuda's config (for per-test faults).
+    pub fn cuda(&mut self) -> &mut FakeCuda {
+        self.cuda.as_mut().expect("a node with the fake libcuda")
+    }
+
+    /// The command with both fakes; small sizes keep the CPU-emulated kernels quick.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut c = self.root.cmd();
+        let nvml = self.nvml.write(&self.dir.path().join("nvml"));
+        c.arg("--nvml-lib")
+            .arg(fake_nvml::fake_nvml_lib())
+            .env(FAKE_NVML_ENV, nvml);
+        if let Some(cuda) = &self.cuda {
+            let cuda = cuda.write(&self.dir.path().join("cuda"));
+            c.arg("--cuda-lib")
+                .arg(fake_cuda::fake_cuda_lib())
+                .env(FAKE_CUDA_ENV, cuda)
+                .args(["--matmul-size", "48", "--transfer-size", "4"]);
+        }
+        c
+    }
+}
+
+/// The fake NVML's HGX preset cut to `n` GPUs.
+pub fn hgx(n: u32) -> FakeNvml {
+    let mut nvml = FakeNvml::hgx_h100_8gpu();
+    nvml.devices.truncate(n as usize);
+    nvml.topology.pairs.retain(|p| p.a < n && p.b < n);
+    nvml
+}
