@@ -350,19 +350,7 @@ impl NvmlProbe {
 
 /// Runs the worker on `lib` (None: the loader's default) within `timeout`.
 pub fn probe(fs: &HostFs, lib: Option<&Path>, timeout: Duration) -> NvmlProbe {
-    // A file named relative to the working directory is that file; a bare name that is no
-    // file here is a soname for the loader to search, as dlopen would.
-    let lib: Option<PathBuf> = lib.map(|p| {
-        if p.is_relative() && p.exists() {
-            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
-        } else {
-            p.to_path_buf()
-        }
-    });
-    let library = lib
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| DEFAULT_LIB.to_string());
+    let (lib, library) = library_to_load(lib, DEFAULT_LIB);
     let result = run(fs, lib.as_deref(), &library, timeout);
     NvmlProbe { library, result }
 }
@@ -438,6 +426,24 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
             }
         }
     }
+}
+
+/// The library a worker is told to load, and how the report names it: a file named
+/// relative to the working directory is that file (made absolute); a bare name that is no
+/// file here is a soname for the loader to search, as dlopen would; None is `default`.
+pub fn library_to_load(lib: Option<&Path>, default: &str) -> (Option<PathBuf>, String) {
+    let lib: Option<PathBuf> = lib.map(|p| {
+        if p.is_relative() && p.exists() {
+            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+        } else {
+            p.to_path_buf()
+        }
+    });
+    let library = lib
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| default.to_string());
+    (lib, library)
 }
 
 /// Why a driver library may not be loaded when inspecting `--root`: nothing is loaded

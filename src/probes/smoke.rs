@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -468,17 +468,7 @@ pub struct SmokeRequest<'a> {
 }
 
 pub fn probe(req: &SmokeRequest) -> SmokeProbe {
-    let lib: Option<PathBuf> = req.lib.map(|p| {
-        if p.is_relative() && p.exists() {
-            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
-        } else {
-            p.to_path_buf()
-        }
-    });
-    let library = lib
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| DEFAULT_LIB.to_string());
+    let (lib, library) = crate::probes::nvml::library_to_load(req.lib, DEFAULT_LIB);
     let result = run(req, lib.as_deref(), &library);
     SmokeProbe {
         library,
