@@ -29,6 +29,9 @@ const EXAMPLES: &str = "Examples:
   sudo gpudoctor check --user alice          judge device access for another account
   gpudoctor check --from report.json         re-run the rules on a saved report
   gpudoctor check --only device_nodes,GD012  run one probe, report one code
+  gpudoctor smoke                            prove every GPU computes (matmul, memory, transfers)
+  srun gpudoctor check --json --output out/{host}.json && gpudoctor fleet out/
+                                             one report per node, then the fleet's outliers
   gpudoctor explain GD006                    what a finding means and how to fix it
   gpudoctor schema > report.schema.json      the JSON Schema of `check --format json`
   gpudoctor completions bash > ~/.local/share/bash-completion/completions/gpudoctor
@@ -40,7 +43,7 @@ Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage 
     name = "gpudoctor",
     version,
     about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments",
-    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings and environment, then reports every problem with the command that fixes it. Read-only: it loads no module, changes no setting and runs nothing from an inspected --root.",
+    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings, NVML, CUDA toolkits and libraries, PyTorch and the environment, then reports every problem with the command that fixes it. When a GPU is present, check also runs a short on-device smoke test (matmul, memory, transfers; --no-smoke skips it). It loads no module, changes no setting and runs or loads nothing from an inspected --root.",
     after_long_help = EXAMPLES
 )]
 pub struct Cli {
