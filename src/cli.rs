@@ -30,7 +30,7 @@ const EXAMPLES: &str = "Examples:
   gpudoctor check --from report.json         re-run the rules on a saved report
   gpudoctor check --only device_nodes,GD012  run one probe, report one code
   gpudoctor smoke                            prove every GPU computes (matmul, memory, transfers)
-  srun gpudoctor check --json --output out/{host}.json && gpudoctor fleet out/
+  srun gpudoctor check --json --output out/{host}.json; gpudoctor fleet out/
                                              one report per node, then the fleet's outliers
   gpudoctor explain GD006                    what a finding means and how to fix it
   gpudoctor schema > report.schema.json      the JSON Schema of `check --format json`
