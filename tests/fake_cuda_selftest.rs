@@ -1,125 +1,29 @@
 //! Tests of the fake libcuda itself, through its C ABI loaded with libloading.
 //!
 //! The fake keeps process-wide state (config, CUDA_VISIBLE_DEVICES, contexts), so every
-//! scenario runs in a child: this test binary re-run on one test, with `SELFTEST_CHILD`
-//! naming it and the config in GPUDOCTOR_FAKE_CUDA. The parent bounds it with a timeout,
-//! so hang and crash faults cannot stall the run.
+//! scenario runs in a bounded child process (`util::selftest`) with its config in
+//! GPUDOCTOR_FAKE_CUDA; hang and crash faults cannot stall the run.
 
 mod util;
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::fs::File;
-use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::Path;
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
 
 use util::fake_cuda::*;
 use util::fake_nvml::gpu_uuid;
-use wait_timeout::ChildExt;
+use util::selftest::{self, is_child, run_ok, spawn, Run};
 
-const CHILD: &str = "SELFTEST_CHILD";
 const EXPECT: &str = "SELFTEST_EXPECT";
 const CVD: &str = "CUDA_VISIBLE_DEVICES";
 const MIB: usize = 1 << 20;
 
-// ---- the child-process harness ----
+type Cfg<'a> = selftest::Cfg<'a, FakeCuda>;
 
-/// True inside the child run for test `name`.
-fn is_child(name: &str) -> bool {
-    if std::env::var(CHILD).as_deref() != Ok(name) {
-        return false;
-    }
-    // A crash scenario must not leave core files behind.
-    let zero = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: setrlimit only reads the struct.
-    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &zero) };
-    true
-}
-
-/// The config the child was started with.
 fn child_config() -> FakeCuda {
-    let p = std::env::var(FAKE_CUDA_ENV).expect("config env");
-    serde_json::from_str(&std::fs::read_to_string(p).expect("read config")).expect("parse")
-}
-
-struct Run {
-    child: Child,
-    out: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Run {
-    fn output(&self) -> String {
-        let mut s = String::new();
-        let _ = File::open(&self.out).and_then(|mut f| f.read_to_string(&mut s));
-        s
-    }
-
-    /// The exit status, or None after killing a child that outlived `limit`.
-    fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
-        match self.child.wait_timeout(limit).expect("wait") {
-            Some(s) => Some(s),
-            None => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                None
-            }
-        }
-    }
-}
-
-enum Cfg<'a> {
-    Json(&'a FakeCuda),
-    Path(&'a Path),
-    Unset,
-}
-
-/// Starts the child for `name`; CUDA_VISIBLE_DEVICES is unset unless `env` sets it.
-fn spawn(name: &str, cfg: Cfg, env: &[(&str, &str)]) -> Run {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("out.txt");
-    let file = File::create(&out).expect("out file");
-    let mut cmd = Command::new(std::env::current_exe().expect("exe"));
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .env_remove(FAKE_CUDA_ENV)
-        .env_remove(CVD)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().expect("dup"))
-        .stderr(file);
-    match cfg {
-        Cfg::Json(c) => {
-            cmd.env(FAKE_CUDA_ENV, c.write(dir.path()));
-        }
-        Cfg::Path(p) => {
-            cmd.env(FAKE_CUDA_ENV, p);
-        }
-        Cfg::Unset => {}
-    }
-    Run {
-        child: cmd.spawn().expect("spawn child"),
-        out,
-        _dir: dir,
-    }
-}
-
-/// Runs the child for `name` and requires that its one test passed; returns its output.
-fn run_ok(name: &str, cfg: Cfg, env: &[(&str, &str)]) -> String {
-    let mut r = spawn(name, cfg, env);
-    let status = r.wait(Duration::from_secs(120));
-    let out = r.output();
-    assert!(
-        status.is_some_and(|s| s.success()) && out.contains("1 passed"),
-        "child {name} failed ({status:?}):\n{out}"
-    );
-    out
+    selftest::child_config()
 }
 
 // ---- the driver API, as gpudoctor resolves it ----
@@ -1062,11 +966,7 @@ const MARK: &str = "ABOUT-TO-CALL";
 fn assert_hangs(mut r: Run, what: &str) {
     let start = Instant::now();
     while !r.output().contains(MARK) {
-        assert!(
-            r.child.try_wait().unwrap().is_none(),
-            "{what}: child ended early:\n{}",
-            r.output()
-        );
+        assert!(r.running(), "{what}: child ended early:\n{}", r.output());
         assert!(
             start.elapsed() < Duration::from_secs(60),
             "{what}: child never got there"

@@ -1,18 +1,12 @@
 //! Tests of the fake libnvidia-ml itself, through nvml-wrapper as gpudoctor loads it.
 //!
-//! The fake keeps process-wide state and reads its config from an environment variable,
-//! so every scenario runs in a child: this test binary re-run on one test, with
-//! `SELFTEST_CHILD` naming it and the config in GPUDOCTOR_FAKE_NVML. The parent bounds it
-//! with a timeout, so hang and crash faults cannot stall the run.
+//! Every scenario runs in a child process with its config in GPUDOCTOR_FAKE_NVML
+//! (`util::selftest`), so hang and crash faults cannot stall the run.
 
 mod util;
 
 use std::ffi::c_char;
-use std::fs::File;
-use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::enum_wrappers::device::{
@@ -28,103 +22,14 @@ use nvml_wrapper_sys::bindings::{
     nvmlGpuFabricInfo_v2_t, nvmlMemory_t, nvmlMemory_v2_t, nvmlProcessInfo_t, NvmlLib,
 };
 use util::fake_nvml::*;
-use wait_timeout::ChildExt;
+use util::selftest::{self, is_child, run_ok, spawn};
 
-const CHILD: &str = "SELFTEST_CHILD";
 const MIB: u64 = 1 << 20;
 
-// ---- the child-process harness ----
+type Cfg<'a> = selftest::Cfg<'a, FakeNvml>;
 
-/// True inside the child run for test `name`.
-fn is_child(name: &str) -> bool {
-    if std::env::var(CHILD).as_deref() != Ok(name) {
-        return false;
-    }
-    // A crash scenario must not leave core files behind.
-    let zero = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: setrlimit only reads the struct.
-    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &zero) };
-    true
-}
-
-/// The config the child was started with.
 fn child_config() -> FakeNvml {
-    let p = std::env::var(FAKE_NVML_ENV).expect("config env");
-    serde_json::from_str(&std::fs::read_to_string(p).expect("read config")).expect("parse")
-}
-
-struct Run {
-    child: Child,
-    out: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Run {
-    fn output(&self) -> String {
-        let mut s = String::new();
-        let _ = File::open(&self.out).and_then(|mut f| f.read_to_string(&mut s));
-        s
-    }
-
-    /// The exit status, or None after killing a child that outlived `limit`.
-    fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
-        match self.child.wait_timeout(limit).expect("wait") {
-            Some(s) => Some(s),
-            None => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                None
-            }
-        }
-    }
-}
-
-enum Cfg<'a> {
-    Json(&'a FakeNvml),
-    Path(&'a Path),
-    Unset,
-}
-
-fn spawn(name: &str, cfg: Cfg) -> Run {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("out.txt");
-    let file = File::create(&out).expect("out file");
-    let mut cmd = Command::new(std::env::current_exe().expect("exe"));
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .env_remove(FAKE_NVML_ENV)
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().expect("dup"))
-        .stderr(file);
-    match cfg {
-        Cfg::Json(c) => {
-            cmd.env(FAKE_NVML_ENV, c.write(dir.path()));
-        }
-        Cfg::Path(p) => {
-            cmd.env(FAKE_NVML_ENV, p);
-        }
-        Cfg::Unset => {}
-    }
-    Run {
-        child: cmd.spawn().expect("spawn child"),
-        out,
-        _dir: dir,
-    }
-}
-
-/// Runs the child for `name` and requires that its one test passed; returns its output.
-fn run_ok(name: &str, cfg: Cfg) -> String {
-    let mut r = spawn(name, cfg);
-    let status = r.wait(Duration::from_secs(120));
-    let out = r.output();
-    assert!(
-        status.is_some_and(|s| s.success()) && out.contains("1 passed"),
-        "child {name} failed ({status:?}):\n{out}"
-    );
-    out
+    selftest::child_config()
 }
 
 fn open() -> Nvml {
@@ -183,7 +88,7 @@ fn presets_survive_json() {
 fn hgx_h100_roundtrip() {
     let name = "hgx_h100_roundtrip";
     if !is_child(name) {
-        run_ok(name, Cfg::Json(&FakeNvml::hgx_h100_8gpu()));
+        run_ok(name, Cfg::Json(&FakeNvml::hgx_h100_8gpu()), &[]);
         return;
     }
     let nvml = open();
@@ -282,7 +187,7 @@ fn hgx_h100_roundtrip() {
 fn rtx4090_unsupported_fields() {
     let name = "rtx4090_unsupported_fields";
     if !is_child(name) {
-        run_ok(name, Cfg::Json(&FakeNvml::consumer_rtx4090()));
+        run_ok(name, Cfg::Json(&FakeNvml::consumer_rtx4090()), &[]);
         return;
     }
     let nvml = open();
@@ -318,7 +223,7 @@ fn rtx4090_unsupported_fields() {
 fn mig_a100_devices() {
     let name = "mig_a100_devices";
     if !is_child(name) {
-        run_ok(name, Cfg::Json(&FakeNvml::mig_a100()));
+        run_ok(name, Cfg::Json(&FakeNvml::mig_a100()), &[]);
         return;
     }
     let nvml = open();
@@ -422,7 +327,7 @@ fn troubled_hgx() -> FakeNvml {
 fn troubled_values_roundtrip() {
     let name = "troubled_values_roundtrip";
     if !is_child(name) {
-        run_ok(name, Cfg::Json(&troubled_hgx()));
+        run_ok(name, Cfg::Json(&troubled_hgx()), &[]);
         return;
     }
     let nvml = open();
@@ -508,7 +413,7 @@ fn init_errors_map_to_variants() {
     for code in [9, 18, 4, 999] {
         let mut c = FakeNvml::hgx_h100_8gpu();
         c.faults.init_error = Some(code);
-        run_ok(name, Cfg::Json(&c));
+        run_ok(name, Cfg::Json(&c), &[]);
     }
 }
 
@@ -519,21 +424,21 @@ fn bad_config_fails_init_with_a_reason() {
         assert!(matches!(open_err(), NvmlError::Unknown));
         return;
     }
-    let out = run_ok(name, Cfg::Unset);
+    let out = run_ok(name, Cfg::Unset, &[]);
     assert!(
         out.contains("fake-nvml: GPUDOCTOR_FAKE_NVML is not set"),
         "{out}"
     );
     let dir = tempfile::tempdir().unwrap();
-    let out = run_ok(name, Cfg::Path(&dir.path().join("absent.json")));
+    let out = run_ok(name, Cfg::Path(&dir.path().join("absent.json")), &[]);
     assert!(out.contains("fake-nvml: cannot read"), "{out}");
     let typo = dir.path().join("typo.json");
     std::fs::write(&typo, r#"{"devices": [{"nmae": "x"}]}"#).unwrap();
-    let out = run_ok(name, Cfg::Path(&typo));
+    let out = run_ok(name, Cfg::Path(&typo), &[]);
     assert!(out.contains("unknown field `nmae`"), "{out}");
     let bad_bus = dir.path().join("bus.json");
     std::fs::write(&bad_bus, r#"{"devices": [{"pci": {"bus_id": "zz"}}]}"#).unwrap();
-    let out = run_ok(name, Cfg::Path(&bad_bus));
+    let out = run_ok(name, Cfg::Path(&bad_bus), &[]);
     assert!(out.contains("devices[0].pci.bus_id"), "{out}");
 }
 
@@ -546,10 +451,10 @@ fn missing_symbols_answer_function_not_found() {
             "nvmlDeviceGetMemoryInfo_v2".into(),
             "nvmlDeviceGetRemappedRows".into(),
         ];
-        run_ok(name, Cfg::Json(&c));
+        run_ok(name, Cfg::Json(&c), &[]);
         let mut c = FakeNvml::hgx_h100_8gpu();
         c.faults.missing = vec!["nvmlInit_v2".into()];
-        run_ok(name, Cfg::Json(&c));
+        run_ok(name, Cfg::Json(&c), &[]);
         return;
     }
     if child_config().faults.missing == ["nvmlInit_v2"] {
@@ -591,14 +496,10 @@ fn hang_fault_hangs_and_is_bounded() {
     for sym in ["nvmlInit_v2", "nvmlDeviceGetName"] {
         let mut c = FakeNvml::consumer_rtx4090();
         c.faults.hang_in = Some(sym.into());
-        let mut r = spawn(name, Cfg::Json(&c));
+        let mut r = spawn(name, Cfg::Json(&c), &[]);
         let start = Instant::now();
         while !r.output().contains(MARK) {
-            assert!(
-                r.child.try_wait().unwrap().is_none(),
-                "child ended early:\n{}",
-                r.output()
-            );
+            assert!(r.running(), "child ended early:\n{}", r.output());
             assert!(
                 start.elapsed() < Duration::from_secs(60),
                 "child never got there"
@@ -625,7 +526,7 @@ fn crash_fault_is_a_segfault() {
     }
     let mut c = FakeNvml::consumer_rtx4090();
     c.faults.crash_in = Some("nvmlDeviceGetUUID".into());
-    let mut r = spawn(name, Cfg::Json(&c));
+    let mut r = spawn(name, Cfg::Json(&c), &[]);
     let status = r.wait(Duration::from_secs(60)).expect("child hung");
     assert_eq!(
         status.signal(),
@@ -641,7 +542,7 @@ fn crash_fault_is_a_segfault() {
 fn abi_edges() {
     let name = "abi_edges";
     if !is_child(name) {
-        run_ok(name, Cfg::Json(&FakeNvml::mig_a100()));
+        run_ok(name, Cfg::Json(&FakeNvml::mig_a100()), &[]);
         return;
     }
     let lib = raw();
@@ -758,7 +659,7 @@ fn abi_edges() {
 fn fabric_info_v_versions() {
     let name = "fabric_info_v_versions";
     if !is_child(name) {
-        run_ok(name, Cfg::Json(&FakeNvml::hgx_h100_8gpu()));
+        run_ok(name, Cfg::Json(&FakeNvml::hgx_h100_8gpu()), &[]);
         return;
     }
     let nvml = open();

@@ -13,6 +13,7 @@ pub mod fake_nvml;
 pub mod fatbin;
 pub mod gpu_node;
 pub mod ldcache;
+pub mod selftest;
 use tempfile::TempDir;
 
 /// A fake system tree for `--root`, with accounts: alice (not in video), bob (in video).
