@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use util::fake_cuda::*;
 use util::fake_nvml::gpu_uuid;
-use util::selftest::{self, is_child, run_ok, spawn, Run};
+use util::selftest::{self, assert_hangs, is_child, run_ok, spawn, MARK};
 
 const EXPECT: &str = "SELFTEST_EXPECT";
 const CVD: &str = "CUDA_VISIBLE_DEVICES";
@@ -959,27 +959,6 @@ fn kernels_match_the_cpu_reference() {
 }
 
 // ---- hangs and crashes ----
-
-const MARK: &str = "ABOUT-TO-CALL";
-
-/// Waits until the child printed MARK, then requires that it is still running later.
-fn assert_hangs(mut r: Run, what: &str) {
-    let start = Instant::now();
-    while !r.output().contains(MARK) {
-        assert!(r.running(), "{what}: child ended early:\n{}", r.output());
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{what}: child never got there"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let status = r.wait(Duration::from_millis(1500));
-    assert!(
-        status.is_none(),
-        "{what}: child ended ({status:?}):\n{}",
-        r.output()
-    );
-}
 
 #[test]
 fn hang_faults_hang_and_are_bounded() {

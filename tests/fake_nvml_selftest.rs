@@ -7,7 +7,7 @@ mod util;
 
 use std::ffi::c_char;
 use std::os::unix::process::ExitStatusExt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nvml_wrapper::enum_wrappers::device::{
     Clock, ComputeMode, EccCounter, MemoryError, P2pCapabilitiesIndex, P2pStatus, RetirementCause,
@@ -22,7 +22,7 @@ use nvml_wrapper_sys::bindings::{
     nvmlGpuFabricInfo_v2_t, nvmlMemory_t, nvmlMemory_v2_t, nvmlProcessInfo_t, NvmlLib,
 };
 use util::fake_nvml::*;
-use util::selftest::{self, is_child, run_ok, spawn};
+use util::selftest::{self, assert_hangs, is_child, run_ok, spawn, MARK};
 
 const MIB: u64 = 1 << 20;
 
@@ -475,8 +475,6 @@ fn missing_symbols_answer_function_not_found() {
     assert_eq!(d.name().unwrap(), "NVIDIA H100 80GB HBM3");
 }
 
-const MARK: &str = "ABOUT-TO-CALL";
-
 #[test]
 fn hang_fault_hangs_and_is_bounded() {
     let name = "hang_fault_hangs_and_is_bounded";
@@ -496,22 +494,7 @@ fn hang_fault_hangs_and_is_bounded() {
     for sym in ["nvmlInit_v2", "nvmlDeviceGetName"] {
         let mut c = FakeNvml::consumer_rtx4090();
         c.faults.hang_in = Some(sym.into());
-        let mut r = spawn(name, Cfg::Json(&c), &[]);
-        let start = Instant::now();
-        while !r.output().contains(MARK) {
-            assert!(r.running(), "child ended early:\n{}", r.output());
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "child never got there"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let status = r.wait(Duration::from_millis(1500));
-        assert!(
-            status.is_none(),
-            "{sym}: child ended ({status:?}):\n{}",
-            r.output()
-        );
+        assert_hangs(spawn(name, Cfg::Json(&c), &[]), sym);
     }
 }
 

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use wait_timeout::ChildExt;
@@ -139,4 +139,25 @@ pub fn run_ok<T: FakeConfig>(name: &str, cfg: Cfg<T>, env: &[(&str, &str)]) -> S
         "child {name} failed ({status:?}):\n{out}"
     );
     out
+}
+
+pub const MARK: &str = "ABOUT-TO-CALL";
+
+/// Waits until the child printed MARK (just before the call that should hang), then requires that it is still running later.
+pub fn assert_hangs(mut r: Run, what: &str) {
+    let start = Instant::now();
+    while !r.output().contains(MARK) {
+        assert!(r.running(), "{what}: child ended early:\n{}", r.output());
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{what}: child never got there"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = r.wait(Duration::from_millis(1500));
+    assert!(
+        status.is_none(),
+        "{what}: child ended ({status:?}):\n{}",
+        r.output()
+    );
 }
