@@ -638,51 +638,76 @@ fn write_output(path: &Path, report: &Report, text: &str) -> Result<PathBuf, Cli
         .map(|n| crate::probes::node::file_name(&n.name))
         .unwrap_or_else(|| "unknown".into());
     let expanded = PathBuf::from(path.to_string_lossy().replace("{host}", &host));
+    write_file(&expanded, &host, text, 0)?;
+    Ok(expanded)
+}
+
+/// Links followed before giving up (a loop of links never ends).
+const OUTPUT_LINK_HOPS: u32 = 16;
+
+fn write_file(path: &Path, host: &str, text: &str, hops: u32) -> Result<(), CliError> {
+    use std::io::Write as _;
     let fail = |what: &str, e: std::io::Error| {
-        CliError::Usage(format!("--output {}: {what}: {e}", expanded.display()))
+        CliError::Usage(format!("--output {}: {what}: {e}", path.display()))
     };
-    // An existing link is written through (its target is replaced, not the link); a
-    // device, FIFO or socket (/dev/null, /dev/stdout) is written to, never renamed over.
-    if let Ok(meta) = std::fs::symlink_metadata(&expanded) {
+    // A link is written through, as the shell's `>` would: its target is replaced (and
+    // created when the link dangles), never the link. A device, FIFO or socket
+    // (/dev/null, /dev/stdout) is written to, never renamed over.
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::canonicalize(&expanded) {
-                return write_output(&target, report, text).map(|_| expanded.clone());
+            if hops >= OUTPUT_LINK_HOPS {
+                return Err(CliError::Usage(format!(
+                    "--output {}: too many levels of symbolic links",
+                    path.display()
+                )));
             }
+            let target = std::fs::read_link(path).map_err(|e| fail("reading the link", e))?;
+            let target = match path.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            return write_file(&target, host, text, hops + 1);
         } else if meta.is_dir() {
             return Err(CliError::Usage(format!(
                 "--output {}: a directory; name the file, e.g. {}/{{host}}.json",
-                expanded.display(),
-                expanded.display()
+                path.display(),
+                path.display()
             )));
         } else if !meta.is_file() {
-            use std::io::Write as _;
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
-                .open(&expanded)
+                .open(path)
                 .map_err(|e| fail("opening", e))?;
             f.write_all(text.as_bytes())
                 .map_err(|e| fail("writing", e))?;
-            return Ok(expanded);
+            return Ok(());
         }
     }
-    if let Some(dir) = expanded.parent().filter(|d| !d.as_os_str().is_empty()) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
     }
-    let name = expanded.file_name().ok_or_else(|| {
-        CliError::Usage(format!("--output {}: not a file name", expanded.display()))
-    })?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| CliError::Usage(format!("--output {}: not a file name", path.display())))?;
     // Host and pid: containers on a shared filesystem can share pids.
-    let tmp = expanded.with_file_name(format!(
+    let tmp = path.with_file_name(format!(
         ".{}.tmp.{host}.{}",
         name.to_string_lossy(),
         std::process::id()
     ));
-    std::fs::write(&tmp, text).map_err(|e| fail("writing", e))?;
-    std::fs::rename(&tmp, &expanded).map_err(|e| {
+    // On the disk before the rename: after a crash the name holds the old report or the
+    // whole new one. A failed write leaves no temp file behind.
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .map_err(|e| fail("writing", e))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| fail("renaming into place", e)));
+    if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        fail("renaming into place", e)
-    })?;
-    Ok(expanded)
+    }
+    written
 }
 
 fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
@@ -692,7 +717,20 @@ fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
                 .into(),
         ));
     }
-    let (nodes, problems) = crate::fleet::load(reports);
+    // Codes in --only/--skip narrow what each node's findings count; probes ran long ago.
+    let sel = selection(g)?;
+    if sel.probes.len() != PROBE_NAMES.len() {
+        return Err(CliError::Usage(
+            "`gpudoctor fleet` reads saved reports: probe names in --only/--skip do not apply (codes do)".into(),
+        ));
+    }
+    let (mut nodes, problems) = crate::fleet::load(reports);
+    for n in &mut nodes {
+        n.findings.retain(|f| {
+            (sel.only_codes.is_empty() || sel.only_codes.contains(&f.code))
+                && !sel.skip_codes.contains(&f.code)
+        });
+    }
     let has_problems = !problems.is_empty();
     let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
     let text = match ViewFormat::of(g, "fleet")? {

@@ -414,7 +414,7 @@ fn smoke_figures_far_below_the_peers_are_outliers() {
     );
     let m = outliers.iter().find(|o| o["node"] == "hgx5").unwrap();
     assert_eq!(m["value"], "1200.0 GFLOP/s");
-    assert_eq!(m["peers"], "median 5000.0 GFLOP/s");
+    assert_eq!(m["peers"], "median 5000.0 GFLOP/s of 5 peer(s)");
 }
 
 #[test]

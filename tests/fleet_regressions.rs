@@ -280,3 +280,384 @@ fn junit_has_at_most_one_failure_per_testcase() {
         );
     }
 }
+
+// ------------------------------------------------------------------ second review
+
+/// A healthy HGX report with a toolkit (12.4 at /usr/local/cuda) and torch 2.5.1+cu124,
+/// to derive nodes from by editing the JSON.
+fn template() -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let root = FakeRoot::healthy(8);
+    root.toolkit("usr/local/cuda-12.4", "12.4")
+        .link("cuda-12.4", "usr/local/cuda");
+    root.torch_venv("2.5.1+cu124", Some("12.4"), &[]);
+    root.file("etc/hostname", "template\n");
+    let cfg = tempfile::tempdir().unwrap();
+    let r = run(root
+        .cmd()
+        .env("VIRTUAL_ENV", "/venv")
+        .args(["check", "--format", "json", "--output"])
+        .arg(dir.path().join("{host}.json"))
+        .arg("--nvml-lib")
+        .arg(fake_nvml::fake_nvml_lib())
+        .env(FAKE_NVML_ENV, hgx(8).write(cfg.path())));
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    serde_json::from_str(&std::fs::read_to_string(dir.path().join("template.json")).unwrap())
+        .unwrap()
+}
+
+fn named(t: &Value, name: &str, machine: &str) -> Value {
+    let mut v = t.clone();
+    v["snapshot"]["node"]["name"] = j!(name);
+    v["snapshot"]["node"]["machine_id"] = j!(machine);
+    v
+}
+
+fn with_error(mut v: Value, code: &str) -> Value {
+    v["findings"].as_array_mut().unwrap().push(j!({
+        "code": code, "severity": "error", "title": "nvidia_uvm is not loaded",
+        "detail": "", "evidence": [], "fixes": []
+    }));
+    v
+}
+
+/// Nodes cloned from one image all call themselves `localhost`: the broken one was dropped
+/// as an older "duplicate" of the healthy one, and the gate passed with exit 0.
+#[test]
+fn machines_sharing_a_name_are_all_counted() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("a.json"),
+        &with_error(named(&t, "localhost", &"a".repeat(32)), "GD006"),
+    );
+    let mut b = named(&t, "localhost", &"b".repeat(32));
+    b["snapshot"]["node"]["time"] = j!("2099-01-01T00:00:00Z");
+    write(&dir.path().join("b.json"), &b);
+    // The same machine reported twice is still one node.
+    let mut b_again = b.clone();
+    b_again["snapshot"]["node"]["time"] = j!("2098-01-01T00:00:00Z");
+    write(&dir.path().join("b-old.json"), &b_again);
+
+    let (code, v) = fleet(&[dir.path()]);
+    assert_eq!(code, 1, "the broken machine passed the gate: {v:#}");
+    assert_eq!(v["shape"]["nodes"], 2, "{:#}", v["nodes"]);
+    let group = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["code"] == "GD006")
+        .expect("GD006 counted");
+    assert_eq!(group["node_names"], j!(["localhost [aaaaaaaa]"]));
+    assert_eq!(v["identity"][0]["kind"], "same_name", "{:#}", v["identity"]);
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0]["kind"], "duplicate");
+    assert!(problems[0]["source"]
+        .as_str()
+        .unwrap()
+        .ends_with("b-old.json"));
+}
+
+/// Two names, one /etc/machine-id: a cloned image that kept it (journald, DHCP and
+/// gpudoctor's own de-duplication all rely on it), or one machine under two names.
+#[test]
+fn names_sharing_a_machine_id_are_noted() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("n1.json"),
+        &named(&t, "n1", &"c".repeat(32)),
+    );
+    write(
+        &dir.path().join("n2.json"),
+        &named(&t, "n2", &"c".repeat(32)),
+    );
+    let (_, v) = fleet(&[dir.path()]);
+    assert_eq!(v["shape"]["nodes"], 2);
+    assert_eq!(v["identity"][0]["kind"], "same_machine_id");
+    assert_eq!(v["identity"][0]["nodes"], j!(["n1", "n2"]));
+}
+
+fn fleet_bounded(args: &[&Path]) -> Run {
+    let mut c = gpudoctor();
+    c.arg("fleet").arg("--json");
+    for a in args {
+        c.arg(a);
+    }
+    c.timeout(std::time::Duration::from_secs(20));
+    run(&mut c)
+}
+
+/// `latest -> .` in the reports directory (or a link to a parent) made the walk recurse
+/// until the path was too long: 80 "duplicates" from two files, or a hang with two links.
+#[test]
+fn a_link_loop_in_the_report_directory_is_walked_once() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("n1.json"),
+        &named(&t, "n1", &"1".repeat(32)),
+    );
+    write(
+        &dir.path().join("n2.json"),
+        &named(&t, "n2", &"2".repeat(32)),
+    );
+    std::os::unix::fs::symlink(".", dir.path().join("a")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("b")).unwrap();
+    let r = fleet_bounded(&[dir.path()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["shape"]["nodes"], 2);
+    assert_eq!(v["problems"], j!([]), "{:#}", v["problems"]);
+}
+
+/// A FIFO named *.json in the directory blocked `fleet` forever; a device named on the
+/// command line was read until memory ran out (its length is 0, so the size check passed).
+#[test]
+fn pipes_and_devices_cannot_stall_or_exhaust_fleet() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("n1.json"),
+        &named(&t, "n1", &"1".repeat(32)),
+    );
+    let fifo = dir.path().join("stuck.json");
+    let ok = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let r = fleet_bounded(&[dir.path(), Path::new("/dev/zero")]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["shape"]["nodes"], 1);
+    let problems = v["problems"].as_array().unwrap();
+    let detail = |src: &str| {
+        problems
+            .iter()
+            .find(|p| p["source"].as_str().unwrap().ends_with(src))
+            .unwrap_or_else(|| panic!("{src} not listed: {problems:#?}"))["detail"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(detail("stuck.json").contains("not a regular file"));
+    assert!(detail("/dev/zero").contains("larger than 64 MiB"));
+}
+
+/// A node whose /usr/local/cuda mount failed, or whose torch environment is gone, among
+/// peers that have both: fleet said "Every node is healthy and alike."
+#[test]
+fn a_node_missing_what_its_peers_have_is_an_outlier() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    for i in 1..=4 {
+        let name = format!("n{i}");
+        write(
+            &dir.path().join(format!("{name}.json")),
+            &named(&t, &name, &format!("{i:032}")),
+        );
+    }
+    let mut bare = named(&t, "n5", &format!("{:032}", 5));
+    let tk = &mut bare["snapshot"]["toolkits"];
+    tk["installs"] = j!([]);
+    tk["cuda_home"]["toolkit"] = Value::Null;
+    tk["nvcc_on_path"] = Value::Null;
+    bare["snapshot"]["python"] = j!([]);
+    write(&dir.path().join("n5.json"), &bare);
+
+    let (_, v) = fleet(&[dir.path()]);
+    assert_eq!(
+        v["shape"]["toolkits"][0],
+        j!({"value": "12.4", "nodes": 4}),
+        "the template has no toolkit: {:#}",
+        v["shape"]
+    );
+    assert_eq!(
+        v["shape"]["torch"][0],
+        j!({"value": "2.5.1+cu124", "nodes": 4})
+    );
+    let outliers: Vec<(String, String, String)> = v["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["node"].as_str().unwrap().into(),
+                o["what"].as_str().unwrap().into(),
+                o["value"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outliers,
+        [
+            ("n5".into(), "toolkit".into(), "none".into()),
+            ("n5".into(), "torch".into(), "none".into())
+        ],
+        "{:#}",
+        v["outliers"]
+    );
+}
+
+fn stdin_fleet(input: &[u8]) -> (i32, Value) {
+    let mut c = gpudoctor();
+    c.args(["fleet", "-"]).write_stdin(input.to_vec());
+    json(&mut c)
+}
+
+/// `cat reports/*.json | gpudoctor fleet -` — gpudoctor's own pretty-printed reports were
+/// read line by line (1,392 "not JSON" problems), and one non-UTF-8 byte anywhere on
+/// stdin lost every report.
+#[test]
+fn stdin_takes_concatenated_reports_and_one_bad_one_costs_only_itself() {
+    let t = template();
+    let mut input = Vec::new();
+    input.extend(
+        serde_json::to_string_pretty(&named(&t, "n1", &"1".repeat(32)))
+            .unwrap()
+            .bytes(),
+    );
+    input.extend(b"\ngarbage \xff here\n");
+    input.extend(
+        serde_json::to_string(&named(&t, "n2", &"2".repeat(32)))
+            .unwrap()
+            .bytes(),
+    );
+    input.push(b'\n');
+    input.extend(
+        serde_json::to_string_pretty(&named(&t, "n3", &"3".repeat(32)))
+            .unwrap()
+            .bytes(),
+    );
+    let (code, v) = stdin_fleet(&input);
+    assert_eq!(v["shape"]["nodes"], 3, "{:#}", v["problems"]);
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0]["kind"], "unreadable");
+    assert_eq!(problems[0]["detail"], "not UTF-8 text");
+    let line = 1 + serde_json::to_string_pretty(&t).unwrap().lines().count();
+    assert_eq!(problems[0]["source"], format!("stdin:{line}"));
+    assert_eq!(code, 1, "an unreadable report fails the gate");
+}
+
+/// A report from a shared directory any node can write to put terminal escapes and
+/// Markdown rows into the fleet view through its finding code.
+#[test]
+fn a_hostile_finding_code_is_printed_inert() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("n1.json"),
+        &with_error(
+            named(&t, "n1", &"1".repeat(32)),
+            "\u{1b}]0;owned\u{7}GD006|x\n## injected",
+        ),
+    );
+    let human = run(gpudoctor().arg("fleet").arg(dir.path()));
+    assert!(!human.stdout.contains('\u{1b}'), "{:?}", human.stdout);
+    let md = run(gpudoctor()
+        .args(["fleet", "--format", "markdown"])
+        .arg(dir.path()));
+    assert!(!md.stdout.contains("\n## injected"), "{}", md.stdout);
+    assert!(!md.stdout.contains("GD006|x"), "{}", md.stdout);
+}
+
+/// `--skip GD038` to accept persistence mode off fleet-wide was accepted and ignored.
+#[test]
+fn fleet_honours_codes_in_only_and_skip() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("n1.json"),
+        &with_error(named(&t, "n1", &"1".repeat(32)), "GD006"),
+    );
+    let gate = |args: &[&str]| run(gpudoctor().arg("fleet").args(args).arg(dir.path())).code;
+    assert_eq!(gate(&[]), 1);
+    assert_eq!(gate(&["--skip", "GD006"]), 0);
+    assert_eq!(gate(&["--only", "GD001"]), 0);
+    assert_eq!(gate(&["--only", "GD006"]), 1);
+    assert_eq!(
+        gate(&["--skip", "smoke"]),
+        2,
+        "probe names cannot apply to saved reports"
+    );
+}
+
+/// With two peers the median included the node itself: 60 % of its only peer was no
+/// outlier. And a node re-run with `--matmul-size 256` was compared with peers at 1024.
+#[test]
+fn smoke_figures_are_compared_with_the_other_peers_at_the_same_setting() {
+    let t = template();
+    let dir = tempfile::tempdir().unwrap();
+    let smoked = |name: &str, gflops: f64, n: u32| {
+        let mut v = named(&t, name, &format!("{:0>32}", name));
+        v["snapshot"]["smoke"] = j!({"result": {"status": "ran", "run": {"devices": [
+            {"matmul": {"ok": {"n": n, "gflops": gflops}}, "transfer": null}
+        ]}}});
+        write(&dir.path().join(format!("{name}.json")), &v);
+    };
+    smoked("a1", 50000.0, 1024);
+    smoked("a2", 30000.0, 1024);
+    smoked("b1", 50000.0, 4096);
+    smoked("b2", 9000.0, 256);
+    let (_, v) = fleet(&[dir.path()]);
+    let slow: Vec<&str> = v["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["what"] == "matmul")
+        .map(|o| o["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(slow, ["a2"], "{:#}", v["outliers"]);
+}
+
+/// A full disk left `.NAME.tmp.HOST.PID` behind on every failed hourly run. A file-size
+/// limit (with SIGXFSZ ignored) makes the write fail the same way.
+#[test]
+fn a_failed_output_write_leaves_no_temp_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = FakeRoot::healthy(1);
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 1; exec \"$@\"")
+        .arg("bash")
+        .arg(&bin)
+        .arg("--root")
+        .arg(root.path())
+        .args(["check", "--format", "json", "--output"])
+        .arg(dir.path().join("r.json"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A dangling link at the --output path was replaced by a regular file, unlike `>`.
+#[test]
+fn output_through_a_dangling_link_creates_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("real/report.json", dir.path().join("latest.json")).unwrap();
+    let r = run(FakeRoot::healthy(1)
+        .cmd()
+        .args(["check", "--format", "json", "--output"])
+        .arg(dir.path().join("latest.json")));
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    let link = std::fs::symlink_metadata(dir.path().join("latest.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("real/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["schema_version"], 1);
+}

@@ -41,9 +41,13 @@ pub struct NodeFacts {
     /// The toolkit builds use (CUDA_HOME / nvcc).
     pub toolkit: Option<String>,
     pub torch: Option<String>,
-    /// The slowest GPU's matmul GFLOP/s and pinned copy GB/s, when the smoke test ran.
+    /// The slowest GPU's matmul GFLOP/s and pinned copy GB/s, when the smoke test ran,
+    /// with the matrix size and copy size they were measured at (figures are compared
+    /// only between nodes that used the same).
     pub matmul_gflops: Option<f64>,
+    pub matmul_n: Option<u32>,
     pub pinned_gbps: Option<f64>,
+    pub transfer_bytes: Option<u64>,
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
@@ -75,6 +79,16 @@ pub struct Shape {
     /// The span of the reports' times: a node whose report is old was not rechecked.
     pub oldest_report: Option<String>,
     pub newest_report: Option<String>,
+}
+
+/// Reports whose identities collide: different machines under one name, or one machine
+/// id under several names.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentityNote {
+    /// same_name, same_machine_id.
+    pub kind: String,
+    pub nodes: Vec<String>,
+    pub detail: String,
 }
 
 /// A node that differs from its peers (the nodes with the same GPU model).
@@ -110,6 +124,7 @@ pub struct Fleet {
     pub findings: Vec<FindingGroup>,
     /// Reports that could not be used: missing, unreadable, another schema.
     pub problems: Vec<Problem>,
+    pub identity: Vec<IdentityNote>,
     pub nodes: Vec<NodeFacts>,
     /// Nodes with an error, a warning (and no error), or neither.
     pub nodes_with_errors: usize,
@@ -209,23 +224,27 @@ fn facts(r: &NodeReport) -> NodeFacts {
     });
     let smoke = s.smoke.as_ref().and_then(|p| p.result.run.as_ref());
     let min = |xs: &mut dyn Iterator<Item = f64>| xs.filter(|x| x.is_finite()).reduce(f64::min);
-    let matmul_gflops = smoke.and_then(|run| {
-        min(&mut run.devices.iter().filter_map(|d| match &d.matmul {
-            Some(StepIn::Ok(m)) => Some(m.gflops),
+    let matmuls: Vec<_> = smoke
+        .into_iter()
+        .flat_map(|run| &run.devices)
+        .filter_map(|d| match &d.matmul {
+            Some(StepIn::Ok(m)) => Some(m),
             _ => None,
-        }))
-    });
-    let pinned_gbps = smoke.and_then(|run| {
-        min(&mut run
-            .devices
-            .iter()
-            .filter_map(|d| match &d.transfer {
-                Some(StepIn::Ok(t)) => Some([t.pinned_h2d_gbps, t.pinned_d2h_gbps]),
-                _ => None,
-            })
-            .flatten()
-            .flatten())
-    });
+        })
+        .collect();
+    let transfers: Vec<_> = smoke
+        .into_iter()
+        .flat_map(|run| &run.devices)
+        .filter_map(|d| match &d.transfer {
+            Some(StepIn::Ok(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let matmul_gflops = min(&mut matmuls.iter().map(|m| m.gflops));
+    let pinned_gbps = min(&mut transfers
+        .iter()
+        .flat_map(|t| [t.pinned_h2d_gbps, t.pinned_d2h_gbps])
+        .flatten());
     let count = |sev: Severity| r.findings.iter().filter(|f| f.severity == sev).count();
     NodeFacts {
         name,
@@ -253,7 +272,9 @@ fn facts(r: &NodeReport) -> NodeFacts {
                 .clone()
         }),
         matmul_gflops,
+        matmul_n: matmuls.first().map(|m| m.n),
         pinned_gbps,
+        transfer_bytes: transfers.first().map(|t| t.bytes),
         errors: count(Severity::Error),
         warnings: count(Severity::Warning),
         infos: count(Severity::Info),
@@ -286,46 +307,126 @@ fn mode<'a>(values: impl Iterator<Item = &'a str>) -> Option<String> {
         .map(|(v, _)| v.to_string())
 }
 
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    crate::smoke::median(&mut xs)
+/// The median of `sorted` (ascending, at least two values) with one copy of `v` left out:
+/// a node is compared with its peers, not with itself.
+fn median_without(sorted: &[f64], v: f64) -> f64 {
+    let skip = sorted.partition_point(|x| x.total_cmp(&v).is_lt());
+    let at = |k: usize| sorted[if k < skip { k } else { k + 1 }];
+    let m = sorted.len() - 1;
+    if m % 2 == 1 {
+        at(m / 2)
+    } else {
+        (at(m / 2 - 1) + at(m / 2)) / 2.0
+    }
+}
+
+/// Reports of the same node (same name, and the same machine id where both have one):
+/// the newest counts, the others are listed as duplicates. Different machines that share a
+/// name (images cloned with one hostname) are all counted, told apart by their machine
+/// id; names that share a machine id (a cloned /etc/machine-id) are noted.
+fn one_report_per_machine(
+    per_report: &mut [NodeFacts],
+    problems: &mut Vec<Problem>,
+) -> (Vec<bool>, Vec<IdentityNote>) {
+    let mut keep = vec![true; per_report.len()];
+    let mut notes = Vec::new();
+    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, n) in per_report.iter().enumerate() {
+        by_name.entry(n.name.clone()).or_default().push(i);
+    }
+    for (name, members) in &by_name {
+        let ids: std::collections::BTreeSet<&str> = members
+            .iter()
+            .filter_map(|&i| per_report[i].machine_id.as_deref())
+            .collect();
+        let distinct = ids.len() > 1;
+        // One machine per id; with a single id (or none), every report is that machine.
+        let mut machines: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for &i in members {
+            let key = if distinct {
+                per_report[i].machine_id.as_deref().unwrap_or("")
+            } else {
+                ""
+            };
+            machines.entry(key).or_default().push(i);
+        }
+        let mut renames = Vec::new();
+        for (id, reports) in &machines {
+            let winner = *reports
+                .iter()
+                .max_by(|&&a, &&b| per_report[a].time.cmp(&per_report[b].time).then(a.cmp(&b)))
+                .expect("a machine has a report");
+            for &i in reports.iter().filter(|&&i| i != winner) {
+                keep[i] = false;
+                let (w, n) = (&per_report[winner], &per_report[i]);
+                let newer = if w.time == n.time {
+                    "made at the same time and read later"
+                } else {
+                    "newer"
+                };
+                problems.push(Problem {
+                    source: n.source.clone(),
+                    kind: "duplicate".into(),
+                    detail: format!(
+                        "node {name} is also reported by {} ({}), which is {newer} and is the one counted",
+                        w.source,
+                        w.time.as_deref().unwrap_or("no time")
+                    ),
+                });
+            }
+            if distinct {
+                let tag = if id.is_empty() {
+                    "no machine id".to_string()
+                } else {
+                    id.chars().take(8).collect()
+                };
+                renames.push((winner, format!("{name} [{tag}]")));
+            }
+        }
+        if distinct {
+            let names: Vec<String> = renames.iter().map(|(_, n)| n.clone()).collect();
+            for (i, new) in renames {
+                per_report[i].name = new;
+            }
+            notes.push(IdentityNote {
+                kind: "same_name".into(),
+                detail: format!(
+                    "{} machines report the name {name}; they are counted apart by machine id",
+                    names.len()
+                ),
+                nodes: names,
+            });
+        }
+    }
+    let mut by_id: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for n in per_report
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep[*i])
+        .map(|(_, n)| n)
+    {
+        if let Some(id) = n.machine_id.as_deref() {
+            by_id.entry(id).or_default().push(&n.name);
+        }
+    }
+    for names in by_id.values().filter(|v| v.len() > 1) {
+        let mut nodes: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        nodes.sort_by(|a, b| natural_cmp(a, b));
+        notes.push(IdentityNote {
+            kind: "same_machine_id".into(),
+            detail: format!(
+                "{} report the same machine id: an image cloned with its /etc/machine-id, or one machine under several names",
+                nodes.join(", ")
+            ),
+            nodes,
+        });
+    }
+    (keep, notes)
 }
 
 pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
     let mut per_report: Vec<NodeFacts> = reports.iter().map(facts).collect();
-    // One node, one report: the newest wins; the others are listed, not counted twice.
-    let mut keep = vec![true; per_report.len()];
-    let mut newest: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, n) in per_report.iter().enumerate() {
-        match newest.get(n.name.as_str()) {
-            None => {
-                newest.insert(&n.name, i);
-            }
-            Some(&j) => {
-                let (winner, loser) = if n.time > per_report[j].time {
-                    (i, j)
-                } else {
-                    (j, i)
-                };
-                keep[loser] = false;
-                newest.insert(&per_report[winner].name, winner);
-            }
-        }
-    }
-    for (i, n) in per_report.iter().enumerate() {
-        if !keep[i] {
-            let winner = &per_report[newest[n.name.as_str()]];
-            problems.push(Problem {
-                source: n.source.clone(),
-                kind: "duplicate".into(),
-                detail: format!(
-                    "node {} is also reported by {} ({}), which is newer and is the one counted",
-                    n.name,
-                    winner.source,
-                    winner.time.as_deref().unwrap_or("no time")
-                ),
-            });
-        }
-    }
+    let (keep, identity) = one_report_per_machine(&mut per_report, &mut problems);
     // A node whose driver sees no GPU still has them on the PCI bus: it belongs with the
     // nodes whose GPUs carry the same PCI device id.
     let mut model_of_pci: BTreeMap<String, String> = BTreeMap::new();
@@ -397,61 +498,81 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
             continue;
         }
         type Get = fn(&NodeFacts) -> Option<String>;
-        let fields: [(&str, Get); 5] = [
-            ("driver", |n| n.driver.clone()),
-            ("cuda", |n| n.cuda.clone()),
-            ("toolkit", |n| n.toolkit.clone()),
-            ("torch", |n| n.torch.clone()),
-            ("gpu_count", |n| Some(n.gpus.to_string())),
+        // The name a missing value goes by, as in the fleet's shape.
+        let fields: [(&str, &str, Get); 5] = [
+            ("driver", "unknown", |n| n.driver.clone()),
+            ("cuda", "unknown", |n| n.cuda.clone()),
+            ("toolkit", "none", |n| n.toolkit.clone()),
+            ("torch", "none", |n| n.torch.clone()),
+            ("gpu_count", "unknown", |n| Some(n.gpus.to_string())),
         ];
-        for (what, get) in fields {
-            let values: Vec<(&NodeFacts, String)> =
-                members.iter().filter_map(|n| Some((*n, get(n)?))).collect();
-            let Some(common) = mode(values.iter().map(|(_, v)| v.as_str())) else {
+        for (what, absent, get) in fields {
+            let values: Vec<(&NodeFacts, Option<String>)> =
+                members.iter().map(|n| (*n, get(n))).collect();
+            let present = values.iter().filter(|(_, v)| v.is_some()).count();
+            let Some(common) = mode(values.iter().filter_map(|(_, v)| v.as_deref())) else {
                 continue;
             };
+            // A node lacking what most of its peers have (a toolkit mount that failed, a
+            // lost torch environment) differs as much as one with another version.
+            let absent_differs = present * 2 > members.len();
             for (n, v) in &values {
-                if *v != common {
-                    let value = if what == "gpu_count" && n.pci_gpus > n.gpus {
-                        format!("{v} ({} on the PCI bus)", n.pci_gpus)
-                    } else {
-                        v.clone()
-                    };
-                    outliers.push(Outlier {
-                        node: n.name.clone(),
-                        what: what.into(),
-                        value,
-                        peers: common.clone(),
-                        group: model.to_string(),
-                        peer_nodes: members.len() - 1,
-                    });
-                }
+                let value = match v {
+                    Some(v) if *v != common => v.clone(),
+                    None if absent_differs => absent.to_string(),
+                    _ => continue,
+                };
+                let value = if what == "gpu_count" && n.pci_gpus > n.gpus {
+                    format!("{value} ({} on the PCI bus)", n.pci_gpus)
+                } else {
+                    value
+                };
+                outliers.push(Outlier {
+                    node: n.name.clone(),
+                    what: what.into(),
+                    value,
+                    peers: common.clone(),
+                    group: model.to_string(),
+                    peer_nodes: members.len() - 1,
+                });
             }
         }
-        type Figure = fn(&NodeFacts) -> Option<f64>;
+        // Figures are compared between nodes measured with the same setting (matrix size,
+        // copy size), each against the median of the others.
+        type Figure = fn(&NodeFacts) -> Option<(f64, u64)>;
         let figures: [(&str, &str, Figure); 2] = [
-            ("matmul", "GFLOP/s", |n| n.matmul_gflops),
-            ("bandwidth", "GB/s pinned", |n| n.pinned_gbps),
+            ("matmul", "GFLOP/s", |n| {
+                Some((n.matmul_gflops?, u64::from(n.matmul_n?)))
+            }),
+            ("bandwidth", "GB/s pinned", |n| {
+                Some((n.pinned_gbps?, n.transfer_bytes?))
+            }),
         ];
         for (what, unit, get) in figures {
-            let values: Vec<(&NodeFacts, f64)> =
-                members.iter().filter_map(|n| Some((*n, get(n)?))).collect();
-            if values.len() < 2 {
-                continue;
+            let mut by_setting: BTreeMap<u64, Vec<(&NodeFacts, f64)>> = BTreeMap::new();
+            for n in members {
+                if let Some((v, setting)) = get(n).filter(|(v, _)| v.is_finite()) {
+                    by_setting.entry(setting).or_default().push((*n, v));
+                }
             }
-            let Some(mid) = median(values.iter().map(|(_, v)| *v).collect()) else {
-                continue;
-            };
-            for (n, v) in &values {
-                if *v < mid * SLOW_SHARE {
-                    outliers.push(Outlier {
-                        node: n.name.clone(),
-                        what: what.into(),
-                        value: format!("{v:.1} {unit}"),
-                        peers: format!("median {mid:.1} {unit}"),
-                        group: model.to_string(),
-                        peer_nodes: members.len() - 1,
-                    });
+            for values in by_setting.values().filter(|v| v.len() >= 2) {
+                let mut sorted: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
+                sorted.sort_by(f64::total_cmp);
+                for (n, v) in values {
+                    let mid = median_without(&sorted, *v);
+                    if *v < mid * SLOW_SHARE {
+                        outliers.push(Outlier {
+                            node: n.name.clone(),
+                            what: what.into(),
+                            value: format!("{v:.1} {unit}"),
+                            peers: format!(
+                                "median {mid:.1} {unit} of {} peer(s)",
+                                values.len() - 1
+                            ),
+                            group: model.to_string(),
+                            peer_nodes: values.len() - 1,
+                        });
+                    }
                 }
             }
         }
@@ -527,6 +648,7 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
         outliers,
         findings,
         problems,
+        identity,
         nodes,
     }
 }
@@ -542,5 +664,16 @@ mod tests {
         assert_eq!(m(&["535.1", "550.2"]).as_deref(), Some("550.2"));
         assert_eq!(m(&["580.9", "580.10"]).as_deref(), Some("580.10"));
         assert_eq!(m(&[]), None);
+    }
+
+    #[test]
+    fn the_median_leaves_the_node_out() {
+        let s = [10.0, 20.0, 30.0, 40.0];
+        assert_eq!(median_without(&s, 10.0), 30.0);
+        assert_eq!(median_without(&s, 40.0), 20.0);
+        assert_eq!(median_without(&s, 20.0), 30.0);
+        assert_eq!(median_without(&[5.0, 9.0], 5.0), 9.0);
+        assert_eq!(median_without(&[7.0, 7.0, 7.0], 7.0), 7.0);
+        assert_eq!(median_without(&[1.0, 2.0, 3.0, 4.0, 5.0], 3.0), 3.0);
     }
 }

@@ -191,11 +191,13 @@ pub enum StepIn<T> {
 
 #[derive(Deserialize)]
 pub struct MatmulIn {
+    pub n: u32,
     pub gflops: f64,
 }
 
 #[derive(Deserialize)]
 pub struct TransferIn {
+    pub bytes: u64,
     pub pinned_h2d_gbps: Option<f64>,
     pub pinned_d2h_gbps: Option<f64>,
 }
@@ -207,44 +209,48 @@ pub struct NodeReport {
     pub findings: Vec<FindingIn>,
 }
 
-/// Every input named on the command line: a file to read, or a line of stdin.
-struct Input {
+/// Every input named on the command line: a file to read, or one document of stdin.
+struct Input<'a> {
     source: String,
-    what: InputKind,
+    what: InputKind<'a>,
 }
 
-enum InputKind {
+enum InputKind<'a> {
     File(PathBuf),
-    Text(String),
+    Bytes(&'a [u8]),
 }
 
 /// Reads the reports named by `args` (files, directories searched for *.json, `-` for
-/// newline-delimited JSON on stdin) and parses them on every core.
+/// reports on stdin) and parses them on every core.
 pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Vec<Problem>) {
-    let mut inputs = Vec::new();
     let mut problems = Vec::new();
+    let mut stdin = Vec::new();
+    if args.iter().any(|a| a == Path::new("-")) {
+        if let Err(e) = std::io::stdin().lock().read_to_end(&mut stdin) {
+            problems.push(Problem {
+                source: "stdin".into(),
+                kind: "unreadable".into(),
+                detail: e.to_string(),
+            });
+        }
+    }
+    let mut inputs = Vec::new();
+    let mut walk = Walk::default();
+    let mut stdin_taken = false;
     for a in args {
         if a == Path::new("-") {
-            let mut text = String::new();
-            match std::io::stdin().lock().read_to_string(&mut text) {
-                Ok(_) => {
-                    for (i, line) in text.lines().enumerate() {
-                        if !line.trim().is_empty() {
-                            inputs.push(Input {
-                                source: format!("stdin:{}", i + 1),
-                                what: InputKind::Text(line.to_string()),
-                            });
-                        }
-                    }
-                }
-                Err(e) => problems.push(Problem {
-                    source: "stdin".into(),
-                    kind: "unreadable".into(),
-                    detail: e.to_string(),
-                }),
+            // Read once: a second `-` has nothing left.
+            if std::mem::replace(&mut stdin_taken, true) {
+                continue;
+            }
+            for (line, doc) in split_stream(&stdin) {
+                inputs.push(Input {
+                    source: format!("stdin:{line}"),
+                    what: InputKind::Bytes(doc),
+                });
             }
         } else {
-            collect_paths(a, &mut inputs, &mut problems);
+            walk.collect(a, true, &mut inputs, &mut problems);
         }
     }
     let threads = std::thread::available_parallelism()
@@ -280,57 +286,128 @@ pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Vec<Problem>) {
     (reports, problems)
 }
 
-fn collect_paths(path: &Path, inputs: &mut Vec<Input>, problems: &mut Vec<Problem>) {
-    let shown = path.display().to_string();
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => {
-            problems.push(Problem {
-                source: shown,
-                kind: if e.kind() == std::io::ErrorKind::NotFound {
+/// Splits a stream into its JSON documents with the line each starts on: one report per
+/// line, or pretty-printed reports one after another (`check --format json` output
+/// concatenated). A document that does not parse ends at the next line starting with `{`,
+/// so one bad report costs only itself.
+fn split_stream(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    let mut docs = Vec::new();
+    let (mut pos, mut line, mut counted) = (0, 1, 0);
+    loop {
+        while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
+            pos += 1;
+        }
+        if pos >= bytes.len() {
+            return docs;
+        }
+        line += bytes[counted..pos].iter().filter(|&&b| b == b'\n').count();
+        counted = pos;
+        let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..])
+            .into_iter::<serde::de::IgnoredAny>();
+        let end = match stream.next() {
+            Some(Ok(_)) => pos + stream.byte_offset(),
+            _ => bytes[pos..]
+                .windows(2)
+                .position(|w| w == b"\n{")
+                .map_or(bytes.len(), |i| pos + i + 1),
+        };
+        docs.push((line, &bytes[pos..end]));
+        pos = end;
+    }
+}
+
+/// The directory walk: each directory once (links into a parent, or `latest -> .`, would
+/// loop), and only regular files inside them (a FIFO there would block the run).
+#[derive(Default)]
+struct Walk {
+    seen_dirs: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Walk {
+    fn collect<'a>(
+        &mut self,
+        path: &Path,
+        named: bool,
+        inputs: &mut Vec<Input<'a>>,
+        problems: &mut Vec<Problem>,
+    ) {
+        use std::os::unix::fs::MetadataExt;
+        let shown = path.display().to_string();
+        let problem = |kind: &str, detail: String| Problem {
+            source: shown.clone(),
+            kind: kind.into(),
+            detail,
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => {
+                let kind = if e.kind() == std::io::ErrorKind::NotFound {
                     "missing"
                 } else {
                     "unreadable"
-                }
-                .into(),
-                detail: e.to_string(),
-            });
-            return;
-        }
-    };
-    if meta.is_dir() {
-        let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-            Err(e) => {
-                problems.push(Problem {
-                    source: shown,
-                    kind: "unreadable".into(),
-                    detail: e.to_string(),
-                });
+                };
+                problems.push(problem(kind, e.to_string()));
                 return;
             }
         };
-        entries.sort();
-        for p in entries {
-            let is_dir = std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
-            if is_dir || p.extension().is_some_and(|e| e == "json") {
-                collect_paths(&p, inputs, problems);
+        if meta.is_dir() {
+            if !self.seen_dirs.insert((meta.dev(), meta.ino())) {
+                return;
             }
+            let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
+                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+                Err(e) => {
+                    problems.push(problem("unreadable", e.to_string()));
+                    return;
+                }
+            };
+            entries.sort();
+            for p in entries {
+                let is_dir = std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
+                if is_dir || p.extension().is_some_and(|e| e == "json") {
+                    self.collect(&p, false, inputs, problems);
+                }
+            }
+            return;
         }
-        return;
-    }
-    if meta.len() > REPORT_LIMIT {
-        problems.push(Problem {
+        // A file named on the command line may be a pipe (`fleet <(…)`); one found in a
+        // directory must be a regular file.
+        if !meta.is_file() && !named {
+            problems.push(problem(
+                "unreadable",
+                "not a regular file (a FIFO, socket or device); skipped".into(),
+            ));
+            return;
+        }
+        if meta.len() > REPORT_LIMIT {
+            problems.push(problem(
+                "unreadable",
+                format!("larger than {} MiB", REPORT_LIMIT >> 20),
+            ));
+            return;
+        }
+        inputs.push(Input {
             source: shown,
-            kind: "unreadable".into(),
-            detail: format!("larger than {} MiB", REPORT_LIMIT >> 20),
+            what: InputKind::File(path.to_path_buf()),
         });
-        return;
     }
-    inputs.push(Input {
-        source: shown,
-        what: InputKind::File(path.to_path_buf()),
-    });
+}
+
+/// Reads at most REPORT_LIMIT bytes: a device or pipe has no length to check first.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| {
+            // A regular file's size is known: one allocation, as fs::read makes.
+            let size = f.metadata().map_or(0, |m| m.len()).min(REPORT_LIMIT);
+            bytes.reserve_exact(size as usize + 1);
+            f.take(REPORT_LIMIT + 1).read_to_end(&mut bytes)
+        })
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > REPORT_LIMIT {
+        return Err(format!("larger than {} MiB", REPORT_LIMIT >> 20));
+    }
+    Ok(bytes)
 }
 
 fn parse(input: &Input) -> Result<NodeReport, Problem> {
@@ -341,16 +418,15 @@ fn parse(input: &Input) -> Result<NodeReport, Problem> {
     };
     // Files are read here, on the parsing threads, and dropped once parsed.
     let owned;
-    let text: &str = match &input.what {
-        InputKind::Text(t) => t,
+    let bytes: &[u8] = match &input.what {
+        InputKind::Bytes(b) => b,
         InputKind::File(p) => {
-            owned = std::fs::read(p)
-                .map_err(|e| e.to_string())
-                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
-                .map_err(|e| problem("unreadable", e))?;
+            owned = read_bounded(p).map_err(|e| problem("unreadable", e))?;
             &owned
         }
     };
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| problem("unreadable", "not UTF-8 text".into()))?;
     if text.trim().is_empty() {
         return Err(problem("not_json", "empty".into()));
     }
@@ -389,8 +465,8 @@ fn classify(
             "no \"snapshot\": not written by `gpudoctor check --format json`".into(),
         );
     }
-    match v.schema_version.as_ref().and_then(|s| s.as_u64()) {
-        Some(n) if n == SCHEMA_VERSION as u64 => problem(
+    match &v.schema_version {
+        Some(n) if n.as_u64() == Some(SCHEMA_VERSION as u64) => problem(
             "not_a_report",
             error.map_or("unreadable report".into(), |e| e.to_string()),
         ),
@@ -398,7 +474,9 @@ fn classify(
             "incompatible_schema",
             format!(
                 "schema_version {} (this gpudoctor reads {SCHEMA_VERSION})",
-                other.map_or("missing".to_string(), |n| n.to_string())
+                other
+                    .as_ref()
+                    .map_or("missing".to_string(), |n| n.to_string())
             ),
         ),
     }

@@ -52,6 +52,20 @@ fn shape_rows(sh: &crate::fleet::aggregate::Shape) -> [(&'static str, String); 6
     ]
 }
 
+/// ", 2 report(s) unusable, 1 duplicate report(s)" — duplicates are counted once, not lost.
+fn problem_counts(f: &Fleet) -> String {
+    let duplicates = f.problems.iter().filter(|p| p.kind == "duplicate").count();
+    let unusable = f.problems.len() - duplicates;
+    let mut s = String::new();
+    if unusable > 0 {
+        s.push_str(&format!(", {unusable} report(s) unusable"));
+    }
+    if duplicates > 0 {
+        s.push_str(&format!(", {duplicates} duplicate report(s)"));
+    }
+    s
+}
+
 fn sev(s: Severity, st: &Style) -> String {
     match s {
         Severity::Error => st.red("error"),
@@ -72,11 +86,7 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
         f.nodes_with_errors,
         f.nodes_with_warnings,
         f.clean_nodes,
-        if f.problems.is_empty() {
-            String::new()
-        } else {
-            format!(", {} report(s) unusable", f.problems.len())
-        }
+        problem_counts(f)
     )));
     out.push_str("\n\n");
     for (label, value) in shape_rows(sh) {
@@ -119,12 +129,23 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
             out.push_str(&format!(
                 "  {} {} on {} of {} node{}: {}\n      {}\n",
                 sev(g.severity, st),
-                g.code,
+                printable(&g.code),
                 g.nodes,
                 sh.nodes,
                 if sh.nodes == 1 { "" } else { "s" },
                 printable(&Fleet::names_line(&g.node_names)),
                 st.dim(&printable(&g.title)),
+            ));
+        }
+    }
+
+    if !f.identity.is_empty() {
+        out.push_str(&format!("\n{}\n", st.bold("Node identities")));
+        for n in &f.identity {
+            out.push_str(&format!(
+                "  {} {}\n",
+                st.yellow(&n.kind),
+                printable(&n.detail)
             ));
         }
     }
@@ -145,7 +166,11 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
             "\n{}\n",
             st.red("No usable node report: nothing was checked.")
         ));
-    } else if f.findings.is_empty() && f.outliers.is_empty() && f.problems.is_empty() {
+    } else if f.findings.is_empty()
+        && f.outliers.is_empty()
+        && f.problems.is_empty()
+        && f.identity.is_empty()
+    {
         out.push_str(&format!(
             "\n{}\n",
             st.green("Every node is healthy and alike.")
@@ -186,12 +211,23 @@ pub fn render_markdown(f: &Fleet) -> String {
         for g in &f.findings {
             out.push_str(&format!(
                 "| {} | {} | {} of {} | {} | {} |\n",
-                g.code,
+                cell(&g.code),
                 g.severity.as_str(),
                 g.nodes,
                 sh.nodes,
                 cell(&g.title),
                 cell(&Fleet::names_line(&g.node_names))
+            ));
+        }
+    }
+    if !f.identity.is_empty() {
+        out.push_str("\n## Node identities\n\n| kind | nodes | detail |\n|---|---|---|\n");
+        for n in &f.identity {
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                n.kind,
+                cell(&n.nodes.join(", ")),
+                cell(&n.detail)
             ));
         }
     }
