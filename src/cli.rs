@@ -544,6 +544,23 @@ fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
         ));
     }
     let (snapshot, findings) = focused_with(g, SMOKE_PROBES, SMOKE_CODES, Some(device))?;
+    // A --device CUDA does not have is a typo, not a broken GPU (no GPU at all is GD053's).
+    let count = snapshot
+        .smoke
+        .as_ref()
+        .and_then(|p| p.run())
+        .and_then(|r| r.device_count);
+    if let (Some(d), Some(n)) = (
+        device,
+        count.filter(|n| (1..=crate::smoke::MAX_DEVICES).contains(n)),
+    ) {
+        if d >= n as u32 {
+            return Err(CliError::Usage(format!(
+                "--device {d}: CUDA sees {n} GPU(s), ordinals 0–{} (counted after CUDA_VISIBLE_DEVICES)",
+                n - 1
+            )));
+        }
+    }
     let view = render::smoke::view(&snapshot, &findings);
     let text = match format {
         ViewFormat::Json => render::smoke::render_json(&view),

@@ -429,16 +429,23 @@ fn unfinished(run: &SmokeRun, device: Option<u32>) -> Vec<String> {
             .unwrap_or_else(|| "loading libcuda".into())];
     }
     // A GPU whose thread never reported at all.
-    let expected: Vec<u32> = match (device, run.device_count) {
-        (Some(d), Some(_)) => vec![d],
-        (None, Some(n)) => (0..n.max(0) as u32).collect(),
-        _ => Vec::new(),
-    };
-    let mut out: Vec<String> = expected
-        .iter()
-        .filter(|o| !run.devices.iter().any(|d| d.ordinal == **o))
-        .map(|o| format!("CUDA device {o}: before its first call"))
+    let expected = crate::smoke::ordinals(device, run.device_count);
+    let silent: Vec<u32> = expected
+        .into_iter()
+        .filter(|o| !run.devices.iter().any(|d| d.ordinal == *o))
         .collect();
+    let mut out: Vec<String> = match silent.as_slice() {
+        [] => Vec::new(),
+        [o] => vec![format!("CUDA device {o}: before its first call")],
+        [first, .., last] if silent.len() > 4 => vec![format!(
+            "{} CUDA devices ({first}…{last}): before their first call",
+            silent.len()
+        )],
+        _ => silent
+            .iter()
+            .map(|o| format!("CUDA device {o}: before its first call"))
+            .collect(),
+    };
     out.extend(
         run.devices
             .iter()

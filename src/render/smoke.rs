@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{printable, Style};
-use crate::findings::{Finding, Summary};
+use crate::findings::{Finding, Severity, Summary};
 use crate::probes::smoke::{
     link, nvml_gpu, Link, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings, Step,
 };
@@ -69,12 +69,12 @@ pub fn render_json(v: &SmokeView) -> String {
 }
 
 /// One line about the whole run: the library, the driver API version, the GPUs.
-pub fn status_text(p: &SmokeProbe) -> String {
+pub fn status_text(p: &SmokeProbe, findings: &[Finding]) -> String {
     match &p.result {
         SmokeResult::NotRun { reason } => format!("not run: {reason}"),
         SmokeResult::LoadFailed { message, .. } => format!("libcuda could not be used: {message}"),
         SmokeResult::WorkerFailed { detail } => detail.clone(),
-        SmokeResult::Ran { run } => run_text(p, run),
+        SmokeResult::Ran { run } => run_text(p, run, findings),
         SmokeResult::TimedOut {
             seconds, stuck_at, ..
         } => format!(
@@ -92,18 +92,44 @@ pub fn status_text(p: &SmokeProbe) -> String {
     }
 }
 
-fn run_text(p: &SmokeProbe, run: &SmokeRun) -> String {
+fn run_text(p: &SmokeProbe, run: &SmokeRun, findings: &[Finding]) -> String {
     let lib = run.loaded_from.as_deref().unwrap_or(&p.library);
     if let Some(e) = &run.init_error {
         return format!("cuInit failed: {} {} ({lib})", e.code, e.name);
     }
     let n = run.devices.len();
-    let passed = run.devices.iter().filter(|d| device_passed(d)).count();
+    let (mut passed, mut warned) = (0, 0);
+    for d in &run.devices {
+        match (device_passed(d), device_worst(findings, d.ordinal)) {
+            (true, None | Some(Severity::Info)) => passed += 1,
+            (true, Some(Severity::Warning)) => warned += 1,
+            _ => {}
+        }
+    }
+    let warned = if warned > 0 {
+        format!(", {warned} with warnings")
+    } else {
+        String::new()
+    };
     format!(
-        "{passed} of {n} GPU(s) passed · driver API CUDA {} · {lib} · {:.2} s",
+        "{passed} of {n} GPU(s) passed{warned} · driver API CUDA {} · {lib} · {:.2} s",
         run.driver_cuda().unwrap_or_else(|| "?".into()),
         run.elapsed_ms / 1e3
     )
+}
+
+/// The worst finding about CUDA device `ordinal`: the smoke rules cite `smoke:N:step`.
+fn device_worst(findings: &[Finding], ordinal: u32) -> Option<Severity> {
+    let prefix = format!("smoke:{ordinal}:");
+    findings
+        .iter()
+        .filter(|f| {
+            f.evidence
+                .iter()
+                .any(|e| e.fact.as_deref().is_some_and(|k| k.starts_with(&prefix)))
+        })
+        .map(|f| f.severity)
+        .max()
 }
 
 /// Every step that ran finished and nothing in it was wrong (a skipped step is neither).
@@ -254,7 +280,10 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
                         m.fraction * 100.0
                     ));
                 }
-                let healthy = m.mismatches == 0 && m.kernel_error.is_none();
+                // Judged like GD057: corruption, or allocation stopping well short of the target.
+                let healthy = m.mismatches == 0
+                    && m.kernel_error.is_none()
+                    && !crate::rules::memory_fell_short(m);
                 ("memory", t, healthy)
             }
             other => ("memory", step_error(other).unwrap_or_default(), false),
@@ -331,7 +360,7 @@ pub fn render_human(v: &SmokeView, st: &Style) -> String {
         settings: v.settings.cloned().unwrap_or_default(),
         result: result.clone(),
     };
-    let head = format!("Smoke test: {}", status_text(&probe));
+    let head = format!("Smoke test: {}", status_text(&probe, v.findings));
     out.push_str(&format!("{}\n", st.bold(&printable(&head))));
     if let Some(run) = probe.run() {
         for d in &run.devices {

@@ -515,7 +515,7 @@ fn smoke_lines(
         &k("smoke"),
         if ran { Mark::Ok } else { Mark::Neutral },
         "smoke test",
-        super::smoke::status_text(p),
+        super::smoke::status_text(p, b.findings),
         p.library.clone(),
     );
     let Some(run) = p.run() else { return };

@@ -5,6 +5,7 @@ use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
+use crate::rules::visible_devices::parse_visible_devices;
 use crate::smoke::driver::CudaError;
 use crate::snapshot::Snapshot;
 
@@ -40,6 +41,16 @@ fn run(snap: &Snapshot) -> Outcome {
                 e,
                 "CUDA could not count the GPUs",
             ));
+        } else if let Some(n) = run
+            .device_count
+            .filter(|n| *n < 0 || *n > crate::smoke::MAX_DEVICES)
+        {
+            out.push(
+                Finding::new("GD054", Severity::Error, format!("cuDeviceGetCount returned an impossible {n}"))
+                    .detail(format!("libcuda reported success with a GPU count no machine has. The library answering is not a working NVIDIA driver (a shim, an interposer, or a corrupted install); the smoke test tested at most {} ordinals.", crate::smoke::MAX_DEVICES))
+                    .evidence("smoke", format!("cuDeviceGetCount = {n}"), library_source(p, run))
+                    .fix_text("Check which libcuda the loader maps (`gpudoctor toolkit`) and reinstall the driver's user-space libraries"),
+            );
         } else if run.device_count == Some(0) {
             out.push(
                 Finding::new("GD053", Severity::Error, "CUDA initialised but sees no GPU")
@@ -124,11 +135,9 @@ fn cuda_error_finding(
         .or(run.cuda_visible_devices.as_deref());
     match e.code {
         100 => {
-            if let Some(v) = visible {
-                f = f
-                    .context(format!("CUDA_VISIBLE_DEVICES={v}"), "environment")
-                    .fix_cmd("CUDA_VISIBLE_DEVICES hides the GPUs: unset it (or list valid indices/UUIDs)", "unset CUDA_VISIBLE_DEVICES");
-            } else if snap
+            // The machine's own causes first: Slurm sets CUDA_VISIBLE_DEVICES in every GPU
+            // job, so its presence alone does not make it the culprit.
+            if snap
                 .kernel_module
                 .as_ref()
                 .is_some_and(|k| k.nvidia_loaded() != Some(true))
@@ -148,8 +157,20 @@ fn cuda_error_finding(
                 f = f
                     .context("no /dev/nvidiaN device nodes (see GD007)", "/dev")
                     .fix_text("In a container, pass the GPUs in (--gpus all); on a host, run `sudo nvidia-modprobe -c=0`");
-            } else if let Some(k) = known {
-                f = f.fix_text(k.fix);
+            } else if let Some(v) = visible.filter(|v| hides_every_gpu(snap, v)) {
+                f = f
+                    .context(format!("CUDA_VISIBLE_DEVICES={v} leaves CUDA no GPU (see GD009/GD010)"), "environment")
+                    .fix_cmd("CUDA_VISIBLE_DEVICES hides the GPUs: unset it (or list valid indices/UUIDs)", "unset CUDA_VISIBLE_DEVICES");
+            } else {
+                if let Some(v) = visible {
+                    f = f.context(
+                        format!("CUDA_VISIBLE_DEVICES={v} names GPUs that exist"),
+                        "environment",
+                    );
+                }
+                if let Some(k) = known {
+                    f = f.fix_text(k.fix);
+                }
             }
         }
         999 => {
@@ -157,13 +178,33 @@ fn cuda_error_finding(
                 .kernel_module
                 .as_ref()
                 .and_then(|k| k.is_loaded("nvidia_uvm"));
-            if uvm == Some(false) {
-                f = f.context("nvidia_uvm is not loaded (see GD006)", "/proc/modules");
+            match uvm {
+                Some(true) => {
+                    f = f
+                        .context(
+                            "nvidia_uvm is loaded: the other cause, a GPU left in a bad state, remains",
+                            "/proc/modules",
+                        )
+                        .fix_cmd(
+                            "Look for the Xid the driver logged for this GPU",
+                            "sudo dmesg | grep -i xid",
+                        )
+                        .fix_text("After an Xid, reset the GPU (`sudo nvidia-smi -r -i <index>` with no process on it) or reboot the node");
+                }
+                Some(false) => {
+                    f = f
+                        .context("nvidia_uvm is not loaded (see GD006)", "/proc/modules")
+                        .fix_cmd(
+                            "Load the UVM module and create /dev/nvidia-uvm",
+                            "sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0",
+                        );
+                }
+                None => {
+                    if let Some(k) = known {
+                        f = f.fix_text(k.fix);
+                    }
+                }
             }
-            f = f.fix_cmd(
-                "Load the UVM module and create /dev/nvidia-uvm",
-                "sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0",
-            );
         }
         804 | 803 => {
             let lib = library_source(p, run);
@@ -189,6 +230,34 @@ fn cuda_error_finding(
         }
     }
     f
+}
+
+/// Whether CUDA_VISIBLE_DEVICES=`v` leaves CUDA no GPU on this machine: a list CUDA reads
+/// as empty, or a UUID list whose first entry no GPU here has (CUDA stops there).
+fn hides_every_gpu(snap: &Snapshot, v: &str) -> bool {
+    let parsed = parse_visible_devices(v, snap.gpu_count().map(|c| c.count));
+    let Some(first) = parsed.visible.first() else {
+        return true;
+    };
+    if !parsed.uuid_mode {
+        return false;
+    }
+    let uuids: Vec<&str> = snap
+        .nvml
+        .as_ref()
+        .and_then(|n| n.system())
+        .into_iter()
+        .flat_map(|s| &s.devices)
+        .flat_map(|g| {
+            g.uuid.get().map(String::as_str).into_iter().chain(
+                g.mig
+                    .instances
+                    .iter()
+                    .filter_map(|m| m.uuid.get().map(String::as_str)),
+            )
+        })
+        .collect();
+    !uuids.is_empty() && !uuids.iter().any(|u| u.starts_with(first.trim()))
 }
 
 fn is_forward_compat(snap: &Snapshot) -> bool {

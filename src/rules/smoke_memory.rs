@@ -16,6 +16,11 @@ pub const RULE: Rule = Rule {
 /// Reaching less than this share of the target counts as failing "well below" free memory.
 const REACHED_SHARE: f64 = 0.9;
 
+/// Allocation failed before reaching REACHED_SHARE of the target (the GD057 warning).
+pub fn fell_short(m: &crate::probes::smoke::MemoryProbe) -> bool {
+    m.alloc_error.is_some() && (m.allocated as f64) < m.target as f64 * REACHED_SHARE
+}
+
 fn gib(b: u64) -> String {
     format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
 }
@@ -78,7 +83,7 @@ fn run(snap: &Snapshot) -> Outcome {
             );
         }
         if let (Some(e), Some(at)) = (&m.alloc_error, m.failed_at) {
-            if (m.allocated as f64) < m.target as f64 * REACHED_SHARE {
+            if fell_short(m) {
                 let mig = snap
                     .nvml_system()
                     .and_then(|s| crate::probes::smoke::nvml_gpu(s, d))

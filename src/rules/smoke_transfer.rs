@@ -25,32 +25,29 @@ fn run(snap: &Snapshot) -> Outcome {
         Ok(r) => r,
         Err(na) => return na,
     };
-    let Some(p) = &snap.smoke else {
-        return Outcome::NotApplicable("the smoke test did not run".into());
-    };
     let mut out = failures(run);
-    // Judging the bandwidth needs the link (NVML) and copies big enough to fill it.
-    let why_not = if snap.nvml_system().is_none() {
-        Some("NVML did not answer: the link's width and generation are unknown".to_string())
-    } else if p.settings.transfer_bytes < MIN_BYTES {
-        Some(format!(
-            "copies of {} MiB are too small to saturate a link (at least {} MiB)",
-            p.settings.transfer_bytes >> 20,
-            MIN_BYTES >> 20
-        ))
-    } else {
-        None
-    };
-    let (Some(sys), None) = (snap.nvml_system(), &why_not) else {
-        return match why_not {
-            Some(why) if out.is_empty() => Outcome::NotApplicable(why),
-            _ => Outcome::Checked(out),
+    // Judging the bandwidth needs the link (NVML) and copies big enough to fill it: the
+    // size each GPU really copied, which the host-memory fit may have cut below the setting.
+    let Some(sys) = snap.nvml_system() else {
+        return if out.is_empty() {
+            Outcome::NotApplicable(
+                "NVML did not answer: the link's width and generation are unknown".into(),
+            )
+        } else {
+            Outcome::Checked(out)
         };
     };
+    let mut too_small = None;
+    let mut judged = false;
     for d in &run.devices {
         let Some(Step::Ok(t)) = &d.transfer else {
             continue;
         };
+        if t.bytes < MIN_BYTES {
+            too_small = Some(t.bytes);
+            continue;
+        }
+        judged = true;
         let Some(g) = nvml_gpu(sys, d) else { continue };
         let Some(l) = link(g) else { continue };
         let slow: Vec<(&str, f64)> = [
@@ -85,11 +82,30 @@ fn run(snap: &Snapshot) -> Outcome {
             f = f.context(format!("link now gen{gen} x{width}"), "NVML");
         }
         out.push(
-            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", format!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", g.pci_bus_id.get().map_or("<bus id>".to_string(), |b| b.to_ascii_lowercase().trim_start_matches("0000").to_string())))
+            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", format!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", g.pci_bus_id.get().map_or("<bus id>".to_string(), |b| sysfs_address(b))))
                 .fix_text("Run the job with `numactl --cpunodebind=N --membind=N` on the GPU's node; if the link is below its maximum width, reseat the card or riser"),
         );
     }
-    Outcome::Checked(out)
+    match too_small {
+        Some(bytes) if !judged && out.is_empty() => Outcome::NotApplicable(format!(
+            "copies of {} MiB are too small to saturate a link (at least {} MiB)",
+            bytes >> 20,
+            MIN_BYTES >> 20
+        )),
+        _ => Outcome::Checked(out),
+    }
+}
+
+/// NVML's bus id ("00000000:18:00.0") as sysfs names the device ("0000:18:00.0").
+fn sysfs_address(bus_id: &str) -> String {
+    let b = bus_id.to_ascii_lowercase();
+    match b.split_once(':') {
+        Some((domain, rest)) => match u32::from_str_radix(domain, 16) {
+            Ok(d) => format!("{d:04x}:{rest}"),
+            Err(_) => b,
+        },
+        None => b,
+    }
 }
 
 /// Copies that failed outright, and pinned memory that could not be had.
@@ -108,10 +124,10 @@ fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
                 if let Some(e) = &t.pinned_error {
                     out.push(
                         Finding::new("GD058", Severity::Warning, format!("{}: no pinned host memory: {}", d.label(), e.name))
-                            .detail("cuMemHostAlloc could not page-lock host memory for the copies. PyTorch's pin_memory=True DataLoaders and NCCL need it; the usual cause is a low locked-memory limit (ulimit -l), common in containers and under Slurm.")
+                            .detail("cuMemHostAlloc could not page-lock host memory for the copies. PyTorch's pin_memory=True DataLoaders and NCCL's host buffers need it. The driver pins this memory itself, so `ulimit -l` (which bounds mlock and RDMA registrations) does not usually decide it: the host or this process's cgroup is short of memory that can be pinned, WSL's pinned-memory ceiling was reached, or the driver refused (it logs why).")
                             .evidence(fact, e.to_string(), "smoke test")
-                            .fix_cmd("See the locked-memory limit", "ulimit -l")
-                            .fix_text("Raise it: `docker run --ulimit memlock=-1`, `memlock unlimited` in /etc/security/limits.conf, or PropagateResourceLimits in slurm.conf"),
+                            .fix_cmd("See the host's and the cgroup's free memory", "free -g; cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.current 2>/dev/null")
+                            .fix_cmd("See what the driver logged", "sudo dmesg | grep -i -E 'nvrm|nvidia' | tail"),
                     );
                 }
             }

@@ -10,6 +10,21 @@ pub mod worker;
 /// for any GPU from Maxwell on. Regenerate with src/smoke/gen-ptx.py.
 pub const KERNELS_PTX: &str = concat!(include_str!("kernels.ptx"), "\0");
 
+/// The most GPUs one smoke run tests: a driver answering a larger cuDeviceGetCount (or a
+/// negative one) is wrong, and one thread per ordinal must not exhaust the host.
+pub const MAX_DEVICES: i32 = 128;
+
+/// The CUDA ordinals a run tests: `device` when CUDA has it, else every one up to
+/// MAX_DEVICES.
+pub fn ordinals(device: Option<u32>, count: Option<i32>) -> Vec<u32> {
+    let n = count.unwrap_or(0).clamp(0, MAX_DEVICES) as u32;
+    match device {
+        Some(d) if d < n => vec![d],
+        Some(_) => Vec::new(),
+        None => (0..n).collect(),
+    }
+}
+
 /// Seed of the matmul inputs ("gpudocto"), fixed so every run checks the same product.
 pub const MATMUL_SEED: u64 = 0x6770_7564_6f63_746f;
 

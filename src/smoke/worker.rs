@@ -6,7 +6,7 @@
 
 use std::ffi::{c_void, CStr};
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUdeviceptr, CUfunction};
@@ -116,11 +116,7 @@ fn run(args: &WorkerArgs, out: &Out) {
         count_error,
         cuda_visible_devices: visible,
     });
-    let ordinals: Vec<u32> = match (args.settings.device, count) {
-        (Some(d), Some(_)) => vec![d],
-        (None, Some(n)) => (0..n.max(0) as u32).collect(),
-        _ => Vec::new(),
-    };
+    let ordinals = crate::smoke::ordinals(args.settings.device, count);
     let plan = Plan {
         settings: &args.settings,
         shared_gpus: &args.shared_gpus,
@@ -576,9 +572,11 @@ fn grid(words: u64, blocks: u32) -> u32 {
     (words.div_ceil(256).max(1)).min(blocks as u64) as u32
 }
 
-/// Pinned copies are timed one GPU at a time: GPUs behind one PCIe switch share its uplink,
-/// and timing them together would halve each one's figure.
-static PINNED_TIMING: Mutex<()> = Mutex::new(());
+/// Pinned copies are timed one GPU at a time, and while no other GPU copies at all: GPUs
+/// behind one PCIe switch share its uplink (and all share host memory), so timing them
+/// together would halve each one's figure. Pageable copies (not judged against the link)
+/// share the lock with each other.
+static COPIES: RwLock<()> = RwLock::new(());
 
 /// What the transfer step is given: the size (already fitted to host memory) and where the
 /// GPU sits.
@@ -625,6 +623,7 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
     let (pageable_h2d, pageable_d2h) = {
         // Touched, so page faults are not timed.
         let mut pageable = vec![0xA5u8; n];
+        let _shared = COPIES.read().unwrap_or_else(|e| e.into_inner());
         (
             time(pageable.as_mut_ptr(), true)?,
             time(pageable.as_mut_ptr(), false)?,
@@ -636,7 +635,7 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
             // SAFETY: p holds n bytes.
             unsafe { std::ptr::write_bytes(p, 0x5A, n) };
             let r = {
-                let _alone = PINNED_TIMING.lock().unwrap_or_else(|e| e.into_inner());
+                let _alone = COPIES.write().unwrap_or_else(|e| e.into_inner());
                 time(p, true).and_then(|h| Ok((h, time(p, false)?)))
             };
             // SAFETY: p came from host_alloc.

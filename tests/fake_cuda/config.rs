@@ -15,6 +15,10 @@ pub struct FakeCuda {
     /// cuInit returns this CUresult (after the config has been read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub init_error: Option<i32>,
+    /// cuDeviceGetCount answers this instead of the visible devices (a broken driver or
+    /// shim: negative, or more GPUs than any machine has).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_count: Option<i32>,
     /// "X.Y": modules whose `.version` is higher fail with 222 (UNSUPPORTED_PTX_VERSION).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_ptx_version: Option<String>,
@@ -32,6 +36,7 @@ impl Default for FakeCuda {
         FakeCuda {
             driver_version: 12040,
             init_error: None,
+            device_count: None,
             max_ptx_version: None,
             hang_in: None,
             crash_in: None,

@@ -11,7 +11,7 @@
 //! says why on stderr. Types and defaults: tests/fake_cuda/config.rs.
 //!
 //! ```json
-//! { "driver_version": 12040, "init_error": 100, "max_ptx_version": "5.0",
+//! { "driver_version": 12040, "init_error": 100, "max_ptx_version": "5.0", "device_count": -3,
 //!   "hang_in": "cuCtxSynchronize", "crash_in": "cuMemAlloc_v2",
 //!   "devices": [ {
 //!     "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-8e1f6a2c-0000-0000-0000-000000000000",
@@ -562,8 +562,13 @@ pub unsafe extern "C" fn cuGetErrorString(code: c_int, out: *mut *const c_char) 
 
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> c_int {
-    guarded("cuDeviceGetCount", For::Current, |_| {
-        put(count, state().visible.len() as c_int)
+    guarded("cuDeviceGetCount", For::Current, |c| {
+        put(
+            count,
+            c.cfg
+                .device_count
+                .unwrap_or_else(|| state().visible.len() as c_int),
+        )
     })
 }
 
