@@ -430,14 +430,20 @@ fn ten_thousand_reports_aggregate() {
     }
     node_report(&real, "seed", &FakeRoot::healthy(8), Some(&nvml), &[]);
     let text = std::fs::read_to_string(real.join("seed.json")).unwrap();
+    let seed_id = serde_json::from_str::<Value>(&text).unwrap()["snapshot"]["node"]["machine_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     std::fs::remove_dir_all(&real).unwrap();
     let reports = dir.path().join("reports");
     std::fs::create_dir(&reports).unwrap();
+    // Each node its own name and machine id, as real nodes have.
     for i in 0..10_000 {
         let name = format!("n{i:05}");
         std::fs::write(
             reports.join(format!("{name}.json")),
-            text.replace("\"name\": \"seed\"", &format!("\"name\": \"{name}\"")),
+            text.replace("\"name\": \"seed\"", &format!("\"name\": \"{name}\""))
+                .replace(&seed_id, &format!("{i:032x}")),
         )
         .unwrap();
     }
@@ -452,6 +458,7 @@ fn ten_thousand_reports_aggregate() {
     let took = t.elapsed();
     assert_eq!(code, 0);
     assert_eq!(v["shape"]["nodes"], 10_000);
+    assert_eq!(v["identity"], serde_json::json!([]), "distinct machines");
     assert_eq!(v["findings"][0]["code"], "GD038");
     assert_eq!(v["findings"][0]["nodes"], 10_000);
     assert_eq!(v["shape"]["gpus"], 80_000);

@@ -416,7 +416,7 @@ fn one_report_per_machine(
             kind: "same_machine_id".into(),
             detail: format!(
                 "{} report the same machine id: an image cloned with its /etc/machine-id, or one machine under several names",
-                nodes.join(", ")
+                Fleet::names_line(&nodes)
             ),
             nodes,
         });
