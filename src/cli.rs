@@ -369,6 +369,8 @@ fn explain(code: Option<&str>, list: bool) -> Result<u8, CliError> {
 /// What --only/--skip select, split into probe names and codes.
 struct Selection {
     probes: Vec<&'static str>,
+    /// Probe names were given (saved reports cannot honour them).
+    names_probes: bool,
     only_codes: Vec<String>,
     skip_codes: Vec<String>,
 }
@@ -405,6 +407,7 @@ fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
     }
     Ok(Selection {
         probes,
+        names_probes: !only_probes.is_empty() || !skip_probes.is_empty(),
         only_codes,
         skip_codes,
     })
@@ -617,28 +620,23 @@ fn check(g: &GlobalOpts) -> Result<u8, CliError> {
             },
         )
     };
-    let text = match format {
+    let render_as = |format: Format, style: Style| match format {
         Format::Json => render::json::render(&report),
         Format::Markdown => render::markdown::render(&report, g.verbose),
         Format::Junit => render::junit::render(&report),
         Format::Prometheus => render::prometheus::render(&report),
-        Format::Human => human(Style::for_stdout()),
+        Format::Human => human(style),
     };
     match &g.output {
-        // The file gets the chosen format; the terminal (or the job log) the human report.
+        // The file gets the chosen format; the terminal (or the job log) the human report,
+        // which reaches it even when the file cannot be written.
         Some(path) => {
-            let file_text = if format == Format::Human {
-                human(Style::plain())
-            } else {
-                text
-            };
-            // The human report reaches the job log even when the file cannot be written.
             emit(human(Style::for_stdout()).as_bytes())?;
-            let written = write_output(path, &report, &file_text)?;
+            let written = write_output(path, &report, &render_as(format, Style::plain()))?;
             eprintln!("gpudoctor: report written to {}", written.display());
         }
         None => {
-            emit(text.as_bytes())?;
+            emit(render_as(format, Style::for_stdout()).as_bytes())?;
         }
     }
     Ok(exit_code(g, report.worst()))
@@ -728,29 +726,27 @@ fn write_file(path: &Path, host: &str, text: &str, hops: u32) -> Result<(), CliE
 }
 
 fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
-    if g.root.is_some() || g.from.is_some() || g.output.is_some() {
+    // (`run` refuses --output outside `check`.)
+    if g.root.is_some() || g.from.is_some() {
         return Err(CliError::Usage(
-            "`gpudoctor fleet` reads saved reports: --root, --from and --output do not apply"
-                .into(),
+            "`gpudoctor fleet` reads saved reports: --root and --from do not apply".into(),
         ));
     }
+    let format = ViewFormat::of(g, "fleet")?;
     // Codes in --only/--skip narrow what each node's findings count; probes ran long ago.
     let sel = selection(g)?;
-    if sel.probes.len() != PROBE_NAMES.len() {
+    if sel.names_probes {
         return Err(CliError::Usage(
             "`gpudoctor fleet` reads saved reports: probe names in --only/--skip do not apply (codes do)".into(),
         ));
     }
     let (mut nodes, problems) = crate::fleet::load(reports);
     for n in &mut nodes {
-        n.findings.retain(|f| {
-            (sel.only_codes.is_empty() || sel.only_codes.contains(&f.code))
-                && !sel.skip_codes.contains(&f.code)
-        });
+        n.findings.retain(|f| sel.wants(&f.code));
     }
     let has_problems = !problems.is_empty();
     let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
-    let text = match ViewFormat::of(g, "fleet")? {
+    let text = match format {
         ViewFormat::Json => render::fleet::render_json(&fleet),
         ViewFormat::Markdown => render::fleet::render_markdown(&fleet),
         ViewFormat::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
@@ -792,7 +788,7 @@ fn gather(
                 || g.python.is_some()
                 || g.python_import
                 || g.cuda_lib.is_some()
-                || sel.probes.len() != PROBE_NAMES.len();
+                || sel.names_probes;
             if probing {
                 return Err(CliError::Usage(
                     "--from replays a saved snapshot: --root, --user, --nvml-lib and probe names in --only/--skip do not apply (codes do)".into(),
@@ -889,29 +885,28 @@ const SMOKE_TIMEOUT_SECS: f64 = 30.0;
 /// A day: longer budgets are typos, and they must not overflow a deadline.
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
-/// Largest report or snapshot accepted by --from.
-const FROM_LIMIT: u64 = 64 * 1024 * 1024;
+/// Largest report or snapshot accepted by --from: the size `fleet` accepts.
+const FROM_LIMIT: u64 = crate::fleet::REPORT_LIMIT;
 
 fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
     // The user named this file: pipes and process substitutions are fine here.
-    let mut bytes = Vec::new();
     let read = if path == Path::new("-") {
-        io::Read::read_to_end(
-            &mut io::Read::take(io::stdin().lock(), FROM_LIMIT + 1),
-            &mut bytes,
-        )
+        crate::fsys::read_stream_limited(io::stdin().lock(), FROM_LIMIT, 0)
     } else {
-        std::fs::File::open(path)
-            .and_then(|f| io::Read::read_to_end(&mut io::Read::take(f, FROM_LIMIT + 1), &mut bytes))
+        std::fs::File::open(path).and_then(|f| {
+            let size = f.metadata().map_or(0, |m| m.len());
+            crate::fsys::read_stream_limited(f, FROM_LIMIT, size)
+        })
     };
-    read.map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))?;
-    if bytes.len() as u64 > FROM_LIMIT {
-        return Err(CliError::Usage(format!(
-            "--from {}: larger than {} MiB",
-            path.display(),
-            FROM_LIMIT >> 20
-        )));
-    }
+    let bytes = read
+        .map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))?
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--from {}: larger than {} MiB",
+                path.display(),
+                FROM_LIMIT >> 20
+            ))
+        })?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| CliError::Usage(format!("--from {}: not JSON: {e}", path.display())))?;
     let snapshot_value = match value.get("snapshot") {

@@ -14,6 +14,18 @@ use std::sync::{Arc, Mutex};
 pub const READ_LIMIT: u64 = 1024 * 1024;
 const MAX_SYMLINK_HOPS: u32 = 40;
 
+/// Reads a stream the user named (a report file, a pipe, stdin) up to `limit` bytes:
+/// `Ok(None)` when there is more. `size_hint` (a regular file's length) saves regrowing.
+pub fn read_stream_limited(
+    r: impl Read,
+    limit: u64,
+    size_hint: u64,
+) -> io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::with_capacity(size_hint.min(limit) as usize + 1);
+    r.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct FsError {

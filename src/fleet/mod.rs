@@ -4,18 +4,20 @@
 
 pub mod aggregate;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::findings::Severity;
+use crate::fsys::read_stream_limited;
 use crate::probes::node::Node;
 use crate::probes::nvml::Field;
 use crate::report::SCHEMA_VERSION;
 
 /// Largest report accepted (a 64-GPU node with MIG is well under 4 MiB).
-const REPORT_LIMIT: u64 = 64 * 1024 * 1024;
+pub const REPORT_LIMIT: u64 = 64 * 1024 * 1024;
+/// Most of stdin held at once (about 50,000 HGX reports); directories have no limit.
+const STDIN_LIMIT: u64 = 4 << 30;
 
 /// A report that could not be used, and why: never dropped silently.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -226,11 +228,23 @@ pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut stdin = Vec::new();
     if args.iter().any(|a| a == Path::new("-")) {
-        if let Err(e) = std::io::stdin().lock().read_to_end(&mut stdin) {
+        let read = read_stream_limited(std::io::stdin().lock(), STDIN_LIMIT, 0);
+        let detail = match read {
+            Ok(Some(bytes)) => {
+                stdin = bytes;
+                None
+            }
+            Ok(None) => Some(format!(
+                "more than {} GiB: pass the reports' directory instead",
+                STDIN_LIMIT >> 30
+            )),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(detail) = detail {
             problems.push(Problem {
                 source: "stdin".into(),
                 kind: "unreadable".into(),
-                detail: e.to_string(),
+                detail,
             });
         }
     }
@@ -363,8 +377,10 @@ impl Walk {
             };
             entries.sort();
             for p in entries {
-                let is_dir = std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
-                if is_dir || p.extension().is_some_and(|e| e == "json") {
+                // *.json goes straight to `collect`, which stats it once.
+                let wanted = p.extension().is_some_and(|e| e == "json")
+                    || std::fs::metadata(&p).is_ok_and(|m| m.is_dir());
+                if wanted {
                     self.collect(&p, false, inputs, problems);
                 }
             }
@@ -395,19 +411,11 @@ impl Walk {
 
 /// Reads at most REPORT_LIMIT bytes: a device or pipe has no length to check first.
 fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| {
-            // A regular file's size is known: one allocation, as fs::read makes.
-            let size = f.metadata().map_or(0, |m| m.len()).min(REPORT_LIMIT);
-            bytes.reserve_exact(size as usize + 1);
-            f.take(REPORT_LIMIT + 1).read_to_end(&mut bytes)
-        })
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > REPORT_LIMIT {
-        return Err(format!("larger than {} MiB", REPORT_LIMIT >> 20));
-    }
-    Ok(bytes)
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = f.metadata().map_or(0, |m| m.len());
+    read_stream_limited(f, REPORT_LIMIT, size)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("larger than {} MiB", REPORT_LIMIT >> 20))
 }
 
 fn parse(input: &Input) -> Result<NodeReport, Problem> {

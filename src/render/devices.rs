@@ -109,11 +109,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], only: Option<u32>) 
 }
 
 pub fn render_json(v: &DevicesView) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| {
-        format!("{{\"error\": \"could not serialise the devices view: {e}\"}}")
-    });
-    s.push('\n');
-    s
+    super::json::pretty(v, "devices view")
 }
 
 fn gib(b: u64) -> String {

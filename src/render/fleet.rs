@@ -6,10 +6,7 @@ use crate::findings::Severity;
 use crate::fleet::aggregate::{Count, Fleet};
 
 pub fn render_json(f: &Fleet) -> String {
-    let mut s = serde_json::to_string_pretty(f)
-        .unwrap_or_else(|e| format!("{{\"error\": \"could not serialise the fleet: {e}\"}}"));
-    s.push('\n');
-    s
+    super::json::pretty(f, "fleet")
 }
 
 fn counts(c: &[Count]) -> String {

@@ -62,10 +62,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding]) -> SmokeView<'a> {
 }
 
 pub fn render_json(v: &SmokeView) -> String {
-    let mut s = serde_json::to_string_pretty(v)
-        .unwrap_or_else(|e| format!("{{\"error\": \"could not serialise the smoke view: {e}\"}}"));
-    s.push('\n');
-    s
+    super::json::pretty(v, "smoke view")
 }
 
 /// One line about the whole run: the library, the driver API version, the GPUs.

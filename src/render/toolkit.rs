@@ -119,11 +119,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding]) -> ToolkitView<'a> 
 }
 
 pub fn render_json(v: &ToolkitView) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| {
-        format!("{{\"error\": \"could not serialise the toolkit view: {e}\"}}")
-    });
-    s.push('\n');
-    s
+    super::json::pretty(v, "toolkit view")
 }
 
 fn version_text(t: &Toolkit) -> String {
