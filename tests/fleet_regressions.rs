@@ -81,13 +81,10 @@ fn a_node_reporting_twice_is_one_node_or_a_listed_problem() {
     let again = std::fs::read(dir.path().join("node001.json")).unwrap();
     std::fs::write(dir.path().join("node001-smoke.json"), again).unwrap();
     let (_, v) = fleet(&[dir.path()]);
-    let nodes = v["shape"]["nodes"].as_u64().unwrap();
+    assert_eq!(v["shape"]["nodes"], 3, "{:#}", v["shape"]);
     let problems = v["problems"].as_array().unwrap();
-    assert!(
-        nodes == 3 || !problems.is_empty(),
-        "3 machines counted as {nodes} nodes, {} GPUs, no problem listed: {problems:#?}",
-        v["shape"]["gpus"]
-    );
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0]["kind"], "duplicate");
 }
 
 // ------------------------------------------------------------------ fleet: shape and outliers
@@ -269,16 +266,27 @@ fn junit_has_at_most_one_failure_per_testcase() {
         .env("CUDA_PROFILE", "1"));
     let doc = roxmltree::Document::parse(&r.stdout).unwrap();
     for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
-        let failures = case
+        let failures: Vec<_> = case
             .children()
             .filter(|n| n.has_tag_name("failure"))
-            .count();
+            .collect();
+        let name = case.attribute("name").unwrap_or("?");
         assert!(
-            failures <= 1,
-            "{} has {failures} <failure> elements",
-            case.attribute("name").unwrap_or("?")
+            failures.len() <= 1,
+            "{name} has {} <failure> elements",
+            failures.len()
         );
+        // Both findings of the debug_env check are in its one failure.
+        if name.starts_with("debug_env") {
+            assert_eq!(failures.len(), 1, "{name}");
+            let message = failures[0].attribute("message").unwrap();
+            assert!(
+                message.contains("GD012") && message.contains("GD013"),
+                "{message}"
+            );
+        }
     }
+    assert!(r.stdout.contains("name=\"debug_env"), "{}", r.stdout);
 }
 
 // ------------------------------------------------------------------ second review

@@ -495,7 +495,9 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
     loop {
         match (x.first(), y.first()) {
-            (None, None) => return std::cmp::Ordering::Equal,
+            // Equal as numbers ("node2", "node02"): the plain bytes decide, so the order
+            // is total.
+            (None, None) => return a.cmp(b),
             (None, _) => return std::cmp::Ordering::Less,
             (_, None) => return std::cmp::Ordering::Greater,
             (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
@@ -532,7 +534,8 @@ mod tests {
     #[test]
     fn natural_order() {
         let mut v = vec!["node10", "node2", "node1", "gpu-a", "node02"];
+        assert_ne!(natural_cmp("node2", "node02"), std::cmp::Ordering::Equal);
         v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(v, ["gpu-a", "node1", "node2", "node02", "node10"]);
+        assert_eq!(v, ["gpu-a", "node1", "node02", "node2", "node10"]);
     }
 }

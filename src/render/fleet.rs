@@ -181,9 +181,17 @@ pub fn render_markdown(f: &Fleet) -> String {
     let mut out = String::from("# gpudoctor fleet\n\n");
     let sh = &f.shape;
     out.push_str(&format!(
-        "**{} nodes, {} GPUs** — {} with errors, {} with warnings, {} clean.\n\n",
-        sh.nodes, sh.gpus, f.nodes_with_errors, f.nodes_with_warnings, f.clean_nodes
+        "**{} nodes, {} GPUs** — {} with errors, {} with warnings, {} clean{}.\n\n",
+        sh.nodes,
+        sh.gpus,
+        f.nodes_with_errors,
+        f.nodes_with_warnings,
+        f.clean_nodes,
+        problem_counts(f)
     ));
+    if sh.nodes == 0 {
+        out.push_str("**No usable node report: nothing was checked.**\n\n");
+    }
     out.push_str("| | |\n|---|---|\n");
     for (label, value) in shape_rows(sh) {
         out.push_str(&format!("| {label} | {} |\n", cell(&value)));

@@ -94,36 +94,23 @@ fn testcase(out: &mut String, check: &Check, findings: &[Finding]) {
         }
         CheckStatus::Failed => {
             out.push_str(">\n");
-            if own.is_empty() {
-                // Not produced by `evaluate`; keeps the failure count honest regardless.
-                let _ = writeln!(
-                    out,
-                    "      <failure message=\"{}\" type=\"error\"/>",
-                    attr(&check.detail)
-                );
-            }
             // One <failure> per testcase (Jenkins reads only the first, and the Ant schema
-            // allows one): its message names every finding, its text holds them all, its
-            // type is the worst severity.
-            if let Some(worst) = own.iter().map(|f| f.severity).max() {
-                let message = own
-                    .iter()
-                    .map(|f| format!("{}: {}", f.code, f.title))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let body: String = own
-                    .iter()
-                    .map(|f| finding_text(f))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let _ = writeln!(
-                    out,
-                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    attr(&message),
-                    worst.as_str(),
-                    text(&body)
-                );
-            }
+            // allows one): its message is the check's detail (every finding's code and
+            // title), its text holds the findings, its type is the worst severity. A check
+            // fails only with a finding above info.
+            let worst = own.iter().map(|f| f.severity).max();
+            let body: String = own
+                .iter()
+                .map(|f| finding_text(f))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let _ = writeln!(
+                out,
+                "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                attr(&check.detail),
+                worst.map_or("error", |w| w.as_str()),
+                text(&body)
+            );
             out.push_str("    </testcase>\n");
         }
         CheckStatus::NotApplicable | CheckStatus::Skipped => {

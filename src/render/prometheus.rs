@@ -78,8 +78,12 @@ pub fn render(report: &Report) -> String {
         "gpudoctor_findings",
         "Findings of the last check by severity.",
     );
-    for s in [Severity::Error, Severity::Warning, Severity::Info] {
-        let n = report.findings.iter().filter(|f| f.severity == s).count();
+    let sum = &report.summary;
+    for (s, n) in [
+        (Severity::Error, sum.errors),
+        (Severity::Warning, sum.warnings),
+        (Severity::Info, sum.infos),
+    ] {
         by_severity.add(vec![("severity", s.as_str().into())], n);
     }
     families.push(by_severity);

@@ -502,8 +502,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     out
 }
 
-/// Merges runs of three or more identical healthy lines (an 8-GPU node) into one,
-/// so a healthy machine's report fits the first screen.
+/// The smoke test's lines: the run, then each GPU's steps (identical healthy GPUs merged).
 fn smoke_lines(
     b: &mut Builder,
     snap: &crate::snapshot::Snapshot,
@@ -606,6 +605,8 @@ fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool
     }
 }
 
+/// Merges runs of three or more identical healthy lines (an 8-GPU node) into one,
+/// so a healthy machine's report fits the first screen.
 fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
     let mut out: Vec<Line> = Vec::new();
     let tail = lines.split_off(from);
