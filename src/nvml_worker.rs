@@ -25,16 +25,7 @@ const FI_RECOVERY_ACTION: u32 = 230;
 /// Runs the worker and writes its JSON answer to the original stdout. The vendor library
 /// gets stderr as its stdout, so nothing it prints can corrupt the answer.
 pub fn main(lib: &str) -> std::io::Result<()> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: dup/dup2 on the process's own standard descriptors.
-    let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
-    if answer_fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: as above; failure leaves stdout as it was, which only risks a noisy library.
-    unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
-    // SAFETY: answer_fd is a fresh descriptor this function owns.
-    let mut out = unsafe { std::fs::File::from_raw_fd(answer_fd) };
+    let mut out = crate::runner::take_answer_stdout()?;
     let nvml = run(lib, &mut out)?;
     drop(out);
     // nvmlShutdown can hang or crash like any NVML call; the process is about to exit and

@@ -949,3 +949,25 @@ fn a_short_allocation_is_not_shown_as_passed() {
         .unwrap_or_else(|| panic!("{}", r.stdout));
     assert!(!row.contains('✓'), "{row}");
 }
+
+/// NVML answered but gave no link for the GPU: nothing was compared, so GD058 must not
+/// count as passed.
+#[test]
+fn bandwidth_without_a_known_link_is_not_a_pass() {
+    let mut node = Node::new(1);
+    node.nvml.gpu(0).pcie = None;
+    let mut c = node.cmd();
+    c.args(["check", "--transfer-size", "32"]);
+    let (_, v) = json(&mut c);
+    let check = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rule"] == "smoke_transfer")
+        .unwrap();
+    assert_eq!(check["status"], "not_applicable", "{check:#}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("link"),
+        "{check:#}"
+    );
+}

@@ -415,89 +415,6 @@ pub fn forward_compat(pkg: CudaVersion, d: &DriverVersion) -> ForwardCompat {
     }
 }
 
-/// A CUDA error the compatibility rules name, with NVIDIA's exact text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct CudaErrorCode {
-    pub code: i32,
-    /// `cudaError_t` name.
-    pub runtime_name: &'static str,
-    /// `CUresult` name; None where the driver API has no such code.
-    pub driver_name: Option<&'static str>,
-    /// `cudaGetErrorString` text (libcudart 12.9.79, same in 13.0.96).
-    pub message: &'static str,
-    /// The cuda.h description of the CUresult, where there is one.
-    pub driver_description: Option<&'static str>,
-}
-
-pub const CUDA_ERROR_SOURCE: &str = "compat.md §5a (cudaGetErrorString of libcudart 12.9.79) and \
-                                     §5b (cuda.h of the 12.9.79 wheel)";
-
-pub const ERR_STUB_LIBRARY: CudaErrorCode = CudaErrorCode {
-    code: 34,
-    runtime_name: "cudaErrorStubLibrary",
-    driver_name: Some("CUDA_ERROR_STUB_LIBRARY"),
-    message: "CUDA driver is a stub library",
-    driver_description: Some("the CUDA driver that the application has loaded is a stub library"),
-};
-
-pub const ERR_INSUFFICIENT_DRIVER: CudaErrorCode = CudaErrorCode {
-    code: 35,
-    runtime_name: "cudaErrorInsufficientDriver",
-    driver_name: None,
-    message: "CUDA driver version is insufficient for CUDA runtime version",
-    driver_description: None,
-};
-
-pub const ERR_CALL_REQUIRES_NEWER_DRIVER: CudaErrorCode = CudaErrorCode {
-    code: 36,
-    runtime_name: "cudaErrorCallRequiresNewerDriver",
-    driver_name: None,
-    message: "API call is not supported in the installed CUDA driver",
-    driver_description: None,
-};
-
-pub const ERR_UNSUPPORTED_PTX_VERSION: CudaErrorCode = CudaErrorCode {
-    code: 222,
-    runtime_name: "cudaErrorUnsupportedPtxVersion",
-    driver_name: Some("CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
-    message: "the provided PTX was compiled with an unsupported toolchain.",
-    driver_description: Some("PTX was compiled with an unsupported toolchain"),
-};
-
-pub const ERR_SYSTEM_DRIVER_MISMATCH: CudaErrorCode = CudaErrorCode {
-    code: 803,
-    runtime_name: "cudaErrorSystemDriverMismatch",
-    driver_name: Some("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
-    message: "system has unsupported display driver / cuda driver combination",
-    driver_description: Some(
-        "mismatch between the versions of the display driver and the CUDA driver",
-    ),
-};
-
-pub const ERR_COMPAT_NOT_SUPPORTED_ON_DEVICE: CudaErrorCode = CudaErrorCode {
-    code: 804,
-    runtime_name: "cudaErrorCompatNotSupportedOnDevice",
-    driver_name: Some("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
-    message: "forward compatibility was attempted on non supported HW",
-    driver_description: Some(
-        "the system was upgraded to run with forward compatibility but the visible hardware \
-         detected by CUDA does not support this configuration",
-    ),
-};
-
-pub static CUDA_ERRORS: &[CudaErrorCode] = &[
-    ERR_STUB_LIBRARY,
-    ERR_INSUFFICIENT_DRIVER,
-    ERR_CALL_REQUIRES_NEWER_DRIVER,
-    ERR_UNSUPPORTED_PTX_VERSION,
-    ERR_SYSTEM_DRIVER_MISMATCH,
-    ERR_COMPAT_NOT_SUPPORTED_ON_DEVICE,
-];
-
-pub fn cuda_error(code: i32) -> Option<&'static CudaErrorCode> {
-    CUDA_ERRORS.iter().find(|e| e.code == code)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -731,29 +648,5 @@ mod tests {
         assert_eq!(forward_compat(v(13, 4), &d("625.1")), NotSupported);
         assert_eq!(forward_compat(v(13, 6), &d("625.1")), Unknown);
         assert_eq!(forward_compat(v(13, 4), &d("390.87")), NotSupported);
-    }
-
-    #[test]
-    fn error_codes() {
-        assert_eq!(
-            cuda_error(35).unwrap().message,
-            ERR_INSUFFICIENT_DRIVER.message
-        );
-        assert_eq!(
-            ERR_INSUFFICIENT_DRIVER.message,
-            "CUDA driver version is insufficient for CUDA runtime version"
-        );
-        assert_eq!(
-            cuda_error(804).unwrap().runtime_name,
-            "cudaErrorCompatNotSupportedOnDevice"
-        );
-        assert_eq!(
-            cuda_error(34).unwrap().driver_name,
-            Some("CUDA_ERROR_STUB_LIBRARY")
-        );
-        assert!(cuda_error(0).is_none());
-        let mut codes: Vec<i32> = CUDA_ERRORS.iter().map(|e| e.code).collect();
-        codes.dedup();
-        assert_eq!(codes, [34, 35, 36, 222, 803, 804]);
     }
 }

@@ -21,9 +21,9 @@ pub use cudnn::{
     CUDNN_SUPPORT,
 };
 pub use driver::{
-    cuda_error, driver_verdict, family_minimum, forward_compat, max_cuda_for_driver,
-    toolkit_min_driver, BranchRow, CudaErrorCode, DriverVerdict, FamilyMinimum, ForwardCompat,
-    MaxCuda, ToolkitDriverRow, DRIVER_BRANCHES, FORWARD_COMPAT_SOURCE, TOOLKIT_DRIVERS,
+    driver_verdict, family_minimum, forward_compat, max_cuda_for_driver, toolkit_min_driver,
+    BranchRow, DriverVerdict, FamilyMinimum, ForwardCompat, MaxCuda, ToolkitDriverRow,
+    DRIVER_BRANCHES, FORWARD_COMPAT_SOURCE, TOOLKIT_DRIVERS,
 };
 pub use versions::{ArchVariant, ComputeCapability, CudaVersion, DriverVersion};
 

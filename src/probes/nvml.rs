@@ -405,7 +405,7 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
             if let Some(signal) = out.signal {
                 return NvmlResult::Crashed {
                     signal,
-                    stderr: last_lines(&out.stderr),
+                    stderr: crate::runner::last_lines(&out.stderr),
                 };
             }
             match assemble(&out.stdout) {
@@ -419,7 +419,7 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
                         if out.stderr.trim().is_empty() {
                             String::new()
                         } else {
-                            format!(": {}", last_lines(&out.stderr))
+                            format!(": {}", crate::runner::last_lines(&out.stderr))
                         }
                     ),
                 },
@@ -473,9 +473,4 @@ fn is_under(path: &Path, root: &Path) -> bool {
             .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
     };
     abs(path).starts_with(abs(root))
-}
-
-fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join("\n")
 }

@@ -119,6 +119,19 @@ pub fn probe(fs: &HostFs) -> Pci {
     }
 }
 
+/// A PCI address as sysfs names it (`0000:18:00.0`): NVML writes an 8-digit domain
+/// (`00000000:18:00.0`), CUDA a 4-digit one, either case. Anything else is only lowercased.
+pub fn sysfs_address(bus_id: &str) -> String {
+    let b = bus_id.trim().to_ascii_lowercase();
+    match b.split_once(':') {
+        Some((domain, rest)) => match u32::from_str_radix(domain, 16) {
+            Ok(d) => format!("{d:04x}:{rest}"),
+            Err(_) => b,
+        },
+        None => b,
+    }
+}
+
 /// `DDDD:BB:DD.F` (domain, bus, device, function), as sysfs names PCI functions.
 pub fn is_pci_address(name: &str) -> bool {
     let hex = |s: &str, n: std::ops::RangeInclusive<usize>| {
@@ -139,6 +152,14 @@ pub fn is_pci_address(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_as_sysfs_names_them() {
+        assert_eq!(sysfs_address("00000000:18:00.0"), "0000:18:00.0");
+        assert_eq!(sysfs_address("0000:AB:00.0"), "0000:ab:00.0");
+        assert_eq!(sysfs_address("00010000:01:00.1"), "10000:01:00.1");
+        assert_eq!(sysfs_address("not a bus id"), "not a bus id");
+    }
 
     #[test]
     fn pci_addresses() {

@@ -186,22 +186,6 @@ pub enum Step<T> {
     },
 }
 
-impl<T> Step<T> {
-    pub fn ok(&self) -> Option<&T> {
-        match self {
-            Step::Ok(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn error(&self) -> Option<&CudaError> {
-        match self {
-            Step::Failed { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Timing {
     pub ms: f64,
@@ -553,7 +537,7 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
                 };
                 return SmokeResult::Crashed {
                     signal,
-                    stderr: last_lines(&out.stderr),
+                    stderr: crate::runner::last_lines(&out.stderr),
                     during: unfinished(&run, req.settings.device),
                     run,
                 };
@@ -571,18 +555,13 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
                         if out.stderr.trim().is_empty() {
                             String::new()
                         } else {
-                            format!(": {}", last_lines(&out.stderr))
+                            format!(": {}", crate::runner::last_lines(&out.stderr))
                         }
                     ),
                 },
             }
         }
     }
-}
-
-fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join("\n")
 }
 
 /// A one-line status on stderr for steps that run longer than half a second.
@@ -700,13 +679,7 @@ pub fn nvml_gpu<'a>(
     d: &SmokeDevice,
 ) -> Option<&'a crate::probes::nvml::Gpu> {
     let info = d.info.as_ref()?;
-    let norm = |s: &str| {
-        let s = s.to_ascii_lowercase();
-        match s.split_once(':') {
-            Some((dom, rest)) => format!("{:0>8}:{rest}", dom.trim_start_matches('0')),
-            None => s,
-        }
-    };
+    let norm = crate::probes::pci::sysfs_address;
     sys.devices
         .iter()
         .find(|g| match (g.uuid.get(), &info.uuid) {

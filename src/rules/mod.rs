@@ -211,15 +211,21 @@ fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
 
 /// The smoke test's facts, or why a smoke rule does not apply (the test was skipped, or
 /// did not run and why, or never got as far as the GPUs).
+/// Why there is no smoke probe at all (--no-smoke, --quick, --skip smoke), as the probe
+/// runner recorded it.
+fn smoke_not_run(snap: &Snapshot) -> Outcome {
+    Outcome::NotApplicable(
+        snap.probes
+            .get("smoke")
+            .and_then(|r| r.detail.clone())
+            .unwrap_or_else(|| "the smoke test did not run".into()),
+    )
+}
+
 fn smoke_run(snap: &Snapshot) -> Result<&crate::probes::smoke::SmokeRun, Outcome> {
     use crate::probes::smoke::SmokeResult;
     let Some(p) = &snap.smoke else {
-        let why = snap
-            .probes
-            .get("smoke")
-            .and_then(|r| r.detail.clone())
-            .unwrap_or_else(|| "the smoke test did not run".into());
-        return Err(Outcome::NotApplicable(why));
+        return Err(smoke_not_run(snap));
     };
     match &p.result {
         SmokeResult::NotRun { reason } => Err(Outcome::NotApplicable(reason.clone())),

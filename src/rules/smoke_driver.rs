@@ -5,7 +5,7 @@ use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
-use crate::rules::visible_devices::parse_visible_devices;
+use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
 use crate::smoke::driver::CudaError;
 use crate::snapshot::Snapshot;
 
@@ -18,11 +18,7 @@ pub const RULE: Rule = Rule {
 
 fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
-        // Skipped (--no-smoke, --quick, --skip smoke): say so.
-        return match super::smoke_run(snap) {
-            Err(na) => na,
-            Ok(_) => Outcome::NotApplicable("the smoke test did not run".into()),
-        };
+        return super::smoke_not_run(snap);
     };
     let mut out = Vec::new();
     match &p.result {
@@ -242,22 +238,11 @@ fn hides_every_gpu(snap: &Snapshot, v: &str) -> bool {
     if !parsed.uuid_mode {
         return false;
     }
-    let uuids: Vec<&str> = snap
-        .nvml
-        .as_ref()
-        .and_then(|n| n.system())
-        .into_iter()
-        .flat_map(|s| &s.devices)
-        .flat_map(|g| {
-            g.uuid.get().map(String::as_str).into_iter().chain(
-                g.mig
-                    .instances
-                    .iter()
-                    .filter_map(|m| m.uuid.get().map(String::as_str)),
-            )
-        })
-        .collect();
-    !uuids.is_empty() && !uuids.iter().any(|u| u.starts_with(first.trim()))
+    // CUDA stops at the first UUID no GPU has; NVML must have answered to tell.
+    let Some(sys) = snap.nvml.as_ref().and_then(|n| n.system()) else {
+        return false;
+    };
+    !sys.devices.is_empty() && !names_a_known_uuid(sys, first.trim())
 }
 
 fn is_forward_compat(snap: &Snapshot) -> bool {

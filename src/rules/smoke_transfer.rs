@@ -47,9 +47,10 @@ fn run(snap: &Snapshot) -> Outcome {
             too_small = Some(t.bytes);
             continue;
         }
-        judged = true;
+        // Judged only when NVML gives this GPU's link.
         let Some(g) = nvml_gpu(sys, d) else { continue };
         let Some(l) = link(g) else { continue };
+        judged = true;
         let slow: Vec<(&str, f64)> = [
             ("host→device", t.pinned_h2d_gbps),
             ("device→host", t.pinned_d2h_gbps),
@@ -82,30 +83,21 @@ fn run(snap: &Snapshot) -> Outcome {
             f = f.context(format!("link now gen{gen} x{width}"), "NVML");
         }
         out.push(
-            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", format!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", g.pci_bus_id.get().map_or("<bus id>".to_string(), |b| sysfs_address(b))))
+            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", format!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", g.pci_bus_id.get().map_or("<bus id>".to_string(), |b| crate::probes::pci::sysfs_address(b))))
                 .fix_text("Run the job with `numactl --cpunodebind=N --membind=N` on the GPU's node; if the link is below its maximum width, reseat the card or riser"),
         );
     }
-    match too_small {
-        Some(bytes) if !judged && out.is_empty() => Outcome::NotApplicable(format!(
+    if judged || !out.is_empty() {
+        return Outcome::Checked(out);
+    }
+    Outcome::NotApplicable(match too_small {
+        Some(bytes) => format!(
             "copies of {} MiB are too small to saturate a link (at least {} MiB)",
             bytes >> 20,
             MIN_BYTES >> 20
-        )),
-        _ => Outcome::Checked(out),
-    }
-}
-
-/// NVML's bus id ("00000000:18:00.0") as sysfs names the device ("0000:18:00.0").
-fn sysfs_address(bus_id: &str) -> String {
-    let b = bus_id.to_ascii_lowercase();
-    match b.split_once(':') {
-        Some((domain, rest)) => match u32::from_str_radix(domain, 16) {
-            Ok(d) => format!("{d:04x}:{rest}"),
-            Err(_) => b,
-        },
-        None => b,
-    }
+        ),
+        None => "no GPU's copies could be set against its link (NVML gave no link width and generation for them)".into(),
+    })
 }
 
 /// Copies that failed outright, and pinned memory that could not be had.

@@ -116,6 +116,34 @@ pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDe
     out
 }
 
+/// NVML's GPU UUIDs and MIG-instance UUIDs.
+fn nvml_uuids(sys: &crate::probes::nvml::NvmlSystem) -> (Vec<&str>, Vec<&str>) {
+    let gpus = sys
+        .devices
+        .iter()
+        .filter_map(|g| g.uuid.get().map(String::as_str))
+        .collect();
+    let migs = sys
+        .devices
+        .iter()
+        .flat_map(|g| g.mig.instances.iter())
+        .filter_map(|m| m.uuid.get().map(String::as_str))
+        .collect();
+    (gpus, migs)
+}
+
+/// Whether a CUDA_VISIBLE_DEVICES UUID entry (or a unique prefix, as CUDA accepts) names a
+/// GPU or MIG instance NVML lists; a MIG- entry only matches MIG instances.
+pub fn names_a_known_uuid(sys: &crate::probes::nvml::NvmlSystem, entry: &str) -> bool {
+    let (gpus, migs) = nvml_uuids(sys);
+    let known = if entry.starts_with("MIG-") {
+        migs
+    } else {
+        gpus
+    };
+    known.iter().any(|u| u.starts_with(entry))
+}
+
 fn run(snap: &Snapshot) -> Outcome {
     let Some(env) = &snap.environment else {
         return Outcome::NotApplicable("environment probe did not run".into());
@@ -252,25 +280,10 @@ fn run(snap: &Snapshot) -> Outcome {
         parsed.uuid_mode,
         snap.nvml.as_ref().and_then(|n| n.system()),
     ) {
-        let gpu_uuids: Vec<&str> = sys
-            .devices
-            .iter()
-            .filter_map(|g| g.uuid.get().map(String::as_str))
-            .collect();
-        let mig_uuids: Vec<&str> = sys
-            .devices
-            .iter()
-            .flat_map(|g| g.mig.instances.iter())
-            .filter_map(|m| m.uuid.get().map(String::as_str))
-            .collect();
+        let (gpu_uuids, mig_uuids) = nvml_uuids(sys);
         for entry in &parsed.visible {
             let e = entry.trim();
-            let known = if e.starts_with("MIG-") {
-                &mig_uuids
-            } else {
-                &gpu_uuids
-            };
-            if known.iter().any(|u| u.starts_with(e)) {
+            if names_a_known_uuid(sys, e) {
                 continue;
             }
             let mig_on_plain = e.starts_with("MIG-") && mig_uuids.is_empty();

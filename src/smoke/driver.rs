@@ -49,7 +49,7 @@ impl std::fmt::Display for CudaError {
 }
 
 /// Why the library could not be used at all.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
     /// library_not_found, library_unloadable or symbol_missing.
     pub code: String,

@@ -59,16 +59,7 @@ impl Out {
 /// Runs the worker; the answer goes to the original stdout, and the vendor library gets
 /// stderr as its stdout so nothing it prints can corrupt the answer.
 pub fn main(args: WorkerArgs) -> std::io::Result<()> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: dup/dup2 on the process's own standard descriptors.
-    let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
-    if answer_fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
-    // SAFETY: answer_fd is a fresh descriptor this function owns.
-    let file = unsafe { std::fs::File::from_raw_fd(answer_fd) };
+    let file = crate::runner::take_answer_stdout()?;
     let out = Out {
         file: Mutex::new(file),
     };
@@ -455,6 +446,26 @@ fn try_memory(
         ((free as f64 * fraction) as u64).saturating_sub(margin),
         2 * MIB,
     );
+    if target == 0 {
+        // Too little free to probe (`memory` reports it skipped): no fill or verify.
+        return Ok(MemoryProbe {
+            total,
+            free_before: free,
+            fraction,
+            lowered_because,
+            target,
+            chunk_bytes: 0,
+            chunks: 0,
+            allocated: 0,
+            alloc_error: None,
+            failed_at: None,
+            fill_gbps: None,
+            verify_gbps: None,
+            mismatches: 0,
+            kernel_error: None,
+            ms: ms(t0),
+        });
+    }
     let first_chunk = round_down((target / 16).clamp(64 * MIB, 1024 * MIB), 2 * MIB).min(target);
     let mut chunk = first_chunk;
     let mut bufs: Vec<DevBuf> = Vec::new();
@@ -662,8 +673,7 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
 /// Runs the calling thread on the CPUs sysfs lists as local to the GPU at `bus` and returns
 /// that list; None when sysfs does not say (no such device here, a VM without NUMA info).
 fn bind_near(bus: &str) -> Option<String> {
-    let bus = bus.to_ascii_lowercase();
-    // CUDA writes a 4-digit domain ("0000:18:00.0"), as sysfs does.
+    let bus = crate::probes::pci::sysfs_address(bus);
     let path = format!("/sys/bus/pci/devices/{bus}/local_cpulist");
     let list = std::fs::read_to_string(path).ok()?.trim().to_string();
     let cpus = parse_cpulist(&list)?;
