@@ -59,8 +59,10 @@ pub fn run(lib: &str, out: &mut impl std::io::Write) -> std::io::Result<Option<N
     let n = count.get().copied().unwrap_or(0);
     emit(&WorkerLine::System {
         driver_version: field(nvml.sys_driver_version()),
-        cuda_driver_version: field(nvml.sys_cuda_driver_version())
-            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        cuda_driver_version: field(nvml.sys_cuda_driver_version()).map(|v| {
+            crate::compat::CudaVersion::from_encoded(i64::from(v))
+                .map_or_else(|| v.to_string(), |c| c.to_string())
+        }),
         nvml_version: field(nvml.sys_nvml_version()),
         device_count: count,
     })?;
@@ -253,7 +255,8 @@ fn lost(index: u32, e: &NvmlError) -> Gpu {
 }
 
 fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
-    let pci = d.pci_info();
+    // Converted once, so both fields keep NVML's own error.
+    let pci = field(d.pci_info());
     let ecc_mode = field(d.is_ecc_enabled());
     let mig_mode = field(d.mig_mode());
     let mig_enabled = mig_mode.clone().map(|m| m.current == 1);
@@ -268,8 +271,8 @@ fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
         name: field(d.name()),
         uuid: field(d.uuid()),
         serial: field(d.serial()),
-        pci_bus_id: field(pci.as_ref().map(|p| p.bus_id.clone()).map_err(clone_err)),
-        pci_device_id: field(pci.map(|p| format!("{:#010x}", p.pci_device_id))),
+        pci_bus_id: pci.clone().map(|p| p.bus_id),
+        pci_device_id: pci.map(|p| format!("{:#010x}", p.pci_device_id)),
         minor_number: field(d.minor_number()),
         architecture: field(d.architecture()).map(|a| format!("{a:?}")),
         compute_capability: field(d.cuda_compute_capability())
@@ -336,16 +339,6 @@ fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
         nvlinks: nvlinks(d),
         fabric: fabric(d, raw),
         recovery_action: recovery_action(d, raw),
-    }
-}
-
-fn clone_err(e: &NvmlError) -> NvmlError {
-    match e {
-        NvmlError::NotSupported => NvmlError::NotSupported,
-        NvmlError::FunctionNotFound => NvmlError::FunctionNotFound,
-        NvmlError::GpuLost => NvmlError::GpuLost,
-        NvmlError::NoPermission => NvmlError::NoPermission,
-        _ => NvmlError::Unknown,
     }
 }
 

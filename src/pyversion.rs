@@ -51,9 +51,8 @@ impl PyVersion {
         let mut r = rest.trim_start_matches(['.', '-', '_']);
         let num = |t: &str| -> (u64, usize) {
             let t = t.trim_start_matches(['.', '-', '_']);
-            let skip_sep = 0;
             let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
-            (digits.parse().unwrap_or(0), skip_sep + digits.len())
+            (digits.parse().unwrap_or(0), digits.len())
         };
         for (tag, kind) in [
             ("rc", 2u8),
@@ -62,8 +61,9 @@ impl PyVersion {
             ("a", 0),
             ("beta", 1),
             ("b", 1),
-            ("pre", 2),
+            // Longest spelling first: "pre" would take the head of "preview".
             ("preview", 2),
+            ("pre", 2),
         ] {
             if let Some(t) = r.strip_prefix(tag) {
                 let (n, used) = num(t);
@@ -482,6 +482,9 @@ mod tests {
         assert!(satisfies("3.9.0", "~=3.9"));
         assert!(satisfies("1.0", "==1.0.0"));
         assert_eq!(cmp_versions("2.10.0", "2.9.1"), Ordering::Greater);
+        // "preview" is a pre-release spelling (PEP 440), not "pre" followed by junk.
+        assert!(satisfies("1.0preview1", "==1.0rc1"));
+        assert!(!satisfies("1.0preview1", ">=1.0"));
     }
 
     #[test]

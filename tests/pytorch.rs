@@ -774,3 +774,33 @@ fn pyenv_shims_lead_to_the_selected_version() {
     let primary = envs.iter().find(|e| e["primary"] == true).unwrap();
     assert_eq!(primary["torch"]["version"]["value"], "2.9.1+cu128");
 }
+
+/// `python3` early on PATH and `python` in a venv later: the static probes call the venv
+/// (`python`, what users type) primary, and `--python-import` ran the other interpreter,
+/// so GD049 compared two different Pythons.
+#[test]
+fn the_live_probe_runs_the_python_the_static_probes_read() {
+    let ok = r#"{"python_version": "3.12.3", "torch": "2.8.0+cu128", "cuda": "12.8", "is_available": false, "warnings": [], "loaded": []}"#;
+    let (_venv, py) = live_venv(ok, "2.8.0+cu128");
+    let bin = py.parent().unwrap().to_path_buf();
+    std::fs::rename(&py, bin.join("python")).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let (_o, other_py) = live_venv(&ok.replace("2.8.0", "2.9.1"), "2.9.1+cu128");
+    std::fs::copy(&other_py, other.path().join("python3")).unwrap();
+    let path = format!("{}:{}:/usr/bin:/bin", other.path().display(), bin.display());
+    let (_, v) = json(
+        gpudoctor()
+            .env("PATH", path)
+            .args(["--python-import", "check"]),
+    );
+    assert_eq!(
+        v["snapshot"]["python_live"]["python"],
+        bin.join("python").display().to_string()
+    );
+    assert_eq!(
+        v["snapshot"]["python_live"]["result"]["answer"]["torch"], "2.8.0+cu128",
+        "{:#}",
+        v["snapshot"]["python_live"]
+    );
+    assert!(findings(&v, "GD049").is_empty(), "{:#}", v["findings"]);
+}

@@ -248,19 +248,19 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         );
     }
     if opts.python_import {
-        let python = opts.python.clone();
-        let path = env.get_str(crate::envvars::PATH);
         let under_root = opts.root.is_some();
         let budget = opts.timeout.mul_f64(0.8);
+        let fs = fs.clone();
+        let env = env.clone();
+        let python = opts.python.clone();
         spawn(
             "pytorch_live",
             Box::new(move || {
-                Output::PytorchLive(pytorch_live::probe(
-                    python.as_deref(),
-                    path.as_deref(),
-                    under_root,
-                    budget,
-                ))
+                // The Python the static probes call primary, so both look at one.
+                let python = python.or_else(|| {
+                    python_sites::python_exe_on_path(&fs, &env).filter(|_| !under_root)
+                });
+                Output::PytorchLive(pytorch_live::probe(python.as_deref(), under_root, budget))
             }),
         );
     }

@@ -100,12 +100,13 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
     if let Some(v) = env.get_str(envvars::CONDA_PREFIX).filter(|v| !v.is_empty()) {
         prefixes.push((PathBuf::from(v), "CONDA_PREFIX".into()));
     }
+    let on_path = python_on_path(fs, env);
     let primary_prefix = if python.is_some() {
         prefixes.first().map(|(p, _)| p.clone())
     } else {
-        python_on_path(fs, env)
+        on_path.clone()
     };
-    if let Some(prefix) = python_on_path(fs, env) {
+    if let Some(prefix) = on_path {
         prefixes.push((prefix, "python on PATH".into()));
     }
     // pip install --user: searched by Python before the system site-packages.
@@ -160,32 +161,35 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
     sites
 }
 
-/// The prefix of the first `python3` (else `python`) on PATH: `bin/..`, the way
-/// Python computes `sys.prefix` for a venv (whose pyvenv.cfg sits there) or an install.
-fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
+/// The interpreter `python` (else `python3`) names on PATH: what the user types, and what
+/// `--python-import` runs, so the static and the live probe look at one Python.
+pub fn python_exe_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
     let path = env.get_str(envvars::PATH)?;
-    // `python` is what the user types; python3 where there is no `python`.
-    for name in ["python", "python3"] {
-        for dir in path.split(':').filter(|d| d.starts_with('/')) {
-            let exe = Path::new(dir).join(name);
-            if fs.is_executable_file(&exe) {
-                let bin = Path::new(dir);
-                // pyenv's shims are scripts; the version it selects names the interpreter.
-                if bin.file_name().is_some_and(|n| n == "shims") {
-                    if let Some(prefix) = pyenv_prefix(fs, env, bin) {
-                        return Some(prefix);
-                    }
-                }
-                if fs.exists(&bin.join("../pyvenv.cfg")) {
-                    return bin.parent().map(Path::to_path_buf);
-                }
-                // A system interpreter: its real location names the install prefix.
-                let real = fs.canonical(&exe).unwrap_or(exe);
-                return real.parent()?.parent().map(Path::to_path_buf);
-            }
+    ["python", "python3"].into_iter().find_map(|name| {
+        path.split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(|dir| Path::new(dir).join(name))
+            .find(|exe| fs.is_executable_file(exe))
+    })
+}
+
+/// The prefix of that interpreter: `bin/..`, the way Python computes `sys.prefix` for a
+/// venv (whose pyvenv.cfg sits there) or an install.
+fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
+    let exe = python_exe_on_path(fs, env)?;
+    let bin = exe.parent()?;
+    // pyenv's shims are scripts; the version it selects names the interpreter.
+    if bin.file_name().is_some_and(|n| n == "shims") {
+        if let Some(prefix) = pyenv_prefix(fs, env, bin) {
+            return Some(prefix);
         }
     }
-    None
+    if fs.exists(&bin.join("../pyvenv.cfg")) {
+        return bin.parent().map(Path::to_path_buf);
+    }
+    // A system interpreter: its real location names the install prefix.
+    let real = fs.canonical(&exe).unwrap_or(exe);
+    real.parent()?.parent().map(Path::to_path_buf)
 }
 
 /// The prefix pyenv's shims run: PYENV_VERSION, else the nearest `.python-version` from the

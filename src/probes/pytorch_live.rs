@@ -81,19 +81,10 @@ except Exception:
 sys.stdout.write(json.dumps(out))
 "#;
 
-pub fn probe(
-    python: Option<&Path>,
-    path_env: Option<&str>,
-    under_root: bool,
-    timeout: Duration,
-) -> LiveTorch {
-    let exe: Option<PathBuf> = python.map(Path::to_path_buf).or_else(|| {
-        path_env?
-            .split(':')
-            .filter(|d| d.starts_with('/'))
-            .flat_map(|d| ["python3", "python"].map(|n| Path::new(d).join(n)))
-            .find(|p| p.is_file())
-    });
+/// `python`: --python, else the interpreter the static probes call primary
+/// (`python_sites::python_exe_on_path`).
+pub fn probe(python: Option<&Path>, under_root: bool, timeout: Duration) -> LiveTorch {
+    let exe: Option<PathBuf> = python.map(Path::to_path_buf);
     let python_text = exe
         .as_ref()
         .map(|p| p.display().to_string())

@@ -124,7 +124,8 @@ impl SmokeRun {
     /// "12.4" from 12040.
     pub fn driver_cuda(&self) -> Option<String> {
         self.driver_version
-            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10))
+            .and_then(|v| crate::compat::CudaVersion::from_encoded(i64::from(v)))
+            .map(|c| c.to_string())
     }
 }
 

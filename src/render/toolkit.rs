@@ -123,9 +123,9 @@ pub fn render_json(v: &ToolkitView) -> String {
 }
 
 fn version_text(t: &Toolkit) -> String {
-    match (t.version.get(), t.cuda) {
-        (Some(v), _) => v.clone(),
-        (None, _) => format!(
+    match t.version.get() {
+        Some(v) => v.clone(),
+        None => format!(
             "unknown ({})",
             t.version
                 .missing_info()

@@ -112,15 +112,15 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
             Some(max_cuda_for_driver(&v)?.cuda)
         });
     let base = snap.driver_version().filter(|d| d.kernel);
-    let classes: Vec<(String, ProductClass)> = snap
+    let classes: Vec<(String, ProductClass, String)> = snap
         .known_gpus()
         .into_iter()
-        .map(|g| (g.name, g.class))
-        .filter(|(_, c)| *c != ProductClass::Unknown)
+        .map(|g| (g.name, g.class, g.source))
+        .filter(|(_, c, _)| *c != ProductClass::Unknown)
         .collect();
     let unsupported_gpu = classes
         .iter()
-        .find(|(_, c)| matches!(c, ProductClass::GeForce | ProductClass::Workstation));
+        .find(|(_, c, _)| matches!(c, ProductClass::GeForce | ProductClass::Workstation));
     let verdict = match (pkg, &base) {
         (Some(p), Some(b)) => forward_compat(p, &b.version),
         _ => ForwardCompat::Unknown,
@@ -129,7 +129,7 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
     let base_text = base
         .as_ref()
         .map_or("unknown".into(), |b| b.version.as_str().to_string());
-    let (severity, title, why) = if let Some((name, _)) = unsupported_gpu {
+    let (severity, title, why) = if let Some((name, _, _)) = unsupported_gpu {
         (Severity::Error, format!("A forward-compatibility libcuda ({pkg_text}) is loaded, but {name} does not support forward compatibility"),
          "Forward compatibility works only on data-center GPUs, select NGC-ready RTX cards and Jetson. On this GPU every CUDA program fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804): \"forward compatibility was attempted on non supported HW\".".to_string())
     } else {
@@ -138,7 +138,7 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
                 "A compat package must be newer than the base driver's CUDA and the base branch must be a supported target; otherwise CUDA fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803) or behaves unpredictably. Older compat packages are not supported on newer drivers.".to_string()),
             ForwardCompat::NotNeeded => (Severity::Warning, format!("A forward-compatibility libcuda ({pkg_text}) is loaded although driver {base_text} already supports that CUDA"),
                 "The base driver needs no compat package for this CUDA version. The compat libcuda still replaces the driver's own, so the user-space and kernel drivers differ for no gain; remove it from the loader path.".to_string()),
-            ForwardCompat::Compatible if !classes.is_empty() && classes.iter().all(|(_, c)| *c == ProductClass::DataCenter) =>
+            ForwardCompat::Compatible if !classes.is_empty() && classes.iter().all(|(_, c, _)| *c == ProductClass::DataCenter) =>
                 (Severity::Info, format!("A forward-compatibility libcuda ({pkg_text}) runs on driver {base_text}"),
                  "This is the supported setup: a data-center GPU, a base driver branch the package supports. PTX JIT works; CUDA–OpenGL/Vulkan interop does not.".to_string()),
             _ => (Severity::Warning, format!("A forward-compatibility libcuda ({pkg_text}) is loaded on driver {base_text}"),
@@ -161,8 +161,8 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
             b.source.clone(),
         );
     }
-    for (name, class) in &classes {
-        f = f.context(format!("{name}: {class:?}"), "/proc/driver/nvidia/gpus");
+    for (name, class, source) in &classes {
+        f = f.context(format!("{name}: {class:?}"), source.clone());
     }
     if severity > Severity::Info {
         f = f.fix_text(format!("Take {} off the loader path (LD_LIBRARY_PATH or /etc/ld.so.conf.d, then sudo ldconfig)", std::path::Path::new(&c.path).parent().map(|p| p.display().to_string()).unwrap_or_default()))
