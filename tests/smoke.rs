@@ -971,3 +971,26 @@ fn bandwidth_without_a_known_link_is_not_a_pass() {
         "{check:#}"
     );
 }
+
+/// A corrupt libcuda.so.1 the loader finds was reported as "not on the loader path": only
+/// glibc's "cannot open shared object file" for the name itself means not found.
+#[test]
+fn a_corrupt_libcuda_on_the_loader_path_is_unloadable_not_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("libcuda.so.1"), "not an ELF file\n").unwrap();
+    let (_, v) = json(
+        gpudoctor()
+            .env("LD_LIBRARY_PATH", dir.path())
+            .args(["smoke", "--skip", "nvml"]),
+    );
+    assert_eq!(
+        v["result"]["code"], "library_unloadable",
+        "{:#}",
+        v["result"]
+    );
+    assert!(
+        any_title(&findings(&v, "GD053"), "libcuda.so.1 could not be loaded"),
+        "{:#}",
+        v["findings"]
+    );
+}

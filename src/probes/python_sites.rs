@@ -81,18 +81,8 @@ pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
         .map(|h| Path::new(&h).join(".local"));
     let mut prefixes: Vec<(PathBuf, String)> = Vec::new();
     // --python names the interpreter; its environment is the one the user asked about.
-    if let Some(exe) = python {
-        let bin = exe.parent().unwrap_or(Path::new("/"));
-        let prefix = if fs.exists(&bin.join("../pyvenv.cfg")) {
-            bin.parent().map(Path::to_path_buf)
-        } else {
-            fs.canonical(exe)
-                .ok()
-                .and_then(|r| r.parent()?.parent().map(Path::to_path_buf))
-        };
-        if let Some(p) = prefix {
-            prefixes.push((p, "--python".into()));
-        }
+    if let Some(p) = python.and_then(|exe| prefix_of(fs, env, exe.to_path_buf())) {
+        prefixes.push((p, "--python".into()));
     }
     if let Some(v) = env.get_str(envvars::VIRTUAL_ENV).filter(|v| !v.is_empty()) {
         prefixes.push((PathBuf::from(v), "VIRTUAL_ENV".into()));
@@ -173,10 +163,14 @@ pub fn python_exe_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
     })
 }
 
-/// The prefix of that interpreter: `bin/..`, the way Python computes `sys.prefix` for a
-/// venv (whose pyvenv.cfg sits there) or an install.
+/// The prefix of that interpreter.
 fn python_on_path(fs: &HostFs, env: &Env) -> Option<PathBuf> {
-    let exe = python_exe_on_path(fs, env)?;
+    prefix_of(fs, env, python_exe_on_path(fs, env)?)
+}
+
+/// An interpreter's `sys.prefix`: the venv holding `bin/../pyvenv.cfg`, the version a
+/// pyenv shim selects, else the install its real location names.
+fn prefix_of(fs: &HostFs, env: &Env, exe: PathBuf) -> Option<PathBuf> {
     let bin = exe.parent()?;
     // pyenv's shims are scripts; the version it selects names the interpreter.
     if bin.file_name().is_some_and(|n| n == "shims") {

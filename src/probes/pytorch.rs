@@ -95,9 +95,7 @@ const FRAMEWORKS: &[&str] = &[
 ];
 
 pub fn probe(fs: &HostFs, sites: &[Site]) -> Vec<PythonEnv> {
-    // The site `python` gives (marked by discovery even when another route found it first),
-    // else the first found.
-    let mut envs: Vec<PythonEnv> = sites.iter().map(|site| env(fs, site, false)).collect();
+    let mut envs: Vec<PythonEnv> = sites.iter().map(|site| env(fs, site)).collect();
     // The torch `python` imports: the user site first (sys.path order), then the
     // interpreter's own; without torch anywhere, its first site.
     let primary = sites
@@ -115,7 +113,7 @@ pub fn probe(fs: &HostFs, sites: &[Site]) -> Vec<PythonEnv> {
     envs
 }
 
-fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
+fn env(fs: &HostFs, site: &Site) -> PythonEnv {
     let dists: Vec<(String, String, String)> = site
         .entries
         .iter()
@@ -152,7 +150,7 @@ fn env(fs: &HostFs, site: &Site, primary: bool) -> PythonEnv {
         site: site.path.clone(),
         found_by: site.found_by.clone(),
         python: site.python.clone(),
-        primary,
+        primary: false,
         torch,
         nvidia_wheels: pick(&|n| n.starts_with("nvidia-") || n.starts_with("cuda-")),
         companions: pick(&|n| {

@@ -126,7 +126,15 @@ impl Driver {
         // SAFETY: loading a shared library runs its initialisers; that is the point here,
         // and it happens in the worker process, never in gpudoctor itself.
         let library = unsafe { Library::open(Some(lib), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| {
-            let exists = lib.contains('/') && std::path::Path::new(lib).exists();
+            // A path: whether the file is there. A soname: glibc says "<name>: cannot open
+            // shared object file" only when the search found nothing usable; a corrupt
+            // copy, or a missing dependency (named in the message), is unloadable.
+            let exists = if lib.contains('/') {
+                std::path::Path::new(lib).exists()
+            } else {
+                !e.to_string()
+                    .contains(&format!("{lib}: cannot open shared object file"))
+            };
             LoadError {
                 code: if exists {
                     "library_unloadable"
