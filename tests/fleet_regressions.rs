@@ -671,3 +671,24 @@ fn output_through_a_dangling_link_creates_its_target() {
     .unwrap();
     assert_eq!(v["schema_version"], 1);
 }
+
+/// /proc/driver/nvidia/version unreadable and NVML down: `check` still names the driver
+/// from /sys/module/nvidia/version, and the fleet said "unknown" (an outlier among peers).
+#[test]
+fn the_fleet_reads_the_driver_where_check_does() {
+    let t = template();
+    let mut v = named(&t, "n1", &"1".repeat(32));
+    let km = &mut v["snapshot"]["kernel_module"];
+    assert!(km["sys_version"]["value"].is_string(), "{km:#}");
+    km["version_file"] = j!({"source": "/proc/driver/nvidia/version", "missing": {"reason": "permission_denied", "detail": "EACCES"}});
+    v["snapshot"]["nvml"] = Value::Null;
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("n1.json"), &v);
+    let (_, f) = fleet(&[dir.path()]);
+    assert_eq!(
+        f["shape"]["drivers"],
+        j!([{"value": "580.95.05", "nodes": 1}]),
+        "{:#}",
+        f["problems"]
+    );
+}

@@ -207,13 +207,14 @@ fn facts(r: &NodeReport) -> NodeFacts {
         .and_then(|n| n.device_count.get().map(|c| *c as usize))
         .or_else(|| driver_gpus.map(Vec::len))
         .unwrap_or(0);
-    // The loaded kernel module is the driver; NVML's answer when it is unreadable.
-    let driver = s
-        .kernel_module
-        .as_ref()
+    // The loaded kernel module is the driver, in Snapshot::driver_version's order
+    // (/proc, then /sys); NVML's answer when neither is readable.
+    let km = s.kernel_module.as_ref();
+    let driver = km
         .and_then(|k| k.version_file.value.as_ref())
         .filter(|v| !v.l4t)
         .map(|v| v.version.clone())
+        .or_else(|| km.and_then(|k| k.sys_version.value.clone()))
         .or_else(|| nvml.and_then(|n| n.driver_version.get().cloned()));
     let toolkit = s.toolkits.as_ref().and_then(|t| {
         let i = t

@@ -81,6 +81,8 @@ impl<T> Default for FactIn<T> {
 #[serde(default)]
 pub struct KernelModuleIn {
     pub version_file: FactIn<VersionIn>,
+    /// /sys/module/nvidia/version: the driver when /proc's file is unreadable.
+    pub sys_version: FactIn<String>,
     pub gpus: FactIn<Vec<DriverGpuIn>>,
 }
 
