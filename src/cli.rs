@@ -424,13 +424,12 @@ const TOOLKIT_PROBES: &[&str] = &[
 
 /// A focused subcommand: only `probes` run, only `codes` are judged (both still narrowed by
 /// --only/--skip).
-fn focused(
-    g: &GlobalOpts,
-    probes: &[&str],
-    codes: &[&str],
-) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
+fn focused(g: &GlobalOpts, probes: &[&str], codes: &[&str]) -> Result<Focused, CliError> {
     focused_with(g, probes, codes, None)
 }
+
+/// What a focused subcommand judged: the snapshot, the checks that ran, the findings.
+type Focused = (Snapshot, Vec<rules::Check>, Vec<crate::findings::Finding>);
 
 /// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
 fn focused_with(
@@ -438,7 +437,7 @@ fn focused_with(
     probes: &[&str],
     codes: &[&str],
     smoke_cmd: Option<Option<u32>>,
-) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
+) -> Result<Focused, CliError> {
     let sel = selection(g)?;
     let env = Env::from_process();
     let wanted: Vec<&'static str> = sel
@@ -454,8 +453,8 @@ fn focused_with(
     }
     let snapshot = gather(g, &sel, &wanted, &env, smoke_cmd)?;
     let wants = |code: &str| codes.contains(&code) && sel.wants(code);
-    let (_, findings) = rules::evaluate(&snapshot, &wants);
-    Ok((snapshot, findings))
+    let (checks, findings) = rules::evaluate(&snapshot, &wants);
+    Ok((snapshot, checks, findings))
 }
 
 /// Codes about toolkits and libraries that `toolkit` reports.
@@ -466,7 +465,7 @@ const TOOLKIT_CODES: &[&str] = &[
 
 fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "toolkit")?;
-    let (snapshot, findings) = focused(g, TOOLKIT_PROBES, TOOLKIT_CODES)?;
+    let (snapshot, _, findings) = focused(g, TOOLKIT_PROBES, TOOLKIT_CODES)?;
     let view = render::toolkit::view(&snapshot, &findings);
     let text = match format {
         ViewFormat::Json => render::toolkit::render_json(&view),
@@ -497,7 +496,7 @@ const DEVICES_CODES: &[&str] = &[
 
 fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "devices")?;
-    let (snapshot, findings) = focused(g, DEVICES_PROBES, DEVICES_CODES)?;
+    let (snapshot, checks, findings) = focused(g, DEVICES_PROBES, DEVICES_CODES)?;
     if let (Some(i), Some(sys)) = (index, snapshot.nvml_system()) {
         if !sys.devices.iter().any(|d| d.index == i) {
             return Err(CliError::Usage(format!(
@@ -546,7 +545,7 @@ fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
             "`gpudoctor smoke` runs on the GPUs now; replay a saved report with `gpudoctor check --from`".into(),
         ));
     }
-    let (snapshot, findings) = focused_with(g, SMOKE_PROBES, SMOKE_CODES, Some(device))?;
+    let (snapshot, checks, findings) = focused_with(g, SMOKE_PROBES, SMOKE_CODES, Some(device))?;
     // A --device CUDA does not have is a typo, not a broken GPU (no GPU at all is GD053's).
     let count = snapshot
         .smoke
@@ -564,7 +563,7 @@ fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
             )));
         }
     }
-    let view = render::smoke::view(&snapshot, &findings);
+    let view = render::smoke::view(&snapshot, &findings, &checks);
     let text = match format {
         ViewFormat::Json => render::smoke::render_json(&view),
         ViewFormat::Markdown => render::smoke::render_markdown(&view),

@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::subject::Subject;
+
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
@@ -23,8 +25,9 @@ impl Severity {
     }
 }
 
-/// One observed fact a finding rests on. `fact` names the report line it marks as
-/// wrong; None for facts quoted only as context (e.g. "the driver itself is loaded").
+/// One observed fact a finding rests on. `fact` is the subject it marks as wrong
+/// (`Subject`'s text form); None for facts quoted only as context (e.g. "the driver
+/// itself is loaded").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
     pub fact: Option<String>,
@@ -66,14 +69,16 @@ impl Finding {
         self
     }
 
+    /// Evidence about `subject`: the report lines showing that subject get this
+    /// finding's mark.
     pub fn evidence(
         mut self,
-        fact: impl Into<String>,
+        subject: Subject,
         value: impl Into<String>,
         source: impl Into<String>,
     ) -> Self {
         self.evidence.push(Evidence {
-            fact: Some(fact.into()),
+            fact: Some(subject.to_string()),
             value: value.into(),
             source: source.into(),
         });

@@ -20,3 +20,5 @@ pub mod rules;
 pub mod runner;
 pub mod smoke;
 pub mod snapshot;
+pub mod subject;
+pub mod verdict;

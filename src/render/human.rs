@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::view::{sections, Mark};
+use super::view::sections;
 use super::{printable, Style};
-use crate::findings::{Finding, Severity};
+use crate::findings::Finding;
 use crate::report::Report;
 use crate::rules::CheckStatus;
 
@@ -35,13 +35,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
             .unwrap_or(0)
             .min(30);
         for line in &section.lines {
-            let mark = match line.mark {
-                Mark::Ok => st.green("✓"),
-                Mark::Warn => st.yellow("!"),
-                Mark::Fail => st.red("✗"),
-                Mark::Info => st.cyan("i"),
-                Mark::Neutral => st.dim("·"),
-            };
+            let mark = super::form::mark(line.mark, st);
             let pad = width.saturating_sub(line.label.chars().count());
             let _ = write!(
                 out,
@@ -92,12 +86,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
 
 fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
     let st = &opts.style;
-    let head = format!("{}[{}]", f.severity.as_str(), f.code);
-    let head = match f.severity {
-        Severity::Error => st.red(&head),
-        Severity::Warning => st.yellow(&head),
-        Severity::Info => st.cyan(&head),
-    };
+    let head = super::form::finding_heading(f.severity, &f.code, st);
     let _ = writeln!(out, "{head}: {}", st.bold(&printable(&f.title)));
     for e in &f.evidence {
         let _ = writeln!(

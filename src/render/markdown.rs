@@ -3,9 +3,9 @@
 use std::fmt::Write;
 
 use super::human::summary_line;
-use super::view::{sections, Mark};
+use super::view::sections;
 use super::{printable, Style};
-use crate::findings::Severity;
+use crate::findings::{Finding, Severity};
 use crate::report::Report;
 
 fn cell(s: &str) -> String {
@@ -22,59 +22,13 @@ pub fn render(report: &Report, verbose: bool) -> String {
     }
     let _ = writeln!(out, "{meta}\n");
 
-    if !report.findings.is_empty() {
-        let _ = writeln!(out, "### Findings\n");
-        for f in &report.findings {
-            let icon = match f.severity {
-                Severity::Error => "❌",
-                Severity::Warning => "⚠️",
-                Severity::Info => "ℹ️",
-            };
-            let _ = writeln!(
-                out,
-                "#### {icon} {}[{}]: {}\n",
-                f.severity.as_str(),
-                f.code,
-                printable(&f.title)
-            );
-            if !f.detail.is_empty() {
-                let _ = writeln!(out, "{}\n", printable(&f.detail));
-            }
-            for e in &f.evidence {
-                let _ = writeln!(
-                    out,
-                    "- `{}` (from `{}`)",
-                    printable(&e.value).replace('`', "'"),
-                    printable(&e.source).replace('`', "'")
-                );
-            }
-            if !f.evidence.is_empty() {
-                out.push('\n');
-            }
-            if !f.fix.is_empty() {
-                let _ = writeln!(out, "**Fix**\n");
-                for (i, fix) in f.fix.iter().enumerate() {
-                    let _ = writeln!(out, "{}. {}", i + 1, printable(&fix.text));
-                    if let Some(cmd) = &fix.command {
-                        let _ = writeln!(out, "   ```sh\n   {}\n   ```", printable(cmd));
-                    }
-                }
-                out.push('\n');
-            }
-        }
-    }
+    out.push_str(&findings_section(&report.findings));
 
     for section in sections(report, verbose) {
         let _ = writeln!(out, "### {}\n", section.title);
         let _ = writeln!(out, "| | Fact | Value | Source |\n|---|---|---|---|");
         for l in &section.lines {
-            let mark = match l.mark {
-                Mark::Ok => "✓",
-                Mark::Warn => "!",
-                Mark::Fail => "✗",
-                Mark::Info => "i",
-                Mark::Neutral => "·",
-            };
+            let mark = super::form::symbol(l.mark);
             let _ = writeln!(
                 out,
                 "| {mark} | {} | {} | `{}` |",
@@ -84,6 +38,54 @@ pub fn render(report: &Report, verbose: bool) -> String {
             );
         }
         out.push('\n');
+    }
+    out
+}
+
+/// The findings as Markdown: heading, why, evidence, numbered fixes.
+pub fn findings_section(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    if findings.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "### Findings\n");
+    for f in findings {
+        let icon = match f.severity {
+            Severity::Error => "❌",
+            Severity::Warning => "⚠️",
+            Severity::Info => "ℹ️",
+        };
+        let _ = writeln!(
+            out,
+            "#### {icon} {}[{}]: {}\n",
+            f.severity.as_str(),
+            f.code,
+            printable(&f.title)
+        );
+        if !f.detail.is_empty() {
+            let _ = writeln!(out, "{}\n", printable(&f.detail));
+        }
+        for e in &f.evidence {
+            let _ = writeln!(
+                out,
+                "- `{}` (from `{}`)",
+                printable(&e.value).replace('`', "'"),
+                printable(&e.source).replace('`', "'")
+            );
+        }
+        if !f.evidence.is_empty() {
+            out.push('\n');
+        }
+        if !f.fix.is_empty() {
+            let _ = writeln!(out, "**Fix**\n");
+            for (i, fix) in f.fix.iter().enumerate() {
+                let _ = writeln!(out, "{}. {}", i + 1, printable(&fix.text));
+                if let Some(cmd) = &fix.command {
+                    let _ = writeln!(out, "   ```sh\n   {}\n   ```", printable(cmd));
+                }
+            }
+            out.push('\n');
+        }
     }
     out
 }

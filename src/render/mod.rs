@@ -2,6 +2,7 @@
 
 pub mod devices;
 pub mod fleet;
+pub mod form;
 pub mod human;
 pub mod json;
 pub mod junit;

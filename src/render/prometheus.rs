@@ -6,11 +6,11 @@
 use std::fmt::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::smoke::device_passed;
 use crate::findings::Severity;
 use crate::probes::smoke::Step;
 use crate::report::Report;
 use crate::rules::CheckStatus;
+use crate::verdict::Verdicts;
 
 type Labels = Vec<(&'static str, String)>;
 
@@ -186,7 +186,7 @@ pub fn render(report: &Report) -> String {
 fn smoke_families(report: &Report) -> Vec<Family> {
     let mut passed = Family::new(
         "gpudoctor_smoke_passed",
-        "1 when every smoke-test step that ran on this GPU finished and was right, else 0.",
+        "1 when no warning or error finding cites this GPU's smoke-test steps and they finished, else 0; the verdict label says which (passed, info, warning, error, not_judged), as check and smoke mark the GPU.",
     );
     let mut gflops = Family::new(
         "gpudoctor_smoke_matmul_gflops",
@@ -214,6 +214,7 @@ fn smoke_families(report: &Report) -> Vec<Family> {
         .as_ref()
         .and_then(|p| p.run())
         .map_or(&[][..], |r| &r.devices[..]);
+    let verdicts = Verdicts::new(&report.findings, &report.checks).smoke_gpus(&report.snapshot);
     for d in devices {
         let info = d.info.as_ref();
         let gpu = || -> Labels {
@@ -226,7 +227,11 @@ fn smoke_families(report: &Report) -> Vec<Family> {
                 ("name", info.map(|i| i.name.clone()).unwrap_or_default()),
             ]
         };
-        passed.add(gpu(), u8::from(device_passed(d)));
+        if let Some(v) = verdicts.iter().find(|v| v.ordinal == d.ordinal) {
+            let mut labels = gpu();
+            labels.push(("verdict", v.overall.as_str().into()));
+            passed.add(labels, u8::from(v.overall.passed()));
+        }
         if let Some(Step::Ok(m)) = &d.matmul {
             gflops.add_f64(gpu(), Some(m.gflops));
             correct.add(gpu(), u8::from(m.correct));

@@ -2,13 +2,16 @@
 
 use serde::Serialize;
 
-use super::{printable, Style};
-use crate::findings::{Finding, Severity, Summary};
+use super::{form, printable, Style};
+use crate::findings::{Finding, Summary};
 use crate::probes::smoke::{
     link, nvml_gpu, Link, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings, Step,
 };
 use crate::report::SCHEMA_VERSION;
+use crate::rules::Check;
 use crate::snapshot::Snapshot;
+use crate::subject::{SmokeStep, Subject};
+use crate::verdict::{SmokeGpuVerdict, SmokeTally, Verdict, Verdicts};
 
 #[derive(Serialize)]
 pub struct SmokeView<'a> {
@@ -20,6 +23,11 @@ pub struct SmokeView<'a> {
     pub result: Option<&'a SmokeResult>,
     /// Per CUDA device: its NVML index and host link, for reading the bandwidth figures.
     pub links: Vec<DeviceLink>,
+    /// The verdict on the whole test: the worst finding about it or any GPU's step.
+    pub verdict: Verdict,
+    /// Each tested GPU's verdict, step by step (from the findings, as `check` marks them).
+    pub gpus: Vec<SmokeGpuVerdict>,
+    pub tally: SmokeTally,
     pub findings: &'a [Finding],
     pub summary: Summary,
 }
@@ -31,7 +39,7 @@ pub struct DeviceLink {
     pub link: Option<Link>,
 }
 
-pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding]) -> SmokeView<'a> {
+pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], checks: &[Check]) -> SmokeView<'a> {
     let probe = snap.smoke.as_ref();
     let links = probe
         .and_then(SmokeProbe::run)
@@ -49,6 +57,8 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding]) -> SmokeView<'a> {
                 .collect()
         })
         .unwrap_or_default();
+    let verdicts = Verdicts::new(findings, checks);
+    let gpus = verdicts.smoke_gpus(snap);
     SmokeView {
         schema_version: SCHEMA_VERSION,
         gpudoctor_version: env!("CARGO_PKG_VERSION"),
@@ -56,6 +66,9 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding]) -> SmokeView<'a> {
         settings: probe.map(|p| &p.settings),
         result: probe.map(|p| &p.result),
         links,
+        verdict: verdicts.of(&Subject::Smoke),
+        tally: SmokeTally::of(&gpus),
+        gpus,
         findings,
         summary: Summary::of(findings),
     }
@@ -66,12 +79,12 @@ pub fn render_json(v: &SmokeView) -> String {
 }
 
 /// One line about the whole run: the library, the driver API version, the GPUs.
-pub fn status_text(p: &SmokeProbe, findings: &[Finding]) -> String {
+pub fn status_text(p: &SmokeProbe, gpus: &[SmokeGpuVerdict]) -> String {
     match &p.result {
         SmokeResult::NotRun { reason } => format!("not run: {reason}"),
         SmokeResult::LoadFailed { message, .. } => format!("libcuda could not be used: {message}"),
         SmokeResult::WorkerFailed { detail } => detail.clone(),
-        SmokeResult::Ran { run } => run_text(p, run, findings),
+        SmokeResult::Ran { run } => run_text(p, run, gpus),
         SmokeResult::TimedOut {
             seconds, stuck_at, ..
         } => format!(
@@ -89,66 +102,17 @@ pub fn status_text(p: &SmokeProbe, findings: &[Finding]) -> String {
     }
 }
 
-fn run_text(p: &SmokeProbe, run: &SmokeRun, findings: &[Finding]) -> String {
+fn run_text(p: &SmokeProbe, run: &SmokeRun, gpus: &[SmokeGpuVerdict]) -> String {
     let lib = run.loaded_from.as_deref().unwrap_or(&p.library);
     if let Some(e) = &run.init_error {
         return format!("cuInit failed: {} {} ({lib})", e.code, e.name);
     }
-    let n = run.devices.len();
-    let (mut passed, mut warned) = (0, 0);
-    for d in &run.devices {
-        match (device_passed(d), device_worst(findings, d.ordinal)) {
-            (true, None | Some(Severity::Info)) => passed += 1,
-            (true, Some(Severity::Warning)) => warned += 1,
-            _ => {}
-        }
-    }
-    let warned = if warned > 0 {
-        format!(", {warned} with warnings")
-    } else {
-        String::new()
-    };
     format!(
-        "{passed} of {n} GPU(s) passed{warned} · driver API CUDA {} · {lib} · {:.2} s",
+        "{} · driver API CUDA {} · {lib} · {:.2} s",
+        SmokeTally::of(gpus).text(),
         run.driver_cuda().unwrap_or_else(|| "?".into()),
         run.elapsed_ms / 1e3
     )
-}
-
-/// The worst finding about CUDA device `ordinal`: the smoke rules cite `smoke:N:step`.
-fn device_worst(findings: &[Finding], ordinal: u32) -> Option<Severity> {
-    let prefix = format!("smoke:{ordinal}:");
-    findings
-        .iter()
-        .filter(|f| {
-            f.evidence
-                .iter()
-                .any(|e| e.fact.as_deref().is_some_and(|k| k.starts_with(&prefix)))
-        })
-        .map(|f| f.severity)
-        .max()
-}
-
-/// Every step that ran finished and nothing in it was wrong (a skipped step is neither).
-pub fn device_passed(d: &SmokeDevice) -> bool {
-    let failed = |s: Option<&Step<_>>| matches!(s, Some(Step::Failed { .. }));
-    let matmul_ok = match &d.matmul {
-        Some(Step::Ok(m)) => m.correct,
-        Some(Step::Failed { .. }) | None => false,
-        Some(Step::Skipped { .. }) => true,
-    };
-    let memory_ok = match &d.memory {
-        Some(Step::Ok(m)) => m.mismatches == 0 && m.kernel_error.is_none(),
-        Some(Step::Failed { .. }) | None => false,
-        Some(Step::Skipped { .. }) => true,
-    };
-    d.finished
-        && d.info_error.is_none()
-        && matches!(d.context, Some(Step::Ok(_)))
-        && !failed(d.module.as_ref())
-        && matmul_ok
-        && memory_ok
-        && matches!(d.transfer, Some(Step::Ok(_)))
 }
 
 /// The slower pinned direction as a share of the link, when both are known.
@@ -199,32 +163,31 @@ fn step_error<T>(s: &Step<T>) -> Option<String> {
     }
 }
 
-/// (step, text, healthy) for each step a device reached, in order.
-pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, String, bool)> {
+/// What each step a device reached printed, in the order of `verdict::steps_reached`.
+pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(SmokeStep, String)> {
     let mut rows = Vec::new();
     if let Some(e) = &d.info_error {
-        rows.push(("device", format!("{e}"), false));
+        rows.push((SmokeStep::Device, format!("{e}")));
     }
     if let Some(s) = &d.context {
         rows.push(match s {
-            Step::Ok(t) => ("context", format!("created in {} ms", num(t.ms)), true),
-            other => ("context", step_error(other).unwrap_or_default(), false),
+            Step::Ok(t) => (SmokeStep::Context, format!("created in {} ms", num(t.ms))),
+            other => (SmokeStep::Context, step_error(other).unwrap_or_default()),
         });
     }
     if let Some(s) = &d.module {
         rows.push(match s {
             Step::Ok(t) => (
-                "kernels",
+                SmokeStep::Kernels,
                 format!("PTX JIT-compiled in {} ms", num(t.ms)),
-                true,
             ),
-            other => ("kernels", step_error(other).unwrap_or_default(), false),
+            other => (SmokeStep::Kernels, step_error(other).unwrap_or_default()),
         });
     }
     if let Some(s) = &d.matmul {
         rows.push(match s {
             Step::Ok(m) => (
-                "matmul",
+                SmokeStep::Matmul,
                 format!(
                     "{n}×{n} FP32 {} ms, {} GFLOP/s, {}",
                     num(m.ms),
@@ -248,9 +211,8 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
                     },
                     n = m.n
                 ),
-                m.correct,
             ),
-            other => ("matmul", step_error(other).unwrap_or_default(), false),
+            other => (SmokeStep::Matmul, step_error(other).unwrap_or_default()),
         });
     }
     if let Some(s) = &d.memory {
@@ -277,13 +239,9 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
                         m.fraction * 100.0
                     ));
                 }
-                // Judged like GD057: corruption, or allocation stopping well short of the target.
-                let healthy = m.mismatches == 0
-                    && m.kernel_error.is_none()
-                    && !crate::rules::memory_fell_short(m);
-                ("memory", t, healthy)
+                (SmokeStep::Memory, t)
             }
-            other => ("memory", step_error(other).unwrap_or_default(), false),
+            other => (SmokeStep::Memory, step_error(other).unwrap_or_default()),
         });
     }
     if let Some(s) = &d.transfer {
@@ -296,10 +254,9 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
                     gbps(t.pageable_h2d_gbps),
                     gbps(t.pageable_d2h_gbps)
                 );
-                let share = link.and_then(|l| Some((l, link_share(t, l)?)));
-                if let Some((l, share)) = share {
+                if let Some((l, share)) = link.and_then(|l| Some((l, link_share(t, l)?))) {
                     text.push_str(&format!(
-                        " (slower direction {:.0} % of PCIe gen{} x{} {} GB/s)",
+                        " (slower direction {:.0} % of PCIe Gen{} x{} {} GB/s)",
                         share * 100.0,
                         l.generation,
                         l.width,
@@ -315,19 +272,17 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(&'static str, S
                 if let Some(e) = &t.pinned_error {
                     text.push_str(&format!("; no pinned memory: {}", e.name));
                 }
-                // Judged like GD058: failed pinned memory, or under 60 % of a known link
-                // with copies big enough to tell.
-                let slow = share.is_some_and(|(_, x)| {
-                    x < crate::rules::TRANSFER_MIN_SHARE
-                        && t.bytes >= crate::rules::TRANSFER_MIN_BYTES
-                });
-                ("transfer", text, t.pinned_error.is_none() && !slow)
+                (SmokeStep::Transfer, text)
             }
-            other => ("transfer", step_error(other).unwrap_or_default(), false),
+            other => (SmokeStep::Transfer, step_error(other).unwrap_or_default()),
         });
     }
-    if let Some(step) = &d.running {
-        rows.push(("stopped", format!("in the {step} step"), false));
+    if let Some(step) = d.running.as_deref() {
+        let text = format!("did not finish: stopped in the {step} step");
+        match SmokeStep::from_worker_name(step) {
+            Some(s) if !rows.iter().any(|(r, _)| *r == s) => rows.push((s, text)),
+            _ => {}
+        }
     }
     rows
 }
@@ -357,33 +312,98 @@ pub fn render_human(v: &SmokeView, st: &Style) -> String {
         settings: v.settings.cloned().unwrap_or_default(),
         result: result.clone(),
     };
-    let head = format!("Smoke test: {}", status_text(&probe, v.findings));
-    out.push_str(&format!("{}\n", st.bold(&printable(&head))));
-    if let Some(run) = probe.run() {
-        for d in &run.devices {
-            let link = v
-                .links
-                .iter()
-                .find(|l| l.ordinal == d.ordinal)
-                .and_then(|l| l.link.as_ref());
-            out.push_str(&format!("\n{}\n", st.bold(&printable(&device_title(d)))));
-            for (step, text, healthy) in device_rows(d, link) {
-                let mark = if healthy {
-                    st.green("✓")
-                } else {
-                    st.red("✗")
-                };
-                out.push_str(&format!("  {mark} {step:<9} {}\n", printable(&text)));
-            }
+    let head = format!("Smoke test: {}", status_text(&probe, &v.gpus));
+    out.push_str(&format!(
+        "{} {}\n",
+        form::mark(v.verdict, st),
+        st.bold(&printable(&head))
+    ));
+    for (d, gv, link) in device_table(v, &probe) {
+        out.push_str(&format!(
+            "\n{} {}\n",
+            form::mark(gv.overall, st),
+            st.bold(&printable(&device_title(d)))
+        ));
+        for (step, text) in device_rows(d, link) {
+            out.push_str(&format!(
+                "  {} {:<9} {}\n",
+                form::mark(step_verdict(gv, step), st),
+                step.as_str(),
+                printable(&text)
+            ));
         }
     }
     out.push_str(&super::devices::findings_block(v.findings, st));
     out
 }
 
+/// The verdict on one step of one GPU (not judged when it did not run).
+fn step_verdict(gv: &SmokeGpuVerdict, step: SmokeStep) -> Verdict {
+    gv.steps
+        .iter()
+        .find(|s| s.step == step)
+        .map_or(Verdict::NotJudged, |s| s.verdict)
+}
+
+/// Each tested device with its verdict and host link.
+fn device_table<'v>(
+    v: &'v SmokeView,
+    probe: &'v SmokeProbe,
+) -> Vec<(&'v SmokeDevice, &'v SmokeGpuVerdict, Option<&'v Link>)> {
+    let Some(run) = probe.run() else {
+        return Vec::new();
+    };
+    run.devices
+        .iter()
+        .filter_map(|d| {
+            let gv = v.gpus.iter().find(|g| g.ordinal == d.ordinal)?;
+            let link = v
+                .links
+                .iter()
+                .find(|l| l.ordinal == d.ordinal)
+                .and_then(|l| l.link.as_ref());
+            Some((d, gv, link))
+        })
+        .collect()
+}
+
 pub fn render_markdown(v: &SmokeView) -> String {
-    format!(
-        "# gpudoctor smoke\n\n```text\n{}```\n",
-        render_human(v, &Style::plain())
-    )
+    let mut out = String::from("## gpudoctor smoke\n\n");
+    let Some(result) = v.result else {
+        out.push_str("The smoke test was not run.\n");
+        return out;
+    };
+    let probe = SmokeProbe {
+        library: v.library.unwrap_or_default().to_string(),
+        settings: v.settings.cloned().unwrap_or_default(),
+        result: result.clone(),
+    };
+    out.push_str(&format!(
+        "**{} {}**\n\n",
+        form::symbol(v.verdict),
+        md_cell(&status_text(&probe, &v.gpus))
+    ));
+    let rows = device_table(v, &probe);
+    if !rows.is_empty() {
+        out.push_str("| | GPU | Step | Result |\n|---|---|---|---|\n");
+        for (d, gv, link) in rows {
+            for (step, text) in device_rows(d, link) {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} |\n",
+                    form::symbol(step_verdict(gv, step)),
+                    md_cell(&device_title(d)),
+                    step.as_str(),
+                    md_cell(&text)
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str(&super::markdown::findings_section(v.findings));
+    out
+}
+
+/// Text made safe for one Markdown table cell.
+pub(crate) fn md_cell(s: &str) -> String {
+    printable(s).replace('|', "\\|")
 }

@@ -3,21 +3,17 @@
 
 use super::printable;
 use crate::envvars::Category;
-use crate::findings::{Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
+use crate::probes::nvml::{NvmlProbe, NvmlResult};
 use crate::probes::pci::PciRole;
+use crate::probes::smoke::SmokeProbe;
 use crate::report::Report;
-use crate::snapshot::ProbeStatus;
+use crate::snapshot::{ProbeStatus, Snapshot};
+use crate::subject::Subject;
+use crate::verdict::Verdicts;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Mark {
-    /// Informational: nothing judges this line.
-    Neutral,
-    Ok,
-    Info,
-    Warn,
-    Fail,
-}
+/// A line's mark is the findings' verdict on its subjects (`crate::verdict`).
+pub use crate::verdict::Verdict as Mark;
 
 #[derive(Debug, Clone)]
 pub struct Line {
@@ -34,36 +30,30 @@ pub struct Section {
 }
 
 struct Builder<'a> {
-    findings: &'a [Finding],
+    verdicts: &'a Verdicts,
     lines: Vec<Line>,
 }
 
 impl Builder<'_> {
-    /// Adds a line; its mark is the worst finding that cites one of `keys` as evidence.
+    /// Adds a line about `subjects`, marked with the findings' verdict on them.
     fn line(
         &mut self,
-        keys: &[String],
-        default: Mark,
+        subjects: &[Subject],
         label: impl Into<String>,
         value: impl Into<String>,
         source: impl Into<String>,
     ) {
-        let worst = self
-            .findings
-            .iter()
-            .filter(|f| {
-                f.evidence
-                    .iter()
-                    .any(|e| e.fact.as_ref().is_some_and(|k| keys.contains(k)))
-            })
-            .map(|f| f.severity)
-            .max();
-        let mark = match worst {
-            Some(Severity::Error) => Mark::Fail,
-            Some(Severity::Warning) => Mark::Warn,
-            Some(Severity::Info) => Mark::Info,
-            None => default,
-        };
+        let mark = self.verdicts.of_all(subjects);
+        self.push(mark, label, value, source);
+    }
+
+    fn push(
+        &mut self,
+        mark: Mark,
+        label: impl Into<String>,
+        value: impl Into<String>,
+        source: impl Into<String>,
+    ) {
         self.lines.push(Line {
             label: printable(&label.into()).into_owned(),
             value: printable(&value.into()).into_owned(),
@@ -78,35 +68,46 @@ impl Builder<'_> {
     }
 }
 
-fn k(s: &str) -> Vec<String> {
-    vec![s.to_string()]
-}
-
 pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
+    let verdicts = Verdicts::new(&report.findings, &report.checks);
     let snap = &report.snapshot;
     let mut b = Builder {
-        findings: &report.findings,
+        verdicts: &verdicts,
         lines: Vec::new(),
     };
     let mut out = Vec::new();
+    platform_lines(&mut b, snap, verbose);
+    out.extend(b.take("Platform"));
+    driver_lines(&mut b, snap, verbose);
+    out.extend(b.take("Driver"));
+    device_lines(&mut b, snap, verbose);
+    out.extend(b.take("Devices"));
+    if let Some(n) = &snap.nvml {
+        nvml_lines(&mut b, n, verbose);
+    }
+    out.extend(b.take("GPUs (NVML)"));
+    if let Some(p) = &snap.smoke {
+        smoke_lines(&mut b, snap, p, verbose);
+    }
+    out.extend(b.take("Smoke test"));
+    toolkit_lines(&mut b, snap, verbose);
+    out.extend(b.take("CUDA toolkits and libraries"));
+    python_lines(&mut b, snap, verbose);
+    out.extend(b.take("Python and PyTorch"));
+    environment_lines(&mut b, snap, verbose);
+    out.extend(b.take("Environment"));
+    probe_lines(&mut b, snap, verbose);
+    out.extend(b.take("Probes"));
+    out
+}
 
+fn platform_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     if let Some(p) = &snap.platform {
-        match p.os.get() {
-            Some(os) => b.line(
-                &k("platform:os"),
-                Mark::Neutral,
-                "OS",
-                os.pretty_name.clone(),
-                p.os.source.clone(),
-            ),
-            None => b.line(
-                &k("platform:os"),
-                Mark::Neutral,
-                "OS",
-                missing_text(&p.os),
-                p.os.source.clone(),
-            ),
-        }
+        let os = match p.os.get() {
+            Some(os) => os.pretty_name.clone(),
+            None => missing_text(&p.os),
+        };
+        b.line(&[Subject::Os], "OS", os, p.os.source.clone());
         let kernel = match (p.kernel_release.get(), p.arch.get()) {
             (Some(r), Some(a)) => format!("{r} ({a})"),
             (Some(r), None) => r.clone(),
@@ -114,26 +115,20 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             (None, None) => missing_text(&p.kernel_release),
         };
         b.line(
-            &k("platform:kernel"),
-            Mark::Neutral,
+            &[Subject::Kernel],
             "Kernel",
             kernel,
             p.kernel_release.source.clone(),
         );
         match &p.container.kind {
-            Some(kind) => {
-                let src = hint_sources(&p.container.hints);
-                b.line(
-                    &k("platform:container"),
-                    Mark::Neutral,
-                    "Container",
-                    kind.clone(),
-                    src,
-                )
-            }
+            Some(kind) => b.line(
+                &[Subject::Container],
+                "Container",
+                kind.clone(),
+                hint_sources(&p.container.hints),
+            ),
             None if verbose => b.line(
-                &k("platform:container"),
-                Mark::Neutral,
+                &[Subject::Container],
                 "Container",
                 "none detected",
                 "/.dockerenv, /run/.containerenv, /proc/1/cgroup, env",
@@ -141,13 +136,11 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             None => {}
         }
         if p.wsl.detected {
-            let src = hint_sources(&p.wsl.hints);
             b.line(
-                &k("platform:wsl"),
-                Mark::Neutral,
+                &[Subject::Wsl],
                 "WSL",
                 format!("WSL{}", p.wsl.version.unwrap_or(2)),
-                src,
+                hint_sources(&p.wsl.hints),
             );
         }
     }
@@ -161,111 +154,93 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         } else {
             format!("{who})")
         };
-        b.line(
-            &k("identity"),
-            Mark::Neutral,
-            "User",
-            value,
-            id.source.clone(),
-        );
+        b.line(&[Subject::Identity], "User", value, id.source.clone());
     }
-    out.extend(b.take("Platform"));
+}
 
-    if let Some(km) = &snap.kernel_module {
-        let nvidia = match (km.nvidia_loaded(), km.version_file.get()) {
-            (Some(true), Some(v)) => {
-                let mut s = format!("loaded, driver {} ({} kernel module)", v.version, v.flavor);
-                if v.l4t {
-                    s.push_str(", Jetson L4T release");
-                }
-                (Mark::Ok, s)
+fn driver_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
+    let Some(km) = &snap.kernel_module else {
+        return;
+    };
+    let nvidia = match (km.nvidia_loaded(), km.version_file.get()) {
+        (Some(true), Some(v)) => {
+            let mut s = format!("loaded, driver {} ({} kernel module)", v.version, v.flavor);
+            if v.l4t {
+                s.push_str(", Jetson L4T release");
             }
-            (Some(true), None) => (
-                Mark::Ok,
-                format!(
-                    "loaded{}",
-                    km.sys_version
-                        .get()
-                        .map(|v| format!(", driver {v}"))
-                        .unwrap_or_default()
-                ),
-            ),
-            (Some(false), _) => (Mark::Neutral, "not loaded".to_string()),
-            (None, _) => (Mark::Neutral, missing_text(&km.modules)),
-        };
-        let src = if km.version_file.get().is_some() {
-            km.version_file.source.clone()
-        } else {
-            km.modules.source.clone()
-        };
-        b.line(
-            &["module:nvidia".into(), "module:version".into()],
-            nvidia.0,
-            "nvidia",
-            nvidia.1,
-            src,
-        );
-        if verbose {
-            if let Some(v) = km.version_file.get() {
-                if let Some(c) = &v.compiler {
-                    b.line(
-                        &k("module:compiler"),
-                        Mark::Neutral,
-                        "built with",
-                        c.clone(),
-                        km.version_file.source.clone(),
-                    );
-                }
-            }
+            s
         }
-        if let Some(mods) = km.modules.get() {
-            let loaded = |n: &str| mods.iter().any(|m| m.name == n);
-            if km.nvidia_loaded() == Some(true) {
-                let uvm = if loaded("nvidia_uvm") {
-                    (Mark::Ok, "loaded")
-                } else {
-                    (Mark::Neutral, "not loaded")
-                };
-                b.line(
-                    &k("module:nvidia_uvm"),
-                    uvm.0,
-                    "nvidia_uvm",
-                    uvm.1,
-                    km.modules.source.clone(),
-                );
-            }
-            for m in mods
-                .iter()
-                .filter(|m| !["nvidia", "nvidia_uvm"].contains(&m.name.as_str()))
-            {
-                let interesting = [
-                    "nouveau",
-                    "nova_core",
-                    "nvidiafb",
-                    "rivafb",
-                    "rivatv",
-                    "vfio_pci",
-                ]
-                .contains(&m.name.as_str());
-                if verbose || interesting {
-                    b.line(
-                        &k(&format!("module:{}", m.name)),
-                        Mark::Neutral,
-                        m.name.clone(),
-                        "loaded",
-                        km.modules.source.clone(),
-                    );
-                }
-            }
+        (Some(true), None) => format!(
+            "loaded{}",
+            km.sys_version
+                .get()
+                .map(|v| format!(", driver {v}"))
+                .unwrap_or_default()
+        ),
+        (Some(false), _) => "not loaded".to_string(),
+        (None, _) => missing_text(&km.modules),
+    };
+    let src = if km.version_file.get().is_some() {
+        km.version_file.source.clone()
+    } else {
+        km.modules.source.clone()
+    };
+    b.line(
+        &[Subject::module("nvidia"), Subject::DriverVersion],
+        "nvidia",
+        nvidia,
+        src,
+    );
+    if verbose {
+        if let Some(c) = km.version_file.get().and_then(|v| v.compiler.clone()) {
+            b.line(&[], "built with", c, km.version_file.source.clone());
         }
     }
-    out.extend(b.take("Driver"));
+    let Some(mods) = km.modules.get() else {
+        return;
+    };
+    let loaded = |n: &str| mods.iter().any(|m| m.name == n);
+    if km.nvidia_loaded() == Some(true) {
+        b.line(
+            &[Subject::module("nvidia_uvm")],
+            "nvidia_uvm",
+            if loaded("nvidia_uvm") {
+                "loaded"
+            } else {
+                "not loaded"
+            },
+            km.modules.source.clone(),
+        );
+    }
+    for m in mods
+        .iter()
+        .filter(|m| !["nvidia", "nvidia_uvm"].contains(&m.name.as_str()))
+    {
+        let interesting = [
+            "nouveau",
+            "nova_core",
+            "nvidiafb",
+            "rivafb",
+            "rivatv",
+            "vfio_pci",
+        ]
+        .contains(&m.name.as_str());
+        if verbose || interesting {
+            b.line(
+                &[Subject::module(&m.name)],
+                m.name.clone(),
+                "loaded",
+                km.modules.source.clone(),
+            );
+        }
+    }
+}
 
+fn device_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     let no_gpu = !snap.nvidia_hardware_seen() && !verbose;
     if no_gpu && (snap.pci.is_some() || snap.device_nodes.is_some()) {
         b.line(
-            &["pci".into(), "nodes".into()],
-            Mark::Neutral,
+            &[Subject::Pci, Subject::GpuNodes],
             "GPUs",
             "no NVIDIA GPU found",
             "/sys/bus/pci/devices, /dev",
@@ -285,26 +260,19 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
                         None => format!("NVIDIA {} [{}]", d.device_id, role_name(d.role)),
                     };
                     let driver = d.driver.clone().unwrap_or_else(|| "no driver".into());
-                    let default = if d.driver.as_deref() == Some("nvidia") {
-                        Mark::Ok
-                    } else {
-                        Mark::Neutral
-                    };
                     b.line(
-                        &k(&format!("pci:{}", d.address)),
-                        default,
+                        &[Subject::pci(&d.address)],
                         d.address.clone(),
                         format!("{name} → {driver}"),
                         d.source.clone(),
                     );
                 }
                 if !verbose {
-                    collapse_healthy_runs(&mut b.lines, first_line);
+                    collapse_identical_runs(&mut b.lines, first_line);
                 }
             }
             None => b.line(
-                &k("pci"),
-                Mark::Neutral,
+                &[Subject::Pci],
                 "PCI",
                 missing_text(&pci.devices),
                 pci.devices.source.clone(),
@@ -312,26 +280,16 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         }
     }
     if let Some(nodes) = snap.device_nodes.as_ref().filter(|_| !no_gpu) {
-        node_lines(&mut b, &nodes.nodes, verbose);
+        node_lines(b, &nodes.nodes, verbose);
     }
-    out.extend(b.take("Devices"));
+}
 
-    if let Some(n) = &snap.nvml {
-        nvml_lines(&mut b, n, verbose);
-    }
-    out.extend(b.take("GPUs (NVML)"));
-
-    if let Some(p) = &snap.smoke {
-        smoke_lines(&mut b, snap, p);
-    }
-    out.extend(b.take("Smoke test"));
-
+fn toolkit_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     if let Some(tk) = &snap.toolkits {
         for t in &tk.installs {
             let routes: Vec<&str> = t.found.iter().map(|f| f.route.describe()).collect();
             b.line(
-                &k(&format!("toolkit:{}", t.root)),
-                Mark::Neutral,
+                &[Subject::toolkit(&t.root)],
                 t.cuda.map_or("CUDA ?".to_string(), |v| format!("CUDA {v}")),
                 format!(
                     "{}{} (via {})",
@@ -344,8 +302,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         }
         if tk.installs.is_empty() {
             b.line(
-                &k("toolkit"),
-                Mark::Neutral,
+                &[Subject::Toolkits],
                 "toolkit",
                 "none found",
                 "gpudoctor toolkit",
@@ -353,8 +310,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         }
         if let Some(n) = &tk.nvcc_on_path {
             b.line(
-                &k("nvcc on PATH"),
-                Mark::Ok,
+                &[Subject::NvccOnPath],
                 "nvcc",
                 format!("{} → {}", n.path, n.resolved),
                 "env PATH",
@@ -362,8 +318,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
         }
         if let Some(home) = &tk.cuda_home.path {
             b.line(
-                &k("CUDA_HOME"),
-                Mark::Ok,
+                &[Subject::CudaHome],
                 "CUDA_HOME (builds)",
                 format!("{home} (via {})", tk.cuda_home.via),
                 "torch.utils.cpp_extension's rule",
@@ -378,8 +333,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             }
             let Some(c) = lib.loaded() else { continue };
             b.line(
-                &k(&format!("library:{}", lib.soname)),
-                Mark::Ok,
+                &[Subject::library(&lib.soname)],
                 lib.soname.clone(),
                 format!(
                     "{} ({})",
@@ -392,93 +346,92 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
             );
         }
     }
-    out.extend(b.take("CUDA toolkits and libraries"));
+}
 
-    if let Some(envs) = &snap.python {
-        for e in envs.iter().filter(|e| e.torch.is_some() || verbose) {
-            let value = match &e.torch {
-                Some(t) => {
-                    let v = t
-                        .version
-                        .get()
-                        .cloned()
-                        .unwrap_or_else(|| t.dist_version.clone());
-                    let mut parts = vec![format!("torch {v}")];
-                    parts.push(match t.kind() {
-                        "cuda" => format!("CUDA {}", t.cuda.as_deref().unwrap_or("?")),
-                        other => other.to_string(),
-                    });
-                    if let Some(list) = t
-                        .arches
-                        .as_ref()
-                        .and_then(|a| a.get())
-                        .filter(|s| !s.arch_list.is_empty())
-                    {
-                        parts.push(list.arch_list.join(" "));
-                    }
-                    for c in &e.companions {
-                        parts.push(format!("{} {}", c.name, c.version));
-                    }
-                    parts.join(" · ")
+fn python_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
+    let Some(envs) = &snap.python else {
+        return;
+    };
+    for e in envs.iter().filter(|e| e.torch.is_some() || verbose) {
+        let value = match &e.torch {
+            Some(t) => {
+                let v = t
+                    .version
+                    .get()
+                    .cloned()
+                    .unwrap_or_else(|| t.dist_version.clone());
+                let mut parts = vec![format!("torch {v}")];
+                parts.push(match t.kind() {
+                    "cuda" => format!("CUDA {}", t.cuda.as_deref().unwrap_or("?")),
+                    other => other.to_string(),
+                });
+                if let Some(list) = t
+                    .arches
+                    .as_ref()
+                    .and_then(|a| a.get())
+                    .filter(|s| !s.arch_list.is_empty())
+                {
+                    parts.push(list.arch_list.join(" "));
                 }
-                None => "no torch".to_string(),
-            };
-            b.line(
-                &k(&format!("torch:{}", e.site)),
-                Mark::Ok,
-                if e.primary {
-                    "python".to_string()
-                } else {
-                    e.found_by.clone()
-                },
-                value,
-                e.site.clone(),
-            );
+                for c in &e.companions {
+                    parts.push(format!("{} {}", c.name, c.version));
+                }
+                parts.join(" · ")
+            }
+            None => "no torch".to_string(),
+        };
+        let mut subjects = vec![Subject::torch(&e.site)];
+        if e.primary {
+            subjects.push(Subject::PythonImport);
         }
+        b.line(
+            &subjects,
+            if e.primary {
+                "python".to_string()
+            } else {
+                e.found_by.clone()
+            },
+            value,
+            e.site.clone(),
+        );
     }
-    out.extend(b.take("Python and PyTorch"));
+}
 
-    if let Some(env) = &snap.environment {
-        let shown: Vec<_> = env
-            .variables
-            .iter()
-            .filter(|v| {
-                verbose
-                    || matches!(
-                        v.category,
-                        Category::Visibility
-                            | Category::Debug
-                            | Category::Allocator
-                            | Category::Nccl
-                    )
-                    || ["CUDA_HOME", "CUDA_PATH", "LD_PRELOAD"].contains(&v.name.as_str())
-            })
-            .collect();
-        for v in &shown {
-            let judged = matches!(
-                v.category,
-                Category::Visibility | Category::Debug | Category::Allocator
-            );
-            b.line(
-                &k(&format!("env:{}", v.name)),
-                if judged { Mark::Ok } else { Mark::Neutral },
-                v.name.clone(),
-                v.value.clone(),
-                "environment",
-            );
-        }
-        if shown.is_empty() {
-            b.line(
-                &k("env"),
-                Mark::Ok,
-                "variables",
-                "no CUDA-related variable set",
-                "environment",
-            );
-        }
+fn environment_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
+    let Some(env) = &snap.environment else {
+        return;
+    };
+    let shown: Vec<_> = env
+        .variables
+        .iter()
+        .filter(|v| {
+            verbose
+                || matches!(
+                    v.category,
+                    Category::Visibility | Category::Debug | Category::Allocator | Category::Nccl
+                )
+                || ["CUDA_HOME", "CUDA_PATH", "LD_PRELOAD"].contains(&v.name.as_str())
+        })
+        .collect();
+    for v in &shown {
+        b.line(
+            &[Subject::env(&v.name)],
+            v.name.clone(),
+            v.value.clone(),
+            "environment",
+        );
     }
-    out.extend(b.take("Environment"));
+    if shown.is_empty() {
+        b.line(
+            &[],
+            "variables",
+            "no CUDA-related variable set",
+            "environment",
+        );
+    }
+}
 
+fn probe_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     for (name, run) in &snap.probes {
         if run.status == ProbeStatus::TimedOut
             || run.status == ProbeStatus::Failed
@@ -490,53 +443,52 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
                 run.detail.clone().unwrap_or_default()
             );
             b.line(
-                &k(&format!("probe:{name}")),
-                Mark::Neutral,
+                &[Subject::Probe(name.clone())],
                 name.clone(),
                 value,
                 "probe runner",
             );
         }
     }
-    out.extend(b.take("Probes"));
-    out
 }
 
-/// The smoke test's lines: the run, then each GPU's steps (identical healthy GPUs merged).
-fn smoke_lines(
-    b: &mut Builder,
-    snap: &crate::snapshot::Snapshot,
-    p: &crate::probes::smoke::SmokeProbe,
-) {
-    use crate::probes::smoke::{link, nvml_gpu, SmokeResult};
-    let ran = matches!(p.result, SmokeResult::Ran { .. });
+/// The smoke test's lines: the run, then each GPU's steps (identical passing GPUs merged).
+fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) {
+    use crate::probes::smoke::{link, nvml_gpu};
+    let gpus = b.verdicts.smoke_gpus(snap);
     b.line(
-        &k("smoke"),
-        if ran { Mark::Ok } else { Mark::Neutral },
+        &[Subject::Smoke],
         "smoke test",
-        super::smoke::status_text(p, b.findings),
+        super::smoke::status_text(p, &gpus),
         p.library.clone(),
     );
     let Some(run) = p.run() else { return };
-    for d in &run.devices {
+    let first = b.lines.len();
+    for (d, v) in run.devices.iter().zip(&gpus) {
         let l = snap
             .nvml_system()
             .and_then(|s| nvml_gpu(s, d))
             .and_then(link);
-        for (step, text, healthy) in super::smoke::device_rows(d, l.as_ref()) {
-            b.line(
-                &k(&format!("smoke:{}:{step}", d.ordinal)),
-                if healthy { Mark::Ok } else { Mark::Neutral },
-                format!("GPU {} {step}", d.ordinal),
+        for (step, text) in super::smoke::device_rows(d, l.as_ref()) {
+            let mark = v
+                .steps
+                .iter()
+                .find(|s| s.step == step)
+                .map_or(Mark::NotJudged, |s| s.verdict);
+            b.push(
+                mark,
+                format!("GPU {} {}", d.ordinal, step.as_str()),
                 text,
                 "smoke test",
             );
         }
     }
+    if !verbose {
+        collapse_identical_gpus(&mut b.lines, first, run.devices.len());
+    }
 }
 
-fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool) {
-    use crate::probes::nvml::NvmlResult;
+fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {
     let summary = match &n.result {
         NvmlResult::Ok { system } => format!(
             "driver {}, CUDA {}, {} GPU(s)",
@@ -561,19 +513,12 @@ fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool
         NvmlResult::Crashed { signal, .. } => format!("crashed with signal {signal}"),
         NvmlResult::WorkerFailed { detail } => detail.clone(),
     };
-    let ok = matches!(n.result, NvmlResult::Ok { .. });
-    b.line(
-        &k("nvml"),
-        if ok { Mark::Ok } else { Mark::Neutral },
-        "NVML",
-        summary,
-        n.library.clone(),
-    );
+    b.line(&[Subject::Nvml], "NVML", summary, n.library.clone());
     let Some(sys) = n.system() else { return };
     let first = b.lines.len();
     for g in &sys.devices {
         let value = match &g.handle_error {
-            Some(e) => e.clone(),
+            Some(e) => format!("unreachable: {e}"),
             None => {
                 let mut parts = vec![g.name.get().cloned().unwrap_or_else(|| "unknown".into())];
                 if let Some(cc) = g.compute_capability.get() {
@@ -582,9 +527,8 @@ fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool
                 if let Some(m) = g.memory.get() {
                     parts.push(format!("{:.0} GiB", m.total as f64 / (1u64 << 30) as f64));
                 }
-                if let (Some(gen), Some(w)) = (g.pcie.max_generation.get(), g.pcie.max_width.get())
-                {
-                    parts.push(format!("PCIe Gen{gen} x{w}"));
+                if let Some(link) = super::form::pcie_link(g) {
+                    parts.push(format!("PCIe {link}"));
                 }
                 if g.mig.enabled.get() == Some(&true) {
                     parts.push(format!("MIG ({} instances)", g.mig.instances.len()));
@@ -593,21 +537,23 @@ fn nvml_lines(b: &mut Builder, n: &crate::probes::nvml::NvmlProbe, verbose: bool
             }
         };
         b.line(
-            &k(&format!("gpu:{}", g.index)),
-            Mark::Ok,
+            &[Subject::Gpu(g.index)],
             format!("GPU {}", g.index),
             value,
-            g.pci_bus_id.get().cloned().unwrap_or_else(|| "NVML".into()),
+            g.pci_bus_id
+                .get()
+                .map(|id| super::form::bus_id(id))
+                .unwrap_or_else(|| "NVML".into()),
         );
     }
     if !verbose {
-        collapse_healthy_runs(&mut b.lines, first);
+        collapse_identical_runs(&mut b.lines, first);
     }
 }
 
-/// Merges runs of three or more identical healthy lines (an 8-GPU node) into one,
-/// so a healthy machine's report fits the first screen.
-fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
+/// Merges runs of three or more identical passing lines (an 8-GPU node) into one, so a
+/// healthy machine's report fits the first screen; a line with anything to say stays.
+fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
     let mut out: Vec<Line> = Vec::new();
     let tail = lines.split_off(from);
     let mut i = 0;
@@ -616,12 +562,12 @@ fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
         while j < tail.len() && tail[j].value == tail[i].value && tail[j].mark == tail[i].mark {
             j += 1;
         }
-        if j - i >= 3 && tail[i].mark == Mark::Ok {
+        if j - i >= 3 && tail[i].mark == Mark::Passed {
             out.push(Line {
                 label: format!("{}…{}", tail[i].label, tail[j - 1].label),
                 value: format!("{}× {}", j - i, tail[i].value),
                 source: tail[i].source.clone(),
-                mark: Mark::Ok,
+                mark: Mark::Passed,
             });
         } else {
             out.extend(tail[i..j].iter().cloned());
@@ -629,6 +575,72 @@ fn collapse_healthy_runs(lines: &mut Vec<Line>, from: usize) {
         i = j;
     }
     lines.extend(out);
+}
+
+/// Smoke-test rows of GPUs whose every step passed, merged step by step ("GPU 0…7
+/// matmul"), with the figures of the first; any GPU with something to say keeps its rows.
+fn collapse_identical_gpus(lines: &mut Vec<Line>, from: usize, gpus: usize) {
+    let tail = lines.split_off(from);
+    let gpu_of = |l: &Line| {
+        l.label
+            .strip_prefix("GPU ")
+            .and_then(|r| r.split_once(' '))
+            .map(|(n, step)| (n.to_string(), step.to_string()))
+    };
+    let mut order: Vec<String> = Vec::new();
+    let mut rows: Vec<(String, Vec<Line>)> = Vec::new();
+    for l in tail {
+        let Some((gpu, _)) = gpu_of(&l) else {
+            lines.push(l);
+            continue;
+        };
+        match rows.iter_mut().find(|(g, _)| *g == gpu) {
+            Some((_, v)) => v.push(l),
+            None => {
+                order.push(gpu.clone());
+                rows.push((gpu, vec![l]));
+            }
+        }
+    }
+    let passing = |v: &[Line]| v.iter().all(|l| l.mark == Mark::Passed);
+    let same_steps = |a: &[Line], b: &[Line]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| gpu_of(x).map(|g| g.1) == gpu_of(y).map(|g| g.1))
+    };
+    let merged: Vec<(String, Vec<Line>)> = rows
+        .iter()
+        .filter(|(_, v)| passing(v))
+        .cloned()
+        .collect();
+    let merge = gpus >= 3
+        && merged.len() >= 3
+        && merged.windows(2).all(|w| same_steps(&w[0].1, &w[1].1));
+    if !merge {
+        lines.extend(rows.into_iter().flat_map(|(_, v)| v));
+        return;
+    }
+    let names: Vec<&str> = merged.iter().map(|(g, _)| g.as_str()).collect();
+    let label = if names.len() == gpus {
+        format!("GPU {}…{}", names[0], names[names.len() - 1])
+    } else {
+        format!("GPU {}", names.join(","))
+    };
+    for step in &merged[0].1 {
+        let (_, step_name) = gpu_of(step).unwrap_or_default();
+        lines.push(Line {
+            label: format!("{label} {step_name}"),
+            value: format!("{}× passed; GPU {}: {}", names.len(), names[0], step.value),
+            source: step.source.clone(),
+            mark: Mark::Passed,
+        });
+    }
+    for (g, v) in rows {
+        if !names.contains(&g.as_str()) {
+            lines.extend(v);
+        }
+    }
 }
 
 fn hint_sources(hints: &[crate::probes::platform::Hint]) -> String {
@@ -680,8 +692,6 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
             .all(|w| node_summary(w[0]) == node_summary(w[1]));
     let mut gpu_done = false;
     for n in nodes {
-        let ok = n.present && n.access.as_ref().is_none_or(|a| a.read_write);
-        let default = if ok { Mark::Ok } else { Mark::Neutral };
         let optional = n.path.starts_with("/dev/nvidia-caps/")
             || n.path == "/dev/nvidia-modeset"
             || n.path == "/dev/nvidia-uvm-tools";
@@ -693,11 +703,7 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
                 continue;
             }
             gpu_done = true;
-            let keys: Vec<String> = gpu_nodes
-                .iter()
-                .map(|g| format!("node:{}", g.path))
-                .chain(["nodes".to_string()])
-                .collect();
+
             let label = format!(
                 "{}…{}",
                 gpu_nodes[0].path,
@@ -706,29 +712,28 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
                     .trim_start_matches("/dev/")
             );
             b.line(
-                &keys,
-                default,
+                &[Subject::GpuNodes],
                 label,
                 format!("{} nodes, {}", gpu_nodes.len(), node_summary(n)),
                 "/dev",
             );
             continue;
         }
-        let mut keys = vec![format!("node:{}", n.path)];
-        if is_gpu(n) {
-            keys.push("nodes".into());
-        }
         let source = n
             .access
             .as_ref()
             .map(|a| format!("{} ({})", n.path, a.method))
             .unwrap_or_else(|| n.path.clone());
-        b.line(&keys, default, n.path.clone(), node_summary(n), source);
+        b.line(
+            &[Subject::node(&n.path)],
+            n.path.clone(),
+            node_summary(n),
+            source,
+        );
     }
     if gpu_nodes.is_empty() && nodes.iter().any(|n| n.present) {
         b.line(
-            &k("nodes"),
-            Mark::Neutral,
+            &[Subject::GpuNodes],
             "/dev/nvidia[0-9]*",
             "none",
             "/dev",

@@ -5,6 +5,7 @@
 //! or unknown key makes torch raise a RuntimeError at the first CUDA allocation.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -381,7 +382,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD015", Severity::Warning, format!("torch {t} ignores PYTORCH_ALLOC_CONF (read from torch 2.9 on)"))
                     .detail("Before torch 2.9 the caching allocator reads only PYTORCH_CUDA_ALLOC_CONF, so these settings have no effect with the installed torch.")
-                    .evidence("env:PYTORCH_ALLOC_CONF", format!("PYTORCH_ALLOC_CONF={v}"), "environment")
+                    .evidence(Subject::env("PYTORCH_ALLOC_CONF"), format!("PYTORCH_ALLOC_CONF={v}"), "environment")
                     .fix_cmd("Use the name this torch reads", format!("export PYTORCH_CUDA_ALLOC_CONF={}", crate::findings::sh_quote(v))),
             );
         }
@@ -392,7 +393,7 @@ fn run(snap: &Snapshot) -> Outcome {
     ] {
         let Some(value) = value else { continue };
         let conf = parse_alloc_conf(value);
-        let fact = format!("env:{name}");
+        let fact = Subject::env(name);
         let shown = format!("{name}={value}");
         // Options newer than the installed torch: it raises "Unrecognized CachingAllocator option".
         if let Some(t) = &torch {
@@ -401,7 +402,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     out.push(
                         Finding::new("GD014", Severity::Error, format!("torch {t} does not know {name} option {key} (added in torch 2.{minor})"))
                             .detail(format!("This torch raises \"RuntimeError: Unrecognized CachingAllocator option: {key}\" at the first CUDA allocation."))
-                            .evidence(&fact, &shown, "environment")
+                            .evidence(fact.clone(), &shown, "environment")
                             .fix_text(format!("Remove {key} from {name}, or upgrade torch to 2.{minor} or newer")),
                     );
                 }
@@ -410,9 +411,9 @@ fn run(snap: &Snapshot) -> Outcome {
         if !conf.errors.is_empty() {
             let mut f = Finding::new("GD014", Severity::Error, format!("{name} is invalid: {}", conf.errors[0].message))
                 .detail("PyTorch parses this variable at the first CUDA allocation and raises a RuntimeError on an unknown option or a bad value, so every CUDA program using torch fails at its first tensor.")
-                .evidence(&fact, &shown, "environment");
+                .evidence(fact.clone(), &shown, "environment");
             for e in &conf.errors {
-                f = f.evidence(&fact, e.message.clone(), "gpudoctor's parse");
+                f = f.evidence(fact.clone(), e.message.clone(), "gpudoctor's parse");
             }
             let fixed: Vec<String> = conf
                 .errors
@@ -430,9 +431,9 @@ fn run(snap: &Snapshot) -> Outcome {
         if !conf.ignored.is_empty() {
             let mut f = Finding::new("GD015", Severity::Warning, format!("{name}: {}", conf.ignored[0]))
                 .detail("PyTorch accepts these settings but they do nothing here, so the configuration does not do what it seems to.")
-                .evidence(&fact, &shown, "environment");
+                .evidence(fact.clone(), &shown, "environment");
             for i in conf.ignored.iter().skip(1) {
-                f = f.evidence(&fact, i.clone(), "gpudoctor's parse");
+                f = f.evidence(fact.clone(), i.clone(), "gpudoctor's parse");
             }
             out.push(f.fix_text("Remove the ignored settings, or switch backend:native if you meant to tune the native allocator"));
         }
@@ -442,8 +443,8 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD015", Severity::Warning, "PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF are both set and differ")
                     .detail("PyTorch 2.9 and later read PYTORCH_ALLOC_CONF and ignore PYTORCH_CUDA_ALLOC_CONF when both are set; older releases read only PYTORCH_CUDA_ALLOC_CONF. Which settings apply depends on the torch version.")
-                    .evidence("env:PYTORCH_ALLOC_CONF", format!("PYTORCH_ALLOC_CONF={n}"), "environment")
-                    .evidence("env:PYTORCH_CUDA_ALLOC_CONF", format!("PYTORCH_CUDA_ALLOC_CONF={o}"), "environment")
+                    .evidence(Subject::env("PYTORCH_ALLOC_CONF"), format!("PYTORCH_ALLOC_CONF={n}"), "environment")
+                    .evidence(Subject::env("PYTORCH_CUDA_ALLOC_CONF"), format!("PYTORCH_CUDA_ALLOC_CONF={o}"), "environment")
                     .fix_cmd("Keep one: the new name for torch 2.9+", "unset PYTORCH_CUDA_ALLOC_CONF"),
             );
         }

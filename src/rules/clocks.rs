@@ -2,6 +2,7 @@
 //! software thermal slowdown), not by idleness or a chosen power cap.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -43,7 +44,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         let mut f = Finding::new("GD035", Severity::Warning, format!("{} is throttled: {}", g.label(), active.join(", ")))
             .detail("The GPU lowered its clocks to protect itself. Jobs run slower than the same GPU elsewhere, and a persistent slowdown points at cooling (fans, airflow, dust, a failed fan) or power delivery.")
-            .evidence(format!("gpu:{}", g.index), format!("throttle reasons: {}", t.reasons.join(", ")), "NVML");
+            .evidence(Subject::Gpu(g.index), format!("throttle reasons: {}", t.reasons.join(", ")), "NVML");
         if let (Some(c), Some(max)) = (g.temperature_c.get(), g.temperature_slowdown_c.get()) {
             f = f.context(format!("temperature {c} °C (slowdown at {max} °C)"), "NVML");
         }

@@ -4,6 +4,7 @@
 //! make the next allocation run out.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -46,7 +47,7 @@ fn run(snap: &Snapshot) -> Outcome {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let key = format!("gpu:{}", g.index);
+        let key = Subject::Gpu(g.index);
         match g.compute_mode.get().map(String::as_str) {
             Some("prohibited") => out.push(
                 Finding::new("GD036", Severity::Error, format!("{} is in Prohibited compute mode: no process may use it", g.label()))

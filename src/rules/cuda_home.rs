@@ -5,6 +5,7 @@
 
 use super::{Outcome, Rule};
 use crate::envvars;
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::toolkits::{cuda_home_value, Route, ToolkitKind};
 use crate::snapshot::Snapshot;
@@ -51,7 +52,7 @@ fn run(snap: &Snapshot) -> Outcome {
         };
         let mut f = Finding::new("GD021", severity, format!("{var}={} does not point at a CUDA toolkit", r.path))
             .detail(format!("{} Builds that read {var} fail: torch.utils.cpp_extension runs $CUDA_HOME/bin/nvcc and reads its headers from there.", r.reason))
-            .evidence(format!("env:{var}"), format!("{var}={}", r.path), format!("env {var}"));
+            .evidence(Subject::env(var), format!("{var}={}", r.path), format!("env {var}"));
         f = match snap
             .toolkit_in_use()
             .filter(|t| t.nvcc.is_some())
@@ -87,7 +88,7 @@ fn run(snap: &Snapshot) -> Outcome {
             format!("With CUDA_HOME unset, torch extension builds would use {home}, which is not a toolkit"),
         )
         .detail(format!("torch.utils.cpp_extension sets CUDA_HOME to the directory above the first nvcc on PATH ({}) without following links, so it looks for {home}/include/cuda_runtime.h and {home}/lib64 and the build fails on missing headers or libraries.", n.path))
-        .evidence("nvcc on PATH", format!("{} → {}", n.path, n.resolved), "env PATH");
+        .evidence(Subject::NvccOnPath, format!("{} → {}", n.path, n.resolved), "env PATH");
         f = match real {
             Some(t) => f.fix_cmd(
                 format!(
@@ -110,7 +111,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     // is normal until something compiles.
                     let f = Finding::new("GD021", if builds { Severity::Error } else { Severity::Info }, format!("CUDA_HOME resolves to {}, which has no nvcc", t.root))
                         .detail(format!("The CUDA install found through {} holds runtime libraries but no compiler (runtime container images, conda's cudatoolkit and pip's nvidia-* wheels are like this). Running programs works; {builders_note} cannot be built with it.", tk.cuda_home.via))
-                        .evidence("CUDA_HOME", format!("{} (no bin/nvcc)", t.root), t.version.source.clone());
+                        .evidence(Subject::CudaHome, format!("{} (no bin/nvcc)", t.root), t.version.source.clone());
                     let f = match (t.kind, t.cuda) {
                         (ToolkitKind::Conda, _) => f.fix_cmd("Add the compiler to the conda env", "conda install -c nvidia cuda-nvcc"),
                         (_, Some(v)) => f.fix_cmd(
@@ -138,7 +139,7 @@ fn run(snap: &Snapshot) -> Outcome {
             findings.push(
                 Finding::new("GD022", Severity::Warning, format!("CUDA {} is installed at {}, but torch extension builds cannot find it", t.cuda.map_or("?".into(), |v| v.to_string()), t.root))
                     .detail(format!("CUDA_HOME and CUDA_PATH are unset, no nvcc is on PATH and /usr/local/cuda does not exist, so torch.utils.cpp_extension raises \"OSError: CUDA_HOME environment variable is not set\" while building {builders_note}."))
-                    .evidence(format!("toolkit:{}", t.root), format!("CUDA toolkit at {}", t.root), t.version.source.clone())
+                    .evidence(Subject::toolkit(&t.root), format!("CUDA toolkit at {}", t.root), t.version.source.clone())
                     .fix_cmd("Point builds at it", format!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", crate::findings::sh_quote(&cuda_home_value(t)), crate::findings::sh_quote(&t.root))),
             );
         }
@@ -173,14 +174,14 @@ fn run(snap: &Snapshot) -> Outcome {
         .context("nvcc: not on PATH", "env PATH");
         if let Some(a) = arch_list {
             f = f.evidence(
-                "env:TORCH_CUDA_ARCH_LIST",
+                Subject::env("TORCH_CUDA_ARCH_LIST"),
                 format!("TORCH_CUDA_ARCH_LIST={a} (an extension build is configured)"),
                 "env TORCH_CUDA_ARCH_LIST",
             );
         }
         for p in &tk.extension_builders {
             f = f.evidence(
-                format!("package:{}", p.name),
+                Subject::Package(p.name.clone()),
                 format!("{} {} compiles CUDA code", p.name, p.version),
                 p.site.clone(),
             );

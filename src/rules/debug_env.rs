@@ -2,6 +2,7 @@
 //! every CUDA process (the variables DCGM's diagnostic also warns about).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -45,7 +46,7 @@ fn run(snap: &Snapshot) -> Outcome {
         out.push(
             Finding::new("GD012", Severity::Warning, format!("CUDA_LAUNCH_BLOCKING={v} is set: every kernel launch is synchronous"))
                 .detail("CUDA_LAUNCH_BLOCKING makes the CPU wait for each kernel to finish before launching the next. That is how you find which kernel failed while debugging, and it costs throughput everywhere else (often 2x or worse); some multi-GPU jobs hang with it. It is often left in train.py or a shell profile.")
-                .evidence("env:CUDA_LAUNCH_BLOCKING", format!("CUDA_LAUNCH_BLOCKING={v}"), "environment")
+                .evidence(Subject::env("CUDA_LAUNCH_BLOCKING"), format!("CUDA_LAUNCH_BLOCKING={v}"), "environment")
                 .fix_cmd("Unset it unless you are debugging a kernel error right now", "unset CUDA_LAUNCH_BLOCKING")
                 .fix_cmd("Find where it is set", "grep -rn CUDA_LAUNCH_BLOCKING ~/.bashrc ~/.profile ~/.zshrc . 2>/dev/null"),
         );
@@ -60,7 +61,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .detail(format!(
                     "{name} {effect}. Leave it set only while debugging or profiling."
                 ))
-                .evidence(format!("env:{name}"), format!("{name}={v}"), "environment")
+                .evidence(Subject::env(name), format!("{name}={v}"), "environment")
                 .fix_cmd(
                     format!("Unset {name} unless you are debugging or profiling"),
                     format!("unset {name}"),

@@ -1,6 +1,7 @@
 //! GD007–GD008: the /dev/nvidia* nodes CUDA opens must exist and be read+write for the user.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
 use crate::probes::kernel_module::MODULES_FILE;
@@ -102,19 +103,19 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
         f.context("/dev/nvidiactl present", "/dev/nvidiactl")
     } else {
         f.evidence(
-            "node:/dev/nvidiactl",
+            Subject::node("/dev/nvidiactl"),
             "/dev/nvidiactl missing",
             "/dev/nvidiactl",
         )
     };
     f = f.evidence(
-        "nodes",
+        Subject::GpuNodes,
         format!("{} /dev/nvidia[0-9]* node(s)", gpu_nodes.len()),
         "/dev",
     );
     for m in &missing_minor {
         f = f.evidence(
-            "nodes",
+            Subject::GpuNodes,
             format!("missing {m}"),
             crate::probes::kernel_module::DRIVER_GPUS_DIR,
         );
@@ -192,7 +193,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
             continue;
         }
         f = f.evidence(
-            format!("node:{}", n.path),
+            Subject::node(&n.path),
             format!("{} {}", n.path, describe(n)),
             n.path.clone(),
         );
@@ -203,7 +204,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
             .path
             .trim_start_matches("/dev/");
         f = f.evidence(
-            "nodes",
+            Subject::GpuNodes,
             format!(
                 "{first}…{last} ({} nodes) {}",
                 gpu_denied.len(),
@@ -214,7 +215,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
     }
     if let Some(i) = ident {
         f = f.evidence(
-            "identity",
+            Subject::Identity,
             format!("uid {} groups {:?}", i.uid, i.groups),
             i.source.clone(),
         );

@@ -4,6 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::DriverVersion;
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::{DriverFact, Snapshot};
@@ -89,17 +90,17 @@ fn finding(
     ;
     if let Some(d) = driver {
         f = f.evidence(
-            "kernel module",
+            Subject::DriverVersion,
             format!("nvidia.ko {}", d.version.as_str()),
             d.source.clone(),
         );
     }
     if let Some((lib, message)) = nvml_says {
-        f = f.evidence("nvml", message, lib);
+        f = f.evidence(Subject::Nvml, message, lib);
     }
     for (soname, v, path) in mismatched {
         f = f.evidence(
-            format!("library:{soname}"),
+            Subject::library(&soname),
             format!("{soname} is {}", v.as_str()),
             path.clone(),
         );

@@ -2,6 +2,7 @@
 //! until it finishes, CUDA fails with "system not yet initialized" (error 802).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut f = Finding::new("GD039", Severity::Error, format!("The NVLink fabric is not ready on GPU {list}: Fabric Manager has not set it up"))
         .detail("On NVSwitch systems the GPUs join the NVLink fabric through Fabric Manager. Until registration completes, every CUDA program fails with \"system not yet initialized\" (cudaErrorSystemNotReady, 802). Fabric Manager must run and be the same version as the driver.");
     for (i, what) in &not_ready {
-        f = f.evidence(format!("gpu:{i}"), what.clone(), "NVML");
+        f = f.evidence(Subject::Gpu(*i), what.clone(), "NVML");
     }
     Outcome::Checked(vec![f
         .fix_cmd(

@@ -4,6 +4,7 @@
 //! "Could not load library libcudnn_ops_infer.so.8").
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{cmp_versions, Dist, PythonEnv};
 use crate::snapshot::Snapshot;
@@ -87,7 +88,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD050", Severity::Warning, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
                     .detail("Both load CUDA libraries by soname into one process. Whichever framework is imported first loads its majors, and the other then fails to find its own (\"libcudnn.so.9: cannot open shared object file\") or runs against the wrong ones.")
-                    .evidence(format!("torch:{}", env.site), format!("{} {} vs torch {tv}", d.name, d.version), env.site.clone())
+                    .evidence(Subject::torch(&env.site), format!("{} {} vs torch {tv}", d.name, d.version), env.site.clone())
                     .fix_text("Use one environment per framework, or versions built for the same CUDA and cuDNN majors (e.g. onnxruntime-gpu for CUDA 12 with torch cu12x)"),
             );
         }

@@ -4,6 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::capabilities::{capabilities_for, Support};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -62,7 +63,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .collect();
         let mut f = Finding::new("GD052", Severity::Info, format!("{} ({}) lacks: {}", g.name, g.cc.sm(), names.join(", ")))
             .detail("Recipes that assume an Ampere-or-newer GPU fall back or fail here: bf16 autocast runs emulated (or raises), TF32 does nothing, torch.compile may refuse the GPU (\"Found ... which is too old to be supported by the triton GPU compiler\"), and FlashAttention-2 kernels are not built for it. Use fp16 autocast with a GradScaler and the SDPA memory-efficient backend instead; `gpudoctor devices N` lists everything the GPU can and cannot do.")
-            .evidence("gpu", format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
+            .evidence(Subject::GpuModel(g.name.clone()), format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
         for (title, _, note) in &lacking {
             if !note.is_empty() {
                 f = f.context(format!("{title}: {note}"), "compat/capabilities.rs");

@@ -1,6 +1,7 @@
 //! GD001: no NVIDIA GPU anywhere — said once, plainly, so the GPU rules can stay quiet.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -26,7 +27,7 @@ fn run(snap: &Snapshot) -> Outcome {
         match pci.devices.get() {
             Some(d) => {
                 f = f.evidence(
-                    "pci",
+                    Subject::Pci,
                     format!("{} NVIDIA display/3D functions", d.len()),
                     pci.devices.source.clone(),
                 )
@@ -38,7 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .map(|m| m.detail.clone())
                     .unwrap_or_default();
                 f = f.evidence(
-                    "pci",
+                    Subject::Pci,
                     format!("could not list PCI devices: {why}"),
                     pci.devices.source.clone(),
                 )
@@ -46,14 +47,14 @@ fn run(snap: &Snapshot) -> Outcome {
         }
     }
     if snap.device_nodes.is_some() {
-        f = f.evidence("nodes", "no /dev/nvidia[0-9]* nodes", "/dev");
+        f = f.evidence(Subject::GpuNodes, "no /dev/nvidia[0-9]* nodes", "/dev");
     }
     let hidden_by_runtime = snap
         .env_value("NVIDIA_VISIBLE_DEVICES")
         .filter(|v| matches!(v.trim(), "void" | "none" | ""));
     if let Some(v) = hidden_by_runtime {
         f = f.evidence(
-            "env:NVIDIA_VISIBLE_DEVICES",
+            Subject::env("NVIDIA_VISIBLE_DEVICES"),
             format!("NVIDIA_VISIBLE_DEVICES={v:?}"),
             "environment",
         );
@@ -61,7 +62,7 @@ fn run(snap: &Snapshot) -> Outcome {
     match snap.container_kind() {
         Some(kind) => {
             f = f
-                .evidence("platform:container", kind.to_string(), "platform probe")
+                .evidence(Subject::Container, kind.to_string(), "platform probe")
                 .detail("This process runs in a container and no NVIDIA device was passed into it. The GPUs, if the host has any, must be requested when the container starts.")
                 .fix_cmd("Docker: start the container with the GPUs (needs the NVIDIA Container Toolkit on the host)", "docker run --gpus all IMAGE")
                 .fix_cmd("Podman (CDI): pass the GPUs by their CDI name", "podman run --device nvidia.com/gpu=all IMAGE")

@@ -2,6 +2,7 @@
 //! asks for a recovery action (reset, reboot, drain).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -26,7 +27,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD032", Severity::Error, format!("GPU {} has fallen off the bus (NVML: GPU is lost)", g.index))
                     .detail("The driver lost contact with the GPU (Xid 79, \"GPU has fallen off the bus\"). Every process using it fails, and CUDA calls on it may hang. Causes: power delivery, overheating, a failing riser or slot, or the GPU itself.")
-                    .evidence(format!("gpu:{}", g.index), e.to_string(), "NVML")
+                    .evidence(Subject::Gpu(g.index), e.to_string(), "NVML")
                     .fix_cmd("Confirm in the kernel log", "sudo dmesg | grep -iE 'xid|fallen off'")
                     .fix_text("Drain the node, then reset the GPU (sudo nvidia-smi -r -i N) or reboot; if it recurs, reseat or replace the card (RMA)"),
             );
@@ -43,7 +44,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD032", severity, format!("{} needs {what} (driver recovery action: {action})", g.label()))
                     .detail("The driver has seen an error it cannot recover from by itself and reports the action that will (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Until then jobs on this GPU fail or run degraded.")
-                    .evidence(format!("gpu:{}", g.index), format!("recovery action {action}"), "NVML")
+                    .evidence(Subject::Gpu(g.index), format!("recovery action {action}"), "NVML")
                     .fix_text(match action.as_str() {
                         "node_reboot" => "Drain the node and reboot it",
                         "drain_p2p" => "Stop jobs that use peer-to-peer/NVLink on this GPU, then reset it when idle",

@@ -1,6 +1,7 @@
 //! GD002: an NVIDIA GPU is on the PCI bus but the nvidia kernel module is not loaded.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::{MODULES_FILE, VERSION_FILE};
 use crate::probes::pci::PciRole;
@@ -50,11 +51,11 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     let mut f = Finding::new("GD002", Severity::Error, "NVIDIA GPU present but the nvidia kernel module is not loaded")
         .detail("Without nvidia.ko nothing can talk to the GPU: nvidia-smi says \"couldn't communicate with the NVIDIA driver\" and torch.cuda.is_available() is False. Usual causes: the driver is not installed, its DKMS module was not built for the running kernel (a kernel update), or Secure Boot refused the unsigned module.")
-        .evidence("module:nvidia", "nvidia not in /proc/modules", MODULES_FILE)
-        .evidence("module:version", format!("{VERSION_FILE} absent"), VERSION_FILE);
+        .evidence(Subject::module("nvidia"), "nvidia not in /proc/modules", MODULES_FILE)
+        .evidence(Subject::DriverVersion, format!("{VERSION_FILE} absent"), VERSION_FILE);
     if !unclaimed.is_empty() {
         f = f.evidence(
-            "pci",
+            Subject::Pci,
             format!(
                 "NVIDIA GPU(s) waiting for a driver: {}",
                 unclaimed.join(", ")

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::libraries::{family_of, soname_major, Libraries};
 use crate::probes::toolkits::ToolkitKind;
@@ -53,7 +54,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     findings.push(
                         Finding::new("GD026", Severity::Warning, format!("LD_LIBRARY_PATH puts CUDA {ov} libraries ({entry}) on the path while builds use CUDA {}", t.cuda.map(|v| v.to_string()).unwrap_or_default()))
                             .detail("Programs built with the toolkit in use need its major's libraries (libcublas.so.N, libcudart.so.N …). LD_LIBRARY_PATH is searched first, so another toolkit's directory there wins for every soname it has, and programs fail to start or load mismatched libraries.")
-                            .evidence("env:LD_LIBRARY_PATH", format!("entry {}: {entry}", i + 1), "env LD_LIBRARY_PATH")
+                            .evidence(Subject::env("LD_LIBRARY_PATH"), format!("entry {}: {entry}", i + 1), "env LD_LIBRARY_PATH")
                             .context(format!("toolkit in use: CUDA {} at {}", t.cuda.map(|v| v.to_string()).unwrap_or_default(), t.root), t.version.source.clone())
                             .fix_text(match t.lib_dirs.first() {
                                 Some(d) => format!("Replace {entry} with {d} in LD_LIBRARY_PATH (or drop it)"),
@@ -78,7 +79,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 findings.push(
                     Finding::new("GD026", Severity::Warning, format!("Only {} is on the loader path; CUDA {major} programs need the {major}.x {family}", names.join(", ")))
                         .detail(format!("The toolkit in use is CUDA {major}, so what it builds links against {family}.so.{major}; the loader finds only another major's copy and such programs fail with \"{family}.so.{major}: cannot open shared object file\"."))
-                        .evidence(format!("library:{family}"), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
+                        .evidence(Subject::library(&family), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
                         .context(format!("toolkit in use: CUDA {major} at {}", t.root), t.version.source.clone())
                         .fix_cmd(
                             "Register the toolkit's library directory with the loader",
@@ -109,7 +110,7 @@ fn run(snap: &Snapshot) -> Outcome {
         findings.push(
             Finding::new("GD026", Severity::Info, format!("{} cuDNN majors are on the loader path", cudnn.len()))
                 .detail("Each program loads the major it was linked against (cuDNN 8 for older frameworks, 9 for current ones); a framework that dlopens plain libcudnn.so gets whichever the dev link points to.")
-                .evidence("library:libcudnn", cudnn.join("; "), "/etc/ld.so.cache, LD_LIBRARY_PATH"),
+                .evidence(Subject::library("libcudnn"), cudnn.join("; "), "/etc/ld.so.cache, LD_LIBRARY_PATH"),
         );
     }
     findings.extend(missing_dependencies(libs));
@@ -142,7 +143,7 @@ fn missing_dependencies(libs: &Libraries) -> Vec<crate::findings::Finding> {
             out.push(
                 Finding::new("GD028", Severity::Error, format!("{} needs {needed}, which the loader cannot find", lib.soname))
                     .detail(format!("Loading {} fails with \"{needed}: cannot open shared object file: No such file or directory\", and so does every program or framework that loads it.", c.path))
-                    .evidence(format!("library:{}", lib.soname), format!("{} needs {needed}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone())
+                    .evidence(Subject::library(&lib.soname), format!("{} needs {needed}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone())
                     .fix_text(format!("Install the library that provides {needed} (the CUDA {} runtime libraries), or add its directory to the loader path and run sudo ldconfig", soname_major(needed).unwrap_or(0))),
             );
         }

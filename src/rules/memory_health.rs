@@ -3,6 +3,7 @@
 //! retired-page count at DCGM's threshold.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -23,7 +24,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let mut out = Vec::new();
     for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
-        let key = format!("gpu:{}", g.index);
+        let key = Subject::Gpu(g.index);
         let mut problems: Vec<(Severity, String)> = Vec::new();
         if let Some(n) = g.ecc.volatile_uncorrected.get().filter(|n| **n > 0) {
             problems.push((

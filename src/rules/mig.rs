@@ -3,6 +3,7 @@
 //! pending mode change needs a GPU reset.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -23,7 +24,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let (Some(on), pending) = (g.mig.enabled.get(), g.mig.pending.get()) else {
             continue;
         };
-        let key = format!("gpu:{}", g.index);
+        let key = Subject::Gpu(g.index);
         if pending.is_some_and(|p| p != on) {
             out.push(
                 Finding::new("GD037", Severity::Warning, format!("{}: MIG mode change is pending ({} → {})", g.label(), if *on { "on" } else { "off" }, if *on { "off" } else { "on" }))

@@ -3,6 +3,7 @@
 //! stale nodes behind.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -27,7 +28,7 @@ fn run(snap: &Snapshot) -> Outcome {
     // Containers often see all nodes but NVML only the granted GPUs, or the reverse.
     Outcome::Checked(vec![Finding::new("GD040", Severity::Warning, format!("NVML reports {nvml} GPU(s) but {present} /dev/nvidiaN node(s) exist"))
         .detail("Each GPU the driver manages has a /dev/nvidiaN node. A mismatch means the process sees a different set than the driver: a container or Kubernetes device plugin passed in only some nodes, a cgroup device rule hides some, or nodes were left from a GPU that is gone. CUDA then fails on the GPUs it cannot open, or shows fewer than expected.")
-        .evidence("gpus", format!("{nvml} GPU(s) in NVML"), "NVML")
-        .evidence("nodes", format!("{present} node(s) /dev/nvidia[0-9]*"), "/dev")
+        .evidence(Subject::GpuCount, format!("{nvml} GPU(s) in NVML"), "NVML")
+        .evidence(Subject::GpuNodes, format!("{present} node(s) /dev/nvidia[0-9]*"), "/dev")
         .fix_text("In containers request the GPUs explicitly (--gpus all / nvidia.com/gpu limits); on hosts run sudo nvidia-modprobe -c N for missing nodes")])
 }

@@ -4,6 +4,7 @@
 //! A driver/library version mismatch is GD018 (driver_userspace.rs).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             let mut f = Finding::new("GD029", Severity::Error, format!("The NVIDIA kernel module is loaded but NVML ({lib}) cannot be loaded"))
                 .detail("The driver's user-space half (libnvidia-ml, libcuda, nvidia-smi) is missing or not on the loader path, so nvidia-smi fails and CUDA finds no driver. In a container it means the NVIDIA runtime did not mount the driver libraries.")
-                .evidence("nvml", message.clone(), lib.clone());
+                .evidence(Subject::Nvml, message.clone(), lib.clone());
             // Where the loader looked, from the libraries probe.
             if let Some(l) = snap.libraries.as_ref() {
                 let searched = format!(
@@ -97,7 +98,7 @@ fn run(snap: &Snapshot) -> Outcome {
             };
             let mut f = Finding::new("GD030", severity, title)
                 .detail(format!("nvmlInit failed: {message}. Without NVML, nvidia-smi and every monitoring tool fail, and CUDA usually fails the same way."))
-                .evidence("nvml", format!("{code}: {message}"), lib.clone())
+                .evidence(Subject::Nvml, format!("{code}: {message}"), lib.clone())
                 .fix_text(fix_text);
             if let Some(c) = fix_cmd {
                 f = f.fix_cmd("Look", c);
@@ -109,17 +110,17 @@ fn run(snap: &Snapshot) -> Outcome {
                 Some(p) => format!(" The report keeps what NVML answered before: the system facts and {} GPU(s).", p.devices.len()),
                 None => String::new(),
             }))
-            .evidence("nvml", format!("timed out after {seconds:.1} s"), lib.clone())
+            .evidence(Subject::Nvml, format!("timed out after {seconds:.1} s"), lib.clone())
             .fix_cmd("Look for Xid errors", "sudo dmesg | grep -iE 'xid|nvrm'")
             .fix_cmd("If persistence mode is off, initialising many GPUs can take seconds: give it longer", "gpudoctor check --timeout 30")
             .fix_text("Drain the node and reset the GPU (nvidia-smi -r) or reboot; if it recurs, the GPU or its slot is failing"),
         NvmlResult::Crashed { signal, stderr } => Finding::new("GD031", Severity::Error, format!("NVML crashed with signal {signal}"))
             .detail(format!("Loading or calling {lib} killed the process (signal {signal}). A corrupt or mismatched driver installation is the usual cause.{}", if stderr.is_empty() { String::new() } else { format!(" Its last words: {stderr}") }))
-            .evidence("nvml", format!("signal {signal}"), lib.clone())
+            .evidence(Subject::Nvml, format!("signal {signal}"), lib.clone())
             .fix_text("Reinstall the NVIDIA driver packages of one version, then reboot"),
         NvmlResult::WorkerFailed { detail } => Finding::new("GD031", Severity::Warning, "NVML could not be queried")
             .detail(detail.clone())
-            .evidence("nvml", detail.clone(), lib.clone())
+            .evidence(Subject::Nvml, detail.clone(), lib.clone())
             .fix_cmd("This is likely a gpudoctor bug: attach the report", "gpudoctor check --format markdown"),
     };
     Outcome::Checked(vec![f])

@@ -1,6 +1,7 @@
 //! GD003–GD005: which kernel driver owns each NVIDIA GPU (the PCI `driver` link).
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::probes::pci::PciDevice;
@@ -71,7 +72,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .detail(format!("The in-kernel {owner} driver claimed the GPU before nvidia.ko could, so the NVIDIA driver's probe never ran (the kernel log says \"NVRM: The NVIDIA probe routine was not called\" and nvidia-smi \"couldn't communicate with the NVIDIA driver\"). CUDA cannot use a GPU that nvidia does not own."));
         for g in &bound_elsewhere {
             f = f.evidence(
-                format!("pci:{}", g.address),
+                Subject::pci(&g.address),
                 format!(
                     "{} bound to {}",
                     g.device_id,
@@ -81,10 +82,10 @@ fn run(snap: &Snapshot) -> Outcome {
             );
         }
         for m in &conflicting_loaded {
-            f = f.evidence(format!("module:{m}"), format!("{m} loaded"), MODULES_FILE);
+            f = f.evidence(Subject::module(m), format!("{m} loaded"), MODULES_FILE);
         }
         if nvidia_loaded == Some(false) {
-            f = f.evidence("module:nvidia", "nvidia not loaded", MODULES_FILE);
+            f = f.evidence(Subject::module("nvidia"), "nvidia not loaded", MODULES_FILE);
         }
         let os_id = snap
             .platform
@@ -130,7 +131,7 @@ fn run(snap: &Snapshot) -> Outcome {
         out.push(
             Finding::new("GD004", Severity::Warning, format!("GPU {} is reserved for VM passthrough ({drv})", g.address))
                 .detail(format!("{drv} holds this GPU so a virtual machine can take it; processes on this host cannot use it. That is right on a hypervisor that passes GPUs to guests, and wrong on a machine meant to run CUDA itself."))
-                .evidence(format!("pci:{}", g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
+                .evidence(Subject::pci(&g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
                 .fix_text("If the GPU should serve this host: remove its PCI id from vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot")
                 .fix_cmd("Or hand it back now", format!("echo {addr} | sudo tee {} && echo {addr} | sudo tee /sys/bus/pci/drivers/nvidia/bind", sh_quote(&format!("/sys/bus/pci/drivers/{drv}/unbind")), addr = sh_quote(&g.address))),
         );
@@ -141,7 +142,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD005", Severity::Error, format!("nvidia is loaded but GPU {} has no driver", g.address))
                     .detail("The nvidia module is loaded yet did not bind this GPU. Usually the installed driver branch does not support the GPU (too new: e.g. Blackwell needs R570+ with the open kernel modules; too old: Kepler ended with R470), or initialisation failed (RmInitAdapter failed, GSP firmware error, a GPU fallen off the bus).")
-                    .evidence(format!("pci:{}", g.address), format!("{} has no driver bound", g.device_id), format!("{}/driver", g.source))
+                    .evidence(Subject::pci(&g.address), format!("{} has no driver bound", g.device_id), format!("{}/driver", g.source))
                     .context("nvidia loaded", MODULES_FILE)
                     .fix_cmd("Read the driver's reason for skipping the GPU", "sudo dmesg | grep -iE 'NVRM|nvidia' | tail -n 30")
                     .fix_text("If the log says the GPU is not supported by this release, install a driver branch that supports it (and the open kernel modules for Turing and newer on R560+)")

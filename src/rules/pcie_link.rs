@@ -3,6 +3,7 @@
 //! generation is judged only when the GPU is busy (cases.json case-10).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -38,7 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .get()
                 .is_some_and(|t| !t.reasons.iter().any(|r| r == "GPU_IDLE"));
         let link = format!("Gen{gen} x{w} (max Gen{max_gen} x{max_w})");
-        let key = format!("gpu:{}", g.index);
+        let key = Subject::Gpu(g.index);
         if w < max_w {
             out.push(
                 Finding::new("GD034", Severity::Warning, format!("{}: PCIe link is x{w}, not x{max_w}", g.label()))

@@ -2,6 +2,7 @@
 //! last client exits, so every first CUDA call or nvidia-smi pays the initialisation again.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -29,8 +30,11 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::Checked(vec![]);
     }
     let list = off.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    Outcome::Checked(vec![Finding::new("GD038", Severity::Info, format!("Persistence mode is off on GPU {list}"))
+    let mut f = Finding::new("GD038", Severity::Info, format!("Persistence mode is off on GPU {list}"))
         .detail("Without persistence the driver unloads the GPU state whenever no process holds it, so each new job (and each nvidia-smi) waits for re-initialisation — seconds on a multi-GPU node — and ECC/clock settings can be lost in between. Desktops with a display server do not need it; servers do.")
-        .evidence("persistence", format!("off on GPU {list}"), "NVML")
-        .fix_cmd("Enable the persistence daemon (survives reboots)", "sudo systemctl enable --now nvidia-persistenced")])
+        ;
+    for i in &off {
+        f = f.evidence(Subject::Gpu(*i), "persistence mode off", "NVML");
+    }
+    Outcome::Checked(vec![f.fix_cmd("Enable the persistence daemon (survives reboots)", "sudo systemctl enable --now nvidia-persistenced")])
 }

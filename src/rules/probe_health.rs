@@ -3,6 +3,7 @@
 
 use super::{Outcome, Rule};
 use crate::fact::{Fact, MissingReason};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::{ProbeStatus, Snapshot};
 
@@ -32,7 +33,7 @@ fn run(snap: &Snapshot) -> Outcome {
             // An error: a report that could not look must not pass a CI gate.
             let f = Finding::new("GD016", Severity::Error, format!("the {name} probe did not finish ({})", run.status.as_str().replace('_', " ")))
                 .detail(format!("{} Its facts are missing from this report, and the rules that need them were not applied.", run.detail.clone().unwrap_or_default()))
-                .evidence(format!("probe:{name}"), run.status.as_str(), "probe runner");
+                .evidence(Subject::Probe(name.clone()), run.status.as_str(), "probe runner");
             out.push(if run.status == ProbeStatus::TimedOut {
                 f.fix_cmd("Give it more time", "gpudoctor check --timeout 30")
                     .fix_text("A read that hangs usually means a hung network filesystem or a wedged driver: check `dmesg` for hung tasks")
@@ -72,7 +73,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let mut f = Finding::new("GD016", Severity::Warning, format!("{} file(s) could not be read; the report is incomplete", unread.len()))
             .detail("gpudoctor could not read some of the files it inspects, so the checks that depend on them may be missing or less certain.");
         for (source, detail) in unread {
-            f = f.evidence(format!("file:{source}"), detail, source);
+            f = f.evidence(Subject::File(source.clone()), detail, source);
         }
         out.push(f.fix_text("Run gpudoctor as a user who can read these files, or check the filesystem they live on"));
     }

@@ -6,6 +6,7 @@ use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
 use crate::compat::torch::{builds_of, covers, newest_build_for, TorchBuild};
 use crate::compat::{ComputeCapability, CudaVersion};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{PythonEnv, Torch};
 use crate::snapshot::{DriverFact, Snapshot};
@@ -50,7 +51,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .get()
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
-        let key = format!("torch:{}", env.site);
+        let key = Subject::torch(&env.site);
         // The build to recommend: this release for the GPU and driver, else the newest.
         let suggest = |cc: Option<ComputeCapability>| -> Option<&'static TorchBuild> {
             let fits =
@@ -100,7 +101,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         let mut f = Finding::new("GD042", Severity::Error, format!("torch {version}{where_} needs CUDA {tc}, but driver {} is too old for it", d.version.as_str()))
                             .detail(format!("torch reports \"The NVIDIA driver on your system is too old (found version {found})\" and torch.cuda.is_available() is False. {}", if family_min.is_some() { format!("CUDA {}.x builds run on any driver from {needed} (minor-version compatibility); this one is older.", tc.major) } else { format!("This CUDA needs driver {needed}.") }))
                             .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
-                            .evidence("driver", format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
+                            .evidence(Subject::DriverVersion, format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
                             .fix_text(format!("Upgrade the NVIDIA driver to {needed} or newer"));
                         if let Some(b) = suggest(cc) {
                             f = f.fix_cmd(format!("Or install the newest torch built for a CUDA this driver runs (CUDA {})", b.cuda().map_or("?".into(), |c| c.to_string())), install(b));
@@ -142,7 +143,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         if too_new { "The GPU is newer than this build." } else { "This build dropped support for the GPU's architecture." }
                     ))
                     .evidence(key.clone(), format!("compiled for {list}"), source.clone())
-                    .evidence("gpu", format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
+                    .evidence(Subject::GpuModel(g.name.clone()), format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
                     f = match newest_build_for(g.cc, ok_cuda) {
                         Some(b) => f.fix_cmd(format!("Install torch {} built for CUDA {}, which has {} kernels", b.release, b.cuda().map_or("?".into(), |c| c.to_string()), g.cc.sm()), install(b)),
                         None => f.fix_text(format!("No official torch build supports {} with this driver: build from source with TORCH_CUDA_ARCH_LIST={}.{} or upgrade the driver", g.cc.sm(), g.cc.major, g.cc.minor)),

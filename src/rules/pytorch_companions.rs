@@ -4,6 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::torch::{local_variant, release_minor, torchvision_for};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -72,7 +73,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .unwrap_or_else(|| "cu128".into());
             let mut f = Finding::new("GD046", Severity::Error, format!("{} {} does not match torch {tv}: {}", c.name, c.version, problems.join("; ")))
                     .detail(format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and torchvision were compiled with different CUDA versions\"; a different release fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name))
-                    .evidence(format!("torch:{}", env.site), format!("torch {tv}, {} {}", c.name, c.version), env.site.clone());
+                    .evidence(Subject::torch(&env.site), format!("torch {tv}, {} {}", c.name, c.version), env.site.clone());
             f = match &expected {
                 Some(want) => f.fix_cmd("Install the matching build from the same index as torch", format!("pip install --force-reinstall {}=={want}.* --index-url https://download.pytorch.org/whl/{index}", c.name)),
                 None => f.fix_text(format!("Reinstall {} from the same index and release line as torch", c.name)),

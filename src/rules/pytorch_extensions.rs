@@ -4,6 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::CudaVersion;
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::toolkits::cuda_home_value;
 use crate::snapshot::Snapshot;
@@ -63,8 +64,8 @@ fn run(snap: &Snapshot) -> Outcome {
             format!("Extensions would build with CUDA {tv} ({}), but torch {version} was built with CUDA {torch_cuda}", tk.root),
         )
         .detail(format!("torch.utils.cpp_extension checks the toolkit it found (CUDA_HOME → {}) against torch.version.cuda and stops: \"The detected CUDA version ({tv}) mismatches the version that was used to compile PyTorch ({torch_cuda}). Please make sure to use the same CUDA versions.\"", tk.root))
-        .evidence(format!("toolkit:{}", tk.root), format!("CUDA {tv}"), tk.version.source.clone())
-        .evidence(format!("torch:{}", env.site), format!("torch.version.cuda = {torch_cuda}"), t.version.source.clone());
+        .evidence(Subject::toolkit(&tk.root), format!("CUDA {tv}"), tk.version.source.clone())
+        .evidence(Subject::torch(&env.site), format!("torch.version.cuda = {torch_cuda}"), t.version.source.clone());
         f = match alt {
             Some(a) => f.fix_cmd(format!("Build with the installed CUDA {}", a.cuda.map_or("?".into(), |c| c.to_string())), format!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", sh_quote(&cuda_home_value(a)), sh_quote(&a.root))),
             None => f.fix_text(format!("Install a CUDA {}.x toolkit (conda install -c nvidia cuda-toolkit={torch_cuda}) and point CUDA_HOME at it", torch_cuda.major)),

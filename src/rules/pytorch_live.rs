@@ -4,6 +4,7 @@
 //! (LD_LIBRARY_PATH, LD_PRELOAD, a system cuDNN).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
@@ -25,13 +26,13 @@ fn run(snap: &Snapshot) -> Outcome {
         LiveResult::TimedOut { seconds } => {
             return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Importing torch in {} did not finish within {seconds:.1} s", live.python))
                 .detail("A first import after installation or on a network filesystem can take long; an import that hangs usually waits on a wedged driver or a lock.")
-                .evidence("python", format!("timed out after {seconds:.1} s"), live.python.clone())
+                .evidence(Subject::PythonImport, format!("timed out after {seconds:.1} s"), live.python.clone())
                 .fix_cmd("Give it more time", format!("gpudoctor check --python {} --python-import --timeout 180", crate::findings::sh_quote(&live.python)))])
         }
         LiveResult::Failed { detail } => {
             return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Could not ask {} about torch", live.python))
                 .detail(detail.clone())
-                .evidence("python", detail.clone(), live.python.clone())])
+                .evidence(Subject::PythonImport, detail.clone(), live.python.clone())])
         }
     };
     let mut out = Vec::new();
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD048", Severity::Error, format!("`import torch` fails in {}: {}", live.python, e.lines().next().unwrap_or(e)))
                     .detail(format!("Python {} raised {e}. The static findings above usually name the cause (a missing nvidia-* wheel, a library shadowed by LD_LIBRARY_PATH).", a.python_version.as_deref().unwrap_or("?")))
-                    .evidence("python", e.clone(), live.python.clone()),
+                    .evidence(Subject::PythonImport, e.clone(), live.python.clone()),
             );
         }
     } else if a.cuda.is_some()
@@ -49,7 +50,7 @@ fn run(snap: &Snapshot) -> Outcome {
     {
         let mut f = Finding::new("GD048", Severity::Error, format!("torch {} imports but torch.cuda.is_available() is False", a.torch.as_deref().unwrap_or("?")))
             .detail("This machine has an NVIDIA GPU and torch is a CUDA build, yet torch cannot use it. torch's own warnings (below) and the driver, device-node and library findings in this report say why.")
-            .evidence("python", format!("is_available() = False in {}", live.python), live.python.clone());
+            .evidence(Subject::PythonImport, format!("is_available() = False in {}", live.python), live.python.clone());
         for w in &a.warnings {
             f = f.context(format!("torch warned: {w}"), live.python.clone());
         }
@@ -68,7 +69,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 out.push(
                     Finding::new("GD049", Severity::Warning, format!("{} imports torch {live_v}, not the torch {static_v} in {}", live.python, env.site))
                         .detail("The interpreter finds torch somewhere else than the environment gpudoctor read (PYTHONPATH, a user site-packages, another venv activated in the shell), so what you inspect is not what runs.")
-                        .evidence(format!("torch:{}", env.site), format!("files: {static_v}; import: {live_v}"), live.python.clone())
+                        .evidence(Subject::torch(&env.site), format!("files: {static_v}; import: {live_v}"), live.python.clone())
                         .fix_cmd("See where it comes from", format!("{} -c 'import torch; print(torch.__file__)'", live.python)),
                 );
             }
@@ -92,7 +93,7 @@ fn run(snap: &Snapshot) -> Outcome {
             if !foreign.is_empty() && t.kind() == "cuda" && !env.nvidia_wheels.is_empty() {
                 let mut f = Finding::new("GD049", Severity::Warning, format!("torch loaded CUDA libraries from outside its wheels: {}", foreign.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
                     .detail("torch's nvidia-* wheels are installed, but the running process mapped other copies — LD_LIBRARY_PATH, LD_PRELOAD or a system library came first. Versions other than the pinned ones cause undefined-symbol errors and subtle numerical differences.")
-                    .evidence(format!("torch:{}", env.site), "loaded from outside the environment", "/proc/self/maps of the import");
+                    .evidence(Subject::torch(&env.site), "loaded from outside the environment", "/proc/self/maps of the import");
                 for p in &foreign {
                     f = f.context((*p).clone(), "/proc/self/maps");
                 }

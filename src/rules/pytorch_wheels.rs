@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::libraries::Via;
 use crate::probes::pytorch::satisfies;
@@ -97,7 +98,7 @@ fn run(snap: &Snapshot) -> Outcome {
             let lib = missing.iter().find_map(|r| library_of(&r.name, &r.spec));
             let mut f = Finding::new("GD044", Severity::Error, format!("torch {version} needs {} wheel(s) that are not installed: {}", missing.len(), pins.join(", ")))
                 .detail(format!("torch's CUDA libraries load these wheels' shared libraries; without them `import torch` fails{}. Installers that resolve dependencies by platform (poetry, some lockfiles, --no-deps, copying site-packages) can leave them out.", lib.map(|l| format!(" with \"ImportError: {l}: cannot open shared object file: No such file or directory\"")).unwrap_or_default()))
-                .evidence(format!("torch:{}", env.site), format!("Requires-Dist {}", pins.join(", ")), format!("{}/torch-{}.dist-info/METADATA", env.site, t.dist_version));
+                .evidence(Subject::torch(&env.site), format!("Requires-Dist {}", pins.join(", ")), format!("{}/torch-{}.dist-info/METADATA", env.site, t.dist_version));
             for r in &missing {
                 if let Some(v) = &r.via {
                     f = f.context(format!("{} comes from {v}", r.name), "METADATA");
@@ -121,7 +122,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD044", Severity::Warning, format!("torch {version} pins {}{} but it is not installed: torch.compile cannot work", r.name, r.spec))
                     .detail("torch imports without Triton, but torch.compile's GPU backend (Inductor) generates Triton kernels and fails with \"Cannot find a working triton installation\".")
-                    .evidence(format!("torch:{}", env.site), format!("Requires-Dist {}{}", r.name, r.spec), env.site.clone())
+                    .evidence(Subject::torch(&env.site), format!("Requires-Dist {}{}", r.name, r.spec), env.site.clone())
                     .fix_cmd("Install the pinned Triton", format!("pip install {}", sh_quote(&format!("{}{}", r.name, r.spec)))),
             );
         }
@@ -129,7 +130,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD044", Severity::Warning, format!("{} {} is installed but torch {version} pins {}{}", d.name, d.version, r.name, r.spec))
                     .detail("torch was built and tested against the pinned version; another one can fail at import with undefined symbols, or run with different numerics and bugs.")
-                    .evidence(format!("torch:{}", env.site), format!("{} {} vs {}", d.name, d.version, r.spec), env.site.clone())
+                    .evidence(Subject::torch(&env.site), format!("{} {} vs {}", d.name, d.version, r.spec), env.site.clone())
                     .fix_cmd("Install the pinned version", format!("pip install {}", sh_quote(&format!("{}{}", r.name, r.spec)))),
             );
         }
@@ -151,7 +152,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 out.push(
                     Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{}", lib.soname, a.path, if differs { format!(" ({} vs {})", a.version.as_deref().unwrap_or("?"), w.version.as_deref().unwrap_or("?")) } else { String::new() }))
                         .detail(format!("torch's own libraries reach their wheels through RPATH and preload them by path, so torch itself usually keeps its {}. But libraries that find their dependencies through RUNPATH or by plain name — nvidia libraries loading each other (cuSPARSE → nvJitLink), extensions, other frameworks in the process — get the LD_LIBRARY_PATH copy first: the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor check --python-import` shows which copy the process really mapped.", w.path))
-                        .evidence(format!("library:{}", lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
+                        .evidence(Subject::library(&lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
                         .context(format!("torch's copy: {}", w.path), env.site.clone())
                         .fix_text("Remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in this environment (PyTorch's wheels need none), or unset LD_LIBRARY_PATH before starting Python"),
                 );

@@ -3,6 +3,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
+use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeDevice, Step};
 use crate::snapshot::Snapshot;
@@ -29,7 +30,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     format!("{}: CUDA cannot open it: {}", d.label(), e.name),
                 )
                 .evidence(
-                    format!("smoke:{}:device", d.ordinal),
+                    Subject::SmokeStep(d.ordinal, SmokeStep::Device),
                     e.to_string(),
                     "smoke worker",
                 )
@@ -43,7 +44,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(failure(
                 snap,
                 d,
-                "context",
+                SmokeStep::Context,
                 "cannot create a CUDA context",
                 error,
                 None,
@@ -53,7 +54,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(failure(
                 snap,
                 d,
-                "kernels",
+                SmokeStep::Kernels,
                 "cannot load PTX kernels",
                 error,
                 detail.as_deref(),
@@ -66,7 +67,7 @@ fn run(snap: &Snapshot) -> Outcome {
 fn failure(
     snap: &Snapshot,
     d: &SmokeDevice,
-    step: &str,
+    step: SmokeStep,
     what: &str,
     e: &crate::smoke::driver::CudaError,
     log: Option<&str>,
@@ -88,7 +89,7 @@ fn failure(
         known.map_or("The driver refused.", |k| k.cause)
     ))
     .evidence(
-        format!("smoke:{}:{step}", d.ordinal),
+        Subject::SmokeStep(d.ordinal, step),
         e.to_string(),
         "smoke worker",
     );

@@ -3,6 +3,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
@@ -44,14 +45,14 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 Finding::new("GD054", Severity::Error, format!("cuDeviceGetCount returned an impossible {n}"))
                     .detail(format!("libcuda reported success with a GPU count no machine has. The library answering is not a working NVIDIA driver (a shim, an interposer, or a corrupted install); the smoke test tested at most {} ordinals.", crate::smoke::MAX_DEVICES))
-                    .evidence("smoke", format!("cuDeviceGetCount = {n}"), library_source(p, run))
+                    .evidence(Subject::Smoke, format!("cuDeviceGetCount = {n}"), library_source(p, run))
                     .fix_text("Check which libcuda the loader maps (`gpudoctor toolkit`) and reinstall the driver's user-space libraries"),
             );
         } else if run.device_count == Some(0) {
             out.push(
                 Finding::new("GD053", Severity::Error, "CUDA initialised but sees no GPU")
                     .detail("cuInit succeeded and cuDeviceGetCount returned 0: every GPU is hidden from this process.")
-                    .evidence("smoke", "cuDeviceGetCount = 0", library_source(p, run))
+                    .evidence(Subject::Smoke, "cuDeviceGetCount = 0", library_source(p, run))
                     .fix_text("Check CUDA_VISIBLE_DEVICES and, in a container, that the GPUs were passed in (--gpus all)"),
             );
         }
@@ -99,7 +100,7 @@ fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Fi
         title,
     )
     .detail("The smoke test loads libcuda the way the CUDA runtime does (dlopen of libcuda.so.1, or the --cuda-lib file) and could not.")
-    .evidence("smoke", message, "dlopen in the smoke worker")
+    .evidence(Subject::Smoke, message, "dlopen in the smoke worker")
     .fix_text(fix)
 }
 
@@ -125,7 +126,7 @@ fn cuda_error_finding(
         "The driver API refused to start, so no CUDA program (PyTorch included) can use the GPU. {}",
         known.map_or("", |k| k.cause)
     ))
-    .evidence("smoke", e.to_string(), library_source(p, run));
+    .evidence(Subject::Smoke, e.to_string(), library_source(p, run));
     let visible = snap
         .env_value("CUDA_VISIBLE_DEVICES")
         .or(run.cuda_visible_devices.as_deref());
@@ -274,8 +275,8 @@ fn count_mismatch(snap: &Snapshot, run: &SmokeRun) -> Option<Finding> {
             format!("CUDA sees {cuda} GPU(s) but NVML sees {nvml}"),
         )
         .detail("With CUDA_VISIBLE_DEVICES unset CUDA should enumerate every GPU the driver has. A GPU NVML lists but CUDA skips is unusable: it failed initialisation (check `sudo dmesg | grep -i -E 'xid|nvrm'`), or the process cannot open its /dev/nvidiaN node (cgroup device rules, a container given some GPUs).")
-        .evidence("smoke", format!("cuDeviceGetCount = {cuda}"), "smoke worker")
-        .evidence("nvml", format!("nvmlDeviceGetCount = {nvml}"), "NVML")
+        .evidence(Subject::Smoke, format!("cuDeviceGetCount = {cuda}"), "smoke worker")
+        .evidence(Subject::Nvml, format!("nvmlDeviceGetCount = {nvml}"), "NVML")
         .fix_cmd("Look for the missing GPU's error in the kernel log", "sudo dmesg | grep -i -E 'xid|nvrm'"),
     )
 }
@@ -296,8 +297,8 @@ fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<F
             format!("libcuda speaks CUDA {api} but the driver (NVML) says CUDA {nvml}"),
         )
         .detail("cuDriverGetVersion and nvmlSystemGetCudaDriverVersion come from the same driver release, so they agree on a consistent install. Different answers mean the libcuda loaded belongs to another driver than libnvidia-ml: a leftover library on LD_LIBRARY_PATH or in /usr/local/lib, or a container image that ships its own.")
-        .evidence("smoke", format!("cuDriverGetVersion = {api}"), lib.clone())
-        .evidence("nvml", format!("CUDA {nvml}"), "NVML")
+        .evidence(Subject::Smoke, format!("cuDriverGetVersion = {api}"), lib.clone())
+        .evidence(Subject::Nvml, format!("CUDA {nvml}"), "NVML")
         .fix_cmd("See which libcuda files exist and remove the one that does not match the driver", format!("ls -l {} $(ldconfig -p | awk '/libcuda.so.1/{{print $NF}}')", sh_quote(&lib))),
     )
 }

@@ -2,6 +2,7 @@
 //! the same call would hang or kill a training job.
 
 use super::{Outcome, Rule};
+use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::SmokeResult;
 use crate::snapshot::Snapshot;
@@ -29,7 +30,7 @@ fn run(snap: &Snapshot) -> Outcome {
             ),
         )
         .detail("The smoke test runs in a child process and was killed at its deadline. A driver call that never returns — usually context creation on a GPU in a bad state, or a kernel that never finishes — will hang any CUDA program here the same way.")
-        .evidence("smoke", format!("stuck in {}", stuck_at.join("; ")), "smoke worker")
+        .evidence(Subject::Smoke, format!("stuck in {}", stuck_at.join("; ")), "smoke worker")
         .fix_cmd("Look for Xid errors and hung-task reports", "sudo dmesg | grep -i -E 'xid|nvrm|hung'")
         .fix_text("Reset the GPU (`sudo nvidia-smi -r -i N`) or reboot; rerun with a longer --timeout if the node is merely slow"),
         SmokeResult::Crashed { signal, stderr, during, .. } => {
@@ -39,7 +40,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 format!("The CUDA driver crashed the smoke test (signal {signal})"),
             )
             .detail("The smoke test's process died inside the driver. The same calls crash CUDA programs on this machine: the user-space driver is broken or mismatched.")
-            .evidence("smoke", format!("signal {signal}{}", if during.is_empty() { String::new() } else { format!(" during {}", during.join("; ")) }), "smoke worker");
+            .evidence(Subject::Smoke, format!("signal {signal}{}", if during.is_empty() { String::new() } else { format!(" during {}", during.join("; ")) }), "smoke worker");
             if !stderr.trim().is_empty() {
                 f = f.context(stderr.lines().last().unwrap_or_default().to_string(), "smoke worker stderr");
             }
@@ -50,7 +51,7 @@ fn run(snap: &Snapshot) -> Outcome {
             Severity::Warning,
             "The smoke test could not report".to_string(),
         )
-        .evidence("smoke", detail.clone(), "smoke worker")
+        .evidence(Subject::Smoke, detail.clone(), "smoke worker")
         .fix_text("Rerun with -v; report a gpudoctor bug if it persists"),
         SmokeResult::Ran { run } => {
             let unfinished: Vec<String> = run.devices.iter().filter(|d| !d.finished).map(|d| d.label()).collect();
@@ -58,10 +59,35 @@ fn run(snap: &Snapshot) -> Outcome {
                 return Outcome::Checked(vec![]);
             }
             Finding::new("GD059", Severity::Warning, format!("The smoke test did not finish on {}", unfinished.join(", ")))
-                .evidence("smoke", unfinished.join(", "), "smoke worker")
+                .evidence(Subject::Smoke, unfinished.join(", "), "smoke worker")
                 .fix_text("Rerun `gpudoctor smoke`; report a gpudoctor bug if it persists")
         }
         SmokeResult::LoadFailed { .. } => return Outcome::Checked(vec![]),
+    };
+    // The GPUs that stopped short carry the finding on the step they were in.
+    let f = match p.run() {
+        Some(run) => run.devices.iter().filter(|d| !d.finished).fold(f, |f, d| {
+            let step = d
+                .running
+                .as_deref()
+                .and_then(SmokeStep::from_worker_name);
+            let subject = match step {
+                Some(s) => Subject::SmokeStep(d.ordinal, s),
+                None => Subject::SmokeGpu(d.ordinal),
+            };
+            f.evidence(
+                subject,
+                format!(
+                    "{}: stopped {}",
+                    d.label(),
+                    d.running
+                        .as_deref()
+                        .map_or("between steps".to_string(), |s| format!("in the {s} step"))
+                ),
+                "smoke worker",
+            )
+        }),
+        None => f,
     };
     Outcome::Checked(vec![f])
 }

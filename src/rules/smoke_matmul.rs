@@ -3,6 +3,7 @@
 //! unstable overclock — the failure users otherwise meet as NaN losses.
 
 use super::{Outcome, Rule};
+use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
@@ -21,7 +22,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let mut out = Vec::new();
     for d in &run.devices {
-        let fact = format!("smoke:{}:matmul", d.ordinal);
+        let fact = Subject::SmokeStep(d.ordinal, SmokeStep::Matmul);
         match &d.matmul {
             Some(Step::Ok(m)) if !m.correct => out.push(
                 Finding::new("GD056", Severity::Error, format!("{} computed a wrong matrix product", d.label()))

@@ -2,6 +2,7 @@
 //! allocate what the driver said was free (fragmentation, MIG limits, a racing process).
 
 use super::{Outcome, Rule};
+use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
@@ -32,7 +33,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let mut out = Vec::new();
     for d in &run.devices {
-        let fact = format!("smoke:{}:memory", d.ordinal);
+        let fact = Subject::SmokeStep(d.ordinal, SmokeStep::Memory);
         let m = match &d.memory {
             Some(Step::Ok(m)) => m,
             Some(Step::Failed { error, .. }) => {

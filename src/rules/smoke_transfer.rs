@@ -3,6 +3,7 @@
 //! node, an IOMMU in translation mode, a bad riser).
 
 use super::{Outcome, Rule};
+use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{link, nvml_gpu, Step};
 use crate::snapshot::Snapshot;
@@ -77,7 +78,7 @@ fn run(snap: &Snapshot) -> Outcome {
             MIN_SHARE * 100.0,
             l.gbps
         ))
-        .evidence(format!("smoke:{}:transfer", d.ordinal), figures.join(", "), "smoke test (median of timed copies)")
+        .evidence(Subject::SmokeStep(d.ordinal, SmokeStep::Transfer), figures.join(", "), "smoke test (median of timed copies)")
         .context(format!("link max gen{} x{} = {:.1} GB/s", l.generation, l.width, l.gbps), "NVML");
         if let (Some(gen), Some(width)) = (g.pcie.generation.get(), g.pcie.width.get()) {
             f = f.context(format!("link now gen{gen} x{width}"), "NVML");
@@ -104,7 +105,7 @@ fn run(snap: &Snapshot) -> Outcome {
 fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in &run.devices {
-        let fact = format!("smoke:{}:transfer", d.ordinal);
+        let fact = Subject::SmokeStep(d.ordinal, SmokeStep::Transfer);
         match &d.transfer {
             Some(Step::Failed { error, .. }) => out.push(
                 Finding::new("GD058", Severity::Error, format!("{}: host↔GPU copies failed: {}", d.label(), error.name))

@@ -4,6 +4,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::arch::{compiler_targets, ARCHITECTURES};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -90,12 +91,12 @@ fn run(snap: &Snapshot) -> Outcome {
             Finding::new("GD023", severity, title)
                 .detail(detail)
                 .evidence(
-                    format!("toolkit:{}", t.root),
+                    Subject::toolkit(&t.root),
                     format!("CUDA {v} at {}", t.root),
                     t.version.source.clone(),
                 )
                 .evidence(
-                    "gpu",
+                    Subject::GpuModel(name.to_string()),
                     format!("{name}: compute capability {cc}"),
                     model.source,
                 )

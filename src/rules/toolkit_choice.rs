@@ -3,6 +3,7 @@
 //! one the user installed last (cases.json case-15: /usr/bin/nvcc 10.1 over /usr/local/cuda 11.4).
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
@@ -57,9 +58,9 @@ fn run(snap: &Snapshot) -> Outcome {
                     ),
                 )
                 .detail(format!("torch.utils.cpp_extension and most build systems take the toolkit from {}, while anything that runs `nvcc` directly gets the other one. An extension build then compiles with one toolkit's nvcc and another's headers and libraries, or torch refuses: \"The detected CUDA version (X) mismatches the version that was used to compile PyTorch (Y)\".", tk.cuda_home.via))
-                .evidence("nvcc on PATH", format!("{} → CUDA {}", n.resolved, version(a)), a.version.source.clone())
-                .evidence(format!("toolkit:{}", a.root), format!("CUDA {} at {}", version(a), a.root), a.version.source.clone())
-                .evidence("CUDA_HOME", format!("{home} (via {}) → CUDA {}", tk.cuda_home.via, version(b)), b.version.source.clone())
+                .evidence(Subject::NvccOnPath, format!("{} → CUDA {}", n.resolved, version(a)), a.version.source.clone())
+                .evidence(Subject::toolkit(&a.root), format!("CUDA {} at {}", version(a), a.root), a.version.source.clone())
+                .evidence(Subject::CudaHome, format!("{home} (via {}) → CUDA {}", tk.cuda_home.via, version(b)), b.version.source.clone())
                 .fix_cmd(
                     format!("Use CUDA {} for both", version(b)),
                     use_toolkit(b),
@@ -93,8 +94,8 @@ fn run(snap: &Snapshot) -> Outcome {
                     ),
                 )
                 .detail("With CUDA_HOME unset, torch's extension builder follows the nvcc on PATH, while Makefiles, CMake's last-resort search and many install scripts use /usr/local/cuda. The same machine then builds with two toolkits depending on the tool.")
-                .evidence("nvcc on PATH", format!("{} → CUDA {}", n.resolved, version(a)), a.version.source.clone())
-                .evidence(format!("toolkit:{}", u.root), format!("/usr/local/cuda → CUDA {}", version(u)), u.version.source.clone())
+                .evidence(Subject::NvccOnPath, format!("{} → CUDA {}", n.resolved, version(a)), a.version.source.clone())
+                .evidence(Subject::toolkit(&u.root), format!("/usr/local/cuda → CUDA {}", version(u)), u.version.source.clone())
                 .fix_cmd(
                     format!("Name CUDA {} everywhere", version(a)),
                     use_toolkit(a),
@@ -136,7 +137,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 tk.cuda_home.via,
                 if chosen { ", which you set" } else { ", not by which toolkit is newest" }
             ))
-            .evidence(format!("toolkit:{}", used.root), format!("CUDA {} at {}", version(used), used.root), used.version.source.clone())
+            .evidence(Subject::toolkit(&used.root), format!("CUDA {} at {}", version(used), used.root), used.version.source.clone())
             .context(format!("newer: CUDA {} at {}", version(newest), newest.root), newest.version.source.clone())
             .fix_cmd(
                 format!("Use CUDA {}", version(newest)),

@@ -6,6 +6,7 @@
 use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
 use crate::compat::{CudaVersion, DriverVersion};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::{DriverFact, Snapshot};
 
@@ -43,12 +44,12 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let in_use = snap.toolkit_in_use().map(|t| t.root.clone());
     // What to compare: each toolkit, and the libcudart each soname resolves to.
-    let mut subjects: Vec<(String, String, CudaVersion, String, bool)> = Vec::new();
+    let mut subjects: Vec<(Subject, String, CudaVersion, String, bool)> = Vec::new();
     for t in &toolkits.installs {
         if let Some(v) = t.cuda {
             let used = in_use.as_deref() == Some(t.root.as_str()) || toolkits.installs.len() == 1;
             subjects.push((
-                format!("toolkit:{}", t.root),
+                Subject::toolkit(&t.root),
                 if t.nvcc.is_some() {
                     format!("CUDA toolkit {v} at {}", t.root)
                 } else {
@@ -70,7 +71,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 continue;
             }
             subjects.push((
-                format!("library:{}", lib.soname),
+                Subject::library(&lib.soname),
                 format!(
                     "CUDA runtime {} ({})",
                     c.version.as_deref().unwrap_or_default(),
@@ -104,7 +105,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 )
                 .detail(format!("CUDA {v} was released with driver {needs}. The installed driver is older but in the same major family, so programs built with this toolkit run, with limits: PTX that needs a newer driver cannot be JIT-compiled (cudaErrorUnsupportedPtxVersion, 222: \"the provided PTX was compiled with an unsupported toolchain.\"), newer APIs return cudaErrorCallRequiresNewerDriver (36), and the kernels must be compiled for the GPU's architecture (SASS)."))
                 .evidence(key.clone(), format!("CUDA {v}"), source.clone())
-                .evidence("driver", driver_line.clone(), driver.source.clone())
+                .evidence(Subject::DriverVersion, driver_line.clone(), driver.source.clone())
                 .fix_text(format!("Upgrade the NVIDIA driver to {needs} or newer for full support"))
                 .fix_text(format!("Or compile with a toolkit no newer than the driver's CUDA {}", max.as_ref().map_or("version".into(), |m| m.cuda.to_string()))),
             ),
@@ -120,7 +121,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     None => " CUDA 10 and older have no minor-version compatibility: each release needs its own driver.".to_string(),
                 }))
                 .evidence(key.clone(), format!("CUDA {v}"), source.clone())
-                .evidence("driver", driver_line.clone(), driver.source.clone())
+                .evidence(Subject::DriverVersion, driver_line.clone(), driver.source.clone())
                 .fix_text(format!("Upgrade the NVIDIA driver to {needs} or newer"));
                 if let Some(m) = &max {
                     f = f.fix_text(format!("Or use a CUDA toolkit / PyTorch build for CUDA {} or older", m.cuda));

@@ -6,6 +6,7 @@
 //! ends it too.
 
 use super::{Outcome, Rule};
+use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 
@@ -16,7 +17,9 @@ pub const RULE: Rule = Rule {
     run,
 };
 
-const FACT: &str = "env:CUDA_VISIBLE_DEVICES";
+fn fact() -> Subject {
+    Subject::env("CUDA_VISIBLE_DEVICES")
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
@@ -160,7 +163,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let shown = format!("CUDA_VISIBLE_DEVICES={value:?}");
     let count_evidence = |f: Finding| match &count {
         Some(c) => f.evidence(
-            "gpus",
+            Subject::GpuCount,
             format!("{} GPU(s) on this system", c.count),
             c.source.clone(),
         ),
@@ -188,7 +191,7 @@ fn run(snap: &Snapshot) -> Outcome {
             };
             let mut f = Finding::new("GD009", Severity::Error, format!("CUDA_VISIBLE_DEVICES {why}: every GPU is hidden"))
                 .detail("CUDA reads CUDA_VISIBLE_DEVICES left to right and stops at the first entry that is not a device; here that is the first one, so CUDA reports no device (\"no CUDA-capable device is detected\", torch.cuda.is_available() is False).")
-                .evidence(FACT, shown.clone(), "environment");
+                .evidence(fact(), shown.clone(), "environment");
             f = unset_fix(count_evidence(f));
             if entry.trim().eq_ignore_ascii_case("NoDevFiles") {
                 f = f.fix_cmd(
@@ -221,7 +224,7 @@ fn run(snap: &Snapshot) -> Outcome {
             };
             let f = Finding::new("GD010", severity, title)
                 .detail(format!("This system has {n} GPU(s) (indices {existing}). CUDA stops at the first index that does not exist (entry {} here) and ignores everything after it, so {visible_note}. PyTorch then says \"No CUDA GPUs are available\".", pos + 1))
-                .evidence(FACT, shown.clone(), "environment");
+                .evidence(fact(), shown.clone(), "environment");
             let valid = if n == 0 {
                 "0".to_string()
             } else {
@@ -260,7 +263,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 "{why} The list ends at entry {}, so {visible_note}.",
                 pos + 1
             ))
-            .evidence(FACT, shown.clone(), "environment");
+            .evidence(fact(), shown.clone(), "environment");
             let f = unset_fix(count_evidence(f))
                 .fix_text("Write a comma-separated list without spaces, e.g. CUDA_VISIBLE_DEVICES=0,1 or CUDA_VISIBLE_DEVICES=GPU-8e1f...,GPU-33a0...");
             out.push(f);
@@ -271,7 +274,7 @@ fn run(snap: &Snapshot) -> Outcome {
         out.push(
             Finding::new("GD011", Severity::Warning, format!("CUDA_VISIBLE_DEVICES has spaces or stray characters: {}", parsed.sloppy.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")))
                 .detail("CUDA reads the leading digits of each entry and skips the rest, so this works by accident; other readers (Slurm, MPI launchers, frameworks that parse the variable themselves) may not agree.")
-                .evidence(FACT, shown.clone(), "environment")
+                .evidence(fact(), shown.clone(), "environment")
                 .fix_cmd("Write it without spaces", format!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
         );
     }
@@ -296,7 +299,7 @@ fn run(snap: &Snapshot) -> Outcome {
             };
             let mut f = Finding::new("GD010", Severity::Error, title)
                 .detail("CUDA matches each UUID (or a unique prefix of one) against the GPUs present and stops at the first it cannot find; that GPU and everything after it stay hidden. UUIDs change when a GPU is replaced and differ between nodes, so lists copied from another machine fail here.")
-                .evidence(FACT, shown.clone(), "environment");
+                .evidence(fact(), shown.clone(), "environment");
             for u in gpu_uuids.iter().chain(mig_uuids.iter()) {
                 f = f.context(format!("present: {u}"), "NVML");
             }

@@ -1,0 +1,322 @@
+//! What a finding is about: the one key that rules cite as evidence and every view
+//! looks up to mark its lines, so a rule and a renderer cannot disagree about a fact.
+//!
+//! The JSON report carries the key as text (`evidence[].fact`), written by `Display`.
+
+use std::fmt;
+
+/// One step of the on-device smoke test, as its report line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmokeStep {
+    /// Reading the device's properties (name, bus id, memory).
+    Device,
+    Context,
+    Kernels,
+    Matmul,
+    Memory,
+    Transfer,
+}
+
+impl SmokeStep {
+    pub const ALL: [SmokeStep; 6] = [
+        SmokeStep::Device,
+        SmokeStep::Context,
+        SmokeStep::Kernels,
+        SmokeStep::Matmul,
+        SmokeStep::Memory,
+        SmokeStep::Transfer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SmokeStep::Device => "device",
+            SmokeStep::Context => "context",
+            SmokeStep::Kernels => "kernels",
+            SmokeStep::Matmul => "matmul",
+            SmokeStep::Memory => "memory",
+            SmokeStep::Transfer => "transfer",
+        }
+    }
+
+    /// The step the worker names while it runs ("module" is the kernels step).
+    pub fn from_worker_name(name: &str) -> Option<SmokeStep> {
+        match name {
+            "device" | "info" => Some(SmokeStep::Device),
+            "context" => Some(SmokeStep::Context),
+            "module" | "kernels" => Some(SmokeStep::Kernels),
+            "matmul" => Some(SmokeStep::Matmul),
+            "memory" => Some(SmokeStep::Memory),
+            "transfer" => Some(SmokeStep::Transfer),
+            _ => None,
+        }
+    }
+}
+
+/// The subject of a report line and of the evidence that marks it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Subject {
+    Os,
+    Kernel,
+    Container,
+    Wsl,
+    /// The user whose access is judged.
+    Identity,
+    /// A kernel module by name (`nvidia`, `nvidia_uvm`, `nouveau`, …).
+    Module(String),
+    /// The kernel driver's version (/proc/driver/nvidia/version or /sys/module).
+    DriverVersion,
+    /// The PCI bus as a whole (no NVIDIA function, or it could not be listed).
+    Pci,
+    /// One PCI function by address (`0000:18:00.0`).
+    PciFunction(String),
+    /// The per-GPU device nodes as a set (`/dev/nvidia[0-9]*`).
+    GpuNodes,
+    /// One device node by path.
+    Node(String),
+    /// NVML: the library and what it answered as a whole.
+    Nvml,
+    /// One GPU by NVML index.
+    Gpu(u32),
+    /// A GPU model by name (what a build or toolkit supports is a property of the model).
+    GpuModel(String),
+    /// How many GPUs this system has (NVML, nodes or PCI).
+    GpuCount,
+    /// The CUDA toolkits as a set (none found).
+    Toolkits,
+    /// One toolkit by its root directory.
+    Toolkit(String),
+    NvccOnPath,
+    CudaHome,
+    /// The dynamic loader's search path (LD_LIBRARY_PATH, /etc/ld.so.cache).
+    LoaderPath,
+    /// A shared library by soname.
+    Library(String),
+    /// A program on PATH (nvidia-smi).
+    Program(String),
+    /// The live `import torch` in the primary Python.
+    PythonImport,
+    /// The torch install of one Python environment, by site-packages directory.
+    Torch(String),
+    /// A Python distribution by name.
+    Package(String),
+    /// An environment variable by name.
+    Env(String),
+    /// The smoke test as a whole: the library, cuInit, the device count, the worker.
+    Smoke,
+    /// One CUDA device's part of the smoke test, by CUDA ordinal.
+    SmokeGpu(u32),
+    /// One step on one CUDA device.
+    SmokeStep(u32, SmokeStep),
+    /// A probe that failed or timed out, by name.
+    Probe(String),
+    /// /dev/shm.
+    Shm,
+    /// A file that could not be read, by path.
+    File(String),
+}
+
+impl Subject {
+    pub fn module(name: &str) -> Subject {
+        Subject::Module(name.to_string())
+    }
+    pub fn env(name: &str) -> Subject {
+        Subject::Env(name.to_string())
+    }
+    pub fn node(path: &str) -> Subject {
+        Subject::Node(path.to_string())
+    }
+    pub fn library(soname: &str) -> Subject {
+        Subject::Library(soname.to_string())
+    }
+    pub fn toolkit(root: &str) -> Subject {
+        Subject::Toolkit(root.to_string())
+    }
+    pub fn torch(site: &str) -> Subject {
+        Subject::Torch(site.to_string())
+    }
+    pub fn pci(address: &str) -> Subject {
+        Subject::PciFunction(address.to_string())
+    }
+
+    /// The summary this subject rolls up into: a summary line is as bad as its worst part.
+    pub fn parent(&self) -> Option<Subject> {
+        match self {
+            Subject::SmokeStep(gpu, _) => Some(Subject::SmokeGpu(*gpu)),
+            Subject::SmokeGpu(_) => Some(Subject::Smoke),
+            Subject::Gpu(_) => Some(Subject::Nvml),
+            Subject::Node(path) if is_gpu_node(path) => Some(Subject::GpuNodes),
+            Subject::PciFunction(_) => Some(Subject::Pci),
+            _ => None,
+        }
+    }
+
+    /// This subject and every summary above it, nearest first.
+    pub fn with_ancestors(&self) -> Vec<Subject> {
+        let mut out = vec![self.clone()];
+        while let Some(p) = out.last().and_then(Subject::parent) {
+            out.push(p);
+        }
+        out
+    }
+
+    /// Reads a key back from a saved report (`evidence[].fact`); None for keys this
+    /// version does not know.
+    pub fn parse(key: &str) -> Option<Subject> {
+        let fixed = match key {
+            "platform:os" => Some(Subject::Os),
+            "platform:kernel" => Some(Subject::Kernel),
+            "platform:container" => Some(Subject::Container),
+            "platform:wsl" => Some(Subject::Wsl),
+            "identity" => Some(Subject::Identity),
+            "module:version" => Some(Subject::DriverVersion),
+            "pci" => Some(Subject::Pci),
+            "nodes" => Some(Subject::GpuNodes),
+            "nvml" => Some(Subject::Nvml),
+            "gpus" => Some(Subject::GpuCount),
+            "toolkit" => Some(Subject::Toolkits),
+            "nvcc on PATH" => Some(Subject::NvccOnPath),
+            "CUDA_HOME" => Some(Subject::CudaHome),
+            "loader path" => Some(Subject::LoaderPath),
+            "python" => Some(Subject::PythonImport),
+            "smoke" => Some(Subject::Smoke),
+            "shm" => Some(Subject::Shm),
+            _ => None,
+        };
+        if fixed.is_some() {
+            return fixed;
+        }
+        let (kind, rest) = key.split_once(':')?;
+        let owned = rest.to_string();
+        match kind {
+            "module" => Some(Subject::Module(owned)),
+            "pci" => Some(Subject::PciFunction(owned)),
+            "node" => Some(Subject::Node(owned)),
+            "gpu" => rest.parse().ok().map(Subject::Gpu),
+            "toolkit" => Some(Subject::Toolkit(owned)),
+            "library" => Some(Subject::Library(owned)),
+            "program" => Some(Subject::Program(owned)),
+            "torch" => Some(Subject::Torch(owned)),
+            "package" => Some(Subject::Package(owned)),
+            "env" => Some(Subject::Env(owned)),
+            "probe" => Some(Subject::Probe(owned)),
+            "model" => Some(Subject::GpuModel(owned)),
+            "file" => Some(Subject::File(owned)),
+            "smoke" => match rest.split_once(':') {
+                None => rest.parse().ok().map(Subject::SmokeGpu),
+                Some((gpu, step)) => {
+                    let gpu = gpu.parse().ok()?;
+                    let step = SmokeStep::ALL.into_iter().find(|s| s.as_str() == step)?;
+                    Some(Subject::SmokeStep(gpu, step))
+                }
+            },
+            _ => None,
+        }
+    }
+}
+
+/// `/dev/nvidiaN`: one GPU's node (not nvidiactl, nvidia-uvm, nvidia-caps/…).
+pub fn is_gpu_node(path: &str) -> bool {
+    path.strip_prefix("/dev/nvidia")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Os => f.write_str("platform:os"),
+            Subject::Kernel => f.write_str("platform:kernel"),
+            Subject::Container => f.write_str("platform:container"),
+            Subject::Wsl => f.write_str("platform:wsl"),
+            Subject::Identity => f.write_str("identity"),
+            Subject::Module(n) => write!(f, "module:{n}"),
+            Subject::DriverVersion => f.write_str("module:version"),
+            Subject::Pci => f.write_str("pci"),
+            Subject::PciFunction(a) => write!(f, "pci:{a}"),
+            Subject::GpuNodes => f.write_str("nodes"),
+            Subject::Node(p) => write!(f, "node:{p}"),
+            Subject::Nvml => f.write_str("nvml"),
+            Subject::Gpu(i) => write!(f, "gpu:{i}"),
+            Subject::GpuModel(m) => write!(f, "model:{m}"),
+            Subject::GpuCount => f.write_str("gpus"),
+            Subject::Toolkits => f.write_str("toolkit"),
+            Subject::Toolkit(r) => write!(f, "toolkit:{r}"),
+            Subject::NvccOnPath => f.write_str("nvcc on PATH"),
+            Subject::CudaHome => f.write_str("CUDA_HOME"),
+            Subject::LoaderPath => f.write_str("loader path"),
+            Subject::Library(s) => write!(f, "library:{s}"),
+            Subject::Program(p) => write!(f, "program:{p}"),
+            Subject::PythonImport => f.write_str("python"),
+            Subject::Torch(s) => write!(f, "torch:{s}"),
+            Subject::Package(p) => write!(f, "package:{p}"),
+            Subject::Env(n) => write!(f, "env:{n}"),
+            Subject::Smoke => f.write_str("smoke"),
+            Subject::SmokeGpu(g) => write!(f, "smoke:{g}"),
+            Subject::SmokeStep(g, s) => write!(f, "smoke:{g}:{}", s.as_str()),
+            Subject::Probe(p) => write!(f, "probe:{p}"),
+            Subject::Shm => f.write_str("shm"),
+            Subject::File(p) => write!(f, "file:{p}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_reads_back_as_itself() {
+        let all = [
+            Subject::Os,
+            Subject::Kernel,
+            Subject::Container,
+            Subject::Wsl,
+            Subject::Identity,
+            Subject::module("nvidia_uvm"),
+            Subject::DriverVersion,
+            Subject::Pci,
+            Subject::pci("0000:18:00.0"),
+            Subject::GpuNodes,
+            Subject::node("/dev/nvidia-uvm"),
+            Subject::Nvml,
+            Subject::Gpu(3),
+            Subject::GpuModel("NVIDIA H100 80GB HBM3".into()),
+            Subject::GpuCount,
+            Subject::Toolkits,
+            Subject::toolkit("/usr/local/cuda-12.4"),
+            Subject::NvccOnPath,
+            Subject::CudaHome,
+            Subject::LoaderPath,
+            Subject::library("libcuda.so.1"),
+            Subject::Program("nvidia-smi".into()),
+            Subject::PythonImport,
+            Subject::torch("/venv/lib/python3.11/site-packages"),
+            Subject::Package("flash-attn".into()),
+            Subject::env("CUDA_VISIBLE_DEVICES"),
+            Subject::Smoke,
+            Subject::SmokeGpu(1),
+            Subject::SmokeStep(7, SmokeStep::Transfer),
+            Subject::Probe("nvml".into()),
+            Subject::Shm,
+            Subject::File("/proc/modules".into()),
+        ];
+        for s in all {
+            assert_eq!(Subject::parse(&s.to_string()), Some(s.clone()), "{s}");
+        }
+    }
+
+    #[test]
+    fn summaries_sit_above_their_parts() {
+        assert_eq!(
+            Subject::SmokeStep(1, SmokeStep::Memory).with_ancestors(),
+            vec![
+                Subject::SmokeStep(1, SmokeStep::Memory),
+                Subject::SmokeGpu(1),
+                Subject::Smoke
+            ]
+        );
+        assert_eq!(Subject::node("/dev/nvidia3").parent(), Some(Subject::GpuNodes));
+        assert_eq!(Subject::node("/dev/nvidiactl").parent(), None);
+        assert_eq!(Subject::Gpu(0).parent(), Some(Subject::Nvml));
+    }
+}
