@@ -321,6 +321,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                 mem_fraction,
                 transfer_bytes,
                 device,
+                requested: false,
             },
             shared_gpus: shared_gpu,
         })
@@ -490,28 +491,30 @@ const DEVICES_PROBES: &[&str] = &[
 
 /// Codes about the driver and GPUs that `devices` reports.
 const DEVICES_CODES: &[&str] = &[
-    "GD009", "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
+    "GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009", "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
     "GD035", "GD036", "GD037", "GD038", "GD039", "GD040",
 ];
 
 fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "devices")?;
     let (snapshot, checks, findings) = focused(g, DEVICES_PROBES, DEVICES_CODES)?;
-    if let (Some(i), Some(sys)) = (index, snapshot.nvml_system()) {
-        if !sys.devices.iter().any(|d| d.index == i) {
-            return Err(CliError::Usage(format!(
-                "there is no GPU {i}: NVML reports {} GPU(s)",
-                sys.devices.len()
-            )));
+    // An index no GPU has is a usage error, whether NVML or only the nodes/PCI count them.
+    if let Some(i) = index {
+        let missing = match (snapshot.nvml_system(), snapshot.gpu_count()) {
+            (Some(sys), _) => (!sys.devices.iter().any(|d| d.index == i))
+                .then(|| format!("NVML reports {} GPU(s)", sys.devices.len())),
+            (None, Some(c)) => (i as usize >= c.count)
+                .then(|| format!("{} GPU(s) by {}", c.count, c.source)),
+            (None, None) => Some("no NVIDIA GPU was found".into()),
+        };
+        if let Some(why) = missing {
+            return Err(CliError::Usage(format!("there is no GPU {i}: {why}")));
         }
     }
-    let view = render::devices::view(&snapshot, &findings, index);
+    let view = render::devices::view(&snapshot, &findings, &checks, index);
     let text = match format {
         ViewFormat::Json => render::devices::render_json(&view),
-        ViewFormat::Markdown => format!(
-            "# gpudoctor devices\n\n```text\n{}```\n",
-            render::devices::render_human(&view, &Style::plain(), detail || index.is_some())
-        ),
+        ViewFormat::Markdown => render::devices::render_markdown(&view),
         ViewFormat::Human => {
             render::devices::render_human(&view, &Style::for_stdout(), detail || index.is_some())
         }
@@ -869,6 +872,7 @@ fn smoke_mode(
             mem_fraction: g.mem_fraction,
             transfer_bytes: g.transfer_size << 20,
             device: smoke_cmd.flatten(),
+            requested: smoke_cmd.is_some(),
         },
         // Context creation on a multi-GPU node without persistence takes seconds: the
         // smoke test's own default budget is longer than the static probes'.

@@ -92,6 +92,24 @@ impl ProbeStatus {
     }
 }
 
+/// Where gpudoctor runs: decides which fixes can work (a container cannot load a kernel
+/// module; a pod gets GPUs from its resource request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Host,
+    VirtualMachine,
+    Container,
+    KubernetesPod,
+    Wsl,
+}
+
+impl Place {
+    /// Inside something that got its GPUs and driver from a host it cannot change.
+    pub fn is_contained(self) -> bool {
+        matches!(self, Place::Container | Place::KubernetesPod | Place::Wsl)
+    }
+}
+
 /// How many GPUs this system exposes, and which fact says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuCount {
@@ -134,6 +152,32 @@ impl Snapshot {
             }
         }
         None
+    }
+
+    /// Where this process runs, for fixes that fit it (no modprobe inside a container).
+    pub fn place(&self) -> Place {
+        if self.is_wsl() {
+            return Place::Wsl;
+        }
+        let kubernetes = self
+            .env_value("KUBERNETES_SERVICE_HOST")
+            .is_some_and(|v| !v.is_empty())
+            || self.container_kind() == Some("kubernetes");
+        if kubernetes {
+            return Place::KubernetesPod;
+        }
+        if self.container_kind().is_some() {
+            return Place::Container;
+        }
+        let vm = self
+            .platform
+            .as_ref()
+            .is_some_and(|p| !p.virtual_machine.is_empty());
+        if vm {
+            Place::VirtualMachine
+        } else {
+            Place::Host
+        }
     }
 
     pub fn is_wsl(&self) -> bool {

@@ -162,6 +162,7 @@ struct SmokeSettings {
     mem_fraction: f64,
     transfer_bytes: u64,
     device: Option<u32>,
+    requested: bool,
 }
 
 #[allow(dead_code)]
@@ -868,6 +869,8 @@ struct Platform {
     wsl: Wsl,
     #[allow(dead_code)]
     shm_kib: Option<Fact<u64>>,
+    #[allow(dead_code)]
+    virtual_machine: Vec<Hint>,
 }
 
 #[derive(Deserialize)]

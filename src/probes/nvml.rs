@@ -46,6 +46,14 @@ impl<T> Field<T> {
     }
 
     /// How a missing value reads in a table.
+    /// NVML's error for this field, when the query failed (not "not supported").
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Field::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+
     pub fn why_missing(&self) -> &str {
         match self {
             Field::Value(_) => "",

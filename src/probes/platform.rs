@@ -19,6 +19,10 @@ pub struct Platform {
     /// Size of the /dev/shm tmpfs in KiB (from /proc/mounts); NCCL needs room there.
     #[serde(default)]
     pub shm_kib: Option<Fact<u64>>,
+    /// Signs that this is a virtual machine (the CPU's hypervisor flag, the DMI vendor);
+    /// empty on bare metal or when nothing could be read.
+    #[serde(default)]
+    pub virtual_machine: Vec<Hint>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -62,7 +66,52 @@ pub fn probe(fs: &HostFs, env: &Env) -> Platform {
         container: container(fs, env),
         wsl: wsl(fs, proc_version.as_deref()),
         shm_kib: Some(shm(fs)),
+        virtual_machine: virtual_machine(fs),
     }
+}
+
+/// DMI vendors and products of common hypervisors (lower case).
+const HYPERVISOR_DMI: &[&str] = &[
+    "kvm",
+    "qemu",
+    "vmware",
+    "virtualbox",
+    "xen",
+    "microsoft corporation",
+    "amazon ec2",
+    "google compute engine",
+    "openstack",
+    "bochs",
+    "parallels",
+];
+
+/// The hypervisor flag in /proc/cpuinfo and hypervisor names in DMI; GPU passthrough and
+/// vGPU fail in their own ways, so the rules say which.
+fn virtual_machine(fs: &HostFs) -> Vec<Hint> {
+    let mut hints = Vec::new();
+    if let Ok(f) = fs.read_text_limited(Path::new("/proc/cpuinfo"), 1 << 20) {
+        let flagged = f.text.lines().any(|l| {
+            l.starts_with("flags") && l.split_whitespace().any(|w| w == "hypervisor")
+        });
+        if flagged {
+            hints.push(Hint {
+                kind: "cpu flag hypervisor".into(),
+                source: "/proc/cpuinfo".into(),
+            });
+        }
+    }
+    for path in ["/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"] {
+        if let Ok(f) = fs.read_text_limited(Path::new(path), 4096) {
+            let v = f.text.trim().to_ascii_lowercase();
+            if let Some(h) = HYPERVISOR_DMI.iter().find(|h| v.contains(**h)) {
+                hints.push(Hint {
+                    kind: format!("DMI {h}"),
+                    source: path.into(),
+                });
+            }
+        }
+    }
+    hints
 }
 
 fn os_release(fs: &HostFs) -> Fact<OsRelease> {

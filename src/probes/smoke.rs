@@ -29,6 +29,9 @@ pub struct SmokeSettings {
     pub transfer_bytes: u64,
     /// Only this CUDA ordinal (None: every visible GPU, concurrently).
     pub device: Option<u32>,
+    /// Asked for by `gpudoctor smoke`: a test that proves nothing is an error then.
+    #[serde(default)]
+    pub requested: bool,
 }
 
 impl Default for SmokeSettings {
@@ -38,6 +41,7 @@ impl Default for SmokeSettings {
             mem_fraction: 0.9,
             transfer_bytes: 256 << 20,
             device: None,
+            requested: false,
         }
     }
 }

@@ -4,10 +4,13 @@
 
 use serde::Serialize;
 
-use super::{printable, Style};
+use super::{form, printable, Style};
 use crate::compat::capabilities::{capabilities_for, Support};
 use crate::compat::ComputeCapability;
-use crate::findings::{Finding, Severity, Summary};
+use crate::findings::{Finding, Summary};
+use crate::rules::Check;
+use crate::subject::Subject;
+use crate::verdict::{Verdict, Verdicts};
 use crate::probes::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
 use crate::report::SCHEMA_VERSION;
 use crate::snapshot::Snapshot;
@@ -30,6 +33,8 @@ pub struct GpuView<'a> {
     /// CUDA's index for this GPU (None when CUDA_VISIBLE_DEVICES would hide it is not
     /// judged here; the order alone).
     pub cuda_index: usize,
+    /// The findings' verdict on this GPU, as `check` marks its line.
+    pub verdict: Verdict,
     #[serde(flatten)]
     pub gpu: &'a Gpu,
     pub capabilities: Vec<CapabilityView>,
@@ -63,7 +68,13 @@ pub fn cuda_order(gpus: &[Gpu], pci_bus_order: bool) -> Vec<usize> {
     out
 }
 
-pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], only: Option<u32>) -> DevicesView<'a> {
+pub fn view<'a>(
+    snap: &'a Snapshot,
+    findings: &'a [Finding],
+    checks: &[Check],
+    only: Option<u32>,
+) -> DevicesView<'a> {
+    let verdicts = Verdicts::new(findings, checks);
     let order = snap
         .env_value("CUDA_DEVICE_ORDER")
         .map(str::trim)
@@ -78,6 +89,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], only: Option<u32>) 
         .filter(|(g, _)| only.is_none_or(|o| g.index == o))
         .map(|(g, cuda_index)| GpuView {
             cuda_index,
+            verdict: verdicts.of(&Subject::Gpu(g.index)),
             gpu: g,
             capabilities: g
                 .compute_capability
@@ -196,12 +208,42 @@ pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
             v.cuda_device_order
         ));
     }
-    out.push_str(&findings_block(v.findings, st));
+    let looked = v.nvml.is_some_and(|n| n.system().is_some());
+    out.push_str(&findings_block(v.findings, st, looked));
+    out
+}
+
+/// The table as Markdown: real rows under the header.
+pub fn render_markdown(v: &DevicesView) -> String {
+    let mut out = String::from("## gpudoctor devices\n\n");
+    match nvml_status(v.nvml) {
+        Ok(line) => out.push_str(&format!("**{}**\n\n", super::smoke::md_cell(&line))),
+        Err(why) => out.push_str(&format!("**{}**\n\n", super::smoke::md_cell(&why))),
+    }
+    let rows = table_rows(v, true);
+    if let Some((head, body)) = rows.split_first() {
+        out.push_str(&format!("| {} |\n", head.join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
+        for r in body {
+            let mut cells: Vec<String> = r.iter().map(|c| super::smoke::md_cell(c)).collect();
+            cells.resize(head.len(), String::new());
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        out.push('\n');
+    }
+    out.push_str(&super::markdown::findings_section(v.findings));
     out
 }
 
 fn table(v: &DevicesView, order_differs: bool) -> String {
+    let rows = table_rows(v, order_differs);
+    layout(rows)
+}
+
+/// The table's header and one row per GPU: the verdict's mark first, as `check` marks it.
+fn table_rows(v: &DevicesView, order_differs: bool) -> Vec<Vec<String>> {
     let mut rows: Vec<Vec<String>> = vec![vec![
+        String::new(),
         "GPU".into(),
         "CUDA".into(),
         "Name".into(),
@@ -218,6 +260,7 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
         let g = gv.gpu;
         if let Some(e) = &g.handle_error {
             rows.push(vec![
+                form::symbol(gv.verdict).into(),
                 g.index.to_string(),
                 gv.cuda_index.to_string(),
                 format!("unreachable: {e}"),
@@ -233,20 +276,7 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
             (Some(u), Some(l)) => format!("{}/{}", u / 1000, l / 1000),
             _ => "n/a".into(),
         };
-        let pcie = match (
-            g.pcie.generation.get(),
-            g.pcie.width.get(),
-            g.pcie.max_generation.get(),
-            g.pcie.max_width.get(),
-        ) {
-            (Some(gen), Some(w), Some(mg), Some(mw)) if (gen, w) == (mg, mw) => {
-                format!("Gen{gen} x{w}")
-            }
-            (Some(gen), Some(w), Some(mg), Some(mw)) => {
-                format!("Gen{gen} x{w} (max Gen{mg} x{mw})")
-            }
-            _ => "n/a".into(),
-        };
+        let pcie = form::pcie_link(g).unwrap_or_else(|| "n/a".into());
         let ecc = match (g.ecc.enabled.get(), g.ecc.volatile_uncorrected.get()) {
             (Some(true), Some(0)) => "on".into(),
             (Some(true), Some(n)) => format!("on, {n} uncorr."),
@@ -266,10 +296,13 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
             mode.push("persistent".into());
         }
         rows.push(vec![
+            form::symbol(gv.verdict).into(),
             g.index.to_string(),
             gv.cuda_index.to_string(),
             f(&g.name),
-            f(&g.pci_bus_id),
+            g.pci_bus_id
+                .get()
+                .map_or_else(|| g.pci_bus_id.why_missing().to_string(), |b| form::bus_id(b)),
             f(&g.compute_capability),
             mem,
             g.temperature_c
@@ -284,11 +317,16 @@ fn table(v: &DevicesView, order_differs: bool) -> String {
     }
     if !order_differs {
         for r in &mut rows {
-            if r.len() > 1 {
-                r.remove(1);
+            if r.len() > 2 {
+                r.remove(2);
             }
         }
     }
+    rows
+}
+
+/// Columns padded to their widest cell.
+fn layout(rows: Vec<Vec<String>>) -> String {
     // Escape first, so the widths are those of what is printed.
     let rows: Vec<Vec<String>> = rows
         .into_iter()
@@ -335,7 +373,11 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     // An unreachable GPU has no other facts: one line says why.
     if let Some(e) = &g.handle_error {
         add("state", format!("unreachable: {e}"));
-        let mut out = format!("\n{}\n", st.bold(&printable(&g.label())));
+        let mut out = format!(
+            "\n{} {}\n",
+            form::mark(gv.verdict, st),
+            st.bold(&printable(&g.label()))
+        );
         for (k, v) in lines {
             out.push_str(&format!("  {:<16}{}\n", k, printable(&v)));
         }
@@ -345,7 +387,13 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     add("serial", f(&g.serial));
     add(
         "pci",
-        format!("{} (device id {})", f(&g.pci_bus_id), f(&g.pci_device_id)),
+        format!(
+            "{} (device id {})",
+            g.pci_bus_id
+                .get()
+                .map_or_else(|| g.pci_bus_id.why_missing().to_string(), |b| form::bus_id(b)),
+            f(&g.pci_device_id)
+        ),
     );
     add(
         "architecture",
@@ -377,13 +425,7 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     );
     add(
         "pcie",
-        format!(
-            "Gen{} x{} (max Gen{} x{})",
-            f(&g.pcie.generation),
-            f(&g.pcie.width),
-            f(&g.pcie.max_generation),
-            f(&g.pcie.max_width)
-        ),
+        form::pcie_link(g).unwrap_or_else(|| g.pcie.generation.why_missing().to_string()),
     );
     add(
         "temperature",
@@ -547,26 +589,36 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
         add("can", can.join(", "));
         add("cannot", cannot.join(", "));
     }
-    let mut out = format!("\n{}\n", st.bold(&printable(&g.label())));
+    let mut out = format!(
+        "\n{} {}\n",
+        form::mark(gv.verdict, st),
+        st.bold(&printable(&g.label()))
+    );
     for (k, v) in lines {
         out.push_str(&format!("  {:<16}{}\n", k, printable(&v)));
     }
     out
 }
 
-pub(crate) fn findings_block(findings: &[Finding], st: &Style) -> String {
+/// The findings, worst first, each with its first fix. `looked` says whether the view saw
+/// what it exists to show: with no finding it says "no problems" only then.
+pub(crate) fn findings_block(findings: &[Finding], st: &Style, looked: bool) -> String {
     let mut out = String::from("\n");
     if findings.is_empty() {
-        out.push_str(&format!("{}\n", st.green("No GPU problems found.")));
+        let text = if looked {
+            st.green("No GPU problems found.")
+        } else {
+            st.yellow("No GPU was examined, so nothing is known to be right or wrong.")
+        };
+        out.push_str(&format!("{text}\n"));
         return out;
     }
     for fi in findings {
-        let sev = match fi.severity {
-            Severity::Error => st.red("error"),
-            Severity::Warning => st.yellow("warning"),
-            Severity::Info => st.cyan("info"),
-        };
-        out.push_str(&format!("{sev} {}: {}\n", fi.code, printable(&fi.title)));
+        out.push_str(&format!(
+            "{}: {}\n",
+            form::finding_heading(fi.severity, &fi.code, st),
+            printable(&fi.title)
+        ));
         if let Some(fix) = fi.fix.first() {
             match &fix.command {
                 Some(c) => out.push_str(&format!(

@@ -81,8 +81,10 @@ pub fn render_json(v: &SmokeView) -> String {
 /// One line about the whole run: the library, the driver API version, the GPUs.
 pub fn status_text(p: &SmokeProbe, gpus: &[SmokeGpuVerdict]) -> String {
     match &p.result {
-        SmokeResult::NotRun { reason } => format!("not run: {reason}"),
-        SmokeResult::LoadFailed { message, .. } => format!("libcuda could not be used: {message}"),
+        SmokeResult::NotRun { reason } => format!("nothing tested: not run: {reason}"),
+        SmokeResult::LoadFailed { message, .. } => {
+            format!("nothing tested: libcuda could not be used: {message}")
+        }
         SmokeResult::WorkerFailed { detail } => detail.clone(),
         SmokeResult::Ran { run } => run_text(p, run, gpus),
         SmokeResult::TimedOut {
@@ -333,7 +335,11 @@ pub fn render_human(v: &SmokeView, st: &Style) -> String {
             ));
         }
     }
-    out.push_str(&super::devices::findings_block(v.findings, st));
+    out.push_str(&super::devices::findings_block(
+        v.findings,
+        st,
+        v.tally.gpus > 0,
+    ));
     out
 }
 

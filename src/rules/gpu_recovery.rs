@@ -1,15 +1,17 @@
-//! GD032: a GPU NVML cannot reach (fallen off the bus, Xid 79) or for which the driver
-//! asks for a recovery action (reset, reboot, drain).
+//! GD032: a GPU NVML counts but cannot open or query (fallen off the bus, Xid 79; no
+//! permission; an adapter the driver could not initialise), or for which the driver asks
+//! for a recovery action (reset, reboot, drain).
 
 use super::{Outcome, Rule};
 use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
-use crate::snapshot::Snapshot;
+use crate::probes::nvml::Gpu;
+use crate::snapshot::{Place, Snapshot};
 
 pub const RULE: Rule = Rule {
     name: "gpu_recovery",
     codes: &["GD032"],
-    checks: "every GPU answers NVML and none asks for a reset or reboot",
+    checks: "every GPU NVML counts can be opened and answers, and none asks for a reset or reboot",
     run,
 };
 
@@ -33,6 +35,14 @@ fn run(snap: &Snapshot) -> Outcome {
             );
             continue;
         }
+        if let Some(e) = &g.handle_error {
+            out.push(unreachable(snap, g.index, e, "NVML cannot open it"));
+            continue;
+        }
+        if let Some(e) = every_query_failed(g) {
+            out.push(unreachable(snap, g.index, &e, "NVML opened it but every query failed"));
+            continue;
+        }
         if let Some(action) = g.recovery_action.get().filter(|a| a.as_str() != "none") {
             let (severity, what) = match action.as_str() {
                 "gpu_reset" => (Severity::Error, "a GPU reset"),
@@ -54,4 +64,72 @@ fn run(snap: &Snapshot) -> Outcome {
         }
     }
     Outcome::Checked(out)
+}
+
+/// The first error when NVML answered none of the GPU's facts (a handle that opens but a
+/// GPU that does not respond).
+fn every_query_failed(g: &Gpu) -> Option<String> {
+    let errors = [
+        g.name.error(),
+        g.uuid.error(),
+        g.pci_bus_id.error(),
+        g.memory.error(),
+        g.compute_capability.error(),
+    ];
+    if errors.iter().all(Option::is_some) {
+        errors[0].map(str::to_string)
+    } else {
+        None
+    }
+}
+
+/// A GPU NVML counts but cannot use: what NVML's error means where gpudoctor runs, and
+/// the fixes that can work there.
+fn unreachable(snap: &Snapshot, index: u32, error: &str, what: &str) -> Finding {
+    let code = error.split(':').next().unwrap_or(error).trim();
+    let place = snap.place();
+    let meaning = match code {
+        "no_permission" => "NVML may not open the GPU: this user cannot open its device node, or the container's device rules do not include it.",
+        "insufficient_power" => "The board reports that its auxiliary power cables are not connected or not delivering enough power; the driver will not use it.",
+        "irq_issue" => "The driver gets no interrupts from the GPU (MSI routing); in a VM this is usually the passthrough or the host's IOMMU/interrupt remapping.",
+        "reset_required" => "The GPU needs a reset before it can be used again.",
+        "timeout" => "The GPU did not answer NVML in time: the driver or the GPU is hung.",
+        "corrupted_inforom" => "The GPU's InfoROM is corrupted; the driver may refuse the GPU or lose ECC and power settings.",
+        "in_use" => "Another process holds the GPU in a way that blocks NVML.",
+        _ => "The driver knows the GPU exists (it counts it) but could not initialise or talk to it. The kernel log says why (\"RmInitAdapter failed\", an Xid, a firmware error).",
+    };
+    let mut f = Finding::new(
+        "GD032",
+        Severity::Error,
+        format!("GPU {index}: {what} ({error})"),
+    )
+    .detail(format!(
+        "{meaning} Every CUDA program that touches this GPU fails, and with CUDA_VISIBLE_DEVICES unset that is every program that enumerates the GPUs."
+    ))
+    .evidence(Subject::Gpu(index), error.to_string(), "NVML (nvmlDeviceGetHandleByIndex and queries)");
+    f = match (place, code) {
+        (Place::Container, "no_permission") => f
+            .fix_cmd("Start the container with the GPUs passed in by the NVIDIA runtime (on the host)", "docker run --gpus all IMAGE")
+            .fix_text("With podman or CDI, pass the devices explicitly: --device nvidia.com/gpu=all"),
+        (Place::KubernetesPod, "no_permission") => f
+            .fix_text("Request the GPUs in the pod spec (resources.limits: nvidia.com/gpu: N) instead of mounting /dev/nvidia* by hand; the device plugin then grants access"),
+        (Place::Host | Place::VirtualMachine, "no_permission") => f
+            .fix_cmd("See who may open the GPU's node", format!("ls -l /dev/nvidia{index} /dev/nvidiactl"))
+            .fix_text("Add the user to the group that owns the nodes (often video or render), then log in again"),
+        (Place::Host, "insufficient_power") => f
+            .fix_text("Power the node off and connect (or reseat) the GPU's auxiliary power cables"),
+        (Place::Host | Place::VirtualMachine, "reset_required") => f
+            .fix_cmd("Reset the GPU when no process uses it", format!("sudo nvidia-smi -r -i {index}")),
+        (Place::VirtualMachine, _) => f
+            .fix_cmd("Read the driver's reason in the guest's kernel log", "sudo dmesg | grep -iE 'nvrm|xid|rminitadapter'")
+            .fix_text("On the hypervisor, check the passthrough: the GPU bound to vfio-pci, its IOMMU group passed whole, MSI/interrupt remapping enabled, and for vGPU a valid licence and a guest driver of the host's branch"),
+        (Place::Container | Place::KubernetesPod, _) => f
+            .fix_text("The GPU failed on the host, not in this container: run `gpudoctor check` on the host (or `kubectl debug node/NODE`), and read the host's kernel log for Xid errors"),
+        (Place::Wsl, _) => f
+            .fix_text("Update the Windows NVIDIA driver and restart WSL (wsl --shutdown in Windows); Device Manager on Windows says whether the GPU works there"),
+        (Place::Host, _) => f
+            .fix_cmd("Read the driver's reason in the kernel log", "sudo dmesg | grep -iE 'nvrm|xid|rminitadapter'")
+            .fix_text("Drain the node, then reset the GPU (sudo nvidia-smi -r) or reboot; if it recurs, reseat or replace the card"),
+    };
+    f
 }

@@ -9,6 +9,7 @@ mod debug_env;
 mod device_nodes;
 mod driver_userspace;
 mod fabric;
+mod fit_fixes;
 mod frameworks;
 mod gpu_capabilities;
 mod gpu_presence;
@@ -144,6 +145,7 @@ impl<F: Fn(&str) -> bool> CodeFilter for F {
 pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Finding>) {
     let mut checks = Vec::new();
     let mut all = Vec::new();
+    let place = snap.place();
     for rule in RULES {
         let codes: Vec<String> = rule.codes.iter().map(|c| c.to_string()).collect();
         if !rule.codes.iter().any(|c| filter.wants(c)) {
@@ -166,6 +168,10 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
                 let found: Vec<Finding> = found
                     .into_iter()
                     .filter(|f| filter.wants(&f.code))
+                    .map(|mut f| {
+                        fit_fixes::fit(place, &mut f);
+                        f
+                    })
                     .collect();
                 // Info findings are notes, not failures.
                 let failed = found

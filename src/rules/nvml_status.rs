@@ -64,6 +64,11 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         NvmlResult::InitFailed { code, message } => {
             let (title, fix_text, fix_cmd): (String, &str, Option<&str>) = match code.as_str() {
+                "driver_not_loaded" if snap.place().is_contained() => (
+                    "NVML says the NVIDIA driver is not loaded: the host's driver did not reach this container".into(),
+                    "Start the container with the GPUs (docker run --gpus all, or a pod limit nvidia.com/gpu); if that already is so, the host's driver is not loaded: run `gpudoctor check` on the host",
+                    None,
+                ),
                 "driver_not_loaded" => (
                     "NVML says the NVIDIA driver is not loaded".into(),
                     "Load the kernel module (see GD002 for why it may not load)",
@@ -101,7 +106,12 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(Subject::Nvml, format!("{code}: {message}"), lib.clone())
                 .fix_text(fix_text);
             if let Some(c) = fix_cmd {
-                f = f.fix_cmd("Look", c);
+                let title = if c.contains("dmesg") {
+                    "Read the driver's own message in the kernel log"
+                } else {
+                    "Load the kernel module"
+                };
+                f = f.fix_cmd(title, c);
             }
             f
         }

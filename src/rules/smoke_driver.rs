@@ -23,6 +23,16 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let mut out = Vec::new();
     match &p.result {
+        SmokeResult::NotRun { reason } if p.settings.requested => {
+            return Outcome::Checked(vec![Finding::new(
+                "GD053",
+                Severity::Error,
+                format!("The smoke test could not run: {reason}"),
+            )
+            .detail("`gpudoctor smoke` was asked to prove that the GPUs compute and tested nothing, so nothing is proved.")
+            .evidence(Subject::Smoke, reason.clone(), "smoke test")
+            .fix_text("Run `gpudoctor smoke` on the machine itself (without --root), with the driver's libcuda on the loader path or named by --cuda-lib")])
+        }
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
         SmokeResult::LoadFailed { code, message } => out.push(load_failed(snap, p, code, message)),
         _ => {}
@@ -69,6 +79,10 @@ fn library_source(p: &SmokeProbe, run: &SmokeRun) -> String {
 fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Finding {
     let hardware = snap.nvidia_hardware_seen();
     let (title, fix) = match code {
+        "library_not_found" if p.library == crate::probes::smoke::DEFAULT_LIB && !hardware => (
+            "No NVIDIA GPU here and no libcuda.so.1: nothing could be tested".to_string(),
+            "Run the smoke test on a machine (or in a container started with --gpus all) that has an NVIDIA GPU and its driver",
+        ),
         "library_not_found" if p.library == crate::probes::smoke::DEFAULT_LIB => (
             "libcuda.so.1 is not on the loader path: no CUDA program can start".to_string(),
             if snap.container_kind().is_some() {
@@ -92,7 +106,8 @@ fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Fi
     };
     Finding::new(
         "GD053",
-        if hardware || p.library != crate::probes::smoke::DEFAULT_LIB {
+        // Asked for by `gpudoctor smoke`, a test that tested nothing fails the gate.
+        if hardware || p.library != crate::probes::smoke::DEFAULT_LIB || p.settings.requested {
             Severity::Error
         } else {
             Severity::Warning
