@@ -2,7 +2,6 @@
 //! code across nodes, and the reports that could not be read.
 
 use super::{printable, Style};
-use crate::findings::Severity;
 use crate::fleet::aggregate::{Count, Fleet};
 
 pub fn render_json(f: &Fleet) -> String {
@@ -63,14 +62,6 @@ fn problem_counts(f: &Fleet) -> String {
     s
 }
 
-fn sev(s: Severity, st: &Style) -> String {
-    match s {
-        Severity::Error => st.red("error"),
-        Severity::Warning => st.yellow("warning"),
-        Severity::Info => st.cyan("info"),
-    }
-}
-
 pub fn render_human(f: &Fleet, st: &Style) -> String {
     let mut out = String::new();
     let sh = &f.shape;
@@ -124,9 +115,8 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
         ));
         for g in &f.findings {
             out.push_str(&format!(
-                "  {} {} on {} of {} node{}: {}\n      {}\n",
-                sev(g.severity, st),
-                printable(&g.code),
+                "  {} on {} of {} node{}: {}\n      {}\n",
+                super::form::finding_heading(g.severity, &printable(&g.code), st),
                 g.nodes,
                 sh.nodes,
                 if sh.nodes == 1 { "" } else { "s" },

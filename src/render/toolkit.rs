@@ -7,7 +7,7 @@ use super::{printable, Style};
 use crate::compat::arch::compiler_targets;
 use crate::compat::CudaVersion;
 use crate::fact::Fact;
-use crate::findings::{Finding, Severity, Summary};
+use crate::findings::{Finding, Summary};
 use crate::probes::libraries::{Candidate, Libraries, Library, SearchPath};
 use crate::probes::toolkits::{CudaHome, NvccOnPath, Toolkit, Toolkits};
 use crate::report::SCHEMA_VERSION;
@@ -368,12 +368,11 @@ pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool) -> String {
         ));
     }
     for f in v.findings {
-        let sev = match f.severity {
-            Severity::Error => st.red("error"),
-            Severity::Warning => st.yellow("warning"),
-            Severity::Info => st.cyan("info"),
-        };
-        out.push_str(&format!("{sev} {}: {}\n", f.code, printable(&f.title)));
+        out.push_str(&format!(
+            "{}: {}\n",
+            super::form::finding_heading(f.severity, &f.code, st),
+            printable(&f.title)
+        ));
         for fix in f.fix.iter().take(2) {
             match &fix.command {
                 Some(cmd) => out.push_str(&format!(
@@ -396,7 +395,12 @@ pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool) -> String {
 
 pub fn render_markdown(v: &ToolkitView) -> String {
     let esc = |s: &str| printable(s).replace('|', "\\|");
-    let mut out = String::from("# gpudoctor toolkit\n\n## CUDA toolkits\n\n| root | version | found via | nvcc | compiles for |\n|---|---|---|---|---|\n");
+    let mut out = String::from("## gpudoctor toolkit\n\n### CUDA toolkits\n\n");
+    if v.toolkits.is_empty() {
+        out.push_str("No CUDA toolkit found.\n");
+    } else {
+        out.push_str("| root | version | found via | nvcc | compiles for |\n|---|---|---|---|---|\n");
+    }
     for e in &v.toolkits {
         let t = e.toolkit;
         out.push_str(&format!(
@@ -415,7 +419,12 @@ pub fn render_markdown(v: &ToolkitView) -> String {
                 .unwrap_or_else(|| "unknown".into())
         ));
     }
-    out.push_str("\n## CUDA libraries\n\n| soname | loaded | version | via |\n|---|---|---|---|\n");
+    out.push_str("\n### CUDA libraries\n\n");
+    if v.libraries.is_empty() {
+        out.push_str("No CUDA library found.\n");
+    } else {
+        out.push_str("| soname | loaded | version | via |\n|---|---|---|---|\n");
+    }
     for lib in v.libraries {
         let c = lib.loaded();
         out.push_str(&format!(
@@ -429,17 +438,10 @@ pub fn render_markdown(v: &ToolkitView) -> String {
             c.map(|c| c.via.describe()).unwrap_or("—")
         ));
     }
-    out.push_str("\n## Findings\n\n");
+    out.push('\n');
     if v.findings.is_empty() {
-        out.push_str("None.\n");
+        out.push_str("No toolkit or library problems found.\n");
     }
-    for f in v.findings {
-        out.push_str(&format!(
-            "- **{}** {} — {}\n",
-            f.severity.as_str(),
-            f.code,
-            esc(&f.title)
-        ));
-    }
+    out.push_str(&super::markdown::findings_section(v.findings));
     out
 }
