@@ -100,6 +100,8 @@ pub enum Subject {
     Torch(String),
     /// A Python distribution by name.
     Package(String),
+    /// The process environment as a whole.
+    Environment,
     /// An environment variable by name.
     Env(String),
     /// The smoke test as a whole: the library, cuInit, the device count, the worker.
@@ -147,6 +149,7 @@ impl Subject {
             Subject::Gpu(_) => Some(Subject::Nvml),
             Subject::Node(path) if is_gpu_node(path) => Some(Subject::GpuNodes),
             Subject::PciFunction(_) => Some(Subject::Pci),
+            Subject::Env(_) => Some(Subject::Environment),
             _ => None,
         }
     }
@@ -181,6 +184,7 @@ impl Subject {
             "python" => Some(Subject::PythonImport),
             "smoke" => Some(Subject::Smoke),
             "shm" => Some(Subject::Shm),
+            "env" => Some(Subject::Environment),
             _ => None,
         };
         if fixed.is_some() {
@@ -249,6 +253,7 @@ impl fmt::Display for Subject {
             Subject::PythonImport => f.write_str("python"),
             Subject::Torch(s) => write!(f, "torch:{s}"),
             Subject::Package(p) => write!(f, "package:{p}"),
+            Subject::Environment => f.write_str("env"),
             Subject::Env(n) => write!(f, "env:{n}"),
             Subject::Smoke => f.write_str("smoke"),
             Subject::SmokeGpu(g) => write!(f, "smoke:{g}"),
@@ -292,6 +297,7 @@ mod tests {
             Subject::PythonImport,
             Subject::torch("/venv/lib/python3.11/site-packages"),
             Subject::Package("flash-attn".into()),
+            Subject::Environment,
             Subject::env("CUDA_VISIBLE_DEVICES"),
             Subject::Smoke,
             Subject::SmokeGpu(1),

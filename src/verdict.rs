@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::envvars::Category;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeDevice, Step};
 use crate::rules::{Check, CheckStatus};
@@ -75,7 +76,16 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::Library(l) if l == "libcuda.so.1" => &["libcuda"],
         Subject::Library(_) => &["library_majors"],
         Subject::Torch(_) => &["pytorch_build"],
-        Subject::Env(_) => &["debug_env", "alloc_conf", "visible_devices"],
+        // Only the variables the rules read are judged; the rest are context.
+        Subject::Env(name)
+            if matches!(
+                crate::envvars::category_of(name),
+                Some(Category::Visibility | Category::Debug | Category::Allocator)
+            ) =>
+        {
+            &["debug_env", "alloc_conf", "visible_devices"]
+        }
+        Subject::Environment => &["debug_env", "alloc_conf", "visible_devices"],
         Subject::Smoke => &["smoke_driver", "smoke_health"],
         Subject::SmokeGpu(_) | Subject::SmokeStep(_, SmokeStep::Device | SmokeStep::Context) => {
             &["smoke_context"]
@@ -161,6 +171,21 @@ impl Verdicts {
         match self.worst(s) {
             Some(sev) => Verdict::of(sev),
             None if judged_by(s).iter().any(|r| self.ran.contains(*r)) => Verdict::Passed,
+            None => Verdict::NotJudged,
+        }
+    }
+
+    /// The verdict on a fact that may be absent: a missing node or module is never called
+    /// passed by default, only marked by a finding that cites it.
+    pub fn of_fact<'a>(
+        &self,
+        subjects: impl IntoIterator<Item = &'a Subject>,
+        present: bool,
+    ) -> Verdict {
+        let subjects: Vec<&Subject> = subjects.into_iter().collect();
+        match subjects.iter().filter_map(|s| self.worst(s)).max() {
+            Some(sev) => Verdict::of(sev),
+            None if present => self.of_all(subjects),
             None => Verdict::NotJudged,
         }
     }

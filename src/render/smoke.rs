@@ -81,10 +81,8 @@ pub fn render_json(v: &SmokeView) -> String {
 /// One line about the whole run: the library, the driver API version, the GPUs.
 pub fn status_text(p: &SmokeProbe, gpus: &[SmokeGpuVerdict]) -> String {
     match &p.result {
-        SmokeResult::NotRun { reason } => format!("nothing tested: not run: {reason}"),
-        SmokeResult::LoadFailed { message, .. } => {
-            format!("nothing tested: libcuda could not be used: {message}")
-        }
+        SmokeResult::NotRun { reason } => format!("not run: {reason}"),
+        SmokeResult::LoadFailed { message, .. } => format!("libcuda could not be used: {message}"),
         SmokeResult::WorkerFailed { detail } => detail.clone(),
         SmokeResult::Ran { run } => run_text(p, run, gpus),
         SmokeResult::TimedOut {
@@ -314,7 +312,11 @@ pub fn render_human(v: &SmokeView, st: &Style) -> String {
         settings: v.settings.cloned().unwrap_or_default(),
         result: result.clone(),
     };
-    let head = format!("Smoke test: {}", status_text(&probe, &v.gpus));
+    let head = if v.tally.gpus == 0 {
+        format!("Smoke test: nothing tested — {}", status_text(&probe, &v.gpus))
+    } else {
+        format!("Smoke test: {}", status_text(&probe, &v.gpus))
+    };
     out.push_str(&format!(
         "{} {}\n",
         form::mark(v.verdict, st),

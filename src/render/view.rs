@@ -47,6 +47,20 @@ impl Builder<'_> {
         self.push(mark, label, value, source);
     }
 
+    /// A line about a fact that may be absent (a module, a node, a driver binding): absent
+    /// and cited by no finding, it is not judged.
+    fn fact_line(
+        &mut self,
+        subjects: &[Subject],
+        present: bool,
+        label: impl Into<String>,
+        value: impl Into<String>,
+        source: impl Into<String>,
+    ) {
+        let mark = self.verdicts.of_fact(subjects, present);
+        self.push(mark, label, value, source);
+    }
+
     fn push(
         &mut self,
         mark: Mark,
@@ -185,8 +199,9 @@ fn driver_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     } else {
         km.modules.source.clone()
     };
-    b.line(
+    b.fact_line(
         &[Subject::module("nvidia"), Subject::DriverVersion],
+        km.nvidia_loaded() == Some(true),
         "nvidia",
         nvidia,
         src,
@@ -201,8 +216,9 @@ fn driver_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     };
     let loaded = |n: &str| mods.iter().any(|m| m.name == n);
     if km.nvidia_loaded() == Some(true) {
-        b.line(
+        b.fact_line(
             &[Subject::module("nvidia_uvm")],
+            loaded("nvidia_uvm"),
             "nvidia_uvm",
             if loaded("nvidia_uvm") {
                 "loaded"
@@ -260,8 +276,9 @@ fn device_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
                         None => format!("NVIDIA {} [{}]", d.device_id, role_name(d.role)),
                     };
                     let driver = d.driver.clone().unwrap_or_else(|| "no driver".into());
-                    b.line(
+                    b.fact_line(
                         &[Subject::pci(&d.address)],
+                        d.driver.as_deref() == Some("nvidia"),
                         d.address.clone(),
                         format!("{name} → {driver}"),
                         d.source.clone(),
@@ -423,7 +440,7 @@ fn environment_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     }
     if shown.is_empty() {
         b.line(
-            &[],
+            &[Subject::Environment],
             "variables",
             "no CUDA-related variable set",
             "environment",
@@ -711,8 +728,10 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
                     .path
                     .trim_start_matches("/dev/")
             );
-            b.line(
+            let usable = n.present && n.access.as_ref().is_none_or(|a| a.read_write);
+            b.fact_line(
                 &[Subject::GpuNodes],
+                usable,
                 label,
                 format!("{} nodes, {}", gpu_nodes.len(), node_summary(n)),
                 "/dev",
@@ -724,8 +743,10 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
             .as_ref()
             .map(|a| format!("{} ({})", n.path, a.method))
             .unwrap_or_else(|| n.path.clone());
-        b.line(
+        let usable = n.present && n.access.as_ref().is_none_or(|a| a.read_write);
+        b.fact_line(
             &[Subject::node(&n.path)],
+            usable,
             n.path.clone(),
             node_summary(n),
             source,
