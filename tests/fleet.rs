@@ -238,7 +238,7 @@ fn fleet_finds_the_shape_the_outliers_and_groups_findings() {
         r.stdout
     );
     assert!(
-        r.stdout.contains("error GD006 on 1 of 10 nodes: node010"),
+        r.stdout.contains("error[GD006] on 1 of 10 nodes: node010"),
         "{}",
         r.stdout
     );
