@@ -333,4 +333,12 @@ mod tests {
         s.toolkits = None;
         assert_na(run(&s));
     }
+
+    #[test]
+    #[ignore = "BUG?: GD021.md says a CUDA_HOME without a compiler is a warning when nothing builds, the rule reports info (its comment calls a runtime-only install normal): doc and rule disagree"]
+    fn a_runtime_only_cuda_home_is_a_warning_by_the_explanation() {
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0].nvcc = None;
+        only(run(&s), "GD021", Severity::Warning);
+    }
 }

@@ -353,4 +353,37 @@ mod tests {
         assert_na(run(&no_gpu()));
         assert_na(run(&without_hardware_probes(healthy())));
     }
+
+    #[test]
+    fn without_a_group_to_join_the_driver_setting_is_offered() {
+        let mut s = healthy();
+        s.identity = None;
+        remove_node(&mut s, "/dev/nvidiactl");
+        let mut n = node("/dev/nvidiactl", false);
+        n.mode = Some("0600".into());
+        nodes_mut(&mut s).nodes.push(n);
+        let f = only(run(&s), "GD008", Severity::Error);
+        assert!(
+            f.title
+                .starts_with("this user cannot read and write /dev/nvidiactl"),
+            "{}",
+            f.title
+        );
+        assert!(
+            first_cmd(&f).contains("NVreg_DeviceFileMode=0666"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn group_fix_without_a_user_name_uses_the_shell_user() {
+        let mut s = healthy();
+        s.identity.as_mut().unwrap().user_name = None;
+        remove_node(&mut s, "/dev/nvidia0");
+        nodes_mut(&mut s).nodes.push(node("/dev/nvidia0", false));
+        let f = only(run(&s), "GD008", Severity::Error);
+        assert!(f.title.starts_with("uid 1000 cannot"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo usermod -aG video \"$USER\"");
+    }
 }

@@ -498,4 +498,19 @@ mod tests {
         assert_eq!(assert_na(run(&s)), "--no-smoke");
         assert_na(run(&no_gpu()));
     }
+
+    #[test]
+    fn unsupported_forward_compat_names_the_compat_libcuda() {
+        let mut s = healthy();
+        init_error(&mut s, 804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE");
+        smoke_run_mut(&mut s).loaded_from = Some("/usr/local/cuda-12.8/compat/libcuda.so.1".into());
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title
+                .contains("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
+            "{}",
+            f.title
+        );
+        assert!(evidence_mentions(&f, "is a forward-compatibility libcuda"));
+    }
 }

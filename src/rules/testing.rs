@@ -915,3 +915,100 @@ fn healthy_host_has_no_findings() {
         }
     }
 }
+
+/// Every NVML field unanswered, every smoke step missing, every fact unreadable: the rules
+/// still decide (or decline) without panicking.
+#[test]
+fn unanswered_facts_never_panic() {
+    let mut s = healthy();
+    let blank = |g: &mut Gpu| {
+        let e = || Field::Error("unknown".into());
+        *g = Gpu {
+            index: g.index,
+            handle_error: Some("unknown error".into()),
+            name: e(),
+            uuid: e(),
+            serial: e(),
+            pci_bus_id: e(),
+            pci_device_id: e(),
+            minor_number: Field::NotSupported,
+            architecture: e(),
+            compute_capability: e(),
+            memory: Field::NotSupported,
+            bar1: Field::NotSupported,
+            pcie: Pcie {
+                generation: Field::NotInDriver,
+                max_generation: Field::NotInDriver,
+                width: Field::NotInDriver,
+                max_width: Field::NotInDriver,
+            },
+            temperature_c: Field::NotSupported,
+            temperature_slowdown_c: Field::NotSupported,
+            temperature_shutdown_c: Field::NotSupported,
+            power_usage_mw: Field::NotSupported,
+            power_limit_mw: Field::NotSupported,
+            clocks: Clocks {
+                sm_mhz: Field::NotSupported,
+                memory_mhz: Field::NotSupported,
+                max_sm_mhz: Field::NotSupported,
+                max_memory_mhz: Field::NotSupported,
+            },
+            throttle: Field::NotSupported,
+            ecc: Ecc {
+                enabled: Field::NotSupported,
+                pending: Field::NotSupported,
+                volatile_corrected: Field::NotSupported,
+                volatile_uncorrected: Field::NotSupported,
+                aggregate_corrected: Field::NotSupported,
+                aggregate_uncorrected: Field::NotSupported,
+            },
+            retired_pages: Field::NotSupported,
+            retired_pages_pending: Field::NotSupported,
+            remapped_rows: Field::NotSupported,
+            persistence_mode: Field::NotSupported,
+            compute_mode: Field::NotSupported,
+            mig: Mig {
+                enabled: Field::NotSupported,
+                pending: Field::NotSupported,
+                instances: Vec::new(),
+            },
+            processes: Field::NotSupported,
+            nvlinks: Field::NotSupported,
+            fabric: Field::NotSupported,
+            recovery_action: Field::NotSupported,
+        };
+    };
+    nvml_sys(&mut s).devices.iter_mut().for_each(blank);
+    nvml_sys(&mut s).device_count = Field::Error("unknown".into());
+    for d in &mut smoke_run_mut(&mut s).devices {
+        *d = SmokeDevice {
+            ordinal: d.ordinal,
+            info: None,
+            info_error: None,
+            context: None,
+            module: None,
+            matmul: None,
+            memory: None,
+            transfer: None,
+            running: Some("cuCtxCreate".into()),
+            finished: false,
+            elapsed_ms: 0.0,
+        };
+    }
+    let km = kernel_module_mut(&mut s);
+    km.version_file = Fact::missing("v", MissingReason::Malformed, "garbage");
+    km.modules = Fact::missing("m", MissingReason::PermissionDenied, "denied");
+    km.gpus = Fact::missing("g", MissingReason::TimedOut, "hung");
+    set_env(
+        &mut s,
+        "CUDA_VISIBLE_DEVICES",
+        ",,,-0,99999999999999999999,GPU-",
+    );
+    set_env(&mut s, "PYTORCH_CUDA_ALLOC_CONF", ":::,[,]]");
+    torch_mut(&mut s).version = Fact::missing("version.py", MissingReason::Malformed, "x");
+    torch_mut(&mut s).dist_version = "not.a.version".into();
+    torch_mut(&mut s).cuda = Some("12".into());
+    for rule in super::RULES {
+        let _ = (rule.run)(&s);
+    }
+}

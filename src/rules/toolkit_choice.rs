@@ -240,4 +240,14 @@ mod tests {
         s.toolkits = None;
         assert_na(run(&s));
     }
+
+    #[test]
+    fn an_older_minor_of_the_same_major_is_only_info() {
+        let mut s = two_toolkits(0, 0, "the nvcc on PATH");
+        let old = &mut toolkits_mut(&mut s).installs[0];
+        old.cuda = crate::compat::CudaVersion::parse("12.1");
+        old.root = "/usr/local/cuda-12.1".into();
+        let f = only(run(&s), "GD020", Severity::Info);
+        assert!(f.title.contains("Builds use CUDA 12.1"), "{}", f.title);
+    }
 }
