@@ -535,4 +535,98 @@ mod tests {
         assert!(c.errors.is_empty());
         assert_eq!(c.ignored.len(), 1);
     }
+
+    mod on_snapshots {
+        use super::super::*;
+        use crate::rules::testing::*;
+
+        #[test]
+        fn unset_or_valid_is_clean() {
+            assert_clean(run(&healthy()));
+            let mut s = healthy();
+            set_env(
+                &mut s,
+                "PYTORCH_CUDA_ALLOC_CONF",
+                "expandable_segments:True",
+            );
+            assert_clean(run(&s));
+        }
+
+        #[test]
+        fn an_invalid_value_is_an_error_with_the_corrected_spelling() {
+            let mut s = healthy();
+            set_env(
+                &mut s,
+                "PYTORCH_CUDA_ALLOC_CONF",
+                "expandable_segments=True",
+            );
+            let f = only(run(&s), "GD014", Severity::Error);
+            assert!(
+                f.title.contains("PYTORCH_CUDA_ALLOC_CONF is invalid"),
+                "{}",
+                f.title
+            );
+            assert!(fixes_mention(&f, "expandable_segments:True"));
+            assert_eq!(first_cmd(&f), "unset PYTORCH_CUDA_ALLOC_CONF");
+        }
+
+        #[test]
+        fn an_option_newer_than_torch_is_an_error() {
+            let mut s = healthy();
+            torch_mut(&mut s).version =
+                crate::fact::Fact::value("version.py", "2.0.1+cu118".to_string());
+            set_env(
+                &mut s,
+                "PYTORCH_CUDA_ALLOC_CONF",
+                "expandable_segments:True",
+            );
+            let f = only(run(&s), "GD014", Severity::Error);
+            assert!(f.title.contains("does not know"), "{}", f.title);
+        }
+
+        #[test]
+        fn the_new_name_with_an_old_torch_is_a_warning() {
+            let mut s = healthy();
+            set_env(&mut s, "PYTORCH_ALLOC_CONF", "expandable_segments:True");
+            let f = only(run(&s), "GD015", Severity::Warning);
+            assert!(
+                f.title.contains("ignores PYTORCH_ALLOC_CONF"),
+                "{}",
+                f.title
+            );
+            assert_eq!(
+                first_cmd(&f),
+                "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+            );
+        }
+
+        #[test]
+        fn both_names_set_differently_is_a_warning() {
+            let mut s = healthy();
+            set_env(&mut s, "PYTORCH_ALLOC_CONF", "expandable_segments:True");
+            set_env(&mut s, "PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128");
+            let f = only(run(&s), "GD015", Severity::Warning);
+            assert!(f.title.contains("both set and differ"), "{}", f.title);
+            assert_eq!(first_cmd(&f), "unset PYTORCH_CUDA_ALLOC_CONF");
+        }
+
+        #[test]
+        fn settings_the_async_backend_ignores_are_a_warning() {
+            let mut s = healthy();
+            set_env(
+                &mut s,
+                "PYTORCH_CUDA_ALLOC_CONF",
+                "backend:cudaMallocAsync,max_split_size_mb:128",
+            );
+            let f = only(run(&s), "GD015", Severity::Warning);
+            assert!(f.title.contains("max_split_size_mb"), "{}", f.title);
+        }
+
+        #[test]
+        fn not_applicable_without_the_environment_probe() {
+            let mut s = healthy();
+            s.environment = None;
+            assert_na(run(&s));
+        }
+    }
 }

@@ -60,3 +60,49 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::{Field, Throttle};
+    use crate::rules::testing::*;
+
+    fn reasons(r: &[&str]) -> Snapshot {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 0).throttle = Field::Value(Throttle {
+            bits: 0,
+            reasons: r.iter().map(|x| x.to_string()).collect(),
+        });
+        s
+    }
+
+    #[test]
+    fn idle_gpus_are_not_throttled() {
+        assert_clean(run(&healthy()));
+        assert_clean(run(&reasons(&["SW_POWER_CAP", "GPU_IDLE"])));
+    }
+
+    #[test]
+    fn protective_slowdown_is_a_warning() {
+        let f = only(
+            run(&reasons(&["HW_SLOWDOWN", "SW_THERMAL_SLOWDOWN"])),
+            "GD035",
+            Severity::Warning,
+        );
+        assert!(
+            f.title.contains("is throttled: hardware slowdown"),
+            "{}",
+            f.title
+        );
+        assert!(f.title.contains("software thermal slowdown"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"
+        );
+    }
+
+    #[test]
+    fn not_applicable_without_nvml() {
+        assert_na(run(&no_gpu()));
+    }
+}

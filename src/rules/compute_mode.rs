@@ -83,3 +83,97 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::{Field, Process};
+    use crate::rules::testing::*;
+
+    fn held(s: &mut Snapshot, pid: u32, bytes: u64) {
+        nvml_gpu(s, 0).processes = Field::Value(vec![Process {
+            pid,
+            kind: "compute".into(),
+            name: Some("python".into()),
+            used_memory: Some(bytes),
+        }]);
+    }
+
+    fn mode(s: &mut Snapshot, m: &str) {
+        nvml_gpu(s, 0).compute_mode = Field::Value(m.into());
+    }
+
+    #[test]
+    fn healthy_gpus_accept_contexts() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn prohibited_mode_is_an_error() {
+        let mut s = healthy();
+        mode(&mut s, "prohibited");
+        let f = only(run(&s), "GD036", Severity::Error);
+        assert!(f.title.contains("Prohibited compute mode"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo nvidia-smi -i 0 -c DEFAULT");
+    }
+
+    #[test]
+    fn an_exclusive_gpu_held_by_another_process_is_an_error() {
+        let mut s = healthy();
+        mode(&mut s, "exclusive_process");
+        assert_clean(run(&s));
+        held(&mut s, 4242, GIB);
+        let f = only(run(&s), "GD036", Severity::Error);
+        assert!(
+            f.title.contains("already held by pid 4242 (python)"),
+            "{}",
+            f.title
+        );
+        assert_eq!(
+            first_cmd(&f),
+            "export CUDA_VISIBLE_DEVICES=<a free GPU's index>"
+        );
+    }
+
+    #[test]
+    fn others_holding_most_memory_is_a_warning() {
+        let mut s = healthy();
+        held(&mut s, 4242, 60 * GIB);
+        let f = only(run(&s), "GD036", Severity::Warning);
+        assert!(
+            f.title.contains("other processes hold 60.0 of 80.0 GiB"),
+            "{}",
+            f.title
+        );
+        // Under MIG the GPU-wide sum says nothing.
+        nvml_gpu(&mut s, 0).mig.enabled = Field::Value(true);
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn this_process_does_not_count() {
+        let mut s = healthy();
+        mode(&mut s, "exclusive_process");
+        held(&mut s, std::process::id(), 60 * GIB);
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_nvml() {
+        assert_na(run(&no_gpu()));
+    }
+
+    #[test]
+    #[ignore = "BUG: the sum of other processes' used_memory overflows u64 on a crafted snapshot (check --from): a panic in debug builds, a wrapped total that hides the warning in release"]
+    fn huge_used_memory_does_not_overflow() {
+        let mut s = healthy();
+        let p = |pid| Process {
+            pid,
+            kind: "compute".into(),
+            name: None,
+            used_memory: Some(u64::MAX / 2 + 1),
+        };
+        nvml_gpu(&mut s, 0).processes = Field::Value(vec![p(1), p(2)]);
+        only(run(&s), "GD036", Severity::Warning);
+    }
+}

@@ -70,3 +70,53 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_environment_is_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn launch_blocking_is_a_warning() {
+        let mut s = healthy();
+        set_env(&mut s, "CUDA_LAUNCH_BLOCKING", "1");
+        let f = only(run(&s), "GD012", Severity::Warning);
+        assert!(f.title.contains("synchronous"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "unset CUDA_LAUNCH_BLOCKING");
+    }
+
+    #[test]
+    fn false_values_do_not_count() {
+        let mut s = healthy();
+        set_env(&mut s, "CUDA_LAUNCH_BLOCKING", "0");
+        set_env(&mut s, "PYTORCH_NO_CUDA_MEMORY_CACHING", "false");
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn debugger_and_injection_variables_are_warnings() {
+        let mut s = healthy();
+        set_env(&mut s, "CUDA_INJECTION64_PATH", "/opt/nsight/libinj.so");
+        let f = only(run(&s), "GD013", Severity::Warning);
+        assert!(
+            f.title.contains("CUDA_INJECTION64_PATH is set"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "unset CUDA_INJECTION64_PATH");
+        set_env(&mut s, "PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
+        assert_eq!(findings(run(&s)).len(), 2);
+    }
+
+    #[test]
+    fn not_applicable_without_the_environment_probe() {
+        let mut s = healthy();
+        s.environment = None;
+        assert_na(run(&s));
+    }
+}

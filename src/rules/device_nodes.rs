@@ -249,3 +249,142 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
     )
     .fix_text("On openSUSE the setting lives in /etc/modprobe.d/50-nvidia-default.conf (change 660 to 666, then mkinitrd)")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_host_has_accessible_nodes() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn one_missing_gpu_node_is_a_warning_naming_its_minor() {
+        let mut s = healthy();
+        remove_node(&mut s, "/dev/nvidia1");
+        let f = only(run(&s), "GD007", Severity::Warning);
+        assert!(
+            f.title.contains("1 GPU device node(s) missing"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo nvidia-modprobe -c=1");
+    }
+
+    #[test]
+    fn missing_control_node_is_an_error() {
+        let mut s = healthy();
+        remove_node(&mut s, "/dev/nvidiactl");
+        let f = only(run(&s), "GD007", Severity::Error);
+        assert!(f.title.contains("/dev/nvidiactl is missing"), "{}", f.title);
+    }
+
+    #[test]
+    fn no_nodes_at_all_creates_every_minor() {
+        let mut s = healthy();
+        nodes_mut(&mut s).nodes.clear();
+        let f = only(run(&s), "GD007", Severity::Error);
+        assert!(
+            f.title
+                .contains("/dev/nvidiactl and /dev/nvidia[0-9]* are missing"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo nvidia-modprobe -c=0 -c=1");
+    }
+
+    #[test]
+    fn in_a_container_without_gpu_nodes_the_runtime_must_pass_them() {
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        remove_node(&mut s, "/dev/nvidia0");
+        remove_node(&mut s, "/dev/nvidia1");
+        let f = only(run(&s), "GD007", Severity::Error);
+        assert!(f.title.contains("no /dev/nvidia[0-9]* node"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
+    }
+
+    #[test]
+    fn denied_gpu_nodes_suggest_the_group() {
+        let mut s = healthy();
+        for p in ["/dev/nvidia0", "/dev/nvidia1"] {
+            remove_node(&mut s, p);
+            nodes_mut(&mut s).nodes.push(node(p, false));
+        }
+        let f = only(run(&s), "GD008", Severity::Error);
+        assert!(
+            f.title
+                .contains("alice cannot read and write /dev/nvidia0, /dev/nvidia1"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo usermod -aG video alice");
+    }
+
+    #[test]
+    fn many_denied_gpu_nodes_are_summarised_and_rootless_podman_keeps_groups() {
+        let mut s = healthy();
+        in_container(&mut s, "podman");
+        nodes_mut(&mut s).nodes.retain(|n| !n.is_gpu_node());
+        for i in 0..4 {
+            nodes_mut(&mut s)
+                .nodes
+                .push(node(&format!("/dev/nvidia{i}"), false));
+        }
+        let f = findings(run(&s));
+        let f = one_of(&f, "GD008", Severity::Error);
+        assert!(f.title.contains("4 GPU nodes"), "{}", f.title);
+        assert!(fixes_mention(f, "podman run --group-add keep-groups"));
+    }
+
+    #[test]
+    fn restricted_nodes_that_cuda_does_not_open_are_fine() {
+        let mut s = healthy();
+        remove_node(&mut s, "/dev/nvidia-uvm-tools");
+        nodes_mut(&mut s)
+            .nodes
+            .push(node("/dev/nvidia-uvm-tools", false));
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_gpu() {
+        assert_na(run(&no_gpu()));
+        assert_na(run(&without_hardware_probes(healthy())));
+    }
+
+    #[test]
+    fn without_a_group_to_join_the_driver_setting_is_offered() {
+        let mut s = healthy();
+        s.identity = None;
+        remove_node(&mut s, "/dev/nvidiactl");
+        let mut n = node("/dev/nvidiactl", false);
+        n.mode = Some("0600".into());
+        nodes_mut(&mut s).nodes.push(n);
+        let f = only(run(&s), "GD008", Severity::Error);
+        assert!(
+            f.title
+                .starts_with("this user cannot read and write /dev/nvidiactl"),
+            "{}",
+            f.title
+        );
+        assert!(
+            first_cmd(&f).contains("NVreg_DeviceFileMode=0666"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn group_fix_without_a_user_name_uses_the_shell_user() {
+        let mut s = healthy();
+        s.identity.as_mut().unwrap().user_name = None;
+        remove_node(&mut s, "/dev/nvidia0");
+        nodes_mut(&mut s).nodes.push(node("/dev/nvidia0", false));
+        let f = only(run(&s), "GD008", Severity::Error);
+        assert!(f.title.starts_with("uid 1000 cannot"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo usermod -aG video \"$USER\"");
+    }
+}

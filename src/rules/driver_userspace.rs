@@ -114,3 +114,64 @@ fn finding(
         .fix_text("Prevent it: hold the driver packages (apt-mark hold / dnf versionlock) or exclude them from unattended upgrades");
     f
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_libraries_match_the_module() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_newer_libcuda_than_the_module_is_an_error() {
+        let mut s = healthy();
+        libs_mut(&mut s).libraries[0].candidates[0].version = Some("560.35.03".into());
+        let f = only(run(&s), "GD018", Severity::Error);
+        assert!(f.title.contains("upgraded without a reboot"), "{}", f.title);
+        assert!(evidence_mentions(&f, "libcuda.so.1 is 560.35.03"));
+        assert!(
+            first_cmd(&f).starts_with("sudo rmmod nvidia_uvm"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn nvml_saying_mismatch_is_believed_without_versions() {
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        set_nvml(
+            &mut s,
+            NvmlResult::InitFailed {
+                code: "lib_rm_version_mismatch".into(),
+                message: "Driver/library version mismatch".into(),
+            },
+        );
+        let f = only(run(&s), "GD018", Severity::Error);
+        assert!(
+            f.title.starts_with("Driver/library version mismatch"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn a_forward_compat_libcuda_is_left_to_gd025() {
+        let mut s = healthy();
+        let c = &mut libs_mut(&mut s).libraries[0].candidates[0];
+        c.version = Some("570.86.10".into());
+        c.forward_compat = true;
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_a_module_version_or_libraries() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.libraries = None;
+        assert_na(run(&s));
+    }
+}

@@ -56,3 +56,44 @@ fn run(snap: &Snapshot) -> Outcome {
             "Its package version must equal the driver's (e.g. nvidia-fabricmanager-580 580.95.05)",
         )])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::{Fabric, Field};
+    use crate::rules::testing::*;
+
+    fn fabric(s: &mut Snapshot, i: usize, state: &str, status: &str) {
+        nvml_gpu(s, i).fabric = Field::Value(Fabric {
+            state: state.into(),
+            status: status.into(),
+        });
+    }
+
+    #[test]
+    fn no_fabric_or_a_completed_one_is_clean() {
+        assert_clean(run(&healthy()));
+        let mut s = healthy();
+        fabric(&mut s, 0, "completed", "success");
+        fabric(&mut s, 1, "completed", "success");
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn an_unfinished_fabric_is_an_error() {
+        let mut s = healthy();
+        fabric(&mut s, 0, "in_progress", "success");
+        fabric(&mut s, 1, "completed", "failure");
+        let f = only(run(&s), "GD039", Severity::Error);
+        assert!(f.title.contains("not ready on GPU 0,1"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "sudo systemctl enable --now nvidia-fabricmanager"
+        );
+    }
+
+    #[test]
+    fn not_applicable_without_nvml() {
+        assert_na(run(&no_gpu()));
+    }
+}

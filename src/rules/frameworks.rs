@@ -95,3 +95,71 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn with_framework(name: &str, version: &str) -> Snapshot {
+        let mut s = healthy();
+        primary_env(&mut s).frameworks.push(dist(name, version));
+        s
+    }
+
+    #[test]
+    fn torch_alone_or_with_matching_frameworks_is_clean() {
+        assert_clean(run(&healthy()));
+        assert_clean(run(&with_framework("tensorflow", "2.18.0")));
+        assert_clean(run(&with_framework("jax-cuda12-plugin", "0.4.30")));
+        assert_clean(run(&with_framework("cupy-cuda12x", "13.2.0")));
+    }
+
+    #[test]
+    fn another_cuda_major_is_a_warning() {
+        let f = only(
+            run(&with_framework("cupy-cuda11x", "13.2.0")),
+            "GD050",
+            Severity::Warning,
+        );
+        assert!(
+            f.title.contains("needs CUDA 11 (torch uses CUDA 12)"),
+            "{}",
+            f.title
+        );
+        let f = only(
+            run(&with_framework("cupy-cuda111", "9.6.0")),
+            "GD050",
+            Severity::Warning,
+        );
+        assert!(f.title.contains("needs CUDA 11"), "{}", f.title);
+    }
+
+    #[test]
+    fn another_cudnn_major_is_a_warning() {
+        let f = only(
+            run(&with_framework("tensorflow", "2.16.1")),
+            "GD050",
+            Severity::Warning,
+        );
+        assert!(
+            f.title.contains("cuDNN 8 (torch's wheel is cuDNN 9)"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn a_cpu_torch_has_nothing_to_clash_with() {
+        let mut s = with_framework("cupy-cuda11x", "13.2.0");
+        primary_env(&mut s).torch = Some(torch("2.4.1+cpu", None));
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_the_pytorch_probe() {
+        let mut s = healthy();
+        s.python = None;
+        assert_na(run(&s));
+    }
+}

@@ -73,3 +73,41 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::Field;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn a_hopper_gpu_has_every_recipe_speed_up() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_turing_gpu_lacks_bf16_and_flash_attention_as_info() {
+        let mut s = healthy();
+        for i in 0..2 {
+            let g = nvml_gpu(&mut s, i);
+            g.name = Field::Value("Tesla T4".into());
+            g.compute_capability = Field::Value("7.5".into());
+        }
+        // One finding per model, not per GPU.
+        let f = only(run(&s), "GD052", Severity::Info);
+        assert!(f.title.starts_with("Tesla T4 (sm_75) lacks"), "{}", f.title);
+        assert!(f.title.contains("FlashAttention-2"), "{}", f.title);
+        assert!(!f.title.contains("torch.compile"), "{}", f.title);
+    }
+
+    #[test]
+    fn not_applicable_without_cuda_torch_or_known_gpu() {
+        let mut s = healthy();
+        primary_env(&mut s).torch = Some(torch("2.4.1+cpu", None));
+        assert_na(run(&s));
+        let mut s = healthy();
+        s.nvml = None;
+        s.kernel_module = None;
+        assert_na(run(&s));
+    }
+}

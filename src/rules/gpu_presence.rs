@@ -79,3 +79,44 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(vec![f])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_host_has_a_gpu() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn no_gpu_on_a_host_is_an_info_pointing_at_lspci() {
+        let f = only(run(&no_gpu()), "GD001", Severity::Info);
+        assert!(f.title.contains("No NVIDIA GPU"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "lspci -nn | grep -i nvidia");
+    }
+
+    #[test]
+    fn no_gpu_in_a_container_says_how_to_pass_gpus_in() {
+        let mut s = no_gpu();
+        in_container(&mut s, "docker");
+        set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", "void");
+        let f = only(run(&s), "GD001", Severity::Info);
+        assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
+        assert!(fixes_mention(&f, "NVIDIA_VISIBLE_DEVICES is void"));
+        assert!(evidence_mentions(&f, "NVIDIA_VISIBLE_DEVICES=\"void\""));
+    }
+
+    #[test]
+    fn a_gpu_seen_only_by_its_device_nodes_counts() {
+        let mut s = no_gpu();
+        nodes_mut(&mut s).nodes.push(node("/dev/nvidia0", true));
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_the_hardware_probes() {
+        assert_na(run(&without_hardware_probes(healthy())));
+    }
+}

@@ -133,3 +133,50 @@ fn unreachable(snap: &Snapshot, index: u32, error: &str, what: &str) -> Finding 
     };
     f
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::Field;
+    use crate::rules::testing::*;
+
+    fn action(a: &str) -> Snapshot {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 1).recovery_action = Field::Value(a.into());
+        s
+    }
+
+    #[test]
+    fn healthy_gpus_need_no_recovery() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_lost_gpu_is_an_error() {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 0).handle_error = Some("gpu_is_lost: GPU is lost".into());
+        let f = only(run(&s), "GD032", Severity::Error);
+        assert!(
+            f.title.contains("GPU 0 has fallen off the bus"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -iE 'xid|fallen off'");
+    }
+
+    #[test]
+    fn recovery_actions_by_severity() {
+        let f = only(run(&action("node_reboot")), "GD032", Severity::Error);
+        assert!(f.title.contains("needs a node reboot"), "{}", f.title);
+        assert_eq!(f.fix[0].text, "Drain the node and reboot it");
+        let f = only(run(&action("gpu_reset")), "GD032", Severity::Error);
+        assert!(f.title.contains("GPU 1"), "{}", f.title);
+        only(run(&action("drain_p2p")), "GD032", Severity::Warning);
+        let f = only(run(&action("future_action")), "GD032", Severity::Warning);
+        assert!(f.title.contains("a recovery action"), "{}", f.title);
+    }
+
+    #[test]
+    fn not_applicable_without_nvml() {
+        assert_na(run(&no_gpu()));
+    }
+}

@@ -73,3 +73,68 @@ fn run(snap: &Snapshot) -> Outcome {
         .fix_cmd("With Secure Boot on, an unsigned module is refused: enrol the DKMS key or sign the module", "mokutil --sb-state");
     Outcome::Checked(vec![f])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn unloaded_with_unbound_gpus() -> Snapshot {
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        for d in pci_devices_mut(&mut s) {
+            d.driver = None;
+        }
+        s
+    }
+
+    #[test]
+    fn healthy_host_has_the_module_loaded() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn gpu_without_the_module_is_an_error_with_modprobe() {
+        let f = only(run(&unloaded_with_unbound_gpus()), "GD002", Severity::Error);
+        assert!(f.title.contains("not loaded"), "{}", f.title);
+        assert!(
+            first_cmd(&f).contains("modprobe nvidia"),
+            "{}",
+            first_cmd(&f)
+        );
+        assert!(evidence_mentions(&f, "0000:01:00.0"));
+    }
+
+    #[test]
+    fn in_a_container_the_host_is_named_first() {
+        let mut s = unloaded_with_unbound_gpus();
+        in_container(&mut s, "docker");
+        let f = only(run(&s), "GD002", Severity::Error);
+        assert!(f.fix[0].text.contains("container"), "{:?}", f.fix[0]);
+    }
+
+    #[test]
+    fn gpus_claimed_by_another_driver_are_left_to_pci_binding() {
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        for d in pci_devices_mut(&mut s) {
+            d.driver = Some("nouveau".into());
+        }
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_gpu_on_wsl_or_unreadable_modules() {
+        assert_na(run(&no_gpu()));
+        let mut s = unloaded_with_unbound_gpus();
+        make_wsl(&mut s);
+        assert_na(run(&s));
+        let mut s = unloaded_with_unbound_gpus();
+        kernel_module_mut(&mut s).modules = crate::fact::Fact::missing(
+            MODULES_FILE,
+            crate::fact::MissingReason::PermissionDenied,
+            "denied",
+        );
+        assert_na(run(&s));
+    }
+}

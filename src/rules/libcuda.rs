@@ -171,3 +171,150 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
     }
     f
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn stub_first(via: Via) -> Snapshot {
+        let mut s = healthy();
+        let dir = "/usr/local/cuda-12.4/lib64/stubs";
+        put_library(
+            &mut s,
+            library(
+                "libcuda",
+                "libcuda.so.1",
+                candidate(dir, "libcuda.so.1", "libcuda.so", via),
+            ),
+        );
+        let search = &mut libs_mut(&mut s).search;
+        search.ld_library_path = vec![format!("{dir}/")];
+        search.ld_library_path_resolved = vec![Some(dir.into())];
+        s
+    }
+
+    fn compat_libcuda(pkg: &str, version: &str) -> Snapshot {
+        let mut s = healthy();
+        let dir = format!("/usr/local/cuda-{pkg}/compat");
+        put_library(
+            &mut s,
+            library(
+                "libcuda",
+                "libcuda.so.1",
+                candidate(
+                    &dir,
+                    "libcuda.so.1",
+                    &format!("libcuda.so.{version}"),
+                    Via::LdLibraryPath,
+                ),
+            ),
+        );
+        s
+    }
+
+    #[test]
+    fn healthy_loader_picks_the_driver() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn the_stub_on_ld_library_path_is_an_error_with_a_path_filter() {
+        let f = only(
+            run(&stub_first(Via::LdLibraryPath)),
+            "GD024",
+            Severity::Error,
+        );
+        assert!(f.title.contains("stub library"), "{}", f.title);
+        assert!(
+            first_cmd(&f).contains("grep -vxF -e /usr/local/cuda-12.4/lib64/stubs/"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn the_stub_in_the_cache_says_where_to_remove_it() {
+        let f = only(run(&stub_first(Via::LdSoCache)), "GD024", Severity::Error);
+        assert!(f.fix[0].text.contains("/etc/ld.so.conf.d"), "{:?}", f.fix);
+    }
+
+    #[test]
+    fn an_unversioned_stub_is_a_warning() {
+        let mut s = healthy();
+        put_library(
+            &mut s,
+            library(
+                "libcuda",
+                "libcuda.so",
+                candidate(
+                    "/usr/local/cuda/lib64/stubs",
+                    "libcuda.so",
+                    "libcuda.so",
+                    Via::LdLibraryPath,
+                ),
+            ),
+        );
+        let f = only(run(&s), "GD024", Severity::Warning);
+        assert!(f.title.contains("for libcuda.so before"), "{}", f.title);
+    }
+
+    #[test]
+    fn forward_compat_on_a_supported_base_and_data_center_gpu_is_info() {
+        let mut s = compat_libcuda("12.8", "570.86.10");
+        set_driver(&mut s, "535.183.01");
+        let f = only(run(&s), "GD025", Severity::Info);
+        assert!(f.title.contains("runs on driver 535.183.01"), "{}", f.title);
+        assert!(f.fix.is_empty());
+    }
+
+    #[test]
+    fn forward_compat_on_an_unsupported_base_is_an_error() {
+        let f = only(
+            run(&compat_libcuda("12.8", "570.86.10")),
+            "GD025",
+            Severity::Error,
+        );
+        assert!(
+            f.title
+                .contains("does not support the installed driver 550.54.15"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn forward_compat_on_a_geforce_is_an_error() {
+        let mut s = compat_libcuda("12.8", "570.86.10");
+        set_driver(&mut s, "535.183.01");
+        for i in 0..2 {
+            nvml_gpu(&mut s, i).name =
+                crate::probes::nvml::Field::Value("NVIDIA GeForce RTX 4090".into());
+            nvml_gpu(&mut s, i).compute_capability =
+                crate::probes::nvml::Field::Value("8.9".into());
+        }
+        let f = only(run(&s), "GD025", Severity::Error);
+        assert!(
+            f.title.contains("does not support forward compatibility"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn forward_compat_the_driver_does_not_need_is_a_warning() {
+        let f = only(
+            run(&compat_libcuda("12.4", "550.54.15")),
+            "GD025",
+            Severity::Warning,
+        );
+        assert!(f.title.contains("already supports"), "{}", f.title);
+    }
+
+    #[test]
+    fn not_applicable_without_the_libraries_probe() {
+        let mut s = healthy();
+        s.libraries = None;
+        assert_na(run(&s));
+    }
+}

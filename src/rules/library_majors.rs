@@ -150,3 +150,136 @@ fn missing_dependencies(libs: &Libraries) -> Vec<crate::findings::Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::libraries::Via;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_libraries_fit_together() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn another_majors_lib_dir_on_ld_library_path_is_a_warning() {
+        let mut s = healthy();
+        toolkits_mut(&mut s)
+            .installs
+            .push(toolkit("/usr/local/cuda-11.8", "11.8.89", true));
+        let search = &mut libs_mut(&mut s).search;
+        search.ld_library_path = vec!["/usr/local/cuda-11.8/lib64".into()];
+        search.ld_library_path_resolved = vec![Some("/usr/local/cuda-11.8/lib64".into())];
+        let f = only(run(&s), "GD026", Severity::Warning);
+        assert!(f.title.contains("puts CUDA 11.8 libraries"), "{}", f.title);
+        assert!(
+            f.fix[0]
+                .text
+                .contains("Replace /usr/local/cuda-11.8/lib64 with /usr/local/cuda-12.4/lib64"),
+            "{:?}",
+            f.fix
+        );
+    }
+
+    #[test]
+    fn a_family_only_in_another_major_is_a_warning() {
+        let mut s = healthy();
+        put_library(
+            &mut s,
+            library(
+                "libcudart",
+                "libcudart.so.11.0",
+                candidate(
+                    LIB_DIR,
+                    "libcudart.so.11.0",
+                    "libcudart.so.11.8.89",
+                    Via::LdSoCache,
+                ),
+            ),
+        );
+        let f = only(run(&s), "GD026", Severity::Warning);
+        assert!(f.title.contains("Only libcudart.so.11.0"), "{}", f.title);
+        assert!(
+            first_cmd(&f).contains("/etc/ld.so.conf.d/gpudoctor-cuda-12.conf"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn a_conda_toolkit_reaches_its_libraries_by_rpath() {
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0].kind = crate::probes::toolkits::ToolkitKind::Conda;
+        put_library(
+            &mut s,
+            library(
+                "libcudart",
+                "libcudart.so.11.0",
+                candidate(
+                    LIB_DIR,
+                    "libcudart.so.11.0",
+                    "libcudart.so.11.8.89",
+                    Via::LdSoCache,
+                ),
+            ),
+        );
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn two_cudnn_majors_are_info() {
+        let mut s = healthy();
+        for (so, file) in [
+            ("libcudnn.so.8", "libcudnn.so.8.9.7"),
+            ("libcudnn.so.9", "libcudnn.so.9.1.0"),
+        ] {
+            put_library(
+                &mut s,
+                library("libcudnn", so, candidate(LIB_DIR, so, file, Via::LdSoCache)),
+            );
+        }
+        let f = only(run(&s), "GD026", Severity::Info);
+        assert!(f.title.contains("2 cuDNN majors"), "{}", f.title);
+    }
+
+    #[test]
+    fn a_missing_dependency_is_an_error_unless_it_sits_beside() {
+        let mut s = healthy();
+        let mut c = candidate(
+            LIB_DIR,
+            "libcublas.so.12",
+            "libcublas.so.12.4.2.65",
+            Via::LdSoCache,
+        );
+        c.needed = vec!["libcublasLt.so.12".into(), "libc.so.6".into()];
+        put_library(&mut s, library("libcublas", "libcublas.so.12", c));
+        let f = only(run(&s), "GD028", Severity::Error);
+        assert!(
+            f.title.contains("libcublas.so.12 needs libcublasLt.so.12"),
+            "{}",
+            f.title
+        );
+        let mut lt = library(
+            "libcublasLt",
+            "libcublasLt.so.12",
+            candidate(
+                LIB_DIR,
+                "libcublasLt.so.12",
+                "libcublasLt.so.12.4.2.65",
+                Via::LdSoCache,
+            ),
+        );
+        lt.elsewhere = std::mem::take(&mut lt.candidates);
+        lt.winner = None;
+        put_library(&mut s, lt);
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_the_libraries_probe() {
+        let mut s = healthy();
+        s.libraries = None;
+        assert_na(run(&s));
+    }
+}

@@ -83,3 +83,86 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::{Field, MigInstance};
+    use crate::rules::testing::*;
+
+    fn mig_on(instances: u32) -> Snapshot {
+        let mut s = healthy();
+        let g = nvml_gpu(&mut s, 0);
+        g.mig.enabled = Field::Value(true);
+        g.mig.pending = Field::Value(true);
+        g.mig.instances = (0..instances)
+            .map(|i| MigInstance {
+                index: i,
+                uuid: Field::Value(format!("MIG-{i}0000000-aaaa-bbbb-cccc-dddddddddddd")),
+                memory_total: Field::Value(10 * GIB),
+            })
+            .collect();
+        s
+    }
+
+    #[test]
+    fn healthy_gpus_without_mig_are_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_pending_mode_change_is_a_warning() {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 1).mig.pending = Field::Value(true);
+        let f = only(run(&s), "GD037", Severity::Warning);
+        assert!(
+            f.title.contains("MIG mode change is pending (off → on)"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo nvidia-smi -r -i 1");
+    }
+
+    #[test]
+    fn mig_with_instances_is_info_naming_one() {
+        let f = only(run(&mig_on(2)), "GD037", Severity::Info);
+        assert!(f.title.contains("with 2 instance(s)"), "{}", f.title);
+        assert!(
+            first_cmd(&f).starts_with("export CUDA_VISIBLE_DEVICES=MIG-0"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn selecting_the_whole_mig_gpu_is_a_warning() {
+        let mut s = mig_on(2);
+        set_env(&mut s, "CUDA_VISIBLE_DEVICES", "0");
+        only(run(&s), "GD037", Severity::Warning);
+        let mut s = mig_on(2);
+        set_env(&mut s, "CUDA_VISIBLE_DEVICES", &uuid(0));
+        only(run(&s), "GD037", Severity::Warning);
+        let mut s = mig_on(2);
+        set_env(&mut s, "CUDA_VISIBLE_DEVICES", "1");
+        only(run(&s), "GD037", Severity::Info);
+    }
+
+    #[test]
+    fn mig_without_instances_says_how_to_create_them() {
+        let f = only(run(&mig_on(0)), "GD037", Severity::Info);
+        assert!(f.title.contains("no MIG instance"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo nvidia-smi mig -i 0 -cgi 19,19 -C");
+    }
+
+    #[test]
+    fn gpus_without_mig_support_are_skipped() {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 0).mig.enabled = Field::NotSupported;
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_nvml() {
+        assert_na(run(&no_gpu()));
+    }
+}

@@ -37,6 +37,8 @@ mod smoke_health;
 mod smoke_matmul;
 mod smoke_memory;
 mod smoke_transfer;
+#[cfg(test)]
+mod testing;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;

@@ -32,3 +32,47 @@ fn run(snap: &Snapshot) -> Outcome {
         .evidence(Subject::GpuNodes, format!("{present} node(s) /dev/nvidia[0-9]*"), "/dev")
         .fix_text("In containers request the GPUs explicitly (--gpus all / nvidia.com/gpu limits); on hosts run sudo nvidia-modprobe -c N for missing nodes")])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::Field;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn nodes_match_nvml() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn fewer_nodes_than_gpus_is_a_warning() {
+        let mut s = healthy();
+        remove_node(&mut s, "/dev/nvidia1");
+        let f = only(run(&s), "GD040", Severity::Warning);
+        assert!(
+            f.title.contains("NVML reports 2 GPU(s) but 1"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn wsl_has_no_per_gpu_nodes() {
+        let mut s = healthy();
+        make_wsl(&mut s);
+        remove_node(&mut s, "/dev/nvidia0");
+        remove_node(&mut s, "/dev/nvidia1");
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_nvml_nodes_or_count() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.device_nodes = None;
+        assert_na(run(&s));
+        let mut s = healthy();
+        nvml_sys(&mut s).device_count = Field::NotSupported;
+        assert_na(run(&s));
+    }
+}

@@ -135,3 +135,125 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     Outcome::Checked(vec![f])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn failed(code: &str) -> Snapshot {
+        let mut s = healthy();
+        set_nvml(
+            &mut s,
+            NvmlResult::InitFailed {
+                code: code.into(),
+                message: format!("{code} (test)"),
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn healthy_nvml_answered() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn library_missing_with_the_module_loaded_is_an_error() {
+        let f = only(run(&failed("library_not_found")), "GD029", Severity::Error);
+        assert!(f.title.contains("cannot be loaded"), "{}", f.title);
+        assert!(f.fix[0].text.contains("user-space package"), "{:?}", f.fix);
+        let mut s = failed("library_not_found");
+        in_container(&mut s, "docker");
+        let f = only(run(&s), "GD029", Severity::Error);
+        assert!(
+            first_cmd(&f).contains("NVIDIA_DRIVER_CAPABILITIES=compute,utility"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn init_failures_are_errors_with_their_own_fix() {
+        let f = only(run(&failed("driver_not_loaded")), "GD030", Severity::Error);
+        assert!(f.title.contains("driver is not loaded"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo modprobe nvidia");
+        let f = only(run(&failed("no_permission")), "GD030", Severity::Error);
+        assert!(f.title.contains("Insufficient Permissions"), "{}", f.title);
+        let f = only(run(&failed("unknown")), "GD030", Severity::Error);
+        assert!(
+            f.title.contains("NVML failed to initialise (unknown)"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -iE 'nvrm|xid'");
+    }
+
+    #[test]
+    fn driver_not_loaded_without_gpu_is_only_info() {
+        let mut s = no_gpu();
+        set_nvml(
+            &mut s,
+            NvmlResult::InitFailed {
+                code: "driver_not_loaded".into(),
+                message: "Driver Not Loaded".into(),
+            },
+        );
+        only(run(&s), "GD030", Severity::Info);
+    }
+
+    #[test]
+    fn hangs_and_crashes() {
+        let mut s = healthy();
+        set_nvml(
+            &mut s,
+            NvmlResult::TimedOut {
+                seconds: 5.0,
+                partial: None,
+                stuck_at: Some("nvmlDeviceGetHandleByIndex".into()),
+            },
+        );
+        let f = only(run(&s), "GD031", Severity::Error);
+        assert!(
+            f.title
+                .contains("within 5.0 s (hung at nvmlDeviceGetHandleByIndex)"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -iE 'xid|nvrm'");
+        set_nvml(
+            &mut s,
+            NvmlResult::Crashed {
+                signal: 11,
+                stderr: String::new(),
+            },
+        );
+        let f = only(run(&s), "GD031", Severity::Error);
+        assert!(f.title.contains("signal 11"), "{}", f.title);
+        set_nvml(
+            &mut s,
+            NvmlResult::WorkerFailed {
+                detail: "no answer".into(),
+            },
+        );
+        let f = only(run(&s), "GD031", Severity::Warning);
+        assert_eq!(first_cmd(&f), "gpudoctor check --format markdown");
+    }
+
+    #[test]
+    fn not_applicable_when_not_probed_mismatched_or_not_expected() {
+        let mut s = healthy();
+        s.nvml = None;
+        assert_na(run(&s));
+        let mut s = healthy();
+        set_nvml(
+            &mut s,
+            NvmlResult::NotProbed {
+                reason: "--root".into(),
+            },
+        );
+        assert_eq!(assert_na(run(&s)), "--root");
+        assert_na(run(&failed("lib_rm_version_mismatch")));
+        assert_na(run(&no_gpu()));
+    }
+}

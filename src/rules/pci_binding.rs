@@ -171,3 +171,116 @@ fn initramfs_command(os_id: &str) -> Option<(&'static str, &'static str)> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn nouveau_host(os: &str) -> Snapshot {
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        pci_devices_mut(&mut s)[0].driver = Some("nouveau".into());
+        pci_devices_mut(&mut s)[1].driver = Some("nouveau".into());
+        if let crate::fact::Outcome::Value(m) = &mut kernel_module_mut(&mut s).modules.outcome {
+            m.push(crate::probes::kernel_module::LoadedModule {
+                name: "nouveau".into(),
+                size: None,
+                refcount: None,
+                used_by: Vec::new(),
+                state: None,
+            });
+        }
+        if let crate::fact::Outcome::Value(o) = &mut s.platform.as_mut().unwrap().os.outcome {
+            o.id = Some(os.into());
+        }
+        s
+    }
+
+    #[test]
+    fn healthy_host_binds_every_gpu_to_nvidia() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn nouveau_owning_the_gpu_is_an_error_with_a_blacklist() {
+        let f = only(run(&nouveau_host("ubuntu")), "GD003", Severity::Error);
+        assert!(f.title.contains("bound to nouveau"), "{}", f.title);
+        assert!(
+            first_cmd(&f).contains("blacklist nouveau"),
+            "{}",
+            first_cmd(&f)
+        );
+        assert!(fixes_mention(&f, "sudo update-initramfs -u"));
+    }
+
+    #[test]
+    fn the_initramfs_command_follows_the_distribution() {
+        let f = only(run(&nouveau_host("fedora")), "GD003", Severity::Error);
+        assert!(fixes_mention(&f, "sudo dracut --force"));
+        let f = only(run(&nouveau_host("gentoo")), "GD003", Severity::Error);
+        assert!(fixes_mention(&f, "mkinitcpio -P on Arch"));
+    }
+
+    #[test]
+    fn unbound_gpus_with_nouveau_loaded_blame_nouveau() {
+        let mut s = nouveau_host("ubuntu");
+        for d in pci_devices_mut(&mut s) {
+            d.driver = None;
+        }
+        let f = only(run(&s), "GD003", Severity::Error);
+        assert!(f.title.contains("nouveau"), "{}", f.title);
+    }
+
+    #[test]
+    fn a_driver_name_that_is_not_plain_stays_out_of_commands() {
+        let mut s = nouveau_host("ubuntu");
+        pci_devices_mut(&mut s)[0].driver = Some("x;rm -rf".into());
+        pci_devices_mut(&mut s)[1].driver = Some("x;rm -rf".into());
+        let f = only(run(&s), "GD003", Severity::Error);
+        assert!(f
+            .fix
+            .iter()
+            .all(|x| x.command.as_deref().is_none_or(|c| !c.contains("rm -rf"))));
+    }
+
+    #[test]
+    fn vfio_is_a_passthrough_warning_with_an_unbind_command() {
+        let mut s = healthy();
+        pci_devices_mut(&mut s)[1].driver = Some("vfio-pci".into());
+        let f = only(run(&s), "GD004", Severity::Warning);
+        assert!(f.title.contains("VM passthrough (vfio-pci)"), "{}", f.title);
+        assert!(first_cmd(&f).contains("/sys/bus/pci/drivers/vfio-pci/unbind"));
+    }
+
+    #[test]
+    fn nvidia_loaded_but_a_gpu_unbound_is_an_error() {
+        let mut s = healthy();
+        pci_devices_mut(&mut s)[1].driver = None;
+        let f = only(run(&s), "GD005", Severity::Error);
+        assert!(
+            f.title.contains("0000:02:00.0 has no driver"),
+            "{}",
+            f.title
+        );
+        assert!(fixes_mention(
+            &f,
+            "echo 0000:02:00.0 | sudo tee /sys/bus/pci/drivers/nvidia/bind"
+        ));
+    }
+
+    #[test]
+    fn not_applicable_without_gpu_or_pci_listing() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.pci = None;
+        assert_na(run(&s));
+        let mut s = healthy();
+        s.pci.as_mut().unwrap().devices = crate::fact::Fact::missing(
+            crate::probes::pci::PCI_DEVICES_DIR,
+            crate::fact::MissingReason::PermissionDenied,
+            "denied",
+        );
+        assert_na(run(&s));
+    }
+}

@@ -60,3 +60,62 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::{Field, Process, Throttle};
+    use crate::rules::testing::*;
+
+    fn busy(s: &mut Snapshot, i: usize) {
+        let g = nvml_gpu(s, i);
+        g.processes = Field::Value(vec![Process {
+            pid: 4242,
+            kind: "compute".into(),
+            name: Some("python".into()),
+            used_memory: Some(GIB),
+        }]);
+        g.throttle = Field::Value(Throttle {
+            bits: 0,
+            reasons: Vec::new(),
+        });
+    }
+
+    #[test]
+    fn healthy_links_run_at_full_width() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_narrow_link_is_a_warning() {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 1).pcie.width = Field::Value(8);
+        let f = only(run(&s), "GD034", Severity::Warning);
+        assert!(f.title.contains("PCIe link is x8, not x16"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo lspci -vv | grep -E 'LnkCap|LnkSta'");
+    }
+
+    #[test]
+    fn a_low_generation_counts_only_under_load() {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 0).pcie.generation = Field::Value(1);
+        assert_clean(run(&s));
+        busy(&mut s, 0);
+        let f = only(run(&s), "GD034", Severity::Warning);
+        assert!(f.title.contains("runs at Gen1 under load"), "{}", f.title);
+    }
+
+    #[test]
+    fn unknown_link_facts_are_skipped() {
+        let mut s = healthy();
+        let g = nvml_gpu(&mut s, 0);
+        g.pcie.width = Field::Value(1);
+        g.pcie.max_width = Field::NotSupported;
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_nvml() {
+        assert_na(run(&no_gpu()));
+    }
+}

@@ -38,3 +38,38 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(vec![f.fix_cmd("Enable the persistence daemon (survives reboots)", "sudo systemctl enable --now nvidia-persistenced")])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::Field;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn persistence_on_is_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn persistence_off_is_info_with_the_daemon() {
+        let mut s = healthy();
+        for i in 0..2 {
+            nvml_gpu(&mut s, i).persistence_mode = Field::Value(false);
+        }
+        let f = only(run(&s), "GD038", Severity::Info);
+        assert!(f.title.contains("off on GPU 0,1"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "sudo systemctl enable --now nvidia-persistenced"
+        );
+    }
+
+    #[test]
+    fn not_applicable_without_nvml_or_on_wsl() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        make_wsl(&mut s);
+        nvml_gpu(&mut s, 0).persistence_mode = Field::Value(false);
+        assert_na(run(&s));
+    }
+}

@@ -79,3 +79,82 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+    use crate::snapshot::ProbeRun;
+
+    fn with_probe(status: ProbeStatus) -> Snapshot {
+        let mut s = healthy();
+        s.probes.insert(
+            "nvml".into(),
+            ProbeRun {
+                status,
+                elapsed_us: 5_000_000,
+                detail: Some("did not finish".into()),
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn healthy_probes_are_clean() {
+        assert_clean(run(&healthy()));
+        assert_clean(run(&no_gpu()));
+    }
+
+    #[test]
+    fn a_timed_out_probe_is_an_error_suggesting_more_time() {
+        let f = only(
+            run(&with_probe(ProbeStatus::TimedOut)),
+            "GD016",
+            Severity::Error,
+        );
+        assert!(
+            f.title
+                .contains("the nvml probe did not finish (timed out)"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "gpudoctor check --timeout 30");
+    }
+
+    #[test]
+    fn a_failed_probe_is_an_error_asking_for_a_report() {
+        let f = only(
+            run(&with_probe(ProbeStatus::Failed)),
+            "GD016",
+            Severity::Error,
+        );
+        assert_eq!(first_cmd(&f), "gpudoctor check --format markdown");
+    }
+
+    #[test]
+    fn skipped_probes_and_absent_files_are_not_findings() {
+        assert_clean(run(&with_probe(ProbeStatus::Skipped)));
+    }
+
+    #[test]
+    fn unreadable_files_are_a_warning() {
+        let mut s = healthy();
+        kernel_module_mut(&mut s).modules = Fact::missing(
+            crate::probes::kernel_module::MODULES_FILE,
+            MissingReason::PermissionDenied,
+            "denied",
+        );
+        nodes_mut(&mut s).nodes[0].error = Some("permission denied".into());
+        let f = only(run(&s), "GD016", Severity::Warning);
+        assert!(
+            f.title.contains("2 file(s) could not be read"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn never_not_applicable_even_with_nothing_probed() {
+        assert_clean(run(&Snapshot::default()));
+    }
+}

@@ -83,3 +83,75 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn companion(name: &str, version: &str) -> Snapshot {
+        let mut s = healthy();
+        let env = primary_env(&mut s);
+        env.companions.retain(|d| d.name != name);
+        env.companions.push(dist(name, version));
+        s
+    }
+
+    #[test]
+    fn matching_companions_are_clean() {
+        assert_clean(run(&healthy()));
+        assert_clean(run(&companion("torchaudio", "2.4.1+cu124")));
+    }
+
+    #[test]
+    fn another_cuda_variant_is_an_error() {
+        let f = only(
+            run(&companion("torchvision", "0.19.1+cu121")),
+            "GD046",
+            Severity::Error,
+        );
+        assert!(
+            f.title.contains("built for cu121, torch for cu124"),
+            "{}",
+            f.title
+        );
+        assert_eq!(
+            first_cmd(&f),
+            "pip install --force-reinstall torchvision==0.19.* --index-url https://download.pytorch.org/whl/cu124"
+        );
+    }
+
+    #[test]
+    fn another_release_is_an_error() {
+        let f = only(
+            run(&companion("torchvision", "0.18.1+cu124")),
+            "GD046",
+            Severity::Error,
+        );
+        assert!(f.title.contains("belongs to another torch"), "{}", f.title);
+        let f = only(
+            run(&companion("torchaudio", "2.3.1+cu124")),
+            "GD046",
+            Severity::Error,
+        );
+        assert!(
+            first_cmd(&f).contains("torchaudio==2.4.*"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn a_pypi_default_torch_takes_its_variant_from_torch_version_cuda() {
+        let mut s = companion("torchvision", "0.19.1+cu121");
+        primary_env(&mut s).torch = Some(torch("2.4.1", Some("12.1")));
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_the_pytorch_probe() {
+        let mut s = healthy();
+        s.python = None;
+        assert_na(run(&s));
+    }
+}

@@ -74,3 +74,79 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    /// Builds use a CUDA 11.8 toolkit (index 0); `alt` adds the 12.4 one as index 1.
+    fn builds_with_11_8(alt: bool) -> Snapshot {
+        let mut s = healthy();
+        let tk = toolkits_mut(&mut s);
+        tk.installs = vec![toolkit("/usr/local/cuda-11.8", "11.8.89", true)];
+        if alt {
+            tk.installs.push(toolkit(TOOLKIT_ROOT, "12.4.131", true));
+        }
+        s
+    }
+
+    #[test]
+    fn healthy_toolkit_matches_torch() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn another_major_is_a_warning_and_an_error_when_something_builds() {
+        let mut s = builds_with_11_8(false);
+        let f = only(run(&s), "GD047", Severity::Warning);
+        assert!(
+            f.title.contains("Extensions would build with CUDA 11.8"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix[0].text.contains("Install a CUDA 12.x toolkit"),
+            "{:?}",
+            f.fix
+        );
+        toolkits_mut(&mut s)
+            .extension_builders
+            .push(crate::probes::toolkits::ExtensionPackage {
+                name: "apex".into(),
+                version: "0.1".into(),
+                site: SITE.into(),
+            });
+        only(run(&s), "GD047", Severity::Error);
+    }
+
+    #[test]
+    fn an_installed_toolkit_of_torchs_major_is_offered() {
+        let f = only(run(&builds_with_11_8(true)), "GD047", Severity::Warning);
+        assert_eq!(
+            first_cmd(&f),
+            "export CUDA_HOME=/usr/local/cuda-12.4 PATH=/usr/local/cuda-12.4/bin:\"$PATH\""
+        );
+    }
+
+    #[test]
+    fn torch_2_accepts_any_minor_but_torch_1_does_not() {
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "12.1.105", true);
+        assert_clean(run(&s));
+        primary_env(&mut s).torch = Some(torch("1.13.1+cu117", Some("11.7")));
+        toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "11.8.89", true);
+        only(run(&s), "GD047", Severity::Warning);
+    }
+
+    #[test]
+    fn not_applicable_without_torch_toolkit_or_its_version() {
+        let mut s = healthy();
+        s.python = None;
+        assert_na(run(&s));
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0].cuda = None;
+        assert_na(run(&s));
+    }
+}

@@ -103,3 +103,155 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::pytorch_live::{LiveAnswer, LiveTorch};
+    use crate::rules::testing::*;
+
+    const PY: &str = "/home/alice/venv/bin/python";
+
+    fn answer() -> LiveAnswer {
+        LiveAnswer {
+            python_version: Some("3.11.9".into()),
+            torch: Some("2.4.1+cu124".into()),
+            cuda: Some("12.4".into()),
+            is_available: Some(true),
+            device_count: Some(2),
+            arch_flags: None,
+            cudnn: Some(90100),
+            warnings: Vec::new(),
+            import_error: None,
+            loaded: vec![format!("{SITE}/nvidia/cudnn/lib/libcudnn.so.9")],
+        }
+    }
+
+    fn live(result: LiveResult) -> Snapshot {
+        let mut s = healthy();
+        s.python_live = Some(LiveTorch {
+            python: PY.into(),
+            result,
+        });
+        s
+    }
+
+    fn with(edit: impl FnOnce(&mut LiveAnswer)) -> Snapshot {
+        let mut a = answer();
+        edit(&mut a);
+        live(LiveResult::Ok { answer: a })
+    }
+
+    #[test]
+    fn a_working_import_is_clean() {
+        assert_clean(run(&with(|_| {})));
+        assert_clean(run(&with(|a| {
+            a.import_error = Some("ModuleNotFoundError: No module named 'torch'".into())
+        })));
+    }
+
+    #[test]
+    fn a_failed_import_is_an_error() {
+        let f = only(
+            run(&with(|a| {
+                a.import_error =
+                    Some("ImportError: libcudnn.so.9: cannot open shared object file\nmore".into())
+            })),
+            "GD048",
+            Severity::Error,
+        );
+        assert!(f.title.contains("`import torch` fails"), "{}", f.title);
+        assert!(
+            f.title.ends_with("cannot open shared object file"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn cuda_unavailable_on_a_gpu_host_is_an_error() {
+        let s = with(|a| {
+            a.is_available = Some(false);
+            a.warnings = vec!["CUDA initialization: CUDA unknown error".into()];
+        });
+        let f = only(run(&s), "GD048", Severity::Error);
+        assert!(
+            f.title.contains("torch.cuda.is_available() is False"),
+            "{}",
+            f.title
+        );
+        assert!(evidence_mentions(&f, "CUDA unknown error"));
+    }
+
+    #[test]
+    fn cuda_unavailable_without_a_gpu_is_expected() {
+        let mut s = no_gpu();
+        s.python_live = with(|a| a.is_available = Some(false)).python_live;
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn a_hang_or_a_failure_to_ask_is_a_warning() {
+        let f = only(
+            run(&live(LiveResult::TimedOut { seconds: 60.0 })),
+            "GD048",
+            Severity::Warning,
+        );
+        assert!(
+            f.title.contains("did not finish within 60.0 s"),
+            "{}",
+            f.title
+        );
+        assert_eq!(
+            first_cmd(&f),
+            "gpudoctor check --python /home/alice/venv/bin/python --python-import --timeout 180"
+        );
+        let f = only(
+            run(&live(LiveResult::Failed {
+                detail: "exec failed".into(),
+            })),
+            "GD048",
+            Severity::Warning,
+        );
+        assert!(f.title.contains("Could not ask"), "{}", f.title);
+    }
+
+    #[test]
+    fn another_torch_than_the_files_say_is_a_warning() {
+        let f = only(
+            run(&with(|a| a.torch = Some("2.5.0+cu121".into()))),
+            "GD049",
+            Severity::Warning,
+        );
+        assert!(
+            f.title
+                .contains("imports torch 2.5.0+cu121, not the torch 2.4.1+cu124"),
+            "{}",
+            f.title
+        );
+        assert_eq!(
+            first_cmd(&f),
+            format!("{PY} -c 'import torch; print(torch.__file__)'")
+        );
+    }
+
+    #[test]
+    fn cuda_libraries_from_outside_the_wheels_are_a_warning() {
+        let s = with(|a| a.loaded.push(format!("{LIB_DIR}/libcudnn.so.9.0.0")));
+        let f = only(run(&s), "GD049", Severity::Warning);
+        assert!(f.title.contains("from outside its wheels"), "{}", f.title);
+        assert!(evidence_mentions(
+            &f,
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.0.0"
+        ));
+    }
+
+    #[test]
+    fn not_applicable_without_python_import() {
+        assert_na(run(&healthy()));
+        let reason = assert_na(run(&live(LiveResult::NotProbed {
+            reason: "under --root nothing is executed".into(),
+        })));
+        assert!(reason.contains("--root"), "{reason}");
+    }
+}

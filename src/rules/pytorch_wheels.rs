@@ -164,3 +164,96 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_wheels_are_as_pinned() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_missing_nvidia_wheel_is_an_error_naming_its_library() {
+        let mut s = healthy();
+        primary_env(&mut s)
+            .nvidia_wheels
+            .retain(|d| d.name != "nvidia-cudnn-cu12");
+        let f = only(run(&s), "GD044", Severity::Error);
+        assert!(
+            f.title
+                .contains("not installed: nvidia-cudnn-cu12==9.1.0.70"),
+            "{}",
+            f.title
+        );
+        assert!(f.detail.contains("libcudnn.so.9"), "{}", f.detail);
+        assert_eq!(first_cmd(&f), "pip install nvidia-cudnn-cu12==9.1.0.70");
+    }
+
+    #[test]
+    fn a_missing_triton_is_a_warning() {
+        let mut s = healthy();
+        primary_env(&mut s)
+            .companions
+            .retain(|d| d.name != "triton");
+        let f = only(run(&s), "GD044", Severity::Warning);
+        assert!(f.title.contains("torch.compile cannot work"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "pip install triton==3.0.0");
+    }
+
+    #[test]
+    fn a_wheel_at_another_version_is_a_warning() {
+        let mut s = healthy();
+        primary_env(&mut s).nvidia_wheels[1].version = "12.1.3.1".into();
+        let f = only(run(&s), "GD044", Severity::Warning);
+        assert!(
+            f.title
+                .contains("nvidia-cublas-cu12 12.1.3.1 is installed but torch"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "pip install nvidia-cublas-cu12==12.4.2.65");
+    }
+
+    #[test]
+    fn ld_library_path_shadowing_a_wheel_library_is_a_warning() {
+        let mut s = healthy();
+        let mut lib = library(
+            "libcudnn",
+            "libcudnn.so.9",
+            candidate(
+                "/opt/cudnn/lib",
+                "libcudnn.so.9",
+                "libcudnn.so.9.0.0",
+                Via::LdLibraryPath,
+            ),
+        );
+        lib.elsewhere.push(candidate(
+            &format!("{SITE}/nvidia/cudnn/lib"),
+            "libcudnn.so.9",
+            "libcudnn.so.9.1.0",
+            Via::PipWheel,
+        ));
+        put_library(&mut s, lib);
+        let f = only(run(&s), "GD045", Severity::Warning);
+        assert!(
+            f.title
+                .contains("another libcudnn.so.9 (/opt/cudnn/lib/libcudnn.so.9)"),
+            "{}",
+            f.title
+        );
+        assert!(f.title.contains("(9.0.0 vs 9.1.0)"), "{}", f.title);
+    }
+
+    #[test]
+    fn not_applicable_without_a_cuda_torch() {
+        let mut s = healthy();
+        s.python = None;
+        assert_na(run(&s));
+        let mut s = healthy();
+        primary_env(&mut s).torch = Some(torch("2.4.1+cpu", None));
+        assert_na(run(&s));
+    }
+}

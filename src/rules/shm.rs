@@ -45,3 +45,57 @@ fn run(snap: &Snapshot) -> Outcome {
         .fix_cmd("Give the container more shared memory", "docker run --shm-size=16g ... (or --ipc=host)")
         .fix_text("Kubernetes: mount an emptyDir with medium: Memory at /dev/shm")])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fact::Fact;
+    use crate::rules::testing::*;
+
+    fn container_with_shm(kib: u64) -> Snapshot {
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        s.platform.as_mut().unwrap().shm_kib = Some(Fact::value("/proc/mounts", kib));
+        s
+    }
+
+    #[test]
+    fn a_large_shm_is_clean() {
+        assert_clean(run(&container_with_shm(16 * 1024 * 1024)));
+    }
+
+    #[test]
+    fn dockers_default_shm_is_a_warning() {
+        let f = only(
+            run(&container_with_shm(SMALL_KIB)),
+            "GD051",
+            Severity::Warning,
+        );
+        assert!(
+            f.title.contains("docker container is only 64 MiB"),
+            "{}",
+            f.title
+        );
+        assert_eq!(
+            first_cmd(&f),
+            "docker run --shm-size=16g ... (or --ipc=host)"
+        );
+    }
+
+    #[test]
+    fn a_small_shm_matters_only_with_several_gpus_or_torch() {
+        let mut s = container_with_shm(SMALL_KIB);
+        s.python = Some(Vec::new());
+        nvml_sys(&mut s).device_count = crate::probes::nvml::Field::Value(1);
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_outside_a_container_or_without_a_size() {
+        assert_na(run(&healthy()));
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        s.platform.as_mut().unwrap().shm_kib = None;
+        assert_na(run(&s));
+    }
+}

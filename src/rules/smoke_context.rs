@@ -137,3 +137,117 @@ fn failure(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::nvml::{Field, Process};
+    use crate::probes::smoke::SmokeResult;
+    use crate::rules::testing::*;
+
+    fn failed<T>(code: i32, name: &str, detail: Option<&str>) -> Option<Step<T>> {
+        Some(Step::Failed {
+            error: cuda_error("cuCtxCreate", code, name),
+            detail: detail.map(str::to_string),
+        })
+    }
+
+    #[test]
+    fn healthy_contexts_and_kernels_load() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_device_cuda_cannot_open_is_an_error() {
+        let mut s = healthy();
+        smoke_dev(&mut s, 1).info_error =
+            Some(cuda_error("cuDeviceGet", 101, "CUDA_ERROR_INVALID_DEVICE"));
+        let f = only(run(&s), "GD055", Severity::Error);
+        assert!(f.title.contains("CUDA device 1"), "{}", f.title);
+        assert!(
+            f.title
+                .contains("CUDA cannot open it: CUDA_ERROR_INVALID_DEVICE"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn a_busy_exclusive_gpu_names_its_holder() {
+        let mut s = healthy();
+        let g = nvml_gpu(&mut s, 0);
+        g.compute_mode = Field::Value("exclusive_process".into());
+        g.processes = Field::Value(vec![Process {
+            pid: 4242,
+            kind: "compute".into(),
+            name: Some("python".into()),
+            used_memory: None,
+        }]);
+        smoke_dev(&mut s, 0).context = failed(46, "CUDA_ERROR_DEVICE_UNAVAILABLE", None);
+        let f = only(run(&s), "GD055", Severity::Error);
+        assert!(
+            f.title
+                .contains("cannot create a CUDA context: CUDA_ERROR_DEVICE_UNAVAILABLE"),
+            "{}",
+            f.title
+        );
+        assert!(evidence_mentions(&f, "compute mode exclusive_process"));
+        assert!(evidence_mentions(&f, "held by 4242 (python)"));
+    }
+
+    #[test]
+    fn jit_disabled_by_the_environment_is_a_warning() {
+        let mut s = healthy();
+        set_env(&mut s, "CUDA_DISABLE_PTX_JIT", "1");
+        smoke_dev(&mut s, 0).module = failed(
+            223,
+            "CUDA_ERROR_JIT_COMPILATION_DISABLED",
+            Some("ptxas disabled\nline 2"),
+        );
+        let f = only(run(&s), "GD055", Severity::Warning);
+        assert!(f.title.contains("cannot load PTX kernels"), "{}", f.title);
+        assert!(evidence_mentions(&f, "CUDA_DISABLE_PTX_JIT=1"));
+        assert!(evidence_mentions(&f, "JIT log: ptxas disabled line 2"));
+    }
+
+    #[test]
+    fn an_unknown_code_points_at_the_kernel_log() {
+        let mut s = healthy();
+        smoke_dev(&mut s, 0).context = failed(12345, "CUDA_ERROR_FROM_THE_FUTURE", None);
+        let f = only(run(&s), "GD055", Severity::Error);
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -i xid");
+    }
+
+    #[test]
+    fn a_crashed_run_is_still_judged() {
+        let mut s = healthy();
+        smoke_dev(&mut s, 0).context = failed(999, "CUDA_ERROR_UNKNOWN", None);
+        let run_ = smoke_run_mut(&mut s).clone();
+        smoke_probe(&mut s).result = SmokeResult::Crashed {
+            signal: 11,
+            stderr: String::new(),
+            run: run_,
+            during: vec!["cuCtxCreate".into()],
+        };
+        only(run(&s), "GD055", Severity::Error);
+    }
+
+    #[test]
+    fn not_applicable_when_the_smoke_test_did_not_reach_the_gpus() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.smoke = None;
+        assert_na(run(&s));
+        smoke_failures_are_not_applicable(SmokeResult::LoadFailed {
+            code: "library_not_found".into(),
+            message: "x".into(),
+        });
+        smoke_failures_are_not_applicable(SmokeResult::WorkerFailed { detail: "x".into() });
+    }
+
+    fn smoke_failures_are_not_applicable(result: SmokeResult) {
+        let mut s = healthy();
+        smoke_probe(&mut s).result = result;
+        assert_na(run(&s));
+    }
+}

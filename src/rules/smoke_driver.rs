@@ -317,3 +317,216 @@ fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<F
         .fix_cmd("See which libcuda files exist and remove the one that does not match the driver", format!("ls -l {} $(ldconfig -p | awk '/libcuda.so.1/{{print $NF}}')", sh_quote(&lib))),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn load_failed(s: &mut Snapshot, lib: &str, code: &str) {
+        let p = smoke_probe(s);
+        p.library = lib.into();
+        p.result = SmokeResult::LoadFailed {
+            code: code.into(),
+            message: format!("{lib}: cannot open shared object file"),
+        };
+    }
+
+    fn init_error(s: &mut Snapshot, code: i32, name: &str) {
+        let run = smoke_run_mut(s);
+        run.init_error = Some(cuda_error("cuInit", code, name));
+        run.device_count = None;
+        run.devices.clear();
+    }
+
+    #[test]
+    fn healthy_smoke_test_started_cuda() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn libcuda_missing_is_an_error_on_a_gpu_host_and_a_warning_elsewhere() {
+        let mut s = healthy();
+        load_failed(
+            &mut s,
+            crate::probes::smoke::DEFAULT_LIB,
+            "library_not_found",
+        );
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title.contains("libcuda.so.1 is not on the loader path"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix[0]
+                .text
+                .starts_with("Install the driver's CUDA library"),
+            "{:?}",
+            f.fix
+        );
+        let mut s = no_gpu();
+        load_failed(
+            &mut s,
+            crate::probes::smoke::DEFAULT_LIB,
+            "library_not_found",
+        );
+        only(run(&s), "GD053", Severity::Warning);
+    }
+
+    #[test]
+    fn a_cuda_lib_that_is_missing_or_unusable_is_an_error() {
+        let mut s = no_gpu();
+        load_failed(&mut s, "/opt/fake/libcuda.so.1", "library_not_found");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title.contains("/opt/fake/libcuda.so.1 does not exist"),
+            "{}",
+            f.title
+        );
+        load_failed(&mut s, "/opt/fake/libcuda.so.1", "symbol_missing");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title.contains("is not a usable CUDA driver library"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn no_device_without_the_module_says_load_it() {
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        init_error(&mut s, 100, "CUDA_ERROR_NO_DEVICE");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title.starts_with("cuInit failed: CUDA_ERROR_NO_DEVICE"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo modprobe nvidia");
+    }
+
+    #[test]
+    fn no_device_with_every_gpu_hidden_says_unset() {
+        let mut s = healthy();
+        set_env(&mut s, "CUDA_VISIBLE_DEVICES", "-1");
+        init_error(&mut s, 100, "CUDA_ERROR_NO_DEVICE");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert_eq!(first_cmd(&f), "unset CUDA_VISIBLE_DEVICES");
+        // An unknown first UUID hides everything too.
+        let mut s = healthy();
+        set_env(&mut s, "CUDA_VISIBLE_DEVICES", "GPU-deadbeef");
+        init_error(&mut s, 100, "CUDA_ERROR_NO_DEVICE");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert_eq!(first_cmd(&f), "unset CUDA_VISIBLE_DEVICES");
+    }
+
+    #[test]
+    fn unknown_error_points_at_uvm_or_an_xid() {
+        let mut s = healthy();
+        remove_module(&mut s, "nvidia_uvm");
+        init_error(&mut s, 999, "CUDA_ERROR_UNKNOWN");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert_eq!(
+            first_cmd(&f),
+            "sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0"
+        );
+        let mut s = healthy();
+        init_error(&mut s, 999, "CUDA_ERROR_UNKNOWN");
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -i xid");
+    }
+
+    #[test]
+    fn a_count_error_is_gd053() {
+        let mut s = healthy();
+        let run_ = smoke_run_mut(&mut s);
+        run_.count_error = Some(cuda_error("cuDeviceGetCount", 999, "CUDA_ERROR_UNKNOWN"));
+        run_.device_count = None;
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title.starts_with("CUDA could not count the GPUs"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn zero_devices_is_an_error_and_disagrees_with_nvml() {
+        let mut s = healthy();
+        smoke_run_mut(&mut s).device_count = Some(0);
+        let f = findings(run(&s));
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(one_of(&f, "GD053", Severity::Error)
+            .title
+            .contains("sees no GPU"));
+        one_of(&f, "GD054", Severity::Error);
+    }
+
+    #[test]
+    fn fewer_cuda_devices_than_nvml_is_an_error_unless_hidden_or_mig() {
+        let mut s = healthy();
+        smoke_run_mut(&mut s).device_count = Some(1);
+        let f = only(run(&s), "GD054", Severity::Error);
+        assert!(
+            f.title.contains("CUDA sees 1 GPU(s) but NVML sees 2"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -i -E 'xid|nvrm'");
+        smoke_run_mut(&mut s).cuda_visible_devices = Some("0".into());
+        assert_clean(run(&s));
+        let mut s = healthy();
+        smoke_run_mut(&mut s).device_count = Some(1);
+        nvml_gpu(&mut s, 0).mig.enabled = crate::probes::nvml::Field::Value(true);
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn an_impossible_count_is_an_error() {
+        let mut s = healthy();
+        smoke_run_mut(&mut s).device_count = Some(500);
+        let f = only(run(&s), "GD054", Severity::Error);
+        assert!(f.title.contains("impossible 500"), "{}", f.title);
+    }
+
+    #[test]
+    fn libcuda_of_another_driver_than_nvml_is_a_warning() {
+        let mut s = healthy();
+        smoke_run_mut(&mut s).driver_version = Some(12020);
+        let f = only(run(&s), "GD054", Severity::Warning);
+        assert!(
+            f.title
+                .contains("libcuda speaks CUDA 12.2 but the driver (NVML) says CUDA 12.4"),
+            "{}",
+            f.title
+        );
+        smoke_run_mut(&mut s).loaded_from = Some("/usr/local/cuda-12.2/compat/libcuda.so.1".into());
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_when_the_smoke_test_did_not_run() {
+        let mut s = healthy();
+        s.smoke = None;
+        s.probes.get_mut("smoke").unwrap().detail = Some("--no-smoke".into());
+        assert_eq!(assert_na(run(&s)), "--no-smoke");
+        assert_na(run(&no_gpu()));
+    }
+
+    #[test]
+    fn unsupported_forward_compat_names_the_compat_libcuda() {
+        let mut s = healthy();
+        init_error(&mut s, 804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE");
+        smoke_run_mut(&mut s).loaded_from = Some("/usr/local/cuda-12.8/compat/libcuda.so.1".into());
+        let f = only(run(&s), "GD053", Severity::Error);
+        assert!(
+            f.title
+                .contains("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
+            "{}",
+            f.title
+        );
+        assert!(evidence_mentions(&f, "is a forward-compatibility libcuda"));
+    }
+}

@@ -91,3 +91,115 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     Outcome::Checked(vec![f])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn result(s: &mut Snapshot, r: SmokeResult) {
+        smoke_probe(s).result = r;
+    }
+
+    #[test]
+    fn a_finished_run_is_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_hang_is_an_error() {
+        let mut s = healthy();
+        result(
+            &mut s,
+            SmokeResult::TimedOut {
+                seconds: 30.0,
+                run: smoke_run(),
+                stuck_at: vec!["cuCtxCreate on device 1".into()],
+                unkillable: false,
+            },
+        );
+        let f = only(run(&s), "GD059", Severity::Error);
+        assert!(
+            f.title
+                .contains("did not answer within 30.0 s (stuck in cuCtxCreate on device 1)"),
+            "{}",
+            f.title
+        );
+        assert!(!f.title.contains("could not be killed"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo dmesg | grep -i -E 'xid|nvrm|hung'");
+        result(
+            &mut s,
+            SmokeResult::TimedOut {
+                seconds: 30.0,
+                run: smoke_run(),
+                stuck_at: vec!["cuCtxCreate".into()],
+                unkillable: true,
+            },
+        );
+        let f = only(run(&s), "GD059", Severity::Error);
+        assert!(f.title.contains("could not be killed"), "{}", f.title);
+    }
+
+    #[test]
+    fn a_crash_is_an_error() {
+        let mut s = healthy();
+        result(
+            &mut s,
+            SmokeResult::Crashed {
+                signal: 11,
+                stderr: "first\nSegmentation fault".into(),
+                run: smoke_run(),
+                during: vec!["cuInit".into()],
+            },
+        );
+        let f = only(run(&s), "GD059", Severity::Error);
+        assert!(
+            f.title.contains("crashed the smoke test (signal 11)"),
+            "{}",
+            f.title
+        );
+        assert!(evidence_mentions(&f, "signal 11 during cuInit"));
+        assert!(evidence_mentions(&f, "Segmentation fault"));
+    }
+
+    #[test]
+    fn a_worker_that_did_not_report_or_an_unfinished_gpu_is_a_warning() {
+        let mut s = healthy();
+        result(
+            &mut s,
+            SmokeResult::WorkerFailed {
+                detail: "no output".into(),
+            },
+        );
+        only(run(&s), "GD059", Severity::Warning);
+        let mut s = healthy();
+        smoke_dev(&mut s, 1).finished = false;
+        let f = only(run(&s), "GD059", Severity::Warning);
+        assert!(
+            f.title.contains("did not finish on CUDA device 1"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn a_load_failure_is_left_to_gd053() {
+        let mut s = healthy();
+        result(
+            &mut s,
+            SmokeResult::LoadFailed {
+                code: "library_not_found".into(),
+                message: "x".into(),
+            },
+        );
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_when_the_smoke_test_did_not_run() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.smoke = None;
+        assert_na(run(&s));
+    }
+}

@@ -50,3 +50,65 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn a_correct_product_is_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_wrong_product_is_an_error() {
+        let mut s = healthy();
+        if let Some(Step::Ok(m)) = &mut smoke_dev(&mut s, 1).matmul {
+            m.correct = false;
+            m.wrong_elements = 12;
+            m.freivalds_passed = false;
+        }
+        let f = only(run(&s), "GD056", Severity::Error);
+        assert!(f.title.contains("CUDA device 1"), "{}", f.title);
+        assert!(
+            f.title.contains("computed a wrong matrix product"),
+            "{}",
+            f.title
+        );
+        assert_eq!(
+            first_cmd(&f),
+            "sudo nvidia-smi -rgc && sudo nvidia-smi -rmc"
+        );
+    }
+
+    #[test]
+    fn a_failed_kernel_is_an_error() {
+        let mut s = healthy();
+        smoke_dev(&mut s, 0).matmul = Some(Step::Failed {
+            error: cuda_error("cuLaunchKernel", 700, "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            detail: None,
+        });
+        let f = only(run(&s), "GD056", Severity::Error);
+        assert!(
+            f.title
+                .contains("the matmul failed: CUDA_ERROR_ILLEGAL_ADDRESS"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn a_skipped_matmul_is_not_judged() {
+        let mut s = healthy();
+        smoke_dev(&mut s, 0).matmul = Some(Step::Skipped {
+            reason: "context failed".into(),
+        });
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_a_smoke_run() {
+        assert_na(run(&no_gpu()));
+    }
+}

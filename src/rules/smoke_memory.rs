@@ -111,3 +111,100 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::smoke::MemoryProbe;
+    use crate::rules::testing::*;
+
+    fn memory(s: &mut Snapshot) -> &mut MemoryProbe {
+        match &mut smoke_dev(s, 0).memory {
+            Some(Step::Ok(m)) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    fn fell_short_at(s: &mut Snapshot, allocated: u64) {
+        let m = memory(s);
+        m.alloc_error = Some(cuda_error("cuMemAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY"));
+        m.failed_at = Some(allocated);
+        m.allocated = allocated;
+    }
+
+    #[test]
+    fn a_clean_memory_probe_is_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn words_read_back_wrong_are_an_error() {
+        let mut s = healthy();
+        memory(&mut s).mismatches = 7;
+        let f = only(run(&s), "GD057", Severity::Error);
+        assert!(
+            f.title.contains("7 memory words read back wrong"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "nvidia-smi -q -d ECC,ROW_REMAPPER");
+    }
+
+    #[test]
+    fn a_failed_check_kernel_or_step_is_an_error() {
+        let mut s = healthy();
+        memory(&mut s).kernel_error = Some(cuda_error(
+            "cuLaunchKernel",
+            700,
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+        ));
+        let f = only(run(&s), "GD057", Severity::Error);
+        assert!(
+            f.title.contains("the memory check's kernel failed"),
+            "{}",
+            f.title
+        );
+        let mut s = healthy();
+        smoke_dev(&mut s, 0).memory = Some(Step::Failed {
+            error: cuda_error("cuMemGetInfo", 999, "CUDA_ERROR_UNKNOWN"),
+            detail: None,
+        });
+        let f = only(run(&s), "GD057", Severity::Error);
+        assert!(
+            f.title
+                .contains("the memory probe failed: CUDA_ERROR_UNKNOWN"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn allocating_well_below_free_is_a_warning() {
+        let mut s = healthy();
+        fell_short_at(&mut s, 20 * GIB);
+        let f = only(run(&s), "GD057", Severity::Warning);
+        assert!(
+            f.title
+                .contains("could allocate only 20.00 GiB of the 79.00 GiB free"),
+            "{}",
+            f.title
+        );
+        assert!(!evidence_mentions(&f, "MIG"));
+        nvml_gpu(&mut s, 0).mig.enabled = crate::probes::nvml::Field::Value(true);
+        let f = only(run(&s), "GD057", Severity::Warning);
+        assert!(evidence_mentions(&f, "MIG is enabled"));
+    }
+
+    #[test]
+    fn stopping_near_the_target_is_fine() {
+        let mut s = healthy();
+        fell_short_at(&mut s, 70 * GIB);
+        assert!(!fell_short(memory(&mut s)));
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn not_applicable_without_a_smoke_run() {
+        assert_na(run(&no_gpu()));
+    }
+}

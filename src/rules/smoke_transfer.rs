@@ -129,3 +129,86 @@ fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::smoke::Transfer;
+    use crate::rules::testing::*;
+
+    fn transfer(s: &mut Snapshot, i: usize) -> &mut Transfer {
+        match &mut smoke_dev(s, i).transfer {
+            Some(Step::Ok(t)) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn copies_near_the_links_bandwidth_are_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn slow_pinned_copies_are_a_warning_with_the_numa_node() {
+        let mut s = healthy();
+        transfer(&mut s, 0).pinned_h2d_gbps = Some(10.0);
+        let f = only(run(&s), "GD058", Severity::Warning);
+        assert!(
+            f.title
+                .contains("pinned copies reach only host→device 10.0 GB/s"),
+            "{}",
+            f.title
+        );
+        assert!(f.title.contains("PCIe gen5 x16"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "nvidia-smi topo -m; cat /sys/bus/pci/devices/0000:01:00.0/numa_node"
+        );
+    }
+
+    #[test]
+    fn failed_copies_are_an_error_even_without_nvml() {
+        let mut s = healthy();
+        smoke_dev(&mut s, 1).transfer = Some(Step::Failed {
+            error: cuda_error("cuMemcpyHtoD", 700, "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            detail: None,
+        });
+        s.nvml = None;
+        let f = only(run(&s), "GD058", Severity::Error);
+        assert!(f.title.contains("host↔GPU copies failed"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "sudo dmesg | grep -i -E 'aer|dmar|iommu|xid'"
+        );
+    }
+
+    #[test]
+    fn no_pinned_memory_is_a_warning() {
+        let mut s = healthy();
+        let t = transfer(&mut s, 0);
+        t.pinned_error = Some(cuda_error("cuMemHostAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY"));
+        t.pinned_h2d_gbps = None;
+        t.pinned_d2h_gbps = None;
+        let f = only(run(&s), "GD058", Severity::Warning);
+        assert!(f.title.contains("no pinned host memory"), "{}", f.title);
+    }
+
+    #[test]
+    fn not_applicable_without_link_facts_or_big_enough_copies() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.nvml = None;
+        assert_na(run(&s));
+        let mut s = healthy();
+        for i in 0..2 {
+            transfer(&mut s, i).bytes = MIN_BYTES / 2;
+        }
+        assert!(assert_na(run(&s)).contains("too small"));
+        let mut s = healthy();
+        for i in 0..2 {
+            crate::rules::testing::nvml_gpu(&mut s, i).pcie.max_width =
+                crate::probes::nvml::Field::NotSupported;
+        }
+        assert_na(run(&s));
+    }
+}

@@ -105,3 +105,59 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(findings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_toolkit_compiles_for_the_gpu() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_toolkit_older_than_the_gpu_is_a_warning() {
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "11.7.99", true);
+        let f = only(run(&s), "GD023", Severity::Warning);
+        assert!(f.title.contains("cannot compile for"), "{}", f.title);
+        assert!(f.title.contains("sm_90"), "{}", f.title);
+        assert!(f.fix[0].text.contains("or newer"), "{:?}", f.fix);
+    }
+
+    #[test]
+    fn a_toolkit_that_dropped_the_gpu_is_an_error() {
+        let mut s = healthy();
+        for i in 0..2 {
+            let g = nvml_gpu(&mut s, i);
+            g.name = crate::probes::nvml::Field::Value("Tesla K80".into());
+            g.compute_capability = crate::probes::nvml::Field::Value("3.7".into());
+        }
+        let f = only(run(&s), "GD023", Severity::Error);
+        assert!(
+            f.title.contains("no longer supports Tesla K80"),
+            "{}",
+            f.title
+        );
+        assert!(f.fix[0].text.contains("or older"), "{:?}", f.fix);
+    }
+
+    #[test]
+    fn not_applicable_without_toolkit_version_or_known_gpu() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0].cuda = None;
+        assert_na(run(&s));
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "99.1", true);
+        assert_na(run(&s));
+        let mut s = healthy();
+        s.nvml = None;
+        if let crate::fact::Outcome::Value(g) = &mut kernel_module_mut(&mut s).gpus.outcome {
+            g.iter_mut()
+                .for_each(|g| g.model = Some("Mystery Accelerator".into()));
+        }
+        assert_na(run(&s));
+    }
+}

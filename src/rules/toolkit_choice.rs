@@ -154,3 +154,101 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(findings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    /// /usr/local/cuda-11.8 (index 0) and /usr/local/cuda-12.4 (index 1).
+    fn two_toolkits(nvcc: usize, home: usize, via: &str) -> Snapshot {
+        let mut s = healthy();
+        let tk = toolkits_mut(&mut s);
+        let old = toolkit("/usr/local/cuda-11.8", "11.8.89", true);
+        let new = toolkit(TOOLKIT_ROOT, "12.4.131", true);
+        tk.installs = vec![old, new];
+        let n = tk.nvcc_on_path.as_mut().unwrap();
+        n.toolkit = Some(nvcc);
+        n.resolved = format!("{}/bin/nvcc", tk.installs[nvcc].root);
+        tk.cuda_home.toolkit = Some(home);
+        tk.cuda_home.path = Some(tk.installs[home].root.clone());
+        tk.cuda_home.via = via.into();
+        s
+    }
+
+    #[test]
+    fn healthy_single_toolkit_is_clean() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn nvcc_and_cuda_home_disagreeing_is_a_warning() {
+        let s = two_toolkits(0, 1, "CUDA_HOME");
+        let f = only(run(&s), "GD019", Severity::Warning);
+        assert!(f.title.contains("nvcc on PATH is CUDA 11.8"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "export CUDA_HOME=/usr/local/cuda-12.4 PATH=/usr/local/cuda-12.4/bin:\"$PATH\""
+        );
+    }
+
+    #[test]
+    fn an_older_usr_local_cuda_than_nvcc_is_a_warning() {
+        let mut s = two_toolkits(1, 1, "the nvcc on PATH");
+        toolkits_mut(&mut s).installs[0]
+            .found
+            .push(crate::probes::toolkits::Found {
+                route: Route::UsrLocalCuda,
+                path: "/usr/local/cuda".into(),
+            });
+        let f = only(run(&s), "GD019", Severity::Warning);
+        assert!(
+            f.title.contains("/usr/local/cuda is CUDA 11.8"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn builds_on_an_older_major_by_accident_is_a_warning() {
+        let s = two_toolkits(0, 0, "the nvcc on PATH");
+        let f = only(run(&s), "GD020", Severity::Warning);
+        assert!(f.title.contains("Builds use CUDA 11.8"), "{}", f.title);
+        assert_eq!(
+            first_cmd(&f),
+            "export CUDA_HOME=/usr/local/cuda-12.4 PATH=/usr/local/cuda-12.4/bin:\"$PATH\""
+        );
+    }
+
+    #[test]
+    fn an_older_toolkit_chosen_by_cuda_home_is_only_info() {
+        let s = two_toolkits(0, 0, "CUDA_HOME");
+        only(run(&s), "GD020", Severity::Info);
+    }
+
+    #[test]
+    fn the_distribution_toolkit_can_be_removed() {
+        let mut s = two_toolkits(0, 0, "the nvcc on PATH");
+        toolkits_mut(&mut s).installs[0].kind = ToolkitKind::Distribution;
+        let f = only(run(&s), "GD020", Severity::Warning);
+        assert!(fixes_mention(&f, "sudo apt remove nvidia-cuda-toolkit"));
+    }
+
+    #[test]
+    fn not_applicable_without_toolkits() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.toolkits = None;
+        assert_na(run(&s));
+    }
+
+    #[test]
+    fn an_older_minor_of_the_same_major_is_only_info() {
+        let mut s = two_toolkits(0, 0, "the nvcc on PATH");
+        let old = &mut toolkits_mut(&mut s).installs[0];
+        old.cuda = crate::compat::CudaVersion::parse("12.1");
+        old.root = "/usr/local/cuda-12.1".into();
+        let f = only(run(&s), "GD020", Severity::Info);
+        assert!(f.title.contains("Builds use CUDA 12.1"), "{}", f.title);
+    }
+}

@@ -135,3 +135,88 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(findings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_toolkit_runs_on_the_driver() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn a_newer_minor_in_the_family_is_a_warning() {
+        let mut s = healthy();
+        toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "12.8.61", true);
+        let f = only(run(&s), "GD017", Severity::Warning);
+        assert!(
+            f.title.contains("minor-version compatibility"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix[0].text.contains("Upgrade the NVIDIA driver"),
+            "{:?}",
+            f.fix
+        );
+    }
+
+    #[test]
+    fn a_driver_below_the_family_minimum_is_an_error_for_the_toolkit_in_use() {
+        let mut s = healthy();
+        set_driver(&mut s, "470.82.01");
+        let f = only(run(&s), "GD017", Severity::Error);
+        assert!(f.title.contains("too old"), "{}", f.title);
+        assert!(
+            f.fix[0].text.contains("Upgrade the NVIDIA driver"),
+            "{:?}",
+            f.fix
+        );
+    }
+
+    #[test]
+    fn an_unused_toolkit_too_new_is_a_warning() {
+        let mut s = healthy();
+        set_driver(&mut s, "470.82.01");
+        let tk = toolkits_mut(&mut s);
+        tk.installs[0] = toolkit(TOOLKIT_ROOT, "11.4.4", true);
+        tk.installs
+            .push(toolkit("/usr/local/cuda-12.4", "12.4.131", true));
+        tk.installs[1].root = "/opt/cuda-12.4".into();
+        let f = only(run(&s), "GD017", Severity::Warning);
+        assert!(f.title.contains("/opt/cuda-12.4"), "{}", f.title);
+        assert!(fixes_mention(&f, "not the one builds use"));
+    }
+
+    #[test]
+    fn a_loaded_cudart_newer_than_the_driver_counts_too() {
+        let mut s = healthy();
+        set_driver(&mut s, "470.82.01");
+        toolkits_mut(&mut s).installs.clear();
+        put_library(
+            &mut s,
+            library(
+                "libcudart",
+                "libcudart.so.12",
+                candidate(
+                    "/opt/lib",
+                    "libcudart.so.12",
+                    "libcudart.so.12.4.127",
+                    crate::probes::libraries::Via::LdLibraryPath,
+                ),
+            ),
+        );
+        let f = only(run(&s), "GD017", Severity::Error);
+        assert!(f.title.contains("CUDA runtime 12.4.127"), "{}", f.title);
+    }
+
+    #[test]
+    fn not_applicable_without_driver_or_toolkits() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        s.toolkits = None;
+        assert_na(run(&s));
+    }
+}

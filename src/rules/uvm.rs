@@ -86,3 +86,60 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(vec![f])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn healthy_host_has_uvm() {
+        assert_clean(run(&healthy()));
+    }
+
+    #[test]
+    fn module_not_loaded_is_an_error_with_nvidia_modprobe() {
+        let mut s = healthy();
+        remove_module(&mut s, "nvidia_uvm");
+        let f = only(run(&s), "GD006", Severity::Error);
+        assert!(f.title.contains("nvidia_uvm is not loaded"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo nvidia-modprobe -u -c=0");
+    }
+
+    #[test]
+    fn node_missing_with_the_module_loaded() {
+        let mut s = healthy();
+        remove_node(&mut s, "/dev/nvidia-uvm");
+        let f = only(run(&s), "GD006", Severity::Error);
+        assert!(
+            f.title.contains("/dev/nvidia-uvm is missing"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn in_a_container_the_node_must_be_passed_in() {
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        remove_node(&mut s, "/dev/nvidia-uvm");
+        let f = only(run(&s), "GD006", Severity::Error);
+        assert!(
+            first_cmd(&f).contains("--device /dev/nvidia-uvm"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn not_applicable_on_wsl_without_gpu_or_driver() {
+        assert_na(run(&no_gpu()));
+        let mut s = healthy();
+        make_wsl(&mut s);
+        assert_na(run(&s));
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        remove_node(&mut s, "/dev/nvidiactl");
+        assert_na(run(&s));
+    }
+}

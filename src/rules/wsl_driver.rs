@@ -68,3 +68,87 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(findings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::libraries::Via;
+    use crate::rules::testing::*;
+
+    fn healthy_wsl() -> Snapshot {
+        let mut s = healthy();
+        make_wsl(&mut s);
+        put_library(
+            &mut s,
+            library(
+                "libcuda",
+                "libcuda.so.1",
+                candidate(
+                    WSL_LIB_DIR,
+                    "libcuda.so.1",
+                    "libcuda.so.1.1",
+                    Via::LdSoCache,
+                ),
+            ),
+        );
+        let l = libs_mut(&mut s);
+        l.search.wsl_lib_searched = Some(true);
+        l.nvidia_smi = Some(crate::probes::libraries::Executable {
+            path: format!("{WSL_LIB_DIR}/nvidia-smi"),
+            resolved: format!("{WSL_LIB_DIR}/nvidia-smi"),
+        });
+        s
+    }
+
+    #[test]
+    fn healthy_wsl_uses_the_windows_driver() {
+        assert_clean(run(&healthy_wsl()));
+    }
+
+    #[test]
+    fn wsl_lib_off_the_loader_path_is_an_error() {
+        let mut s = healthy_wsl();
+        libs_mut(&mut s).search.wsl_lib_searched = Some(false);
+        let f = only(run(&s), "GD027", Severity::Error);
+        assert!(f.title.contains("is not on the loader path"), "{}", f.title);
+        assert!(
+            first_cmd(&f).contains("/etc/ld.so.conf.d/ld.wsl.conf"),
+            "{}",
+            first_cmd(&f)
+        );
+    }
+
+    #[test]
+    fn a_linux_libcuda_shadowing_the_windows_one_is_an_error_with_smi_as_evidence() {
+        let mut s = healthy();
+        make_wsl(&mut s);
+        let f = only(run(&s), "GD027", Severity::Error);
+        assert!(
+            f.title.contains("shadows the Windows driver"),
+            "{}",
+            f.title
+        );
+        assert!(first_cmd(&f).starts_with("sudo apt remove --purge 'libnvidia-compute-*'"));
+        assert!(evidence_mentions(&f, "/usr/bin/nvidia-smi"));
+    }
+
+    #[test]
+    fn a_linux_nvidia_smi_alone_is_a_warning() {
+        let mut s = healthy_wsl();
+        libs_mut(&mut s).nvidia_smi = Some(crate::probes::libraries::Executable {
+            path: "/usr/bin/nvidia-smi".into(),
+            resolved: "/usr/bin/nvidia-smi".into(),
+        });
+        let f = only(run(&s), "GD027", Severity::Warning);
+        assert!(f.title.contains("A Linux nvidia-smi"), "{}", f.title);
+        assert_eq!(first_cmd(&f), "sudo apt remove --purge 'nvidia-utils-*'");
+    }
+
+    #[test]
+    fn not_applicable_off_wsl_or_without_libraries() {
+        assert_na(run(&healthy()));
+        let mut s = healthy_wsl();
+        s.libraries = None;
+        assert_na(run(&s));
+    }
+}
