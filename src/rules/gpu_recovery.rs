@@ -179,4 +179,77 @@ mod tests {
     fn not_applicable_without_nvml() {
         assert_na(run(&no_gpu()));
     }
+
+    fn unopenable(error: &str) -> Snapshot {
+        let mut s = healthy();
+        nvml_gpu(&mut s, 1).handle_error = Some(error.into());
+        s
+    }
+
+    #[test]
+    fn a_gpu_nvml_cannot_open_is_an_error_naming_it_and_nvmls_error() {
+        let f = only(
+            run(&unopenable("unknown: an unknown error occurred")),
+            "GD032",
+            Severity::Error,
+        );
+        assert!(f.title.starts_with("GPU 1: NVML cannot open it"), "{}", f.title);
+        assert!(f.title.contains("unknown error"), "{}", f.title);
+        assert!(f.detail.contains("RmInitAdapter"), "{}", f.detail);
+        assert_eq!(
+            first_cmd(&f),
+            "sudo dmesg | grep -iE 'nvrm|xid|rminitadapter'"
+        );
+        assert_eq!(f.evidence[0].fact.as_deref(), Some("gpu:1"));
+    }
+
+    #[test]
+    fn no_permission_fix_fits_where_gpudoctor_runs() {
+        let host = only(
+            run(&unopenable("no_permission: Insufficient Permissions")),
+            "GD032",
+            Severity::Error,
+        );
+        assert_eq!(first_cmd(&host), "ls -l /dev/nvidia1 /dev/nvidiactl");
+
+        let mut s = unopenable("no_permission: Insufficient Permissions");
+        in_container(&mut s, "docker");
+        let f = only(run(&s), "GD032", Severity::Error);
+        assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
+
+        let mut s = unopenable("no_permission: Insufficient Permissions");
+        in_container(&mut s, "kubernetes");
+        let f = only(run(&s), "GD032", Severity::Error);
+        assert!(fixes_mention(&f, "nvidia.com/gpu"), "{:?}", f.fix);
+        assert!(f.fix.iter().all(|x| x.command.is_none()), "{:?}", f.fix);
+    }
+
+    #[test]
+    fn in_a_vm_the_passthrough_is_named() {
+        let mut s = unopenable("unknown: an unknown error occurred");
+        s.platform.as_mut().unwrap().virtual_machine.push(
+            crate::probes::platform::Hint {
+                kind: "cpu flag hypervisor".into(),
+                source: "/proc/cpuinfo".into(),
+            },
+        );
+        let f = only(run(&s), "GD032", Severity::Error);
+        assert!(fixes_mention(&f, "vfio-pci"), "{:?}", f.fix);
+    }
+
+    #[test]
+    fn a_gpu_whose_every_query_fails_is_an_error() {
+        let mut s = healthy();
+        let g = nvml_gpu(&mut s, 0);
+        fn e<T>() -> Field<T> {
+            Field::Error("unknown: an unknown error occurred".into())
+        }
+        g.name = e();
+        g.uuid = e();
+        g.pci_bus_id = e();
+        g.memory = e();
+        g.compute_capability = e();
+        let f = only(run(&s), "GD032", Severity::Error);
+        assert!(f.title.contains("every query failed"), "{}", f.title);
+    }
 }

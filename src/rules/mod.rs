@@ -294,4 +294,94 @@ mod tests {
             "{findings:?}"
         );
     }
+
+    /// Every fix any rule gives, in every place gpudoctor can run, over snapshots that make
+    /// most rules speak.
+    fn every_fix_in(place: &str) -> Vec<(String, crate::findings::Fix)> {
+        use crate::rules::testing::*;
+        let mut snaps = vec![healthy(), no_gpu()];
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        snaps.push(s);
+        let mut s = healthy();
+        remove_module(&mut s, "nvidia_uvm");
+        remove_node(&mut s, "/dev/nvidia-uvm");
+        snaps.push(s);
+        let mut s = healthy();
+        remove_node(&mut s, "/dev/nvidia1");
+        snaps.push(s);
+        let mut s = healthy();
+        set_nvml(
+            &mut s,
+            crate::probes::nvml::NvmlResult::InitFailed {
+                code: "driver_not_loaded".into(),
+                message: "NVIDIA driver is not loaded".into(),
+            },
+        );
+        snaps.push(s);
+        let mut s = healthy();
+        nvml_gpu(&mut s, 0).handle_error = Some("gpu_is_lost: GPU is lost".into());
+        nvml_gpu(&mut s, 1).handle_error = Some("unknown: unknown error".into());
+        snaps.push(s);
+        let mut s = healthy();
+        nvml_gpu(&mut s, 0).persistence_mode = crate::probes::nvml::Field::Value(false);
+        nvml_gpu(&mut s, 1).recovery_action =
+            crate::probes::nvml::Field::Value("gpu_reset".into());
+        snaps.push(s);
+        let mut out = Vec::new();
+        for mut s in snaps {
+            match place {
+                "container" => in_container(&mut s, "docker"),
+                "pod" => in_container(&mut s, "kubernetes"),
+                "wsl" => make_wsl(&mut s),
+                _ => {}
+            }
+            let (_, findings) = evaluate(&s, &|_: &str| true);
+            for f in findings {
+                for x in f.fix {
+                    out.push((f.code.clone(), x));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_host_command_is_offered_inside_a_container_a_pod_or_wsl() {
+        for place in ["container", "pod", "wsl"] {
+            let fixes = every_fix_in(place);
+            assert!(fixes.len() > 5, "{place}: the snapshots made few rules speak");
+            for (code, fix) in fixes {
+                let cmd = fix.command.unwrap_or_default();
+                for word in ["modprobe", "rmmod", "systemctl", "dmesg", "nvidia-smi -r"] {
+                    assert!(
+                        !cmd.contains(word),
+                        "{place}: {code} offers `{cmd}` ({})",
+                        fix.text
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_host_keeps_its_commands_and_no_fix_has_a_placeholder_title() {
+        let fixes = every_fix_in("host");
+        assert!(
+            fixes
+                .iter()
+                .any(|(_, f)| f.command.as_deref().is_some_and(|c| c.contains("modprobe"))),
+            "the host snapshots should still get modprobe"
+        );
+        for place in ["host", "container", "pod", "wsl"] {
+            for (code, fix) in every_fix_in(place) {
+                let words = fix.text.split_whitespace().count();
+                assert!(
+                    words >= 3,
+                    "{place}: {code} has a fix titled {:?}",
+                    fix.text
+                );
+            }
+        }
+    }
 }
