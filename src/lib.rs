@@ -20,3 +20,4 @@ pub mod rules;
 pub mod runner;
 pub mod smoke;
 pub mod snapshot;
+pub mod worker;
