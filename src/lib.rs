@@ -22,3 +22,4 @@ pub mod smoke;
 pub mod snapshot;
 pub mod subject;
 pub mod verdict;
+pub mod worker;

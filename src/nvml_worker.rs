@@ -16,6 +16,7 @@ use crate::probes::nvml::{
     Bar1, Clocks, Ecc, Fabric, Field, Gpu, Memory, Mig, MigInstance, Pcie, Process, RemappedRows,
     RetiredPages, Throttle, TopologyPair, WorkerLine,
 };
+use crate::worker::AnswerOut;
 
 /// NVML's most links per GPU (NVML_NVLINK_MAX_LINKS in nvml.h, 18 since Hopper).
 const MAX_NVLINKS: u32 = 18;
@@ -25,39 +26,32 @@ const FI_RECOVERY_ACTION: u32 = 230;
 /// Runs the worker and writes its JSON answer to the original stdout. The vendor library
 /// gets stderr as its stdout, so nothing it prints can corrupt the answer.
 pub fn main(lib: &str) -> std::io::Result<()> {
-    let mut out = crate::runner::take_answer_stdout()?;
-    let nvml = run(lib, &mut out)?;
-    drop(out);
+    let out = AnswerOut::take_stdout()?;
+    let nvml = run(lib, &out);
+    let written = out.finish();
     // nvmlShutdown can hang or crash like any NVML call; the process is about to exit and
     // the driver cleans up after it, so it is skipped (after the answer is out).
     std::mem::forget(nvml);
-    Ok(())
+    written
 }
 
 /// Streams the answer as JSON lines (system, one per GPU, topology, done), each flushed,
 /// so a call that hangs on one GPU loses only what comes after it. Returns the live NVML
 /// handle: the caller decides when to let it go.
-pub fn run(lib: &str, out: &mut impl std::io::Write) -> std::io::Result<Option<Nvml>> {
-    let mut emit = |line: &WorkerLine| -> std::io::Result<()> {
-        let text = serde_json::to_string(line).unwrap_or_else(|e| {
-            format!("{{\"kind\":\"init_failed\",\"code\":\"internal\",\"message\":\"could not encode the answer: {e}\"}}")
-        });
-        writeln!(out, "{text}")?;
-        out.flush()
-    };
+pub fn run(lib: &str, out: &AnswerOut) -> Option<Nvml> {
     let nvml = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
         Ok(n) => n,
         Err(e) => {
-            emit(&WorkerLine::InitFailed {
+            out.emit(&WorkerLine::InitFailed {
                 code: init_code(&e, lib).to_string(),
                 message: init_message(&e, lib),
-            })?;
-            return Ok(None);
+            });
+            return None;
         }
     };
     let count = field(nvml.device_count());
     let n = count.get().copied().unwrap_or(0);
-    emit(&WorkerLine::System {
+    out.emit(&WorkerLine::System {
         driver_version: field(nvml.sys_driver_version()),
         cuda_driver_version: field(nvml.sys_cuda_driver_version()).map(|v| {
             crate::compat::CudaVersion::from_encoded(i64::from(v))
@@ -65,7 +59,7 @@ pub fn run(lib: &str, out: &mut impl std::io::Write) -> std::io::Result<Option<N
         }),
         nvml_version: field(nvml.sys_nvml_version()),
         device_count: count,
-    })?;
+    });
     // The raw library for the calls the wrapper lacks (remapped rows, fabric, field values).
     // SAFETY: loading NVML a second time only bumps dlopen's reference count.
     let raw = unsafe { NvmlLib::new(lib) }.ok();
@@ -79,13 +73,13 @@ pub fn run(lib: &str, out: &mut impl std::io::Write) -> std::io::Result<Option<N
             }
             Err(e) => lost(i, &e),
         };
-        emit(&WorkerLine::Gpu { gpu: Box::new(g) })?;
+        out.emit(&WorkerLine::Gpu { gpu: Box::new(g) });
     }
-    emit(&WorkerLine::Topology {
+    out.emit(&WorkerLine::Topology {
         pairs: topology(&nvml, &handles),
-    })?;
-    emit(&WorkerLine::Done)?;
-    Ok(Some(nvml))
+    });
+    out.emit(&WorkerLine::Done);
+    Some(nvml)
 }
 
 /// A library that exists but cannot be loaded (not ELF, wrong architecture, missing

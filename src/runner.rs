@@ -328,28 +328,6 @@ pub fn display_command(program: &Path, args: &[&str]) -> String {
         .join(" ")
 }
 
-/// The last five non-blank lines of a child's output: enough of a worker's stderr to say
-/// why it died, short enough for a finding.
-pub fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join("\n")
-}
-
-/// In a worker process (`__nvml-worker`, `__smoke-worker`): takes the real stdout for the
-/// answer and points fd 1 at stderr, so nothing a vendor library prints can corrupt it.
-pub fn take_answer_stdout() -> std::io::Result<std::fs::File> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: dup/dup2 on the process's own standard descriptors.
-    let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
-    if answer_fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: as above; failure leaves stdout as it was, which only risks a noisy library.
-    unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
-    // SAFETY: answer_fd is a fresh descriptor this function owns.
-    Ok(unsafe { std::fs::File::from_raw_fd(answer_fd) })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,69 @@ fn nvml(v: &Value) -> &Value {
     &v["snapshot"]["nvml"]
 }
 
+/// How long a killed worker may take to die before gpudoctor calls it unkillable
+/// (src/runner.rs).
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// The share of --timeout the NVML worker gets (src/probes/mod.rs).
+const NVML_SHARE: f64 = 0.8;
+
+/// What `check` costs on `n` GPUs of `cfg` without its faults, measured now, so deadlines
+/// and bounds grow with the load on the machine instead of guessing at it.
+struct Baseline {
+    /// The whole check, by the test's clock.
+    wall: Duration,
+    /// The NVML probe, by gpudoctor's clock.
+    nvml: Duration,
+}
+
+fn baseline(n: usize, cfg: &FakeNvml) -> Baseline {
+    let mut healthy = cfg.clone();
+    healthy.faults = Faults::default();
+    let node = Node::new(n, &healthy);
+    let t = Instant::now();
+    let (_, v) = node.check();
+    let wall = t.elapsed();
+    assert_eq!(nvml(&v)["result"]["status"], "ok", "{:#}", nvml(&v));
+    Baseline {
+        wall,
+        nvml: probe_time(&v),
+    }
+}
+
+impl Baseline {
+    /// A --timeout (whole seconds, at least `floor`) whose NVML share leaves the queries
+    /// before a hang five times the room they took healthy.
+    fn deadline(&self, floor: u64) -> u64 {
+        floor.max((self.nvml.as_secs_f64() * 5.0 / NVML_SHARE).ceil() as u64)
+    }
+
+    /// The longest a check hung in NVML may take: the deadline, the kill's grace, and the
+    /// rest of the check (at most the healthy run, four times over for a load that changes
+    /// between the two runs).
+    fn bound(&self, deadline: u64) -> Duration {
+        Duration::from_secs(deadline) + KILL_GRACE + self.wall * 4
+    }
+}
+
+/// How long the NVML probe of a `check` report took, by gpudoctor's clock.
+fn probe_time(v: &Value) -> Duration {
+    Duration::from_micros(
+        v["snapshot"]["probes"]["nvml"]["elapsed_us"]
+            .as_u64()
+            .unwrap(),
+    )
+}
+
+/// The NVML worker was killed at its share of the deadline and reaped within the grace.
+fn killed_at_deadline(v: &Value, deadline: u64) {
+    let took = probe_time(v);
+    let budget = Duration::from_secs(deadline).mul_f64(NVML_SHARE);
+    assert!(
+        took >= budget && took < budget + KILL_GRACE,
+        "the NVML probe took {took:?} with a {budget:?} budget"
+    );
+}
+
 #[test]
 fn hgx_node_is_healthy_and_every_fact_arrives() {
     let node = Node::new(8, &FakeNvml::hgx_h100_8gpu());
@@ -323,15 +386,19 @@ fn init_failures_name_their_cause() {
 #[test]
 fn a_hung_driver_is_reported_within_the_budget() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
+    let base = baseline(1, &cfg);
+    let deadline = base.deadline(2);
+    let timeout = deadline.to_string();
     cfg.faults.hang_in = Some("nvmlDeviceGetName".into());
     let node = Node::new(1, &cfg);
     let start = Instant::now();
-    let (code, v) = json(node.cmd().args(["--timeout", "2", "check"]));
+    let (code, v) = json(node.cmd().args(["--timeout", &timeout, "check"]));
     assert!(
-        start.elapsed() < Duration::from_secs(5),
+        start.elapsed() < base.bound(deadline),
         "took {:?}",
         start.elapsed()
     );
+    killed_at_deadline(&v, deadline);
     assert_eq!(nvml(&v)["result"]["status"], "timed_out");
     let f = findings(&v, "GD031");
     assert_eq!(f.len(), 1);
@@ -342,7 +409,7 @@ fn a_hung_driver_is_reported_within_the_budget() {
     assert_eq!(code, 1);
     // The rest of the report is there.
     assert_eq!(v["snapshot"]["probes"]["device_nodes"]["status"], "ok");
-    let out = run(node.cmd().args(["--timeout", "2", "devices"]));
+    let out = run(node.cmd().args(["--timeout", &timeout, "devices"]));
     assert!(out.stdout.contains("did not answer"), "{}", out.stdout);
 }
 
@@ -641,8 +708,10 @@ fn shutdown_hangs_lose_nothing_and_half_answers_count() {
     // Compute answers [], graphics is not supported: an empty list, not "not supported".
     cfg.gpu(0).compute_processes = Some(Vec::new());
     cfg.gpu(0).graphics_processes = None;
+    // Every query must be answered before the deadline.
+    let timeout = baseline(8, &cfg).deadline(3).to_string();
     let node = Node::new(8, &cfg);
-    let (_, v) = json(node.cmd().args(["--timeout", "3", "check"]));
+    let (_, v) = json(node.cmd().args(["--timeout", &timeout, "check"]));
     assert_eq!(nvml(&v)["result"]["status"], "ok", "{:#}", nvml(&v));
     let procs = &nvml(&v)["result"]["system"]["devices"][0]["processes"];
     assert_eq!(procs["value"], serde_json::json!([]), "{procs:#}");
@@ -690,11 +759,16 @@ fn detail_of_a_lost_gpu_and_of_mig_instances_reads_well() {
 #[test]
 fn a_hang_keeps_what_nvml_answered_before_it() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
+    let base = baseline(8, &cfg);
+    // Every GPU must be answered before the deadline.
+    let deadline = base.deadline(2);
+    let timeout = deadline.to_string();
     cfg.faults.hang_in = Some("nvmlDeviceGetTopologyCommonAncestor".into());
     let node = Node::new(8, &cfg);
     let start = Instant::now();
-    let (code, v) = json(node.cmd().args(["--timeout", "2", "check"]));
-    assert!(start.elapsed() < Duration::from_secs(5));
+    let (code, v) = json(node.cmd().args(["--timeout", &timeout, "check"]));
+    assert!(start.elapsed() < base.bound(deadline));
+    killed_at_deadline(&v, deadline);
     let r = &nvml(&v)["result"];
     assert_eq!(r["status"], "timed_out");
     assert_eq!(r["stuck_at"], "the GPU-pair topology");
@@ -706,7 +780,7 @@ fn a_hang_keeps_what_nvml_answered_before_it() {
         .contains("hung at the GPU-pair topology"));
     assert_eq!(code, 1);
     // devices still shows the eight GPUs it got.
-    let out = run(node.cmd().args(["--timeout", "2", "devices"]));
+    let out = run(node.cmd().args(["--timeout", &timeout, "devices"]));
     assert_eq!(
         out.stdout.matches("NVIDIA H100 80GB HBM3").count(),
         8,
@@ -719,7 +793,7 @@ fn a_hang_keeps_what_nvml_answered_before_it() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.faults.hang_in = Some("nvmlDeviceGetName".into());
     let node = Node::new(8, &cfg);
-    let (_, v) = json(node.cmd().args(["--timeout", "2", "check"]));
+    let (_, v) = json(node.cmd().args(["--timeout", &timeout, "check"]));
     let r = &nvml(&v)["result"];
     assert_eq!(r["stuck_at"], "GPU 0");
     assert_eq!(r["partial"]["driver_version"]["value"], "580.95.05");

@@ -1,15 +1,16 @@
 //! The driver and GPUs as NVML sees them. NVML runs in a child process (`gpudoctor
-//! __nvml-worker`, src/nvml_worker.rs) under a deadline: a GPU fallen off the bus makes NVML
-//! calls block, and a vendor library can crash; either becomes a fact here, never a hang.
+//! __nvml-worker`, src/nvml_worker.rs, started by src/worker.rs) under a deadline: a GPU
+//! fallen off the bus makes NVML calls block, and a vendor library can crash; either
+//! becomes a fact here, never a hang.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fsys::HostFs;
-use crate::runner::{RunError, Runner};
+use crate::worker::{self, Outcome};
 
 /// The library NVML comes from when --nvml-lib is not given: the loader's choice.
 pub const DEFAULT_LIB: &str = "libnvidia-ml.so.1";
@@ -257,48 +258,69 @@ enum Answer {
     Nothing,
 }
 
-fn assemble(stdout: &str) -> Answer {
-    let mut system: Option<NvmlSystem> = None;
-    let mut done = false;
-    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(parsed) = serde_json::from_str::<WorkerLine>(line) else {
-            continue;
-        };
-        match parsed {
-            WorkerLine::InitFailed { code, message } => {
-                return Answer::InitFailed { code, message }
-            }
-            WorkerLine::System {
-                driver_version,
-                cuda_driver_version,
-                nvml_version,
-                device_count,
-            } => {
-                system = Some(NvmlSystem {
+/// The NVML worker's side of the protocol.
+struct Nvml;
+
+impl worker::Protocol for Nvml {
+    const NAME: &'static str = "NVML worker";
+    type Line = WorkerLine;
+    type Answer = Answer;
+
+    fn assemble(&self, lines: Vec<WorkerLine>) -> Answer {
+        let mut system: Option<NvmlSystem> = None;
+        let mut done = false;
+        for line in lines {
+            match line {
+                WorkerLine::InitFailed { code, message } => {
+                    return Answer::InitFailed { code, message }
+                }
+                WorkerLine::System {
                     driver_version,
                     cuda_driver_version,
                     nvml_version,
                     device_count,
-                    devices: Vec::new(),
-                    topology: Vec::new(),
-                })
-            }
-            WorkerLine::Gpu { gpu } => {
-                if let Some(s) = system.as_mut() {
-                    s.devices.push(*gpu);
+                } => {
+                    system = Some(NvmlSystem {
+                        driver_version,
+                        cuda_driver_version,
+                        nvml_version,
+                        device_count,
+                        devices: Vec::new(),
+                        topology: Vec::new(),
+                    })
                 }
-            }
-            WorkerLine::Topology { pairs } => {
-                if let Some(s) = system.as_mut() {
-                    s.topology = pairs;
+                WorkerLine::Gpu { gpu } => {
+                    if let Some(s) = system.as_mut() {
+                        s.devices.push(*gpu);
+                    }
                 }
+                WorkerLine::Topology { pairs } => {
+                    if let Some(s) = system.as_mut() {
+                        s.topology = pairs;
+                    }
+                }
+                WorkerLine::Done => done = true,
             }
-            WorkerLine::Done => done = true,
+        }
+        match system {
+            Some(system) => Answer::System { system, done },
+            None => Answer::Nothing,
         }
     }
-    match system {
-        Some(system) => Answer::System { system, done },
-        None => Answer::Nothing,
+
+    fn stuck_at(&self, answer: &Answer) -> Vec<String> {
+        vec![match answer {
+            Answer::System { system, .. } => {
+                let n = system.device_count.get().copied().unwrap_or(0) as usize;
+                let got = system.devices.len();
+                if got < n {
+                    format!("GPU {got}")
+                } else {
+                    "the GPU-pair topology".to_string()
+                }
+            }
+            _ => "nvmlInit or the system queries".to_string(),
+        }]
     }
 }
 
@@ -358,127 +380,48 @@ impl NvmlProbe {
 
 /// Runs the worker on `lib` (None: the loader's default) within `timeout`.
 pub fn probe(fs: &HostFs, lib: Option<&Path>, timeout: Duration) -> NvmlProbe {
-    let (lib, library) = library_to_load(lib, DEFAULT_LIB);
+    let (lib, library) = worker::library_to_load(lib, DEFAULT_LIB);
     let result = run(fs, lib.as_deref(), &library, timeout);
     NvmlProbe { library, result }
 }
 
 fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> NvmlResult {
-    if let Some(reason) = refuse_under_root(fs.root(), lib, "--nvml-lib") {
+    if let Some(reason) = worker::refuse_under_root(fs.root(), lib, "--nvml-lib") {
         return NvmlResult::NotProbed { reason };
     }
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            return NvmlResult::WorkerFailed {
-                detail: format!(
-                    "cannot find gpudoctor's own executable to run the NVML worker: {e}"
-                ),
-            }
-        }
-    };
-    let mut runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
-    if fs.root().is_some() {
-        // The library's own dependencies must not be found inside the tree either.
-        runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
-    }
-    let lib_arg = format!("--lib={library}");
-    match runner.run(&exe, &["__nvml-worker", &lib_arg], timeout) {
-        Err(RunError::TimedOut {
-            seconds, stdout, ..
-        }) => {
-            let (partial, stuck_at) = match assemble(&stdout) {
-                Answer::System { system, .. } => {
-                    let n = system.device_count.get().copied().unwrap_or(0) as usize;
-                    let got = system.devices.len();
-                    let at = if got < n {
-                        format!("GPU {got}")
-                    } else {
-                        "the GPU-pair topology".to_string()
-                    };
-                    (Some(system), Some(at))
-                }
-                _ => (None, Some("nvmlInit or the system queries".to_string())),
-            };
-            NvmlResult::TimedOut {
-                seconds,
-                partial,
-                stuck_at,
-            }
-        }
-        Err(e) => NvmlResult::WorkerFailed {
-            detail: e.to_string(),
+    let args = ["__nvml-worker".to_string(), format!("--lib={library}")];
+    let outcome = worker::run(
+        &Nvml,
+        worker::Request {
+            args: &args,
+            timeout,
+            output_limit: WORKER_OUTPUT_LIMIT,
+            clean_loader_env: fs.root().is_some(),
+            on_line: None,
         },
-        Ok(out) => {
-            if let Some(signal) = out.signal {
-                return NvmlResult::Crashed {
-                    signal,
-                    stderr: crate::runner::last_lines(&out.stderr),
-                };
-            }
-            match assemble(&out.stdout) {
-                Answer::System { system, done: true } => NvmlResult::Ok { system },
-                Answer::InitFailed { code, message } => NvmlResult::InitFailed { code, message },
-                _ => NvmlResult::WorkerFailed {
-                    detail: format!(
-                        "the NVML worker exited {} without a complete answer{}",
-                        out.exit_code
-                            .map_or("abnormally".into(), |c| format!("with {c}")),
-                        if out.stderr.trim().is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", crate::runner::last_lines(&out.stderr))
-                        }
-                    ),
-                },
-            }
-        }
+    );
+    match outcome {
+        Outcome::TimedOut {
+            answer,
+            stuck_at,
+            seconds,
+            ..
+        } => NvmlResult::TimedOut {
+            seconds,
+            partial: match answer {
+                Answer::System { system, .. } => Some(system),
+                _ => None,
+            },
+            stuck_at: stuck_at.into_iter().next(),
+        },
+        Outcome::FailedToStart { detail } => NvmlResult::WorkerFailed { detail },
+        Outcome::Crashed { signal, stderr, .. } => NvmlResult::Crashed { signal, stderr },
+        Outcome::Exited { answer, exit } => match answer {
+            Answer::System { system, done: true } => NvmlResult::Ok { system },
+            Answer::InitFailed { code, message } => NvmlResult::InitFailed { code, message },
+            _ => NvmlResult::WorkerFailed {
+                detail: exit.without_answer(),
+            },
+        },
     }
-}
-
-/// The library a worker is told to load, and how the report names it: a file named
-/// relative to the working directory is that file (made absolute); a bare name that is no
-/// file here is a soname for the loader to search, as dlopen would; None is `default`.
-pub fn library_to_load(lib: Option<&Path>, default: &str) -> (Option<PathBuf>, String) {
-    let lib: Option<PathBuf> = lib.map(|p| {
-        if p.is_relative() && p.exists() {
-            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
-        } else {
-            p.to_path_buf()
-        }
-    });
-    let library = lib
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| default.to_string());
-    (lib, library)
-}
-
-/// Why a driver library may not be loaded when inspecting `--root`: nothing is loaded
-/// from the tree, and only an absolute path outside it (named by `flag`) may be.
-pub fn refuse_under_root(root: Option<&Path>, lib: Option<&Path>, flag: &str) -> Option<String> {
-    let root = root?;
-    match lib {
-        None => Some(format!(
-            "under --root nothing is loaded from the inspected tree; {flag} names a library outside it"
-        )),
-        Some(p) if !p.is_absolute() => Some(format!(
-            "refused to load {}: under --root a bare name would be searched on the loader path, which may lead into the tree; name the file by its absolute path",
-            p.display()
-        )),
-        Some(p) if is_under(p, root) => Some(format!(
-            "refused to load {}: it lies under --root {}, whose libraries are never loaded",
-            p.display(),
-            root.display()
-        )),
-        Some(_) => None,
-    }
-}
-
-fn is_under(path: &Path, root: &Path) -> bool {
-    let abs = |p: &Path| -> PathBuf {
-        p.canonicalize()
-            .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
-    };
-    abs(path).starts_with(abs(root))
 }

@@ -1,7 +1,7 @@
 //! The smoke test as facts: does each GPU compute, hold memory and move data? The work
-//! runs in a child process (`gpudoctor __smoke-worker`, src/smoke/worker.rs) under a
-//! deadline; a hang, a crash or a driver error becomes a fact here, and what the worker
-//! streamed before it is kept.
+//! runs in a child process (`gpudoctor __smoke-worker`, src/smoke/worker.rs, started by
+//! src/worker.rs) under a deadline; a hang, a crash or a driver error becomes a fact here,
+//! and what the worker streamed before it is kept.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -12,12 +12,32 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{RunError, Runner};
-use crate::smoke::driver::CudaError;
+use crate::worker::{self, Outcome};
 
 /// The library the smoke test loads without --cuda-lib: the soname the CUDA runtime opens.
 pub const DEFAULT_LIB: &str = "libcuda.so.1";
 const WORKER_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
+
+/// A failed driver call: which call, the CUresult, and the driver's own words for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CudaError {
+    pub call: String,
+    pub code: i32,
+    /// CUDA_ERROR_OUT_OF_MEMORY, from cuGetErrorName (or gpudoctor's table when the
+    /// driver has no name for it).
+    pub name: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for CudaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} returned {} ({}: {})",
+            self.call, self.code, self.name, self.message
+        )
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SmokeSettings {
@@ -326,14 +346,33 @@ enum Assembled {
     Run(Box<SmokeRun>),
 }
 
-fn assemble(stdout: &str) -> Assembled {
+/// The smoke worker's side of the protocol; `device` is the one GPU asked for, if any.
+struct Smoke {
+    device: Option<u32>,
+}
+
+impl worker::Protocol for Smoke {
+    const NAME: &'static str = "smoke worker";
+    type Line = WorkerLine;
+    type Answer = Assembled;
+
+    fn assemble(&self, lines: Vec<WorkerLine>) -> Assembled {
+        assemble(lines)
+    }
+
+    fn stuck_at(&self, answer: &Assembled) -> Vec<String> {
+        match answer {
+            Assembled::Run(run) => unfinished(run, self.device),
+            Assembled::LoadFailed { .. } => unfinished(&SmokeRun::default(), self.device),
+        }
+    }
+}
+
+fn assemble(lines: Vec<WorkerLine>) -> Assembled {
     let mut run = SmokeRun::default();
     let mut devices: BTreeMap<u32, SmokeDevice> = BTreeMap::new();
-    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(parsed) = serde_json::from_str::<WorkerLine>(line) else {
-            continue;
-        };
-        match parsed {
+    for line in lines {
+        match line {
             WorkerLine::LoadFailed { code, message } => {
                 return Assembled::LoadFailed { code, message }
             }
@@ -464,7 +503,7 @@ pub struct SmokeRequest<'a> {
 }
 
 pub fn probe(req: &SmokeRequest) -> SmokeProbe {
-    let (lib, library) = crate::probes::nvml::library_to_load(req.lib, DEFAULT_LIB);
+    let (lib, library) = worker::library_to_load(req.lib, DEFAULT_LIB);
     let result = run(req, lib.as_deref(), &library);
     SmokeProbe {
         library,
@@ -474,19 +513,9 @@ pub fn probe(req: &SmokeRequest) -> SmokeProbe {
 }
 
 fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
-    if let Some(reason) = crate::probes::nvml::refuse_under_root(req.root, lib, "--cuda-lib") {
+    if let Some(reason) = worker::refuse_under_root(req.root, lib, "--cuda-lib") {
         return SmokeResult::NotRun { reason };
     }
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            return SmokeResult::WorkerFailed {
-                detail: format!(
-                    "cannot find gpudoctor's own executable to run the smoke worker: {e}"
-                ),
-            }
-        }
-    };
     let s = &req.settings;
     let mut args = vec![
         "__smoke-worker".to_string(),
@@ -501,71 +530,60 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
     for u in &req.shared_gpus {
         args.push(format!("--shared-gpu={u}"));
     }
-    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
-    if req.root.is_some() {
-        runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
-    }
     let progress = req.progress.then(Progress::start);
-    if let Some(p) = &progress {
-        let p = p.clone();
-        runner = runner.on_stdout_line(Arc::new(move |line: &str| p.line(line)));
-    }
-    let outcome = runner.run(&exe, &arg_refs, req.timeout);
+    let on_line = progress
+        .clone()
+        .map(|p| Arc::new(move |line: &WorkerLine| p.line(line)) as worker::LineHook<WorkerLine>);
+    let outcome = worker::run(
+        &Smoke { device: s.device },
+        worker::Request {
+            args: &args,
+            timeout: req.timeout,
+            output_limit: WORKER_OUTPUT_LIMIT,
+            clean_loader_env: req.root.is_some(),
+            on_line,
+        },
+    );
     if let Some(p) = progress {
         p.finish();
     }
     match outcome {
-        Err(RunError::TimedOut {
+        Outcome::TimedOut {
+            answer,
+            stuck_at,
             seconds,
-            stdout,
             unkillable,
-            ..
-        }) => match assemble(&stdout) {
+        } => match answer {
             Assembled::LoadFailed { code, message } => SmokeResult::LoadFailed { code, message },
             Assembled::Run(run) => SmokeResult::TimedOut {
                 seconds,
-                stuck_at: unfinished(&run, req.settings.device),
+                stuck_at,
                 unkillable,
                 run: *run,
             },
         },
-        Err(e) => SmokeResult::WorkerFailed {
-            detail: e.to_string(),
+        Outcome::FailedToStart { detail } => SmokeResult::WorkerFailed { detail },
+        Outcome::Crashed {
+            answer,
+            stuck_at,
+            signal,
+            stderr,
+        } => SmokeResult::Crashed {
+            signal,
+            stderr,
+            run: match answer {
+                Assembled::Run(r) => *r,
+                Assembled::LoadFailed { .. } => SmokeRun::default(),
+            },
+            during: stuck_at,
         },
-        Ok(out) => {
-            let assembled = assemble(&out.stdout);
-            if let Some(signal) = out.signal {
-                let run = match assembled {
-                    Assembled::Run(r) => *r,
-                    Assembled::LoadFailed { .. } => SmokeRun::default(),
-                };
-                return SmokeResult::Crashed {
-                    signal,
-                    stderr: crate::runner::last_lines(&out.stderr),
-                    during: unfinished(&run, req.settings.device),
-                    run,
-                };
-            }
-            match assembled {
-                Assembled::LoadFailed { code, message } => {
-                    SmokeResult::LoadFailed { code, message }
-                }
-                Assembled::Run(run) if run.finished => SmokeResult::Ran { run: *run },
-                Assembled::Run(_) => SmokeResult::WorkerFailed {
-                    detail: format!(
-                        "the smoke worker exited {} without a complete answer{}",
-                        out.exit_code
-                            .map_or("abnormally".into(), |c| format!("with {c}")),
-                        if out.stderr.trim().is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", crate::runner::last_lines(&out.stderr))
-                        }
-                    ),
-                },
-            }
-        }
+        Outcome::Exited { answer, exit } => match answer {
+            Assembled::LoadFailed { code, message } => SmokeResult::LoadFailed { code, message },
+            Assembled::Run(run) if run.finished => SmokeResult::Ran { run: *run },
+            Assembled::Run(_) => SmokeResult::WorkerFailed {
+                detail: exit.without_answer(),
+            },
+        },
     }
 }
 
@@ -611,17 +629,14 @@ impl Progress {
         p
     }
 
-    fn line(&self, line: &str) {
-        let Ok(parsed) = serde_json::from_str::<WorkerLine>(line) else {
-            return;
-        };
+    fn line(&self, line: &WorkerLine) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match parsed {
+        match line {
             WorkerLine::Started { ordinal, step } => {
-                s.running.insert(ordinal, (step, Instant::now()));
+                s.running.insert(*ordinal, (step.clone(), Instant::now()));
             }
             WorkerLine::DeviceDone { ordinal, .. } => {
-                s.running.remove(&ordinal);
+                s.running.remove(ordinal);
             }
             _ => {}
         }
@@ -657,7 +672,7 @@ mod tests {
             r#"{"kind":"started","ordinal":1,"step":"context"}"#,
             "garbage",
         ];
-        let Assembled::Run(run) = assemble(&lines.join("\n")) else {
+        let Assembled::Run(run) = assemble(worker::parse_lines(&lines.join("\n"))) else {
             panic!("not a run")
         };
         assert_eq!(run.driver_cuda().as_deref(), Some("12.4"));
@@ -667,7 +682,7 @@ mod tests {
             unfinished(&run, None),
             vec!["CUDA device 1: context".to_string()]
         );
-        let Assembled::Run(nothing) = assemble("") else {
+        let Assembled::Run(nothing) = assemble(Vec::new()) else {
             panic!()
         };
         assert_eq!(

@@ -69,7 +69,7 @@ fn failure(
     d: &SmokeDevice,
     step: SmokeStep,
     what: &str,
-    e: &crate::smoke::driver::CudaError,
+    e: &crate::probes::smoke::CudaError,
     log: Option<&str>,
 ) -> Finding {
     let known = cuda_errors::lookup(e.code);

@@ -5,9 +5,9 @@ use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
 use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
+use crate::probes::smoke::CudaError;
 use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
-use crate::smoke::driver::CudaError;
 use crate::snapshot::Snapshot;
 
 pub const RULE: Rule = Rule {

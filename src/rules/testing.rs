@@ -30,7 +30,7 @@ use crate::probes::smoke::{
     Step, Timing, Transfer,
 };
 use crate::probes::toolkits::{CudaHome, Found, NvccOnPath, Route, Toolkit, ToolkitKind, Toolkits};
-use crate::smoke::driver::CudaError;
+use crate::probes::smoke::CudaError;
 use crate::snapshot::{ProbeRun, ProbeStatus, Snapshot};
 
 pub const DRIVER: &str = "550.54.15";

@@ -17,36 +17,13 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
+use crate::compat::cuda_errors;
+use crate::probes::smoke::CudaError;
 use cudarc::driver::sys::{
     CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUfunction, CUjit_option, CUmodule,
     CUstream, CUuuid,
 };
 use libloading::os::unix::{Library, Symbol, RTLD_LOCAL, RTLD_NOW};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::compat::cuda_errors;
-
-/// A failed driver call: which call, the CUresult, and the driver's own words for it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CudaError {
-    pub call: String,
-    pub code: i32,
-    /// CUDA_ERROR_OUT_OF_MEMORY, from cuGetErrorName (or gpudoctor's table when the
-    /// driver has no name for it).
-    pub name: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for CudaError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} returned {} ({}: {})",
-            self.call, self.code, self.name, self.message
-        )
-    }
-}
 
 /// Why the library could not be used at all.
 #[derive(Debug, Clone, PartialEq)]

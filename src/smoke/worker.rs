@@ -5,17 +5,17 @@
 //! was streamed if it hangs or dies.
 
 use std::ffi::{c_void, CStr};
-use std::io::Write;
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUdeviceptr, CUfunction};
 
-use super::driver::{CudaError, Driver};
+use super::driver::Driver;
 use super::{check_matmul, matmul_inputs, median, MATMUL_TOLERANCE};
 use crate::probes::smoke::{
-    DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer, WorkerLine,
+    CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer, WorkerLine,
 };
+use crate::worker::AnswerOut;
 
 const MIB: u64 = 1 << 20;
 /// Timed repetitions of the matmul and of each copy (after one warm-up).
@@ -42,32 +42,15 @@ struct Plan<'a> {
     transfer: (u64, bool),
 }
 
-struct Out {
-    file: Mutex<std::fs::File>,
-}
-
-impl Out {
-    fn emit(&self, line: &WorkerLine) {
-        let text = serde_json::to_string(line).unwrap_or_default();
-        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        // The parent reads lines as they come; a write error means it is gone.
-        let _ = writeln!(f, "{text}");
-        let _ = f.flush();
-    }
-}
-
 /// Runs the worker; the answer goes to the original stdout, and the vendor library gets
 /// stderr as its stdout so nothing it prints can corrupt the answer.
 pub fn main(args: WorkerArgs) -> std::io::Result<()> {
-    let file = crate::runner::take_answer_stdout()?;
-    let out = Out {
-        file: Mutex::new(file),
-    };
+    let out = AnswerOut::take_stdout()?;
     run(&args, &out);
     Ok(())
 }
 
-fn run(args: &WorkerArgs, out: &Out) {
+fn run(args: &WorkerArgs, out: &AnswerOut) {
     let start = Instant::now();
     let drv = match Driver::load(&args.lib) {
         Ok(d) => d,
@@ -149,13 +132,13 @@ struct Kernels {
     verify: CUfunction,
 }
 
-fn device(drv: &Driver, o: u32, args: &Plan, out: &Out) {
+fn device(drv: &Driver, o: u32, args: &Plan, out: &AnswerOut) {
     let start = Instant::now();
     out.emit(&WorkerLine::Started {
         ordinal: o,
         step: "device properties".into(),
     });
-    let done = |out: &Out| {
+    let done = |out: &AnswerOut| {
         out.emit(&WorkerLine::DeviceDone {
             ordinal: o,
             elapsed_ms: ms(start),
