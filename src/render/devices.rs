@@ -220,7 +220,8 @@ pub fn render_markdown(v: &DevicesView) -> String {
         Ok(line) => out.push_str(&format!("**{}**\n\n", super::smoke::md_cell(&line))),
         Err(why) => out.push_str(&format!("**{}**\n\n", super::smoke::md_cell(&why))),
     }
-    let rows = table_rows(v, true);
+    let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
+    let rows = table_rows(v, order_differs);
     if let Some((head, body)) = rows.split_first() {
         out.push_str(&format!("| {} |\n", head.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(head.len())));

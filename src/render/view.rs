@@ -619,12 +619,18 @@ fn collapse_identical_gpus(lines: &mut Vec<Line>, from: usize, gpus: usize) {
             }
         }
     }
-    let passing = |v: &[Line]| v.iter().all(|l| l.mark == Mark::Passed);
+    // Nothing to say: passed, or not judged (figures no rule weighs, such as small copies).
+    let passing = |v: &[Line]| {
+        v.iter().any(|l| l.mark == Mark::Passed)
+            && v
+                .iter()
+                .all(|l| matches!(l.mark, Mark::Passed | Mark::NotJudged))
+    };
     let same_steps = |a: &[Line], b: &[Line]| {
         a.len() == b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(x, y)| gpu_of(x).map(|g| g.1) == gpu_of(y).map(|g| g.1))
+            && a.iter().zip(b).all(|(x, y)| {
+                gpu_of(x).map(|g| g.1) == gpu_of(y).map(|g| g.1) && x.mark == y.mark
+            })
     };
     let merged: Vec<(String, Vec<Line>)> = rows
         .iter()
@@ -646,11 +652,16 @@ fn collapse_identical_gpus(lines: &mut Vec<Line>, from: usize, gpus: usize) {
     };
     for step in &merged[0].1 {
         let (_, step_name) = gpu_of(step).unwrap_or_default();
+        let value = if step.mark == Mark::Passed {
+            format!("{}× passed; GPU {}: {}", names.len(), names[0], step.value)
+        } else {
+            format!("GPU {}: {}", names[0], step.value)
+        };
         lines.push(Line {
             label: format!("{label} {step_name}"),
-            value: format!("{}× passed; GPU {}: {}", names.len(), names[0], step.value),
+            value,
             source: step.source.clone(),
-            mark: Mark::Passed,
+            mark: step.mark,
         });
     }
     for (g, v) in rows {

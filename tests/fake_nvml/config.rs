@@ -112,6 +112,9 @@ pub struct Gpu {
     /// nvmlDeviceGetHandleByIndex_v2 answers NVML_ERROR_GPU_IS_LOST.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lost: bool,
+    /// nvmlDeviceGetHandleByIndex_v2 answers this nvmlReturn_t (4 no permission, 999 unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle_error: Option<u32>,
     /// Symbols answering NVML_ERROR_NOT_SUPPORTED for this GPU (and its MIG devices).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_supported: Vec<String>,

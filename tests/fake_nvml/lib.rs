@@ -479,6 +479,9 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByIndex_v2(
         if g.lost {
             return Err(GPU_IS_LOST);
         }
+        if let Some(code) = g.handle_error {
+            return Err(code);
+        }
         put(device, handle(i, None))
     })
 }

@@ -208,6 +208,7 @@ impl Gpu {
             }),
             recovery_action: Some(0),
             lost: false,
+            handle_error: None,
             not_supported: Vec::new(),
         }
     }
