@@ -15,7 +15,7 @@ use crate::findings::Severity;
 use crate::probes::{self, ProbeOptions, PROBE_NAMES};
 use crate::render::{self, Style};
 use crate::report::{Report, SCHEMA_VERSION};
-use crate::rules;
+use crate::rules::{self, View};
 use crate::snapshot::Snapshot;
 
 const EXAMPLES: &str = "Examples:
@@ -422,21 +422,21 @@ const TOOLKIT_PROBES: &[&str] = &[
     "libraries",
 ];
 
-/// A focused subcommand: only `probes` run, only `codes` are judged (both still narrowed by
-/// --only/--skip).
+/// A focused subcommand: only `probes` run, only the codes of `view`'s rules are judged
+/// (both still narrowed by --only/--skip).
 fn focused(
     g: &GlobalOpts,
     probes: &[&str],
-    codes: &[&str],
+    view: View,
 ) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
-    focused_with(g, probes, codes, None)
+    focused_with(g, probes, view, None)
 }
 
 /// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
 fn focused_with(
     g: &GlobalOpts,
     probes: &[&str],
-    codes: &[&str],
+    view: View,
     smoke_cmd: Option<Option<u32>>,
 ) -> Result<(Snapshot, Vec<crate::findings::Finding>), CliError> {
     let sel = selection(g)?;
@@ -453,20 +453,15 @@ fn focused_with(
         ));
     }
     let snapshot = gather(g, &sel, &wanted, &env, smoke_cmd)?;
+    let codes = view.codes();
     let wants = |code: &str| codes.contains(&code) && sel.wants(code);
     let (_, findings) = rules::evaluate(&snapshot, &wants);
     Ok((snapshot, findings))
 }
 
-/// Codes about toolkits and libraries that `toolkit` reports.
-const TOOLKIT_CODES: &[&str] = &[
-    "GD017", "GD018", "GD019", "GD020", "GD021", "GD022", "GD023", "GD024", "GD025", "GD026",
-    "GD027", "GD028",
-];
-
 fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "toolkit")?;
-    let (snapshot, findings) = focused(g, TOOLKIT_PROBES, TOOLKIT_CODES)?;
+    let (snapshot, findings) = focused(g, TOOLKIT_PROBES, View::Toolkit)?;
     let view = render::toolkit::view(&snapshot, &findings);
     let text = match format {
         ViewFormat::Json => render::toolkit::render_json(&view),
@@ -489,15 +484,9 @@ const DEVICES_PROBES: &[&str] = &[
     "nvml",
 ];
 
-/// Codes about the driver and GPUs that `devices` reports.
-const DEVICES_CODES: &[&str] = &[
-    "GD009", "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
-    "GD035", "GD036", "GD037", "GD038", "GD039", "GD040",
-];
-
 fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "devices")?;
-    let (snapshot, findings) = focused(g, DEVICES_PROBES, DEVICES_CODES)?;
+    let (snapshot, findings) = focused(g, DEVICES_PROBES, View::Devices)?;
     if let (Some(i), Some(sys)) = (index, snapshot.nvml_system()) {
         if !sys.devices.iter().any(|d| d.index == i) {
             return Err(CliError::Usage(format!(
@@ -534,11 +523,6 @@ const SMOKE_PROBES: &[&str] = &[
     "smoke",
 ];
 
-/// Codes the `smoke` subcommand reports.
-pub const SMOKE_CODES: &[&str] = &[
-    "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058", "GD059",
-];
-
 fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
     let format = ViewFormat::of(g, "smoke")?;
     if g.from.is_some() {
@@ -546,7 +530,7 @@ fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
             "`gpudoctor smoke` runs on the GPUs now; replay a saved report with `gpudoctor check --from`".into(),
         ));
     }
-    let (snapshot, findings) = focused_with(g, SMOKE_PROBES, SMOKE_CODES, Some(device))?;
+    let (snapshot, findings) = focused_with(g, SMOKE_PROBES, View::Smoke, Some(device))?;
     // A --device CUDA does not have is a typo, not a broken GPU (no GPU at all is GD053's).
     let count = snapshot
         .smoke

@@ -11,6 +11,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "alloc_conf",
     codes: &["GD014", "GD015"],
+    views: &[],
     checks: "PyTorch allocator configuration is valid",
     run,
 };

@@ -8,6 +8,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "clocks",
     codes: &["GD035"],
+    views: &[super::View::Devices],
     checks: "no GPU is slowed by thermal or power-brake protection",
     run,
 };

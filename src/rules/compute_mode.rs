@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "compute_mode",
     codes: &["GD036"],
+    views: &[super::View::Devices],
     checks: "every GPU accepts new CUDA contexts and has most of its memory free",
     run,
 };

@@ -12,6 +12,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "cuda_home",
     codes: &["GD021", "GD022"],
+    views: &[super::View::Toolkit],
     checks: "CUDA_HOME/CUDA_PATH name a real toolkit with nvcc, or nothing needs one",
     run,
 };

@@ -8,6 +8,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "debug_env",
     codes: &["GD012", "GD013"],
+    views: &[],
     checks: "no debugging or profiling variable is left set",
     run,
 };

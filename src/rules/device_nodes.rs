@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "device_nodes",
     codes: &["GD007", "GD008"],
+    views: &[],
     checks: "the NVIDIA device nodes exist and this user can read and write them",
     run,
 };

@@ -11,6 +11,7 @@ use crate::snapshot::{DriverFact, Snapshot};
 pub const RULE: Rule = Rule {
     name: "driver_userspace",
     codes: &["GD018"],
+    views: &[super::View::Toolkit, super::View::Devices],
     checks: "the kernel module and the user-space driver libraries (libcuda, libnvidia-ml) have the same version",
     run,
 };

@@ -8,6 +8,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "fabric",
     codes: &["GD039"],
+    views: &[super::View::Devices],
     checks: "on NVSwitch systems, the GPU fabric is set up",
     run,
 };

@@ -11,6 +11,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "frameworks",
     codes: &["GD050"],
+    views: &[],
     checks: "the CUDA frameworks in one environment agree on CUDA and cuDNN majors",
     run,
 };

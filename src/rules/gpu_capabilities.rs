@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "gpu_capabilities",
     codes: &["GD052"],
+    views: &[],
     checks: "the GPU supports the PyTorch speed-ups recipes assume (bf16, TF32, torch.compile, FlashAttention-2)",
     run,
 };

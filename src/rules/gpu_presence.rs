@@ -7,6 +7,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "gpu_presence",
     codes: &["GD001"],
+    views: &[],
     checks: "an NVIDIA GPU is present",
     run,
 };

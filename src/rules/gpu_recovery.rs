@@ -8,6 +8,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "gpu_recovery",
     codes: &["GD032"],
+    views: &[super::View::Devices],
     checks: "every GPU answers NVML and none asks for a reset or reboot",
     run,
 };

@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "kernel_module",
     codes: &["GD002"],
+    views: &[],
     checks: "the nvidia kernel module is loaded",
     run,
 };

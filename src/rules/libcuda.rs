@@ -14,6 +14,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "libcuda",
     codes: &["GD024", "GD025"],
+    views: &[super::View::Toolkit, super::View::Smoke],
     checks: "the loader picks the driver's libcuda, not a stub or an unsupported forward-compatibility copy",
     run,
 };

@@ -15,6 +15,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "library_majors",
     codes: &["GD026", "GD028"],
+    views: &[super::View::Toolkit],
     checks: "CUDA libraries on the loader path match the toolkit's major version and find their dependencies",
     run,
 };

@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "memory_health",
     codes: &["GD033"],
+    views: &[super::View::Devices],
     checks: "no uncorrectable ECC errors, pending retirements or remaps, or failed remaps",
     run,
 };

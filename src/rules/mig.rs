@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "mig",
     codes: &["GD037"],
+    views: &[super::View::Devices],
     checks: "MIG mode is settled and CUDA_VISIBLE_DEVICES fits it",
     run,
 };

@@ -64,9 +64,30 @@ pub enum Outcome {
 pub struct Rule {
     pub name: &'static str,
     pub codes: &'static [&'static str],
+    /// The focused subcommands that report this rule's codes (every code of the rule).
+    pub views: &'static [View],
     /// What a passing check means, for `--verbose` and the JSON `checks` list.
     pub checks: &'static str,
     pub run: fn(&Snapshot) -> Outcome,
+}
+
+/// A focused subcommand that judges a subset of the rules; `check` judges them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Toolkit,
+    Devices,
+    Smoke,
+}
+
+impl View {
+    /// The codes this subcommand reports: every code of every rule tagged with it.
+    pub fn codes(self) -> Vec<&'static str> {
+        RULES
+            .iter()
+            .filter(|r| r.views.contains(&self))
+            .flat_map(|r| r.codes.iter().copied())
+            .collect()
+    }
 }
 
 pub const RULES: &[Rule] = &[
@@ -262,6 +283,36 @@ mod tests {
         for c in CODES {
             assert!(emitted.contains(&c.code), "{} has no rule", c.code);
         }
+    }
+
+    #[test]
+    fn each_view_reports_its_codes() {
+        let codes = |v: View| {
+            let mut c = v.codes();
+            c.sort_unstable();
+            c
+        };
+        assert_eq!(
+            codes(View::Toolkit),
+            [
+                "GD017", "GD018", "GD019", "GD020", "GD021", "GD022", "GD023", "GD024", "GD025",
+                "GD026", "GD027", "GD028"
+            ]
+        );
+        assert_eq!(
+            codes(View::Devices),
+            [
+                "GD009", "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033",
+                "GD034", "GD035", "GD036", "GD037", "GD038", "GD039", "GD040"
+            ]
+        );
+        assert_eq!(
+            codes(View::Smoke),
+            [
+                "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058",
+                "GD059"
+            ]
+        );
     }
 
     #[test]

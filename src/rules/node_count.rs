@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "node_count",
     codes: &["GD040"],
+    views: &[super::View::Devices],
     checks: "the /dev/nvidiaN nodes match the GPUs NVML reports",
     run,
 };

@@ -11,6 +11,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "nvml_status",
     codes: &["GD029", "GD030", "GD031"],
+    views: &[super::View::Devices],
     checks: "NVML loads, initialises and answers within the budget",
     run,
 };

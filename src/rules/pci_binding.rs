@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "pci_binding",
     codes: &["GD003", "GD004", "GD005"],
+    views: &[],
     checks: "every NVIDIA GPU is bound to the nvidia driver",
     run,
 };

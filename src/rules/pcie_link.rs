@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "pcie_link",
     codes: &["GD034"],
+    views: &[super::View::Devices],
     checks: "every GPU's PCIe link runs at its full width (and generation when busy)",
     run,
 };

@@ -8,6 +8,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "persistence",
     codes: &["GD038"],
+    views: &[super::View::Devices],
     checks: "persistence mode is on (servers) or irrelevant",
     run,
 };

@@ -9,6 +9,7 @@ use crate::snapshot::{ProbeStatus, Snapshot};
 pub const RULE: Rule = Rule {
     name: "probe_health",
     codes: &["GD016"],
+    views: &[],
     checks: "every probe finished and could read what it needed",
     run,
 };

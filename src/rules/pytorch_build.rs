@@ -13,6 +13,7 @@ use crate::snapshot::{DriverFact, Snapshot};
 pub const RULE: Rule = Rule {
     name: "pytorch_build",
     codes: &["GD041", "GD042", "GD043"],
+    views: &[],
     checks: "the installed torch is a CUDA build the driver runs, compiled for this GPU",
     run,
 };

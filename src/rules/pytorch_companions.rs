@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "pytorch_companions",
     codes: &["GD046"],
+    views: &[],
     checks: "torchvision and torchaudio belong to the installed torch (release and CUDA variant)",
     run,
 };

@@ -11,6 +11,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "pytorch_extensions",
     codes: &["GD047"],
+    views: &[],
     checks: "the toolkit extension builds use has torch's CUDA major",
     run,
 };

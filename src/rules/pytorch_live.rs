@@ -11,6 +11,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "pytorch_live",
     codes: &["GD048", "GD049"],
+    views: &[],
     checks: "torch imports, sees CUDA, and loads the libraries its files say",
     run,
 };

@@ -15,6 +15,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "pytorch_wheels",
     codes: &["GD044", "GD045"],
+    views: &[],
     checks: "torch's nvidia-* wheels are installed as pinned and nothing on LD_LIBRARY_PATH shadows them",
     run,
 };

@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "shm",
     codes: &["GD051"],
+    views: &[],
     checks: "a container's /dev/shm is large enough for NCCL and DataLoader workers",
     run,
 };

@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_context",
     codes: &["GD055"],
+    views: &[super::View::Smoke],
     checks: "every GPU accepted a CUDA context and JIT-compiled the smoke-test kernels",
     run,
 };

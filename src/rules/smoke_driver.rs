@@ -12,6 +12,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_driver",
     codes: &["GD053", "GD054"],
+    views: &[super::View::Smoke],
     checks: "the smoke test loaded libcuda, cuInit succeeded, and CUDA sees the GPUs NVML sees",
     run,
 };

@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_health",
     codes: &["GD059"],
+    views: &[super::View::Smoke],
     checks: "the smoke test finished on every GPU within its deadline",
     run,
 };

@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_matmul",
     codes: &["GD056"],
+    views: &[super::View::Smoke],
     checks: "every GPU's FP32 matmul matched the CPU reference within tolerance",
     run,
 };

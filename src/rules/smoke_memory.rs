@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_memory",
     codes: &["GD057"],
+    views: &[super::View::Smoke],
     checks: "every GPU allocated its free memory and read back what it wrote",
     run,
 };

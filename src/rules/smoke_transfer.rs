@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "smoke_transfer",
     codes: &["GD058"],
+    views: &[super::View::Smoke],
     checks:
         "host↔GPU copies work, from pinned memory too, at 60 % or more of the PCIe link's bandwidth",
     run,

@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "toolkit_arch",
     codes: &["GD023"],
+    views: &[super::View::Toolkit],
     checks: "the toolkit in use can compile for every GPU's architecture",
     run,
 };

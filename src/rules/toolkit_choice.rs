@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "toolkit_choice",
     codes: &["GD019", "GD020"],
+    views: &[super::View::Toolkit],
     checks: "the nvcc on PATH and CUDA_HOME name the same toolkit, and it is the newest installed",
     run,
 };

@@ -12,6 +12,7 @@ use crate::snapshot::{DriverFact, Snapshot};
 pub const RULE: Rule = Rule {
     name: "toolkit_driver",
     codes: &["GD017"],
+    views: &[super::View::Toolkit],
     checks:
         "every CUDA toolkit and the CUDA runtime on the loader path run on the installed driver",
     run,

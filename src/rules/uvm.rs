@@ -9,6 +9,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "uvm",
     codes: &["GD006"],
+    views: &[super::View::Smoke],
     checks: "nvidia_uvm is loaded and /dev/nvidia-uvm exists",
     run,
 };

@@ -12,6 +12,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "visible_devices",
     codes: &["GD009", "GD010", "GD011"],
+    views: &[super::View::Devices],
     checks: "CUDA_VISIBLE_DEVICES is unset or names existing GPUs",
     run,
 };

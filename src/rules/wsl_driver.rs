@@ -10,6 +10,7 @@ use crate::snapshot::Snapshot;
 pub const RULE: Rule = Rule {
     name: "wsl_driver",
     codes: &["GD027"],
+    views: &[super::View::Toolkit],
     checks: "on WSL, the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
     run,
 };
