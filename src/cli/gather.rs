@@ -1,0 +1,227 @@
+//! The snapshot a command judges: replayed from --from, or probed now.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::args::{Format, GlobalOpts};
+use super::options::{selection, Selection};
+use super::CliError;
+use crate::envvars::{self, Env};
+use crate::findings::Finding;
+use crate::probes::{self, ProbeOptions};
+use crate::report::SCHEMA_VERSION;
+use crate::rules::{self, View};
+use crate::snapshot::Snapshot;
+
+/// A focused subcommand: only `probes` run, only the codes of `view`'s rules are judged
+/// (both still narrowed by --only/--skip).
+pub(super) fn focused(
+    g: &GlobalOpts,
+    probes: &[&str],
+    view: View,
+) -> Result<(Snapshot, Vec<Finding>), CliError> {
+    focused_with(g, probes, view, None)
+}
+
+/// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
+pub(super) fn focused_with(
+    g: &GlobalOpts,
+    probes: &[&str],
+    view: View,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<(Snapshot, Vec<Finding>), CliError> {
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let wanted: Vec<&'static str> = sel
+        .probes
+        .iter()
+        .copied()
+        .filter(|p| probes.contains(p))
+        .collect();
+    if smoke_cmd.is_some() && !wanted.contains(&"smoke") {
+        return Err(CliError::Usage(
+            "`gpudoctor smoke` with the smoke probe skipped has nothing to do".into(),
+        ));
+    }
+    let snapshot = gather(g, &sel, &wanted, &env, smoke_cmd)?;
+    let codes = view.codes();
+    let wants = |code: &str| codes.contains(&code) && sel.wants(code);
+    let (_, findings) = rules::evaluate(&snapshot, &wants);
+    Ok((snapshot, findings))
+}
+
+/// The snapshot to judge: replayed from --from, or probed now (under --root if given).
+pub(super) fn gather(
+    g: &GlobalOpts,
+    sel: &Selection,
+    probes_wanted: &[&'static str],
+    env: &Env,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<Snapshot, CliError> {
+    // Importing torch (--python-import) takes seconds: its default budget is longer.
+    let timeout = g
+        .timeout
+        .unwrap_or(if g.python_import { 60.0 } else { 5.0 });
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= MAX_TIMEOUT_SECS) {
+        return Err(CliError::Usage(format!(
+            "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {timeout}"
+        )));
+    }
+    let snapshot = match &g.from {
+        Some(path) => {
+            let probing = g.root.is_some()
+                || g.user.is_some()
+                || g.nvml_lib.is_some()
+                || g.python.is_some()
+                || g.python_import
+                || g.cuda_lib.is_some()
+                || sel.names_probes;
+            if probing {
+                return Err(CliError::Usage(
+                    "--from replays a saved snapshot: --root, --user, --nvml-lib and probe names in --only/--skip do not apply (codes do)".into(),
+                ));
+            }
+            load_snapshot(path)?
+        }
+        None => {
+            if let Some(root) = &g.root {
+                if !root.is_dir() {
+                    return Err(CliError::Usage(format!(
+                        "--root {}: not a directory",
+                        root.display()
+                    )));
+                }
+            }
+            let opts = ProbeOptions {
+                root: g
+                    .root
+                    .as_ref()
+                    .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
+                user: g.user.clone(),
+                // Importing torch takes seconds; the live probe needs room.
+                timeout: Duration::from_secs_f64(timeout),
+                enabled: probes_wanted.to_vec(),
+                // The flag wins; the variable (when set and not empty) stands in for it.
+                nvml_lib: g.nvml_lib.clone().or_else(|| {
+                    env.get_str(envvars::GPUDOCTOR_NVML_LIB)
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from)
+                }),
+                python: g.python.clone(),
+                python_import: g.python_import,
+                smoke: smoke_mode(g, env, smoke_cmd)?,
+            };
+            probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
+        }
+    };
+    Ok(snapshot)
+}
+
+/// The smoke test's settings from the command line, validated.
+fn smoke_mode(
+    g: &GlobalOpts,
+    env: &Env,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<probes::SmokeMode, CliError> {
+    if smoke_cmd.is_none() && (g.no_smoke || g.quick) {
+        let flag = if g.quick { "--quick" } else { "--no-smoke" };
+        return Ok(probes::SmokeMode::Off(format!("skipped ({flag})")));
+    }
+    if !(16..=8192).contains(&g.matmul_size) {
+        return Err(CliError::Usage(format!(
+            "--matmul-size must be between 16 and 8192, not {}",
+            g.matmul_size
+        )));
+    }
+    if !(g.mem_fraction.is_finite() && (0.01..=0.95).contains(&g.mem_fraction)) {
+        return Err(CliError::Usage(format!(
+            "--mem-fraction must be between 0.01 and 0.95, not {}",
+            g.mem_fraction
+        )));
+    }
+    if !(1..=4096).contains(&g.transfer_size) {
+        return Err(CliError::Usage(format!(
+            "--transfer-size must be between 1 and 4096 MiB, not {}",
+            g.transfer_size
+        )));
+    }
+    let format = Format::of(g);
+    Ok(probes::SmokeMode::On(probes::SmokeOptions {
+        lib: g.cuda_lib.clone().or_else(|| {
+            env.get_str(envvars::GPUDOCTOR_CUDA_LIB)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }),
+        settings: probes::smoke::SmokeSettings {
+            matmul_size: g.matmul_size,
+            mem_fraction: g.mem_fraction,
+            transfer_bytes: g.transfer_size << 20,
+            device: smoke_cmd.flatten(),
+        },
+        // Context creation on a multi-GPU node without persistence takes seconds: the
+        // smoke test's own default budget is longer than the static probes'.
+        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
+        always: smoke_cmd.is_some(),
+        progress: format == Format::Human && probes::smoke::stderr_is_terminal(),
+    }))
+}
+
+/// The smoke test's deadline when --timeout is not given.
+const SMOKE_TIMEOUT_SECS: f64 = 30.0;
+
+/// A day: longer budgets are typos, and they must not overflow a deadline.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// Largest report or snapshot accepted by --from: the size `fleet` accepts.
+const FROM_LIMIT: u64 = crate::fleet::REPORT_LIMIT;
+
+fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
+    // The user named this file: pipes and process substitutions are fine here.
+    let read = if path == Path::new("-") {
+        crate::fsys::read_stream_limited(io::stdin().lock(), FROM_LIMIT, 0)
+    } else {
+        std::fs::File::open(path).and_then(|f| {
+            let size = f.metadata().map_or(0, |m| m.len());
+            crate::fsys::read_stream_limited(f, FROM_LIMIT, size)
+        })
+    };
+    let bytes = read
+        .map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))?
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--from {}: larger than {} MiB",
+                path.display(),
+                FROM_LIMIT >> 20
+            ))
+        })?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| CliError::Usage(format!("--from {}: not JSON: {e}", path.display())))?;
+    let snapshot_value = match value.get("snapshot") {
+        Some(s) => {
+            let version = value.get("schema_version").and_then(|v| v.as_u64());
+            if version != Some(SCHEMA_VERSION as u64) {
+                return Err(CliError::Usage(format!(
+                    "--from {}: schema_version {} is not supported (this gpudoctor reads {SCHEMA_VERSION})",
+                    path.display(),
+                    version.map(|v| v.to_string()).unwrap_or_else(|| "missing".into())
+                )));
+            }
+            s.clone()
+        }
+        // A bare snapshot (the report's "snapshot" object) always records its probes.
+        None if value.get("probes").is_some_and(|p| p.is_object()) => value,
+        None => {
+            return Err(CliError::Usage(format!(
+                "--from {}: not a gpudoctor report (no \"snapshot\") or snapshot (no \"probes\")",
+                path.display()
+            )))
+        }
+    };
+    serde_json::from_value(snapshot_value).map_err(|e| {
+        CliError::Usage(format!(
+            "--from {}: not a gpudoctor report or snapshot: {e}",
+            path.display()
+        ))
+    })
+}
