@@ -1,8 +1,9 @@
 //! The snapshot a command judges: replayed from --from, or probed now.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use serde::de::IgnoredAny;
 
 use super::args::{Format, GlobalOpts};
 use super::options::{selection, Selection};
@@ -10,7 +11,7 @@ use super::CliError;
 use crate::envvars::{self, Env};
 use crate::findings::Finding;
 use crate::probes::{self, ProbeOptions};
-use crate::report::SCHEMA_VERSION;
+use crate::report::{load_saved, Saved};
 use crate::rules::{self, View};
 use crate::snapshot::Snapshot;
 
@@ -173,55 +174,9 @@ const SMOKE_TIMEOUT_SECS: f64 = 30.0;
 /// A day: longer budgets are typos, and they must not overflow a deadline.
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
-/// Largest report or snapshot accepted by --from: the size `fleet` accepts.
-const FROM_LIMIT: u64 = crate::fleet::REPORT_LIMIT;
-
+/// The snapshot of a saved report, or a bare snapshot (`-`: stdin).
 fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
-    // The user named this file: pipes and process substitutions are fine here.
-    let read = if path == Path::new("-") {
-        crate::fsys::read_stream_limited(io::stdin().lock(), FROM_LIMIT, 0)
-    } else {
-        std::fs::File::open(path).and_then(|f| {
-            let size = f.metadata().map_or(0, |m| m.len());
-            crate::fsys::read_stream_limited(f, FROM_LIMIT, size)
-        })
-    };
-    let bytes = read
-        .map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))?
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "--from {}: larger than {} MiB",
-                path.display(),
-                FROM_LIMIT >> 20
-            ))
-        })?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| CliError::Usage(format!("--from {}: not JSON: {e}", path.display())))?;
-    let snapshot_value = match value.get("snapshot") {
-        Some(s) => {
-            let version = value.get("schema_version").and_then(|v| v.as_u64());
-            if version != Some(SCHEMA_VERSION as u64) {
-                return Err(CliError::Usage(format!(
-                    "--from {}: schema_version {} is not supported (this gpudoctor reads {SCHEMA_VERSION})",
-                    path.display(),
-                    version.map(|v| v.to_string()).unwrap_or_else(|| "missing".into())
-                )));
-            }
-            s.clone()
-        }
-        // A bare snapshot (the report's "snapshot" object) always records its probes.
-        None if value.get("probes").is_some_and(|p| p.is_object()) => value,
-        None => {
-            return Err(CliError::Usage(format!(
-                "--from {}: not a gpudoctor report (no \"snapshot\") or snapshot (no \"probes\")",
-                path.display()
-            )))
-        }
-    };
-    serde_json::from_value(snapshot_value).map_err(|e| {
-        CliError::Usage(format!(
-            "--from {}: not a gpudoctor report or snapshot: {e}",
-            path.display()
-        ))
-    })
+    load_saved::<Snapshot, IgnoredAny>(path, Saved::ReportOrSnapshot)
+        .map(|saved| saved.snapshot)
+        .map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))
 }
