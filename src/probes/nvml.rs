@@ -372,7 +372,10 @@ fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> Nvm
     let mut runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
     if fs.root().is_some() {
         // The library's own dependencies must not be found inside the tree either.
-        runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
+        runner = runner.without_env(&[
+            crate::envvars::LD_LIBRARY_PATH.name,
+            crate::envvars::LD_PRELOAD.name,
+        ]);
     }
     let lib_arg = format!("--lib={library}");
     match runner.run(&exe, &["__nvml-worker", &lib_arg], timeout) {

@@ -500,7 +500,10 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut runner = Runner::new(None).with_output_limit(WORKER_OUTPUT_LIMIT);
     if req.root.is_some() {
-        runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
+        runner = runner.without_env(&[
+            crate::envvars::LD_LIBRARY_PATH.name,
+            crate::envvars::LD_PRELOAD.name,
+        ]);
     }
     let progress = req.progress.then(Progress::start);
     if let Some(p) = &progress {

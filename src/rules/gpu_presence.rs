@@ -50,7 +50,7 @@ fn run(snap: &Snapshot) -> Outcome {
         f = f.evidence("nodes", "no /dev/nvidia[0-9]* nodes", "/dev");
     }
     let hidden_by_runtime = snap
-        .env_value("NVIDIA_VISIBLE_DEVICES")
+        .env_value(crate::envvars::NVIDIA_VISIBLE_DEVICES.name)
         .filter(|v| matches!(v.trim(), "void" | "none" | ""));
     if let Some(v) = hidden_by_runtime {
         f = f.evidence(

@@ -18,7 +18,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(sys) = snap.nvml_system() else {
         return Outcome::NotApplicable("NVML did not answer".into());
     };
-    let cvd = snap.env_value("CUDA_VISIBLE_DEVICES");
+    let cvd = snap.env_value(crate::envvars::CUDA_VISIBLE_DEVICES.name);
     let mut out = Vec::new();
     for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
         let (Some(on), pending) = (g.mig.enabled.get(), g.mig.pending.get()) else {

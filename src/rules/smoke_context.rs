@@ -120,7 +120,7 @@ fn failure(
         }
     }
     if e.code == 223 {
-        if let Some(v) = snap.env_value("CUDA_DISABLE_PTX_JIT") {
+        if let Some(v) = snap.env_value(crate::envvars::CUDA_DISABLE_PTX_JIT.name) {
             f = f.context(format!("CUDA_DISABLE_PTX_JIT={v}"), "environment");
         }
     }

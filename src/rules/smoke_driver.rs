@@ -128,7 +128,7 @@ fn cuda_error_finding(
     ))
     .evidence("smoke", e.to_string(), library_source(p, run));
     let visible = snap
-        .env_value("CUDA_VISIBLE_DEVICES")
+        .env_value(crate::envvars::CUDA_VISIBLE_DEVICES.name)
         .or(run.cuda_visible_devices.as_deref());
     match e.code {
         100 => {

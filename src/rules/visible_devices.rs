@@ -149,7 +149,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(env) = &snap.environment else {
         return Outcome::NotApplicable("environment probe did not run".into());
     };
-    let Some(value) = env.value("CUDA_VISIBLE_DEVICES") else {
+    let Some(value) = env.value(crate::envvars::CUDA_VISIBLE_DEVICES.name) else {
         return Outcome::Checked(vec![]);
     };
     // Without a GPU, hiding GPUs is harmless (CPU-only CI sets CUDA_VISIBLE_DEVICES=-1 on purpose).
