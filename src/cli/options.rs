@@ -1,5 +1,9 @@
 //! Options checked beyond what clap checks: --only/--skip split into probes and codes,
-//! the output format a subcommand accepts, --fail-on as an exit code, terminal width.
+//! the output format a subcommand accepts, --fail-on as an exit code, the time budgets
+//! and smoke-test settings, terminal width.
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::ValueEnum;
 
@@ -8,7 +12,7 @@ use super::CliError;
 use crate::codes;
 use crate::envvars::{self, Env};
 use crate::findings::Severity;
-use crate::probes::PROBE_NAMES;
+use crate::probes::{self, PROBE_NAMES};
 
 impl Format {
     /// --json wins (clap refuses it together with --format).
@@ -126,3 +130,72 @@ pub(super) fn terminal_width(env: &Env) -> usize {
     .unwrap_or(100)
     .clamp(60, 120)
 }
+
+/// The static probes' budget: --timeout, checked.
+pub(super) fn probe_timeout(g: &GlobalOpts) -> Result<f64, CliError> {
+    // Importing torch (--python-import) takes seconds: its default budget is longer.
+    let timeout = g
+        .timeout
+        .unwrap_or(if g.python_import { 60.0 } else { 5.0 });
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= MAX_TIMEOUT_SECS) {
+        return Err(CliError::Usage(format!(
+            "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {timeout}"
+        )));
+    }
+    Ok(timeout)
+}
+
+/// The smoke test's settings from the command line, validated.
+pub(super) fn smoke_mode(
+    g: &GlobalOpts,
+    env: &Env,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<probes::SmokeMode, CliError> {
+    if smoke_cmd.is_none() && (g.no_smoke || g.quick) {
+        let flag = if g.quick { "--quick" } else { "--no-smoke" };
+        return Ok(probes::SmokeMode::Off(format!("skipped ({flag})")));
+    }
+    if !(16..=8192).contains(&g.matmul_size) {
+        return Err(CliError::Usage(format!(
+            "--matmul-size must be between 16 and 8192, not {}",
+            g.matmul_size
+        )));
+    }
+    if !(g.mem_fraction.is_finite() && (0.01..=0.95).contains(&g.mem_fraction)) {
+        return Err(CliError::Usage(format!(
+            "--mem-fraction must be between 0.01 and 0.95, not {}",
+            g.mem_fraction
+        )));
+    }
+    if !(1..=4096).contains(&g.transfer_size) {
+        return Err(CliError::Usage(format!(
+            "--transfer-size must be between 1 and 4096 MiB, not {}",
+            g.transfer_size
+        )));
+    }
+    let format = Format::of(g);
+    Ok(probes::SmokeMode::On(probes::SmokeOptions {
+        lib: g.cuda_lib.clone().or_else(|| {
+            env.get_str(envvars::GPUDOCTOR_CUDA_LIB)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }),
+        settings: probes::smoke::SmokeSettings {
+            matmul_size: g.matmul_size,
+            mem_fraction: g.mem_fraction,
+            transfer_bytes: g.transfer_size << 20,
+            device: smoke_cmd.flatten(),
+        },
+        // Context creation on a multi-GPU node without persistence takes seconds: the
+        // smoke test's own default budget is longer than the static probes'.
+        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
+        always: smoke_cmd.is_some(),
+        progress: format == Format::Human && probes::smoke::stderr_is_terminal(),
+    }))
+}
+
+/// The smoke test's deadline when --timeout is not given.
+const SMOKE_TIMEOUT_SECS: f64 = 30.0;
+
+/// A day: longer budgets are typos, and they must not overflow a deadline.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
