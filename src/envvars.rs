@@ -35,14 +35,29 @@ pub struct EnvVar {
     pub name: &'static str,
     pub category: Category,
     pub purpose: &'static str,
+    /// A debugging switch GD013 reports when it is left set.
+    pub left_set: Option<LeftSet>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeftSet {
+    /// Counts only with a truthy value (not empty, 0, false, off or no).
+    pub truthy_only: bool,
+    /// What it does to every CUDA process ("NAME <effect>.").
+    pub effect: &'static str,
+}
+
+/// `NAME: Category, "purpose";`, with `=> set "effect"` or `=> truthy "effect"` before the
+/// `;` for a switch GD013 reports when left set (any value, or a truthy one).
 macro_rules! env_registry {
-    ($( $ident:ident : $category:ident, $purpose:literal; )*) => {
-        $( #[allow(non_upper_case_globals)] pub const $ident: EnvVar = EnvVar { name: stringify!($ident), category: Category::$category, purpose: $purpose }; )*
-        /// Every variable gpudoctor reads, in registry order.
+    ($( $ident:ident : $category:ident, $purpose:literal $(=> $when:ident $effect:literal)?; )*) => {
+        $( #[allow(non_upper_case_globals)] pub const $ident: EnvVar = EnvVar { name: stringify!($ident), category: Category::$category, purpose: $purpose, left_set: env_registry!(@left $($when $effect)?) }; )*
+        /// Every variable gpudoctor reads, in registry order (GD013 reports in this order).
         pub const ALL: &[EnvVar] = &[ $( $ident, )* ];
     };
+    (@left) => { None };
+    (@left set $effect:literal) => { Some(LeftSet { truthy_only: false, effect: $effect }) };
+    (@left truthy $effect:literal) => { Some(LeftSet { truthy_only: true, effect: $effect }) };
 }
 
 env_registry! {
@@ -54,17 +69,17 @@ env_registry! {
     CUDA_DISABLE_PTX_JIT: Debug, "1 stops the driver from JIT-compiling PTX: code without SASS for the GPU fails (error 223)";
     CUDA_FORCE_PTX_JIT: Debug, "1 makes the driver JIT-compile PTX even where SASS exists (slow first launches)";
     CUDA_MODULE_LOADING: Debug, "LAZY (default since CUDA 11.7/12.2) or EAGER kernel loading";
-    NSIGHT_CUDA_DEBUGGER: Debug, "set by the Nsight/cuda-gdb debugger";
-    CUDA_INJECTION32_PATH: Debug, "library injected into every 32-bit CUDA process (profilers, sanitizers)";
-    CUDA_INJECTION64_PATH: Debug, "library injected into every CUDA process (profilers, sanitizers)";
-    CUDA_AUTO_BOOST: Debug, "legacy GPU-boost override";
-    CUDA_ENABLE_COREDUMP_ON_EXCEPTION: Debug, "1 writes a GPU core dump on every device exception";
-    CUDA_COREDUMP_FILE: Debug, "where GPU core dumps are written";
-    CUDA_DEVICE_WAITS_ON_EXCEPTION: Debug, "1 makes a faulting kernel wait for a debugger instead of failing";
-    CUDA_PROFILE: Debug, "legacy command-line profiler switch";
-    COMPUTE_PROFILE: Debug, "legacy command-line profiler switch";
-    OPENCL_PROFILE: Debug, "legacy OpenCL profiler switch";
-    PYTORCH_NO_CUDA_MEMORY_CACHING: Debug, "1 disables PyTorch's caching allocator (debugging only)";
+    NSIGHT_CUDA_DEBUGGER: Debug, "set by the Nsight/cuda-gdb debugger" => set "marks the process as running under the CUDA debugger, which changes how the driver schedules and reports work";
+    CUDA_INJECTION64_PATH: Debug, "library injected into every CUDA process (profilers, sanitizers)" => set "makes every CUDA process load this library at start-up (a profiler or sanitizer), which adds overhead and can change behaviour";
+    CUDA_INJECTION32_PATH: Debug, "library injected into every 32-bit CUDA process (profilers, sanitizers)" => set "makes every 32-bit CUDA process load this library at start-up (a profiler or sanitizer)";
+    CUDA_AUTO_BOOST: Debug, "legacy GPU-boost override" => set "overrides the GPU's boost-clock policy (a legacy switch)";
+    CUDA_ENABLE_COREDUMP_ON_EXCEPTION: Debug, "1 writes a GPU core dump on every device exception" => truthy "writes a GPU core dump on every device exception, which is slow and fills the disk";
+    CUDA_COREDUMP_FILE: Debug, "where GPU core dumps are written" => set "names where GPU core dumps go: core dumps are being configured";
+    CUDA_DEVICE_WAITS_ON_EXCEPTION: Debug, "1 makes a faulting kernel wait for a debugger instead of failing" => truthy "makes a faulting kernel wait for a debugger to attach instead of failing: jobs hang instead of erroring";
+    CUDA_PROFILE: Debug, "legacy command-line profiler switch" => truthy "turns on the legacy command-line profiler, which serialises and logs every launch";
+    COMPUTE_PROFILE: Debug, "legacy command-line profiler switch" => truthy "turns on the legacy command-line profiler, which serialises and logs every launch";
+    OPENCL_PROFILE: Debug, "legacy OpenCL profiler switch" => truthy "turns on the legacy OpenCL profiler";
+    PYTORCH_NO_CUDA_MEMORY_CACHING: Debug, "1 disables PyTorch's caching allocator (debugging only)" => truthy "disables PyTorch's caching allocator: every tensor allocation calls cudaMalloc/cudaFree, a large slowdown";
     PYTORCH_CUDA_ALLOC_CONF: Allocator, "PyTorch CUDA caching-allocator options (older name)";
     PYTORCH_ALLOC_CONF: Allocator, "PyTorch caching-allocator options (name read first since torch 2.9)";
     CUDA_HOME: Paths, "CUDA toolkit used by build tools such as torch.utils.cpp_extension";
@@ -188,6 +203,33 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len());
+    }
+
+    #[test]
+    fn gd013_switches_in_report_order() {
+        let switches: Vec<(&str, bool)> = ALL
+            .iter()
+            .filter_map(|v| Some((v.name, v.left_set?.truthy_only)))
+            .collect();
+        assert_eq!(
+            switches,
+            [
+                ("NSIGHT_CUDA_DEBUGGER", false),
+                ("CUDA_INJECTION64_PATH", false),
+                ("CUDA_INJECTION32_PATH", false),
+                ("CUDA_AUTO_BOOST", false),
+                ("CUDA_ENABLE_COREDUMP_ON_EXCEPTION", true),
+                ("CUDA_COREDUMP_FILE", false),
+                ("CUDA_DEVICE_WAITS_ON_EXCEPTION", true),
+                ("CUDA_PROFILE", true),
+                ("COMPUTE_PROFILE", true),
+                ("OPENCL_PROFILE", true),
+                ("PYTORCH_NO_CUDA_MEMORY_CACHING", true)
+            ]
+        );
+        assert!(ALL
+            .iter()
+            .all(|v| v.left_set.is_none() || v.category == Category::Debug));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Filesystem access for probes: every logical path is resolved under `--root`
 //! (symlinks included, so an absolute link target cannot escape the root), reads
 //! are bounded, and only regular files are read (a FIFO would block forever).
+//! Also the one writer: `--output` reports, replaced atomically.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -24,6 +25,98 @@ pub fn read_stream_limited(
     let mut bytes = Vec::with_capacity(size_hint.min(limit) as usize + 1);
     r.take(limit + 1).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+/// Why a report could not be written: the file that failed (a link's target once the
+/// link is followed) and what went wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct WriteError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl WriteError {
+    fn new(path: &Path, message: impl Into<String>) -> Self {
+        WriteError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Writes `text` to `path` with `{host}` replaced by `host` (the node's name, safe as a
+/// file name), creating the directory, atomically: a shared filesystem never shows a half
+/// report to `gpudoctor fleet`. Returns the path written.
+pub fn write_report(path: &Path, host: &str, text: &str) -> Result<PathBuf, WriteError> {
+    let expanded = PathBuf::from(path.to_string_lossy().replace("{host}", host));
+    write_atomically(&expanded, host, text, 0)?;
+    Ok(expanded)
+}
+
+/// Links followed before giving up (a loop of links never ends).
+const WRITE_LINK_HOPS: u32 = 16;
+
+fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<(), WriteError> {
+    use std::io::Write as _;
+    let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
+    // A link is written through, as the shell's `>` would: its target is replaced (and
+    // created when the link dangles), never the link. A device, FIFO or socket
+    // (/dev/null, /dev/stdout) is written to, never renamed over.
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            if hops >= WRITE_LINK_HOPS {
+                return Err(WriteError::new(path, "too many levels of symbolic links"));
+            }
+            let target = fs::read_link(path).map_err(|e| fail("reading the link", e))?;
+            let target = match path.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            return write_atomically(&target, host, text, hops + 1);
+        } else if meta.is_dir() {
+            return Err(WriteError::new(
+                path,
+                format!(
+                    "a directory; name the file, e.g. {}/{{host}}.json",
+                    path.display()
+                ),
+            ));
+        } else if !meta.is_file() {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| fail("opening", e))?;
+            f.write_all(text.as_bytes())
+                .map_err(|e| fail("writing", e))?;
+            return Ok(());
+        }
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| WriteError::new(path, "not a file name"))?;
+    // Host and pid: containers on a shared filesystem can share pids.
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp.{host}.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    // On the disk before the rename: after a crash the name holds the old report or the
+    // whole new one. A failed write leaves no temp file behind.
+    let written = fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .map_err(|e| fail("writing", e))
+        .and_then(|()| fs::rename(&tmp, path).map_err(|e| fail("renaming into place", e)));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -287,7 +380,81 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{symlink, FileTypeExt};
+
+    #[test]
+    fn report_is_written_whole_with_host_and_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let template = dir.path().join("out/{host}.json");
+        let written = write_report(&template, "node-1", "{}\n").unwrap();
+        assert_eq!(written, dir.path().join("out/node-1.json"));
+        assert_eq!(fs::read_to_string(&written).unwrap(), "{}\n");
+        // No temp file is left next to it.
+        let names: Vec<_> = fs::read_dir(dir.path().join("out"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["node-1.json"]);
+    }
+
+    #[test]
+    fn report_replaces_an_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        fs::write(&path, "old report, longer than the new one").unwrap();
+        write_report(&path, "h", "new").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+    }
+
+    #[test]
+    fn report_is_written_through_links_dangling_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("latest.json");
+        symlink("reports/r.json", &link).unwrap();
+        write_report(&link, "h", "one").unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            fs::read_to_string(dir.path().join("reports/r.json")).unwrap(),
+            "one"
+        );
+        write_report(&link, "h", "two").unwrap();
+        assert_eq!(fs::read_to_string(&link).unwrap(), "two");
+    }
+
+    #[test]
+    fn report_to_a_device_is_written_not_renamed_over() {
+        write_report(Path::new("/dev/null"), "h", "x").unwrap();
+        assert!(fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+
+    #[test]
+    fn report_refuses_a_directory_and_a_link_loop() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = write_report(dir.path(), "h", "x").unwrap_err();
+        assert_eq!(e.path, dir.path());
+        assert!(e.message.starts_with("a directory; name the file"), "{e}");
+        let a = dir.path().join("a");
+        symlink("b", &a).unwrap();
+        symlink("a", dir.path().join("b")).unwrap();
+        let e = write_report(&a, "h", "x").unwrap_err();
+        assert_eq!(e.message, "too many levels of symbolic links");
+    }
+
+    #[test]
+    fn report_write_failure_names_the_file_and_the_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "").unwrap();
+        let e = write_report(&blocker.join("r.json"), "h", "x").unwrap_err();
+        assert_eq!(e.path, blocker.join("r.json"));
+        assert!(e.message.starts_with("creating its directory: "), "{e}");
+    }
 
     #[test]
     fn absolute_symlink_stays_inside_root() {

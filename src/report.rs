@@ -1,12 +1,17 @@
-//! The report every format renders: the JSON contract (documented in README.md).
+//! The report every format renders: the JSON contract (documented in README.md), and
+//! the one reader of saved reports (`check --from`, `fleet`).
+
+use std::path::Path;
 
 use schemars::generate::SchemaSettings;
 use schemars::transform::{transform_subschemas, Transform};
 use schemars::{JsonSchema, Schema};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::findings::{Finding, Severity, Summary};
+use crate::fsys::read_stream_limited;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
 
@@ -124,5 +129,245 @@ impl Transform for CloseObjects {
             schema.insert(key, value);
         }
         self.in_branch = outer;
+    }
+}
+
+/// Largest saved report read (`check --from`, `fleet`): a 64-GPU node with MIG is well
+/// under 4 MiB.
+pub const REPORT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// What a saved file must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saved {
+    /// A report (`check --format json`): `fleet` needs its findings.
+    Report,
+    /// A report, or the bare snapshot inside one: `check --from` re-runs the rules.
+    ReportOrSnapshot,
+}
+
+/// A saved report as read: the snapshot and findings in the caller's types (`fleet`
+/// declares only the fields it reads, so 10,000 reports parse in under a second).
+#[derive(Debug)]
+pub struct SavedReport<S, F> {
+    pub snapshot: S,
+    /// Empty for a bare snapshot.
+    pub findings: Vec<F>,
+}
+
+/// Why a saved file cannot be used: `kind()` names the class for `fleet`'s problem list,
+/// the text says what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SavedError {
+    #[error("{0}")]
+    Unreadable(String),
+    #[error("not JSON: not UTF-8 text")]
+    NotUtf8,
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("{0}")]
+    NotAReport(String),
+    #[error("schema_version {0} is not supported (this gpudoctor reads {SCHEMA_VERSION})")]
+    IncompatibleSchema(String),
+}
+
+impl SavedError {
+    /// Over REPORT_LIMIT: read no further.
+    pub fn too_large() -> SavedError {
+        SavedError::Unreadable(format!("larger than {} MiB", REPORT_LIMIT >> 20))
+    }
+
+    /// unreadable, not_json, not_a_report or incompatible_schema.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SavedError::Unreadable(_) | SavedError::NotUtf8 => "unreadable",
+            SavedError::NotJson(_) => "not_json",
+            SavedError::NotAReport(_) => "not_a_report",
+            SavedError::IncompatibleSchema(_) => "incompatible_schema",
+        }
+    }
+
+    /// The text without its class, for a list that shows the class beside it.
+    pub fn detail(&self) -> String {
+        match self {
+            SavedError::NotUtf8 => "not UTF-8 text".into(),
+            SavedError::NotJson(d) => d.clone(),
+            e => e.to_string(),
+        }
+    }
+}
+
+/// Reads and parses the saved report at `path` (`-`: stdin).
+pub fn load_saved<S, F>(path: &Path, want: Saved) -> Result<SavedReport<S, F>, SavedError>
+where
+    S: DeserializeOwned,
+    F: DeserializeOwned,
+{
+    parse_saved(&read_saved(path)?, want)
+}
+
+/// Reads at most REPORT_LIMIT bytes from `path` (`-`: stdin). The user named it: a pipe
+/// or process substitution is fine, and has no length to check first.
+pub fn read_saved(path: &Path) -> Result<Vec<u8>, SavedError> {
+    let read = if path == Path::new("-") {
+        read_stream_limited(std::io::stdin().lock(), REPORT_LIMIT, 0)
+    } else {
+        std::fs::File::open(path).and_then(|f| {
+            let size = f.metadata().map_or(0, |m| m.len());
+            read_stream_limited(f, REPORT_LIMIT, size)
+        })
+    };
+    read.map_err(|e| SavedError::Unreadable(e.to_string()))?
+        .ok_or_else(SavedError::too_large)
+}
+
+/// Parses a saved report (or, where `want` allows, a bare snapshot).
+pub fn parse_saved<S, F>(bytes: &[u8], want: Saved) -> Result<SavedReport<S, F>, SavedError>
+where
+    S: DeserializeOwned,
+    F: DeserializeOwned,
+{
+    #[derive(Deserialize)]
+    #[serde(bound(deserialize = "S: Deserialize<'de>, F: Deserialize<'de>"))]
+    struct ReportIn<S, F> {
+        schema_version: Option<u64>,
+        #[serde(default = "none")]
+        snapshot: Option<S>,
+        #[serde(default = "Vec::new")]
+        findings: Vec<F>,
+    }
+    fn none<S>() -> Option<S> {
+        None
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| SavedError::NotUtf8)?;
+    if text.trim().is_empty() {
+        return Err(SavedError::NotJson("empty".into()));
+    }
+    // One parse on the common path; only a file that does not fit is looked at again to
+    // say why.
+    let error = match serde_json::from_str::<ReportIn<S, F>>(text) {
+        Ok(ReportIn {
+            schema_version: Some(v),
+            snapshot: Some(snapshot),
+            findings,
+        }) if v == u64::from(SCHEMA_VERSION) => {
+            return Ok(SavedReport { snapshot, findings });
+        }
+        Ok(_) => None,
+        Err(e) => Some(e),
+    };
+    #[derive(Deserialize)]
+    struct Outline {
+        schema_version: Option<Value>,
+        snapshot: Option<serde::de::IgnoredAny>,
+        probes: Option<Value>,
+    }
+    let outline: Outline =
+        serde_json::from_str(text).map_err(|e| SavedError::NotJson(e.to_string()))?;
+    let or_snapshot = want == Saved::ReportOrSnapshot;
+    if outline.snapshot.is_none() {
+        // A bare snapshot always records its probes.
+        if or_snapshot && outline.probes.as_ref().is_some_and(Value::is_object) {
+            return serde_json::from_str(text)
+                .map(|snapshot| SavedReport {
+                    snapshot,
+                    findings: Vec::new(),
+                })
+                .map_err(|e| {
+                    SavedError::NotAReport(format!("not a gpudoctor report or snapshot: {e}"))
+                });
+        }
+        return Err(SavedError::NotAReport(if or_snapshot {
+            "not a gpudoctor report (no \"snapshot\") or snapshot (no \"probes\")".into()
+        } else {
+            "not a gpudoctor report: no \"snapshot\" (not written by `gpudoctor check --format json`)"
+                .into()
+        }));
+    }
+    match &outline.schema_version {
+        Some(v) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {
+            Err(SavedError::NotAReport(format!(
+                "not a gpudoctor report{}: {}",
+                if or_snapshot { " or snapshot" } else { "" },
+                error.map_or("unreadable report".into(), |e| e.to_string())
+            )))
+        }
+        other => Err(SavedError::IncompatibleSchema(
+            other.as_ref().map_or("missing".into(), Value::to_string),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::IgnoredAny;
+
+    fn parse(text: &str, want: Saved) -> Result<SavedReport<Value, IgnoredAny>, SavedError> {
+        parse_saved(text.as_bytes(), want)
+    }
+
+    #[test]
+    fn a_report_and_a_bare_snapshot() {
+        let report = r#"{"schema_version": 1, "snapshot": {"probes": {}}, "findings": [1, 2]}"#;
+        let r = parse(report, Saved::Report).unwrap();
+        assert_eq!(r.snapshot["probes"], serde_json::json!({}));
+        assert_eq!(r.findings.len(), 2);
+        let bare = r#"{"probes": {"pci": {}}}"#;
+        let r = parse(bare, Saved::ReportOrSnapshot).unwrap();
+        assert!(r.findings.is_empty());
+        assert_eq!(
+            parse(bare, Saved::Report).unwrap_err().kind(),
+            "not_a_report"
+        );
+    }
+
+    #[test]
+    fn each_failure_has_its_kind_and_one_text() {
+        let err = |bytes: &[u8]| {
+            parse_saved::<Value, IgnoredAny>(bytes, Saved::ReportOrSnapshot).unwrap_err()
+        };
+        let e = err(b"\xff\xfe not json");
+        assert_eq!(
+            (e.kind(), e.detail().as_str()),
+            ("unreadable", "not UTF-8 text")
+        );
+        assert_eq!(e.to_string(), "not JSON: not UTF-8 text");
+        let e = err(b"  \n");
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            ("not_json", "not JSON: empty")
+        );
+        assert_eq!(err(b"{\"snap").kind(), "not_json");
+        for text in [
+            r#"{"name": "x"}"#,
+            r#"{"probes": []}"#,
+            r#"{"schema_version": 1}"#,
+        ] {
+            assert_eq!(err(text.as_bytes()).kind(), "not_a_report", "{text}");
+        }
+        let e = err(br#"{"schema_version": 99, "snapshot": {}}"#);
+        assert_eq!(e.kind(), "incompatible_schema");
+        assert_eq!(
+            e.to_string(),
+            "schema_version 99 is not supported (this gpudoctor reads 1)"
+        );
+        let e = err(br#"{"snapshot": {}}"#);
+        assert!(e.to_string().starts_with("schema_version missing"), "{e}");
+        // JSON but not this shape: what does not fit is named.
+        let e = parse_saved::<Vec<u8>, IgnoredAny>(
+            br#"{"schema_version": 1, "snapshot": {}}"#,
+            Saved::Report,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), "not_a_report");
+        assert!(e.to_string().starts_with("not a gpudoctor report: "), "{e}");
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_not_read_whole() {
+        let e = read_saved(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e, SavedError::Unreadable("larger than 64 MiB".into()));
+        let e = read_saved(Path::new("/nonexistent/r.json")).unwrap_err();
+        assert_eq!(e.kind(), "unreadable");
     }
 }

@@ -321,7 +321,10 @@ mod tests {
                 Subject::Smoke
             ]
         );
-        assert_eq!(Subject::node("/dev/nvidia3").parent(), Some(Subject::GpuNodes));
+        assert_eq!(
+            Subject::node("/dev/nvidia3").parent(),
+            Some(Subject::GpuNodes)
+        );
         assert_eq!(Subject::node("/dev/nvidiactl").parent(), None);
         assert_eq!(Subject::Gpu(0).parent(), Some(Subject::Nvml));
     }

@@ -232,11 +232,23 @@ pub fn steps_reached(d: &SmokeDevice) -> Vec<(SmokeStep, Option<bool>)> {
         out.push((SmokeStep::Device, Some(false)));
     }
     let steps = [
-        (SmokeStep::Context, d.context.is_some(), step_state(&d.context)),
-        (SmokeStep::Kernels, d.module.is_some(), step_state(&d.module)),
+        (
+            SmokeStep::Context,
+            d.context.is_some(),
+            step_state(&d.context),
+        ),
+        (
+            SmokeStep::Kernels,
+            d.module.is_some(),
+            step_state(&d.module),
+        ),
         (SmokeStep::Matmul, d.matmul.is_some(), step_state(&d.matmul)),
         (SmokeStep::Memory, d.memory.is_some(), step_state(&d.memory)),
-        (SmokeStep::Transfer, d.transfer.is_some(), step_state(&d.transfer)),
+        (
+            SmokeStep::Transfer,
+            d.transfer.is_some(),
+            step_state(&d.transfer),
+        ),
     ];
     for (step, present, state) in steps {
         if present {
@@ -359,7 +371,10 @@ mod tests {
             "smoke test",
         );
         let v = Verdicts::new(&[f], &[]);
-        assert_eq!(v.of(&Subject::SmokeStep(1, SmokeStep::Memory)), Verdict::Error);
+        assert_eq!(
+            v.of(&Subject::SmokeStep(1, SmokeStep::Memory)),
+            Verdict::Error
+        );
         assert_eq!(v.of(&Subject::SmokeGpu(1)), Verdict::Error);
         assert_eq!(v.of(&Subject::Smoke), Verdict::Error);
         assert_eq!(v.of(&Subject::SmokeGpu(0)), Verdict::NotJudged);

@@ -810,9 +810,17 @@ fn smoke_figures_per_gpu() {
     for i in 0..2 {
         let gpu = labels(i, &[]);
         // The gauge carries the verdict `check` marks the GPU with.
-        let (passed, verdict) = if i == 0 { (1.0, "passed") } else { (0.0, "error") };
+        let (passed, verdict) = if i == 0 {
+            (1.0, "passed")
+        } else {
+            (0.0, "error")
+        };
         assert_eq!(
-            get(&s, "gpudoctor_smoke_passed", &labels(i, &[("verdict", verdict)])),
+            get(
+                &s,
+                "gpudoctor_smoke_passed",
+                &labels(i, &[("verdict", verdict)])
+            ),
             Some(passed),
             "GPU {i}"
         );

@@ -205,7 +205,8 @@ fn smoke_subcommand_reports_per_gpu_and_device_selects_one() {
     assert!(r.stdout.starts_with("## gpudoctor smoke"), "{}", r.stdout);
     assert!(!r.stdout.contains("```"), "{}", r.stdout);
     assert!(
-        r.stdout.contains("| ✓ | GPU 1  NVIDIA H100 80GB HBM3  cc 9.0  0000:19:00.0 | matmul |"),
+        r.stdout
+            .contains("| ✓ | GPU 1  NVIDIA H100 80GB HBM3  cc 9.0  0000:19:00.0 | matmul |"),
         "{}",
         r.stdout
     );

@@ -125,7 +125,10 @@ fn from_human(text: &str) -> Verdicts {
         };
         let (Ok(n), true) = (
             n.parse::<u32>(),
-            ["device", "context", "kernels", "matmul", "memory", "transfer"].contains(&step),
+            [
+                "device", "context", "kernels", "matmul", "memory", "transfer",
+            ]
+            .contains(&step),
         ) else {
             continue;
         };
@@ -154,8 +157,14 @@ fn from_smoke_human(text: &str) -> Verdicts {
     let mut out = Verdicts::new();
     let mut gpu = None;
     for line in text.lines() {
-        if let Some(rest) = line.split_once(' ').and_then(|(_, r)| r.strip_prefix("GPU ")) {
-            gpu = rest.split_whitespace().next().and_then(|n| n.parse::<u32>().ok());
+        if let Some(rest) = line
+            .split_once(' ')
+            .and_then(|(_, r)| r.strip_prefix("GPU "))
+        {
+            gpu = rest
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u32>().ok());
             continue;
         }
         let t = line.trim_start();
@@ -164,7 +173,11 @@ fn from_smoke_human(text: &str) -> Verdicts {
         };
         let mut words = t.split_whitespace();
         if let (Some(mark), Some(step)) = (words.next(), words.next()) {
-            if ["device", "context", "kernels", "matmul", "memory", "transfer"].contains(&step) {
+            if [
+                "device", "context", "kernels", "matmul", "memory", "transfer",
+            ]
+            .contains(&step)
+            {
                 out.insert((n, step.to_string()), verdict_of_mark(mark).to_string());
             }
         }
@@ -322,7 +335,10 @@ fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Ve
 fn every_surface_agrees_over_a_matrix_of_faults() {
     let node = GpuNode::new(2);
     let t = assert_every_surface_agrees("healthy", &node, &[]);
-    assert!(t.values().all(|v| v == "passed" || v == "not_judged"), "{t:?}");
+    assert!(
+        t.values().all(|v| v == "passed" || v == "not_judged"),
+        "{t:?}"
+    );
 
     let mut node = GpuNode::new(2);
     node.cuda().device(1).bit_flips = 3;
@@ -362,8 +378,16 @@ fn every_surface_agrees_over_a_matrix_of_faults() {
     node.cuda().device(1).hang_in = Some("cuMemAlloc_v2".into());
     let t = assert_every_surface_agrees("hang", &node, &["--timeout", "4"]);
     // The first allocation is the matmul's: GPU 1 hangs there, GPU 0 finishes.
-    assert_eq!(t.get(&(1, "matmul".into())).map(String::as_str), Some("error"), "{t:?}");
-    assert_eq!(t.get(&(0, "memory".into())).map(String::as_str), Some("passed"), "{t:?}");
+    assert_eq!(
+        t.get(&(1, "matmul".into())).map(String::as_str),
+        Some("error"),
+        "{t:?}"
+    );
+    assert_eq!(
+        t.get(&(0, "memory".into())).map(String::as_str),
+        Some("passed"),
+        "{t:?}"
+    );
 }
 
 // ------------------------------------------------------------ the wrong signals, fixed
@@ -391,7 +415,11 @@ fn a_failed_gpu_turns_the_smoke_summary_red() {
     // The seven passing GPUs collapse; GPU 1 keeps its rows.
     assert!(r.stdout.contains("✗ GPU 1 memory"), "{}", r.stdout);
     assert!(r.stdout.contains("7× passed"), "{}", r.stdout);
-    assert!(r.stdout.contains("GPU 0,2,3,4,5,6,7 matmul"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("GPU 0,2,3,4,5,6,7 matmul"),
+        "{}",
+        r.stdout
+    );
 
     let mut node = GpuNode::new(2);
     node.cuda().device(0).ctx_error = Some(999);
@@ -469,7 +497,10 @@ fn a_gpu_nvml_cannot_open_is_an_error_finding() {
             f[0]["title"]
         );
         assert!(
-            f[0]["evidence"][0]["value"].as_str().unwrap().contains(word),
+            f[0]["evidence"][0]["value"]
+                .as_str()
+                .unwrap()
+                .contains(word),
             "{:#}",
             f[0]
         );
@@ -501,10 +532,7 @@ fn smoke_that_proved_nothing_fails() {
     let r = run(&mut c);
     assert_eq!(r.code, 1, "{}", r.stdout);
     let first = r.stdout.lines().next().unwrap();
-    assert!(
-        first.starts_with("✗ Smoke test: nothing tested"),
-        "{first}"
-    );
+    assert!(first.starts_with("✗ Smoke test: nothing tested"), "{first}");
 
     // No NVIDIA hardware at all: said plainly, and still no pass.
     let root = FakeRoot::new();
@@ -513,7 +541,11 @@ fn smoke_that_proved_nothing_fails() {
         .env("NO_COLOR", "1");
     let r = run(&mut c);
     assert_eq!(r.code, 1, "{}", r.stdout);
-    assert!(r.stdout.starts_with("✗ Smoke test: nothing tested"), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with("✗ Smoke test: nothing tested"),
+        "{}",
+        r.stdout
+    );
 
     // Under --root nothing is loaded, so nothing is proved.
     let node = GpuNode::new(1);
@@ -536,10 +568,19 @@ fn devices_without_nvml_never_says_no_problems() {
 
     // An index no GPU has is a usage error with NVML and without it.
     let mut c = root.cmd();
-    c.args(["devices", "99", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"]);
+    c.args([
+        "devices",
+        "99",
+        "--nvml-lib",
+        "/nonexistent/libnvidia-ml.so.1",
+    ]);
     let r = run(&mut c);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("there is no GPU 99: 2 GPU(s)"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("there is no GPU 99: 2 GPU(s)"),
+        "{}",
+        r.stderr
+    );
     let node = GpuNode::nvml_only(2, hgx(2));
     let mut c = node.cmd();
     c.args(["devices", "99"]);
@@ -564,7 +605,10 @@ fn a_container_without_the_driver_gets_no_modprobe() {
     assert!(!fixes.contains("modprobe"), "{fixes}");
     for fix in f[0]["fix"].as_array().unwrap() {
         let text = fix["text"].as_str().unwrap();
-        assert!(text.split_whitespace().count() >= 3, "placeholder title {text:?}");
+        assert!(
+            text.split_whitespace().count() >= 3,
+            "placeholder title {text:?}"
+        );
     }
     for f in v["findings"].as_array().unwrap() {
         let cmds = fix_commands(f);
@@ -590,12 +634,18 @@ fn every_view_writes_findings_and_bus_ids_one_way() {
     c.args(["devices", "--format", "markdown"]);
     let md = run(&mut c).stdout;
     assert!(!md.contains("```text"), "{md}");
-    assert!(md.contains("| ✓ | 0 | NVIDIA H100 80GB HBM3 | 0000:18:00.0 |"), "{md}");
+    assert!(
+        md.contains("| ✓ | 0 | NVIDIA H100 80GB HBM3 | 0000:18:00.0 |"),
+        "{md}"
+    );
 
     let root = FakeRoot::new();
     let mut c = root.cmd();
     c.args(["toolkit", "--format", "markdown"]);
     let md = run(&mut c).stdout;
     assert!(md.contains("No CUDA toolkit found."), "{md}");
-    assert!(!md.contains("| root | version"), "a header with no rows: {md}");
+    assert!(
+        !md.contains("| root | version"),
+        "a header with no rows: {md}"
+    );
 }

@@ -12,10 +12,8 @@ use crate::findings::Severity;
 use crate::fsys::read_stream_limited;
 use crate::probes::node::Node;
 use crate::probes::nvml::Field;
-use crate::report::SCHEMA_VERSION;
+use crate::report::{parse_saved, read_saved, Saved, SavedError, REPORT_LIMIT};
 
-/// Largest report accepted (a 64-GPU node with MIG is well under 4 MiB).
-pub const REPORT_LIMIT: u64 = 64 * 1024 * 1024;
 /// Most of stdin held at once (about 50,000 HGX reports); directories have no limit.
 const STDIN_LIMIT: u64 = 4 << 30;
 
@@ -29,16 +27,8 @@ pub struct Problem {
     pub detail: String,
 }
 
-/// The parts of a report the fleet view reads, declared minimally: everything else is
-/// skipped by the parser without being built (10,000 reports must take under a second).
-#[derive(Deserialize)]
-struct ReportIn {
-    schema_version: Option<u64>,
-    #[serde(default)]
-    snapshot: Option<SnapshotIn>,
-    #[serde(default)]
-    findings: Vec<FindingIn>,
-}
+// The parts of a report the fleet view reads are declared minimally: everything else is
+// skipped by the parser without being built (10,000 reports must take under a second).
 
 #[derive(Deserialize)]
 pub struct FindingIn {
@@ -398,10 +388,8 @@ impl Walk {
             return;
         }
         if meta.len() > REPORT_LIMIT {
-            problems.push(problem(
-                "unreadable",
-                format!("larger than {} MiB", REPORT_LIMIT >> 20),
-            ));
+            let e = SavedError::too_large();
+            problems.push(problem(e.kind(), e.detail()));
             return;
         }
         inputs.push(Input {
@@ -411,85 +399,27 @@ impl Walk {
     }
 }
 
-/// Reads at most REPORT_LIMIT bytes: a device or pipe has no length to check first.
-fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let size = f.metadata().map_or(0, |m| m.len());
-    read_stream_limited(f, REPORT_LIMIT, size)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("larger than {} MiB", REPORT_LIMIT >> 20))
-}
-
 fn parse(input: &Input) -> Result<NodeReport, Problem> {
-    let problem = |kind: &str, detail: String| Problem {
+    let problem = |e: SavedError| Problem {
         source: input.source.clone(),
-        kind: kind.into(),
-        detail,
+        kind: e.kind().into(),
+        detail: e.detail(),
     };
     // Files are read here, on the parsing threads, and dropped once parsed.
     let owned;
     let bytes: &[u8] = match &input.what {
         InputKind::Bytes(b) => b,
         InputKind::File(p) => {
-            owned = read_bounded(p).map_err(|e| problem("unreadable", e))?;
+            owned = read_saved(p).map_err(problem)?;
             &owned
         }
     };
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| problem("unreadable", "not UTF-8 text".into()))?;
-    if text.trim().is_empty() {
-        return Err(problem("not_json", "empty".into()));
-    }
-    // One parse on the common path; only a report that does not fit is looked at again
-    // to say why.
-    match serde_json::from_str::<ReportIn>(text) {
-        Ok(r) if r.schema_version == Some(SCHEMA_VERSION as u64) && r.snapshot.is_some() => {
-            Ok(NodeReport {
-                source: input.source.clone(),
-                snapshot: r.snapshot.unwrap_or_default(),
-                findings: r.findings,
-            })
-        }
-        parsed => Err(classify(text, parsed.err(), &problem)),
-    }
-}
-
-/// Why a text is not a usable report: not JSON, not a report, or another schema.
-fn classify(
-    text: &str,
-    error: Option<serde_json::Error>,
-    problem: &dyn Fn(&str, String) -> Problem,
-) -> Problem {
-    #[derive(Deserialize)]
-    struct Version {
-        schema_version: Option<serde_json::Value>,
-        snapshot: Option<serde::de::IgnoredAny>,
-    }
-    let v: Version = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => return problem("not_json", e.to_string()),
-    };
-    if v.snapshot.is_none() {
-        return problem(
-            "not_a_report",
-            "no \"snapshot\": not written by `gpudoctor check --format json`".into(),
-        );
-    }
-    match &v.schema_version {
-        Some(n) if n.as_u64() == Some(SCHEMA_VERSION as u64) => problem(
-            "not_a_report",
-            error.map_or("unreadable report".into(), |e| e.to_string()),
-        ),
-        other => problem(
-            "incompatible_schema",
-            format!(
-                "schema_version {} (this gpudoctor reads {SCHEMA_VERSION})",
-                other
-                    .as_ref()
-                    .map_or("missing".to_string(), |n| n.to_string())
-            ),
-        ),
-    }
+    let saved = parse_saved(bytes, Saved::Report).map_err(problem)?;
+    Ok(NodeReport {
+        source: input.source.clone(),
+        snapshot: saved.snapshot,
+        findings: saved.findings,
+    })
 }
 
 /// "node2" before "node10": digit runs compare as numbers.

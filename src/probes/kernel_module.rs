@@ -15,23 +15,21 @@ pub const MODULES_FILE: &str = "/proc/modules";
 pub const SYS_VERSION_FILE: &str = "/sys/module/nvidia/version";
 pub const DRIVER_GPUS_DIR: &str = "/proc/driver/nvidia/gpus";
 
-/// Modules that drive, compete for, or extend NVIDIA GPUs (plus any other `nvidia*`).
-pub const MODULES_OF_INTEREST: &[&str] = &[
-    "nvidia",
-    "nvidia_uvm",
-    "nvidia_modeset",
-    "nvidia_drm",
-    "nvidia_peermem",
-    "nvidia_fs",
-    "nvidia_vgpu_vfio",
-    "nouveau",
-    "nova_core",
-    "nova_drm",
-    "nvidiafb",
-    "rivafb",
-    "rivatv",
-    "vfio_pci",
-];
+/// In-kernel drivers that claim an NVIDIA GPU and keep nvidia.ko from it: nouveau, nova
+/// (its Rust successor) and the legacy framebuffer drivers. GD003 names the loaded ones.
+pub const CONFLICTING_DRIVERS: &[&str] = &["nouveau", "nova_core", "nvidiafb", "rivafb", "rivatv"];
+
+/// Parks a GPU for a virtual machine: worth showing, not a conflict.
+pub const PASSTHROUGH_DRIVERS: &[&str] = &["vfio_pci"];
+
+/// The modules recorded from /proc/modules: every `nvidia*` module, the drivers that
+/// compete for NVIDIA GPUs, and nova_drm (built on nova_core).
+fn of_interest(name: &str) -> bool {
+    name.starts_with("nvidia")
+        || CONFLICTING_DRIVERS.contains(&name)
+        || PASSTHROUGH_DRIVERS.contains(&name)
+        || name == "nova_drm"
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct KernelModule {
@@ -201,7 +199,7 @@ pub fn parse_proc_modules(text: &str) -> Vec<LoadedModule> {
         let Some(&name) = fields.first() else {
             continue;
         };
-        if !(MODULES_OF_INTEREST.contains(&name) || name.starts_with("nvidia")) {
+        if !of_interest(name) {
             continue;
         }
         let used_by = fields
@@ -274,6 +272,27 @@ fn driver_gpus(fs: &HostFs) -> Fact<Vec<DriverGpu>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_nvidia_modules_and_those_that_compete_for_the_gpu() {
+        for name in [
+            "nvidia",
+            "nvidia_uvm",
+            "nvidia_vgpu_vfio",
+            "nouveau",
+            "nova_core",
+            "nova_drm",
+            "nvidiafb",
+            "rivafb",
+            "rivatv",
+            "vfio_pci",
+        ] {
+            assert!(of_interest(name), "{name}");
+        }
+        for name in ["snd_hda_intel", "amdgpu", "vfio", "nova"] {
+            assert!(!of_interest(name), "{name}");
+        }
+    }
 
     #[test]
     fn proprietary_and_open_version_lines() {

@@ -90,9 +90,10 @@ const HYPERVISOR_DMI: &[&str] = &[
 fn virtual_machine(fs: &HostFs) -> Vec<Hint> {
     let mut hints = Vec::new();
     if let Ok(f) = fs.read_text_limited(Path::new("/proc/cpuinfo"), 1 << 20) {
-        let flagged = f.text.lines().any(|l| {
-            l.starts_with("flags") && l.split_whitespace().any(|w| w == "hypervisor")
-        });
+        let flagged = f
+            .text
+            .lines()
+            .any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "hypervisor"));
         if flagged {
             hints.push(Hint {
                 kind: "cpu flag hypervisor".into(),
@@ -100,7 +101,10 @@ fn virtual_machine(fs: &HostFs) -> Vec<Hint> {
             });
         }
     }
-    for path in ["/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"] {
+    for path in [
+        "/sys/class/dmi/id/sys_vendor",
+        "/sys/class/dmi/id/product_name",
+    ] {
         if let Ok(f) = fs.read_text_limited(Path::new(path), 4096) {
             let v = f.text.trim().to_ascii_lowercase();
             if let Some(h) = HYPERVISOR_DMI.iter().find(|h| v.contains(**h)) {

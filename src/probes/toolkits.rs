@@ -330,9 +330,9 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
 fn cuda_home(d: &Discovery, env: &Env, nvcc: Option<&Path>) -> CudaHome {
     let var = |v| env.get_str(v).filter(|s: &String| !s.is_empty());
     let (path, via) = if let Some(p) = var(envvars::CUDA_HOME) {
-        (Some(PathBuf::from(p)), "CUDA_HOME")
+        (Some(PathBuf::from(p)), envvars::CUDA_HOME.name)
     } else if let Some(p) = var(envvars::CUDA_PATH) {
-        (Some(PathBuf::from(p)), "CUDA_PATH")
+        (Some(PathBuf::from(p)), envvars::CUDA_PATH.name)
     } else if let Some(n) = nvcc {
         (
             n.parent().and_then(Path::parent).map(Path::to_path_buf),

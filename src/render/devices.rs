@@ -8,12 +8,12 @@ use super::{form, printable, Style};
 use crate::compat::capabilities::{capabilities_for, Support};
 use crate::compat::ComputeCapability;
 use crate::findings::{Finding, Summary};
-use crate::rules::Check;
-use crate::subject::Subject;
-use crate::verdict::{Verdict, Verdicts};
 use crate::probes::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
 use crate::report::SCHEMA_VERSION;
+use crate::rules::Check;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
+use crate::verdict::{Verdict, Verdicts};
 
 #[derive(Serialize)]
 pub struct DevicesView<'a> {
@@ -301,9 +301,10 @@ fn table_rows(v: &DevicesView, order_differs: bool) -> Vec<Vec<String>> {
             g.index.to_string(),
             gv.cuda_index.to_string(),
             f(&g.name),
-            g.pci_bus_id
-                .get()
-                .map_or_else(|| g.pci_bus_id.why_missing().to_string(), |b| form::bus_id(b)),
+            g.pci_bus_id.get().map_or_else(
+                || g.pci_bus_id.why_missing().to_string(),
+                |b| form::bus_id(b),
+            ),
             f(&g.compute_capability),
             mem,
             g.temperature_c
@@ -390,9 +391,10 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
         "pci",
         format!(
             "{} (device id {})",
-            g.pci_bus_id
-                .get()
-                .map_or_else(|| g.pci_bus_id.why_missing().to_string(), |b| form::bus_id(b)),
+            g.pci_bus_id.get().map_or_else(
+                || g.pci_bus_id.why_missing().to_string(),
+                |b| form::bus_id(b)
+            ),
             f(&g.pci_device_id)
         ),
     );

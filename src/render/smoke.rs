@@ -313,7 +313,10 @@ pub fn render_human(v: &SmokeView, st: &Style) -> String {
         result: result.clone(),
     };
     let head = if v.tally.gpus == 0 {
-        format!("Smoke test: nothing tested — {}", status_text(&probe, &v.gpus))
+        format!(
+            "Smoke test: nothing tested — {}",
+            status_text(&probe, &v.gpus)
+        )
     } else {
         format!("Smoke test: {}", status_text(&probe, &v.gpus))
     };

@@ -399,7 +399,9 @@ pub fn render_markdown(v: &ToolkitView) -> String {
     if v.toolkits.is_empty() {
         out.push_str("No CUDA toolkit found.\n");
     } else {
-        out.push_str("| root | version | found via | nvcc | compiles for |\n|---|---|---|---|---|\n");
+        out.push_str(
+            "| root | version | found via | nvcc | compiles for |\n|---|---|---|---|---|\n",
+        );
     }
     for e in &v.toolkits {
         let t = e.toolkit;

@@ -4,6 +4,7 @@
 use super::printable;
 use crate::envvars::Category;
 use crate::probes::device_nodes::DeviceNode;
+use crate::probes::kernel_module::{CONFLICTING_DRIVERS, PASSTHROUGH_DRIVERS};
 use crate::probes::nvml::{NvmlProbe, NvmlResult};
 use crate::probes::pci::PciRole;
 use crate::probes::smoke::SmokeProbe;
@@ -232,15 +233,10 @@ fn driver_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
         .iter()
         .filter(|m| !["nvidia", "nvidia_uvm"].contains(&m.name.as_str()))
     {
-        let interesting = [
-            "nouveau",
-            "nova_core",
-            "nvidiafb",
-            "rivafb",
-            "rivatv",
-            "vfio_pci",
-        ]
-        .contains(&m.name.as_str());
+        let interesting = CONFLICTING_DRIVERS
+            .iter()
+            .chain(PASSTHROUGH_DRIVERS)
+            .any(|d| *d == m.name);
         if verbose || interesting {
             b.line(
                 &[Subject::module(&m.name)],
@@ -622,24 +618,19 @@ fn collapse_identical_gpus(lines: &mut Vec<Line>, from: usize, gpus: usize) {
     // Nothing to say: passed, or not judged (figures no rule weighs, such as small copies).
     let passing = |v: &[Line]| {
         v.iter().any(|l| l.mark == Mark::Passed)
-            && v
-                .iter()
+            && v.iter()
                 .all(|l| matches!(l.mark, Mark::Passed | Mark::NotJudged))
     };
     let same_steps = |a: &[Line], b: &[Line]| {
         a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| {
-                gpu_of(x).map(|g| g.1) == gpu_of(y).map(|g| g.1) && x.mark == y.mark
-            })
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| gpu_of(x).map(|g| g.1) == gpu_of(y).map(|g| g.1) && x.mark == y.mark)
     };
-    let merged: Vec<(String, Vec<Line>)> = rows
-        .iter()
-        .filter(|(_, v)| passing(v))
-        .cloned()
-        .collect();
-    let merge = gpus >= 3
-        && merged.len() >= 3
-        && merged.windows(2).all(|w| same_steps(&w[0].1, &w[1].1));
+    let merged: Vec<(String, Vec<Line>)> =
+        rows.iter().filter(|(_, v)| passing(v)).cloned().collect();
+    let merge =
+        gpus >= 3 && merged.len() >= 3 && merged.windows(2).all(|w| same_steps(&w[0].1, &w[1].1));
     if !merge {
         lines.extend(rows.into_iter().flat_map(|(_, v)| v));
         return;
@@ -764,12 +755,7 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
         );
     }
     if gpu_nodes.is_empty() && nodes.iter().any(|n| n.present) {
-        b.line(
-            &[Subject::GpuNodes],
-            "/dev/nvidia[0-9]*",
-            "none",
-            "/dev",
-        );
+        b.line(&[Subject::GpuNodes], "/dev/nvidia[0-9]*", "none", "/dev");
     }
 }
 

@@ -5,13 +5,14 @@
 //! or unknown key makes torch raise a RuntimeError at the first CUDA allocation.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "alloc_conf",
     codes: &["GD014", "GD015"],
+    views: &[],
     checks: "PyTorch allocator configuration is valid",
     run,
 };
@@ -356,8 +357,8 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(env) = &snap.environment else {
         return Outcome::NotApplicable("environment probe did not run".into());
     };
-    let new = env.value("PYTORCH_ALLOC_CONF");
-    let old = env.value("PYTORCH_CUDA_ALLOC_CONF");
+    let new = env.value(crate::envvars::PYTORCH_ALLOC_CONF.name);
+    let old = env.value(crate::envvars::PYTORCH_CUDA_ALLOC_CONF.name);
     let mut out = Vec::new();
     // The torch a user's `python` gets, when the pytorch probe found one.
     let torch = snap
@@ -388,8 +389,8 @@ fn run(snap: &Snapshot) -> Outcome {
         }
     }
     for (name, value) in [
-        ("PYTORCH_ALLOC_CONF", new),
-        ("PYTORCH_CUDA_ALLOC_CONF", old),
+        (crate::envvars::PYTORCH_ALLOC_CONF.name, new),
+        (crate::envvars::PYTORCH_CUDA_ALLOC_CONF.name, old),
     ] {
         let Some(value) = value else { continue };
         let conf = parse_alloc_conf(value);

@@ -2,13 +2,14 @@
 //! software thermal slowdown), not by idleness or a chosen power cap.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "clocks",
     codes: &["GD035"],
+    views: &[super::View::Devices],
     checks: "no GPU is slowed by thermal or power-brake protection",
     run,
 };

@@ -4,13 +4,14 @@
 //! make the next allocation run out.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "compute_mode",
     codes: &["GD036"],
+    views: &[super::View::Devices],
     checks: "every GPU accepts new CUDA contexts and has most of its memory free",
     run,
 };

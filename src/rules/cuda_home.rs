@@ -5,14 +5,15 @@
 
 use super::{Outcome, Rule};
 use crate::envvars;
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::toolkits::{cuda_home_value, Route, ToolkitKind};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "cuda_home",
     codes: &["GD021", "GD022"],
+    views: &[super::View::Toolkit],
     checks: "CUDA_HOME/CUDA_PATH name a real toolkit with nvcc, or nothing needs one",
     run,
 };

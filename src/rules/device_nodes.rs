@@ -1,15 +1,16 @@
 //! GD007–GD008: the /dev/nvidia* nodes CUDA opens must exist and be read+write for the user.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "device_nodes",
     codes: &["GD007", "GD008"],
+    views: &[super::View::Devices],
     checks: "the NVIDIA device nodes exist and this user can read and write them",
     run,
 };

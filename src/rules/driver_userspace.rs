@@ -4,14 +4,15 @@
 
 use super::{Outcome, Rule};
 use crate::compat::DriverVersion;
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::{DriverFact, Snapshot};
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "driver_userspace",
     codes: &["GD018"],
+    views: &[super::View::Toolkit, super::View::Devices],
     checks: "the kernel module and the user-space driver libraries (libcuda, libnvidia-ml) have the same version",
     run,
 };
@@ -100,7 +101,7 @@ fn finding(
     }
     for (soname, v, path) in mismatched {
         f = f.evidence(
-            Subject::library(&soname),
+            Subject::library(soname),
             format!("{soname} is {}", v.as_str()),
             path.clone(),
         );

@@ -2,13 +2,14 @@
 //! until it finishes, CUDA fails with "system not yet initialized" (error 802).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "fabric",
     codes: &["GD039"],
+    views: &[super::View::Devices],
     checks: "on NVSwitch systems, the GPU fabric is set up",
     run,
 };

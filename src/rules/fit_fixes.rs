@@ -74,9 +74,13 @@ mod tests {
     use crate::findings::Severity;
 
     fn finding() -> Finding {
-        Finding::new("GD030", Severity::Error, "NVML says the driver is not loaded")
-            .fix_cmd("Load the kernel module", "sudo modprobe nvidia")
-            .fix_cmd("See the GPUs", "nvidia-smi -L")
+        Finding::new(
+            "GD030",
+            Severity::Error,
+            "NVML says the driver is not loaded",
+        )
+        .fix_cmd("Load the kernel module", "sudo modprobe nvidia")
+        .fix_cmd("See the GPUs", "nvidia-smi -L")
     }
 
     #[test]

@@ -4,14 +4,15 @@
 //! "Could not load library libcudnn_ops_infer.so.8").
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{cmp_versions, Dist, PythonEnv};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "frameworks",
     codes: &["GD050"],
+    views: &[],
     checks: "the CUDA frameworks in one environment agree on CUDA and cuDNN majors",
     run,
 };

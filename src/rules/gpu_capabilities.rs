@@ -4,13 +4,14 @@
 
 use super::{Outcome, Rule};
 use crate::compat::capabilities::{capabilities_for, Support};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "gpu_capabilities",
     codes: &["GD052"],
+    views: &[],
     checks: "the GPU supports the PyTorch speed-ups recipes assume (bf16, TF32, torch.compile, FlashAttention-2)",
     run,
 };

@@ -1,13 +1,14 @@
 //! GD001: no NVIDIA GPU anywhere — said once, plainly, so the GPU rules can stay quiet.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "gpu_presence",
     codes: &["GD001"],
+    views: &[super::View::Devices],
     checks: "an NVIDIA GPU is present",
     run,
 };
@@ -50,7 +51,7 @@ fn run(snap: &Snapshot) -> Outcome {
         f = f.evidence(Subject::GpuNodes, "no /dev/nvidia[0-9]* nodes", "/dev");
     }
     let hidden_by_runtime = snap
-        .env_value("NVIDIA_VISIBLE_DEVICES")
+        .env_value(crate::envvars::NVIDIA_VISIBLE_DEVICES.name)
         .filter(|v| matches!(v.trim(), "void" | "none" | ""));
     if let Some(v) = hidden_by_runtime {
         f = f.evidence(

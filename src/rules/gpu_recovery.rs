@@ -3,14 +3,15 @@
 //! for a recovery action (reset, reboot, drain).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::Gpu;
 use crate::snapshot::{Place, Snapshot};
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "gpu_recovery",
     codes: &["GD032"],
+    views: &[super::View::Devices],
     checks: "every GPU NVML counts can be opened and answers, and none asks for a reset or reboot",
     run,
 };
@@ -40,7 +41,12 @@ fn run(snap: &Snapshot) -> Outcome {
             continue;
         }
         if let Some(e) = every_query_failed(g) {
-            out.push(unreachable(snap, g.index, &e, "NVML opened it but every query failed"));
+            out.push(unreachable(
+                snap,
+                g.index,
+                &e,
+                "NVML opened it but every query failed",
+            ));
             continue;
         }
         if let Some(action) = g.recovery_action.get().filter(|a| a.as_str() != "none") {
@@ -193,7 +199,11 @@ mod tests {
             "GD032",
             Severity::Error,
         );
-        assert!(f.title.starts_with("GPU 1: NVML cannot open it"), "{}", f.title);
+        assert!(
+            f.title.starts_with("GPU 1: NVML cannot open it"),
+            "{}",
+            f.title
+        );
         assert!(f.title.contains("unknown error"), "{}", f.title);
         assert!(f.detail.contains("RmInitAdapter"), "{}", f.detail);
         assert_eq!(
@@ -227,12 +237,14 @@ mod tests {
     #[test]
     fn in_a_vm_the_passthrough_is_named() {
         let mut s = unopenable("unknown: an unknown error occurred");
-        s.platform.as_mut().unwrap().virtual_machine.push(
-            crate::probes::platform::Hint {
+        s.platform
+            .as_mut()
+            .unwrap()
+            .virtual_machine
+            .push(crate::probes::platform::Hint {
                 kind: "cpu flag hypervisor".into(),
                 source: "/proc/cpuinfo".into(),
-            },
-        );
+            });
         let f = only(run(&s), "GD032", Severity::Error);
         assert!(fixes_mention(&f, "vfio-pci"), "{:?}", f.fix);
     }

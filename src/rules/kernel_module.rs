@@ -1,15 +1,16 @@
 //! GD002: an NVIDIA GPU is on the PCI bus but the nvidia kernel module is not loaded.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::{MODULES_FILE, VERSION_FILE};
 use crate::probes::pci::PciRole;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "kernel_module",
     codes: &["GD002"],
+    views: &[super::View::Devices],
     checks: "the nvidia kernel module is loaded",
     run,
 };

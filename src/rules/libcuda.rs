@@ -7,14 +7,15 @@ use super::{Outcome, Rule};
 use crate::compat::arch::ProductClass;
 use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
 use crate::compat::{CudaVersion, DriverVersion};
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::libraries::{Candidate, SearchPath, Via};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "libcuda",
     codes: &["GD024", "GD025"],
+    views: &[super::View::Toolkit, super::View::Smoke],
     checks: "the loader picks the driver's libcuda, not a stub or an unsupported forward-compatibility copy",
     run,
 };
@@ -84,7 +85,7 @@ fn stub_finding(c: &Candidate, search: &SearchPath, severity: Severity, soname: 
     .detail(format!("Toolkits ship lib64/stubs/libcuda.so so programs can be linked on machines without a driver; it implements nothing. A process that loads it fails every CUDA call with CUDA_ERROR_STUB_LIBRARY (34, \"CUDA driver is a stub library\"){}. It is reached through {}.",
         if soname == "libcuda.so" { " — here for programs that dlopen(\"libcuda.so\"), such as some JIT compilers" } else { "" },
         c.detail.as_deref().map_or(c.via.describe().to_string(), |d| format!("{} {d}", c.via.describe()))))
-    .evidence(Subject::library(&soname), format!("{soname} → {}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone());
+    .evidence(Subject::library(soname), format!("{soname} → {}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone());
     f = match c.via {
         Via::LdLibraryPath => f.fix_cmd(
             "Keep the stubs directory out of LD_LIBRARY_PATH at run time (it is for linking only)",

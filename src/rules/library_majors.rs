@@ -7,15 +7,16 @@
 use std::path::Path;
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::libraries::{family_of, soname_major, Libraries};
 use crate::probes::toolkits::ToolkitKind;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "library_majors",
     codes: &["GD026", "GD028"],
+    views: &[super::View::Toolkit],
     checks: "CUDA libraries on the loader path match the toolkit's major version and find their dependencies",
     run,
 };
@@ -79,7 +80,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 findings.push(
                     Finding::new("GD026", Severity::Warning, format!("Only {} is on the loader path; CUDA {major} programs need the {major}.x {family}", names.join(", ")))
                         .detail(format!("The toolkit in use is CUDA {major}, so what it builds links against {family}.so.{major}; the loader finds only another major's copy and such programs fail with \"{family}.so.{major}: cannot open shared object file\"."))
-                        .evidence(Subject::library(&family), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
+                        .evidence(Subject::library(family), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
                         .context(format!("toolkit in use: CUDA {major} at {}", t.root), t.version.source.clone())
                         .fix_cmd(
                             "Register the toolkit's library directory with the loader",

@@ -3,13 +3,14 @@
 //! retired-page count at DCGM's threshold.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "memory_health",
     codes: &["GD033"],
+    views: &[super::View::Devices],
     checks: "no uncorrectable ECC errors, pending retirements or remaps, or failed remaps",
     run,
 };

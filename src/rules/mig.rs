@@ -3,13 +3,14 @@
 //! pending mode change needs a GPU reset.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "mig",
     codes: &["GD037"],
+    views: &[super::View::Devices],
     checks: "MIG mode is settled and CUDA_VISIBLE_DEVICES fits it",
     run,
 };
@@ -18,7 +19,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(sys) = snap.nvml_system() else {
         return Outcome::NotApplicable("NVML did not answer".into());
     };
-    let cvd = snap.env_value("CUDA_VISIBLE_DEVICES");
+    let cvd = snap.env_value(crate::envvars::CUDA_VISIBLE_DEVICES.name);
     let mut out = Vec::new();
     for g in sys.devices.iter().filter(|g| g.handle_error.is_none()) {
         let (Some(on), pending) = (g.mig.enabled.get(), g.mig.pending.get()) else {

@@ -67,9 +67,30 @@ pub enum Outcome {
 pub struct Rule {
     pub name: &'static str,
     pub codes: &'static [&'static str],
+    /// The focused subcommands that report this rule's codes (every code of the rule).
+    pub views: &'static [View],
     /// What a passing check means, for `--verbose` and the JSON `checks` list.
     pub checks: &'static str,
     pub run: fn(&Snapshot) -> Outcome,
+}
+
+/// A focused subcommand that judges a subset of the rules; `check` judges them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Toolkit,
+    Devices,
+    Smoke,
+}
+
+impl View {
+    /// The codes this subcommand reports: every code of every rule tagged with it.
+    pub fn codes(self) -> Vec<&'static str> {
+        RULES
+            .iter()
+            .filter(|r| r.views.contains(&self))
+            .flat_map(|r| r.codes.iter().copied())
+            .collect()
+    }
 }
 
 pub const RULES: &[Rule] = &[
@@ -273,6 +294,37 @@ mod tests {
     }
 
     #[test]
+    fn each_view_reports_its_codes() {
+        let codes = |v: View| {
+            let mut c = v.codes();
+            c.sort_unstable();
+            c
+        };
+        assert_eq!(
+            codes(View::Toolkit),
+            [
+                "GD017", "GD018", "GD019", "GD020", "GD021", "GD022", "GD023", "GD024", "GD025",
+                "GD026", "GD027", "GD028"
+            ]
+        );
+        assert_eq!(
+            codes(View::Devices),
+            [
+                "GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009",
+                "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
+                "GD035", "GD036", "GD037", "GD038", "GD039", "GD040"
+            ]
+        );
+        assert_eq!(
+            codes(View::Smoke),
+            [
+                "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058",
+                "GD059"
+            ]
+        );
+    }
+
+    #[test]
     fn rule_table_is_sorted_by_first_code() {
         for pair in RULES.windows(2) {
             assert!(
@@ -325,8 +377,7 @@ mod tests {
         snaps.push(s);
         let mut s = healthy();
         nvml_gpu(&mut s, 0).persistence_mode = crate::probes::nvml::Field::Value(false);
-        nvml_gpu(&mut s, 1).recovery_action =
-            crate::probes::nvml::Field::Value("gpu_reset".into());
+        nvml_gpu(&mut s, 1).recovery_action = crate::probes::nvml::Field::Value("gpu_reset".into());
         snaps.push(s);
         let mut out = Vec::new();
         for mut s in snaps {
@@ -350,7 +401,10 @@ mod tests {
     fn no_host_command_is_offered_inside_a_container_a_pod_or_wsl() {
         for place in ["container", "pod", "wsl"] {
             let fixes = every_fix_in(place);
-            assert!(fixes.len() > 5, "{place}: the snapshots made few rules speak");
+            assert!(
+                fixes.len() > 5,
+                "{place}: the snapshots made few rules speak"
+            );
             for (code, fix) in fixes {
                 let cmd = fix.command.unwrap_or_default();
                 for word in ["modprobe", "rmmod", "systemctl", "dmesg", "nvidia-smi -r"] {

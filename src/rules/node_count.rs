@@ -3,13 +3,14 @@
 //! stale nodes behind.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "node_count",
     codes: &["GD040"],
+    views: &[super::View::Devices],
     checks: "the /dev/nvidiaN nodes match the GPUs NVML reports",
     run,
 };

@@ -4,14 +4,15 @@
 //! A driver/library version mismatch is GD018 (driver_userspace.rs).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "nvml_status",
     codes: &["GD029", "GD030", "GD031"],
+    views: &[super::View::Devices],
     checks: "NVML loads, initialises and answers within the budget",
     run,
 };

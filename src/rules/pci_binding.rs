@@ -1,21 +1,19 @@
 //! GD003–GD005: which kernel driver owns each NVIDIA GPU (the PCI `driver` link).
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
-use crate::probes::kernel_module::MODULES_FILE;
+use crate::probes::kernel_module::{CONFLICTING_DRIVERS, MODULES_FILE};
 use crate::probes::pci::PciDevice;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pci_binding",
     codes: &["GD003", "GD004", "GD005"],
+    views: &[super::View::Devices],
     checks: "every NVIDIA GPU is bound to the nvidia driver",
     run,
 };
-
-/// In-kernel drivers that take an NVIDIA GPU away from nvidia.ko.
-const CONFLICTING: &[&str] = &["nouveau", "nova_core", "nvidiafb", "rivafb", "rivatv"];
 
 /// vfio-pci and its variant drivers (nvgrace-gpu-vfio-pci, …) and pci-stub park a GPU for a VM.
 fn is_passthrough(driver: &str) -> bool {
@@ -47,7 +45,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .and_then(|k| k.modules.get())
         .map(|m| {
             m.iter()
-                .filter(|m| CONFLICTING.contains(&m.name.as_str()))
+                .filter(|m| CONFLICTING_DRIVERS.contains(&m.name.as_str()))
                 .map(|m| m.name.clone())
                 .collect()
         })

@@ -3,13 +3,14 @@
 //! generation is judged only when the GPU is busy (cases.json case-10).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pcie_link",
     codes: &["GD034"],
+    views: &[super::View::Devices],
     checks: "every GPU's PCIe link runs at its full width (and generation when busy)",
     run,
 };

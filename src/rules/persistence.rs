@@ -2,13 +2,14 @@
 //! last client exits, so every first CUDA call or nvidia-smi pays the initialisation again.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "persistence",
     codes: &["GD038"],
+    views: &[super::View::Devices],
     checks: "persistence mode is on (servers) or irrelevant",
     run,
 };
@@ -36,7 +37,10 @@ fn run(snap: &Snapshot) -> Outcome {
     for i in &off {
         f = f.evidence(Subject::Gpu(*i), "persistence mode off", "NVML");
     }
-    Outcome::Checked(vec![f.fix_cmd("Enable the persistence daemon (survives reboots)", "sudo systemctl enable --now nvidia-persistenced")])
+    Outcome::Checked(vec![f.fix_cmd(
+        "Enable the persistence daemon (survives reboots)",
+        "sudo systemctl enable --now nvidia-persistenced",
+    )])
 }
 
 #[cfg(test)]

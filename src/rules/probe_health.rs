@@ -3,13 +3,14 @@
 
 use super::{Outcome, Rule};
 use crate::fact::{Fact, MissingReason};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::{ProbeStatus, Snapshot};
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "probe_health",
     codes: &["GD016"],
+    views: &[],
     checks: "every probe finished and could read what it needed",
     run,
 };

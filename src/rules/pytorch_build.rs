@@ -6,14 +6,15 @@ use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
 use crate::compat::torch::{builds_of, covers, newest_build_for, TorchBuild};
 use crate::compat::{ComputeCapability, CudaVersion};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{PythonEnv, Torch};
 use crate::snapshot::{DriverFact, Snapshot};
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_build",
     codes: &["GD041", "GD042", "GD043"],
+    views: &[],
     checks: "the installed torch is a CUDA build the driver runs, compiled for this GPU",
     run,
 };

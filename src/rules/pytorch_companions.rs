@@ -4,13 +4,14 @@
 
 use super::{Outcome, Rule};
 use crate::compat::torch::{local_variant, release_minor, torchvision_for};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_companions",
     codes: &["GD046"],
+    views: &[],
     checks: "torchvision and torchaudio belong to the installed torch (release and CUDA variant)",
     run,
 };

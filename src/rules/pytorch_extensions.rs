@@ -4,14 +4,15 @@
 
 use super::{Outcome, Rule};
 use crate::compat::CudaVersion;
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::toolkits::cuda_home_value;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_extensions",
     codes: &["GD047"],
+    views: &[],
     checks: "the toolkit extension builds use has torch's CUDA major",
     run,
 };

@@ -4,14 +4,15 @@
 //! (LD_LIBRARY_PATH, LD_PRELOAD, a system cuDNN).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_live",
     codes: &["GD048", "GD049"],
+    views: &[],
     checks: "torch imports, sees CUDA, and loads the libraries its files say",
     run,
 };

@@ -7,15 +7,16 @@
 use std::path::Path;
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::libraries::Via;
 use crate::probes::pytorch::satisfies;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_wheels",
     codes: &["GD044", "GD045"],
+    views: &[],
     checks: "torch's nvidia-* wheels are installed as pinned and nothing on LD_LIBRARY_PATH shadows them",
     run,
 };

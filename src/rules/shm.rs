@@ -4,13 +4,14 @@
 //! killed").
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "shm",
     codes: &["GD051"],
+    views: &[],
     checks: "a container's /dev/shm is large enough for NCCL and DataLoader workers",
     run,
 };

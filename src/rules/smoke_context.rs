@@ -3,14 +3,15 @@
 
 use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
-use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeDevice, Step};
 use crate::snapshot::Snapshot;
+use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_context",
     codes: &["GD055"],
+    views: &[super::View::Smoke],
     checks: "every GPU accepted a CUDA context and JIT-compiled the smoke-test kernels",
     run,
 };
@@ -120,7 +121,7 @@ fn failure(
         }
     }
     if e.code == 223 {
-        if let Some(v) = snap.env_value("CUDA_DISABLE_PTX_JIT") {
+        if let Some(v) = snap.env_value(crate::envvars::CUDA_DISABLE_PTX_JIT.name) {
             f = f.context(format!("CUDA_DISABLE_PTX_JIT={v}"), "environment");
         }
     }

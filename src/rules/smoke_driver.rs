@@ -3,16 +3,17 @@
 
 use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::smoke::CudaError;
 use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "smoke_driver",
     codes: &["GD053", "GD054"],
+    views: &[super::View::Smoke],
     checks: "the smoke test loaded libcuda, cuInit succeeded, and CUDA sees the GPUs NVML sees",
     run,
 };
@@ -143,7 +144,7 @@ fn cuda_error_finding(
     ))
     .evidence(Subject::Smoke, e.to_string(), library_source(p, run));
     let visible = snap
-        .env_value("CUDA_VISIBLE_DEVICES")
+        .env_value(crate::envvars::CUDA_VISIBLE_DEVICES.name)
         .or(run.cuda_visible_devices.as_deref());
     match e.code {
         100 => {

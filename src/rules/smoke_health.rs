@@ -2,14 +2,15 @@
 //! the same call would hang or kill a training job.
 
 use super::{Outcome, Rule};
-use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::SmokeResult;
 use crate::snapshot::Snapshot;
+use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_health",
     codes: &["GD059"],
+    views: &[super::View::Smoke],
     checks: "the smoke test finished on every GPU within its deadline",
     run,
 };
@@ -67,10 +68,7 @@ fn run(snap: &Snapshot) -> Outcome {
     // The GPUs that stopped short carry the finding on the step they were in.
     let f = match p.run() {
         Some(run) => run.devices.iter().filter(|d| !d.finished).fold(f, |f, d| {
-            let step = d
-                .running
-                .as_deref()
-                .and_then(SmokeStep::from_worker_name);
+            let step = d.running.as_deref().and_then(SmokeStep::from_worker_name);
             let subject = match step {
                 Some(s) => Subject::SmokeStep(d.ordinal, s),
                 None => Subject::SmokeGpu(d.ordinal),

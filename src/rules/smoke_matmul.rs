@@ -3,14 +3,15 @@
 //! unstable overclock — the failure users otherwise meet as NaN losses.
 
 use super::{Outcome, Rule};
-use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
+use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_matmul",
     codes: &["GD056"],
+    views: &[super::View::Smoke],
     checks: "every GPU's FP32 matmul matched the CPU reference within tolerance",
     run,
 };

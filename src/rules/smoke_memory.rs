@@ -2,14 +2,15 @@
 //! allocate what the driver said was free (fragmentation, MIG limits, a racing process).
 
 use super::{Outcome, Rule};
-use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
+use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_memory",
     codes: &["GD057"],
+    views: &[super::View::Smoke],
     checks: "every GPU allocated its free memory and read back what it wrote",
     run,
 };

@@ -3,14 +3,15 @@
 //! node, an IOMMU in translation mode, a bad riser).
 
 use super::{Outcome, Rule};
-use crate::subject::{SmokeStep, Subject};
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{link, nvml_gpu, Step};
 use crate::snapshot::Snapshot;
+use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_transfer",
     codes: &["GD058"],
+    views: &[super::View::Smoke],
     checks:
         "host↔GPU copies work, from pinned memory too, at 60 % or more of the PCIe link's bandwidth",
     run,

@@ -25,12 +25,12 @@ use crate::probes::nvml::{
 use crate::probes::pci::{Pci, PciDevice, PciRole};
 use crate::probes::platform::{Container, OsRelease, Platform, Wsl};
 use crate::probes::pytorch::{Dist, PythonEnv, Requirement, Torch};
+use crate::probes::smoke::CudaError;
 use crate::probes::smoke::{
     DeviceInfo, Matmul, MemoryProbe, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings,
     Step, Timing, Transfer,
 };
 use crate::probes::toolkits::{CudaHome, Found, NvccOnPath, Route, Toolkit, ToolkitKind, Toolkits};
-use crate::probes::smoke::CudaError;
 use crate::snapshot::{ProbeRun, ProbeStatus, Snapshot};
 
 pub const DRIVER: &str = "550.54.15";

@@ -4,13 +4,14 @@
 
 use super::{Outcome, Rule};
 use crate::compat::arch::{compiler_targets, ARCHITECTURES};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_arch",
     codes: &["GD023"],
+    views: &[super::View::Toolkit],
     checks: "the toolkit in use can compile for every GPU's architecture",
     run,
 };

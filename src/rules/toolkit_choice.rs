@@ -3,14 +3,15 @@
 //! one the user installed last (cases.json case-15: /usr/bin/nvcc 10.1 over /usr/local/cuda 11.4).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_choice",
     codes: &["GD019", "GD020"],
+    views: &[super::View::Toolkit],
     checks: "the nvcc on PATH and CUDA_HOME name the same toolkit, and it is the newest installed",
     run,
 };

@@ -6,13 +6,14 @@
 use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
 use crate::compat::{CudaVersion, DriverVersion};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::{DriverFact, Snapshot};
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_driver",
     codes: &["GD017"],
+    views: &[super::View::Toolkit],
     checks:
         "every CUDA toolkit and the CUDA runtime on the loader path run on the installed driver",
     run,

@@ -2,14 +2,15 @@
 //! CUDA_ERROR_UNKNOWN (999) even though nvidia-smi works.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "uvm",
     codes: &["GD006"],
+    views: &[super::View::Devices, super::View::Smoke],
     checks: "nvidia_uvm is loaded and /dev/nvidia-uvm exists",
     run,
 };
@@ -41,7 +42,11 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut f = Finding::new("GD006", Severity::Error, title)
         .detail("CUDA needs the Unified Memory module and its device node. Without them nvidia-smi still works (it only needs /dev/nvidiactl) but cuInit fails: PyTorch says \"CUDA unknown error - this may be due to an incorrectly set up environment\" and finds zero devices. It happens when nothing ran nvidia-modprobe -u (headless servers, podman), and after a suspend/resume.");
     f = match uvm_loaded {
-        Some(false) => f.evidence(Subject::module("nvidia_uvm"), "nvidia_uvm not loaded", MODULES_FILE),
+        Some(false) => f.evidence(
+            Subject::module("nvidia_uvm"),
+            "nvidia_uvm not loaded",
+            MODULES_FILE,
+        ),
         Some(true) => f.context("nvidia_uvm loaded", MODULES_FILE),
         None => f.evidence(
             Subject::module("nvidia_uvm"),

@@ -6,13 +6,14 @@
 //! ends it too.
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "visible_devices",
     codes: &["GD009", "GD010", "GD011"],
+    views: &[super::View::Devices],
     checks: "CUDA_VISIBLE_DEVICES is unset or names existing GPUs",
     run,
 };
@@ -151,7 +152,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(env) = &snap.environment else {
         return Outcome::NotApplicable("environment probe did not run".into());
     };
-    let Some(value) = env.value("CUDA_VISIBLE_DEVICES") else {
+    let Some(value) = env.value(crate::envvars::CUDA_VISIBLE_DEVICES.name) else {
         return Outcome::Checked(vec![]);
     };
     // Without a GPU, hiding GPUs is harmless (CPU-only CI sets CUDA_VISIBLE_DEVICES=-1 on purpose).

@@ -3,14 +3,15 @@
 //! ("GPU access blocked by the operating system", CUDA_ERROR_NOT_SUPPORTED or no device).
 
 use super::{Outcome, Rule};
-use crate::subject::Subject;
 use crate::findings::{Finding, Severity};
 use crate::probes::libraries::WSL_LIB_DIR;
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "wsl_driver",
     codes: &["GD027"],
+    views: &[super::View::Toolkit],
     checks: "on WSL, the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
     run,
 };

@@ -65,7 +65,7 @@ fn run(args: &WorkerArgs, out: &AnswerOut) {
     out.emit(&WorkerLine::Loaded {
         path: drv.path.clone(),
     });
-    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    let visible = std::env::var(crate::envvars::CUDA_VISIBLE_DEVICES.name).ok();
     // Each call is announced first, so a hang names the call it hung in.
     let stage = |call: &str| out.emit(&WorkerLine::Stage { call: call.into() });
     stage("cuInit");

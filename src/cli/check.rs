@@ -1,0 +1,71 @@
+//! `gpudoctor check` (the default): every probe and rule, the whole report.
+
+use super::args::{Format, GlobalOpts};
+use super::gather::gather;
+use super::options::{exit_code, selection, terminal_width};
+use super::{emit, CliError};
+use crate::envvars::Env;
+use crate::render::{self, Style};
+use crate::report::Report;
+use crate::rules;
+
+pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
+    // A bad --output is a usage error before any probing (the smoke test takes seconds).
+    if let Some(path) = &g.output {
+        let text = path.to_string_lossy();
+        if text.ends_with('/') || (!text.contains("{host}") && path.is_dir()) {
+            return Err(CliError::Usage(format!(
+                "--output {}: a directory; name the file, e.g. {}/{{host}}.json",
+                path.display(),
+                text.trim_end_matches('/')
+            )));
+        }
+    }
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
+    let wants = |code: &str| sel.wants(code);
+    let (checks, findings) = rules::evaluate(&snapshot, &wants);
+    let report = Report::new(snapshot, checks, findings);
+
+    let format = Format::of(g);
+    let human = |style: Style| {
+        render::human::render(
+            &report,
+            &render::human::Options {
+                verbose: g.verbose,
+                style,
+                width: terminal_width(&env),
+            },
+        )
+    };
+    let render_as = |format: Format, style: Style| match format {
+        Format::Json => render::json::render(&report),
+        Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Junit => render::junit::render(&report),
+        Format::Prometheus => render::prometheus::render(&report),
+        Format::Human => human(style),
+    };
+    match &g.output {
+        // The file gets the chosen format; the terminal (or the job log) the human report,
+        // which reaches it even when the file cannot be written.
+        Some(path) => {
+            emit(human(Style::for_stdout()).as_bytes())?;
+            // The node's name, safe as a file name.
+            let host = report
+                .snapshot
+                .node
+                .as_ref()
+                .map(|n| crate::probes::node::file_name(&n.name))
+                .unwrap_or_else(|| "unknown".into());
+            let written =
+                crate::fsys::write_report(path, &host, &render_as(format, Style::plain()))
+                    .map_err(|e| CliError::Usage(format!("--output {e}")))?;
+            eprintln!("gpudoctor: report written to {}", written.display());
+        }
+        None => {
+            emit(render_as(format, Style::for_stdout()).as_bytes())?;
+        }
+    }
+    Ok(exit_code(g, report.worst()))
+}

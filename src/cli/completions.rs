@@ -1,0 +1,14 @@
+//! `gpudoctor completions SHELL`: the shell completion script, generated from the clap
+//! definitions (the copies in completions/ are checked against it).
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use super::args::Cli;
+use super::{emit, CliError};
+
+pub(super) fn completions(shell: Shell) -> Result<u8, CliError> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "gpudoctor", &mut buf);
+    emit(&buf)
+}

@@ -1,0 +1,118 @@
+//! The snapshot a command judges: replayed from --from, or probed now.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::IgnoredAny;
+
+use super::args::GlobalOpts;
+use super::options::{probe_timeout, selection, smoke_mode, Selection};
+use super::CliError;
+use crate::envvars::{self, Env};
+use crate::findings::Finding;
+use crate::probes::{self, ProbeOptions};
+use crate::report::{load_saved, Saved};
+use crate::rules::{self, View};
+use crate::snapshot::Snapshot;
+
+/// A focused subcommand: only `probes` run, only the codes of `view`'s rules are judged
+/// (both still narrowed by --only/--skip).
+pub(super) fn focused(g: &GlobalOpts, probes: &[&str], view: View) -> Result<Focused, CliError> {
+    focused_with(g, probes, view, None)
+}
+
+/// What a focused subcommand judged: the snapshot, the checks that ran, the findings.
+pub(super) type Focused = (Snapshot, Vec<rules::Check>, Vec<Finding>);
+
+/// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
+pub(super) fn focused_with(
+    g: &GlobalOpts,
+    probes: &[&str],
+    view: View,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<Focused, CliError> {
+    let sel = selection(g)?;
+    let env = Env::from_process();
+    let wanted: Vec<&'static str> = sel
+        .probes
+        .iter()
+        .copied()
+        .filter(|p| probes.contains(p))
+        .collect();
+    if smoke_cmd.is_some() && !wanted.contains(&"smoke") {
+        return Err(CliError::Usage(
+            "`gpudoctor smoke` with the smoke probe skipped has nothing to do".into(),
+        ));
+    }
+    let snapshot = gather(g, &sel, &wanted, &env, smoke_cmd)?;
+    let codes = view.codes();
+    let wants = |code: &str| codes.contains(&code) && sel.wants(code);
+    let (checks, findings) = rules::evaluate(&snapshot, &wants);
+    Ok((snapshot, checks, findings))
+}
+
+/// The snapshot to judge: replayed from --from, or probed now (under --root if given).
+pub(super) fn gather(
+    g: &GlobalOpts,
+    sel: &Selection,
+    probes_wanted: &[&'static str],
+    env: &Env,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<Snapshot, CliError> {
+    let timeout = probe_timeout(g)?;
+    let snapshot = match &g.from {
+        Some(path) => {
+            let probing = g.root.is_some()
+                || g.user.is_some()
+                || g.nvml_lib.is_some()
+                || g.python.is_some()
+                || g.python_import
+                || g.cuda_lib.is_some()
+                || sel.names_probes;
+            if probing {
+                return Err(CliError::Usage(
+                    "--from replays a saved snapshot: --root, --user, --nvml-lib and probe names in --only/--skip do not apply (codes do)".into(),
+                ));
+            }
+            load_snapshot(path)?
+        }
+        None => {
+            if let Some(root) = &g.root {
+                if !root.is_dir() {
+                    return Err(CliError::Usage(format!(
+                        "--root {}: not a directory",
+                        root.display()
+                    )));
+                }
+            }
+            let opts = ProbeOptions {
+                root: g
+                    .root
+                    .as_ref()
+                    .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
+                user: g.user.clone(),
+                // Importing torch takes seconds; the live probe needs room.
+                timeout: Duration::from_secs_f64(timeout),
+                enabled: probes_wanted.to_vec(),
+                // The flag wins; the variable (when set and not empty) stands in for it.
+                nvml_lib: g.nvml_lib.clone().or_else(|| {
+                    env.get_str(envvars::GPUDOCTOR_NVML_LIB)
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from)
+                }),
+                python: g.python.clone(),
+                python_import: g.python_import,
+                smoke: smoke_mode(g, env, smoke_cmd)?,
+            };
+            probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
+        }
+    };
+    Ok(snapshot)
+}
+
+/// The snapshot of a saved report, or a bare snapshot (`-`: stdin).
+fn load_snapshot(path: &Path) -> Result<Snapshot, CliError> {
+    load_saved::<Snapshot, IgnoredAny>(path, Saved::ReportOrSnapshot)
+        .map(|saved| saved.snapshot)
+        .map_err(|e| CliError::Usage(format!("--from {}: {e}", path.display())))
+}

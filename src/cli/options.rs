@@ -1,0 +1,202 @@
+//! Options checked beyond what clap checks: --only/--skip split into probes and codes,
+//! the output format a subcommand accepts, --fail-on as an exit code, the time budgets
+//! and smoke-test settings, terminal width.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use super::args::{FailOn, Format, GlobalOpts};
+use super::CliError;
+use crate::codes;
+use crate::envvars::{self, Env};
+use crate::findings::Severity;
+use crate::probes::{self, PROBE_NAMES};
+
+impl Format {
+    /// --json wins (clap refuses it together with --format).
+    pub(super) fn of(g: &GlobalOpts) -> Format {
+        if g.json {
+            Format::Json
+        } else {
+            g.format
+        }
+    }
+}
+
+/// What `toolkit`, `devices` and `smoke` print. JUnit and Prometheus describe a whole check:
+/// for these subcommands they would report a handful of rules as if they were the node's health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ViewFormat {
+    Human,
+    Json,
+    Markdown,
+}
+
+impl ViewFormat {
+    pub(super) fn of(g: &GlobalOpts, command: &str) -> Result<ViewFormat, CliError> {
+        match Format::of(g) {
+            Format::Human => Ok(ViewFormat::Human),
+            Format::Json => Ok(ViewFormat::Json),
+            Format::Markdown => Ok(ViewFormat::Markdown),
+            f @ (Format::Junit | Format::Prometheus) => {
+                let name = f
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default();
+                Err(CliError::Usage(format!(
+                    "--format {name} reports a whole check: use `gpudoctor check --format {name}` (`gpudoctor {command}` prints human, json or markdown)"
+                )))
+            }
+        }
+    }
+}
+
+/// What --only/--skip select, split into probe names and codes.
+pub(super) struct Selection {
+    pub(super) probes: Vec<&'static str>,
+    /// Probe names were given (saved reports cannot honour them).
+    pub(super) names_probes: bool,
+    only_codes: Vec<String>,
+    skip_codes: Vec<String>,
+}
+
+pub(super) fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
+    let classify = |names: &[String]| -> Result<(Vec<&'static str>, Vec<String>), CliError> {
+        let mut probes = Vec::new();
+        let mut codes_ = Vec::new();
+        for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            if let Some(p) = PROBE_NAMES.iter().find(|p| p.eq_ignore_ascii_case(n)) {
+                probes.push(*p);
+            } else if let Some(c) = codes::lookup(n) {
+                codes_.push(c.code.to_string());
+            } else {
+                return Err(CliError::Usage(format!(
+                    "{n:?} is neither a probe ({}) nor a finding code (see `gpudoctor explain --list`)",
+                    PROBE_NAMES.join(", ")
+                )));
+            }
+        }
+        Ok((probes, codes_))
+    };
+    let (only_probes, only_codes) = classify(&g.only)?;
+    let (skip_probes, skip_codes) = classify(&g.skip)?;
+    let mut probes: Vec<&'static str> = PROBE_NAMES
+        .iter()
+        .copied()
+        .filter(|p| only_probes.is_empty() || only_probes.contains(p))
+        .filter(|p| !skip_probes.contains(p))
+        .collect();
+    // Device-node access is judged for a user: the device_nodes probe needs identity.
+    if probes.contains(&"device_nodes") && !probes.contains(&"identity") {
+        probes.insert(0, "identity");
+    }
+    Ok(Selection {
+        probes,
+        names_probes: !only_probes.is_empty() || !skip_probes.is_empty(),
+        only_codes,
+        skip_codes,
+    })
+}
+
+impl Selection {
+    pub(super) fn wants(&self, code: &str) -> bool {
+        (self.only_codes.is_empty() || self.only_codes.iter().any(|c| c == code))
+            && !self.skip_codes.iter().any(|c| c == code)
+    }
+}
+
+pub(super) fn exit_code(g: &GlobalOpts, worst: Option<Severity>) -> u8 {
+    let threshold = match g.fail_on {
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Never => None,
+    };
+    u8::from(matches!((threshold, worst), (Some(t), Some(w)) if w >= t))
+}
+
+pub(super) fn terminal_width(env: &Env) -> usize {
+    // SAFETY: TIOCGWINSZ fills a winsize struct for a terminal fd and fails otherwise.
+    let tty = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
+            .then_some(ws.ws_col as usize)
+    };
+    tty.or_else(|| {
+        env.get_str(envvars::COLUMNS)
+            .and_then(|c| c.trim().parse().ok())
+    })
+    .unwrap_or(100)
+    .clamp(60, 120)
+}
+
+/// The static probes' budget: --timeout, checked.
+pub(super) fn probe_timeout(g: &GlobalOpts) -> Result<f64, CliError> {
+    // Importing torch (--python-import) takes seconds: its default budget is longer.
+    let timeout = g
+        .timeout
+        .unwrap_or(if g.python_import { 60.0 } else { 5.0 });
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= MAX_TIMEOUT_SECS) {
+        return Err(CliError::Usage(format!(
+            "--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {timeout}"
+        )));
+    }
+    Ok(timeout)
+}
+
+/// The smoke test's settings from the command line, validated.
+pub(super) fn smoke_mode(
+    g: &GlobalOpts,
+    env: &Env,
+    smoke_cmd: Option<Option<u32>>,
+) -> Result<probes::SmokeMode, CliError> {
+    if smoke_cmd.is_none() && (g.no_smoke || g.quick) {
+        let flag = if g.quick { "--quick" } else { "--no-smoke" };
+        return Ok(probes::SmokeMode::Off(format!("skipped ({flag})")));
+    }
+    if !(16..=8192).contains(&g.matmul_size) {
+        return Err(CliError::Usage(format!(
+            "--matmul-size must be between 16 and 8192, not {}",
+            g.matmul_size
+        )));
+    }
+    if !(g.mem_fraction.is_finite() && (0.01..=0.95).contains(&g.mem_fraction)) {
+        return Err(CliError::Usage(format!(
+            "--mem-fraction must be between 0.01 and 0.95, not {}",
+            g.mem_fraction
+        )));
+    }
+    if !(1..=4096).contains(&g.transfer_size) {
+        return Err(CliError::Usage(format!(
+            "--transfer-size must be between 1 and 4096 MiB, not {}",
+            g.transfer_size
+        )));
+    }
+    let format = Format::of(g);
+    Ok(probes::SmokeMode::On(probes::SmokeOptions {
+        lib: g.cuda_lib.clone().or_else(|| {
+            env.get_str(envvars::GPUDOCTOR_CUDA_LIB)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }),
+        settings: probes::smoke::SmokeSettings {
+            matmul_size: g.matmul_size,
+            mem_fraction: g.mem_fraction,
+            transfer_bytes: g.transfer_size << 20,
+            device: smoke_cmd.flatten(),
+            requested: smoke_cmd.is_some(),
+        },
+        // Context creation on a multi-GPU node without persistence takes seconds: the
+        // smoke test's own default budget is longer than the static probes'.
+        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
+        always: smoke_cmd.is_some(),
+        progress: format == Format::Human && probes::smoke::stderr_is_terminal(),
+    }))
+}
+
+/// The smoke test's deadline when --timeout is not given.
+const SMOKE_TIMEOUT_SECS: f64 = 30.0;
+
+/// A day: longer budgets are typos, and they must not overflow a deadline.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
