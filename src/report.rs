@@ -23,6 +23,10 @@ pub struct Report {
     pub schema_version: u32,
     pub gpudoctor_version: String,
     pub snapshot: Snapshot,
+    /// Facts the rules derive from several probes, computed once (Snapshot's methods), so
+    /// every format and `gpudoctor fleet` read the same answer.
+    #[serde(default)]
+    pub derived: Derived,
     pub checks: Vec<Check>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
@@ -34,6 +38,7 @@ impl Report {
         Report {
             schema_version: SCHEMA_VERSION,
             gpudoctor_version: env!("CARGO_PKG_VERSION").to_string(),
+            derived: Derived::of(&snapshot),
             snapshot,
             checks,
             findings,
@@ -43,6 +48,94 @@ impl Report {
 
     pub fn worst(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// What the rules take as the machine's driver, GPUs and toolkit, each with its source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Derived {
+    /// The driver version in force: the loaded kernel module's, else the libcuda the
+    /// loader picks.
+    pub driver: Option<DerivedDriver>,
+    /// The newest CUDA the driver supports: NVML's answer, else libcuda's (smoke test).
+    pub cuda_driver_version: Option<String>,
+    /// GPUs this system exposes: NVML's count, else /dev/nvidiaN nodes, else PCI functions.
+    pub gpu_count: Option<DerivedCount>,
+    /// GPUs the driver initialised: NVML's count, else /proc/driver/nvidia/gpus; None
+    /// without a driver.
+    pub driver_gpu_count: Option<DerivedCount>,
+    /// The toolkit builds use: torch's CUDA_HOME choice, else the shell's nvcc.
+    pub toolkit_in_use: Option<DerivedToolkit>,
+    /// Each GPU model with its compute capability.
+    pub known_gpus: Vec<DerivedGpu>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DerivedDriver {
+    pub version: String,
+    pub source: String,
+    /// Read from the loaded kernel module (else from the user-space library on disk).
+    pub kernel: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DerivedCount {
+    pub count: usize,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DerivedToolkit {
+    pub root: String,
+    pub cuda: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DerivedGpu {
+    pub name: String,
+    pub compute_capability: String,
+    pub source: String,
+}
+
+impl Derived {
+    pub fn of(snap: &Snapshot) -> Derived {
+        Derived {
+            driver: snap.driver_version().map(|d| DerivedDriver {
+                version: d.version.to_string(),
+                source: d.source,
+                kernel: d.kernel,
+            }),
+            cuda_driver_version: snap
+                .nvml_system()
+                .and_then(|s| s.cuda_driver_version.get().cloned())
+                .or_else(|| {
+                    snap.smoke
+                        .as_ref()
+                        .and_then(|p| p.run())
+                        .and_then(|r| r.driver_cuda())
+                }),
+            gpu_count: snap.gpu_count().map(|c| DerivedCount {
+                count: c.count,
+                source: c.source,
+            }),
+            driver_gpu_count: snap.driver_gpu_count().map(|c| DerivedCount {
+                count: c.count,
+                source: c.source,
+            }),
+            toolkit_in_use: snap.toolkit_in_use().map(|t| DerivedToolkit {
+                root: t.root.clone(),
+                cuda: t.cuda.map(|v| v.to_string()),
+            }),
+            known_gpus: snap
+                .known_gpus()
+                .into_iter()
+                .map(|g| DerivedGpu {
+                    name: g.name,
+                    compute_capability: g.cc.to_string(),
+                    source: g.source,
+                })
+                .collect(),
+        }
     }
 }
 
@@ -152,6 +245,8 @@ pub struct SavedReport<S, F> {
     pub snapshot: S,
     /// Empty for a bare snapshot.
     pub findings: Vec<F>,
+    /// What the writing gpudoctor derived (empty for a bare snapshot).
+    pub derived: Derived,
 }
 
 /// Why a saved file cannot be used: `kind()` names the class for `fleet`'s problem list,
@@ -234,6 +329,8 @@ where
         snapshot: Option<S>,
         #[serde(default = "Vec::new")]
         findings: Vec<F>,
+        #[serde(default)]
+        derived: Derived,
     }
     fn none<S>() -> Option<S> {
         None
@@ -249,8 +346,13 @@ where
             schema_version: Some(v),
             snapshot: Some(snapshot),
             findings,
+            derived,
         }) if v == u64::from(SCHEMA_VERSION) => {
-            return Ok(SavedReport { snapshot, findings });
+            return Ok(SavedReport {
+                snapshot,
+                findings,
+                derived,
+            });
         }
         Ok(_) => None,
         Err(e) => Some(e),
@@ -271,6 +373,7 @@ where
                 .map(|snapshot| SavedReport {
                     snapshot,
                     findings: Vec::new(),
+                    derived: Derived::default(),
                 })
                 .map_err(|e| {
                     SavedError::NotAReport(format!("not a gpudoctor report or snapshot: {e}"))

@@ -180,6 +180,22 @@ impl Snapshot {
         }
     }
 
+    /// GPUs the driver initialised: NVML's count, else the driver's own list
+    /// (/proc/driver/nvidia/gpus). None when neither answered (no driver loaded).
+    pub fn driver_gpu_count(&self) -> Option<GpuCount> {
+        if let Some(n) = self.nvml_system().and_then(|s| s.device_count.get()) {
+            return Some(GpuCount {
+                count: *n as usize,
+                source: "NVML (nvmlDeviceGetCount)".into(),
+            });
+        }
+        let gpus = self.kernel_module.as_ref()?.gpus.get()?;
+        Some(GpuCount {
+            count: gpus.len(),
+            source: crate::probes::kernel_module::DRIVER_GPUS_DIR.into(),
+        })
+    }
+
     pub fn is_wsl(&self) -> bool {
         self.platform.as_ref().is_some_and(|p| p.wsl.detected)
     }

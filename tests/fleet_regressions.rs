@@ -473,6 +473,8 @@ fn a_node_missing_what_its_peers_have_is_an_outlier() {
     tk["cuda_home"]["toolkit"] = Value::Null;
     tk["nvcc_on_path"] = Value::Null;
     bare["snapshot"]["python"] = j!([]);
+    // What the node itself derived from those facts.
+    bare["derived"]["toolkit_in_use"] = Value::Null;
     write(&dir.path().join("n5.json"), &bare);
 
     let (_, v) = fleet(&[dir.path()]);

@@ -11,12 +11,59 @@ use util::*;
 
 const EXPECTED_SCHEMA_VERSION: u64 = 1;
 
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Derived {
+    driver: Option<DerivedDriver>,
+    cuda_driver_version: Option<String>,
+    gpu_count: Option<DerivedCount>,
+    driver_gpu_count: Option<DerivedCount>,
+    toolkit_in_use: Option<DerivedToolkit>,
+    known_gpus: Vec<DerivedGpu>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DerivedDriver {
+    version: String,
+    source: String,
+    kernel: bool,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DerivedCount {
+    count: usize,
+    source: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DerivedToolkit {
+    root: String,
+    cuda: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DerivedGpu {
+    name: String,
+    compute_capability: String,
+    source: String,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Report {
     schema_version: u64,
     gpudoctor_version: String,
     snapshot: Snapshot,
+    derived: Derived,
     checks: Vec<Check>,
     findings: Vec<Finding>,
     summary: Summary,

@@ -649,3 +649,38 @@ fn every_view_writes_findings_and_bus_ids_one_way() {
         "a header with no rows: {md}"
     );
 }
+
+/// The driver, GPU count and toolkit are derived once, in the report: `fleet` and every
+/// format read that answer. With the kernel module's version unreadable, the driver in
+/// force is the libcuda the loader picks (580.95.05), not what NVML answers (here a
+/// deliberately different 999.1.1); fleet used to re-derive it from NVML.
+#[test]
+fn fleet_and_every_format_read_the_derived_driver() {
+    let mut nvml = hgx(2);
+    nvml.system.driver_version = Some("999.1.1".into());
+    let node = GpuNode::nvml_only(2, nvml);
+    node.root
+        .remove("proc/driver/nvidia/version")
+        .remove("sys/module/nvidia/version");
+    let mut c = node.cmd();
+    c.args(["check", "--no-smoke"]);
+    let (_, report) = json(&mut c);
+    assert_eq!(report["derived"]["driver"]["version"], "580.95.05", "{:#}", report["derived"]);
+    assert_eq!(report["derived"]["driver"]["kernel"], false);
+    assert_eq!(report["derived"]["gpu_count"]["count"], 2);
+
+    let mut c = node.cmd();
+    c.args(["check", "--no-smoke", "--format", "prometheus"]);
+    let prom = run(&mut c).stdout;
+    assert!(
+        prom.contains("gpudoctor_driver_info{driver_version=\"580.95.05\""),
+        "{prom}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n1.json"), report.to_string()).unwrap();
+    let r = run(gpudoctor().args(["fleet", "--format", "json"]).arg(dir.path()));
+    let fleet: Value = serde_json::from_str(&r.stdout).unwrap();
+    let drivers = fleet["shape"]["drivers"].to_string();
+    assert!(drivers.contains("580.95.05") && !drivers.contains("999.1.1"), "{drivers}");
+}

@@ -203,26 +203,11 @@ fn facts(r: &NodeReport) -> NodeFacts {
         .map(|d| d.device_id.as_str())
         .collect();
     let pci_id = mode(pci.iter().copied());
-    let gpus = nvml
-        .and_then(|n| n.device_count.get().map(|c| *c as usize))
-        .or_else(|| driver_gpus.map(Vec::len))
-        .unwrap_or(0);
-    // The loaded kernel module is the driver, in Snapshot::driver_version's order
-    // (/proc, then /sys); NVML's answer when neither is readable.
-    let km = s.kernel_module.as_ref();
-    let driver = km
-        .and_then(|k| k.version_file.value.as_ref())
-        .filter(|v| !v.l4t)
-        .map(|v| v.version.clone())
-        .or_else(|| km.and_then(|k| k.sys_version.value.clone()))
-        .or_else(|| nvml.and_then(|n| n.driver_version.get().cloned()));
-    let toolkit = s.toolkits.as_ref().and_then(|t| {
-        let i = t
-            .cuda_home
-            .toolkit
-            .or(t.nvcc_on_path.as_ref().and_then(|n| n.toolkit))?;
-        t.installs.get(i)?.cuda.clone()
-    });
+    // The node's own report says what it derived; nothing is worked out again here.
+    let d = &r.derived;
+    let gpus = d.driver_gpu_count.as_ref().map_or(0, |c| c.count);
+    let driver = d.driver.as_ref().map(|d| d.version.clone());
+    let toolkit = d.toolkit_in_use.as_ref().and_then(|t| t.cuda.clone());
     let smoke = s.smoke.as_ref().and_then(|p| p.result.run.as_ref());
     let min = |xs: &mut dyn Iterator<Item = f64>| xs.filter(|x| x.is_finite()).reduce(f64::min);
     let matmuls: Vec<_> = smoke
@@ -261,7 +246,7 @@ fn facts(r: &NodeReport) -> NodeFacts {
         machine_id: node.and_then(|n| n.machine_id.clone()),
         time: node.map(|n| n.time.clone()).filter(|t| !t.is_empty()),
         driver,
-        cuda: nvml.and_then(|n| n.cuda_driver_version.get().cloned()),
+        cuda: d.cuda_driver_version.clone(),
         toolkit,
         torch: s.python.as_ref().and_then(|envs| {
             envs.iter()

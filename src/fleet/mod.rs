@@ -201,6 +201,9 @@ pub struct NodeReport {
     pub source: String,
     pub snapshot: SnapshotIn,
     pub findings: Vec<FindingIn>,
+    /// The writing gpudoctor's derived facts: the driver, GPU count and toolkit are read
+    /// from here, never worked out again.
+    pub derived: crate::report::Derived,
 }
 
 /// Every input named on the command line: a file to read, or one document of stdin.
@@ -419,6 +422,7 @@ fn parse(input: &Input) -> Result<NodeReport, Problem> {
         source: input.source.clone(),
         snapshot: saved.snapshot,
         findings: saved.findings,
+        derived: saved.derived,
     })
 }
 

@@ -36,14 +36,14 @@ pub fn render(report: &Report) -> String {
     );
 
     out.push_str("    <properties>\n");
-    let gpus = snap.gpu_count().map_or(0, |g| g.count);
+    let gpus = report.derived.gpu_count.as_ref().map_or(0, |g| g.count);
     let mut props: Vec<(&str, String)> = vec![
         ("node", node_name.to_string()),
         ("gpudoctor_version", report.gpudoctor_version.clone()),
     ];
     // Left out when no driver is found, rather than an empty value.
-    if let Some(d) = snap.driver_version() {
-        props.push(("driver_version", d.version.to_string()));
+    if let Some(d) = &report.derived.driver {
+        props.push(("driver_version", d.version.clone()));
     }
     props.extend([
         ("gpu_count", gpus.to_string()),

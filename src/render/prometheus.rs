@@ -132,27 +132,21 @@ pub fn render(report: &Report) -> String {
         "gpudoctor_gpus",
         "NVIDIA GPUs seen (NVML's count, else /dev/nvidiaN nodes, else PCI functions).",
     );
-    gpus.add(vec![], snap.gpu_count().map_or(0, |g| g.count));
+    gpus.add(
+        vec![],
+        report.derived.gpu_count.as_ref().map_or(0, |g| g.count),
+    );
     families.push(gpus);
 
     let mut driver = Family::new(
         "gpudoctor_driver_info",
         "The NVIDIA driver version and the newest CUDA it supports (always 1; absent when no driver is found).",
     );
-    if let Some(d) = snap.driver_version() {
-        let cuda = snap
-            .nvml_system()
-            .and_then(|s| s.cuda_driver_version.get().cloned())
-            .or_else(|| {
-                snap.smoke
-                    .as_ref()
-                    .and_then(|p| p.run())
-                    .and_then(|r| r.driver_cuda())
-            })
-            .unwrap_or_default();
+    if let Some(d) = &report.derived.driver {
+        let cuda = report.derived.cuda_driver_version.clone().unwrap_or_default();
         driver.add(
             vec![
-                ("driver_version", d.version.to_string()),
+                ("driver_version", d.version.clone()),
                 ("cuda_version", cuda),
             ],
             1,
