@@ -63,6 +63,7 @@ struct Report {
     schema_version: u64,
     gpudoctor_version: String,
     snapshot: Snapshot,
+    #[allow(dead_code)]
     derived: Derived,
     checks: Vec<Check>,
     findings: Vec<Finding>,

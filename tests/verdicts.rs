@@ -665,7 +665,11 @@ fn fleet_and_every_format_read_the_derived_driver() {
     let mut c = node.cmd();
     c.args(["check", "--no-smoke"]);
     let (_, report) = json(&mut c);
-    assert_eq!(report["derived"]["driver"]["version"], "580.95.05", "{:#}", report["derived"]);
+    assert_eq!(
+        report["derived"]["driver"]["version"], "580.95.05",
+        "{:#}",
+        report["derived"]
+    );
     assert_eq!(report["derived"]["driver"]["kernel"], false);
     assert_eq!(report["derived"]["gpu_count"]["count"], 2);
 
@@ -679,8 +683,13 @@ fn fleet_and_every_format_read_the_derived_driver() {
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("n1.json"), report.to_string()).unwrap();
-    let r = run(gpudoctor().args(["fleet", "--format", "json"]).arg(dir.path()));
+    let r = run(gpudoctor()
+        .args(["fleet", "--format", "json"])
+        .arg(dir.path()));
     let fleet: Value = serde_json::from_str(&r.stdout).unwrap();
     let drivers = fleet["shape"]["drivers"].to_string();
-    assert!(drivers.contains("580.95.05") && !drivers.contains("999.1.1"), "{drivers}");
+    assert!(
+        drivers.contains("580.95.05") && !drivers.contains("999.1.1"),
+        "{drivers}"
+    );
 }

@@ -3,7 +3,9 @@
 //! SASS/PTX compatibility rules. Facts from compat.md §2 and NVIDIA's CUDA
 //! GPU lists; every row names its source.
 
-use super::versions::{ArchVariant, ComputeCapability, CudaVersion};
+#[cfg(test)]
+use super::versions::ArchVariant;
+use super::versions::{ComputeCapability, CudaVersion};
 use serde::Serialize;
 
 /// Which NVIDIA kernel module flavour an architecture can use.
@@ -20,10 +22,8 @@ pub enum KernelModules {
     Unknown,
 }
 
-/// Source of every row's `kernel_modules`.
-pub const KERNEL_MODULES_SOURCE: &str =
-    "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html; \
-     NVIDIA blog \"NVIDIA Transitions Fully Towards Open-Source GPU Kernel Modules\"";
+// Every row's `kernel_modules`: https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html;
+// NVIDIA blog "NVIDIA Transitions Fully Towards Open-Source GPU Kernel Modules".
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ArchRow {
@@ -53,9 +53,8 @@ const fn cu(major: u32, minor: u32) -> Option<CudaVersion> {
     Some(CudaVersion::new(major, minor))
 }
 
-/// The primary source behind compat.md §2's CUDA and driver-branch columns.
-pub const ARCH_MATRIX_SOURCE: &str =
-    "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html";
+// The CUDA and driver-branch columns (compat.md §2):
+// https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html
 
 /// compat.md §2, one row per CC.
 pub static ARCHITECTURES: &[ArchRow] = &[
@@ -410,6 +409,7 @@ pub fn sass_runs_on(target: ComputeCapability, device: ComputeCapability) -> boo
 }
 
 /// Like [`sass_runs_on`] for suffixed targets: `sm_XYa` runs only on XY.
+#[cfg(test)]
 pub fn sass_variant_runs_on(
     target: ComputeCapability,
     variant: ArchVariant,
@@ -427,8 +427,8 @@ pub fn ptx_runs_on(target: ComputeCapability, device: ComputeCapability) -> bool
     target <= device
 }
 
-pub const SASS_PTX_SOURCE: &str = "CUDA C++ Programming Guide §Binary Compatibility \
-    (https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility); compat.md §2";
+// SASS and PTX compatibility: CUDA C++ Programming Guide §Binary Compatibility
+// (https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility); compat.md §2.
 
 /// Real `sm_XY` targets an nvcc release can compile for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -52,6 +52,7 @@ pub fn capabilities_for(cc: ComputeCapability) -> Vec<(&'static Capability, Supp
 }
 
 /// Looks a row up by key.
+#[cfg(test)]
 pub fn capability(key: &str) -> Option<&'static Capability> {
     CAPABILITIES.iter().find(|c| c.key == key)
 }
@@ -349,7 +350,7 @@ pub static CAPABILITIES: &[Capability] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compat::ARCHITECTURES;
+    use crate::compat::arch::ARCHITECTURES;
     use std::collections::HashSet;
 
     fn support(key: &str, c: ComputeCapability) -> Support {

@@ -335,12 +335,12 @@ pub fn driver_verdict(tk: CudaVersion, d: &DriverVersion) -> DriverVerdict {
     }
 }
 
-pub const FORWARD_COMPAT_SOURCE: &str =
-    "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html \
-     (copy as of CUDA 13.4)";
+// Forward compatibility: https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html
+// (copy as of CUDA 13.4).
 
 /// The base-driver columns of the forward-compatibility matrix. Branches not
 /// listed are end of life and not supported targets.
+#[cfg(test)]
 pub static FORWARD_COMPAT_BASES: &[u32] = &[535, 570, 580, 590, 595, 610, 615];
 
 /// A `cuda-compat-X-Y` package and the base branches it is marked C for.

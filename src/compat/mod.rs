@@ -1,34 +1,22 @@
 //! CUDA compatibility knowledge as data: toolkit ↔ driver, compute
-//! capability ↔ toolkit, GPU names, cuDNN ↔ CUDA. Each table row carries the
+//! capability ↔ toolkit, GPU names, and the error codes. Each table row carries the
 //! source it was taken from; `UNCONFIRMED` in a source marks a fact not
 //! checked against a primary source.
 
 pub mod arch;
 pub mod capabilities;
 pub mod cuda_errors;
-pub mod cudnn;
 pub mod driver;
 pub mod torch;
 pub mod versions;
 
-pub use arch::{
-    arch_row, compiler_targets, gpu_from_name, ptx_runs_on, sass_runs_on, sass_variant_runs_on,
-    ArchRow, CompilerTargets, GpuModel, KernelModules, ProductClass, ARCHITECTURES,
-};
-pub use capabilities::{capabilities_for, capability, Capability, Support, CAPABILITIES};
-pub use cudnn::{
-    cudnn_cuda_majors, cudnn_version_from_header, cudnn_version_from_int, CudnnSupport,
-    CUDNN_SUPPORT,
-};
-pub use driver::{
-    driver_verdict, family_minimum, forward_compat, max_cuda_for_driver, toolkit_min_driver,
-    BranchRow, DriverVerdict, FamilyMinimum, ForwardCompat, MaxCuda, ToolkitDriverRow,
-    DRIVER_BRANCHES, FORWARD_COMPAT_SOURCE, TOOLKIT_DRIVERS,
-};
-pub use versions::{ArchVariant, ComputeCapability, CudaVersion, DriverVersion};
+pub use arch::{gpu_from_name, ptx_runs_on, sass_runs_on, ProductClass};
+pub use versions::{ComputeCapability, CudaVersion, DriverVersion};
 
 #[cfg(test)]
 mod tests {
+    use super::arch::compiler_targets;
+    use super::driver::{driver_verdict, forward_compat, max_cuda_for_driver};
     use super::*;
 
     /// These parse values read from broken machines: none may panic on any input.
@@ -72,7 +60,6 @@ mod tests {
             let _ = CudaVersion::parse(&s);
             let _ = ComputeCapability::parse_target(&s);
             let _ = gpu_from_name(&s);
-            let _ = cudnn_version_from_header(&s);
             if let Some(d) = DriverVersion::parse(&s) {
                 let _ = max_cuda_for_driver(&d);
                 let _ = driver_verdict(CudaVersion::new(12, 4), &d);
@@ -80,9 +67,7 @@ mod tests {
             }
             let n = seed as i64;
             let _ = CudaVersion::from_encoded(n);
-            let _ = cudnn_version_from_int(n);
             let _ = compiler_targets(CudaVersion::new((seed % 20) as u32, (seed % 13) as u32));
-            let _ = cudnn_cuda_majors(((seed % 12) as u32, (seed % 30) as u32));
         }
     }
 }

@@ -44,7 +44,6 @@ pub struct SnapshotIn {
     pub kernel_module: Option<KernelModuleIn>,
     pub pci: Option<PciIn>,
     pub nvml: Option<NvmlIn>,
-    pub toolkits: Option<ToolkitsIn>,
     pub python: Option<Vec<PythonIn>>,
     pub smoke: Option<SmokeIn>,
 }
@@ -70,17 +69,7 @@ impl<T> Default for FactIn<T> {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub struct KernelModuleIn {
-    pub version_file: FactIn<VersionIn>,
-    /// /sys/module/nvidia/version: the driver when /proc's file is unreadable.
-    pub sys_version: FactIn<String>,
     pub gpus: FactIn<Vec<DriverGpuIn>>,
-}
-
-#[derive(Deserialize)]
-pub struct VersionIn {
-    pub version: String,
-    #[serde(default)]
-    pub l4t: bool,
 }
 
 #[derive(Deserialize)]
@@ -115,32 +104,12 @@ pub struct NvmlResultIn {
 
 #[derive(Deserialize)]
 pub struct NvmlSystemIn {
-    pub driver_version: Field<String>,
-    pub cuda_driver_version: Field<String>,
-    pub device_count: Field<u32>,
     pub devices: Vec<NvmlGpuIn>,
 }
 
 #[derive(Deserialize)]
 pub struct NvmlGpuIn {
     pub name: Field<String>,
-}
-
-#[derive(Deserialize)]
-pub struct ToolkitsIn {
-    pub installs: Vec<ToolkitIn>,
-    pub nvcc_on_path: Option<IndexIn>,
-    pub cuda_home: IndexIn,
-}
-
-#[derive(Deserialize)]
-pub struct ToolkitIn {
-    pub cuda: Option<String>,
-}
-
-#[derive(Deserialize)]
-pub struct IndexIn {
-    pub toolkit: Option<usize>,
 }
 
 #[derive(Deserialize)]

@@ -46,60 +46,59 @@ pub const DEFAULT_DIRS: &[&str] = &[
 /// A library family: its file-name prefix, and the pip wheel that ships it.
 pub struct Family {
     pub name: &'static str,
-    pub what: &'static str,
     /// Project-name prefix of the `nvidia-*` wheel that ships it.
     pub wheel: Option<&'static str>,
 }
 
 pub const FAMILIES: &[Family] = &[
+    // CUDA driver API (installed with the NVIDIA driver)
     Family {
         name: "libcuda",
-        what: "CUDA driver API (installed with the NVIDIA driver)",
         wheel: None,
     },
+    // NVML (installed with the NVIDIA driver)
     Family {
         name: "libnvidia-ml",
-        what: "NVML (installed with the NVIDIA driver)",
         wheel: None,
     },
+    // PTX JIT compiler (installed with the NVIDIA driver)
     Family {
         name: "libnvidia-ptxjitcompiler",
-        what: "PTX JIT compiler (installed with the NVIDIA driver)",
         wheel: None,
     },
+    // CUDA runtime
     Family {
         name: "libcudart",
-        what: "CUDA runtime",
         wheel: Some("nvidia-cuda-runtime"),
     },
+    // cuBLAS
     Family {
         name: "libcublas",
-        what: "cuBLAS",
         wheel: Some("nvidia-cublas"),
     },
+    // cuBLASLt
     Family {
         name: "libcublasLt",
-        what: "cuBLASLt",
         wheel: Some("nvidia-cublas"),
     },
+    // cuDNN
     Family {
         name: "libcudnn",
-        what: "cuDNN",
         wheel: Some("nvidia-cudnn"),
     },
+    // NCCL
     Family {
         name: "libnccl",
-        what: "NCCL",
         wheel: Some("nvidia-nccl"),
     },
+    // nvJitLink
     Family {
         name: "libnvJitLink",
-        what: "nvJitLink",
         wheel: Some("nvidia-nvjitlink"),
     },
+    // NVRTC runtime compiler
     Family {
         name: "libnvrtc",
-        what: "NVRTC runtime compiler",
         wheel: Some("nvidia-cuda-nvrtc"),
     },
 ];

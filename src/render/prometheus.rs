@@ -143,7 +143,11 @@ pub fn render(report: &Report) -> String {
         "The NVIDIA driver version and the newest CUDA it supports (always 1; absent when no driver is found).",
     );
     if let Some(d) = &report.derived.driver {
-        let cuda = report.derived.cuda_driver_version.clone().unwrap_or_default();
+        let cuda = report
+            .derived
+            .cuda_driver_version
+            .clone()
+            .unwrap_or_default();
         driver.add(
             vec![
                 ("driver_version", d.version.clone()),

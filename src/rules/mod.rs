@@ -46,11 +46,6 @@ mod uvm;
 mod visible_devices;
 mod wsl_driver;
 
-pub use alloc_conf::{parse_alloc_conf, AllocConfError};
-pub use smoke_memory::fell_short as memory_fell_short;
-pub use smoke_transfer::{MIN_BYTES as TRANSFER_MIN_BYTES, MIN_SHARE as TRANSFER_MIN_SHARE};
-pub use visible_devices::{parse_visible_devices, VisibleDevices};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -143,6 +143,9 @@ fn cuda_error_finding(
         known.map_or("", |k| k.cause)
     ))
     .evidence(Subject::Smoke, e.to_string(), library_source(p, run));
+    if let Some(k) = known {
+        f = f.context(format!("{}: {}", e.name, k.message), k.source);
+    }
     let visible = snap
         .env_value(crate::envvars::CUDA_VISIBLE_DEVICES.name)
         .or(run.cuda_visible_devices.as_deref());
