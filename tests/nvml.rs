@@ -257,6 +257,47 @@ fn gpu_uuid_not_on_this_node() {
         .contains("which no GPU here has"));
 }
 
+/// CUDA keeps the UUIDs before the first it cannot find, as it keeps "0" of "0,2": a
+/// warning with exit 0, and an error only when the unknown UUID comes first.
+#[test]
+fn an_unknown_uuid_after_a_known_one_is_a_warning() {
+    let node = Node::new(8, &FakeNvml::hgx_h100_8gpu());
+    let unknown = "GPU-ffffffff-0000-0000-0000-000000000000";
+    let cvd = |value: String| json(node.cmd().env("CUDA_VISIBLE_DEVICES", value).arg("check"));
+    let (code, v) = cvd(format!("{},{unknown},{}", gpu_uuid(0), gpu_uuid(1)));
+    let f = findings(&v, "GD010");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains(&format!("CUDA sees only {}", gpu_uuid(0))),
+        "{title}"
+    );
+    assert_eq!(code, 0);
+    let (code, v) = cvd(format!("{unknown},{}", gpu_uuid(0)));
+    assert_eq!(findings(&v, "GD010")[0]["severity"], "error");
+    assert_eq!(code, 1);
+
+    let node = Node::new(1, &FakeNvml::mig_a100());
+    let (_, v) = node.check();
+    let mig = nvml(&v)["result"]["system"]["devices"][0]["mig"]["instances"][0]["uuid"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, v) = json(
+        node.cmd()
+            .env(
+                "CUDA_VISIBLE_DEVICES",
+                format!("{mig},MIG-00000000-dead-beef-0000-000000000000"),
+            )
+            .arg("check"),
+    );
+    let f = findings(&v, "GD010");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+}
+
 #[test]
 fn pcie_width_always_generation_only_under_load_case_10() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();

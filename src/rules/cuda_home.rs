@@ -336,11 +336,20 @@ mod tests {
         assert_na(run(&s));
     }
 
+    // Nothing fails until something compiles, so a runtime-only CUDA_HOME is info (not the
+    // warning an earlier GD021.md gave it); the explanation must say the same.
     #[test]
-    #[ignore = "BUG?: GD021.md says a CUDA_HOME without a compiler is a warning when nothing builds, the rule reports info (its comment calls a runtime-only install normal): doc and rule disagree"]
-    fn a_runtime_only_cuda_home_is_a_warning_by_the_explanation() {
+    fn a_runtime_only_cuda_home_is_info_as_the_explanation_says() {
         let mut s = healthy();
         toolkits_mut(&mut s).installs[0].nvcc = None;
-        only(run(&s), "GD021", Severity::Warning);
+        only(run(&s), "GD021", Severity::Info);
+        set_env(&mut s, "TORCH_CUDA_ARCH_LIST", "9.0");
+        only(run(&s), "GD021", Severity::Error);
+        let doc = crate::codes::lookup("GD021").expect("GD021 is documented");
+        let doc = doc.explanation.split_whitespace().collect::<Vec<_>>();
+        assert!(
+            doc.join(" ").contains("a runtime-only toolkit is info"),
+            "GD021.md disagrees with the rule"
+        );
     }
 }

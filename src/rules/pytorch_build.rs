@@ -131,8 +131,15 @@ fn run(snap: &Snapshot) -> Outcome {
                         continue;
                     }
                     seen.push(g.cc);
-                    let newest = sass.iter().max().copied().unwrap_or(0);
-                    let too_new = g.cc.major * 10 + g.cc.minor > newest;
+                    // Against every entry, SASS or PTX: a PTX-only list is still a range of GPUs.
+                    let arch = g.cc.major * 10 + g.cc.minor;
+                    let all = || sass.iter().chain(&ptx).copied();
+                    let why = match (all().min(), all().max()) {
+                        (_, Some(newest)) if arch > newest => "The GPU is newer than this build.",
+                        (Some(oldest), _) if arch < oldest => "This build dropped support for the GPU's architecture.",
+                        (Some(_), Some(_)) => "This build skips the GPU's architecture: it has kernels for older and newer GPUs, not this one.",
+                        _ => "",
+                    };
                     let mut f = Finding::new(
                         "GD043",
                         Severity::Error,
@@ -140,8 +147,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     )
                     .detail(format!(
                         "The build's architectures are {list}. A GPU runs SASS compiled for its own major version and an equal or lower minor, or PTX the driver compiles; {} has neither. torch warns \"{} with CUDA capability {} is not compatible with the current PyTorch installation\" and every kernel fails. {}",
-                        g.cc.sm(), g.name, g.cc.sm(),
-                        if too_new { "The GPU is newer than this build." } else { "This build dropped support for the GPU's architecture." }
+                        g.cc.sm(), g.name, g.cc.sm(), why
                     ))
                     .evidence(key.clone(), format!("compiled for {list}"), source.clone())
                     .evidence(Subject::GpuModel(g.name.clone()), format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
@@ -310,12 +316,27 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "BUG: with a PTX-only arch list the newest SASS is taken as 0, so a GPU older than the build is described as newer than it"]
     fn a_ptx_only_build_too_new_for_an_old_gpu_says_dropped() {
         let mut s = healthy();
         gpus_named(&mut s, "Tesla K80", "3.7");
         torch_mut(&mut s).arches = Some(Fact::value("libtorch_cuda.so", arches(&["compute_70"])));
         let f = only(run(&s), "GD043", Severity::Error);
         assert!(f.detail.contains("dropped support"), "{}", f.detail);
+    }
+
+    #[test]
+    fn a_gpu_between_the_builds_arches_is_skipped_not_newer() {
+        let mut s = healthy();
+        gpus_named(&mut s, "NVIDIA A100-SXM4-80GB", "8.0");
+        torch_mut(&mut s).arches = Some(Fact::value(
+            "libtorch_cuda.so",
+            arches(&["sm_70", "compute_90"]),
+        ));
+        let f = only(run(&s), "GD043", Severity::Error);
+        assert!(
+            f.detail.contains("skips the GPU's architecture"),
+            "{}",
+            f.detail
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! a negative or non-numeric entry ends the list, a repeated entry empties it, a
 //! UUID list ends at the first entry without the GPU-/MIG- prefix, and (CUDA
 //! programming guide, "CUDA Environment Variables") an index beyond the GPUs present
-//! ends it too.
+//! ends it too, as does a UUID NVML does not list.
 
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};
@@ -32,6 +32,8 @@ pub enum Stop {
     Repeated(String),
     /// An entry that is neither an index nor a UUID of the list's kind.
     Invalid(String),
+    /// A UUID (or prefix) that no GPU or MIG instance here has.
+    Unknown(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,6 +150,24 @@ pub fn names_a_known_uuid(sys: &crate::probes::nvml::NvmlSystem, entry: &str) ->
     known.iter().any(|u| u.starts_with(entry))
 }
 
+/// CUDA also stops at the first UUID no GPU here has, keeping the entries before it; that
+/// comes before any later stop the parse found (a repeat after it is never reached).
+fn stop_at_unknown_uuid(
+    parsed: &mut VisibleDevices,
+    value: &str,
+    sys: &crate::probes::nvml::NvmlSystem,
+) {
+    let read = parsed.stop.as_ref().map_or(usize::MAX, |(pos, _)| *pos);
+    let entries: Vec<&str> = value.split(',').take(read).collect();
+    if let Some(pos) = entries
+        .iter()
+        .position(|e| !names_a_known_uuid(sys, e.trim()))
+    {
+        parsed.visible = entries[..pos].iter().map(|e| e.to_string()).collect();
+        parsed.stop = Some((pos, Stop::Unknown(entries[pos].to_string())));
+    }
+}
+
 fn run(snap: &Snapshot) -> Outcome {
     let Some(env) = &snap.environment else {
         return Outcome::NotApplicable("environment probe did not run".into());
@@ -160,7 +180,11 @@ fn run(snap: &Snapshot) -> Outcome {
         return na;
     }
     let count = snap.gpu_count();
-    let parsed = parse_visible_devices(value, count.as_ref().map(|c| c.count));
+    let mut parsed = parse_visible_devices(value, count.as_ref().map(|c| c.count));
+    let nvml = snap.nvml.as_ref().and_then(|n| n.system());
+    if let (true, Some(sys)) = (parsed.uuid_mode, nvml) {
+        stop_at_unknown_uuid(&mut parsed, value, sys);
+    }
     let shown = format!("CUDA_VISIBLE_DEVICES={value:?}");
     let count_evidence = |f: Finding| match &count {
         Some(c) => f.evidence(
@@ -248,7 +272,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     "Entries are GPU indices (0,1), GPU-/MIG- UUIDs, never names, ranges or a mix of indices and UUIDs: CUDA stops at the first entry it cannot read.".to_string(),
                 ),
                 Stop::Hidden(e) => (format!("has {:?} after valid entries", e), "A negative or empty entry ends the list.".to_string()),
-                Stop::OutOfRange(i) => (format!("names GPU {i}"), String::new()),
+                Stop::OutOfRange(i) | Stop::Unknown(i) => (format!("names {i}"), String::new()),
             };
             let severity = if none_left {
                 Severity::Error
@@ -269,6 +293,35 @@ fn run(snap: &Snapshot) -> Outcome {
                 .fix_text("Write a comma-separated list without spaces, e.g. CUDA_VISIBLE_DEVICES=0,1 or CUDA_VISIBLE_DEVICES=GPU-8e1f...,GPU-33a0...");
             out.push(f);
         }
+        Some((pos, Stop::Unknown(entry))) => {
+            let (gpu_uuids, mig_uuids) = nvml.map(nvml_uuids).unwrap_or_default();
+            let severity = if none_left {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let mig_on_plain = entry.starts_with("MIG-") && mig_uuids.is_empty();
+            let title = if mig_on_plain {
+                format!("CUDA_VISIBLE_DEVICES names MIG instance {entry}, but no GPU here has MIG enabled")
+            } else {
+                format!("CUDA_VISIBLE_DEVICES names {entry}, which no GPU here has")
+            };
+            let title = if none_left {
+                title
+            } else {
+                format!("{title}: {visible_note}")
+            };
+            let mut f = Finding::new("GD010", severity, title)
+                .detail(format!("CUDA matches each UUID (or a unique prefix of one) against the GPUs present and stops at the first it cannot find (entry {} here); that entry and everything after it stay hidden, so {visible_note}. UUIDs change when a GPU is replaced and differ between nodes, so lists copied from another machine fail here.", pos + 1))
+                .evidence(fact(), shown.clone(), "environment");
+            for u in gpu_uuids.iter().chain(mig_uuids.iter()) {
+                f = f.context(format!("present: {u}"), "NVML");
+            }
+            out.push(
+                f.fix_cmd("List the UUIDs this node has", "nvidia-smi -L")
+                    .fix_cmd("Or use indices", "export CUDA_VISIBLE_DEVICES=0"),
+            );
+        }
         None => {}
     }
     if !parsed.sloppy.is_empty() && out.iter().all(|f| f.code != "GD011") {
@@ -278,38 +331,6 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(fact(), shown.clone(), "environment")
                 .fix_cmd("Write it without spaces", format!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
         );
-    }
-    // UUIDs against NVML's: CUDA accepts a unique prefix; a MIG UUID needs MIG enabled.
-    if let (true, Some(sys)) = (
-        parsed.uuid_mode,
-        snap.nvml.as_ref().and_then(|n| n.system()),
-    ) {
-        let (gpu_uuids, mig_uuids) = nvml_uuids(sys);
-        for entry in &parsed.visible {
-            let e = entry.trim();
-            if names_a_known_uuid(sys, e) {
-                continue;
-            }
-            let mig_on_plain = e.starts_with("MIG-") && mig_uuids.is_empty();
-            let title = if mig_on_plain {
-                format!(
-                    "CUDA_VISIBLE_DEVICES names MIG instance {e}, but no GPU here has MIG enabled"
-                )
-            } else {
-                format!("CUDA_VISIBLE_DEVICES names {e}, which no GPU here has")
-            };
-            let mut f = Finding::new("GD010", Severity::Error, title)
-                .detail("CUDA matches each UUID (or a unique prefix of one) against the GPUs present and stops at the first it cannot find; that GPU and everything after it stay hidden. UUIDs change when a GPU is replaced and differ between nodes, so lists copied from another machine fail here.")
-                .evidence(fact(), shown.clone(), "environment");
-            for u in gpu_uuids.iter().chain(mig_uuids.iter()) {
-                f = f.context(format!("present: {u}"), "NVML");
-            }
-            out.push(
-                f.fix_cmd("List the UUIDs this node has", "nvidia-smi -L")
-                    .fix_cmd("Or use indices", "export CUDA_VISIBLE_DEVICES=0"),
-            );
-            break;
-        }
     }
     if out.is_empty() && count.is_none() && !parsed.uuid_mode {
         return Outcome::NotApplicable(
@@ -367,6 +388,7 @@ mod tests {
 
     mod on_snapshots {
         use super::super::*;
+        use crate::probes::nvml::{Field, MigInstance};
         use crate::rules::testing::*;
 
         fn with(value: &str) -> Snapshot {
@@ -426,10 +448,63 @@ mod tests {
             );
         }
 
+        fn with_mig(value: &str) -> Snapshot {
+            let mut s = with(value);
+            let g = nvml_gpu(&mut s, 0);
+            g.mig.enabled = Field::Value(true);
+            g.mig.instances = vec![MigInstance {
+                index: 0,
+                uuid: Field::Value(MIG.into()),
+                memory_total: Field::Value(10 * GIB),
+            }];
+            s
+        }
+
+        const MIG: &str = "MIG-00000000-aaaa-bbbb-cccc-dddddddddddd";
+
+        // Like "0,2" on one GPU: CUDA keeps the entries before the first it cannot find.
         #[test]
-        #[ignore = "BUG: a UUID list whose first entry exists but a later one does not is an error, though CUDA still sees the first GPU (GD010.md: \"0,2\" on one GPU is a warning)"]
-        fn an_unknown_uuid_after_a_known_one_is_a_warning() {
-            let v = format!("{},GPU-deadbeef", uuid(0));
+        fn an_unknown_entry_after_a_known_one_is_a_warning() {
+            let f = only(run(&with("0,2")), "GD010", Severity::Warning);
+            assert!(f.title.contains("CUDA sees only 0"), "{}", f.title);
+            let v = format!("{},GPU-deadbeef,{}", uuid(0), uuid(1));
+            let f = only(run(&with(&v)), "GD010", Severity::Warning);
+            assert!(
+                f.title.contains(&format!("CUDA sees only {}", uuid(0))),
+                "{}",
+                f.title
+            );
+            assert!(f.detail.contains("entry 2"), "{}", f.detail);
+            let f = only(
+                run(&with_mig(&format!("{MIG},MIG-deadbeef"))),
+                "GD010",
+                Severity::Warning,
+            );
+            assert!(
+                f.title.contains(&format!("CUDA sees only {MIG}")),
+                "{}",
+                f.title
+            );
+        }
+
+        #[test]
+        fn an_unknown_first_entry_is_an_error() {
+            only(run(&with("2,0")), "GD010", Severity::Error);
+            let v = format!("GPU-deadbeef,{}", uuid(0));
+            only(run(&with(&v)), "GD010", Severity::Error);
+            let f = only(
+                run(&with_mig(&format!("MIG-deadbeef,{MIG}"))),
+                "GD010",
+                Severity::Error,
+            );
+            assert!(f.title.contains("which no GPU here has"), "{}", f.title);
+            assert_clean(run(&with_mig(MIG)));
+        }
+
+        // CUDA stops at the unknown UUID and never reaches the repeat after it.
+        #[test]
+        fn an_unknown_uuid_comes_before_a_later_repeat() {
+            let v = format!("{},GPU-deadbeef,{}", uuid(0), uuid(0));
             only(run(&with(&v)), "GD010", Severity::Warning);
         }
 
