@@ -47,7 +47,7 @@ codes! {
     "GD029" => "NVML cannot be loaded although the kernel module is";
     "GD030" => "NVML fails to initialise";
     "GD031" => "NVML hangs or crashes";
-    "GD032" => "A GPU has fallen off the bus or needs a reset/reboot";
+    "GD032" => "A GPU NVML counts cannot be opened or queried, has fallen off the bus, or needs a reset/reboot";
     "GD033" => "GPU memory errors: uncorrectable ECC, pending retirement or remap, failed remap";
     "GD034" => "PCIe link trained below its width (or generation under load)";
     "GD035" => "Clocks throttled by thermal or power protection";
