@@ -693,3 +693,112 @@ fn fleet_and_every_format_read_the_derived_driver() {
         "{drivers}"
     );
 }
+
+/// The verdict JSON findings give each NVML GPU (evidence `gpu:N`), worked out here.
+fn gpu_verdicts_from_json(report: &Value, gpus: u32) -> BTreeMap<u32, String> {
+    let mut out: BTreeMap<u32, String> = (0..gpus).map(|i| (i, "passed".into())).collect();
+    let rank = |s: &str| match s {
+        "error" => 3,
+        "warning" => 2,
+        "info" => 1,
+        _ => 0,
+    };
+    for f in report["findings"].as_array().unwrap() {
+        let sev = f["severity"].as_str().unwrap();
+        for e in f["evidence"].as_array().unwrap() {
+            let Some(i) = e["fact"]
+                .as_str()
+                .and_then(|k| k.strip_prefix("gpu:"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let v = out.entry(i).or_default();
+            if rank(sev) > rank(v) {
+                *v = sev.to_string();
+            }
+        }
+    }
+    out
+}
+
+/// `check -v`'s NVML lines ("  ✗ GPU 1  unreachable: …") and `devices`' first column.
+fn gpu_marks(text: &str, devices_table: bool) -> BTreeMap<u32, String> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let mut words = t.split_whitespace();
+        let (Some(mark), Some(a), Some(b)) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        if !["✓", "!", "✗", "i", "·"].contains(&mark) {
+            continue;
+        }
+        let index = if devices_table {
+            a.parse::<u32>().ok()
+        } else if a == "GPU" {
+            // "GPU 1  …" but not "GPU 1 context" (smoke rows).
+            b.parse::<u32>().ok().filter(|_| {
+                !["device", "context", "kernels", "matmul", "memory", "transfer"]
+                    .iter()
+                    .any(|s| t.contains(&format!("GPU {b} {s}")))
+            })
+        } else {
+            None
+        };
+        if let Some(i) = index {
+            out.insert(i, verdict_of_mark(mark).to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn nvml_gpu_faults_read_the_same_in_check_devices_json_and_junit() {
+    let cases: Vec<(&str, FakeNvml, u32, &str, &str)> = {
+        let mut unopenable = hgx(3);
+        unopenable.gpu(1).handle_error = Some(999);
+        let mut lost = hgx(3);
+        lost.gpu(2).lost = true;
+        let mut narrow = hgx(3);
+        if let Some(p) = narrow.gpu(0).pcie.as_mut() {
+            p.width = 8;
+        }
+        let mut ecc = hgx(3);
+        if let Some(e) = ecc.gpu(1).ecc.as_mut() {
+            e.volatile = Some(util::fake_nvml::EccCounts {
+                corrected: 0,
+                uncorrected: 4,
+            });
+        }
+        vec![
+            ("unopenable", unopenable, 1, "error", "gpu_recovery"),
+            ("lost", lost, 2, "error", "gpu_recovery"),
+            ("x8 link", narrow, 0, "warning", "pcie_link"),
+            ("uncorrectable ECC", ecc, 1, "error", "memory_health"),
+        ]
+    };
+    for (name, nvml, gpu, severity, rule) in cases {
+        let node = GpuNode::nvml_only(3, nvml);
+        let mut c = node.cmd();
+        c.args(["check", "--no-smoke"]);
+        let (_, report) = json(&mut c);
+        let truth = gpu_verdicts_from_json(&report, 3);
+        assert_eq!(truth[&gpu], severity, "{name}: {truth:?}");
+
+        let mut c = node.cmd();
+        c.args(["check", "--no-smoke", "-v"]).env("NO_COLOR", "1");
+        let human = run(&mut c).stdout;
+        assert_eq!(gpu_marks(&human, false), truth, "{name}: check\n{human}");
+
+        let mut c = node.cmd();
+        c.arg("devices").env("NO_COLOR", "1");
+        let table = run(&mut c).stdout;
+        assert_eq!(gpu_marks(&table, true), truth, "{name}: devices\n{table}");
+
+        let mut c = node.cmd();
+        c.args(["check", "--no-smoke", "--format", "junit"]);
+        let failed = junit_failures(&run(&mut c).stdout);
+        assert!(failed.iter().any(|r| r == rule), "{name}: JUnit {failed:?}");
+    }
+}
