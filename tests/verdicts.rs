@@ -137,6 +137,30 @@ fn from_human(text: &str) -> Verdicts {
     out
 }
 
+/// `check --format markdown`'s smoke rows: "| ✗ | GPU 1 memory | … |".
+fn from_markdown(text: &str) -> Verdicts {
+    let mut out = Verdicts::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 {
+            continue;
+        }
+        let Some(rest) = cells[2].strip_prefix("GPU ") else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        if let (Some(n), Some(step)) = (words.next(), words.next()) {
+            if let (Ok(n), true) = (
+                n.parse::<u32>(),
+                ["device", "context", "kernels", "matmul", "memory", "transfer"].contains(&step),
+            ) {
+                out.insert((n, step.to_string()), verdict_of_mark(cells[1]).to_string());
+            }
+        }
+    }
+    out
+}
+
 /// `smoke --format json`'s per-GPU verdicts.
 fn from_smoke_json(v: &Value) -> Verdicts {
     let mut out = Verdicts::new();
@@ -272,6 +296,9 @@ fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Ve
 
     let human = with(&["check", "-v"]).stdout;
     assert_eq!(from_human(&human), truth, "{name}: check's marks\n{human}");
+
+    let md = with(&["check", "-v", "--format", "markdown"]).stdout;
+    assert_eq!(from_markdown(&md), truth, "{name}: check --format markdown\n{md}");
 
     let smoke = with(&["smoke", "--format", "json"]);
     let sv: Value = serde_json::from_str(&smoke.stdout).unwrap();

@@ -564,8 +564,8 @@ fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {
     }
 }
 
-/// Merges runs of three or more identical passing lines (an 8-GPU node) into one, so a
-/// healthy machine's report fits the first screen; a line with anything to say stays.
+/// Merges runs of three or more identical lines that pass or only carry a note (an 8-GPU
+/// node) into one, so a healthy machine's report fits the first screen.
 fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
     let mut out: Vec<Line> = Vec::new();
     let tail = lines.split_off(from);
@@ -575,12 +575,14 @@ fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
         while j < tail.len() && tail[j].value == tail[i].value && tail[j].mark == tail[i].mark {
             j += 1;
         }
-        if j - i >= 3 && tail[i].mark == Mark::Passed {
+        // Warnings and errors keep a line each: their fixes name the GPU.
+        let quiet = matches!(tail[i].mark, Mark::Passed | Mark::Info | Mark::NotJudged);
+        if j - i >= 3 && quiet {
             out.push(Line {
                 label: format!("{}…{}", tail[i].label, tail[j - 1].label),
                 value: format!("{}× {}", j - i, tail[i].value),
                 source: tail[i].source.clone(),
-                mark: Mark::Passed,
+                mark: tail[i].mark,
             });
         } else {
             out.extend(tail[i..j].iter().cloned());
