@@ -99,37 +99,6 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
     }
 }
 
-/// Every rule name `judged_by` may answer, for the registry test.
-#[cfg(test)]
-const JUDGING_RULES: &[&str] = &[
-    "kernel_module",
-    "uvm",
-    "driver_userspace",
-    "pci_binding",
-    "device_nodes",
-    "nvml_status",
-    "memory_health",
-    "pcie_link",
-    "clocks",
-    "compute_mode",
-    "gpu_recovery",
-    "toolkit_choice",
-    "cuda_home",
-    "libcuda",
-    "library_majors",
-    "pytorch_build",
-    "debug_env",
-    "alloc_conf",
-    "visible_devices",
-    "smoke_driver",
-    "smoke_health",
-    "smoke_context",
-    "smoke_matmul",
-    "smoke_memory",
-    "smoke_transfer",
-    "shm",
-];
-
 /// The findings' verdict on every subject they cite, rolled up into its summaries.
 #[derive(Debug, Clone, Default)]
 pub struct Verdicts {
@@ -355,11 +324,35 @@ mod tests {
 
     #[test]
     fn every_judging_rule_exists() {
-        for name in JUDGING_RULES {
-            assert!(
-                crate::rules::RULES.iter().any(|r| r.name == *name),
-                "{name} is not a rule"
-            );
+        let mut subjects = vec![
+            Subject::module("nvidia"),
+            Subject::module("nvidia_uvm"),
+            Subject::DriverVersion,
+            Subject::pci("0000:18:00.0"),
+            Subject::GpuNodes,
+            Subject::node("/dev/nvidia0"),
+            Subject::Nvml,
+            Subject::Gpu(0),
+            Subject::NvccOnPath,
+            Subject::CudaHome,
+            Subject::library("libcuda.so.1"),
+            Subject::library("libcudart.so.12"),
+            Subject::torch("/site-packages"),
+            Subject::env("CUDA_VISIBLE_DEVICES"),
+            Subject::Environment,
+            Subject::Smoke,
+            Subject::SmokeGpu(0),
+            Subject::Shm,
+        ];
+        subjects.extend(SmokeStep::ALL.map(|s| Subject::SmokeStep(0, s)));
+        for s in subjects {
+            assert!(!judged_by(&s).is_empty(), "nothing judges {s}");
+            for name in judged_by(&s) {
+                assert!(
+                    crate::rules::RULES.iter().any(|r| r.name == *name),
+                    "{name} (judging {s}) is not a rule"
+                );
+            }
         }
     }
 

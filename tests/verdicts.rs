@@ -152,7 +152,10 @@ fn from_markdown(text: &str) -> Verdicts {
         if let (Some(n), Some(step)) = (words.next(), words.next()) {
             if let (Ok(n), true) = (
                 n.parse::<u32>(),
-                ["device", "context", "kernels", "matmul", "memory", "transfer"].contains(&step),
+                [
+                    "device", "context", "kernels", "matmul", "memory", "transfer",
+                ]
+                .contains(&step),
             ) {
                 out.insert((n, step.to_string()), verdict_of_mark(cells[1]).to_string());
             }
@@ -298,7 +301,11 @@ fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Ve
     assert_eq!(from_human(&human), truth, "{name}: check's marks\n{human}");
 
     let md = with(&["check", "-v", "--format", "markdown"]).stdout;
-    assert_eq!(from_markdown(&md), truth, "{name}: check --format markdown\n{md}");
+    assert_eq!(
+        from_markdown(&md),
+        truth,
+        "{name}: check --format markdown\n{md}"
+    );
 
     let smoke = with(&["smoke", "--format", "json"]);
     let sv: Value = serde_json::from_str(&smoke.stdout).unwrap();
@@ -766,9 +773,11 @@ fn gpu_marks(text: &str, devices_table: bool) -> BTreeMap<u32, String> {
         } else if a == "GPU" {
             // "GPU 1  …" but not "GPU 1 context" (smoke rows).
             b.parse::<u32>().ok().filter(|_| {
-                !["device", "context", "kernels", "matmul", "memory", "transfer"]
-                    .iter()
-                    .any(|s| t.contains(&format!("GPU {b} {s}")))
+                ![
+                    "device", "context", "kernels", "matmul", "memory", "transfer",
+                ]
+                .iter()
+                .any(|s| t.contains(&format!("GPU {b} {s}")))
             })
         } else {
             None

@@ -301,16 +301,20 @@ fn device_title(d: &SmokeDevice) -> String {
     t
 }
 
-pub fn render_human(v: &SmokeView, st: &Style) -> String {
-    let mut out = String::new();
-    let Some(result) = v.result else {
-        out.push_str("The smoke test was not run.\n");
-        return out;
-    };
-    let probe = SmokeProbe {
+/// The probe the view shows, when the test was run at all.
+fn probe_of(v: &SmokeView) -> Option<SmokeProbe> {
+    Some(SmokeProbe {
         library: v.library.unwrap_or_default().to_string(),
         settings: v.settings.cloned().unwrap_or_default(),
-        result: result.clone(),
+        result: v.result?.clone(),
+    })
+}
+
+pub fn render_human(v: &SmokeView, st: &Style) -> String {
+    let mut out = String::new();
+    let Some(probe) = probe_of(v) else {
+        out.push_str("The smoke test was not run.\n");
+        return out;
     };
     let head = if v.tally.gpus == 0 {
         format!(
@@ -380,14 +384,9 @@ fn device_table<'v>(
 
 pub fn render_markdown(v: &SmokeView) -> String {
     let mut out = String::from("## gpudoctor smoke\n\n");
-    let Some(result) = v.result else {
+    let Some(probe) = probe_of(v) else {
         out.push_str("The smoke test was not run.\n");
         return out;
-    };
-    let probe = SmokeProbe {
-        library: v.library.unwrap_or_default().to_string(),
-        settings: v.settings.cloned().unwrap_or_default(),
-        result: result.clone(),
     };
     out.push_str(&format!(
         "**{} {}**\n\n",
