@@ -12,8 +12,7 @@ const HOST_ONLY: &[&str] = &[
     "rmmod",
     "nvidia-modprobe",
     "nvidia-smi -r",
-    "nvidia-smi -i",
-    "nvidia-smi -pm",
+    "sudo nvidia-smi",
     "systemctl",
     "/etc/modprobe.d",
     "dmesg",
@@ -30,7 +29,7 @@ fn host_only(command: &str) -> bool {
 fn host_words(place: Place) -> &'static str {
     match place {
         Place::KubernetesPod => "On the node (not in this pod)",
-        Place::Wsl => "WSL has no NVIDIA kernel driver of its own: on Windows",
+        Place::Wsl => "On Windows",
         _ => "On the host (not in this container)",
     }
 }
@@ -42,13 +41,12 @@ pub fn fit(place: Place, f: &mut Finding) {
     }
     let mut fixes: Vec<Fix> = Vec::with_capacity(f.fix.len());
     for fix in f.fix.drain(..) {
+        let names_host_command = fix.command.as_deref().is_some_and(host_only)
+            || (fix.command.is_none() && host_only(&fix.text));
         let fitted = match &fix.command {
-            Some(cmd) if host_only(cmd) && place == Place::Wsl => Fix {
-                text: format!(
-                    "{}, update the NVIDIA driver and restart WSL (wsl --shutdown); not: {}",
-                    host_words(place),
-                    fix.text.trim_end_matches('.')
-                ),
+            // WSL has no NVIDIA kernel driver of its own: every such step is Windows'.
+            _ if names_host_command && place == Place::Wsl => Fix {
+                text: "On Windows: update the NVIDIA driver, then restart WSL (`wsl --shutdown` in Windows); WSL has no NVIDIA kernel driver of its own".into(),
                 command: None,
             },
             Some(cmd) if host_only(cmd) => Fix {
@@ -57,6 +55,11 @@ pub fn fit(place: Place, f: &mut Finding) {
                     host_words(place),
                     fix.text.trim_end_matches('.')
                 ),
+                command: None,
+            },
+            // Advice that names a host command says where it belongs.
+            None if host_only(&fix.text) && !fix.text.starts_with(host_words(place)) => Fix {
+                text: format!("{}: {}", host_words(place), fix.text),
                 command: None,
             },
             _ => fix,
@@ -90,6 +93,16 @@ mod tests {
         assert_eq!(f.fix[0].command, None);
         assert!(f.fix[0].text.starts_with("On the host"), "{:?}", f.fix);
         assert_eq!(f.fix[1].command.as_deref(), Some("nvidia-smi -L"));
+    }
+
+    #[test]
+    fn advice_naming_a_host_command_says_where_it_belongs() {
+        let mut f = Finding::new("GD032", Severity::Error, "GPU 1 needs a reset")
+            .fix_text("Drain the GPU, then reset it: sudo nvidia-smi -r -i <index>");
+        fit(Place::KubernetesPod, &mut f);
+        assert!(f.fix[0]
+            .text
+            .starts_with("On the node (not in this pod): Drain"));
     }
 
     #[test]

@@ -408,6 +408,17 @@ mod tests {
                         "{place}: {code} offers `{cmd}` ({})",
                         fix.text
                     );
+                    if fix.text.contains(word) {
+                        assert!(
+                            fix.text.starts_with("On the host")
+                                || fix.text.starts_with("On the node")
+                                || fix.text.starts_with("On Windows")
+                                || fix.text.contains("on the host")
+                                || fix.text.contains("on a host"),
+                            "{place}: {code} advises {:?} as if it could be done here",
+                            fix.text
+                        );
+                    }
                 }
             }
         }
