@@ -11,9 +11,11 @@ use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Default cap on one file read: every file a probe reads is far smaller.
 pub const READ_LIMIT: u64 = 1024 * 1024;
@@ -51,18 +53,38 @@ impl WriteError {
 
 /// Writes `text` to `path` with `{host}` replaced by `host` (the node's name, safe as a
 /// file name), creating the directory, atomically: a shared filesystem never shows a half
-/// report to `gpudoctor fleet`. Returns the path written.
-pub fn write_report(path: &Path, host: &str, text: &str) -> Result<PathBuf, WriteError> {
+/// report to `gpudoctor fleet`. A FIFO, device or socket is written in place within
+/// `timeout`. Returns the path written.
+pub fn write_report(
+    path: &Path,
+    host: &str,
+    text: &str,
+    timeout: Duration,
+) -> Result<PathBuf, WriteError> {
     let expanded = PathBuf::from(path.to_string_lossy().replace("{host}", host));
-    write_atomically(&expanded, host, text, 0)?;
+    let report = Report {
+        host,
+        text,
+        deadline: Instant::now() + timeout,
+        timeout,
+    };
+    write_atomically(&expanded, &report, 0)?;
     Ok(expanded)
+}
+
+struct Report<'a> {
+    host: &'a str,
+    text: &'a str,
+    deadline: Instant,
+    timeout: Duration,
 }
 
 /// Links followed before giving up (a loop of links never ends).
 const WRITE_LINK_HOPS: u32 = 16;
 
-fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<(), WriteError> {
+fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), WriteError> {
     use std::io::Write as _;
+    let (host, text) = (report.host, report.text);
     let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
     // A link is written through, as the shell's `>` would: its target is replaced (and
     // created when the link dangles), never the link. A device, FIFO or socket
@@ -77,7 +99,7 @@ fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<()
                 Some(dir) if target.is_relative() => dir.join(target),
                 _ => target,
             };
-            return write_atomically(&target, host, text, hops + 1);
+            return write_atomically(&target, report, hops + 1);
         } else if meta.is_dir() {
             return Err(WriteError::new(
                 path,
@@ -87,13 +109,7 @@ fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<()
                 ),
             ));
         } else if !meta.is_file() {
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| fail("opening", e))?;
-            f.write_all(text.as_bytes())
-                .map_err(|e| fail("writing", e))?;
-            return Ok(());
+            return write_in_place(path, &meta, report);
         }
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -121,6 +137,60 @@ fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<()
         let _ = fs::remove_file(&tmp);
     }
     written
+}
+
+/// Writes to a FIFO, device or socket without ever waiting past the deadline: opening a
+/// FIFO blocks until a reader comes, and a reader that stops reading blocks the write.
+fn write_in_place(path: &Path, meta: &Metadata, report: &Report) -> Result<(), WriteError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::FileTypeExt;
+    let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) if meta.file_type().is_fifo() => WriteError::new(
+                path,
+                "a FIFO that nothing reads; start the reader first, or name a file",
+            ),
+            Some(libc::ENXIO) if meta.file_type().is_socket() => {
+                WriteError::new(path, "a socket; name a file")
+            }
+            _ => fail("opening", e),
+        })?;
+    let mut rest = report.text.as_bytes();
+    while !rest.is_empty() {
+        match (&file).write(rest) {
+            Ok(0) => return Err(WriteError::new(path, "writing: nothing was taken")),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let left = report.deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(WriteError::new(
+                        path,
+                        format!(
+                            "the reader took {} of {} bytes within the {} s timeout",
+                            report.text.len() - rest.len(),
+                            report.text.len(),
+                            report.timeout.as_secs_f64()
+                        ),
+                    ));
+                }
+                let mut poll = libc::pollfd {
+                    fd: file.as_raw_fd(),
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+                // SAFETY: one pollfd, and its count.
+                unsafe { libc::poll(&mut poll, 1, ms) };
+            }
+            Err(e) => return Err(fail("writing", e)),
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -597,11 +667,14 @@ mod tests {
     use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::{symlink, FileTypeExt};
 
+    /// The deadline for writing to a FIFO or device.
+    const T: Duration = Duration::from_secs(5);
+
     #[test]
     fn report_is_written_whole_with_host_and_directory() {
         let dir = tempfile::tempdir().unwrap();
         let template = dir.path().join("out/{host}.json");
-        let written = write_report(&template, "node-1", "{}\n").unwrap();
+        let written = write_report(&template, "node-1", "{}\n", T).unwrap();
         assert_eq!(written, dir.path().join("out/node-1.json"));
         assert_eq!(fs::read_to_string(&written).unwrap(), "{}\n");
         // No temp file is left next to it.
@@ -617,7 +690,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
         fs::write(&path, "old report, longer than the new one").unwrap();
-        write_report(&path, "h", "new").unwrap();
+        write_report(&path, "h", "new", T).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
     }
 
@@ -626,7 +699,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("latest.json");
         symlink("reports/r.json", &link).unwrap();
-        write_report(&link, "h", "one").unwrap();
+        write_report(&link, "h", "one", T).unwrap();
         assert!(fs::symlink_metadata(&link)
             .unwrap()
             .file_type()
@@ -635,13 +708,13 @@ mod tests {
             fs::read_to_string(dir.path().join("reports/r.json")).unwrap(),
             "one"
         );
-        write_report(&link, "h", "two").unwrap();
+        write_report(&link, "h", "two", T).unwrap();
         assert_eq!(fs::read_to_string(&link).unwrap(), "two");
     }
 
     #[test]
     fn report_to_a_device_is_written_not_renamed_over() {
-        write_report(Path::new("/dev/null"), "h", "x").unwrap();
+        write_report(Path::new("/dev/null"), "h", "x", T).unwrap();
         assert!(fs::metadata("/dev/null")
             .unwrap()
             .file_type()
@@ -651,13 +724,13 @@ mod tests {
     #[test]
     fn report_refuses_a_directory_and_a_link_loop() {
         let dir = tempfile::tempdir().unwrap();
-        let e = write_report(dir.path(), "h", "x").unwrap_err();
+        let e = write_report(dir.path(), "h", "x", T).unwrap_err();
         assert_eq!(e.path, dir.path());
         assert!(e.message.starts_with("a directory; name the file"), "{e}");
         let a = dir.path().join("a");
         symlink("b", &a).unwrap();
         symlink("a", dir.path().join("b")).unwrap();
-        let e = write_report(&a, "h", "x").unwrap_err();
+        let e = write_report(&a, "h", "x", T).unwrap_err();
         assert_eq!(e.message, "too many levels of symbolic links");
     }
 
@@ -666,7 +739,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let blocker = dir.path().join("file");
         fs::write(&blocker, "").unwrap();
-        let e = write_report(&blocker.join("r.json"), "h", "x").unwrap_err();
+        let e = write_report(&blocker.join("r.json"), "h", "x", T).unwrap_err();
         assert_eq!(e.path, blocker.join("r.json"));
         assert!(e.message.starts_with("creating its directory: "), "{e}");
     }
