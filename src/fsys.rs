@@ -84,15 +84,25 @@ const WRITE_LINK_HOPS: u32 = 16;
 
 fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), WriteError> {
     use std::io::Write as _;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let (host, text) = (report.host, report.text);
     let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
     // A link is written through, as the shell's `>` would: its target is replaced (and
     // created when the link dangles), never the link. A device, FIFO or socket
     // (/dev/null, /dev/stdout) is written to, never renamed over.
+    let mut replaced = None;
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             if hops >= WRITE_LINK_HOPS {
                 return Err(WriteError::new(path, "too many levels of symbolic links"));
+            }
+            refuse_untrusted_link(path, &meta)?;
+            // /dev/stdout on a pipe ends in a link with no name to follow ("pipe:[…]"):
+            // the kernel opens what it names.
+            if let Ok(end) = fs::metadata(path) {
+                if !end.is_file() && !end.is_dir() {
+                    return write_in_place(path, &end, report);
+                }
             }
             let target = fs::read_link(path).map_err(|e| fail("reading the link", e))?;
             let target = match path.parent() {
@@ -111,6 +121,7 @@ fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), Write
         } else if !meta.is_file() {
             return write_in_place(path, &meta, report);
         }
+        replaced = Some(meta);
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
@@ -118,25 +129,75 @@ fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), Write
     let name = path
         .file_name()
         .ok_or_else(|| WriteError::new(path, "not a file name"))?;
-    // Host and pid: containers on a shared filesystem can share pids.
-    let tmp = path.with_file_name(format!(
+    // The report replacing a file keeps that file's permissions: no wider (a private
+    // report stays private) and no narrower.
+    let mode = replaced.as_ref().map(|m| m.mode() & 0o777);
+    // Host and pid: containers on a shared filesystem can share pids. Created new, never
+    // opened through a name someone else made first (a link planted in /tmp).
+    let stem = format!(
         ".{}.tmp.{host}.{}",
         name.to_string_lossy(),
         std::process::id()
-    ));
+    );
+    let mut attempt = 0;
+    let (tmp, file) = loop {
+        let tmp = match attempt {
+            0 => path.with_file_name(&stem),
+            n => path.with_file_name(format!("{stem}.{n}")),
+        };
+        let opened = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode.unwrap_or(0o666))
+            .open(&tmp);
+        match opened {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(fail("writing", e)),
+            Ok(file) => break (tmp, file),
+        }
+    };
     // On the disk before the rename: after a crash the name holds the old report or the
     // whole new one. A failed write leaves no temp file behind.
-    let written = fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
+    let written = mode
+        .map_or(Ok(()), |mode| {
+            file.set_permissions(fs::Permissions::from_mode(mode))
         })
+        .and_then(|()| (&file).write_all(text.as_bytes()))
+        .and_then(|()| file.sync_all())
         .map_err(|e| fail("writing", e))
         .and_then(|()| fs::rename(&tmp, path).map_err(|e| fail("renaming into place", e)));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     written
+}
+
+/// The kernel's protected_symlinks rule, kept here because this writer follows links
+/// itself: in a sticky world-writable directory (/tmp) a link is followed only when the
+/// caller, root or the directory's owner owns it. Another user's link there is a trap
+/// that would have the report replace a file of the caller's choosing.
+fn refuse_untrusted_link(link: &Path, meta: &Metadata) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = link
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir_meta = fs::metadata(dir)
+        .map_err(|e| WriteError::new(link, format!("reading its directory: {e}")))?;
+    let shared = libc::S_ISVTX | libc::S_IWOTH;
+    // SAFETY: geteuid only reads credentials.
+    let me = unsafe { libc::geteuid() };
+    if dir_meta.mode() & shared == shared && ![me, 0, dir_meta.uid()].contains(&meta.uid()) {
+        return Err(WriteError::new(
+            link,
+            format!(
+                "a link owned by another user (uid {}) in a sticky world-writable directory; \
+                 not followed (the kernel's protected_symlinks rule): remove it or name another file",
+                meta.uid()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Writes to a FIFO, device or socket without ever waiting past the deadline: opening a
@@ -710,6 +771,22 @@ mod tests {
         );
         write_report(&link, "h", "two", T).unwrap();
         assert_eq!(fs::read_to_string(&link).unwrap(), "two");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_temp_name_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "untouched").unwrap();
+        let planted = dir
+            .path()
+            .join(format!(".r.json.tmp.h.{}", std::process::id()));
+        symlink(&victim, &planted).unwrap();
+        write_report(&dir.path().join("r.json"), "h", "report", T).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "untouched");
+        let written = dir.path().join("r.json");
+        assert!(fs::symlink_metadata(&written).unwrap().is_file());
+        assert_eq!(fs::read_to_string(&written).unwrap(), "report");
     }
 
     #[test]

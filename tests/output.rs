@@ -103,3 +103,94 @@ fn output_to_a_fifo_whose_reader_stalls_ends_at_the_timeout() {
     );
     assert!(took < Duration::from_secs(20), "{took:?}");
 }
+
+/// Whether this runs as root (lchown to another uid needs it).
+fn is_root() -> bool {
+    // SAFETY: geteuid only reads credentials.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A sticky world-writable directory (a private /tmp) inside `dir`.
+fn sticky_dir(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let shared = dir.join("tmp");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    shared
+}
+
+/// The permission bits of `path`.
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// In /tmp, another user's `report.json -> ~/.ssh/config` (mode 0600) had the report
+/// replace that file with a new 0644 one: the writer follows links itself, so the kernel's
+/// protected_symlinks never saw it.
+#[test]
+fn output_refuses_another_users_link_in_a_sticky_directory() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !is_root() {
+        eprintln!("skipped: needs root to give a link to another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let shared = sticky_dir(dir.path());
+    let private = dir.path().join("private.conf");
+    fs::write(&private, "mine").unwrap();
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o600)).unwrap();
+    let inode = fs::metadata(&private).unwrap().ino();
+    let link = shared.join("report.json");
+    std::os::unix::fs::symlink(&private, &link).unwrap();
+    let c = std::ffi::CString::new(link.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path; uid and gid 12345 need not exist.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 12345, 12345) }, 0);
+
+    let (r, _) = check_to(&FakeRoot::healthy(1), &link);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "report.json: a link owned by another user (uid 12345) in a sticky world-writable \
+             directory; not followed"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fs::read_to_string(&private).unwrap(), "mine");
+    assert_eq!(fs::metadata(&private).unwrap().ino(), inode);
+    assert_eq!(mode(&private), 0o600);
+    // Nothing left in the shared directory but the link.
+    assert_eq!(fs::read_dir(&shared).unwrap().count(), 1);
+}
+
+/// The caller's own link there is followed, and the file it names keeps its mode: a
+/// report replacing a 0640 file came out 0644, readable by everyone.
+#[test]
+fn output_through_the_callers_own_link_keeps_the_targets_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = sticky_dir(dir.path());
+    let target = dir.path().join("report.json");
+    fs::write(&target, "old").unwrap();
+    // 0640: no umask turns the default 0666 into it, so only a kept mode matches.
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+    let link = shared.join("latest.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    let (r, _) = check_to(&FakeRoot::healthy(1), &link);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+    let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&target).unwrap()).unwrap();
+    assert!(v["schema_version"].is_number());
+    assert_eq!(mode(&target), 0o640);
+}
+
+/// `--output /dev/stdout` with stdout on a pipe (a CI log, `| tee`) failed: the link
+/// chain ends in "pipe:[…]", a name that exists nowhere.
+#[test]
+fn output_to_dev_stdout_on_a_pipe_writes_the_report() {
+    let (r, _) = check_to(&FakeRoot::healthy(1), Path::new("/dev/stdout"));
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    assert!(r.stdout.contains("\"schema_version\""), "{}", r.stdout);
+}
