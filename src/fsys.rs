@@ -133,12 +133,10 @@ fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), Write
     // report stays private) and no narrower.
     let mode = replaced.as_ref().map(|m| m.mode() & 0o777);
     // Host and pid: containers on a shared filesystem can share pids. Created new, never
-    // opened through a name someone else made first (a link planted in /tmp).
-    let stem = format!(
-        ".{}.tmp.{host}.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    );
+    // opened through a name someone else made first (a link planted in /tmp). The name is
+    // cut so that the temp name fits NAME_MAX whenever the name does.
+    let shown: String = name.to_string_lossy().chars().take(64).collect();
+    let stem = format!(".{shown}.tmp.{host}.{}", std::process::id());
     let mut attempt = 0;
     let (tmp, file) = loop {
         let tmp = match attempt {
@@ -787,6 +785,14 @@ mod tests {
         let written = dir.path().join("r.json");
         assert!(fs::symlink_metadata(&written).unwrap().is_file());
         assert_eq!(fs::read_to_string(&written).unwrap(), "report");
+    }
+
+    #[test]
+    fn a_name_as_long_as_the_filesystem_allows_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("{}.json", "r".repeat(250)));
+        write_report(&path, &"h".repeat(64), "report", T).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "report");
     }
 
     #[test]

@@ -194,3 +194,36 @@ fn output_to_dev_stdout_on_a_pipe_writes_the_report() {
     assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
     assert!(r.stdout.contains("\"schema_version\""), "{}", r.stdout);
 }
+
+/// A 300-character /etc/hostname made `--output DIR/{host}.json` fail with "File name too
+/// long" (exit 2, no report). The name is cut, and two such names still get two files.
+#[test]
+fn a_long_host_name_gives_a_short_distinct_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports");
+    let long = "gpu-".repeat(75);
+    for tail in ["a", "b"] {
+        let root = FakeRoot::healthy(1);
+        root.file("etc/hostname", &format!("{long}{tail}\n"));
+        let (r, _) = check_to(&root, &out.join("{host}.json"));
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    }
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    for name in &names {
+        assert!(
+            name.starts_with("gpu-gpu-") && name.ends_with(".json"),
+            "{name}"
+        );
+        assert!(name.len() <= 64 + ".json".len(), "{name}");
+        let v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(out.join(name)).unwrap()).unwrap();
+        // The report keeps the whole name.
+        let node = v["snapshot"]["node"]["name"].as_str().unwrap();
+        assert!(node.len() == 301 && node.starts_with(&long), "{node}");
+    }
+}
