@@ -1,15 +1,21 @@
-//! Filesystem access for probes: every logical path is resolved under `--root`
-//! (symlinks included, so an absolute link target cannot escape the root), reads
-//! are bounded, and only regular files are read (a FIFO would block forever).
+//! Filesystem access for probes: every logical path is resolved under `--root` by the
+//! call that opens it (openat2 RESOLVE_IN_ROOT, or a walk of O_PATH descriptors where
+//! that is missing), so neither an absolute link nor a link swapped in mid-run leads
+//! out of the root; reads are bounded, and only regular files are read (a FIFO would
+//! block forever).
 //! Also the one writer: `--output` reports, replaced atomically.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{CStr, CString, OsString};
 use std::fs::{self, Metadata};
 use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Default cap on one file read: every file a probe reads is far smaller.
 pub const READ_LIMIT: u64 = 1024 * 1024;
@@ -47,33 +53,63 @@ impl WriteError {
 
 /// Writes `text` to `path` with `{host}` replaced by `host` (the node's name, safe as a
 /// file name), creating the directory, atomically: a shared filesystem never shows a half
-/// report to `gpudoctor fleet`. Returns the path written.
-pub fn write_report(path: &Path, host: &str, text: &str) -> Result<PathBuf, WriteError> {
+/// report to `gpudoctor fleet`. A FIFO, device or socket is written in place within
+/// `timeout`. Returns the path written.
+pub fn write_report(
+    path: &Path,
+    host: &str,
+    text: &str,
+    timeout: Duration,
+) -> Result<PathBuf, WriteError> {
     let expanded = PathBuf::from(path.to_string_lossy().replace("{host}", host));
-    write_atomically(&expanded, host, text, 0)?;
+    let report = Report {
+        host,
+        text,
+        deadline: Instant::now() + timeout,
+        timeout,
+    };
+    write_atomically(&expanded, &report, 0)?;
     Ok(expanded)
+}
+
+struct Report<'a> {
+    host: &'a str,
+    text: &'a str,
+    deadline: Instant,
+    timeout: Duration,
 }
 
 /// Links followed before giving up (a loop of links never ends).
 const WRITE_LINK_HOPS: u32 = 16;
 
-fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<(), WriteError> {
+fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), WriteError> {
     use std::io::Write as _;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (host, text) = (report.host, report.text);
     let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
     // A link is written through, as the shell's `>` would: its target is replaced (and
     // created when the link dangles), never the link. A device, FIFO or socket
     // (/dev/null, /dev/stdout) is written to, never renamed over.
+    let mut replaced = None;
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             if hops >= WRITE_LINK_HOPS {
                 return Err(WriteError::new(path, "too many levels of symbolic links"));
+            }
+            refuse_untrusted_link(path, &meta)?;
+            // /dev/stdout on a pipe ends in a link with no name to follow ("pipe:[…]"):
+            // the kernel opens what it names.
+            if let Ok(end) = fs::metadata(path) {
+                if !end.is_file() && !end.is_dir() {
+                    return write_in_place(path, &end, report);
+                }
             }
             let target = fs::read_link(path).map_err(|e| fail("reading the link", e))?;
             let target = match path.parent() {
                 Some(dir) if target.is_relative() => dir.join(target),
                 _ => target,
             };
-            return write_atomically(&target, host, text, hops + 1);
+            return write_atomically(&target, report, hops + 1);
         } else if meta.is_dir() {
             return Err(WriteError::new(
                 path,
@@ -83,14 +119,9 @@ fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<()
                 ),
             ));
         } else if !meta.is_file() {
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| fail("opening", e))?;
-            f.write_all(text.as_bytes())
-                .map_err(|e| fail("writing", e))?;
-            return Ok(());
+            return write_in_place(path, &meta, report);
         }
+        replaced = Some(meta);
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
@@ -98,25 +129,127 @@ fn write_atomically(path: &Path, host: &str, text: &str, hops: u32) -> Result<()
     let name = path
         .file_name()
         .ok_or_else(|| WriteError::new(path, "not a file name"))?;
-    // Host and pid: containers on a shared filesystem can share pids.
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp.{host}.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    // The report replacing a file keeps that file's permissions: no wider (a private
+    // report stays private) and no narrower.
+    let mode = replaced.as_ref().map(|m| m.mode() & 0o777);
+    // Host and pid: containers on a shared filesystem can share pids. Created new, never
+    // opened through a name someone else made first (a link planted in /tmp). The name is
+    // cut so that the temp name fits NAME_MAX whenever the name does.
+    let shown: String = name.to_string_lossy().chars().take(64).collect();
+    let stem = format!(".{shown}.tmp.{host}.{}", std::process::id());
+    let mut attempt = 0;
+    let (tmp, file) = loop {
+        let tmp = match attempt {
+            0 => path.with_file_name(&stem),
+            n => path.with_file_name(format!("{stem}.{n}")),
+        };
+        let opened = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode.unwrap_or(0o666))
+            .open(&tmp);
+        match opened {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(fail("writing", e)),
+            Ok(file) => break (tmp, file),
+        }
+    };
     // On the disk before the rename: after a crash the name holds the old report or the
     // whole new one. A failed write leaves no temp file behind.
-    let written = fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
+    let written = mode
+        .map_or(Ok(()), |mode| {
+            file.set_permissions(fs::Permissions::from_mode(mode))
         })
+        .and_then(|()| (&file).write_all(text.as_bytes()))
+        .and_then(|()| file.sync_all())
         .map_err(|e| fail("writing", e))
         .and_then(|()| fs::rename(&tmp, path).map_err(|e| fail("renaming into place", e)));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     written
+}
+
+/// The kernel's protected_symlinks rule, kept here because this writer follows links
+/// itself: in a sticky world-writable directory (/tmp) a link is followed only when the
+/// caller, root or the directory's owner owns it. Another user's link there is a trap
+/// that would have the report replace a file of the caller's choosing.
+fn refuse_untrusted_link(link: &Path, meta: &Metadata) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = link
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir_meta = fs::metadata(dir)
+        .map_err(|e| WriteError::new(link, format!("reading its directory: {e}")))?;
+    let shared = libc::S_ISVTX | libc::S_IWOTH;
+    // SAFETY: geteuid only reads credentials.
+    let me = unsafe { libc::geteuid() };
+    if dir_meta.mode() & shared == shared && ![me, 0, dir_meta.uid()].contains(&meta.uid()) {
+        return Err(WriteError::new(
+            link,
+            format!(
+                "a link owned by another user (uid {}) in a sticky world-writable directory; \
+                 not followed (the kernel's protected_symlinks rule): remove it or name another file",
+                meta.uid()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes to a FIFO, device or socket without ever waiting past the deadline: opening a
+/// FIFO blocks until a reader comes, and a reader that stops reading blocks the write.
+fn write_in_place(path: &Path, meta: &Metadata, report: &Report) -> Result<(), WriteError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::FileTypeExt;
+    let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) if meta.file_type().is_fifo() => WriteError::new(
+                path,
+                "a FIFO that nothing reads; start the reader first, or name a file",
+            ),
+            Some(libc::ENXIO) if meta.file_type().is_socket() => {
+                WriteError::new(path, "a socket; name a file")
+            }
+            _ => fail("opening", e),
+        })?;
+    let mut rest = report.text.as_bytes();
+    while !rest.is_empty() {
+        match (&file).write(rest) {
+            Ok(0) => return Err(WriteError::new(path, "writing: nothing was taken")),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let left = report.deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(WriteError::new(
+                        path,
+                        format!(
+                            "the reader took {} of {} bytes within the {} s timeout",
+                            report.text.len() - rest.len(),
+                            report.text.len(),
+                            report.timeout.as_secs_f64()
+                        ),
+                    ));
+                }
+                let mut poll = libc::pollfd {
+                    fd: file.as_raw_fd(),
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+                // SAFETY: one pollfd, and its count.
+                unsafe { libc::poll(&mut poll, 1, ms) };
+            }
+            Err(e) => return Err(fail("writing", e)),
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -172,11 +305,20 @@ pub struct TextFile {
     pub binary: bool,
 }
 
-type Listings = Arc<Mutex<HashMap<PathBuf, Vec<OsString>>>>;
+/// Listings by directory (device, inode): two logical paths to one directory share one.
+type Listings = Arc<Mutex<HashMap<(u64, u64), Vec<OsString>>>>;
+
+/// The `--root` directory, held open: every path is resolved against this one directory
+/// while it is opened, so a link swapped in mid-run cannot lead outside.
+#[derive(Debug)]
+struct Root {
+    path: PathBuf,
+    dir: Result<OwnedFd, i32>,
+}
 
 #[derive(Debug, Clone)]
 pub struct HostFs {
-    root: Option<PathBuf>,
+    root: Option<Arc<Root>>,
     /// Directory listings already read: several probes list the same library and
     /// toolkit directories, and each is read from disk once per run.
     listings: Listings,
@@ -184,6 +326,15 @@ pub struct HostFs {
 
 impl HostFs {
     pub fn new(root: Option<PathBuf>) -> Self {
+        let root = root.map(|path| {
+            let dir = open_at(
+                None,
+                &path,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
+            Arc::new(Root { path, dir })
+        });
         HostFs {
             root,
             listings: Listings::default(),
@@ -191,28 +342,34 @@ impl HostFs {
     }
 
     pub fn root(&self) -> Option<&Path> {
-        self.root.as_deref()
+        self.root.as_deref().map(|r| r.path.as_path())
     }
 
-    /// Maps a logical absolute path to a real path, following symlinks inside the root.
-    pub fn resolve(&self, logical: &Path) -> Result<PathBuf, FsError> {
-        match &self.root {
-            None => Ok(logical.to_path_buf()),
-            Some(root) => resolve_under(root, logical, true),
-        }
+    /// Opens `logical` (under the root when there is one) with `flags`; a link in the last
+    /// component is followed only with `follow_last`.
+    fn open(&self, logical: &Path, follow_last: bool, flags: i32) -> Result<OwnedFd, FsError> {
+        let opened = match &self.root {
+            None => {
+                let nofollow = if follow_last { 0 } else { libc::O_NOFOLLOW };
+                open_at(None, logical, flags | nofollow | libc::O_CLOEXEC)
+            }
+            Some(root) => match &root.dir {
+                Ok(dir) => open_in_root(dir.as_fd(), logical, follow_last, flags),
+                Err(errno) => Err(io::Error::from_raw_os_error(*errno)),
+            },
+        };
+        opened.map_err(|e| FsError::from_io(logical, &e))
     }
 
-    /// Like `resolve`, but a symlink in the last component is left as is.
-    pub fn resolve_nofollow(&self, logical: &Path) -> Result<PathBuf, FsError> {
-        match &self.root {
-            None => Ok(logical.to_path_buf()),
-            Some(root) => resolve_under(root, logical, false),
-        }
+    fn stat(&self, logical: &Path, follow_last: bool) -> Result<Metadata, FsError> {
+        let fd = self.open(logical, follow_last, libc::O_PATH)?;
+        fs::File::from(fd)
+            .metadata()
+            .map_err(|e| FsError::from_io(logical, &e))
     }
 
     pub fn metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
-        let real = self.resolve(logical)?;
-        fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))
+        self.stat(logical, true)
     }
 
     pub fn exists(&self, logical: &Path) -> bool {
@@ -220,26 +377,28 @@ impl HostFs {
     }
 
     pub fn read_link(&self, logical: &Path) -> Result<PathBuf, FsError> {
-        let real = self.resolve_nofollow(logical)?;
-        fs::read_link(&real).map_err(|e| FsError::from_io(logical, &e))
+        let fd = self.open(logical, false, libc::O_PATH)?;
+        read_link_fd(fd.as_fd()).map_err(|e| FsError::from_io(logical, &e))
     }
 
     pub fn symlink_metadata(&self, logical: &Path) -> Result<Metadata, FsError> {
-        let real = self.resolve_nofollow(logical)?;
-        fs::symlink_metadata(&real).map_err(|e| FsError::from_io(logical, &e))
+        self.stat(logical, false)
     }
 
     /// The logical path with every symlink resolved (inside the root), like realpath(3).
     pub fn canonical(&self, logical: &Path) -> Result<PathBuf, FsError> {
-        match &self.root {
-            None => fs::canonicalize(logical).map_err(|e| FsError::from_io(logical, &e)),
-            Some(root) => {
-                let real = resolve_under(root, logical, true)?;
-                fs::symlink_metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
-                let rel = real.strip_prefix(root).unwrap_or(&real);
-                Ok(Path::new("/").join(rel))
-            }
-        }
+        let Some(root) = &self.root else {
+            return fs::canonicalize(logical).map_err(|e| FsError::from_io(logical, &e));
+        };
+        let dir = root
+            .dir
+            .as_ref()
+            .map_err(|errno| FsError::from_io(logical, &io::Error::from_raw_os_error(*errno)))?;
+        let (_, names) = walk_in_root(dir.as_fd(), logical, true, libc::O_PATH)
+            .map_err(|e| FsError::from_io(logical, &e))?;
+        let mut canonical = PathBuf::from("/");
+        canonical.extend(names);
+        Ok(canonical)
     }
 
     /// A regular file that is executable by someone (what a PATH search accepts).
@@ -251,43 +410,50 @@ impl HostFs {
 
     /// Opens a regular file for reading (whole, or by range for formats like ELF).
     pub fn open_regular(&self, logical: &Path) -> Result<fs::File, FsError> {
-        let real = self.resolve(logical)?;
-        let meta = fs::metadata(&real).map_err(|e| FsError::from_io(logical, &e))?;
-        if !meta.is_file() {
+        use std::os::unix::fs::MetadataExt;
+        let not_regular =
+            || FsError::new(logical, FsErrorKind::NotRegularFile, "not a regular file");
+        // Looked at before it is opened: opening a device can have effects.
+        let seen = self.metadata(logical)?;
+        if !seen.is_file() {
+            return Err(not_regular());
+        }
+        // O_NONBLOCK: the name could be given to a FIFO before the open.
+        let fd = self.open(
+            logical,
+            true,
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+        )?;
+        let file = fs::File::from(fd);
+        let opened = file.metadata().map_err(|e| FsError::from_io(logical, &e))?;
+        if (opened.dev(), opened.ino()) != (seen.dev(), seen.ino()) {
             return Err(FsError::new(
                 logical,
-                FsErrorKind::NotRegularFile,
-                "not a regular file",
+                FsErrorKind::Other,
+                "replaced while being opened",
             ));
         }
-        // O_NONBLOCK: the file could be swapped for a FIFO between stat and open.
-        fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&real)
-            .map_err(|e| FsError::from_io(logical, &e))
+        Ok(file)
     }
 
     /// Entry names of a directory, sorted (non-UTF-8 names kept as they are).
     pub fn read_dir(&self, logical: &Path) -> Result<Vec<OsString>, FsError> {
-        let real = self.resolve(logical)?;
-        if let Some(names) = self
-            .listings
-            .lock()
-            .ok()
-            .and_then(|l| l.get(&real).cloned())
-        {
+        use std::os::unix::fs::MetadataExt;
+        let fd = self.open(
+            logical,
+            true,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK,
+        )?;
+        let dir = fs::File::from(fd);
+        let meta = dir.metadata().map_err(|e| FsError::from_io(logical, &e))?;
+        let key = (meta.dev(), meta.ino());
+        if let Some(names) = self.listings.lock().ok().and_then(|l| l.get(&key).cloned()) {
             return Ok(names);
         }
-        let entries = fs::read_dir(&real).map_err(|e| FsError::from_io(logical, &e))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| FsError::from_io(logical, &e))?;
-            names.push(entry.file_name());
-        }
+        let mut names = list_dir(dir.into()).map_err(|e| FsError::from_io(logical, &e))?;
         names.sort();
         if let Ok(mut l) = self.listings.lock() {
-            l.insert(real, names.clone());
+            l.insert(key, names.clone());
         }
         Ok(names)
     }
@@ -322,46 +488,223 @@ impl HostFs {
     }
 }
 
-/// Resolves `logical` inside `root` the way the kernel would inside a chroot.
-fn resolve_under(root: &Path, logical: &Path, follow_last: bool) -> Result<PathBuf, FsError> {
-    let mut pending: Vec<OsString> = Vec::new();
-    push_components(&mut pending, logical);
-    let mut resolved: Vec<OsString> = Vec::new();
-    let mut hops = 0;
-    while let Some(comp) = pending.pop() {
-        if comp == ".." {
-            resolved.pop();
-            continue;
-        }
-        let mut candidate = root.to_path_buf();
-        candidate.extend(&resolved);
-        candidate.push(&comp);
-        let is_last = pending.is_empty();
-        match fs::symlink_metadata(&candidate) {
-            Ok(meta) if meta.file_type().is_symlink() && (follow_last || !is_last) => {
-                hops += 1;
-                if hops > MAX_SYMLINK_HOPS {
-                    return Err(FsError::new(
-                        logical,
-                        FsErrorKind::SymlinkLoop,
-                        "too many levels of symbolic links",
-                    ));
-                }
-                let target =
-                    fs::read_link(&candidate).map_err(|e| FsError::from_io(logical, &e))?;
-                if target.is_absolute() {
-                    resolved.clear();
-                }
-                push_components(&mut pending, &target);
+/// `openat(2)`; `dir` None is the working directory.
+fn open_at(dir: Option<BorrowedFd>, path: &Path, flags: i32) -> io::Result<OwnedFd> {
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in the path"))?;
+    let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: a NUL-terminated path; the descriptor returned is ours alone.
+    let fd = unsafe { libc::openat(dir, path.as_ptr(), flags, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Set once openat2(2) is known to be missing (Linux before 5.6).
+static OPENAT2_MISSING: AtomicBool = AtomicBool::new(false);
+
+/// Opens `logical` inside the directory `root` as if `root` were `/`: absolute links are
+/// re-rooted and `..` stops at the root, whatever changes in the tree meanwhile.
+fn open_in_root(
+    root: BorrowedFd,
+    logical: &Path,
+    follow_last: bool,
+    flags: i32,
+) -> io::Result<OwnedFd> {
+    if !OPENAT2_MISSING.load(Ordering::Relaxed) {
+        match openat2_in_root(root, logical, follow_last, flags) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                OPENAT2_MISSING.store(true, Ordering::Relaxed);
             }
-            Ok(_) => resolved.push(comp),
-            Err(e) if e.kind() == io::ErrorKind::NotFound && is_last => resolved.push(comp),
-            Err(e) => return Err(FsError::from_io(logical, &e)),
+            // A seccomp filter (some container runtimes) denies the call.
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+            opened => return opened,
         }
     }
-    let mut real = root.to_path_buf();
-    real.extend(&resolved);
-    Ok(real)
+    walk_in_root(root, logical, follow_last, flags).map(|(fd, _)| fd)
+}
+
+/// openat2(2) with RESOLVE_IN_ROOT: the kernel resolves and opens in one step.
+fn openat2_in_root(
+    root: BorrowedFd,
+    logical: &Path,
+    follow_last: bool,
+    flags: i32,
+) -> io::Result<OwnedFd> {
+    /// `struct open_how` of linux/openat2.h.
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    let path = CString::new(logical.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in the path"))?;
+    let nofollow = if follow_last { 0 } else { libc::O_NOFOLLOW };
+    let how = OpenHow {
+        flags: (flags | nofollow | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    // EAGAIN: a rename elsewhere in the tree raced a `..`; the kernel asks for a retry.
+    for _ in 0..64 {
+        // SAFETY: a NUL-terminated path and an `open_how` of the size passed.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                root.as_raw_fd(),
+                path.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the kernel just returned this descriptor, owned by nothing else.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EAGAIN) {
+            return Err(e);
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::EAGAIN))
+}
+
+/// Where openat2(2) is missing: one component at a time, each opened without following a
+/// link (O_PATH | O_NOFOLLOW) relative to the directory before it, links read and resolved
+/// here. Returns the file opened with `flags` and its path's components inside the root.
+fn walk_in_root(
+    root: BorrowedFd,
+    logical: &Path,
+    follow_last: bool,
+    flags: i32,
+) -> io::Result<(OwnedFd, Vec<OsString>)> {
+    let mut pending: Vec<OsString> = Vec::new();
+    push_components(&mut pending, logical);
+    // The directories entered below the root, each with its name.
+    let mut dirs: Vec<(OwnedFd, OsString)> = Vec::new();
+    let mut hops = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            dirs.pop();
+            continue;
+        }
+        let parent = dirs.last().map_or(root, |(fd, _)| fd.as_fd());
+        let fd = open_at(
+            Some(parent),
+            Path::new(&name),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )?;
+        let is_last = pending.is_empty();
+        let file = fs::File::from(fd);
+        let is_link = file.metadata()?.is_symlink();
+        let fd = OwnedFd::from(file);
+        if is_link && (follow_last || !is_last) {
+            hops += 1;
+            if hops > MAX_SYMLINK_HOPS {
+                return Err(io::Error::from_raw_os_error(libc::ELOOP));
+            }
+            let target = read_link_fd(fd.as_fd())?;
+            if target.is_absolute() {
+                dirs.clear();
+            }
+            push_components(&mut pending, &target);
+            continue;
+        }
+        if is_last {
+            // Opened again by name with the caller's flags; O_NOFOLLOW refuses a link
+            // swapped in since, and whatever is there now is inside `parent`.
+            let fd = if flags == libc::O_PATH {
+                fd
+            } else {
+                open_at(
+                    Some(parent),
+                    Path::new(&name),
+                    flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )?
+            };
+            let mut names: Vec<OsString> = dirs.into_iter().map(|(_, n)| n).collect();
+            names.push(name);
+            return Ok((fd, names));
+        }
+        dirs.push((fd, name));
+    }
+    // The path ended at the root or after a `..`: open the directory reached.
+    let dir = dirs.last().map_or(root, |(fd, _)| fd.as_fd());
+    let fd = open_at(Some(dir), Path::new("."), flags | libc::O_CLOEXEC)?;
+    Ok((fd, dirs.into_iter().map(|(_, n)| n).collect()))
+}
+
+/// The target of the link that `link` (opened O_PATH | O_NOFOLLOW) is.
+fn read_link_fd(link: BorrowedFd) -> io::Result<PathBuf> {
+    let mut buf = vec![0u8; 256];
+    loop {
+        // SAFETY: the buffer and its length match; an empty path names `link` itself.
+        let n = unsafe {
+            libc::readlinkat(
+                link.as_raw_fd(),
+                c"".as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            // Not a link: the kernel says ENOENT, readlink(2) on a path EINVAL.
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOENT) => io::Error::from_raw_os_error(libc::EINVAL),
+                _ => e,
+            });
+        }
+        let n = n as usize;
+        if n < buf.len() {
+            buf.truncate(n);
+            return Ok(PathBuf::from(OsString::from_vec(buf)));
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
+/// The entry names of the directory open as `dir`, "." and ".." left out.
+fn list_dir(dir: OwnedFd) -> io::Result<Vec<OsString>> {
+    struct Stream(*mut libc::DIR);
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            // SAFETY: opened by fdopendir below and closed only here.
+            unsafe { libc::closedir(self.0) };
+        }
+    }
+    let raw = dir.into_raw_fd();
+    // SAFETY: `raw` is an open directory descriptor; the stream takes it over.
+    let stream = unsafe { libc::fdopendir(raw) };
+    if stream.is_null() {
+        let e = io::Error::last_os_error();
+        // SAFETY: fdopendir failed, so `raw` is still ours to close.
+        unsafe { libc::close(raw) };
+        return Err(e);
+    }
+    let stream = Stream(stream);
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: errno is thread-local; cleared to tell the end from an error.
+        unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: a live stream; the entry is read before the next call.
+        let entry = unsafe { libc::readdir(stream.0) };
+        if entry.is_null() {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(0) => Ok(names),
+                _ => Err(e),
+            };
+        }
+        // SAFETY: readdir returns a NUL-terminated name.
+        let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) }.to_bytes();
+        if name != b"." && name != b".." {
+            names.push(OsString::from_vec(name.to_vec()));
+        }
+    }
 }
 
 /// Pushes the components of `path` onto a stack so that the first component pops first.
@@ -380,13 +723,17 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::{symlink, FileTypeExt};
+
+    /// The deadline for writing to a FIFO or device.
+    const T: Duration = Duration::from_secs(5);
 
     #[test]
     fn report_is_written_whole_with_host_and_directory() {
         let dir = tempfile::tempdir().unwrap();
         let template = dir.path().join("out/{host}.json");
-        let written = write_report(&template, "node-1", "{}\n").unwrap();
+        let written = write_report(&template, "node-1", "{}\n", T).unwrap();
         assert_eq!(written, dir.path().join("out/node-1.json"));
         assert_eq!(fs::read_to_string(&written).unwrap(), "{}\n");
         // No temp file is left next to it.
@@ -402,7 +749,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
         fs::write(&path, "old report, longer than the new one").unwrap();
-        write_report(&path, "h", "new").unwrap();
+        write_report(&path, "h", "new", T).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
     }
 
@@ -411,7 +758,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("latest.json");
         symlink("reports/r.json", &link).unwrap();
-        write_report(&link, "h", "one").unwrap();
+        write_report(&link, "h", "one", T).unwrap();
         assert!(fs::symlink_metadata(&link)
             .unwrap()
             .file_type()
@@ -420,13 +767,37 @@ mod tests {
             fs::read_to_string(dir.path().join("reports/r.json")).unwrap(),
             "one"
         );
-        write_report(&link, "h", "two").unwrap();
+        write_report(&link, "h", "two", T).unwrap();
         assert_eq!(fs::read_to_string(&link).unwrap(), "two");
     }
 
     #[test]
+    fn a_link_planted_at_the_temp_name_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "untouched").unwrap();
+        let planted = dir
+            .path()
+            .join(format!(".r.json.tmp.h.{}", std::process::id()));
+        symlink(&victim, &planted).unwrap();
+        write_report(&dir.path().join("r.json"), "h", "report", T).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "untouched");
+        let written = dir.path().join("r.json");
+        assert!(fs::symlink_metadata(&written).unwrap().is_file());
+        assert_eq!(fs::read_to_string(&written).unwrap(), "report");
+    }
+
+    #[test]
+    fn a_name_as_long_as_the_filesystem_allows_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("{}.json", "r".repeat(250)));
+        write_report(&path, &"h".repeat(64), "report", T).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "report");
+    }
+
+    #[test]
     fn report_to_a_device_is_written_not_renamed_over() {
-        write_report(Path::new("/dev/null"), "h", "x").unwrap();
+        write_report(Path::new("/dev/null"), "h", "x", T).unwrap();
         assert!(fs::metadata("/dev/null")
             .unwrap()
             .file_type()
@@ -436,13 +807,13 @@ mod tests {
     #[test]
     fn report_refuses_a_directory_and_a_link_loop() {
         let dir = tempfile::tempdir().unwrap();
-        let e = write_report(dir.path(), "h", "x").unwrap_err();
+        let e = write_report(dir.path(), "h", "x", T).unwrap_err();
         assert_eq!(e.path, dir.path());
         assert!(e.message.starts_with("a directory; name the file"), "{e}");
         let a = dir.path().join("a");
         symlink("b", &a).unwrap();
         symlink("a", dir.path().join("b")).unwrap();
-        let e = write_report(&a, "h", "x").unwrap_err();
+        let e = write_report(&a, "h", "x", T).unwrap_err();
         assert_eq!(e.message, "too many levels of symbolic links");
     }
 
@@ -451,7 +822,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let blocker = dir.path().join("file");
         fs::write(&blocker, "").unwrap();
-        let e = write_report(&blocker.join("r.json"), "h", "x").unwrap_err();
+        let e = write_report(&blocker.join("r.json"), "h", "x", T).unwrap_err();
         assert_eq!(e.path, blocker.join("r.json"));
         assert!(e.message.starts_with("creating its directory: "), "{e}");
     }
@@ -473,10 +844,184 @@ mod tests {
             .read_text(Path::new("/usr/local/cuda/version.txt"))
             .unwrap();
         assert_eq!(text.text, "CUDA Version 12.4.1");
-        let real = fs
-            .resolve(Path::new("/usr/local/cuda/../../../../etc/passwd"))
+        fs::write(root.join("etc/passwd"), "root:x:0:0").unwrap();
+        let escaping = Path::new("/usr/local/cuda/../../../../etc/passwd");
+        assert_eq!(fs.read_text(escaping).unwrap().text, "root:x:0:0");
+        assert_eq!(fs.canonical(escaping).unwrap(), Path::new("/etc/passwd"));
+    }
+
+    /// The identity of what a resolver opened, or its errno.
+    fn opened(r: io::Result<OwnedFd>) -> Result<(u64, u64), i32> {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::File::from(r.map_err(|e| e.raw_os_error().unwrap())?)
+            .metadata()
             .unwrap();
-        assert_eq!(real, root.join("etc/passwd"));
+        Ok((m.dev(), m.ino()))
+    }
+
+    #[test]
+    fn the_kernel_and_the_walk_resolve_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("usr/lib/x86_64-linux-gnu")).unwrap();
+        fs::write(root.join("usr/lib/x86_64-linux-gnu/libcuda.so.1"), "elf").unwrap();
+        symlink("usr/lib", root.join("lib")).unwrap();
+        symlink("/usr/lib/x86_64-linux-gnu", root.join("usr/multiarch")).unwrap();
+        symlink(
+            "libcuda.so.1",
+            root.join("usr/lib/x86_64-linux-gnu/libcuda.so"),
+        )
+        .unwrap();
+        symlink("../../../../..", root.join("usr/up")).unwrap();
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("/loop1", root.join("loop2")).unwrap();
+        symlink("/nowhere", root.join("dangling")).unwrap();
+        let root_fd = open_at(None, root, libc::O_PATH | libc::O_DIRECTORY).unwrap();
+        // Each logical path and what it must open, relative to the root, or the errno.
+        let cases: [(&str, Result<&str, i32>); 8] = [
+            ("/", Ok("")),
+            (
+                "/lib/x86_64-linux-gnu/libcuda.so",
+                Ok("usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+            ),
+            ("/usr/multiarch/../../lib", Ok("usr/lib")),
+            ("/usr/up/usr/../../../lib", Ok("usr/lib")),
+            ("/../../usr", Ok("usr")),
+            ("/usr/multiarch/libcuda.so/x", Err(libc::ENOTDIR)),
+            ("/loop1", Err(libc::ELOOP)),
+            ("/dangling", Err(libc::ENOENT)),
+        ];
+        for (logical, expected) in cases {
+            let expected = expected.map(|p| {
+                use std::os::unix::fs::MetadataExt;
+                let m = fs::metadata(root.join(p)).unwrap();
+                (m.dev(), m.ino())
+            });
+            let walked = walk_in_root(root_fd.as_fd(), Path::new(logical), true, libc::O_PATH);
+            assert_eq!(
+                opened(walked.map(|(fd, _)| fd)),
+                expected,
+                "walk: {logical}"
+            );
+            let kernel = openat2_in_root(root_fd.as_fd(), Path::new(logical), true, libc::O_PATH);
+            if !matches!(&kernel, Err(e) if e.raw_os_error() == Some(libc::ENOSYS)) {
+                assert_eq!(opened(kernel), expected, "openat2: {logical}");
+            }
+        }
+        // Not following the last link opens the link itself, by either resolver.
+        let link = |fd: OwnedFd| read_link_fd(fd.as_fd()).unwrap();
+        let (fd, names) =
+            walk_in_root(root_fd.as_fd(), Path::new("/lib"), false, libc::O_PATH).unwrap();
+        assert_eq!(
+            (link(fd), names),
+            (PathBuf::from("usr/lib"), vec![OsString::from("lib")])
+        );
+        let fs = HostFs::new(Some(root.to_path_buf()));
+        assert_eq!(
+            fs.read_link(Path::new("/lib")).unwrap(),
+            Path::new("usr/lib")
+        );
+        assert_eq!(
+            fs.canonical(Path::new("/usr/multiarch/libcuda.so"))
+                .unwrap(),
+            Path::new("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        );
+        assert_eq!(
+            fs.read_dir(Path::new("/usr/up/lib")).unwrap(),
+            ["x86_64-linux-gnu"]
+        );
+    }
+
+    /// Swaps names in the tree for links out of it while the tree is read: what is read
+    /// comes from inside the root or not at all. Bounded by time, not by count.
+    #[test]
+    fn a_link_swapped_in_mid_read_never_leads_out_of_the_root() {
+        use std::sync::atomic::AtomicBool;
+        use std::time::{Duration, Instant};
+        let dir = tempfile::tempdir().unwrap();
+        let host = dir.path();
+        fs::write(host.join("secret"), "HOST SECRET").unwrap();
+        fs::create_dir_all(host.join("host-lib")).unwrap();
+        fs::write(host.join("host-lib/os-release"), "HOST SECRET").unwrap();
+        let root = host.join("root");
+        fs::create_dir_all(root.join("etc")).unwrap();
+        fs::create_dir_all(root.join("lib")).unwrap();
+        fs::write(root.join("etc/os-release"), "ID=tree").unwrap();
+        fs::write(root.join("lib/os-release"), "ID=tree").unwrap();
+        // The other halves of each swap: an absolute link to a host file, and a relative
+        // one that climbs above the root into a host directory.
+        symlink(host.join("secret"), root.join("etc/.swap")).unwrap();
+        symlink("../host-lib", root.join(".swap")).unwrap();
+        let pairs: Vec<(CString, CString)> = [("etc/os-release", "etc/.swap"), ("lib", ".swap")]
+            .iter()
+            .map(|(a, b)| {
+                let c = |p: &str| CString::new(root.join(p).into_os_string().into_vec()).unwrap();
+                (c(a), c(b))
+            })
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    for (a, b) in &pairs {
+                        // SAFETY: NUL-terminated paths.
+                        let r = unsafe {
+                            libc::renameat2(
+                                libc::AT_FDCWD,
+                                a.as_ptr(),
+                                libc::AT_FDCWD,
+                                b.as_ptr(),
+                                libc::RENAME_EXCHANGE,
+                            )
+                        };
+                        assert_eq!(r, 0, "{}", io::Error::last_os_error());
+                    }
+                }
+            })
+        };
+        let hostfs = HostFs::new(Some(root.clone()));
+        let root_fd = open_at(None, &root, libc::O_PATH | libc::O_DIRECTORY).unwrap();
+        let by_api = |logical: &Path| hostfs.read_text(logical).ok().map(|t| t.text);
+        let by_walk = |logical: &Path| {
+            let (fd, _) = walk_in_root(
+                root_fd.as_fd(),
+                logical,
+                true,
+                libc::O_RDONLY | libc::O_NONBLOCK,
+            )
+            .ok()?;
+            fs::read_to_string(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+        };
+        type Read<'a> = &'a dyn Fn(&Path) -> Option<String>;
+        let readers: [(&str, Read); 2] = [("openat2", &by_api), ("walk", &by_walk)];
+        let mut tally = Vec::new();
+        for (name, read) in readers {
+            let (mut runs, mut inside, mut escapes) = (0u64, 0u64, 0u64);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(1500) {
+                for logical in ["/etc/os-release", "/lib/os-release"] {
+                    runs += 1;
+                    match read(Path::new(logical)) {
+                        Some(text) if text.contains("SECRET") => escapes += 1,
+                        Some(_) => inside += 1,
+                        None => {}
+                    }
+                }
+            }
+            eprintln!("{name}: {runs} reads, {inside} from the tree, {escapes} escapes");
+            tally.push((name, runs, inside, escapes));
+        }
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        for (name, runs, inside, escapes) in tally {
+            assert_eq!(
+                escapes, 0,
+                "{name}: {escapes} of {runs} reads left the root"
+            );
+            // The swaps really raced the reads: some reads found the tree's file.
+            assert!(inside > 0 && inside < runs, "{name}: {inside} of {runs}");
+        }
     }
 
     #[test]

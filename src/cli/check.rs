@@ -1,8 +1,10 @@
 //! `gpudoctor check` (the default): every probe and rule, the whole report.
 
+use std::time::Duration;
+
 use super::args::{Format, GlobalOpts};
 use super::gather::gather;
-use super::options::{exit_code, selection, terminal_width};
+use super::options::{exit_code, probe_timeout, selection, terminal_width};
 use super::{emit, CliError};
 use crate::envvars::Env;
 use crate::render::{self, Style};
@@ -58,9 +60,11 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
                 .as_ref()
                 .map(|n| crate::probes::node::file_name(&n.name))
                 .unwrap_or_else(|| "unknown".into());
-            let written =
-                crate::fsys::write_report(path, &host, &render_as(format, Style::plain()))
-                    .map_err(|e| CliError::Usage(format!("--output {e}")))?;
+            // A FIFO or device gets as long as a probe: --timeout.
+            let timeout = Duration::from_secs_f64(probe_timeout(g)?);
+            let text = render_as(format, Style::plain());
+            let written = crate::fsys::write_report(path, &host, &text, timeout)
+                .map_err(|e| CliError::Usage(format!("--output {e}")))?;
             eprintln!("gpudoctor: report written to {}", written.display());
         }
         None => {

@@ -119,8 +119,26 @@ fn machine_id(fs: &HostFs) -> Option<String> {
     Some(digest[..16].iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// A node name safe as a file name: `{host}` in --output.
+/// The longest `{host}`: HOST_NAME_MAX, and twice it still fits the writer's temp file
+/// name in NAME_MAX (255 bytes).
+const FILE_NAME_MAX: usize = 64;
+
+/// A node name safe as a file name: `{host}` in --output. A longer name (an /etc/hostname
+/// under --root can hold anything) is cut and ends in a hash of the whole name, so two
+/// names that share their start still get two files.
 pub fn file_name(name: &str) -> String {
+    let safe = safe_chars(name);
+    if safe.len() <= FILE_NAME_MAX {
+        return safe;
+    }
+    let digest = Sha256::digest(name.as_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    // ASCII only by now: any byte index is a character boundary.
+    let kept = safe[..FILE_NAME_MAX - hash.len() - 1].trim_end_matches('.');
+    format!("{kept}-{hash}")
+}
+
+fn safe_chars(name: &str) -> String {
     let cleaned: String = name
         .chars()
         .map(|c| {
@@ -147,5 +165,19 @@ mod tests {
         assert_eq!(file_name("../../etc/passwd"), "_.._etc_passwd");
         assert_eq!(file_name(".."), "unknown");
         assert_eq!(file_name("gpu node/1"), "gpu_node_1");
+    }
+
+    #[test]
+    fn long_names_are_cut_and_stay_apart() {
+        let long = "n".repeat(300);
+        let a = file_name(&format!("{long}a"));
+        let b = file_name(&format!("{long}b"));
+        assert_eq!(a.len(), FILE_NAME_MAX);
+        assert!(a.starts_with("nnnnnnnn"), "{a}");
+        assert_ne!(a, b);
+        assert_eq!(
+            file_name(&"x".repeat(FILE_NAME_MAX)),
+            "x".repeat(FILE_NAME_MAX)
+        );
     }
 }
