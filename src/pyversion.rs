@@ -3,6 +3,7 @@
 //! this machine and the environment's Python, without running Python.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 /// A PEP 440 version: release numbers, pre-release (a/b/rc), post, dev, local label.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,8 +237,22 @@ fn format_version(v: &PyVersion) -> String {
 pub struct MarkerEnv<'a> {
     /// X.Y of the environment's Python, when known; comparisons on it hold when unknown.
     pub python_version: Option<&'a str>,
-    /// The extras asked for (`extra == "cudart"` holds for those).
-    pub extras: &'a [String],
+    /// The extras asked for, normalised (`extra == "cudart"` holds for those): a set, so a
+    /// comparison costs the same however many extras a METADATA names.
+    extras: HashSet<String>,
+}
+
+impl<'a> MarkerEnv<'a> {
+    pub fn new(python_version: Option<&'a str>, extras: &[String]) -> MarkerEnv<'a> {
+        MarkerEnv {
+            python_version,
+            extras: extras.iter().map(|e| normalize(e)).collect(),
+        }
+    }
+}
+
+fn normalize(name: &str) -> String {
+    crate::probes::python_sites::normalize(name)
 }
 
 /// Parentheses a marker may nest. Real markers nest two or three deep; the parser recurses
@@ -401,7 +416,7 @@ impl Parser<'_> {
             _ => return None,
         };
         let rhs = self.value()?;
-        Some(compare(&lhs, &op, &rhs))
+        Some(compare(&lhs, &op, &rhs, &self.env.extras))
     }
 
     fn value(&mut self) -> Option<Value> {
@@ -431,7 +446,7 @@ impl Parser<'_> {
                 Some(v) => Value::Version(v.to_string()),
                 None => Value::Unknown,
             },
-            "extra" => Value::Extras(self.env.extras.to_vec()),
+            "extra" => Value::Extras,
             _ => Value::Unknown,
         }
     }
@@ -441,16 +456,16 @@ impl Parser<'_> {
 enum Value {
     Lit(String),
     Version(String),
-    Extras(Vec<String>),
+    /// The `extra` variable: the set of extras asked for.
+    Extras,
     Unknown,
 }
 
-fn compare(lhs: &Value, op: &str, rhs: &Value) -> bool {
-    let norm = |s: &str| crate::probes::python_sites::normalize(s);
+fn compare(lhs: &Value, op: &str, rhs: &Value, extras: &HashSet<String>) -> bool {
     match (lhs, rhs) {
         (Value::Unknown, _) | (_, Value::Unknown) => true,
-        (Value::Extras(set), Value::Lit(x)) | (Value::Lit(x), Value::Extras(set)) => {
-            let has = set.iter().any(|e| norm(e) == norm(x));
+        (Value::Extras, Value::Lit(x)) | (Value::Lit(x), Value::Extras) => {
+            let has = extras.contains(&normalize(x));
             match op {
                 "==" => has,
                 "!=" => !has,
@@ -517,10 +532,7 @@ mod tests {
 
     #[test]
     fn markers() {
-        let env = MarkerEnv {
-            python_version: Some("3.11"),
-            extras: &["cublas".to_string()],
-        };
+        let env = MarkerEnv::new(Some("3.11"), &["Cublas".to_string()]);
         let m = |s| marker_holds(s, &env).unwrap();
         assert!(m("(sys_platform == 'linux' and platform_machine == 'x86_64' or sys_platform == 'win32' and platform_machine == 'AMD64') and extra == 'cublas'") == cfg!(target_arch = "x86_64"));
         assert!(!m("extra == 'cufft'"));
@@ -537,10 +549,7 @@ mod tests {
 
     #[test]
     fn a_marker_nested_too_deeply_is_an_error_not_a_stack_overflow() {
-        let env = MarkerEnv {
-            python_version: Some("3.11"),
-            extras: &[],
-        };
+        let env = MarkerEnv::new(Some("3.11"), &[]);
         let nested = |n: usize| format!("{}os_name == 'posix'{}", "(".repeat(n), ")".repeat(n));
         assert_eq!(marker_holds(&nested(MAX_MARKER_DEPTH), &env), Ok(true));
         assert_eq!(

@@ -266,6 +266,46 @@ fn a_marker_nested_too_deeply_is_reported_not_a_crash() {
     assert!(out.stdout.contains("too deeply nested"), "{}", out.stdout);
 }
 
+/// Each Requires-Dist line with extras listed site-packages again to find its dist-info:
+/// 500 lines × 100,000 entries took 9 s, and 25,000 lines ran past the probe's deadline.
+#[test]
+fn requirements_with_extras_in_a_large_site_packages_are_read_in_linear_time() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let lines: Vec<String> = (0..500)
+        .map(|i| format!("pkg{i}[cuda]==1.0"))
+        .chain(["cuda-toolkit[cudart]==13.0.2".to_string()])
+        .collect();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let site = r.torch_venv("2.11.0+cu130", Some("13.0"), &refs);
+    for i in 0..20_000 {
+        r.dist(&site, &format!("filler{i}"), "1.0");
+    }
+    r.dist(&site, "cuda-toolkit", "13.0.2")
+        .file(
+            &format!("{site}/cuda_toolkit-13.0.2.dist-info/METADATA"),
+            "Name: cuda-toolkit\nVersion: 13.0.2\nRequires-Dist: nvidia-cuda-runtime==13.0.96; extra == \"cudart\"\n",
+        )
+        .dist(&site, "nvidia-cuda-runtime", "13.0.96");
+    let (_, v) = check(&r);
+    let run = &v["snapshot"]["probes"]["pytorch"];
+    assert_eq!(run["status"], "ok", "{run:#}");
+    let requires = v["snapshot"]["python"][0]["torch"]["requires"]
+        .as_array()
+        .unwrap();
+    assert_eq!(requires.len(), 1 + 501 + 1);
+    let last = requires.last().unwrap();
+    assert_eq!(
+        (&last["name"], &last["via"]),
+        (
+            &"nvidia-cuda-runtime".into(),
+            &"cuda-toolkit[cudart]".into()
+        )
+    );
+    // A loaded 2-core machine, debug build: 0.25 s with the index, 6.7–12.3 s before.
+    let elapsed = run["elapsed_us"].as_u64().unwrap() as f64 / 1e6;
+    assert!(elapsed < 2.0, "the pytorch probe took {elapsed:.2} s");
+}
+
 #[test]
 fn ld_library_path_shadows_the_wheel_library() {
     let r = host("580.95.05", "NVIDIA H100 80GB HBM3");

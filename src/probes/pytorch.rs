@@ -3,6 +3,7 @@
 //! was compiled for (the .nv_fatbin of libtorch_cuda.so), the nvidia-* wheels it pins and
 //! those installed, its companions (torchvision, torchaudio, triton) and other frameworks.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -167,6 +168,12 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
             })
             .collect()
     };
+    // Each installed distribution's dist-info directory by normalised name, from the one
+    // listing: requirements are looked up here, not by listing the directory again.
+    let mut installed: HashMap<&str, &str> = HashMap::new();
+    for (name, _, dir) in &dists {
+        installed.entry(name).or_insert(dir);
+    }
     let python = site.python.as_deref();
     let site_dir = Path::new(&site.path);
     // torch installed by pip (dist-info), by setup.py/older conda (egg-info), or only its
@@ -176,12 +183,12 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
         Some((stem.split('-').next()?.to_string(), e.clone()))
     });
     let torch = match dists.iter().find(|(n, _, _)| n == "torch") {
-        Some((_, v, dir)) => Some(torch(fs, site_dir, v, Some(dir), python)),
+        Some((_, v, dir)) => Some(torch(fs, site_dir, v, Some(dir), &installed, python)),
         None => match egg {
-            Some((v, dir)) => Some(torch(fs, site_dir, &v, Some(&dir), python)),
+            Some((v, dir)) => Some(torch(fs, site_dir, &v, Some(&dir), &installed, python)),
             None => (site.entries.iter().any(|e| e == "torch")
                 && fs.exists(&site_dir.join("torch/version.py")))
-            .then(|| torch(fs, site_dir, "", None, python)),
+            .then(|| torch(fs, site_dir, "", None, &installed, python)),
         },
     };
     PythonEnv {
@@ -212,6 +219,7 @@ fn torch(
     site: &Path,
     dist_version: &str,
     dist_dir: Option<&str>,
+    installed: &HashMap<&str, &str>,
     python: Option<&str>,
 ) -> Torch {
     let version_py = site.join("torch/version.py");
@@ -244,35 +252,25 @@ fn torch(
         }
     }
     // Expand meta-packages with extras (torch 2.11+: cuda-toolkit[cublas,…]==13.0.2) into
-    // the nvidia-* pins they stand for, from the installed meta-package's METADATA.
-    let expanded: Vec<Requirement> = requires
-        .iter()
-        .filter(|r| !r.extras.is_empty())
-        .flat_map(|r| {
-            let dir = fs.read_dir(site).ok().and_then(|names| {
-                names
-                    .iter()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .find(|n| parse_dist_info(n).is_some_and(|(name, _)| name == r.name))
-            });
-            let metadata = dir.map(|d| site.join(d).join("METADATA"));
-            let text = metadata
-                .as_ref()
-                .and_then(|m| fs.read_text(m).ok())
-                .map(|f| f.text)
-                .unwrap_or_default();
-            let read = extra_requires(&text, &r.extras, python);
-            if let Some(p) = metadata.as_ref().and_then(|m| read.problem_in(m)) {
-                if !requires_problems.contains(&p) {
-                    requires_problems.push(p);
-                }
-            }
-            read.requires.into_iter().map(|mut e| {
-                e.via = Some(format!("{}[{}]", r.name, r.extras.join(",")));
-                e
-            })
-        })
-        .collect();
+    // the nvidia-* pins they stand for, from the installed meta-package's METADATA. pip
+    // installs a package once with every extra asked of it: one METADATA read per package.
+    let mut expanded = Vec::new();
+    for (name, extras) in extras_by_package(&requires) {
+        let Some(dir) = installed.get(name) else {
+            continue;
+        };
+        let metadata = site.join(dir).join("METADATA");
+        let Ok(f) = fs.read_text(&metadata) else {
+            continue;
+        };
+        let read = extra_requires(&f.text, &extras, python);
+        requires_problems.extend(read.problem_in(&metadata));
+        let via = format!("{name}[{}]", extras.join(","));
+        expanded.extend(read.requires.into_iter().map(|mut e| {
+            e.via = Some(via.clone());
+            e
+        }));
+    }
     requires.extend(expanded);
     let arches = cuda.as_ref().map(|_| {
         let lib = torch_cuda_lib(fs, site);
@@ -295,6 +293,26 @@ fn torch(
         requires_problems,
         arches,
     }
+}
+
+/// Packages asked for with extras, in the order first asked, each with the union of its
+/// extras in the order first named.
+fn extras_by_package(requires: &[Requirement]) -> Vec<(&str, Vec<String>)> {
+    let mut out: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for r in requires.iter().filter(|r| !r.extras.is_empty()) {
+        let i = *slot.entry(&r.name).or_insert_with(|| {
+            out.push((&r.name, Vec::new()));
+            out.len() - 1
+        });
+        for e in &r.extras {
+            if seen.insert((&r.name, e)) {
+                out[i].1.push(e.clone());
+            }
+        }
+    }
+    out
 }
 
 /// conda-meta of the environment owning `site` (PREFIX/lib/pythonX.Y/site-packages):
@@ -393,10 +411,7 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> ReadRequires {
             Some((r, m)) => (r.trim(), m.trim()),
             None => (rest.trim(), ""),
         };
-        let env = MarkerEnv {
-            python_version: python,
-            extras: &[],
-        };
+        let env = MarkerEnv::new(python, &[]);
         match marker_holds(marker, &env) {
             Ok(true) => {}
             Ok(false) => continue,
@@ -433,14 +448,8 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> ReadRequires {
 /// Requirements of a dependency's own METADATA for the extras asked of it
 /// (`cuda-toolkit[cudart]` → its `Requires-Dist: nvidia-cuda-runtime==… ; extra == "cudart"`).
 pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -> ReadRequires {
-    let env = MarkerEnv {
-        python_version: python,
-        extras,
-    };
-    let none = MarkerEnv {
-        python_version: python,
-        extras: &[],
-    };
+    let env = MarkerEnv::new(python, extras);
+    let none = MarkerEnv::new(python, &[]);
     let mut out = ReadRequires::default();
     for (n, line) in metadata.lines().enumerate() {
         if line.trim().is_empty() {
@@ -490,6 +499,19 @@ mod tests {
         let e = extra_requires(tk, &["cudart".into()], Some("3.11")).requires;
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].name, "nvidia-cuda-runtime");
+    }
+
+    #[test]
+    fn a_package_asked_for_twice_is_expanded_once_with_all_its_extras() {
+        let md = "Name: torch\nRequires-Dist: cuda-toolkit[cublas]==13.0.2\nRequires-Dist: filelock\nRequires-Dist: Cuda_Toolkit[cudart,cublas]==13.0.2\nRequires-Dist: nvidia-nccl[x]==2\n";
+        let r = parse_requires(md, Some("3.11")).requires;
+        assert_eq!(
+            extras_by_package(&r),
+            [
+                ("cuda-toolkit", vec!["cublas".to_string(), "cudart".into()]),
+                ("nvidia-nccl", vec!["x".into()]),
+            ]
+        );
     }
 
     #[test]
