@@ -3,6 +3,7 @@
 //! this machine and the environment's Python, without running Python.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 /// A PEP 440 version: release numbers, pre-release (a/b/rc), post, dev, local label.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,24 +237,56 @@ fn format_version(v: &PyVersion) -> String {
 pub struct MarkerEnv<'a> {
     /// X.Y of the environment's Python, when known; comparisons on it hold when unknown.
     pub python_version: Option<&'a str>,
-    /// The extras asked for (`extra == "cudart"` holds for those).
-    pub extras: &'a [String],
+    /// The extras asked for, normalised (`extra == "cudart"` holds for those): a set, so a
+    /// comparison costs the same however many extras a METADATA names.
+    extras: HashSet<String>,
+}
+
+impl<'a> MarkerEnv<'a> {
+    pub fn new(python_version: Option<&'a str>, extras: &[String]) -> MarkerEnv<'a> {
+        MarkerEnv {
+            python_version,
+            extras: extras.iter().map(|e| normalize(e)).collect(),
+        }
+    }
+}
+
+fn normalize(name: &str) -> String {
+    crate::probes::python_sites::normalize(name)
+}
+
+/// Parentheses a marker may nest. Real markers nest two or three deep; the parser recurses
+/// once per level, on a probe thread's stack, so a hostile METADATA must not choose the depth.
+pub const MAX_MARKER_DEPTH: usize = 32;
+
+/// A marker that cannot be judged at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MarkerError {
+    #[error("marker too deeply nested (more than {MAX_MARKER_DEPTH} levels of parentheses)")]
+    TooDeep,
 }
 
 /// Evaluates a PEP 508 marker (`and`, `or`, parentheses, comparisons) for Linux on this
 /// machine's architecture. Unknown variables and unparsable markers hold (so a requirement
-/// is kept rather than silently dropped).
-pub fn marker_holds(marker: &str, env: &MarkerEnv) -> bool {
+/// is kept rather than silently dropped); a marker nested deeper than MAX_MARKER_DEPTH is
+/// an error, which the caller reports.
+pub fn marker_holds(marker: &str, env: &MarkerEnv) -> Result<bool, MarkerError> {
     let tokens = tokenize(marker);
     let mut p = Parser {
         tokens: &tokens,
         pos: 0,
+        depth: 0,
+        too_deep: false,
         env,
     };
-    match p.or_expr() {
+    let value = p.or_expr();
+    if p.too_deep {
+        return Err(MarkerError::TooDeep);
+    }
+    Ok(match value {
         Some(v) if p.pos == tokens.len() => v,
         _ => true,
-    }
+    })
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -315,6 +348,10 @@ fn tokenize(s: &str) -> Vec<Tok> {
 struct Parser<'a> {
     tokens: &'a [Tok],
     pos: usize,
+    /// Open parentheses around `pos`.
+    depth: usize,
+    /// Set when `depth` would pass MAX_MARKER_DEPTH; parsing stops there.
+    too_deep: bool,
     env: &'a MarkerEnv<'a>,
 }
 
@@ -345,8 +382,14 @@ impl Parser<'_> {
 
     fn atom(&mut self) -> Option<bool> {
         if self.tokens.get(self.pos) == Some(&Tok::LParen) {
+            if self.depth == MAX_MARKER_DEPTH {
+                self.too_deep = true;
+                return None;
+            }
             self.pos += 1;
+            self.depth += 1;
             let v = self.or_expr()?;
+            self.depth -= 1;
             if self.tokens.get(self.pos) != Some(&Tok::RParen) {
                 return None;
             }
@@ -373,7 +416,7 @@ impl Parser<'_> {
             _ => return None,
         };
         let rhs = self.value()?;
-        Some(compare(&lhs, &op, &rhs))
+        Some(compare(&lhs, &op, &rhs, &self.env.extras))
     }
 
     fn value(&mut self) -> Option<Value> {
@@ -403,7 +446,7 @@ impl Parser<'_> {
                 Some(v) => Value::Version(v.to_string()),
                 None => Value::Unknown,
             },
-            "extra" => Value::Extras(self.env.extras.to_vec()),
+            "extra" => Value::Extras,
             _ => Value::Unknown,
         }
     }
@@ -413,16 +456,16 @@ impl Parser<'_> {
 enum Value {
     Lit(String),
     Version(String),
-    Extras(Vec<String>),
+    /// The `extra` variable: the set of extras asked for.
+    Extras,
     Unknown,
 }
 
-fn compare(lhs: &Value, op: &str, rhs: &Value) -> bool {
-    let norm = |s: &str| crate::probes::python_sites::normalize(s);
+fn compare(lhs: &Value, op: &str, rhs: &Value, extras: &HashSet<String>) -> bool {
     match (lhs, rhs) {
         (Value::Unknown, _) | (_, Value::Unknown) => true,
-        (Value::Extras(set), Value::Lit(x)) | (Value::Lit(x), Value::Extras(set)) => {
-            let has = set.iter().any(|e| norm(e) == norm(x));
+        (Value::Extras, Value::Lit(x)) | (Value::Lit(x), Value::Extras) => {
+            let has = extras.contains(&normalize(x));
             match op {
                 "==" => has,
                 "!=" => !has,
@@ -489,11 +532,8 @@ mod tests {
 
     #[test]
     fn markers() {
-        let env = MarkerEnv {
-            python_version: Some("3.11"),
-            extras: &["cublas".to_string()],
-        };
-        let m = |s| marker_holds(s, &env);
+        let env = MarkerEnv::new(Some("3.11"), &["Cublas".to_string()]);
+        let m = |s| marker_holds(s, &env).unwrap();
         assert!(m("(sys_platform == 'linux' and platform_machine == 'x86_64' or sys_platform == 'win32' and platform_machine == 'AMD64') and extra == 'cublas'") == cfg!(target_arch = "x86_64"));
         assert!(!m("extra == 'cufft'"));
         assert!(!m("extra=='cufft'"));
@@ -505,5 +545,24 @@ mod tests {
         assert!(m("python_version >= \"3.9\""));
         assert!(m("\"3.10\" <= python_version"));
         assert!(m("garbage ((( "));
+    }
+
+    #[test]
+    fn a_marker_nested_too_deeply_is_an_error_not_a_stack_overflow() {
+        let env = MarkerEnv::new(Some("3.11"), &[]);
+        let nested = |n: usize| format!("{}os_name == 'posix'{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(marker_holds(&nested(MAX_MARKER_DEPTH), &env), Ok(true));
+        assert_eq!(
+            marker_holds(&nested(MAX_MARKER_DEPTH + 1), &env),
+            Err(MarkerError::TooDeep)
+        );
+        // Deep enough to overflow a 2 MiB probe thread's stack without the bound; unbalanced too.
+        for marker in [nested(100_000), "(".repeat(100_000)] {
+            let e = marker_holds(&marker, &env).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "marker too deeply nested (more than 32 levels of parentheses)"
+            );
+        }
     }
 }

@@ -8,6 +8,7 @@ use schemars::transform::{transform_subschemas, Transform};
 use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::findings::{Finding, Severity, Summary};
@@ -357,11 +358,27 @@ where
         Ok(_) => None,
         Err(e) => Some(e),
     };
+    // serde_json skips unknown fields without a depth limit but reads typed ones with one:
+    // a deep document that does not fit is named for its depth, wherever that is.
+    if nested_deeper_than(text, MAX_JSON_DEPTH) {
+        return Err(SavedError::NotJson(format!(
+            "nested more than {MAX_JSON_DEPTH} levels deep"
+        )));
+    }
     #[derive(Deserialize)]
     struct Outline {
-        schema_version: Option<Value>,
+        /// As written: a number past u64 would read back rounded, as a float.
+        #[serde(default, deserialize_with = "present")]
+        schema_version: Option<Box<RawValue>>,
         snapshot: Option<serde::de::IgnoredAny>,
         probes: Option<Value>,
+    }
+    /// A field that is there, `null` included, is Some.
+    fn present<'de, D>(d: D) -> Result<Option<Box<RawValue>>, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        Box::<RawValue>::deserialize(d).map(Some)
     }
     let outline: Outline =
         serde_json::from_str(text).map_err(|e| SavedError::NotJson(e.to_string()))?;
@@ -386,17 +403,58 @@ where
                 .into()
         }));
     }
+    let ours =
+        |v: &RawValue| serde_json::from_str::<u64>(v.get()).ok() == Some(SCHEMA_VERSION.into());
     match &outline.schema_version {
-        Some(v) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {
-            Err(SavedError::NotAReport(format!(
-                "not a gpudoctor report{}: {}",
-                if or_snapshot { " or snapshot" } else { "" },
-                error.map_or("unreadable report".into(), |e| e.to_string())
-            )))
-        }
+        Some(v) if ours(v) => Err(SavedError::NotAReport(format!(
+            "not a gpudoctor report{}: {}",
+            if or_snapshot { " or snapshot" } else { "" },
+            error.map_or("unreadable report".into(), |e| e.to_string())
+        ))),
         other => Err(SavedError::IncompatibleSchema(
-            other.as_ref().map_or("missing".into(), Value::to_string),
+            other.as_ref().map_or("missing".into(), |v| shown(v.get())),
         )),
+    }
+}
+
+/// The deepest nesting of arrays and objects serde_json reads (its recursion limit is 128).
+pub const MAX_JSON_DEPTH: usize = 127;
+
+/// Whether arrays and objects nest deeper than `limit` anywhere in `text`: a scan that keeps
+/// one counter, for text serde_json would read only in part.
+fn nested_deeper_than(text: &str, limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A value from the file for a message: as written, cut short when long.
+fn shown(raw: &str) -> String {
+    const MAX: usize = 40;
+    match raw.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &raw[..cut]),
+        None => raw.to_string(),
     }
 }
 
@@ -464,6 +522,61 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.kind(), "not_a_report");
         assert!(e.to_string().starts_with("not a gpudoctor report: "), "{e}");
+    }
+
+    #[test]
+    fn json_nested_too_deeply_is_not_json_wherever_it_is() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        // The bound is serde_json's own: one level more and it refuses.
+        assert!(serde_json::from_str::<Value>(&deep(MAX_JSON_DEPTH)).is_ok());
+        assert!(serde_json::from_str::<Value>(&deep(MAX_JSON_DEPTH + 1)).is_err());
+        let object = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        for text in [
+            // In a field no type reads: serde_json skipped it without a limit.
+            object(100_000),
+            format!(r#"{{"snapshot": {{}}, "x": {}}}"#, deep(100_000)),
+            // In the snapshot, read against a type: serde_json's limit.
+            format!(r#"{{"schema_version": 1, "snapshot": {}}}"#, deep(100_000)),
+            deep(MAX_JSON_DEPTH + 1),
+        ] {
+            let e = parse(&text, Saved::ReportOrSnapshot).unwrap_err();
+            assert_eq!(e.kind(), "not_json", "{e}");
+            assert_eq!(e.to_string(), "not JSON: nested more than 127 levels deep");
+        }
+        // A report that reads is read: what it nests where nothing looks is skipped.
+        let text = format!(
+            r#"{{"schema_version": 1, "snapshot": {{}}, "x": {}}}"#,
+            deep(100_000)
+        );
+        assert!(parse(&text, Saved::Report).is_ok());
+        // Brackets inside strings, escaped quotes included, are text.
+        let text = format!(r#"{{"name": "\"{}", "probes": []}}"#, "[".repeat(1000));
+        assert_eq!(
+            parse(&text, Saved::ReportOrSnapshot).unwrap_err().kind(),
+            "not_a_report"
+        );
+    }
+
+    #[test]
+    fn a_schema_version_is_quoted_as_written() {
+        let err = |v: &str| {
+            let text = format!(r#"{{"schema_version": {v}, "snapshot": {{}}}}"#);
+            parse(&text, Saved::Report).unwrap_err().to_string()
+        };
+        let unsupported =
+            |v: &str| format!("schema_version {v} is not supported (this gpudoctor reads 1)");
+        // 2^70 read back as a float, 1.1805916207174113e21.
+        for v in [
+            "1180591620717411303424",
+            "-1180591620717411303424",
+            "1.0",
+            "null",
+            "\"1\"",
+        ] {
+            assert_eq!(err(v), unsupported(v));
+        }
+        let long = format!("\"{}\"", "x".repeat(1000));
+        assert_eq!(err(&long), unsupported(&format!("\"{}…", "x".repeat(39))));
     }
 
     #[test]

@@ -694,3 +694,76 @@ fn the_fleet_reads_the_driver_where_check_does() {
         f["problems"]
     );
 }
+
+// ------------------------------------------------------------------ saved reports: depth and numbers
+
+/// JSON nested 100,000 deep in a fleet directory was listed as "no snapshot" (serde_json
+/// skips a field nobody reads without its depth limit); one in `--from` must not crash either.
+#[test]
+fn a_report_nested_100k_deep_is_not_json_in_fleet_and_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_000;
+    let object = format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+    let array = format!(
+        r#"{{"schema_version": 1, "snapshot": {}1{}}}"#,
+        "[".repeat(n),
+        "]".repeat(n)
+    );
+    std::fs::write(dir.path().join("object.json"), &object).unwrap();
+    std::fs::write(dir.path().join("array.json"), &array).unwrap();
+    let (code, v) = fleet(&[dir.path()]);
+    assert_eq!(code, 1, "{v:#}");
+    let problems: Vec<(String, &Value, &Value)> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let file = p["source"].as_str().unwrap().rsplit('/').next().unwrap();
+            (file.to_string(), &p["kind"], &p["detail"])
+        })
+        .collect();
+    let deep: Value = "nested more than 127 levels deep".into();
+    let not_json: Value = "not_json".into();
+    assert_eq!(
+        problems,
+        [
+            ("array.json".to_string(), &not_json, &deep),
+            ("object.json".to_string(), &not_json, &deep)
+        ]
+    );
+    for name in ["object.json", "array.json"] {
+        let r = run(gpudoctor()
+            .args(["check", "--from"])
+            .arg(dir.path().join(name)));
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .ends_with(": not JSON: nested more than 127 levels deep\n"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+/// `schema_version` 2^70 read back as a float: the error quoted 1.1805916207174113e+21,
+/// a number the file does not contain.
+#[test]
+fn a_schema_version_past_u64_is_quoted_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    std::fs::write(
+        &file,
+        r#"{"schema_version": 1180591620717411303424, "snapshot": {}}"#,
+    )
+    .unwrap();
+    let said = "schema_version 1180591620717411303424 is not supported (this gpudoctor reads 1)";
+    let r = run(gpudoctor().args(["check", "--from"]).arg(&file));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!("gpudoctor: error: --from {}: {said}\n", file.display())
+    );
+    let (_, v) = fleet(&[dir.path()]);
+    assert_eq!(v["problems"][0]["kind"], "incompatible_schema", "{v:#}");
+    assert_eq!(v["problems"][0]["detail"], said);
+}

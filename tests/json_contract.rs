@@ -433,9 +433,18 @@ struct Torch {
     git_version: Option<String>,
     debug: Option<bool>,
     requires: Vec<TorchRequirement>,
+    requires_problems: Vec<MetadataProblem>,
     arches: Option<Fact<FatbinSummary>>,
     conda_build: Option<String>,
     conda_mutex: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetadataProblem {
+    source: String,
+    detail: String,
 }
 
 #[allow(dead_code)]

@@ -3,6 +3,7 @@
 //! was compiled for (the .nv_fatbin of libtorch_cuda.so), the nvidia-* wheels it pins and
 //! those installed, its companions (torchvision, torchaudio, triton) and other frameworks.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -12,7 +13,7 @@ use crate::fact::{Fact, MissingReason};
 use crate::fatbin::FatbinSummary;
 use crate::fsys::HostFs;
 use crate::probes::python_sites::{normalize, parse_dist_info, Site};
-use crate::pyversion::{marker_holds, MarkerEnv};
+use crate::pyversion::{marker_holds, MarkerEnv, MarkerError};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PythonEnv {
@@ -49,6 +50,10 @@ pub struct Torch {
     pub debug: Option<bool>,
     /// METADATA Requires-Dist entries that apply on Linux.
     pub requires: Vec<Requirement>,
+    /// Requires-Dist lines that could not be judged (a marker nested too deeply), in torch's
+    /// METADATA or a meta-package's it expands: they are missing from `requires`.
+    #[serde(default)]
+    pub requires_problems: Vec<MetadataProblem>,
     /// Architectures in libtorch_cuda.so's .nv_fatbin (absent for CPU-only builds).
     pub arches: Option<Fact<FatbinSummary>>,
     /// conda's `pytorch` package build string (`py3.10_cuda12.1_cudnn8.9.2_0`, `py3.10_cpu_0`)
@@ -69,6 +74,40 @@ pub struct Requirement {
     pub spec: String,
     /// Set when the pin comes from a dependency's extras (`cuda-toolkit[cudart]`).
     pub via: Option<String>,
+}
+
+/// A METADATA line gpudoctor could not read, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetadataProblem {
+    /// The METADATA file.
+    pub source: String,
+    /// Which line, and what was wrong with it.
+    pub detail: String,
+}
+
+/// Requirements read from one METADATA, and the lines that could not be judged.
+#[derive(Debug, Default)]
+pub struct ReadRequires {
+    pub requires: Vec<Requirement>,
+    /// (1-based line number, why)
+    pub problems: Vec<(usize, MarkerError)>,
+}
+
+impl ReadRequires {
+    /// One problem for the file, naming the first line: a hostile METADATA can have
+    /// thousands of such lines, and the report needs only to say so.
+    fn problem_in(&self, source: &Path) -> Option<MetadataProblem> {
+        let (line, e) = self.problems.first()?;
+        let more = match self.problems.len() - 1 {
+            0 => String::new(),
+            1 => " (and 1 more line)".into(),
+            n => format!(" (and {n} more lines)"),
+        };
+        Some(MetadataProblem {
+            source: source.display().to_string(),
+            detail: format!("Requires-Dist on line {line}{more}: {e}; not judged"),
+        })
+    }
 }
 
 impl Torch {
@@ -129,6 +168,12 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
             })
             .collect()
     };
+    // Each installed distribution's dist-info directory by normalised name, from the one
+    // listing: requirements are looked up here, not by listing the directory again.
+    let mut installed: HashMap<&str, &str> = HashMap::new();
+    for (name, _, dir) in &dists {
+        installed.entry(name).or_insert(dir);
+    }
     let python = site.python.as_deref();
     let site_dir = Path::new(&site.path);
     // torch installed by pip (dist-info), by setup.py/older conda (egg-info), or only its
@@ -138,12 +183,12 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
         Some((stem.split('-').next()?.to_string(), e.clone()))
     });
     let torch = match dists.iter().find(|(n, _, _)| n == "torch") {
-        Some((_, v, dir)) => Some(torch(fs, site_dir, v, Some(dir), python)),
+        Some((_, v, dir)) => Some(torch(fs, site_dir, v, Some(dir), &installed, python)),
         None => match egg {
-            Some((v, dir)) => Some(torch(fs, site_dir, &v, Some(&dir), python)),
+            Some((v, dir)) => Some(torch(fs, site_dir, &v, Some(&dir), &installed, python)),
             None => (site.entries.iter().any(|e| e == "torch")
                 && fs.exists(&site_dir.join("torch/version.py")))
-            .then(|| torch(fs, site_dir, "", None, python)),
+            .then(|| torch(fs, site_dir, "", None, &installed, python)),
         },
     };
     PythonEnv {
@@ -174,6 +219,7 @@ fn torch(
     site: &Path,
     dist_version: &str,
     dist_dir: Option<&str>,
+    installed: &HashMap<&str, &str>,
     python: Option<&str>,
 ) -> Torch {
     let version_py = site.join("torch/version.py");
@@ -193,35 +239,38 @@ fn torch(
         Err(e) => (Fact::from_fs_error(&e), None, None, None, None),
     };
     // dist-info has METADATA; an egg-info's PKG-INFO lists no requirements.
-    let mut requires = dist_dir
+    let metadata = dist_dir
         .filter(|d| d.ends_with(".dist-info"))
-        .and_then(|d| fs.read_text(&site.join(d).join("METADATA")).ok())
-        .map(|f| parse_requires(&f.text, python))
-        .unwrap_or_default();
+        .map(|d| site.join(d).join("METADATA"));
+    let mut requires = Vec::new();
+    let mut requires_problems = Vec::new();
+    if let Some(m) = metadata {
+        if let Ok(f) = fs.read_text(&m) {
+            let read = parse_requires(&f.text, python);
+            requires_problems.extend(read.problem_in(&m));
+            requires = read.requires;
+        }
+    }
     // Expand meta-packages with extras (torch 2.11+: cuda-toolkit[cublas,…]==13.0.2) into
-    // the nvidia-* pins they stand for, from the installed meta-package's METADATA.
-    let expanded: Vec<Requirement> = requires
-        .iter()
-        .filter(|r| !r.extras.is_empty())
-        .flat_map(|r| {
-            let dir = fs.read_dir(site).ok().and_then(|names| {
-                names
-                    .iter()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .find(|n| parse_dist_info(n).is_some_and(|(name, _)| name == r.name))
-            });
-            let text = dir
-                .and_then(|d| fs.read_text(&site.join(d).join("METADATA")).ok())
-                .map(|f| f.text)
-                .unwrap_or_default();
-            extra_requires(&text, &r.extras, python)
-                .into_iter()
-                .map(|mut e| {
-                    e.via = Some(format!("{}[{}]", r.name, r.extras.join(",")));
-                    e
-                })
-        })
-        .collect();
+    // the nvidia-* pins they stand for, from the installed meta-package's METADATA. pip
+    // installs a package once with every extra asked of it: one METADATA read per package.
+    let mut expanded = Vec::new();
+    for (name, extras) in extras_by_package(&requires) {
+        let Some(dir) = installed.get(name) else {
+            continue;
+        };
+        let metadata = site.join(dir).join("METADATA");
+        let Ok(f) = fs.read_text(&metadata) else {
+            continue;
+        };
+        let read = extra_requires(&f.text, &extras, python);
+        requires_problems.extend(read.problem_in(&metadata));
+        let via = format!("{name}[{}]", extras.join(","));
+        expanded.extend(read.requires.into_iter().map(|mut e| {
+            e.via = Some(via.clone());
+            e
+        }));
+    }
     requires.extend(expanded);
     let arches = cuda.as_ref().map(|_| {
         let lib = torch_cuda_lib(fs, site);
@@ -241,8 +290,29 @@ fn torch(
         git_version,
         debug,
         requires,
+        requires_problems,
         arches,
     }
+}
+
+/// Packages asked for with extras, in the order first asked, each with the union of its
+/// extras in the order first named.
+fn extras_by_package(requires: &[Requirement]) -> Vec<(&str, Vec<String>)> {
+    let mut out: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for r in requires.iter().filter(|r| !r.extras.is_empty()) {
+        let i = *slot.entry(&r.name).or_insert_with(|| {
+            out.push((&r.name, Vec::new()));
+            out.len() - 1
+        });
+        for e in &r.extras {
+            if seen.insert((&r.name, e)) {
+                out[i].1.push(e.clone());
+            }
+        }
+    }
+    out
 }
 
 /// conda-meta of the environment owning `site` (PREFIX/lib/pythonX.Y/site-packages):
@@ -327,9 +397,9 @@ pub fn parse_version_py(text: &str) -> VersionPy {
 }
 
 /// `Requires-Dist:` lines that apply to Linux x86_64 without extras.
-pub fn parse_requires(metadata: &str, python: Option<&str>) -> Vec<Requirement> {
-    let mut out = Vec::new();
-    for line in metadata.lines() {
+pub fn parse_requires(metadata: &str, python: Option<&str>) -> ReadRequires {
+    let mut out = ReadRequires::default();
+    for (n, line) in metadata.lines().enumerate() {
         // Headers end at the first blank line; the description follows.
         if line.trim().is_empty() {
             break;
@@ -341,12 +411,14 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> Vec<Requirement> 
             Some((r, m)) => (r.trim(), m.trim()),
             None => (rest.trim(), ""),
         };
-        let env = MarkerEnv {
-            python_version: python,
-            extras: &[],
-        };
-        if !marker_holds(marker, &env) {
-            continue;
+        let env = MarkerEnv::new(python, &[]);
+        match marker_holds(marker, &env) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => {
+                out.problems.push((n + 1, e));
+                continue;
+            }
         }
         let split = req
             .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
@@ -359,7 +431,7 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> Vec<Requirement> 
                 tail = rest;
             }
         }
-        out.push(Requirement {
+        out.requires.push(Requirement {
             name: normalize(name),
             extras,
             spec: tail
@@ -375,17 +447,11 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> Vec<Requirement> 
 
 /// Requirements of a dependency's own METADATA for the extras asked of it
 /// (`cuda-toolkit[cudart]` → its `Requires-Dist: nvidia-cuda-runtime==… ; extra == "cudart"`).
-pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -> Vec<Requirement> {
-    let env = MarkerEnv {
-        python_version: python,
-        extras,
-    };
-    let none = MarkerEnv {
-        python_version: python,
-        extras: &[],
-    };
-    let mut out = Vec::new();
-    for line in metadata.lines() {
+pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -> ReadRequires {
+    let env = MarkerEnv::new(python, extras);
+    let none = MarkerEnv::new(python, &[]);
+    let mut out = ReadRequires::default();
+    for (n, line) in metadata.lines().enumerate() {
         if line.trim().is_empty() {
             break;
         }
@@ -396,8 +462,15 @@ pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -
             continue;
         };
         // Only what the extras add: true with them, false without.
-        if marker_holds(marker, &env) && !marker_holds(marker, &none) {
-            out.extend(parse_requires(&format!("Requires-Dist:{req}"), python));
+        let added =
+            marker_holds(marker, &env).and_then(|with| Ok(with && !marker_holds(marker, &none)?));
+        match added {
+            Ok(true) => {
+                let read = parse_requires(&format!("Requires-Dist:{req}"), python);
+                out.requires.extend(read.requires);
+            }
+            Ok(false) => {}
+            Err(e) => out.problems.push((n + 1, e)),
         }
     }
     out
@@ -417,15 +490,28 @@ mod tests {
         assert_eq!(v.hip, None);
         assert_eq!(v.debug, Some(false));
         let md = "Metadata-Version: 2.1\nName: torch\nVersion: 2.8.0\nRequires-Dist: filelock\nRequires-Dist: nvidia-cudnn-cu12==9.10.2.21; platform_system == \"Linux\" and platform_machine == \"x86_64\"\nRequires-Dist: opt-einsum>=3.3; extra == \"opt-einsum\"\nRequires-Dist: cuda-toolkit[cublas,cudart]==13.0.2; platform_system == \"Linux\"\n\nRequires-Dist: not-a-header\n";
-        let r = parse_requires(md, Some("3.11"));
+        let r = parse_requires(md, Some("3.11")).requires;
         let names: Vec<&str> = r.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["filelock", "nvidia-cudnn-cu12", "cuda-toolkit"]);
         assert_eq!(r[1].spec, "==9.10.2.21");
         assert_eq!(r[2].extras, ["cublas", "cudart"]);
         let tk = "Name: cuda-toolkit\nRequires-Dist: nvidia-cuda-runtime==13.0.96; extra == \"cudart\" and platform_system == \"Linux\"\nRequires-Dist: nvidia-cufft==12.0.0.61; extra == \"cufft\"\n";
-        let e = extra_requires(tk, &["cudart".into()], Some("3.11"));
+        let e = extra_requires(tk, &["cudart".into()], Some("3.11")).requires;
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].name, "nvidia-cuda-runtime");
+    }
+
+    #[test]
+    fn a_package_asked_for_twice_is_expanded_once_with_all_its_extras() {
+        let md = "Name: torch\nRequires-Dist: cuda-toolkit[cublas]==13.0.2\nRequires-Dist: filelock\nRequires-Dist: Cuda_Toolkit[cudart,cublas]==13.0.2\nRequires-Dist: nvidia-nccl[x]==2\n";
+        let r = parse_requires(md, Some("3.11")).requires;
+        assert_eq!(
+            extras_by_package(&r),
+            [
+                ("cuda-toolkit", vec!["cublas".to_string(), "cudart".into()]),
+                ("nvidia-nccl", vec!["x".into()]),
+            ]
+        );
     }
 
     #[test]

@@ -60,6 +60,16 @@ fn run(snap: &Snapshot) -> Outcome {
             unread.extend(unreadable(&tk.version).map(|d| (tk.version.source.clone(), d)));
         }
     }
+    for t in snap
+        .python
+        .iter()
+        .flatten()
+        .filter_map(|e| e.torch.as_ref())
+    {
+        for p in &t.requires_problems {
+            unread.push((p.source.clone(), format!("{} (malformed)", p.detail)));
+        }
+    }
     if let Some(n) = &snap.device_nodes {
         if let Some(e) = &n.listing_error {
             unread.push(("/dev".into(), e.clone()));
@@ -152,6 +162,19 @@ mod tests {
             "{}",
             f.title
         );
+    }
+
+    #[test]
+    fn a_torch_requirement_that_could_not_be_judged_is_a_warning() {
+        let mut s = healthy();
+        torch_mut(&mut s)
+            .requires_problems
+            .push(crate::probes::pytorch::MetadataProblem {
+                source: format!("{SITE}/torch-2.8.0.dist-info/METADATA"),
+                detail: "Requires-Dist on line 9: marker too deeply nested (more than 32 levels of parentheses); not judged".into(),
+            });
+        let f = only(run(&s), "GD016", Severity::Warning);
+        assert!(f.evidence[0].value.contains("too deeply nested"), "{f:?}");
     }
 
     #[test]

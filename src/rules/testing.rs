@@ -556,6 +556,7 @@ pub fn torch(version: &str, cuda: Option<&str>) -> Torch {
         git_version: None,
         debug: Some(false),
         requires: Vec::new(),
+        requires_problems: Vec::new(),
         arches: None,
         conda_build: None,
         conda_mutex: None,
