@@ -634,7 +634,11 @@ fn a_hung_worker_dies_with_gpudoctor() {
     let cfg_path = cfg.write(dir.path());
     let lib = unique_fake_lib(dir.path());
     let needle = lib.display().to_string();
+    // A tree with the module loaded: without one the library is never loaded.
+    let root = FakeRoot::healthy(1);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpudoctor"))
+        .arg("--root")
+        .arg(root.path())
         .arg("--nvml-lib")
         .arg(&lib)
         .args(["--timeout", "60", "check"])

@@ -1080,11 +1080,36 @@ fn bandwidth_without_a_known_link_is_not_a_pass() {
 fn a_corrupt_libcuda_on_the_loader_path_is_unloadable_not_missing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("libcuda.so.1"), "not an ELF file\n").unwrap();
-    let (_, v) = json(
-        gpudoctor()
-            .env("LD_LIBRARY_PATH", dir.path())
-            .args(["smoke", "--skip", "nvml"]),
-    );
+    // The loader path is the host's, so no --root; without an NVIDIA module here libcuda
+    // would not be loaded at all, so one is shown in a private mount namespace.
+    let module_here = std::fs::read_to_string("/proc/modules")
+        .is_ok_and(|m| m.lines().any(|l| l.starts_with("nvidia ")))
+        || std::path::Path::new("/proc/driver/nvidia").exists();
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let mut c = if module_here {
+        std::process::Command::new(bin)
+    } else {
+        // SAFETY: geteuid only reads credentials.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("no NVIDIA module here and not root to show one; skipped");
+            return;
+        }
+        let mut c = std::process::Command::new("unshare");
+        c.args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(concat!(
+                "mount -t tmpfs none /proc/driver && mkdir /proc/driver/nvidia && ",
+                "echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.261.03  Release Build' ",
+                "> /proc/driver/nvidia/version && exec \"$@\""
+            ))
+            .arg("sh")
+            .arg(bin);
+        c
+    };
+    c.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LD_LIBRARY_PATH", dir.path())
+        .args(["smoke", "--skip", "nvml"]);
+    let (_, v) = json(&mut assert_cmd::Command::from_std(c));
     assert_eq!(
         v["result"]["code"], "library_unloadable",
         "{:#}",
