@@ -767,3 +767,40 @@ fn a_schema_version_past_u64_is_quoted_as_written() {
     assert_eq!(v["problems"][0]["kind"], "incompatible_schema", "{v:#}");
     assert_eq!(v["problems"][0]["detail"], said);
 }
+
+/// A million junk documents on stdin printed a 116 MB list, one line each: the list stops
+/// at 100 and every format says how many more there were, by kind.
+#[test]
+fn the_unusable_list_is_capped_and_the_rest_counted_in_every_format() {
+    let mut input = "{}\n".repeat(140);
+    input.push_str(&"{bad\n".repeat(10));
+    let (code, v) = stdin_fleet(input.as_bytes());
+    assert_eq!(code, 1);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 100);
+    assert_eq!(v["problems_not_listed"], 50);
+    assert_eq!(
+        v["problems_by_kind"],
+        j!({"not_a_report": 140, "not_json": 10})
+    );
+    for format in ["human", "markdown"] {
+        let mut c = gpudoctor();
+        c.args(["fleet", "-", "--format", format])
+            .write_stdin(input.clone());
+        let r = run(&mut c);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stdout.contains("150 report(s) unusable"), "{}", r.stdout);
+        assert!(
+            r.stdout.contains(
+                "… and 50 more not listed (all 150 by kind: not_a_report: 140, not_json: 10)"
+            ),
+            "{format}: {}",
+            r.stdout
+        );
+        assert_eq!(
+            r.stdout.matches("not_a_report").count(),
+            101,
+            "{}",
+            r.stdout
+        );
+    }
+}

@@ -634,7 +634,11 @@ fn a_hung_worker_dies_with_gpudoctor() {
     let cfg_path = cfg.write(dir.path());
     let lib = unique_fake_lib(dir.path());
     let needle = lib.display().to_string();
+    // A tree with the module loaded: without one the library is never loaded.
+    let root = FakeRoot::healthy(1);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpudoctor"))
+        .arg("--root")
+        .arg(root.path())
         .arg("--nvml-lib")
         .arg(&lib)
         .args(["--timeout", "60", "check"])
@@ -838,4 +842,57 @@ fn a_hang_keeps_what_nvml_answered_before_it() {
     let r = &nvml(&v)["result"];
     assert_eq!(r["stuck_at"], "GPU 0");
     assert_eq!(r["partial"]["driver_version"]["value"], "580.95.05");
+}
+
+/// Run as root, the driver's libraries create missing /dev/nvidia* nodes; with no NVIDIA
+/// kernel module on the machine (nothing in /proc/modules, no /proc/driver/nvidia) neither
+/// NVML nor libcuda is loaded, and the report says why. GPUs on the bus still get the
+/// module's own finding; WSL (/dev/dxg), which runs CUDA without the module, still loads.
+#[test]
+fn without_the_kernel_module_no_driver_library_is_loaded() {
+    let node = Node::new(2, &FakeNvml::hgx_h100_8gpu());
+    node.root
+        .modules(&[])
+        .remove("proc/driver/nvidia")
+        .remove("sys/module/nvidia");
+    let (_, v) = json(
+        node.cmd()
+            .arg("--cuda-lib")
+            .arg(util::fake_cuda::fake_cuda_lib())
+            .arg("check"),
+    );
+    let result = &nvml(&v)["result"];
+    assert_eq!(result["status"], "not_probed", "{result:#}");
+    let reason = result["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "the NVIDIA kernel module is not loaded (not in /proc/modules, no /proc/driver/nvidia)"
+        ),
+        "{reason}"
+    );
+    let smoke = &v["snapshot"]["smoke"]["result"];
+    assert_eq!(smoke["status"], "not_run", "{smoke:#}");
+    assert_eq!(smoke["reason"], reason);
+    for code in ["GD029", "GD030", "GD031"] {
+        assert!(findings(&v, code).is_empty(), "{code}: {:#}", v["findings"]);
+    }
+    let fixes: String = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(fix_commands)
+        .collect();
+    assert!(fixes.contains("modprobe nvidia"), "{fixes}");
+    // `devices` says why too.
+    let out = run(node.cmd().arg("devices"));
+    assert!(
+        out.stdout
+            .contains("the NVIDIA kernel module is not loaded"),
+        "{}",
+        out.stdout
+    );
+    // WSL has no nvidia module: NVML answers through /dev/dxg.
+    node.root.node("dxg", 0o666);
+    let (_, v) = node.check();
+    assert_eq!(nvml(&v)["result"]["status"], "ok", "{:#}", nvml(&v));
 }

@@ -144,24 +144,156 @@ fn this_machine_loader_cache_matches_ldconfig() {
     }
 }
 
+/// Whether this machine's kernel has the NVIDIA driver (then the tests below that need
+/// its absence say so and stop).
+fn nvidia_module_here() -> bool {
+    std::fs::read_to_string("/proc/modules")
+        .map(|m| m.lines().any(|l| l.starts_with("nvidia ")))
+        .unwrap_or(false)
+        || std::path::Path::new("/proc/driver/nvidia").exists()
+}
+
+/// Runs gpudoctor with `args` as root in a private mount namespace on a fresh /dev (null,
+/// zero, urandom), so what the driver libraries make there lands nowhere else and nodes
+/// others made on this machine cannot hide it. Returns the report (stdout) and the /dev
+/// entries beyond those three, as `name type major:minor mode`. None when not root or no
+/// namespace can be made.
+fn on_a_fresh_dev(args: &[&std::ffi::OsStr]) -> Option<(Value, Vec<String>)> {
+    // SAFETY: geteuid only reads credentials.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: the driver libraries make /dev nodes only as root; skipped");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let script = r#"set -e
+mount -t tmpfs -o mode=755 none /dev
+mknod -m 666 /dev/null c 1 3
+mknod -m 666 /dev/zero c 1 5
+mknod -m 666 /dev/urandom c 1 9
+"$@" > "$REPORT" || true
+cd /dev
+for f in *; do stat -c '%n %F %t:%T %a' "$f"; done
+"#;
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(env!("CARGO_BIN_EXE_gpudoctor"))
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .env("REPORT", &report)
+        .output()
+        .expect("run unshare");
+    if !out.status.success() {
+        eprintln!(
+            "no private mount namespace here ({}); skipped",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    let made = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            !["null ", "zero ", "urandom "]
+                .iter()
+                .any(|n| l.starts_with(n))
+        })
+        .map(str::to_string)
+        .collect();
+    let text = std::fs::read_to_string(&report).unwrap();
+    let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    Some((v, made))
+}
+
+/// Run as root on a machine without the NVIDIA module, `check --nvml-lib` with Debian's
+/// real libnvidia-ml 535 created /dev/nvidiactl (195:255, mode 0666), as nvidia-smi does.
+/// With the module absent neither driver library is loaded: /dev is unchanged and the
+/// report says why NVML was not probed and the smoke test not run.
 #[test]
-fn debian_535_nvml_on_a_machine_without_the_driver() {
+fn debian_535_libraries_are_not_loaded_without_the_module_and_make_no_dev_node() {
     let Some(tree) = debian_tree() else { return };
-    // The real libnvidia-ml from Debian's libnvidia-ml1, loaded on this GPU-less machine.
+    if nvidia_module_here() {
+        eprintln!("the NVIDIA module is loaded here; skipped");
+        return;
+    }
+    let nvml = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03");
+    let cuda = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03");
+    assert!(
+        nvml.exists() && cuda.exists(),
+        "driver libraries missing from the tree"
+    );
+    let args = [
+        "check".as_ref(),
+        "--json".as_ref(),
+        "--nvml-lib".as_ref(),
+        nvml.as_os_str(),
+        "--cuda-lib".as_ref(),
+        cuda.as_os_str(),
+    ];
+    let Some((v, made)) = on_a_fresh_dev(&args) else {
+        return;
+    };
+    assert_eq!(made, Vec::<String>::new(), "gpudoctor made /dev nodes");
+    let nvml = &v["snapshot"]["nvml"]["result"];
+    assert_eq!(nvml["status"], "not_probed", "{nvml:#}");
+    assert!(
+        nvml["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the NVIDIA kernel module is not loaded ("),
+        "{nvml:#}"
+    );
+    let smoke = &v["snapshot"]["smoke"]["result"];
+    assert_eq!(smoke["status"], "not_run", "{smoke:#}");
+    assert_eq!(smoke["reason"], nvml["reason"]);
+    // Not probed is not a failure of NVML: no GD029/GD030.
+    assert!(findings(&v, "GD029").is_empty() && findings(&v, "GD030").is_empty());
+}
+
+/// What the README says loading the libraries may still do where the module is loaded:
+/// run as root, libnvidia-ml creates the missing /dev/nvidiactl. Here a tree whose /proc
+/// shows the module loaded (this machine's kernel has none, so the real library then
+/// fails with driver_not_loaded, mapped to GD030).
+#[test]
+fn debian_535_nvml_with_the_module_shown_loaded_makes_the_missing_control_node() {
+    let Some(tree) = debian_tree() else { return };
+    if nvidia_module_here() {
+        eprintln!("the NVIDIA module is loaded here; skipped");
+        return;
+    }
     let lib = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03");
     assert!(lib.exists(), "{} missing from the tree", lib.display());
-    let (_, v) = json(gpudoctor().arg("--nvml-lib").arg(&lib).arg("check"));
-    let nvml = &v["snapshot"]["nvml"];
-    assert_eq!(nvml["result"]["status"], "init_failed", "{nvml:#}");
-    assert_eq!(nvml["result"]["code"], "driver_not_loaded", "{nvml:#}");
+    let root = FakeRoot::new();
+    root.modules(&["nvidia"]).nvidia_version("535.261.03");
+    let args = [
+        "--root".as_ref(),
+        root.path().as_os_str(),
+        "check".as_ref(),
+        "--json".as_ref(),
+        "--nvml-lib".as_ref(),
+        lib.as_os_str(),
+    ];
+    let Some((v, made)) = on_a_fresh_dev(&args) else {
+        return;
+    };
+    let nvml = &v["snapshot"]["nvml"]["result"];
+    assert_eq!(nvml["status"], "init_failed", "{nvml:#}");
+    assert_eq!(nvml["code"], "driver_not_loaded", "{nvml:#}");
     let f = findings(&v, "GD030");
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
     assert!(f[0]["title"]
         .as_str()
         .unwrap()
         .contains("driver is not loaded"));
-    let out = run(gpudoctor().arg("--nvml-lib").arg(&lib).arg("devices"));
-    assert!(out.stdout.contains("driver_not_loaded"), "{}", out.stdout);
+    assert_eq!(made, ["nvidiactl character special file c3:ff 666"]);
     // Refused from inside --root: nothing there is ever loaded.
     let (_, v) = json(
         gpudoctor()
@@ -179,13 +311,30 @@ fn debian_535_nvml_on_a_machine_without_the_driver() {
 }
 
 #[test]
-fn debian_535_libcuda_smoke_test_on_a_machine_without_the_driver() {
+fn debian_535_libcuda_smoke_test_with_the_module_shown_loaded() {
     let Some(tree) = debian_tree() else { return };
-    // The real libcuda from Debian's libcuda1, loaded on this GPU-less machine: it loads,
-    // answers cuDriverGetVersion (CUDA 12.2 for R535) and refuses cuInit with NO_DEVICE.
+    if nvidia_module_here() {
+        eprintln!("the NVIDIA module is loaded here; skipped");
+        return;
+    }
+    // The real libcuda from Debian's libcuda1, on a tree whose /proc shows the module (this
+    // kernel has none): it loads, answers cuDriverGetVersion (CUDA 12.2 for R535) and
+    // refuses cuInit with NO_DEVICE.
     let lib = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03");
     assert!(lib.exists(), "{} missing from the tree", lib.display());
-    let (code, v) = json(gpudoctor().arg("--cuda-lib").arg(&lib).arg("smoke"));
+    let root = FakeRoot::new();
+    root.modules(&["nvidia"]).nvidia_version("535.261.03");
+    let args = [
+        "--root".as_ref(),
+        root.path().as_os_str(),
+        "smoke".as_ref(),
+        "--json".as_ref(),
+        "--cuda-lib".as_ref(),
+        lib.as_os_str(),
+    ];
+    let Some((v, made)) = on_a_fresh_dev(&args) else {
+        return;
+    };
     let run = &v["result"]["run"];
     assert_eq!(v["result"]["status"], "ran", "{:#}", v["result"]);
     assert_eq!(
@@ -196,19 +345,14 @@ fn debian_535_libcuda_smoke_test_on_a_machine_without_the_driver() {
     assert_eq!(run["init_error"]["code"], 100, "{run:#}");
     // The name comes from the real driver's cuGetErrorName.
     assert_eq!(run["init_error"]["name"], "CUDA_ERROR_NO_DEVICE");
-    assert_eq!(code, 1);
     let f = findings(&v, "GD053");
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
     assert!(f[0]["title"]
         .as_str()
         .unwrap()
         .contains("cuInit failed: CUDA_ERROR_NO_DEVICE"));
-    // No nvidia module here: the finding says so and how to load it.
-    assert!(
-        fix_commands(f[0]).contains("modprobe nvidia"),
-        "{}",
-        fix_commands(f[0])
-    );
+    // Run as root, libcuda too makes the missing control node.
+    assert_eq!(made, ["nvidiactl character special file c3:ff 666"]);
     // The same library from inside --root is never loaded.
     let (_, v) = json(
         gpudoctor()

@@ -949,8 +949,15 @@ fn no_device_blames_the_machine_before_a_valid_visible_devices() {
         .remove("sys/module/nvidia");
     node.cuda().init_error = Some(100);
     let (_, v) = json(node.cmd().env("CUDA_VISIBLE_DEVICES", "0").arg("check"));
-    let f = findings(&v, "GD053");
-    let fixes = fix_commands(f[0]);
+    // libcuda is not loaded without the module (run as root it would create /dev nodes):
+    // the module's own finding blames the machine.
+    assert_eq!(smoke(&v)["result"]["status"], "not_run", "{:#}", smoke(&v));
+    assert!(smoke(&v)["result"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("kernel module is not loaded"));
+    let all = v["findings"].as_array().unwrap();
+    let fixes: String = all.iter().map(fix_commands).collect();
     assert!(fixes.contains("modprobe nvidia"), "{fixes}");
     assert!(!fixes.contains("unset CUDA_VISIBLE_DEVICES"), "{fixes}");
     // A valid list on a machine whose driver is fine is named, not blamed.
@@ -1073,11 +1080,36 @@ fn bandwidth_without_a_known_link_is_not_a_pass() {
 fn a_corrupt_libcuda_on_the_loader_path_is_unloadable_not_missing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("libcuda.so.1"), "not an ELF file\n").unwrap();
-    let (_, v) = json(
-        gpudoctor()
-            .env("LD_LIBRARY_PATH", dir.path())
-            .args(["smoke", "--skip", "nvml"]),
-    );
+    // The loader path is the host's, so no --root; without an NVIDIA module here libcuda
+    // would not be loaded at all, so one is shown in a private mount namespace.
+    let module_here = std::fs::read_to_string("/proc/modules")
+        .is_ok_and(|m| m.lines().any(|l| l.starts_with("nvidia ")))
+        || std::path::Path::new("/proc/driver/nvidia").exists();
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let mut c = if module_here {
+        std::process::Command::new(bin)
+    } else {
+        // SAFETY: geteuid only reads credentials.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("no NVIDIA module here and not root to show one; skipped");
+            return;
+        }
+        let mut c = std::process::Command::new("unshare");
+        c.args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(concat!(
+                "mount -t tmpfs none /proc/driver && mkdir /proc/driver/nvidia && ",
+                "echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.261.03  Release Build' ",
+                "> /proc/driver/nvidia/version && exec \"$@\""
+            ))
+            .arg("sh")
+            .arg(bin);
+        c
+    };
+    c.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LD_LIBRARY_PATH", dir.path())
+        .args(["smoke", "--skip", "nvml"]);
+    let (_, v) = json(&mut assert_cmd::Command::from_std(c));
     assert_eq!(
         v["result"]["code"], "library_unloadable",
         "{:#}",

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{natural_cmp, NodeReport, Problem, StepIn};
+use super::{natural_cmp, NodeReport, Problem, Problems, SnapshotIn, StepIn};
 use crate::findings::Severity;
 
 /// A node's smoke figure below this share of its peers' median is an outlier.
@@ -122,8 +122,12 @@ pub struct Fleet {
     pub shape: Shape,
     pub outliers: Vec<Outlier>,
     pub findings: Vec<FindingGroup>,
-    /// Reports that could not be used: missing, unreadable, another schema.
+    /// Reports that could not be used (missing, unreadable, another schema, duplicate):
+    /// the first ones; `problems_by_kind` counts every one.
     pub problems: Vec<Problem>,
+    /// Problems counted but not in `problems`.
+    pub problems_not_listed: usize,
+    pub problems_by_kind: BTreeMap<String, usize>,
     pub identity: Vec<IdentityNote>,
     pub nodes: Vec<NodeFacts>,
     /// Nodes with an error, a warning (and no error), or neither.
@@ -153,17 +157,18 @@ impl Fleet {
     }
 }
 
-fn facts(r: &NodeReport) -> NodeFacts {
-    let s = &r.snapshot;
+/// What the fleet compares, from one report (finding counts left at zero: `aggregate`
+/// counts them once `--only`/`--skip` have applied).
+pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) -> NodeFacts {
     let node = s.node.as_ref();
     let name = node
         .map(|n| n.name.clone())
         .filter(|n| !n.is_empty() && n != "unknown")
         .unwrap_or_else(|| {
-            std::path::Path::new(&r.source)
+            std::path::Path::new(source)
                 .file_stem()
                 .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_else(|| r.source.clone())
+                .unwrap_or_else(|| source.to_string())
         });
     let nvml = s
         .nvml
@@ -204,7 +209,6 @@ fn facts(r: &NodeReport) -> NodeFacts {
         .collect();
     let pci_id = mode(pci.iter().copied());
     // The node's own report says what it derived; nothing is worked out again here.
-    let d = &r.derived;
     let gpus = d.driver_gpu_count.as_ref().map_or(0, |c| c.count);
     let driver = d.driver.as_ref().map(|d| d.version.clone());
     let toolkit = d.toolkit_in_use.as_ref().and_then(|t| t.cuda.clone());
@@ -231,10 +235,9 @@ fn facts(r: &NodeReport) -> NodeFacts {
         .iter()
         .flat_map(|t| [t.pinned_h2d_gbps, t.pinned_d2h_gbps])
         .flatten());
-    let count = |sev: Severity| r.findings.iter().filter(|f| f.severity == sev).count();
     NodeFacts {
         name,
-        source: r.source.clone(),
+        source: source.to_string(),
         hostname: node.and_then(|n| n.hostname.clone()),
         slurm_job: node.and_then(|n| n.slurm.as_ref()?.job_id.clone()),
         kubernetes_pod: node.and_then(|n| n.kubernetes.as_ref()?.pod_name.clone()),
@@ -261,9 +264,9 @@ fn facts(r: &NodeReport) -> NodeFacts {
         matmul_n: matmuls.first().map(|m| m.n),
         pinned_gbps,
         transfer_bytes: transfers.first().map(|t| t.bytes),
-        errors: count(Severity::Error),
-        warnings: count(Severity::Warning),
-        infos: count(Severity::Info),
+        errors: 0,
+        warnings: 0,
+        infos: 0,
     }
 }
 
@@ -312,7 +315,7 @@ fn median_without(sorted: &[f64], v: f64) -> f64 {
 /// id; names that share a machine id (a cloned /etc/machine-id) are noted.
 fn one_report_per_machine(
     per_report: &mut [NodeFacts],
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> (Vec<bool>, Vec<IdentityNote>) {
     let mut keep = vec![true; per_report.len()];
     let mut notes = Vec::new();
@@ -410,8 +413,19 @@ fn one_report_per_machine(
     (keep, notes)
 }
 
-pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
-    let mut per_report: Vec<NodeFacts> = reports.iter().map(facts).collect();
+pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
+    let mut per_report: Vec<NodeFacts> = reports
+        .iter()
+        .map(|r| {
+            let count = |sev: Severity| r.findings.iter().filter(|f| f.severity == sev).count();
+            NodeFacts {
+                errors: count(Severity::Error),
+                warnings: count(Severity::Warning),
+                infos: count(Severity::Info),
+                ..r.facts.clone()
+            }
+        })
+        .collect();
     let (keep, identity) = one_report_per_machine(&mut per_report, &mut problems);
     // A node whose driver sees no GPU still has them on the PCI bus: it belongs with the
     // nodes whose GPUs carry the same PCI device id.
@@ -435,8 +449,41 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
                 format!("NVIDIA {} (no driver)", n.pci_id.as_deref().unwrap_or("?"))
             });
     }
-    let kept: Vec<usize> = (0..per_report.len()).filter(|i| keep[*i]).collect();
-    let mut nodes: Vec<NodeFacts> = kept.iter().map(|i| per_report[*i].clone()).collect();
+    // Findings by code and severity (a code can be an error on one node and a warning on
+    // another): every node, the most common title.
+    struct Acc {
+        titles: BTreeMap<String, usize>,
+        nodes: Vec<String>,
+        seen: std::collections::HashSet<String>,
+    }
+    let mut by_code: BTreeMap<(String, Severity), Acc> = BTreeMap::new();
+    for (r, n) in reports
+        .iter()
+        .zip(&per_report)
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+    {
+        for f in &r.findings {
+            let acc = by_code
+                .entry((f.code.clone(), f.severity))
+                .or_insert_with(|| Acc {
+                    titles: BTreeMap::new(),
+                    nodes: Vec::new(),
+                    seen: Default::default(),
+                });
+            *acc.titles.entry(f.title.clone()).or_default() += 1;
+            if acc.seen.insert(n.name.clone()) {
+                acc.nodes.push(n.name.clone());
+            }
+        }
+    }
+    let mut nodes: Vec<NodeFacts> = per_report
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(n, _)| n)
+        .collect();
     nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
 
     // GPUs counted by their own model names; a node counts toward each model it has.
@@ -565,35 +612,6 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
     }
     outliers.sort_by(|a, b| natural_cmp(&a.node, &b.node).then(a.what.cmp(&b.what)));
 
-    // Findings by code and severity (a code can be an error on one node and a warning on
-    // another): every node, the most common title.
-    struct Acc {
-        titles: BTreeMap<String, usize>,
-        nodes: Vec<String>,
-        seen: std::collections::HashSet<String>,
-    }
-    let mut by_code: BTreeMap<(String, Severity), Acc> = BTreeMap::new();
-    for (r, n) in reports
-        .iter()
-        .zip(&per_report)
-        .zip(&keep)
-        .filter(|(_, k)| **k)
-        .map(|(x, _)| x)
-    {
-        for f in &r.findings {
-            let acc = by_code
-                .entry((f.code.clone(), f.severity))
-                .or_insert_with(|| Acc {
-                    titles: BTreeMap::new(),
-                    nodes: Vec::new(),
-                    seen: Default::default(),
-                });
-            *acc.titles.entry(f.title.clone()).or_default() += 1;
-            if acc.seen.insert(n.name.clone()) {
-                acc.nodes.push(n.name.clone());
-            }
-        }
-    }
     let mut findings: Vec<FindingGroup> = by_code
         .into_iter()
         .map(|((code, severity), mut acc)| {
@@ -619,6 +637,8 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
             .then(a.code.cmp(&b.code))
     });
 
+    let (listed, problems_by_kind) = problems.into_parts();
+    let problems_not_listed = problems_by_kind.values().sum::<usize>() - listed.len();
     let nodes_with_errors = nodes.iter().filter(|n| n.errors > 0).count();
     let nodes_with_warnings = nodes
         .iter()
@@ -633,7 +653,9 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Vec<Problem>) -> Fleet {
         shape,
         outliers,
         findings,
-        problems,
+        problems: listed,
+        problems_not_listed,
+        problems_by_kind,
         identity,
         nodes,
     }

@@ -4,27 +4,57 @@
 
 pub mod aggregate;
 
+use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::findings::Severity;
-use crate::fsys::read_stream_limited;
 use crate::probes::node::Node;
 use crate::probes::nvml::Field;
 use crate::report::{parse_saved, read_saved, Saved, SavedError, REPORT_LIMIT};
 
-/// Most of stdin held at once (about 50,000 HGX reports); directories have no limit.
-const STDIN_LIMIT: u64 = 4 << 30;
+/// Unusable reports listed one by one; the rest are only counted, by kind (a million junk
+/// documents must not become a million lines).
+pub const PROBLEMS_LISTED: usize = 100;
+/// Inputs parsed per round: what is in flight at once, whatever the input's size.
+const BATCH: usize = 4096;
+/// Bytes of stdin read at a time (more while one document is longer).
+const STDIN_CHUNK: usize = 1 << 20;
 
 /// A report that could not be used, and why: never dropped silently.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
     /// The file, or `stdin:LINE`.
     pub source: String,
-    /// unreadable, not_json, not_a_report, incompatible_schema, missing.
+    /// unreadable, not_json, not_a_report, incompatible_schema, missing, duplicate.
     pub kind: String,
     pub detail: String,
+}
+
+/// The unusable reports: the first PROBLEMS_LISTED in full, every one counted by kind.
+#[derive(Debug, Default)]
+pub struct Problems {
+    listed: Vec<Problem>,
+    counts: BTreeMap<String, usize>,
+}
+
+impl Problems {
+    pub fn push(&mut self, p: Problem) {
+        *self.counts.entry(p.kind.clone()).or_default() += 1;
+        if self.listed.len() < PROBLEMS_LISTED {
+            self.listed.push(p);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    pub fn into_parts(self) -> (Vec<Problem>, BTreeMap<String, usize>) {
+        (self.listed, self.counts)
+    }
 }
 
 // The parts of a report the fleet view reads are declared minimally: everything else is
@@ -165,54 +195,71 @@ pub struct TransferIn {
     pub pinned_d2h_gbps: Option<f64>,
 }
 
-/// One node's report, read.
+/// One node's report, reduced on the reading thread to what the fleet compares: the
+/// snapshot is dropped once read, so memory grows with the usable reports, not the input.
 pub struct NodeReport {
-    pub source: String,
-    pub snapshot: SnapshotIn,
+    /// The finding counts in it are filled in by `aggregate`, after `--only`/`--skip`.
+    pub facts: aggregate::NodeFacts,
     pub findings: Vec<FindingIn>,
-    /// The writing gpudoctor's derived facts: the driver, GPU count and toolkit are read
-    /// from here, never worked out again.
-    pub derived: crate::report::Derived,
 }
 
-/// Every input named on the command line: a file to read, or one document of stdin.
-struct Input<'a> {
-    source: String,
-    what: InputKind<'a>,
+/// One input: a file to read, one document of stdin, or a path that already failed (kept
+/// in line, so problems are listed in the order the inputs came).
+enum Input<'a> {
+    File(String, PathBuf),
+    Bytes(String, &'a [u8]),
+    Failed(Problem),
 }
 
-enum InputKind<'a> {
-    File(PathBuf),
-    Bytes(&'a [u8]),
+/// What has been read so far.
+struct Loaded {
+    reports: Vec<NodeReport>,
+    problems: Problems,
+    threads: usize,
+}
+
+impl Loaded {
+    /// Parses `inputs` on every core, keeping what each yields in input order.
+    fn take(&mut self, inputs: &[Input]) {
+        let chunk = inputs.len().div_ceil(self.threads).max(1);
+        let parsed: Vec<Vec<Result<NodeReport, Problem>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = inputs
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        vec![Err(Problem {
+                            source: "?".into(),
+                            kind: "unreadable".into(),
+                            detail: "a reader thread failed (a bug)".into(),
+                        })]
+                    })
+                })
+                .collect()
+        });
+        for p in parsed.into_iter().flatten() {
+            match p {
+                Ok(r) => self.reports.push(r),
+                Err(e) => self.problems.push(e),
+            }
+        }
+    }
 }
 
 /// Reads the reports named by `args` (files, directories searched for *.json, `-` for
-/// reports on stdin) and parses them on every core.
-pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Vec<Problem>) {
-    let mut problems = Vec::new();
-    let mut stdin = Vec::new();
-    if args.iter().any(|a| a == Path::new("-")) {
-        let read = read_stream_limited(std::io::stdin().lock(), STDIN_LIMIT, 0);
-        let detail = match read {
-            Ok(Some(bytes)) => {
-                stdin = bytes;
-                None
-            }
-            Ok(None) => Some(format!(
-                "more than {} GiB: pass the reports' directory instead",
-                STDIN_LIMIT >> 30
-            )),
-            Err(e) => Some(e.to_string()),
-        };
-        if let Some(detail) = detail {
-            problems.push(Problem {
-                source: "stdin".into(),
-                kind: "unreadable".into(),
-                detail,
-            });
-        }
-    }
-    let mut inputs = Vec::new();
+/// reports on stdin) and parses them on every core, a batch at a time.
+pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Problems) {
+    let mut loaded = Loaded {
+        reports: Vec::new(),
+        problems: Problems::default(),
+        threads: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 16),
+    };
     let mut walk = Walk::default();
     let mut stdin_taken = false;
     for a in args {
@@ -221,73 +268,129 @@ pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Vec<Problem>) {
             if std::mem::replace(&mut stdin_taken, true) {
                 continue;
             }
-            for (line, doc) in split_stream(&stdin) {
-                inputs.push(Input {
-                    source: format!("stdin:{line}"),
-                    what: InputKind::Bytes(doc),
-                });
-            }
+            walk.flush(&mut loaded);
+            read_stream(
+                std::io::stdin().lock(),
+                &mut loaded,
+                STDIN_CHUNK,
+                REPORT_LIMIT,
+            );
         } else {
-            walk.collect(a, true, &mut inputs, &mut problems);
+            walk.collect(a, true, &mut loaded);
         }
     }
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 16);
-    let chunk = inputs.len().div_ceil(threads).max(1);
-    let parsed: Vec<Result<NodeReport, Problem>> = std::thread::scope(|s| {
-        let handles: Vec<_> = inputs
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    vec![Err(Problem {
-                        source: "?".into(),
-                        kind: "unreadable".into(),
-                        detail: "a reader thread failed (a bug)".into(),
-                    })]
-                })
-            })
-            .collect()
-    });
-    let mut reports = Vec::new();
-    for p in parsed {
-        match p {
-            Ok(r) => reports.push(r),
-            Err(e) => problems.push(e),
-        }
-    }
-    (reports, problems)
+    walk.flush(&mut loaded);
+    (loaded.reports, loaded.problems)
 }
 
-/// Splits a stream into its JSON documents with the line each starts on: one report per
-/// line, or pretty-printed reports one after another (`check --format json` output
-/// concatenated). A document that does not parse ends at the next line starting with `{`,
-/// so one bad report costs only itself.
-fn split_stream(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+/// Reads a stream of reports: one per line, or pretty-printed reports one after another
+/// (`check --format json` output concatenated). A chunk at a time: only the documents
+/// being parsed are held, however long the stream; a document longer than `limit` is
+/// skipped.
+fn read_stream(mut r: impl Read, loaded: &mut Loaded, chunk: usize, limit: u64) {
+    let mut buf: Vec<u8> = Vec::new();
+    // The line buf[0] is on.
+    let mut line = 1;
+    let mut eof = false;
+    // Dropping an over-long document up to the next line starting with `{`.
+    let mut skipping = false;
+    while !eof {
+        let want = chunk.max(buf.len());
+        match r.by_ref().take(want as u64).read_to_end(&mut buf) {
+            Ok(n) => eof = n < want,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                loaded.problems.push(Problem {
+                    source: format!("stdin:{line}"),
+                    kind: "unreadable".into(),
+                    detail: e.to_string(),
+                });
+                eof = true;
+            }
+        }
+        if skipping {
+            // The last byte may be the newline before a `{` still to come.
+            let cut = match buf.windows(2).position(|w| w == b"\n{") {
+                Some(i) => {
+                    skipping = false;
+                    i + 1
+                }
+                None if eof => buf.len(),
+                None => buf.len().saturating_sub(1),
+            };
+            line += newlines(&buf[..cut]);
+            buf.drain(..cut);
+            if skipping {
+                continue;
+            }
+        }
+        let mut off = 0;
+        loop {
+            let (docs, consumed, next_line) = split_stream(&buf[off..], line, eof, BATCH);
+            let inputs: Vec<Input> = docs
+                .iter()
+                .map(|(l, d)| Input::Bytes(format!("stdin:{l}"), d))
+                .collect();
+            loaded.take(&inputs);
+            off += consumed;
+            line = next_line;
+            if docs.len() < BATCH {
+                break;
+            }
+        }
+        buf.drain(..off);
+        if !eof && buf.len() as u64 > limit {
+            let e = SavedError::too_large();
+            loaded.problems.push(Problem {
+                source: format!("stdin:{line}"),
+                kind: e.kind().into(),
+                detail: e.detail(),
+            });
+            skipping = true;
+        }
+    }
+}
+
+fn newlines(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c == b'\n').count()
+}
+
+/// Splits off up to `max` complete JSON documents from the start of `bytes` (which starts
+/// on line `line`), with the line each starts on; returns them, the bytes they took and
+/// the line after them. A document that does not parse ends at the next line starting
+/// with `{`, so one bad report costs only itself. Before `eof`, a document that may go on
+/// past the end of `bytes` is left for the next read.
+fn split_stream(
+    bytes: &[u8],
+    mut line: usize,
+    eof: bool,
+    max: usize,
+) -> (Vec<(usize, &[u8])>, usize, usize) {
     let mut docs = Vec::new();
-    let (mut pos, mut line, mut counted) = (0, 1, 0);
+    let (mut pos, mut counted) = (0, 0);
     loop {
         while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
             pos += 1;
         }
-        if pos >= bytes.len() {
-            return docs;
-        }
-        line += bytes[counted..pos].iter().filter(|&&b| b == b'\n').count();
+        line += newlines(&bytes[counted..pos]);
         counted = pos;
+        if pos >= bytes.len() || docs.len() == max {
+            return (docs, pos, line);
+        }
         let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..])
             .into_iter::<serde::de::IgnoredAny>();
         let end = match stream.next() {
-            Some(Ok(_)) => pos + stream.byte_offset(),
+            // A number at the end may have more digits to come.
+            Some(Ok(_)) => Some(pos + stream.byte_offset()).filter(|&e| eof || e < bytes.len()),
+            Some(Err(e)) if e.is_eof() && !eof => None,
             _ => bytes[pos..]
                 .windows(2)
                 .position(|w| w == b"\n{")
-                .map_or(bytes.len(), |i| pos + i + 1),
+                .map(|i| pos + i + 1)
+                .or(eof.then_some(bytes.len())),
+        };
+        let Some(end) = end else {
+            return (docs, pos, line);
         };
         docs.push((line, &bytes[pos..end]));
         pos = end;
@@ -295,26 +398,36 @@ fn split_stream(bytes: &[u8]) -> Vec<(usize, &[u8])> {
 }
 
 /// The directory walk: each directory once (links into a parent, or `latest -> .`, would
-/// loop), and only regular files inside them (a FIFO there would block the run).
+/// loop), and only regular files inside them (a FIFO there would block the run). Files
+/// are parsed a batch at a time as they are found.
 #[derive(Default)]
 struct Walk {
     seen_dirs: std::collections::HashSet<(u64, u64)>,
+    pending: Vec<Input<'static>>,
 }
 
 impl Walk {
-    fn collect<'a>(
-        &mut self,
-        path: &Path,
-        named: bool,
-        inputs: &mut Vec<Input<'a>>,
-        problems: &mut Vec<Problem>,
-    ) {
+    fn push(&mut self, input: Input<'static>, loaded: &mut Loaded) {
+        self.pending.push(input);
+        if self.pending.len() >= BATCH {
+            self.flush(loaded);
+        }
+    }
+
+    fn flush(&mut self, loaded: &mut Loaded) {
+        loaded.take(&self.pending);
+        self.pending.clear();
+    }
+
+    fn collect(&mut self, path: &Path, named: bool, loaded: &mut Loaded) {
         use std::os::unix::fs::MetadataExt;
         let shown = path.display().to_string();
-        let problem = |kind: &str, detail: String| Problem {
-            source: shown.clone(),
-            kind: kind.into(),
-            detail,
+        let problem = |kind: &str, detail: String| {
+            Input::Failed(Problem {
+                source: shown.clone(),
+                kind: kind.into(),
+                detail,
+            })
         };
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
@@ -324,7 +437,7 @@ impl Walk {
                 } else {
                     "unreadable"
                 };
-                problems.push(problem(kind, e.to_string()));
+                self.push(problem(kind, e.to_string()), loaded);
                 return;
             }
         };
@@ -335,7 +448,7 @@ impl Walk {
             let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
                 Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
                 Err(e) => {
-                    problems.push(problem("unreadable", e.to_string()));
+                    self.push(problem("unreadable", e.to_string()), loaded);
                     return;
                 }
             };
@@ -345,7 +458,7 @@ impl Walk {
                 let wanted = p.extension().is_some_and(|e| e == "json")
                     || std::fs::metadata(&p).is_ok_and(|m| m.is_dir());
                 if wanted {
-                    self.collect(&p, false, inputs, problems);
+                    self.collect(&p, false, loaded);
                 }
             }
             return;
@@ -353,46 +466,54 @@ impl Walk {
         // A file named on the command line may be a pipe (`fleet <(…)`); one found in a
         // directory must be a regular file.
         if !meta.is_file() && !named {
-            problems.push(problem(
+            let p = problem(
                 "unreadable",
                 "not a regular file (a FIFO, socket or device); skipped".into(),
-            ));
+            );
+            self.push(p, loaded);
             return;
         }
         if meta.len() > REPORT_LIMIT {
             let e = SavedError::too_large();
-            problems.push(problem(e.kind(), e.detail()));
+            self.push(problem(e.kind(), e.detail()), loaded);
             return;
         }
-        inputs.push(Input {
-            source: shown,
-            what: InputKind::File(path.to_path_buf()),
-        });
+        self.push(Input::File(shown, path.to_path_buf()), loaded);
     }
 }
 
 fn parse(input: &Input) -> Result<NodeReport, Problem> {
-    let problem = |e: SavedError| Problem {
-        source: input.source.clone(),
-        kind: e.kind().into(),
-        detail: e.detail(),
-    };
-    // Files are read here, on the parsing threads, and dropped once parsed.
-    let owned;
-    let bytes: &[u8] = match &input.what {
-        InputKind::Bytes(b) => b,
-        InputKind::File(p) => {
-            owned = read_saved(p).map_err(problem)?;
+    let (source, owned);
+    let bytes: &[u8] = match input {
+        Input::Failed(p) => return Err(p.clone()),
+        Input::Bytes(s, b) => {
+            source = s;
+            b
+        }
+        // Files are read here, on the parsing threads, and dropped once parsed.
+        Input::File(s, p) => {
+            source = s;
+            owned = read_saved(p).map_err(|e| problem(s, e))?;
             &owned
         }
     };
-    let saved = parse_saved(bytes, Saved::Report).map_err(problem)?;
+    if bytes.len() as u64 > REPORT_LIMIT {
+        return Err(problem(source, SavedError::too_large()));
+    }
+    let saved: crate::report::SavedReport<SnapshotIn, FindingIn> =
+        parse_saved(bytes, Saved::Report).map_err(|e| problem(source, e))?;
     Ok(NodeReport {
-        source: input.source.clone(),
-        snapshot: saved.snapshot,
+        facts: aggregate::facts(source, &saved.snapshot, &saved.derived),
         findings: saved.findings,
-        derived: saved.derived,
     })
+}
+
+fn problem(source: &str, e: SavedError) -> Problem {
+    Problem {
+        source: source.into(),
+        kind: e.kind().into(),
+        detail: e.detail(),
+    }
 }
 
 /// "node2" before "node10": digit runs compare as numbers.
@@ -435,6 +556,98 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(input: &[u8], chunk: usize, limit: u64) -> (Vec<String>, Vec<Problem>) {
+        let mut loaded = Loaded {
+            reports: Vec::new(),
+            problems: Problems::default(),
+            threads: 2,
+        };
+        read_stream(input, &mut loaded, chunk, limit);
+        let names = loaded
+            .reports
+            .iter()
+            .map(|r| r.facts.source.clone())
+            .collect();
+        (names, loaded.problems.into_parts().0)
+    }
+
+    /// Documents cut anywhere by the reads come out as when the stream is read whole.
+    #[test]
+    fn chunked_reading_splits_as_reading_whole() {
+        let report = |name: &str| {
+            format!(
+                r#"{{"schema_version": {}, "snapshot": {{"node": {{"name": "{name}", "time": ""}}}}}}"#,
+                crate::report::SCHEMA_VERSION
+            )
+        };
+        let pretty = serde_json::to_string_pretty(
+            &serde_json::from_str::<serde_json::Value>(&report("p")).unwrap(),
+        )
+        .unwrap();
+        let input = format!(
+            "{}\n\n{pretty}\n12 345\n{{\"broken\": \n{}\ngarbage\n{}",
+            report("a"),
+            report("b"),
+            report("c")
+        );
+        let whole = read(input.as_bytes(), 1 << 20, 1 << 20);
+        assert_eq!(whole.0, ["stdin:1", "stdin:3", "stdin:14", "stdin:16"]);
+        let problems: Vec<(&str, &str)> = whole
+            .1
+            .iter()
+            .map(|p| (p.source.as_str(), p.kind.as_str()))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                ("stdin:12", "not_json"),
+                ("stdin:12", "not_json"),
+                ("stdin:13", "not_json"),
+                ("stdin:15", "not_json")
+            ]
+        );
+        for chunk in 1..40 {
+            assert_eq!(
+                read(input.as_bytes(), chunk, 1 << 20),
+                whole,
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    /// A document longer than the limit is skipped up to the next line starting with `{`.
+    #[test]
+    fn an_over_long_document_costs_only_itself() {
+        let input = format!(
+            "{{\"x\": \"{}\"}}\n{{\"schema_version\": {}, \"snapshot\": {{}}}}\n",
+            "a".repeat(500),
+            crate::report::SCHEMA_VERSION
+        );
+        let (reports, problems) = read(input.as_bytes(), 8, 100);
+        assert_eq!(reports, ["stdin:2"]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            (problems[0].source.as_str(), problems[0].kind.as_str()),
+            ("stdin:1", "unreadable")
+        );
+    }
+
+    #[test]
+    fn problems_past_the_listed_ones_are_counted() {
+        let mut p = Problems::default();
+        for i in 0..PROBLEMS_LISTED + 5 {
+            p.push(Problem {
+                source: format!("stdin:{i}"),
+                kind: if i % 2 == 0 { "not_json" } else { "missing" }.into(),
+                detail: String::new(),
+            });
+        }
+        let (listed, counts) = p.into_parts();
+        assert_eq!(listed.len(), PROBLEMS_LISTED);
+        assert_eq!(counts.values().sum::<usize>(), PROBLEMS_LISTED + 5);
+        assert_eq!(counts["not_json"], 53);
+    }
 
     #[test]
     fn natural_order() {

@@ -272,7 +272,12 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         let budget = opts.timeout.mul_f64(0.8);
         spawn(
             "nvml",
-            Box::new(move || Output::Nvml(nvml::probe(&fs, lib.as_deref(), budget))),
+            Box::new(move || {
+                // The module's files are read again here (a few small reads) so that NVML
+                // need not wait for the other probes.
+                let no_driver = no_kernel_driver(&fs, &kernel_module::probe(&fs));
+                Output::Nvml(nvml::probe(&fs, lib.as_deref(), budget, no_driver))
+            }),
         );
     }
     drop(tx);
@@ -419,6 +424,11 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
                 .collect()
         })
         .unwrap_or_default();
+    let fs = HostFs::new(opts.root.clone());
+    let no_driver = match &snap.kernel_module {
+        Some(km) => no_kernel_driver(&fs, km),
+        None => no_kernel_driver(&fs, &kernel_module::probe(&fs)),
+    };
     let probe = smoke::probe(&smoke::SmokeRequest {
         lib: so.lib.as_deref(),
         root: opts.root.as_deref(),
@@ -426,8 +436,43 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
         shared_gpus,
         timeout: so.timeout,
         progress: so.progress,
+        no_driver,
     });
     (Some(probe), String::new())
+}
+
+/// Why the driver's libraries (libnvidia-ml, libcuda) are not loaded: the files show no
+/// NVIDIA kernel driver. Run as root, those libraries create the missing /dev/nvidia* nodes
+/// (nvidia-smi does the same), and gpudoctor changes nothing on the machine. Only when
+/// every sign is read and absent: an unreadable /proc/modules proves nothing (a missing one
+/// with /proc mounted is a kernel without loadable modules), and WSL (/dev/dxg) and Tegra
+/// (/dev/nvhost-ctrl-gpu) run CUDA without an `nvidia` module.
+pub fn no_kernel_driver(fs: &HostFs, km: &kernel_module::KernelModule) -> Option<String> {
+    use crate::fact::MissingReason::NotFound;
+    use std::path::Path;
+    let not_found = |m: Option<&crate::fact::Missing>| m.is_some_and(|m| m.reason == NotFound);
+    let no_modules_file =
+        not_found(km.modules.missing_info()) && fs.exists(Path::new("/proc/self"));
+    let no_module = match km.is_loaded("nvidia") {
+        Some(loaded) => !loaded,
+        None => no_modules_file,
+    };
+    let absent = no_module
+        && not_found(km.version_file.missing_info())
+        && not_found(km.sys_version.missing_info())
+        && not_found(km.gpus.missing_info())
+        && !fs.exists(Path::new("/dev/dxg"))
+        && !fs.exists(Path::new("/dev/nvhost-ctrl-gpu"));
+    absent.then(|| {
+        format!(
+            "the NVIDIA kernel module is not loaded ({}, no /proc/driver/nvidia): the driver's libraries are left unloaded, since as root they would create /dev/nvidia* nodes",
+            if no_modules_file {
+                format!("no {}", kernel_module::MODULES_FILE)
+            } else {
+                format!("not in {}", kernel_module::MODULES_FILE)
+            }
+        )
+    })
 }
 
 /// `GPUDOCTOR_FAULT_PROBE_DELAY=NAME:MS`: lets tests make a probe outlive the deadline.

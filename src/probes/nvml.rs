@@ -378,15 +378,27 @@ impl NvmlProbe {
     }
 }
 
-/// Runs the worker on `lib` (None: the loader's default) within `timeout`.
-pub fn probe(fs: &HostFs, lib: Option<&Path>, timeout: Duration) -> NvmlProbe {
+/// Runs the worker on `lib` (None: the loader's default) within `timeout`, unless
+/// `no_driver` says why the library must not be loaded.
+pub fn probe(
+    fs: &HostFs,
+    lib: Option<&Path>,
+    timeout: Duration,
+    no_driver: Option<String>,
+) -> NvmlProbe {
     let (lib, library) = worker::library_to_load(lib, DEFAULT_LIB);
-    let result = run(fs, lib.as_deref(), &library, timeout);
+    let result = run(fs, lib.as_deref(), &library, timeout, no_driver);
     NvmlProbe { library, result }
 }
 
-fn run(fs: &HostFs, lib: Option<&Path>, library: &str, timeout: Duration) -> NvmlResult {
-    if let Some(reason) = worker::refuse_under_root(fs.root(), lib, "--nvml-lib") {
+fn run(
+    fs: &HostFs,
+    lib: Option<&Path>,
+    library: &str,
+    timeout: Duration,
+    no_driver: Option<String>,
+) -> NvmlResult {
+    if let Some(reason) = worker::refuse_under_root(fs.root(), lib, "--nvml-lib").or(no_driver) {
         return NvmlResult::NotProbed { reason };
     }
     let args = ["__nvml-worker".to_string(), format!("--lib={library}")];

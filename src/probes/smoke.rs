@@ -500,6 +500,9 @@ pub struct SmokeRequest<'a> {
     pub timeout: Duration,
     /// Show progress on stderr (a terminal, human output).
     pub progress: bool,
+    /// Why libcuda must not be loaded here (no NVIDIA kernel module: see
+    /// `probes::no_kernel_driver`).
+    pub no_driver: Option<String>,
 }
 
 pub fn probe(req: &SmokeRequest) -> SmokeProbe {
@@ -513,7 +516,9 @@ pub fn probe(req: &SmokeRequest) -> SmokeProbe {
 }
 
 fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
-    if let Some(reason) = worker::refuse_under_root(req.root, lib, "--cuda-lib") {
+    if let Some(reason) =
+        worker::refuse_under_root(req.root, lib, "--cuda-lib").or(req.no_driver.clone())
+    {
         return SmokeResult::NotRun { reason };
     }
     let s = &req.settings;

@@ -50,8 +50,8 @@ fn shape_rows(sh: &crate::fleet::aggregate::Shape) -> [(&'static str, String); 6
 
 /// ", 2 report(s) unusable, 1 duplicate report(s)" — duplicates are counted once, not lost.
 fn problem_counts(f: &Fleet) -> String {
-    let duplicates = f.problems.iter().filter(|p| p.kind == "duplicate").count();
-    let unusable = f.problems.len() - duplicates;
+    let duplicates = f.problems_by_kind.get("duplicate").copied().unwrap_or(0);
+    let unusable = f.problems_by_kind.values().sum::<usize>() - duplicates;
     let mut s = String::new();
     if unusable > 0 {
         s.push_str(&format!(", {unusable} report(s) unusable"));
@@ -60,6 +60,25 @@ fn problem_counts(f: &Fleet) -> String {
         s.push_str(&format!(", {duplicates} duplicate report(s)"));
     }
     s
+}
+
+/// "… and 999,900 more not listed (not_a_report: 999,900)": the list is capped, the count
+/// is not.
+fn not_listed(f: &Fleet) -> Option<String> {
+    if f.problems_not_listed == 0 {
+        return None;
+    }
+    let kinds = f
+        .problems_by_kind
+        .iter()
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "… and {} more not listed (all {} by kind: {kinds})",
+        f.problems_not_listed,
+        f.problems.len() + f.problems_not_listed
+    ))
 }
 
 pub fn render_human(f: &Fleet, st: &Style) -> String {
@@ -146,6 +165,9 @@ pub fn render_human(f: &Fleet, st: &Style) -> String {
                 printable(&p.source),
                 printable(&p.detail)
             ));
+        }
+        if let Some(rest) = not_listed(f) {
+            out.push_str(&format!("  {}\n", st.dim(&rest)));
         }
     }
     if sh.nodes == 0 {
@@ -235,6 +257,9 @@ pub fn render_markdown(f: &Fleet) -> String {
                 p.kind,
                 cell(&p.detail)
             ));
+        }
+        if let Some(rest) = not_listed(f) {
+            out.push_str(&format!("\n{rest}\n"));
         }
     }
     out
