@@ -23,3 +23,59 @@ pub(crate) mod snapshot;
 pub(crate) mod subject;
 pub(crate) mod verdict;
 pub(crate) mod worker;
+
+/// The parsers the fuzz targets in `fuzz/` drive (not an API: it changes with them).
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::compat::versions::{ComputeCapability, CudaVersion, DriverVersion};
+    pub use crate::elf::read_dynamic;
+    pub use crate::probes::kernel_module::{parse_nvrm_version, parse_proc_modules};
+    pub use crate::probes::libraries::{soname_major, version_from_file_name};
+    pub use crate::probes::platform::{parse_os_release, parse_size_kib};
+    pub use crate::probes::python_sites::parse_dist_info;
+    pub use crate::probes::pytorch::{extra_requires, parse_requires, parse_version_py};
+    pub use crate::probes::toolkits::{
+        parse_define, parse_nvcc_version, parse_version_json, parse_version_txt,
+    };
+    pub use crate::pyversion::{cmp_versions, marker_holds, satisfies, MarkerEnv, PyVersion};
+    pub use crate::rules::alloc_conf::parse_alloc_conf;
+
+    /// `check --from`: a saved report or bare snapshot read, judged and rendered in every
+    /// format, as the command does. The error is the reader's message.
+    pub fn check_from(bytes: &[u8]) -> Result<(), String> {
+        use crate::render::{self, Style};
+        let saved = crate::report::parse_saved::<crate::snapshot::Snapshot, serde::de::IgnoredAny>(
+            bytes,
+            crate::report::Saved::ReportOrSnapshot,
+        )
+        .map_err(|e| e.to_string())?;
+        let (checks, findings) = crate::rules::evaluate(&saved.snapshot, &|_: &str| true);
+        let report = crate::report::Report::new(saved.snapshot, checks, findings);
+        let human = render::human::Options {
+            verbose: true,
+            style: Style::plain(),
+            width: 100,
+        };
+        for text in [
+            render::human::render(&report, &human),
+            render::json::render(&report),
+            render::markdown::render(&report, true),
+            render::junit::render(&report),
+            render::prometheus::render(&report),
+        ] {
+            std::hint::black_box(text);
+        }
+        Ok(())
+    }
+
+    /// `fleet`: one node's report read into fleet's own types.
+    pub fn fleet_report(bytes: &[u8]) -> Result<(), String> {
+        crate::report::parse_saved::<crate::fleet::SnapshotIn, crate::fleet::FindingIn>(
+            bytes,
+            crate::report::Saved::Report,
+        )
+        .map(std::hint::black_box)
+        .map(drop)
+        .map_err(|e| e.to_string())
+    }
+}

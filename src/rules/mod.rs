@@ -1,7 +1,7 @@
 //! Rules are pure functions of the Snapshot, one subject per file, registered in
 //! one table sorted by the first code each emits.
 
-mod alloc_conf;
+pub(crate) mod alloc_conf;
 mod clocks;
 mod compute_mode;
 mod cuda_home;

@@ -1,0 +1,7 @@
+/**
+ * CUDA API version number
+ */
+#define CUDA_VERSION 13020
+
+#ifdef __cplusplus
+extern "C" {
