@@ -468,9 +468,16 @@ mod tests {
         let key = "x".repeat(1 << 20);
         let t = std::time::Instant::now();
         assert_eq!(closest_key(&key), None);
-        assert_eq!(closest_key("expandable_segment"), Some("expandable_segments"));
+        assert_eq!(
+            closest_key("expandable_segment"),
+            Some("expandable_segments")
+        );
         // Each known key was an edit-distance matrix over the whole key: seconds.
-        assert!(t.elapsed() < std::time::Duration::from_millis(500), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < std::time::Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
