@@ -42,7 +42,7 @@ impl SmokeStep {
     /// The step the worker names while it runs ("module" is the kernels step).
     pub fn from_worker_name(name: &str) -> Option<SmokeStep> {
         match name {
-            "device" | "info" => Some(SmokeStep::Device),
+            "device" | "device properties" => Some(SmokeStep::Device),
             "context" => Some(SmokeStep::Context),
             "module" | "kernels" => Some(SmokeStep::Kernels),
             "matmul" => Some(SmokeStep::Matmul),

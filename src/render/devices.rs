@@ -217,8 +217,8 @@ pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
 pub fn render_markdown(v: &DevicesView) -> String {
     let mut out = String::from("## gpudoctor devices\n\n");
     match nvml_status(v.nvml) {
-        Ok(line) => out.push_str(&format!("**{}**\n\n", super::smoke::md_cell(&line))),
-        Err(why) => out.push_str(&format!("**{}**\n\n", super::smoke::md_cell(&why))),
+        Ok(line) => out.push_str(&format!("**{}**\n\n", super::markdown::cell(&line))),
+        Err(why) => out.push_str(&format!("**{}**\n\n", super::markdown::cell(&why))),
     }
     let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
     let rows = table_rows(v, order_differs);
@@ -226,7 +226,7 @@ pub fn render_markdown(v: &DevicesView) -> String {
         out.push_str(&format!("| {} |\n", head.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
         for r in body {
-            let mut cells: Vec<String> = r.iter().map(|c| super::smoke::md_cell(c)).collect();
+            let mut cells: Vec<String> = r.iter().map(|c| super::markdown::cell(c)).collect();
             cells.resize(head.len(), String::new());
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }

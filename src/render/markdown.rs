@@ -8,7 +8,8 @@ use super::{printable, Style};
 use crate::findings::{Finding, Severity};
 use crate::report::Report;
 
-fn cell(s: &str) -> String {
+/// Text made safe for one Markdown table cell.
+pub(crate) fn cell(s: &str) -> String {
     printable(s).replace('|', "\\|")
 }
 

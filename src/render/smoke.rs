@@ -391,7 +391,7 @@ pub fn render_markdown(v: &SmokeView) -> String {
     out.push_str(&format!(
         "**{} {}**\n\n",
         form::symbol(v.verdict),
-        md_cell(&status_text(&probe, &v.gpus))
+        super::markdown::cell(&status_text(&probe, &v.gpus))
     ));
     let rows = device_table(v, &probe);
     if !rows.is_empty() {
@@ -401,9 +401,9 @@ pub fn render_markdown(v: &SmokeView) -> String {
                 out.push_str(&format!(
                     "| {} | {} | {} | {} |\n",
                     form::symbol(step_verdict(gv, step)),
-                    md_cell(&device_title(d)),
+                    super::markdown::cell(&device_title(d)),
                     step.as_str(),
-                    md_cell(&text)
+                    super::markdown::cell(&text)
                 ));
             }
         }
@@ -411,9 +411,4 @@ pub fn render_markdown(v: &SmokeView) -> String {
     }
     out.push_str(&super::markdown::findings_section(v.findings));
     out
-}
-
-/// Text made safe for one Markdown table cell.
-pub(crate) fn md_cell(s: &str) -> String {
-    printable(s).replace('|', "\\|")
 }

@@ -394,7 +394,7 @@ pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool) -> String {
 }
 
 pub fn render_markdown(v: &ToolkitView) -> String {
-    let esc = |s: &str| printable(s).replace('|', "\\|");
+    let esc = super::markdown::cell;
     let mut out = String::from("## gpudoctor toolkit\n\n### CUDA toolkits\n\n");
     if v.toolkits.is_empty() {
         out.push_str("No CUDA toolkit found.\n");
