@@ -2,16 +2,17 @@
 
 use std::time::Duration;
 
-use super::args::{Format, GlobalOpts};
+use super::args::Format;
+use super::settings::Settings;
 use super::gather::gather;
 use super::options::{exit_code, probe_timeout, selection, terminal_width};
-use super::{emit, CliError};
+use super::{emit_report, CliError};
 use crate::envvars::Env;
 use crate::render::{self, Style};
 use crate::report::Report;
 use crate::rules;
 
-pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
+pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
     // A bad --output is a usage error before any probing (the smoke test takes seconds).
     if let Some(path) = &g.output {
         let text = path.to_string_lossy();
@@ -28,14 +29,15 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
     let wants = |code: &str| sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
+    let findings = sel.adjust(findings);
     let report = Report::new(snapshot, checks, findings);
 
-    let format = Format::of(g);
+    let format = g.format;
     let human = |style: Style| {
         render::human::render(
             &report,
             &render::human::Options {
-                verbose: g.verbose,
+                verbose: g.verbose >= 1,
                 style,
                 width: terminal_width(&env),
             },
@@ -43,7 +45,7 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
     };
     let render_as = |format: Format, style: Style| match format {
         Format::Json => render::json::render(&report),
-        Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Markdown => render::markdown::render(&report, g.verbose >= 1),
         Format::Junit => render::junit::render(&report),
         Format::Prometheus => render::prometheus::render(&report),
         Format::Human => human(style),
@@ -52,7 +54,7 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
         // The file gets the chosen format; the terminal (or the job log) the human report,
         // which reaches it even when the file cannot be written.
         Some(path) => {
-            emit(human(Style::for_stdout()).as_bytes())?;
+            emit_report(g, human(Style::for_stdout()).as_bytes())?;
             // The node's name, safe as a file name.
             let host = report
                 .snapshot
@@ -65,11 +67,21 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
             let text = render_as(format, Style::plain());
             let written = crate::fsys::write_report(path, &host, &text, timeout)
                 .map_err(|e| CliError::Usage(format!("--output {e}")))?;
-            eprintln!("gpudoctor: report written to {}", written.display());
+            if !g.quiet {
+                eprintln!("gpudoctor: report written to {}", written.display());
+            }
+        }
+        None if g.fix_script => {
+            emit_report(g, PENDING_FIX_SCRIPT.as_bytes())?;
         }
         None => {
-            emit(render_as(format, Style::for_stdout()).as_bytes())?;
+            emit_report(g, render_as(format, Style::for_stdout()).as_bytes())?;
         }
+    }
+    if let Some(_baseline) = &g.baseline {
+        return Err(CliError::Internal(PENDING_FIX_SCRIPT.into()));
     }
     Ok(exit_code(g, report.worst()))
 }
+
+const PENDING_FIX_SCRIPT: &str = "PENDING";

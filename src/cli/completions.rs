@@ -5,10 +5,11 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 
 use super::args::Cli;
-use super::{emit, CliError};
+use super::settings::Settings;
+use super::{emit_report, CliError};
 
-pub(super) fn completions(shell: Shell) -> Result<u8, CliError> {
+pub(super) fn completions(g: &Settings, shell: Shell) -> Result<u8, CliError> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "gpudoctor", &mut buf);
-    emit(&buf)
+    emit_report(g, &buf)
 }

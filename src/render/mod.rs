@@ -1,5 +1,6 @@
 //! Renderers only format: one Report in, text out.
 
+pub mod codes;
 pub mod devices;
 pub mod fleet;
 pub mod form;
