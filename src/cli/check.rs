@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use super::args::Format;
-use super::settings::Settings;
 use super::gather::gather;
 use super::options::{exit_code, probe_timeout, selection, terminal_width};
+use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::envvars::Env;
 use crate::render::{self, Style};

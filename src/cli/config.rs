@@ -189,14 +189,21 @@ pub fn load(paths: &Paths) -> Result<Vec<Loaded>, CliError> {
 /// Parses one file's text; errors name the file and line.
 pub fn parse(path: &Path, text: String) -> Result<Loaded, CliError> {
     let file: ConfigFile = toml::from_str(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| format!(":{}", line_of(&text, s.start)))
-            .unwrap_or_default();
+        let (line, quoted) = match e.span() {
+            Some(s) => {
+                let n = line_of(&text, s.start);
+                let written = text.lines().nth(n - 1).unwrap_or("").trim();
+                (
+                    format!(":{n}"),
+                    format!(" (in `{}`)", written.escape_debug()),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
         CliError::Usage(format!(
-            "configuration {}{line}: {}",
+            "configuration {}{line}: {}{quoted}",
             path.display(),
-            e.message()
+            e.message().trim_end()
         ))
     })?;
     let loaded = Loaded {
@@ -204,7 +211,7 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, CliError> {
         text,
         file,
     };
-    for (code, _) in &loaded.file.severity {
+    for code in loaded.file.severity.keys() {
         if crate::codes::lookup(code.get_ref()).is_none() {
             return Err(CliError::Usage(format!(
                 "configuration {}: [severity] {:?} is not a finding code (see `gpudoctor explain`)",

@@ -32,7 +32,10 @@ fn human(g: &Settings, st: &Style) -> String {
             st.bold("Configuration files:")
         ));
     } else {
-        s.push_str(&format!("{}\n", st.bold("Configuration files, in order read:")));
+        s.push_str(&format!(
+            "{}\n",
+            st.bold("Configuration files, in order read:")
+        ));
         for f in &g.files {
             s.push_str(&format!("  {}\n", f.display()));
         }
@@ -47,7 +50,11 @@ fn human(g: &Settings, st: &Style) -> String {
     for o in &g.origins {
         let kv = format!("{} = {}", o.key, value_text(&o.value));
         let pad = width.saturating_sub(kv.chars().count());
-        s.push_str(&format!("{kv}{}  {}\n", " ".repeat(pad), st.dim(&format!("# {}", o.source))));
+        s.push_str(&format!(
+            "{kv}{}  {}\n",
+            " ".repeat(pad),
+            st.dim(&format!("# {}", o.source))
+        ));
     }
     s
 }

@@ -1,8 +1,8 @@
 //! `gpudoctor devices`: the GPUs as NVML sees them.
 
-use super::settings::Settings;
 use super::gather::focused;
 use super::options::{exit_code, ViewFormat};
+use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::args::FailOn;
-use super::settings::Settings;
 use super::options::{exit_code, selection, ViewFormat};
+use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::render::{self, Style};
 

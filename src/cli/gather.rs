@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::de::IgnoredAny;
 
-use super::settings::Settings;
 use super::options::{probe_timeout, selection, smoke_mode, Selection};
+use super::settings::Settings;
 use super::CliError;
 use crate::envvars::{self, Env};
 use crate::findings::Finding;

@@ -1,9 +1,6 @@
 //! `gpudoctor man`: the manual page, generated from the clap definitions (the copy in
 //! man/gpudoctor.1 is checked against it).
 
-use clap::CommandFactory;
-
-use super::args::Cli;
 use super::settings::Settings;
 use super::{emit_report, CliError};
 
@@ -14,7 +11,7 @@ pub(super) fn man(g: &Settings) -> Result<u8, CliError> {
 /// The whole page: name, synopsis, description, the options of a bare `gpudoctor` (which
 /// are check's), the subcommands, then each subcommand's own options, the examples.
 pub fn page() -> String {
-    let cmd = Cli::command();
+    let cmd = super::completions::visible_command();
     let man = clap_mangen::Man::new(cmd.clone());
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.
@@ -53,6 +50,47 @@ pub fn page() -> String {
         out.extend_from_slice(part.as_bytes());
     }
     let _ = man.render_extra_section(&mut out);
-    let _ = man.render_version_section(&mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    let mut s = String::from_utf8_lossy(&out).into_owned();
+    s.push_str(&environment_and_files());
+    let mut version = Vec::new();
+    let _ = man.render_version_section(&mut version);
+    s.push_str(&String::from_utf8_lossy(&version));
+    s
+}
+
+/// ENVIRONMENT (the variables gpudoctor itself reads) and FILES (its configuration).
+fn environment_and_files() -> String {
+    let mut s = String::from(".SH ENVIRONMENT\n");
+    for v in crate::envvars::ALL
+        .iter()
+        .filter(|v| v.category == crate::envvars::Category::Tool)
+        .filter(|v| !v.name.starts_with("GPUDOCTOR_FAULT_"))
+    {
+        s.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            roff(v.name),
+            roff(v.purpose)
+        ));
+    }
+    s.push_str(".SH FILES\n");
+    for (path, what) in [
+        (super::config::SYSTEM_CONFIG, "system-wide configuration"),
+        (
+            "$XDG_CONFIG_HOME/gpudoctor/config.toml",
+            "the user's configuration (default ~/.config/gpudoctor/config.toml); see gpudoctor config",
+        ),
+    ] {
+        s.push_str(&format!(".TP\n\\fI{}\\fR\n{}\n", roff(path), roff(what)));
+    }
+    s
+}
+
+/// Text safe in a roff line: backslashes escaped, no line starting a request.
+fn roff(text: &str) -> String {
+    let t = text.replace('\\', "\\e").replace('-', "\\-");
+    if t.starts_with('.') || t.starts_with('\'') {
+        format!("\\&{t}")
+    } else {
+        t
+    }
 }

@@ -132,8 +132,7 @@ impl Selection {
                 f
             })
             .collect();
-        // Worst first, as the rules order them.
-        findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+        crate::findings::sort_findings(&mut findings);
         findings
     }
 }

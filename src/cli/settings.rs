@@ -304,18 +304,18 @@ impl Settings {
         let formats = formats_of(name);
         if let Some(f) = given.format {
             if !formats.contains(&f) {
-                let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+                let names = or_list(&formats.iter().map(|f| f.name()).collect::<Vec<_>>());
                 return Err(CliError::Usage(match f {
                     Format::Junit | Format::Prometheus => format!(
                         "--format {} reports a whole check: use `gpudoctor check --format {}` (`gpudoctor {name}` prints {})",
                         f.name(),
                         f.name(),
-                        names.join(", ")
+                        names
                     ),
                     _ => format!(
                         "--format {}: `gpudoctor {name}` prints {}",
                         f.name(),
-                        names.join(", ")
+                        names
                     ),
                 }));
             }
@@ -326,7 +326,7 @@ impl Settings {
             given.format,
             "--format",
             envvars::GPUDOCTOR_FORMAT,
-            |v| parse_enum::<Format>(v),
+            parse_enum::<Format>,
             |f| f.format.as_ref().map(|s| (*s.get_ref(), s.span())),
             Format::Human,
         );
@@ -340,7 +340,7 @@ impl Settings {
             cli.global.color,
             "--color",
             envvars::GPUDOCTOR_COLOR,
-            |v| parse_enum::<ColorChoice>(v),
+            parse_enum::<ColorChoice>,
             |f| f.color.as_ref().map(|s| (*s.get_ref(), s.span())),
             ColorChoice::Auto,
         );
@@ -349,7 +349,7 @@ impl Settings {
             given.policy.fail_on,
             "--fail-on",
             envvars::GPUDOCTOR_FAIL_ON,
-            |v| parse_enum::<FailOn>(v),
+            parse_enum::<FailOn>,
             |f| f.fail_on.as_ref().map(|s| (*s.get_ref(), s.span())),
             FailOn::Error,
         );
@@ -541,10 +541,7 @@ impl Resolver<'_> {
                     Err(e) => {
                         self.origins.push(Origin {
                             key: ERROR_KEY.into(),
-                            value: serde_json::Value::String(format!(
-                                "{}={raw:?}: {e}",
-                                var.name
-                            )),
+                            value: serde_json::Value::String(format!("{}={raw:?}: {e}", var.name)),
                             source: var.name.into(),
                         });
                         return None;
@@ -554,11 +551,7 @@ impl Resolver<'_> {
         }
         for file in self.files.iter().rev() {
             if let Some((v, span)) = in_file(&file.file) {
-                let at = format!(
-                    "{}:{}",
-                    file.path.display(),
-                    file.line_at(span.start)
-                );
+                let at = format!("{}:{}", file.path.display(), file.line_at(span.start));
                 self.record(key, &v, Source::File(at));
                 return Some(v);
             }
@@ -582,10 +575,12 @@ impl Resolver<'_> {
         self.origins = keep;
         errs.into_iter()
             .map(|o| {
-                CliError::Usage(format!(
-                    "{}",
-                    o.value.as_str().unwrap_or("a bad GPUDOCTOR_* value")
-                ))
+                CliError::Usage(
+                    o.value
+                        .as_str()
+                        .unwrap_or("a bad GPUDOCTOR_* value")
+                        .to_string(),
+                )
             })
             .collect()
     }
@@ -666,5 +661,14 @@ fn parse_bool(v: &str) -> Result<bool, String> {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
         _ => Err("expected 0, 1, true or false".into()),
+    }
+}
+
+/// "a, b or c".
+fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }

@@ -1,8 +1,8 @@
 //! `gpudoctor smoke`: the on-device smoke test now, on every GPU or one.
 
-use super::settings::Settings;
 use super::gather::focused_with;
 use super::options::{exit_code, ViewFormat};
+use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;

@@ -1,8 +1,8 @@
 //! `gpudoctor toolkit`: the CUDA toolkits and libraries, and which one is used.
 
-use super::settings::Settings;
 use super::gather::focused;
 use super::options::{exit_code, ViewFormat};
+use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;
@@ -23,7 +23,9 @@ pub(super) fn toolkit(g: &Settings) -> Result<u8, CliError> {
     let text = match format {
         ViewFormat::Json => render::toolkit::render_json(&view),
         ViewFormat::Markdown => render::toolkit::render_markdown(&view),
-        ViewFormat::Human => render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose >= 1),
+        ViewFormat::Human => {
+            render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose >= 1)
+        }
     };
     emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

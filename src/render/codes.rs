@@ -105,7 +105,11 @@ pub fn list_json() -> String {
 pub fn list_markdown() -> String {
     let mut s = String::from("| Code | Title |\n|---|---|\n");
     for c in CODES {
-        s.push_str(&format!("| {} | {} |\n", c.code, super::markdown::cell(c.title)));
+        s.push_str(&format!(
+            "| {} | {} |\n",
+            c.code,
+            super::markdown::cell(c.title)
+        ));
     }
     s
 }
