@@ -356,3 +356,26 @@ fn smoke_settings_and_switch_come_from_the_configuration() {
         .unwrap()
         .contains("GPUDOCTOR_SMOKE"));
 }
+
+#[test]
+fn help_and_its_examples_fit_the_width() {
+    for width in ["60", "80", "120"] {
+        let w: usize = width.parse().unwrap();
+        for sub in [
+            &["--help"][..],
+            &["check", "--help"],
+            &["smoke", "--help"],
+            &["devices", "--help"],
+            &["diff", "--help"],
+        ] {
+            let r = run(gpudoctor().args(sub).env("COLUMNS", width));
+            assert_eq!(r.code, 0);
+            for line in r.stdout.lines() {
+                assert!(line.chars().count() <= w, "{sub:?} at {width}: {line:?}");
+            }
+        }
+    }
+    // The examples are part of --help.
+    let r = run(gpudoctor().arg("--help").env("COLUMNS", "80"));
+    assert!(r.stdout.contains("gpudoctor check --baseline good.json"));
+}
