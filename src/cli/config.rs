@@ -195,7 +195,7 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, CliError> {
                 let written = text.lines().nth(n - 1).unwrap_or("").trim();
                 (
                     format!(":{n}"),
-                    format!(" (in `{}`)", written.escape_debug()),
+                    format!(" (in `{}`)", crate::render::printable(written)),
                 )
             }
             None => (String::new(), String::new()),
