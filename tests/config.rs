@@ -379,3 +379,24 @@ fn help_and_its_examples_fit_the_width() {
     let r = run(gpudoctor().arg("--help").env("COLUMNS", "80"));
     assert!(r.stdout.contains("gpudoctor check --baseline good.json"));
 }
+
+#[test]
+fn twice_verbose_adds_the_probe_timings() {
+    let root = FakeRoot::healthy(1);
+    let v1 = run(root.cmd().args(["check", "--no-smoke", "-v"]));
+    assert!(!v1.stdout.contains("Probe timings"));
+    let v2 = run(root.cmd().args(["check", "--no-smoke", "-vv"]));
+    let section = v2
+        .stdout
+        .split("Probe timings\n")
+        .nth(1)
+        .expect("a timings section");
+    for probe in ["kernel_module", "device_nodes", "nvml"] {
+        assert!(
+            section
+                .lines()
+                .any(|l| l.trim_start().starts_with(probe) && l.contains(" ms")),
+            "{probe}: {section}"
+        );
+    }
+}

@@ -34,14 +34,18 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
 
     let format = g.format;
     let human = |style: Style| {
-        render::human::render(
+        let mut text = render::human::render(
             &report,
             &render::human::Options {
                 verbose: g.verbose >= 1,
                 style,
                 width: terminal_width(&env),
             },
-        )
+        );
+        if g.verbose >= 2 {
+            text.push_str(&render::timings::render_human(&report.snapshot, &style));
+        }
+        text
     };
     let render_as = |format: Format, style: Style| match format {
         Format::Json => render::json::render(&report),

@@ -10,6 +10,7 @@ pub mod junit;
 pub mod markdown;
 pub mod prometheus;
 pub mod smoke;
+pub mod timings;
 pub mod toolkit;
 pub mod view;
 
