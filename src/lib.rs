@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod codes;
 pub(crate) mod compat;
+pub(crate) mod diff;
 pub(crate) mod elf;
 pub(crate) mod envvars;
 pub(crate) mod fact;
