@@ -238,7 +238,8 @@ fn text(v: &Value) -> String {
 }
 
 fn on_off(v: &Value) -> Option<String> {
-    v.as_bool().map(|b| if b { "on" } else { "off" }.to_string())
+    v.as_bool()
+        .map(|b| if b { "on" } else { "off" }.to_string())
 }
 
 /// The value at `pointer` as text; None when the report has no such field.
@@ -506,18 +507,18 @@ fn driver(b: &mut Builder, r: &Value) {
         };
         let s = |k: &str| n.get(k).and_then(Value::as_str).unwrap_or("?");
         let present = n.get("present").and_then(Value::as_bool);
-        let value = match present {
-            Some(false) => Some("missing".to_string()),
-            Some(true) => Some(format!("{} {}:{}", s("mode"), s("owner"), s("group"))),
-            None => None,
-        };
+        // A node the probe did not list is as missing as one it found absent.
+        if present == Some(false) {
+            continue;
+        }
+        let value = present.map(|_| format!("{} {}:{}", s("mode"), s("owner"), s("group")));
         let key = b.item(
             "dev",
             format!("dev[{path}]"),
             path.to_string(),
             value,
             None,
-            "not checked",
+            "missing",
         );
         if present == Some(true) {
             b.attr(
@@ -575,9 +576,8 @@ fn gpu_views(r: &Value) -> Vec<GpuView<'_>> {
     for g in array(r, "/snapshot/kernel_module/gpus/value") {
         let uuid = g.get("uuid").and_then(Value::as_str).map(str::to_string);
         let bus = g.get("bus_id").and_then(Value::as_str).map(sysfs_address);
-        let same = |v: &GpuView| {
-            (uuid.is_some() && v.uuid == uuid) || (bus.is_some() && v.bus == bus)
-        };
+        let same =
+            |v: &GpuView| (uuid.is_some() && v.uuid == uuid) || (bus.is_some() && v.bus == bus);
         match views.iter_mut().find(|v| v.driver.is_none() && same(v)) {
             Some(v) => {
                 v.driver = Some(g);
@@ -694,7 +694,11 @@ fn gpu_facts(
                 field_with(f("/persistence_mode"), on_off),
             );
             put("compute_mode", "compute mode", field(f("/compute_mode")));
-            put("mig.mode", "MIG mode", field_with(f("/mig/enabled"), on_off));
+            put(
+                "mig.mode",
+                "MIG mode",
+                field_with(f("/mig/enabled"), on_off),
+            );
             put(
                 "mig.instances",
                 "MIG instances",
@@ -898,8 +902,10 @@ fn libraries(b: &mut Builder, r: &Value) {
             .get("winner")
             .and_then(Value::as_u64)
             .and_then(|i| lib.get("candidates")?.get(usize::try_from(i).ok()?));
+        // Not found is as absent as not looked for (the libraries looked for follow the
+        // toolkits and torch found).
         let value = match winner {
-            None => "not found".to_string(),
+            None => continue,
             Some(c) => {
                 let file = c
                     .get("target")
@@ -928,7 +934,7 @@ fn libraries(b: &mut Builder, r: &Value) {
             format!("{soname} loads"),
             Some(value),
             None,
-            "not looked for",
+            "not found",
         );
         b.section = section;
     }
@@ -972,7 +978,12 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
         );
 
         let torch_list = format!("{key}.torch");
-        b.list(&torch_list, &in_env("torch"), env.get("torch").is_some(), Some(&key));
+        b.list(
+            &torch_list,
+            &in_env("torch"),
+            env.get("torch").is_some(),
+            Some(&key),
+        );
         if let Some(t) = env.get("torch").filter(|t| t.is_object()) {
             let version = fact(t.get("version"))
                 .filter(|v| !v.starts_with("missing"))
@@ -1014,7 +1025,12 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
                 env.get(field).is_some_and(Value::is_array),
                 Some(&key),
             );
-            for d in env.get(field).and_then(Value::as_array).into_iter().flatten() {
+            for d in env
+                .get(field)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let Some(name) = d.get("name").and_then(Value::as_str) else {
                     continue;
                 };

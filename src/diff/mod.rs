@@ -313,20 +313,19 @@ fn side(v: &Value, name: &str) -> Result<ReportSide, DiffError> {
     let Some(obj) = v.as_object() else {
         return Err(not(format!("a JSON {}, not an object", json_kind(v))));
     };
-    let version = match obj.get("schema_version") {
-        None if obj.get("probes").is_some_and(Value::is_object) => {
-            return Err(not(
+    let version =
+        match obj.get("schema_version") {
+            None if obj.get("probes").is_some_and(Value::is_object) => return Err(not(
                 "a bare snapshot has no findings to compare: save `gpudoctor check --format json`"
                     .into(),
-            ))
-        }
-        None => {
-            return Err(not(
-                "no \"schema_version\" (not written by `gpudoctor check --format json`)".into(),
-            ))
-        }
-        Some(v) => v,
-    };
+            )),
+            None => {
+                return Err(not(
+                    "no \"schema_version\" (not written by `gpudoctor check --format json`)".into(),
+                ))
+            }
+            Some(v) => v,
+        };
     let version = match version.as_u64() {
         Some(n) if n > u64::from(SCHEMA_VERSION) => {
             return Err(DiffError::NewerSchema {

@@ -151,9 +151,21 @@ fn identical_reports_have_no_differences() {
 #[test]
 fn volatile_readings_are_not_differences() {
     let mut new = report();
-    set(&mut new, "/snapshot/nvml/result/system/devices/0/temperature_c", json!({"value": 80}));
-    set(&mut new, "/snapshot/node/time", json!("2026-02-01T00:00:00Z"));
-    set(&mut new, "/snapshot/probes", json!({"nvml": {"status": "ok", "elapsed_us": 5, "detail": null}}));
+    set(
+        &mut new,
+        "/snapshot/nvml/result/system/devices/0/temperature_c",
+        json!({"value": 80}),
+    );
+    set(
+        &mut new,
+        "/snapshot/node/time",
+        json!("2026-02-01T00:00:00Z"),
+    );
+    set(
+        &mut new,
+        "/snapshot/probes",
+        json!({"nvml": {"status": "ok", "elapsed_us": 5, "detail": null}}),
+    );
     assert!(compare(&report(), &new).unwrap().is_empty());
 }
 
@@ -241,10 +253,26 @@ fn a_narrower_pcie_link_and_other_gpu_facts() {
     let mut new = report();
     let g = "/snapshot/nvml/result/system/devices/0";
     set(&mut new, &format!("{g}/pcie/width"), json!({"value": 8}));
-    set(&mut new, &format!("{g}/persistence_mode"), json!({"value": true}));
-    set(&mut new, &format!("{g}/mig/enabled"), json!({"value": true}));
-    set(&mut new, &format!("{g}/ecc/aggregate_uncorrected"), json!({"error": "unknown"}));
-    set(&mut new, "/snapshot/pci/devices/value/0/driver", json!(null));
+    set(
+        &mut new,
+        &format!("{g}/persistence_mode"),
+        json!({"value": true}),
+    );
+    set(
+        &mut new,
+        &format!("{g}/mig/enabled"),
+        json!({"value": true}),
+    );
+    set(
+        &mut new,
+        &format!("{g}/ecc/aggregate_uncorrected"),
+        json!({"error": "unknown"}),
+    );
+    set(
+        &mut new,
+        "/snapshot/pci/devices/value/0/driver",
+        json!(null),
+    );
     let d = compare(&report(), &new).unwrap();
     assert_eq!(
         lines(&d),
@@ -270,7 +298,11 @@ fn wheels_changed_added_and_removed() {
         json!([{"name": "nvidia-cudnn-cu12", "version": "9.11.0.1"},
                {"name": "nvidia-nccl-cu12", "version": "2.27.3"}]),
     );
-    set(&mut new, &format!("{env}/torch/version/value"), json!("2.9.0+cu130"));
+    set(
+        &mut new,
+        &format!("{env}/torch/version/value"),
+        json!("2.9.0+cu130"),
+    );
     set(&mut new, &format!("{env}/torch/cuda"), json!("13.0"));
     let d = compare(&report(), &new).unwrap();
     let site = "python[/venv/lib/python3.12/site-packages]";
@@ -373,16 +405,31 @@ fn findings_appeared_went_away_and_changed_severity() {
         &mut new,
         "/findings",
         json!([
-            finding("GD034", "warning", "GPU 0: PCIe link is x8, not x16", &["gpu:0"]),
+            finding(
+                "GD034",
+                "warning",
+                "GPU 0: PCIe link is x8, not x16",
+                &["gpu:0"]
+            ),
             finding("GD038", "warning", "Persistence mode is off", &["gpu:0"]),
             finding("GD002", "error", "The kernel module is not loaded", &[]),
         ]),
     );
     let mut old = report();
     let mut list = old["findings"].as_array().unwrap().clone();
-    list.push(finding("GD012", "warning", "CUDA_LAUNCH_BLOCKING=1", &["env:CUDA_LAUNCH_BLOCKING"]));
+    list.push(finding(
+        "GD012",
+        "warning",
+        "CUDA_LAUNCH_BLOCKING=1",
+        &["env:CUDA_LAUNCH_BLOCKING"],
+    ));
     // The same code about another GPU is another finding.
-    list.push(finding("GD034", "warning", "GPU 1: PCIe link is x8", &["gpu:1"]));
+    list.push(finding(
+        "GD034",
+        "warning",
+        "GPU 1: PCIe link is x8",
+        &["gpu:1"],
+    ));
     set(&mut old, "/findings", Value::Array(list));
     let d = compare(&old, &new).unwrap();
     let f = &d.findings;
@@ -393,7 +440,10 @@ fn findings_appeared_went_away_and_changed_severity() {
     };
     // Worst first.
     assert_eq!(codes(&f.appeared), ["GD002/-", "GD034/gpu:0"]);
-    assert_eq!(codes(&f.went_away), ["GD012/env:CUDA_LAUNCH_BLOCKING", "GD034/gpu:1"]);
+    assert_eq!(
+        codes(&f.went_away),
+        ["GD012/env:CUDA_LAUNCH_BLOCKING", "GD034/gpu:1"]
+    );
     assert_eq!(f.severity_changed.len(), 1);
     let s = &f.severity_changed[0];
     assert_eq!(
@@ -438,7 +488,11 @@ fn an_older_report_with_fewer_fields_is_read_and_its_gaps_are_not_changes() {
     );
     // A real change is still seen through the gaps.
     let mut new = report();
-    set(&mut new, "/snapshot/kernel_module/version_file/value/version", json!("570.1"));
+    set(
+        &mut new,
+        "/snapshot/kernel_module/version_file/value/version",
+        json!("570.1"),
+    );
     let d = compare(&old, &new).unwrap();
     assert_eq!(lines(&d), ["kernel_module.version: 580.95.05 → 570.1"]);
 }
@@ -466,10 +520,19 @@ fn what_is_not_a_report_is_refused_and_named() {
         (json!([1, 2]), "a JSON array, not an object"),
         (json!({"name": "x"}), "no \"schema_version\""),
         (json!({"probes": {}}), "a bare snapshot"),
-        (json!({"schema_version": "1", "snapshot": {}}), "schema_version \"1\" is not a version"),
-        (json!({"schema_version": 0, "snapshot": {}}), "schema_version 0 is not a version"),
+        (
+            json!({"schema_version": "1", "snapshot": {}}),
+            "schema_version \"1\" is not a version",
+        ),
+        (
+            json!({"schema_version": 0, "snapshot": {}}),
+            "schema_version 0 is not a version",
+        ),
         (json!({"schema_version": 1}), "no \"snapshot\" object"),
-        (json!({"schema_version": 1, "snapshot": {}, "findings": {}}), "\"findings\" is not a list"),
+        (
+            json!({"schema_version": 1, "snapshot": {}, "findings": {}}),
+            "\"findings\" is not a list",
+        ),
         (
             json!({"schema_version": 1, "snapshot": {}, "findings": [{"code": "GD001"}]}),
             "findings[0] has no code or no known severity",
@@ -499,13 +562,17 @@ fn files_are_read_and_errors_name_them() {
     let e = compare_files(&good, &bad).unwrap_err();
     assert_eq!(e.kind(), "not_json");
     assert!(
-        e.to_string().starts_with(&format!("{}: not JSON: ", bad.display())),
+        e.to_string()
+            .starts_with(&format!("{}: not JSON: ", bad.display())),
         "{e}"
     );
     let missing = dir.path().join("gone.json");
     let e = compare_files(&missing, &good).unwrap_err();
     assert_eq!(e.kind(), "unreadable");
-    assert!(e.to_string().starts_with(&missing.display().to_string()), "{e}");
+    assert!(
+        e.to_string().starts_with(&missing.display().to_string()),
+        "{e}"
+    );
 }
 
 #[test]
@@ -535,4 +602,63 @@ fn the_json_of_a_diff_names_its_version_and_each_side() {
                "kind": "changed", "old": "580.95.05", "new": "570.86.15"})
     );
     assert_eq!(v["findings"]["appeared"], json!([]));
+}
+
+#[test]
+fn device_nodes_and_the_libraries_the_loader_picks() {
+    let mut new = report();
+    set(
+        &mut new,
+        "/snapshot/device_nodes/nodes/0/mode",
+        json!("0660"),
+    );
+    set(
+        &mut new,
+        "/snapshot/device_nodes/nodes/0/access/read_write",
+        json!(false),
+    );
+    set(
+        &mut new,
+        "/snapshot/libraries/libraries/0/candidates/0/target",
+        json!("/usr/lib/x86_64-linux-gnu/libcuda.so.570.86.15"),
+    );
+    set(
+        &mut new,
+        "/snapshot/libraries/libraries/0/candidates/0/version",
+        json!("570.86.15"),
+    );
+    let d = compare(&report(), &new).unwrap();
+    assert_eq!(
+        lines(&d),
+        [
+            "dev[/dev/nvidia0]: 0666 root:root → 0660 root:root",
+            "dev[/dev/nvidia0].access: yes → no",
+            "lib[libcuda.so.1]: 580.95.05 (/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05) → \
+             570.86.15 (/usr/lib/x86_64-linux-gnu/libcuda.so.570.86.15)",
+        ]
+    );
+    // A node found absent, or a library not found, reads as missing / not found.
+    set(
+        &mut new,
+        "/snapshot/device_nodes/nodes/0/present",
+        json!(false),
+    );
+    set(
+        &mut new,
+        "/snapshot/libraries/libraries/0/winner",
+        json!(null),
+    );
+    let d = compare(&report(), &new).unwrap();
+    let shown: Vec<String> = d
+        .changes
+        .iter()
+        .map(|c| format!("{}: {} → {}", c.label, c.old_text(), c.new_text()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "/dev/nvidia0: 0666 root:root → missing",
+            "libcuda.so.1 loads: 580.95.05 (/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05) → not found",
+        ]
+    );
 }
