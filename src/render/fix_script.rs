@@ -177,7 +177,6 @@ const ROOT_ONLY: &[&str] = &[
     "usermod",
     "gpasswd",
     "groupadd",
-    "ldconfig",
     "update-initramfs",
     "dracut",
     "mkinitcpio",
@@ -185,7 +184,6 @@ const ROOT_ONLY: &[&str] = &[
     "shutdown",
     "poweroff",
     "halt",
-    "dpkg",
 ];
 
 const PACKAGE_MANAGERS: &[&str] = &["apt", "apt-get", "dnf", "yum", "zypper", "pacman"];
@@ -254,6 +252,17 @@ fn root_only(words: &[String]) -> bool {
             !has(&["--user"]) && !has(&read_only)
         }
         "nvidia-smi" => has(NVIDIA_SMI_SETTINGS),
+        // Rebuilding the cache needs root; printing it (-p) does not.
+        "ldconfig" => !has(&["-p", "--print-cache"]),
+        "dpkg" => has(&[
+            "-i",
+            "--install",
+            "-r",
+            "--remove",
+            "-P",
+            "--purge",
+            "--configure",
+        ]),
         "tee" | "cp" | "mv" | "rm" | "ln" | "install" => rest.iter().any(|w| {
             ["/etc/", "/usr/", "/lib/", "/boot/", "/opt/"]
                 .iter()
@@ -591,6 +600,12 @@ mod tests {
             ),
             ("grep -i 'modprobe|sudo' /var/log/x", None),
             ("pip install nvidia-cudnn-cu12==9.10.2.21", None),
+            (
+                "ls -l /x $(ldconfig -p | awk '/libcuda.so.1/{print $NF}')",
+                None,
+            ),
+            ("dpkg -l | grep nvidia", None),
+            ("dpkg -i x.deb", Some(Root::RootOnly)),
         ] {
             assert_eq!(needs_root(cmd), want, "{cmd}");
         }
