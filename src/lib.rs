@@ -4,7 +4,6 @@ pub mod cli;
 pub mod codes;
 pub(crate) mod compat;
 // Until src/cli wires `gpudoctor diff` and `check --baseline`.
-#[allow(dead_code)]
 pub(crate) mod diff;
 pub(crate) mod elf;
 pub(crate) mod envvars;

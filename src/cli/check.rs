@@ -24,13 +24,43 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
             )));
         }
     }
+    // So is a baseline that cannot be compared.
+    let baseline = match &g.baseline {
+        Some(path) => {
+            if matches!(g.format, Format::Junit | Format::Prometheus) && !g.fix_script {
+                return Err(CliError::Usage(format!(
+                    "--baseline shows the changes in the human, json and markdown reports, not in --format {}",
+                    g.format.name()
+                )));
+            }
+            let old = crate::diff::load_baseline(path)
+                .map_err(|e| CliError::Usage(format!("--baseline {e}")))?;
+            Some((path, old))
+        }
+        None => None,
+    };
     let sel = selection(g)?;
     let env = Env::from_process();
     let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
     let wants = |code: &str| sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
     let findings = sel.adjust(findings);
-    let report = Report::new(snapshot, checks, findings);
+    let mut report = Report::new(snapshot, checks, findings);
+    let changes = match &baseline {
+        Some((path, old)) => Some(
+            crate::diff::against_baseline(path, old, &report)
+                .map_err(|e| CliError::Usage(format!("--baseline {e}")))?,
+        ),
+        None => None,
+    };
+    // JSON carries the changes inside the report; the other formats append them.
+    if let Some(d) = &changes {
+        report.baseline = Some(
+            serde_json::to_value(d)
+                .map_err(|e| CliError::Internal(format!("the baseline diff as JSON: {e}")))?,
+        );
+    }
+    let width = terminal_width(&env);
 
     let format = g.format;
     let human = |style: Style| {
@@ -39,17 +69,28 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
             &render::human::Options {
                 verbose: g.verbose >= 1,
                 style,
-                width: terminal_width(&env),
+                width,
             },
         );
         if g.verbose >= 2 {
             text.push_str(&render::timings::render_human(&report.snapshot, &style));
         }
+        if let Some(d) = &changes {
+            text.push('\n');
+            text.push_str(&render::diff::render_human(d, &style, width));
+        }
         text
     };
     let render_as = |format: Format, style: Style| match format {
         Format::Json => render::json::render(&report),
-        Format::Markdown => render::markdown::render(&report, g.verbose >= 1),
+        Format::Markdown => {
+            let mut text = render::markdown::render(&report, g.verbose >= 1);
+            if let Some(d) = &changes {
+                text.push('\n');
+                text.push_str(&render::diff::render_markdown(d));
+            }
+            text
+        }
         Format::Junit => render::junit::render(&report),
         Format::Prometheus => render::prometheus::render(&report),
         Format::Human => human(style),
@@ -76,16 +117,11 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
             }
         }
         None if g.fix_script => {
-            emit_report(g, PENDING_FIX_SCRIPT.as_bytes())?;
+            emit_report(g, render::fix_script::render(&report).as_bytes())?;
         }
         None => {
             emit_report(g, render_as(format, Style::for_stdout()).as_bytes())?;
         }
     }
-    if let Some(_baseline) = &g.baseline {
-        return Err(CliError::Internal(PENDING_FIX_SCRIPT.into()));
-    }
     Ok(exit_code(g, report.worst()))
 }
-
-const PENDING_FIX_SCRIPT: &str = "PENDING";

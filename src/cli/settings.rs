@@ -272,6 +272,13 @@ pub fn check_leading_options(matches: &ArgMatches, command: &Command) -> Result<
 }
 
 impl Settings {
+    /// Whether --fail-on (or its variable or configuration) set the threshold.
+    pub fn fail_on_given(&self) -> bool {
+        self.origins
+            .iter()
+            .any(|o| o.key == "fail_on" && o.source != Source::Default.to_string())
+    }
+
     /// Resolves the settings of `command` from the parsed command line, `env` and the
     /// configuration files `paths` (None: --no-config).
     pub fn resolve(

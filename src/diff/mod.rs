@@ -182,13 +182,6 @@ impl ReportDiff {
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty() && self.findings.is_empty()
     }
-
-    /// Names the two sides in the header (file names, "this run").
-    pub fn with_labels(mut self, old: impl Into<String>, new: impl Into<String>) -> ReportDiff {
-        self.old.label = old.into();
-        self.new.label = new.into();
-        self
-    }
 }
 
 /// Why two reports cannot be compared; the text names the file (or side).
@@ -206,6 +199,7 @@ pub enum DiffError {
     NewerSchema { name: String, found: u64 },
 }
 
+#[cfg(test)]
 impl DiffError {
     /// unreadable, not_json, not_a_report or newer_schema.
     pub fn kind(&self) -> &'static str {
@@ -219,6 +213,7 @@ impl DiffError {
 
 /// Compares two reports given as JSON values (`check --format json` output, of this or an
 /// older gpudoctor). Errors name the sides "old report" and "new report".
+#[cfg(test)]
 pub fn compare(old: &Value, new: &Value) -> Result<ReportDiff, DiffError> {
     compare_named(old, "old report", new, "new report")
 }
@@ -247,13 +242,28 @@ pub fn compare_files(old: &Path, new: &Path) -> Result<ReportDiff, DiffError> {
     compare_named(&o, &old_name, &n, &new_name)
 }
 
-/// `check --baseline OLD`: the saved report against the one this run made. The sides are
-/// labelled by the path and "this run".
-pub fn against_baseline(baseline: &Path, current: &Report) -> Result<ReportDiff, DiffError> {
+/// `check --baseline OLD`: the saved report (read and checked with `load_baseline` before
+/// probing) against the one this run made. The sides are labelled by the path and "this run".
+pub fn against_baseline(
+    baseline: &Path,
+    old: &Value,
+    current: &Report,
+) -> Result<ReportDiff, DiffError> {
+    let new = serde_json::to_value(current).map_err(|e| DiffError::NotAReport {
+        name: "this run".into(),
+        why: format!("the report does not serialise: {e}"),
+    })?;
+    compare_named(old, &path_name(baseline), &new, "this run")
+}
+
+/// Reads a baseline report and checks it can be compared (a report, of a schema this
+/// build reads), so a bad --baseline fails before any probing.
+pub fn load_baseline(baseline: &Path) -> Result<Value, DiffError> {
     let name = path_name(baseline);
     let old = load(baseline)?;
-    let new = serde_json::to_value(current).expect("a report serializes");
-    compare_named(&old, &name, &new, "this run")
+    side(&old, &name)?;
+    findings(&old, &name)?;
+    Ok(old)
 }
 
 fn path_name(path: &Path) -> String {

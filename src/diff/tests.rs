@@ -583,7 +583,8 @@ fn a_fresh_report_compares_with_itself_saved() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("baseline.json");
     std::fs::write(&path, crate::render::json::render(&report)).unwrap();
-    let d = against_baseline(&path, &report).unwrap();
+    let old = load_baseline(&path).unwrap();
+    let d = against_baseline(&path, &old, &report).unwrap();
     assert!(d.is_empty(), "{:#?}", d);
     assert_eq!(d.new.label, "this run");
 }

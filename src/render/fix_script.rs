@@ -18,7 +18,7 @@ use std::fmt::Write;
 
 use super::human::wrap;
 use super::printable;
-use crate::findings::{sh_quote, sort_findings, Finding, Fix};
+use crate::findings::{sh_quote, sort_findings, Finding, Fix, Severity};
 use crate::report::Report;
 
 /// Comment text is wrapped to this width.
@@ -126,14 +126,20 @@ fn step(out: &mut String, f: &Finding, n: usize, fix: &Fix, live_taken: &mut boo
     // Only the first command is a candidate: if it cannot run, the next one is still an
     // alternative or a follow-up to it, not a replacement.
     let first = !std::mem::replace(live_taken, true);
+    let hold_back_placeholder;
     let hold_back = if cmd.chars().any(char::is_control) {
         Some("contains a control character: shown escaped, not run")
+    } else if f.severity == Severity::Info {
+        Some("context, not a problem: uncomment to run it if it applies")
     } else if !first {
         Some("an alternative or follow-up: uncomment to run it")
     } else if changes_shell(cmd) {
         Some("changes the calling shell's environment, which a script cannot: run it in your shell")
     } else if reboots(cmd) {
         Some("reboots the machine: run it yourself when everything else is done")
+    } else if let Some(p) = placeholder(cmd) {
+        hold_back_placeholder = format!("replace {p} first, then uncomment it");
+        Some(hold_back_placeholder.as_str())
     } else {
         None
     };
@@ -148,6 +154,19 @@ fn step(out: &mut String, f: &Finding, n: usize, fix: &Fix, live_taken: &mut boo
             let _ = writeln!(out, "{cmd}");
         }
     }
+}
+
+/// A word the user must fill in (`IMAGE`, `NODE`, `<node>`): such a command cannot run as
+/// written. Variables (`$HOME`), variable names (`unset CUDA_LAUNCH_BLOCKING`) and
+/// assignments are not placeholders.
+fn placeholder(cmd: &str) -> Option<String> {
+    simple_commands(cmd).into_iter().flatten().find_map(|w| {
+        let angle = w.starts_with('<') && w.ends_with('>') && w.len() > 2;
+        let caps = w.len() >= 3
+            && w.chars().all(|c| c.is_ascii_uppercase())
+            && !crate::envvars::ALL.iter().any(|v| v.name == w);
+        (angle || caps).then_some(w)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -541,8 +560,7 @@ mod tests {
                 // GD012's unset cannot work from a script: its follow-up is not promoted.
                 "printf '%s\\n' '==> GD034: Confirm what the link trained to'",
                 "sudo lspci -vv | grep -E 'LnkCap|LnkSta'",
-                "printf '%s\\n' '==> GD038: Enable the persistence daemon'",
-                "sudo systemctl enable --now nvidia-persistenced",
+                // GD038 is context (info): its command is there to uncomment, not run.
                 "echo 'Done. Run `gpudoctor check` again to see what is left.'",
             ]
         );
@@ -678,5 +696,53 @@ mod tests {
                 vec!["v"],
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod placeholder_tests {
+    use super::*;
+
+    #[test]
+    fn fill_in_words_are_found_and_variables_are_not() {
+        assert_eq!(
+            placeholder("docker run --gpus all IMAGE").as_deref(),
+            Some("IMAGE")
+        );
+        assert_eq!(
+            placeholder("kubectl describe node <node>").as_deref(),
+            Some("<node>")
+        );
+        assert_eq!(placeholder("sudo usermod -aG video $USER"), None);
+        assert_eq!(placeholder("unset CUDA_LAUNCH_BLOCKING"), None);
+        assert_eq!(placeholder("echo HOME"), None);
+        assert_eq!(
+            placeholder("CUDA_MODULE_LOADING=LAZY python train.py"),
+            None
+        );
+        assert_eq!(placeholder("nvidia-smi -pm 1"), None);
+    }
+
+    #[test]
+    fn info_findings_and_placeholders_never_run() {
+        let mut info = Finding::new("GD001", Severity::Info, "No NVIDIA GPU found");
+        info.fix.push(Fix {
+            text: "Docker: start the container with the GPUs".into(),
+            command: Some("docker run --gpus all IMAGE".into()),
+        });
+        let mut warn = Finding::new("GD036", Severity::Warning, "held");
+        warn.fix.push(Fix {
+            text: "Find it".into(),
+            command: Some("kubectl describe node <node>".into()),
+        });
+        let report = Report::new(Default::default(), Vec::new(), vec![info, warn]);
+        let script = render(&report);
+        for line in script.lines().filter(|l| !l.starts_with('#')) {
+            assert!(
+                !line.contains("IMAGE") && !line.contains("<node>"),
+                "{line}"
+            );
+        }
+        assert!(script.contains("replace <node> first"), "{script}");
     }
 }

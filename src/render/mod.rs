@@ -3,9 +3,7 @@
 pub mod codes;
 pub mod devices;
 // Until src/cli wires `gpudoctor diff`, `check --baseline` and `check --fix-script`.
-#[allow(dead_code)]
 pub mod diff;
-#[allow(dead_code)]
 pub mod fix_script;
 pub mod fleet;
 pub mod form;
