@@ -12,6 +12,7 @@ pub mod fatbin;
 pub(crate) mod findings;
 pub(crate) mod fleet;
 pub mod fsys;
+pub mod headline;
 pub mod ldcache;
 pub(crate) mod nvml_worker;
 pub(crate) mod probes;

@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::findings::{Finding, Severity, Summary};
+use crate::headline::Headline;
 use crate::fsys::read_stream_limited;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
@@ -23,6 +24,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Report {
     pub schema_version: u32,
     pub gpudoctor_version: String,
+    /// The outcome in one line, decided from the findings and the derived facts
+    /// (src/headline.rs): what the human and Markdown reports print first.
+    #[serde(default)]
+    pub headline: Headline,
     pub snapshot: Snapshot,
     /// Facts the rules derive from several probes, computed once (Snapshot's methods), so
     /// every format and `gpudoctor fleet` read the same answer.
@@ -40,10 +45,12 @@ pub struct Report {
 impl Report {
     pub fn new(snapshot: Snapshot, checks: Vec<Check>, findings: Vec<Finding>) -> Report {
         let summary = Summary::of(&findings);
+        let derived = Derived::of(&snapshot);
         Report {
             schema_version: SCHEMA_VERSION,
             gpudoctor_version: env!("CARGO_PKG_VERSION").to_string(),
-            derived: Derived::of(&snapshot),
+            headline: Headline::of(&snapshot, &derived, &findings, &checks),
+            derived,
             snapshot,
             checks,
             findings,

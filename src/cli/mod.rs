@@ -96,11 +96,11 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {
         )
     });
     let g = Settings::resolve(&cli, &command, bare, &env, paths.as_ref())?;
-    match g.color {
-        ColorChoice::Always => owo_colors::set_override(true),
-        ColorChoice::Never => owo_colors::set_override(false),
-        ColorChoice::Auto => {}
-    }
+    crate::render::term::set_color_when(match g.color {
+        ColorChoice::Always => crate::render::term::ColorWhen::Always,
+        ColorChoice::Never => crate::render::term::ColorWhen::Never,
+        ColorChoice::Auto => crate::render::term::ColorWhen::Auto,
+    });
     match command {
         Command::Check(_) => check::check(&g),
         Command::Toolkit(_) => toolkit::toolkit(&g),

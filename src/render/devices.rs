@@ -176,7 +176,12 @@ fn nvml_status(n: Option<&NvmlProbe>) -> Result<String, String> {
     }
 }
 
+/// `gpudoctor devices` for a terminal (ASCII where it needs it).
 pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
+    st.finish(human_text(v, st, detail))
+}
+
+fn human_text(v: &DevicesView, st: &Style, detail: bool) -> String {
     let mut out = String::new();
     match nvml_status(v.nvml) {
         Ok(line) => out.push_str(&format!(

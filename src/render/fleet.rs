@@ -81,7 +81,12 @@ fn not_listed(f: &Fleet) -> Option<String> {
     ))
 }
 
+/// `gpudoctor fleet` for a terminal (ASCII where it needs it).
 pub fn render_human(f: &Fleet, st: &Style) -> String {
+    st.finish(human_text(f, st))
+}
+
+fn human_text(f: &Fleet, st: &Style) -> String {
     let mut out = String::new();
     let sh = &f.shape;
     out.push_str(&st.bold(&format!(

@@ -53,9 +53,14 @@ pub fn symbol(v: Verdict) -> &'static str {
     }
 }
 
-/// The verdict's symbol in its colour.
+/// The verdict's symbol in its colour (its ASCII stand-in where the terminal needs one).
 pub fn mark(v: Verdict, st: &Style) -> String {
-    let s = symbol(v);
+    let s = if st.ascii {
+        super::term::to_ascii(symbol(v))
+    } else {
+        symbol(v).into()
+    };
+    let s = s.as_ref();
     match v {
         Verdict::Passed => st.green(s),
         Verdict::Warning => st.yellow(s),

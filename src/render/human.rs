@@ -8,6 +8,7 @@ use super::{printable, Style};
 use crate::findings::Finding;
 use crate::report::Report;
 use crate::rules::CheckStatus;
+use crate::verdict::Verdict;
 
 pub struct Options {
     pub verbose: bool,
@@ -16,6 +17,10 @@ pub struct Options {
 }
 
 pub fn render(report: &Report, opts: &Options) -> String {
+    opts.style.finish(report_text(report, opts))
+}
+
+fn report_text(report: &Report, opts: &Options) -> String {
     let st = &opts.style;
     let mut out = String::new();
     let snap = &report.snapshot;
@@ -24,6 +29,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
         let _ = write!(header, " — inspecting --root {}", printable(root));
     }
     let _ = writeln!(out, "{}", st.bold(&header));
+    let _ = writeln!(out, "{}", headline(report, st));
 
     for section in sections(report, opts.verbose) {
         let _ = writeln!(out, "\n{}", st.bold(section.title));
@@ -123,6 +129,19 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
             );
         }
     }
+}
+
+/// The report's outcome (`crate::headline`), marked and coloured as its verdict.
+pub fn headline(report: &Report, st: &Style) -> String {
+    let h = &report.headline;
+    let text = printable(&h.text);
+    let text = match h.verdict() {
+        Verdict::Error => st.red(&text),
+        Verdict::Warning => st.yellow(&text),
+        Verdict::Passed => st.green(&text),
+        Verdict::Info | Verdict::NotJudged => st.bold(&text),
+    };
+    format!("{} {text}", super::form::mark(h.verdict(), st))
 }
 
 pub fn summary_line(report: &Report, st: &Style) -> String {

@@ -16,7 +16,13 @@ pub(crate) fn cell(s: &str) -> String {
 pub fn render(report: &Report, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## gpudoctor report\n");
-    let _ = writeln!(out, "**{}**\n", summary_line(report, &Style::plain()));
+    let _ = writeln!(
+        out,
+        "**{} {}**\n",
+        super::form::symbol(report.headline.verdict()),
+        printable(&report.headline.text)
+    );
+    let _ = writeln!(out, "{}\n", summary_line(report, &Style::plain()));
     let mut meta = format!("gpudoctor {}", report.gpudoctor_version);
     if let Some(root) = &report.snapshot.root {
         let _ = write!(meta, " · `--root {}`", printable(root));

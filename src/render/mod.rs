@@ -13,13 +13,15 @@ pub mod junit;
 pub mod markdown;
 pub mod prometheus;
 pub mod smoke;
+pub mod term;
 pub mod timings;
 pub mod toolkit;
 pub mod view;
 
 use std::borrow::Cow;
+use std::io::IsTerminal;
 
-use owo_colors::{OwoColorize, Stream};
+use owo_colors::OwoColorize;
 
 /// Escapes control characters (escape sequences, newlines, bells) in text that came
 /// from the inspected system, so a hostile --root cannot rewrite the terminal.
@@ -41,26 +43,51 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// Colour decisions in one place; `enabled` is false for `--color never` and pipes.
+/// How human output is written: `enabled` colours it (false for `--color never`, pipes and
+/// NO_COLOR), `ascii` puts ASCII in place of ✓ ✗ · → … (TERM=dumb, a locale that is not
+/// UTF-8). Both are decided in `render::term`.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     pub enabled: bool,
+    pub ascii: bool,
 }
 
 impl Style {
+    /// For stdout: `--color` (`term::set_color_when`), the environment, and whether stdout
+    /// is a terminal.
     pub fn for_stdout() -> Style {
-        // owo-colors' supports-color check honours NO_COLOR, CLICOLOR_FORCE, FORCE_COLOR
-        // and whether stdout is a terminal; `set_override` (from --color) wins over it.
-        let probe = "x"
-            .if_supports_color(Stream::Stdout, |t| t.red())
-            .to_string();
+        Style::from_env(
+            term::color_when(),
+            &crate::envvars::Env::from_process(),
+            std::io::stdout().is_terminal(),
+        )
+    }
+
+    pub fn from_env(
+        flag: term::ColorWhen,
+        env: &crate::envvars::Env,
+        stdout_is_tty: bool,
+    ) -> Style {
         Style {
-            enabled: probe != "x",
+            enabled: term::color_enabled(flag, env, stdout_is_tty),
+            ascii: term::ascii_only(env),
         }
     }
 
     pub fn plain() -> Style {
-        Style { enabled: false }
+        Style {
+            enabled: false,
+            ascii: false,
+        }
+    }
+
+    /// Finished human output as this terminal can show it (ASCII stand-ins when it must).
+    pub fn finish(&self, text: String) -> String {
+        if self.ascii {
+            term::to_ascii(&text).into_owned()
+        } else {
+            text
+        }
     }
 
     fn paint(&self, s: &str, f: impl Fn(&str) -> String) -> String {

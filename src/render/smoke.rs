@@ -310,7 +310,12 @@ fn probe_of(v: &SmokeView) -> Option<SmokeProbe> {
     })
 }
 
+/// `gpudoctor smoke` for a terminal (ASCII where it needs it).
 pub fn render_human(v: &SmokeView, st: &Style) -> String {
+    st.finish(human_text(v, st))
+}
+
+fn human_text(v: &SmokeView, st: &Style) -> String {
     let mut out = String::new();
     let Some(probe) = probe_of(v) else {
         out.push_str("The smoke test was not run.\n");

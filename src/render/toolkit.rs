@@ -177,7 +177,12 @@ fn candidate_line(c: &Candidate, winner: bool, st: &Style) -> String {
     line
 }
 
+/// `gpudoctor toolkit` for a terminal (ASCII where it needs it).
 pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool) -> String {
+    st.finish(human_text(v, st, verbose))
+}
+
+fn human_text(v: &ToolkitView, st: &Style, verbose: bool) -> String {
     let mut out = String::new();
     let h = |s: &str| format!("{}\n", st.bold(s));
     if let Some(root) = v.root {
