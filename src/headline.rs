@@ -130,7 +130,10 @@ impl Headline {
             };
             (HeadlineKind::NoGpu, place)
         } else if smoke.gpus > 0 && smoke.passed + smoke.warnings == smoke.gpus {
-            (HeadlineKind::Ready, format!("Ready: {}", machine.describe()))
+            (
+                HeadlineKind::Ready,
+                format!("Ready: {}", machine.describe()),
+            )
         } else {
             (
                 HeadlineKind::NotProvenOnDevice,
@@ -250,7 +253,12 @@ impl Machine {
 fn gpu_summary(snap: &Snapshot, derived: &Derived) -> Option<String> {
     let mut names: Vec<String> = snap
         .nvml_system()
-        .map(|s| s.devices.iter().filter_map(|g| g.name.get().cloned()).collect())
+        .map(|s| {
+            s.devices
+                .iter()
+                .filter_map(|g| g.name.get().cloned())
+                .collect()
+        })
         .unwrap_or_default();
     if names.is_empty() {
         names = snap

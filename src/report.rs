@@ -12,8 +12,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::findings::{Finding, Severity, Summary};
-use crate::headline::Headline;
 use crate::fsys::read_stream_limited;
+use crate::headline::Headline;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
 

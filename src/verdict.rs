@@ -76,6 +76,7 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::Library(l) if l == "libcuda.so.1" => &["libcuda"],
         Subject::Library(_) => &["library_majors"],
         Subject::Torch(_) => &["pytorch_build"],
+        Subject::PythonImport => &["pytorch_live"],
         // Only the variables the rules read are judged; the rest are context.
         Subject::Env(name)
             if matches!(
@@ -338,6 +339,7 @@ mod tests {
             Subject::library("libcuda.so.1"),
             Subject::library("libcudart.so.12"),
             Subject::torch("/site-packages"),
+            Subject::PythonImport,
             Subject::env("CUDA_VISIBLE_DEVICES"),
             Subject::Environment,
             Subject::Smoke,

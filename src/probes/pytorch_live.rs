@@ -45,6 +45,15 @@ pub struct LiveAnswer {
     pub loaded: Vec<String>,
 }
 
+impl LiveAnswer {
+    /// The interpreter has no torch at all: nothing failed to load.
+    pub fn no_torch(&self) -> bool {
+        self.import_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("ModuleNotFoundError: No module named 'torch'"))
+    }
+}
+
 /// Kept short and dependency-free: it runs in the user's interpreter.
 const SCRIPT: &str = r#"
 import json, sys, warnings

@@ -69,3 +69,41 @@ pub fn mark(v: Verdict, st: &Style) -> String {
         Verdict::NotJudged => st.dim(s),
     }
 }
+
+/// GPU ordinals as ranges: "0–7", "0–2,4–7", "3".
+pub fn ordinals(list: &[u32]) -> String {
+    let mut sorted = list.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for n in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == n => *end = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}–{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinals_as_ranges() {
+        assert_eq!(ordinals(&[0, 1, 2, 3, 4, 5, 6, 7]), "0–7");
+        assert_eq!(ordinals(&[7, 0, 1, 2, 4, 5, 6]), "0–2,4–7");
+        assert_eq!(ordinals(&[3]), "3");
+        assert_eq!(ordinals(&[1, 3, 5]), "1,3,5");
+        assert_eq!(ordinals(&[]), "");
+    }
+}

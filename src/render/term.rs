@@ -185,8 +185,18 @@ mod tests {
             // NO_COLOR: off on a terminal, over the force variables; the flag beats it.
             (Auto, &[("NO_COLOR", "1")], true, false),
             (Auto, &[("NO_COLOR", "")], true, true),
-            (Auto, &[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")], false, false),
-            (Auto, &[("NO_COLOR", "1"), ("FORCE_COLOR", "1")], true, false),
+            (
+                Auto,
+                &[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")],
+                false,
+                false,
+            ),
+            (
+                Auto,
+                &[("NO_COLOR", "1"), ("FORCE_COLOR", "1")],
+                true,
+                false,
+            ),
             (Always, &[("NO_COLOR", "1")], false, true),
             // The force variables: on a pipe too, over CLICOLOR=0 and TERM=dumb.
             (Auto, &[("CLICOLOR_FORCE", "1")], false, true),
@@ -195,8 +205,18 @@ mod tests {
             (Auto, &[("FORCE_COLOR", "true")], false, true),
             (Auto, &[("FORCE_COLOR", "false")], false, false),
             (Auto, &[("FORCE_COLOR", "0")], true, true),
-            (Auto, &[("CLICOLOR", "0"), ("CLICOLOR_FORCE", "1")], false, true),
-            (Auto, &[("TERM", "dumb"), ("CLICOLOR_FORCE", "1")], false, true),
+            (
+                Auto,
+                &[("CLICOLOR", "0"), ("CLICOLOR_FORCE", "1")],
+                false,
+                true,
+            ),
+            (
+                Auto,
+                &[("TERM", "dumb"), ("CLICOLOR_FORCE", "1")],
+                false,
+                true,
+            ),
             (Never, &[("CLICOLOR_FORCE", "1")], true, false),
             // CLICOLOR=0 and TERM=dumb: off on a terminal.
             (Auto, &[("CLICOLOR", "0")], true, false),
@@ -227,7 +247,10 @@ mod tests {
             // LC_ALL, else LC_CTYPE, else LANG; an empty one is skipped.
             (&[("LC_ALL", "C"), ("LANG", "en_US.UTF-8")], true),
             (&[("LC_ALL", "en_US.UTF-8"), ("LANG", "C")], false),
-            (&[("LC_ALL", ""), ("LC_CTYPE", "C"), ("LANG", "en_US.UTF-8")], true),
+            (
+                &[("LC_ALL", ""), ("LC_CTYPE", "C"), ("LANG", "en_US.UTF-8")],
+                true,
+            ),
             (&[("LC_CTYPE", "C.UTF-8"), ("LANG", "C")], false),
             (&[("TERM", "dumb")], true),
             (&[("TERM", "dumb"), ("LANG", "en_US.UTF-8")], true),

@@ -108,6 +108,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     toolkit_lines(&mut b, snap, verbose);
     out.extend(b.take("CUDA toolkits and libraries"));
     python_lines(&mut b, snap, verbose);
+    python_import_lines(&mut b, snap, verbose);
     out.extend(b.take("Python and PyTorch"));
     environment_lines(&mut b, snap, verbose);
     out.extend(b.take("Environment"));
@@ -410,6 +411,106 @@ fn python_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     }
 }
 
+/// What `import torch` said (--python-import): availability and devices, torch's own
+/// warnings, the CUDA libraries the process mapped, or why it failed.
+fn python_import_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
+    use crate::probes::pytorch_live::LiveResult;
+    let Some(live) = &snap.python_live else {
+        return;
+    };
+    let subject = [Subject::PythonImport];
+    let python = live.python.clone();
+    let a = match &live.result {
+        LiveResult::Ok { answer } => answer,
+        LiveResult::NotProbed { reason } => {
+            b.line(
+                &subject,
+                "import torch",
+                format!("not run: {reason}"),
+                python,
+            );
+            return;
+        }
+        LiveResult::TimedOut { seconds } => {
+            b.line(
+                &subject,
+                "import torch",
+                format!("did not finish within {seconds:.1} s"),
+                python,
+            );
+            return;
+        }
+        LiveResult::Failed { detail } => {
+            b.line(
+                &subject,
+                "import torch",
+                format!("failed: {detail}"),
+                python,
+            );
+            return;
+        }
+    };
+    let py = a
+        .python_version
+        .as_deref()
+        .map(|v| format!("Python {v}: "))
+        .unwrap_or_default();
+    // No torch to import is no failure (the rule says nothing about it): the line is context.
+    if let Some(e) = a.import_error.as_deref().filter(|_| a.no_torch()) {
+        b.line(&[], "import torch", format!("{py}no torch ({e})"), python);
+        return;
+    }
+    let value = match (&a.import_error, &a.torch) {
+        (Some(e), _) => format!("{py}failed: {}", e.lines().next().unwrap_or(e)),
+        (None, None) => format!("{py}no torch"),
+        (None, Some(t)) => {
+            let mut parts = vec![format!(
+                "{py}torch {t} ({})",
+                a.cuda
+                    .as_deref()
+                    .map_or("no CUDA build".to_string(), |c| format!("CUDA {c}"))
+            )];
+            match a.is_available {
+                Some(true) => parts.push(format!(
+                    "cuda.is_available() True, {} device(s)",
+                    a.device_count.map_or("?".to_string(), |n| n.to_string())
+                )),
+                Some(false) => parts.push("cuda.is_available() False".into()),
+                None => {}
+            }
+            if let Some(c) = a.cudnn {
+                parts.push(format!("cuDNN {c}"));
+            }
+            parts.join(" · ")
+        }
+    };
+    b.line(&subject, "import torch", value, python.clone());
+    for w in &a.warnings {
+        let first = w.lines().find(|l| !l.trim().is_empty()).unwrap_or(w);
+        b.line(&[], "torch warned", first.trim(), python.clone());
+    }
+    if a.loaded.is_empty() {
+        return;
+    }
+    if verbose {
+        for path in &a.loaded {
+            b.line(&[], "mapped", path.clone(), "/proc/self/maps of the import");
+        }
+    } else {
+        let names: Vec<&str> = a
+            .loaded
+            .iter()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .collect();
+        b.line(
+            &[],
+            "CUDA libraries mapped",
+            names.join(", "),
+            "/proc/self/maps of the import",
+        );
+    }
+}
+
 fn environment_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     let Some(env) = &snap.environment else {
         return;
@@ -465,7 +566,9 @@ fn probe_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     }
 }
 
-/// The smoke test's lines: the run, then each GPU's steps (identical passing GPUs merged).
+/// The smoke test's lines: the run, then each GPU's steps. GPUs of one model whose every
+/// step passed (or only measured) share one line ("GPU 0–7  8× H100: context, kernels,
+/// matmul, memory passed"); a GPU with anything to say keeps a line per step.
 fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) {
     use crate::probes::smoke::{link, nvml_gpu};
     let gpus = b.verdicts.smoke_gpus(snap);
@@ -476,28 +579,106 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
         p.library.clone(),
     );
     let Some(run) = p.run() else { return };
-    let first = b.lines.len();
-    for (d, v) in run.devices.iter().zip(&gpus) {
-        let l = snap
-            .nvml_system()
-            .and_then(|s| nvml_gpu(s, d))
-            .and_then(link);
-        for (step, text) in super::smoke::device_rows(d, l.as_ref()) {
-            let mark = v
-                .steps
-                .iter()
-                .find(|s| s.step == step)
-                .map_or(Mark::NotJudged, |s| s.verdict);
-            b.push(
-                mark,
-                format!("GPU {} {}", d.ordinal, step.as_str()),
-                text,
-                "smoke test",
-            );
-        }
+    struct Tested<'a> {
+        ordinal: u32,
+        name: Option<&'a str>,
+        rows: Vec<(crate::subject::SmokeStep, String, Mark)>,
+        quiet: bool,
     }
+    let tested: Vec<Tested> = run
+        .devices
+        .iter()
+        .zip(&gpus)
+        .map(|(d, v)| {
+            let l = snap
+                .nvml_system()
+                .and_then(|s| nvml_gpu(s, d))
+                .and_then(link);
+            let rows: Vec<_> = super::smoke::device_rows(d, l.as_ref())
+                .into_iter()
+                .map(|(step, text)| {
+                    let mark = v
+                        .steps
+                        .iter()
+                        .find(|s| s.step == step)
+                        .map_or(Mark::NotJudged, |s| s.verdict);
+                    (step, text, mark)
+                })
+                .collect();
+            // Nothing to say: passed, with figures no rule weighs at most.
+            let quiet = v.overall == Mark::Passed
+                && rows.iter().any(|r| r.2 == Mark::Passed)
+                && rows
+                    .iter()
+                    .all(|r| matches!(r.2, Mark::Passed | Mark::NotJudged));
+            Tested {
+                ordinal: d.ordinal,
+                name: d.info.as_ref().map(|i| i.name.as_str()),
+                rows,
+                quiet,
+            }
+        })
+        .collect();
+    // Quiet GPUs of one model with the same steps, each marked alike, share a line.
+    fn key(t: &Tested) -> (Option<String>, Vec<(crate::subject::SmokeStep, Mark)>) {
+        (
+            t.name.map(str::to_string),
+            t.rows.iter().map(|r| (r.0, r.2)).collect(),
+        )
+    }
+    let mut shown_together: Vec<Vec<usize>> = Vec::new();
     if !verbose {
-        collapse_identical_gpus(&mut b.lines, first, run.devices.len());
+        for (i, t) in tested.iter().enumerate().filter(|(_, t)| t.quiet) {
+            match shown_together
+                .iter_mut()
+                .find(|g| key(&tested[g[0]]) == key(t))
+            {
+                Some(g) => g.push(i),
+                None => shown_together.push(vec![i]),
+            }
+        }
+        shown_together.retain(|g| g.len() >= 2);
+    }
+    for (i, t) in tested.iter().enumerate() {
+        match shown_together.iter().find(|g| g.contains(&i)) {
+            Some(g) if g[0] == i => {
+                let ordinals: Vec<u32> = g.iter().map(|&i| tested[i].ordinal).collect();
+                let steps = |mark: Mark| {
+                    t.rows
+                        .iter()
+                        .filter(|r| r.2 == mark)
+                        .map(|r| r.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let mut value = match t.name {
+                    Some(name) => format!("{}× {name}: ", g.len()),
+                    None => format!("{} GPUs: ", g.len()),
+                };
+                value.push_str(&format!("{} passed", steps(Mark::Passed)));
+                let measured = steps(Mark::NotJudged);
+                if !measured.is_empty() {
+                    value.push_str(&format!("; {measured} ran, not judged"));
+                }
+                b.push(
+                    Mark::Passed,
+                    format!("GPU {}", super::form::ordinals(&ordinals)),
+                    value,
+                    "smoke test",
+                );
+            }
+            Some(_) => {}
+            None => {
+                for (step, text, mark) in &t.rows {
+                    b.push(
+                        *mark,
+                        format!("GPU {} {}", t.ordinal, step.as_str()),
+                        text.clone(),
+                        "smoke test",
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -590,78 +771,6 @@ fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
         i = j;
     }
     lines.extend(out);
-}
-
-/// Smoke-test rows of GPUs whose every step passed, merged step by step ("GPU 0…7
-/// matmul"), with the figures of the first; any GPU with something to say keeps its rows.
-fn collapse_identical_gpus(lines: &mut Vec<Line>, from: usize, gpus: usize) {
-    let tail = lines.split_off(from);
-    let gpu_of = |l: &Line| {
-        l.label
-            .strip_prefix("GPU ")
-            .and_then(|r| r.split_once(' '))
-            .map(|(n, step)| (n.to_string(), step.to_string()))
-    };
-    let mut order: Vec<String> = Vec::new();
-    let mut rows: Vec<(String, Vec<Line>)> = Vec::new();
-    for l in tail {
-        let Some((gpu, _)) = gpu_of(&l) else {
-            lines.push(l);
-            continue;
-        };
-        match rows.iter_mut().find(|(g, _)| *g == gpu) {
-            Some((_, v)) => v.push(l),
-            None => {
-                order.push(gpu.clone());
-                rows.push((gpu, vec![l]));
-            }
-        }
-    }
-    // Nothing to say: passed, or not judged (figures no rule weighs, such as small copies).
-    let passing = |v: &[Line]| {
-        v.iter().any(|l| l.mark == Mark::Passed)
-            && v.iter()
-                .all(|l| matches!(l.mark, Mark::Passed | Mark::NotJudged))
-    };
-    let same_steps = |a: &[Line], b: &[Line]| {
-        a.len() == b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(x, y)| gpu_of(x).map(|g| g.1) == gpu_of(y).map(|g| g.1) && x.mark == y.mark)
-    };
-    let merged: Vec<(String, Vec<Line>)> =
-        rows.iter().filter(|(_, v)| passing(v)).cloned().collect();
-    let merge =
-        gpus >= 3 && merged.len() >= 3 && merged.windows(2).all(|w| same_steps(&w[0].1, &w[1].1));
-    if !merge {
-        lines.extend(rows.into_iter().flat_map(|(_, v)| v));
-        return;
-    }
-    let names: Vec<&str> = merged.iter().map(|(g, _)| g.as_str()).collect();
-    let label = if names.len() == gpus {
-        format!("GPU {}…{}", names[0], names[names.len() - 1])
-    } else {
-        format!("GPU {}", names.join(","))
-    };
-    for step in &merged[0].1 {
-        let (_, step_name) = gpu_of(step).unwrap_or_default();
-        let value = if step.mark == Mark::Passed {
-            format!("{}× passed; GPU {}: {}", names.len(), names[0], step.value)
-        } else {
-            format!("GPU {}: {}", names[0], step.value)
-        };
-        lines.push(Line {
-            label: format!("{label} {step_name}"),
-            value,
-            source: step.source.clone(),
-            mark: step.mark,
-        });
-    }
-    for (g, v) in rows {
-        if !names.contains(&g.as_str()) {
-            lines.extend(v);
-        }
-    }
 }
 
 fn hint_sources(hints: &[crate::probes::platform::Hint]) -> String {

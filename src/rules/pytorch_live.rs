@@ -38,7 +38,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let mut out = Vec::new();
     if let Some(e) = &a.import_error {
-        if !e.starts_with("ModuleNotFoundError: No module named 'torch'") {
+        if !a.no_torch() {
             out.push(
                 Finding::new("GD048", Severity::Error, format!("`import torch` fails in {}: {}", live.python, e.lines().next().unwrap_or(e)))
                     .detail(format!("Python {} raised {e}. The static findings above usually name the cause (a missing nvidia-* wheel, a library shadowed by LD_LIBRARY_PATH).", a.python_version.as_deref().unwrap_or("?")))
