@@ -12,6 +12,7 @@ use crate::probes::smoke::SmokeResult;
 use crate::report::Derived;
 use crate::rules::Check;
 use crate::snapshot::{ProbeStatus, Snapshot};
+use crate::subject::Subject;
 use crate::verdict::{SmokeTally, Verdict, Verdicts};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -99,7 +100,11 @@ impl Headline {
             let codes = codes_of(Severity::Error);
             let proven = smoke.passed + smoke.warnings > 0;
             let all_failed = smoke.gpus > 0 && smoke.failed == smoke.gpus;
-            let stops_all = codes.iter().any(|c| STOPS_ALL_CUDA.contains(&c.as_str()));
+            let stops_all = findings.iter().any(|f| {
+                f.severity == Severity::Error
+                    && STOPS_ALL_CUDA.contains(&f.code.as_str())
+                    && !about_some_gpus_only(f, derived.gpu_count.as_ref().map(|c| c.count))
+            });
             let (kind, lead) = if !proven && (stops_all || all_failed) {
                 (HeadlineKind::CudaWillNotWork, "CUDA will not work here")
             } else {
@@ -161,6 +166,29 @@ impl Headline {
             HeadlineKind::NoGpu | HeadlineKind::NotProvenOnDevice => Verdict::NotJudged,
         }
     }
+}
+
+/// Whether a finding cites single GPUs only (a GPU's device node or PCI function), fewer
+/// than the machine has: the others may still work.
+fn about_some_gpus_only(f: &Finding, gpus: Option<usize>) -> bool {
+    let mut cited: Vec<Subject> = f
+        .evidence
+        .iter()
+        .filter_map(|e| e.fact.as_deref().and_then(Subject::parse))
+        .collect();
+    let one_gpu = |s: &Subject| match s {
+        Subject::Gpu(_)
+        | Subject::PciFunction(_)
+        | Subject::SmokeGpu(_)
+        | Subject::SmokeStep(..) => true,
+        Subject::Node(path) => path
+            .strip_prefix("/dev/nvidia")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+        _ => false,
+    };
+    cited.sort();
+    cited.dedup();
+    !cited.is_empty() && cited.iter().all(one_gpu) && gpus.is_some_and(|n| cited.len() < n)
 }
 
 /// "1 blocker", "2 blockers".

@@ -57,11 +57,32 @@ struct DerivedGpu {
     source: String,
 }
 
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Headline {
+    kind: HeadlineKind,
+    text: String,
+    codes: Vec<String>,
+}
+
+#[derive(Deserialize, Debug, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum HeadlineKind {
+    CudaWillNotWork,
+    NotReady,
+    NoGpu,
+    NotProvenOnDevice,
+    Ready,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Report {
     schema_version: u64,
     gpudoctor_version: String,
+    #[allow(dead_code)]
+    headline: Headline,
     snapshot: Snapshot,
     #[allow(dead_code)]
     derived: Derived,

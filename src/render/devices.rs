@@ -200,7 +200,7 @@ fn human_text(v: &DevicesView, st: &Style, detail: bool) -> String {
     }
     let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
     if !v.gpus.is_empty() && !detail {
-        out.push_str(&table(v, order_differs));
+        out.push_str(&table(v, order_differs, st));
     }
     if detail {
         for g in &v.gpus {
@@ -241,8 +241,11 @@ pub fn render_markdown(v: &DevicesView) -> String {
     out
 }
 
-fn table(v: &DevicesView, order_differs: bool) -> String {
-    let rows = table_rows(v, order_differs);
+fn table(v: &DevicesView, order_differs: bool, st: &Style) -> String {
+    let rows = table_rows(v, order_differs)
+        .into_iter()
+        .map(|r| r.iter().map(|c| st.text(c).into_owned()).collect())
+        .collect();
     layout(rows)
 }
 

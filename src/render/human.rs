@@ -36,20 +36,15 @@ fn report_text(report: &Report, opts: &Options) -> String {
         let width = section
             .lines
             .iter()
-            .map(|l| l.label.chars().count())
+            .map(|l| st.text(&l.label).chars().count())
             .max()
             .unwrap_or(0)
             .min(30);
         for line in &section.lines {
             let mark = super::form::mark(line.mark, st);
-            let pad = width.saturating_sub(line.label.chars().count());
-            let _ = write!(
-                out,
-                "  {mark} {}{}  {}",
-                line.label,
-                " ".repeat(pad),
-                line.value
-            );
+            let label = st.text(&line.label);
+            let pad = width.saturating_sub(label.chars().count());
+            let _ = write!(out, "  {mark} {}{}  {}", label, " ".repeat(pad), line.value);
             if opts.verbose && !line.source.is_empty() {
                 let _ = write!(out, "  {}", st.dim(&format!("[{}]", line.source)));
             }

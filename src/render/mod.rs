@@ -90,6 +90,16 @@ impl Style {
         }
     }
 
+    /// Text as it will be printed, for measuring before padding (`finish` changes widths:
+    /// … becomes ...).
+    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if self.ascii {
+            term::to_ascii(s)
+        } else {
+            Cow::Borrowed(s)
+        }
+    }
+
     fn paint(&self, s: &str, f: impl Fn(&str) -> String) -> String {
         if self.enabled {
             f(s)
