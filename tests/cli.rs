@@ -306,6 +306,156 @@ fn colour_follows_the_flags_and_environment() {
     let mut c = root.cmd();
     c.args(["check"]).env_remove("NO_COLOR");
     assert!(!has_esc(&run(&mut c)), "auto on a pipe");
+    // NO_COLOR beats CLICOLOR_FORCE; only the flag beats NO_COLOR.
+    let mut c = root.cmd();
+    c.args(["check"])
+        .env("NO_COLOR", "1")
+        .env("CLICOLOR_FORCE", "1");
+    assert!(!has_esc(&run(&mut c)), "NO_COLOR + CLICOLOR_FORCE");
+    let mut c = root.cmd();
+    c.args(["check", "--color", "always"])
+        .env("NO_COLOR", "1")
+        .env("CLICOLOR_FORCE", "0");
+    assert!(has_esc(&run(&mut c)), "--color always + NO_COLOR");
+    // CLICOLOR=0 does not stop a forced colour; FORCE_COLOR forces like CLICOLOR_FORCE.
+    let mut c = root.cmd();
+    c.args(["check"])
+        .env_remove("NO_COLOR")
+        .env("CLICOLOR", "0")
+        .env("CLICOLOR_FORCE", "1");
+    assert!(has_esc(&run(&mut c)), "CLICOLOR=0 + CLICOLOR_FORCE");
+    let mut c = root.cmd();
+    c.args(["check"])
+        .env_remove("NO_COLOR")
+        .env("FORCE_COLOR", "1");
+    assert!(has_esc(&run(&mut c)), "FORCE_COLOR");
+    // Another subcommand's human output follows the same decision.
+    let mut c = root.cmd();
+    c.arg("toolkit")
+        .env_remove("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1");
+    assert!(has_esc(&run(&mut c)), "toolkit + CLICOLOR_FORCE");
+    let mut c = root.cmd();
+    c.arg("toolkit").env("CLICOLOR_FORCE", "1");
+    assert!(
+        !has_esc(&run(&mut c)),
+        "toolkit + NO_COLOR + CLICOLOR_FORCE"
+    );
+}
+
+/// `gpudoctor ARGS` under script(1): stdout and stderr are a terminal. `env` is all the
+/// environment it gets besides PATH.
+fn on_a_terminal(args: &str, env: &[(&str, &str)]) -> Option<String> {
+    if which::which("script").is_err() {
+        eprintln!("script(1) is not installed: skipped");
+        return None;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let out = std::process::Command::new("script")
+        .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run script(1)");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn on_a_terminal_colour_is_on_unless_clicolor_0_no_color_or_a_dumb_terminal() {
+    let root = FakeRoot::healthy(1);
+    let args = format!("--root {} check", root.path().display());
+    let Some(out) = on_a_terminal(&args, &[("TERM", "xterm")]) else {
+        return;
+    };
+    assert!(out.contains('\u{1b}'), "a terminal: {out:?}");
+    for env in [
+        [("TERM", "xterm"), ("CLICOLOR", "0")],
+        [("TERM", "xterm"), ("NO_COLOR", "1")],
+        [("TERM", "dumb"), ("LANG", "en_US.UTF-8")],
+    ] {
+        let out = on_a_terminal(&args, &env).unwrap();
+        assert!(!out.contains('\u{1b}'), "{env:?}: {out:?}");
+    }
+    let out = on_a_terminal(&format!("--color always {args}"), &[("TERM", "dumb")]).unwrap();
+    assert!(
+        out.contains('\u{1b}'),
+        "--color always on a dumb terminal: {out:?}"
+    );
+}
+
+#[test]
+fn a_dumb_terminal_or_a_locale_that_is_not_utf8_gets_ascii() {
+    let root = FakeRoot::healthy(8);
+    root.remove("dev/nvidia-uvm");
+    let utf8 = run(root.cmd().arg("check").env("LANG", "en_US.UTF-8")).stdout;
+    for c in ['✓', '✗', '·', '→', '…', '×', '—'] {
+        assert!(utf8.contains(c), "{c} in\n{utf8}");
+    }
+    // Unset, the locale is taken as UTF-8 (a container, a CI runner): see render::term.
+    assert_eq!(run(root.cmd().arg("check")).stdout, utf8);
+    for env in [
+        [("LANG", "C"), ("TERM", "xterm")],
+        [("LANG", "de_DE.ISO-8859-1"), ("TERM", "xterm")],
+        [("LC_ALL", "POSIX"), ("LANG", "en_US.UTF-8")],
+        [("LC_CTYPE", "C"), ("LANG", "en_US.UTF-8")],
+        [("TERM", "dumb"), ("LANG", "en_US.UTF-8")],
+    ] {
+        let mut c = root.cmd();
+        c.arg("check").envs(env);
+        let ascii = run(&mut c).stdout;
+        let path = root.path().display().to_string();
+        let shown = ascii.replace(&path, "[ROOT]");
+        assert!(shown.is_ascii(), "{env:?}:\n{shown}");
+        // The same report, in ASCII: the marks, arrows, ranges and multiplication signs.
+        assert!(
+            shown.contains("\nx CUDA will not work here: 1 blocker (GD006)\n"),
+            "{env:?}:\n{shown}"
+        );
+        assert!(shown.contains("  + nvidia_uvm "), "{env:?}:\n{shown}");
+        assert!(shown.contains("  x /dev/nvidia-uvm "), "{env:?}:\n{shown}");
+        assert!(shown.contains("  - OS "), "{env:?}:\n{shown}");
+        assert!(
+            shown.contains("1 error -- run `gpudoctor explain GD006`"),
+            "{env:?}:\n{shown}"
+        );
+        assert!(
+            shown.contains("8x NVIDIA H100 80GB HBM3 (10de:2330) -> nvidia"),
+            "{env:?}:\n{shown}"
+        );
+        assert!(
+            shown.contains("/dev/nvidia0...nvidia7"),
+            "{env:?}:\n{shown}"
+        );
+        assert!(
+            shown.starts_with("gpudoctor 0.1.0 -- inspecting"),
+            "{shown}"
+        );
+        // Labels stay aligned: the value column starts at one place in a section.
+        let devices: Vec<&str> = shown
+            .split("\nDevices\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .collect();
+        let columns: std::collections::BTreeSet<usize> =
+            devices.iter().map(|l| value_column(l)).collect();
+        assert_eq!(columns.len(), 1, "{devices:#?}");
+        // JSON and Markdown are not terminal output: they keep their characters.
+        let mut c = root.cmd();
+        c.args(["check", "--format", "markdown"]).envs(env);
+        assert!(run(&mut c).stdout.contains('✗'));
+    }
+}
+
+/// Where a report line's value starts: after the mark, the label and its padding.
+fn value_column(line: &str) -> usize {
+    let label_start = 4;
+    let rest = &line[label_start..];
+    let label_end = rest.find("  ").expect("a padded label");
+    let after = &rest[label_end..];
+    label_start + label_end + (after.len() - after.trim_start().len())
 }
 
 #[test]
