@@ -773,6 +773,145 @@ fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
     assert!(text.contains("\"status\": \"ran\""), "{text}");
 }
 
+/// What a terminal `columns` wide shows after `bytes`: each line as it is left, and the
+/// widest any line was drawn. A tiny emulator: `\r` returns to the first column, `ESC [ K`
+/// erases to the end of the line, `\n` starts the next line, and a character written past
+/// the last column wraps onto a new physical line, as a terminal does.
+fn screen(bytes: &str, columns: usize) -> (Vec<String>, usize) {
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let mut col = 0;
+    let mut widest = 0;
+    let mut chars = bytes.chars().peekable();
+    while let Some(c) = chars.next() {
+        let line = lines.last_mut().unwrap();
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                lines.push(Vec::new());
+                col = 0;
+            }
+            '\u{1b}' => {
+                // CSI: parameters, then one final byte.
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    let mut fin = ' ';
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() || c == '~' {
+                            fin = c;
+                            break;
+                        }
+                    }
+                    if fin == 'K' {
+                        line.truncate(col);
+                    }
+                }
+            }
+            c => {
+                if col == columns {
+                    // Past the last column: the terminal wraps.
+                    lines.push(Vec::new());
+                    col = 0;
+                }
+                let line = lines.last_mut().unwrap();
+                if col < line.len() {
+                    line[col] = c;
+                } else {
+                    line.push(c);
+                }
+                col += 1;
+                widest = widest.max(col);
+            }
+        }
+    }
+    (
+        lines.into_iter().map(|l| l.into_iter().collect()).collect(),
+        widest,
+    )
+}
+
+#[test]
+fn the_screen_emulator_redraws_erases_and_wraps() {
+    let (lines, widest) = screen("abc\r\u{1b}[Kxy\nlong line\r\u{1b}[K\r\n", 80);
+    assert_eq!(lines, ["xy", "", ""]);
+    assert_eq!(widest, 9);
+    let (lines, _) = screen(&format!("{}\r\u{1b}[K", "x".repeat(100)), 80);
+    // The wrapped part stays on the screen: what a too-long progress line leaves behind.
+    assert_eq!(lines, ["x".repeat(80), String::new()]);
+}
+
+#[test]
+fn eight_gpus_of_progress_fit_an_80_column_terminal_and_leave_nothing() {
+    if which::which("script").is_err() {
+        eprintln!("script(1) is not installed: skipped");
+        return;
+    }
+    let mut node = Node::new(8);
+    for d in &mut node.cuda().devices {
+        d.total_memory = 16 * MIB;
+        // Pinned copies of 32 MiB at 0.2 GB/s: the transfer step takes about a second.
+        d.h2d_gbps = Some(0.2);
+    }
+    let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+    let cuda = node
+        .cuda
+        .as_ref()
+        .unwrap()
+        .write(&node.dir.path().join("cuda"));
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    // stdout goes elsewhere: the terminal shows stderr, where the progress line is drawn.
+    let report = node.dir.path().join("report.txt");
+    let line = format!(
+        "stty cols 80 rows 24; {} --root {} --nvml-lib {} --cuda-lib {} smoke --transfer-size 32 --matmul-size 32 > {}",
+        bin.display(),
+        node.root.path().display(),
+        fake_nvml::fake_nvml_lib().display(),
+        fake_cuda::fake_cuda_lib().display(),
+        report.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env(FAKE_NVML_ENV, &nvml)
+        .env(FAKE_CUDA_ENV, &cuda)
+        .output()
+        .expect("run script(1)");
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    // The progress was drawn, summarised to fit.
+    assert!(raw.contains("smoke test: "), "no progress line: {raw:?}");
+    assert!(raw.contains("8 GPUs running"), "{raw:?}");
+    let (lines, widest) = screen(&raw, 80);
+    assert!(
+        widest < 80,
+        "a line was drawn {widest} columns wide on an 80-column terminal: {raw:?}"
+    );
+    let stale: Vec<&String> = lines.iter().filter(|l| !l.trim().is_empty()).collect();
+    assert!(stale.is_empty(), "left on the screen: {stale:#?}\n{raw:?}");
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert!(report.contains("8 GPU(s) passed"), "{report}");
+
+    // COLUMNS names the width when the terminal does not say (stty cols 0).
+    let line = line.replace(
+        "stty cols 80 rows 24",
+        "stty cols 0 rows 0; COLUMNS=60; export COLUMNS",
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env(FAKE_NVML_ENV, &nvml)
+        .env(FAKE_CUDA_ENV, &cuda)
+        .output()
+        .expect("run script(1)");
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(raw.contains("smoke test: "), "no progress line: {raw:?}");
+    let (lines, widest) = screen(&raw, 60);
+    assert!(widest < 60, "{widest} columns at COLUMNS=60: {raw:?}");
+    assert!(lines.iter().all(|l| l.trim().is_empty()), "{lines:#?}");
+}
+
 #[test]
 fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
     let node = Node::new(2);
