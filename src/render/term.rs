@@ -177,7 +177,13 @@ mod tests {
     fn colour_precedence() {
         use ColorWhen::*;
         // (flag, environment, stdout is a terminal, coloured)
-        let table: &[(ColorWhen, &[(&str, &str)], bool, bool)] = &[
+        type Case = (
+            ColorWhen,
+            &'static [(&'static str, &'static str)],
+            bool,
+            bool,
+        );
+        let table: &[Case] = &[
             (Auto, &[], true, true),
             (Auto, &[], false, false),
             (Always, &[], false, true),
