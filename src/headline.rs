@@ -265,7 +265,11 @@ impl Machine {
     /// "8× H100 80GB HBM3, driver 580.95.05, torch 2.8.0+cu128".
     fn describe(&self) -> String {
         let mut parts = Vec::new();
-        parts.push(self.gpus.clone().unwrap_or_else(|| "GPUs".into()));
+        parts.push(
+            self.gpus
+                .clone()
+                .unwrap_or_else(|| "GPUs not inspected".into()),
+        );
         if let Some(d) = &self.driver {
             parts.push(format!("driver {d}"));
         }
@@ -347,6 +351,25 @@ mod tests {
             "GD001, GD002, GD003, GD004, GD005, and 2 more"
         );
         assert_eq!(listed(&codes[..2]), "GD001, GD002");
+    }
+
+    #[test]
+    fn a_blocker_about_some_gpus_leaves_the_others() {
+        let node = |path: &str| {
+            Finding::new("GD008", Severity::Error, "no access").evidence(
+                Subject::node(path),
+                "0600",
+                "/dev",
+            )
+        };
+        assert!(about_some_gpus_only(&node("/dev/nvidia1"), Some(8)));
+        // Every GPU's node, or the control node every GPU needs: all of CUDA.
+        assert!(!about_some_gpus_only(&node("/dev/nvidia0"), Some(1)));
+        assert!(!about_some_gpus_only(&node("/dev/nvidiactl"), Some(8)));
+        assert!(!about_some_gpus_only(&node("/dev/nvidia-uvm"), Some(8)));
+        assert!(!about_some_gpus_only(&node("/dev/nvidia1"), None));
+        let context = Finding::new("GD002", Severity::Error, "no module");
+        assert!(!about_some_gpus_only(&context, Some(8)));
     }
 
     #[test]
