@@ -82,7 +82,18 @@ pub fn list_human(st: &Style) -> String {
     for c in CODES {
         s.push_str(&format!("{}  {}\n", st.bold(c.code), c.title));
     }
-    s
+    st.finish(s)
+}
+
+/// One code's explanation for a terminal: its title in bold, then the text (ASCII where the
+/// terminal needs it).
+#[allow(dead_code)] // Until src/cli/explain.rs calls it in place of its own format!.
+pub fn explain_human(info: &CodeInfo, st: &Style) -> String {
+    st.finish(format!(
+        "{}\n\n{}\n",
+        st.bold(&format!("{}: {}", info.code, info.title)),
+        body(info)
+    ))
 }
 
 pub fn list_json() -> String {

@@ -66,6 +66,10 @@ fn not_compared_lines(d: &ReportDiff) -> Vec<String> {
 /// "Changes from OLD to NEW", the changed facts by section (`label: old → new`), then the
 /// findings that appeared, went away or changed severity; "No differences" when none.
 pub fn render_human(d: &ReportDiff, st: &Style, width: usize) -> String {
+    st.finish(human_text(d, st, width))
+}
+
+fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
