@@ -112,7 +112,7 @@ env_registry! {
     CLICOLOR_FORCE: Tool, "non-zero forces colour even when stdout is not a terminal";
     FORCE_COLOR: Tool, "like CLICOLOR_FORCE: set, and not 0 or false, forces colour";
     CLICOLOR: Tool, "0 turns colour off (unless CLICOLOR_FORCE or FORCE_COLOR forces it)";
-    TERM: Tool, "dumb: no colour and ASCII marks instead of ✓ ✗ · → …";
+    TERM: Tool, "dumb: no colour, and ASCII marks and arrows (+ x - -> ...) in place of the Unicode ones";
     LC_ALL: Tool, "the locale: a set locale that is not UTF-8 (C, POSIX, en_US.ISO-8859-1) gets ASCII marks";
     LC_CTYPE: Tool, "the locale's character set, when LC_ALL is not set";
     LANG: Tool, "the locale, when neither LC_ALL nor LC_CTYPE is set";
