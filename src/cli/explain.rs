@@ -27,14 +27,7 @@ pub(super) fn explain(g: &Settings, code: Option<&str>, list: bool) -> Result<u8
     let text = match format {
         ViewFormat::Json => render::codes::explain_json(info),
         ViewFormat::Markdown => render::codes::explain_markdown(info),
-        ViewFormat::Human => {
-            let st = Style::for_stdout();
-            format!(
-                "{}\n\n{}\n",
-                st.bold(&format!("{}: {}", info.code, info.title)),
-                render::codes::body(info)
-            )
-        }
+        ViewFormat::Human => render::codes::explain_human(info, &Style::for_stdout()),
     };
     emit_report(g, text.as_bytes())
 }

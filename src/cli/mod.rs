@@ -96,7 +96,16 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {
         )
     });
     let g = Settings::resolve(&cli, &command, bare, &env, paths.as_ref())?;
+    // --color wins over every variable; a configured `always` does not beat the user's own
+    // NO_COLOR (https://no-color.org: user-level configuration may override it, files set
+    // by a site may not).
+    let no_color = env
+        .get_str(envvars::NO_COLOR)
+        .is_some_and(|v| !v.is_empty());
     crate::render::term::set_color_when(match g.color {
+        ColorChoice::Always if no_color && !g.color_from_flag() => {
+            crate::render::term::ColorWhen::Auto
+        }
         ColorChoice::Always => crate::render::term::ColorWhen::Always,
         ColorChoice::Never => crate::render::term::ColorWhen::Never,
         ColorChoice::Auto => crate::render::term::ColorWhen::Auto,

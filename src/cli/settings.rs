@@ -279,6 +279,13 @@ impl Settings {
             .any(|o| o.key == "fail_on" && o.source != Source::Default.to_string())
     }
 
+    /// Whether --color itself chose the colour mode.
+    pub fn color_from_flag(&self) -> bool {
+        self.origins
+            .iter()
+            .any(|o| o.key == "color" && o.source == Source::Flag("--color").to_string())
+    }
+
     /// Resolves the settings of `command` from the parsed command line, `env` and the
     /// configuration files `paths` (None: --no-config).
     pub fn resolve(

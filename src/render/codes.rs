@@ -87,7 +87,6 @@ pub fn list_human(st: &Style) -> String {
 
 /// One code's explanation for a terminal: its title in bold, then the text (ASCII where the
 /// terminal needs it).
-#[allow(dead_code)] // Until src/cli/explain.rs calls it in place of its own format!.
 pub fn explain_human(info: &CodeInfo, st: &Style) -> String {
     st.finish(format!(
         "{}\n\n{}\n",
