@@ -400,3 +400,23 @@ fn twice_verbose_adds_the_probe_timings() {
         );
     }
 }
+
+#[test]
+fn a_configured_colour_does_not_beat_no_color_but_the_flag_does() {
+    let l = Layers::new();
+    l.user("color = \"always\"\n");
+    let listed = |extra: &[&str], no_color: bool| {
+        let mut c = gpudoctor();
+        c.env_remove("NO_COLOR")
+            .env("XDG_CONFIG_HOME", l.dir.path().join("xdg"))
+            .args(["explain", "--list"])
+            .args(extra);
+        if no_color {
+            c.env("NO_COLOR", "1");
+        }
+        run(&mut c).stdout.contains('\u{1b}')
+    };
+    assert!(listed(&[], false), "the configuration turns colour on");
+    assert!(!listed(&[], true), "NO_COLOR beats the configuration");
+    assert!(listed(&["--color", "always"], true), "the flag beats NO_COLOR");
+}
