@@ -11,6 +11,7 @@ pub mod prometheus;
 pub mod smoke;
 pub mod toolkit;
 pub mod view;
+pub mod width;
 
 use std::borrow::Cow;
 
