@@ -22,8 +22,11 @@ fn broken(n: u32) -> GpuNode {
     node.cuda().device(last).matmul_wrong = true;
     node.cuda().device(0).bit_flips = 3;
     node.cuda().device(last).host_alloc_error = Some(2);
-    node.root
-        .torch_venv("2.6.0+cu126", Some("12.6"), &["nvidia-cudnn-cu12==9.1.0.70"]);
+    node.root.torch_venv(
+        "2.6.0+cu126",
+        Some("12.6"),
+        &["nvidia-cudnn-cu12==9.1.0.70"],
+    );
     node
 }
 
@@ -37,6 +40,7 @@ fn render(node: &GpuNode, args: &[&str], columns: usize) -> String {
     cmd.args(args)
         .args(["--color", "never", "--user", ALICE])
         .env("COLUMNS", columns.to_string())
+        .env("VIRTUAL_ENV", "/venv")
         .env("CUDA_LAUNCH_BLOCKING", "1")
         .env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,garbage_collection_threshold:0.6,max_split_size_mb:128,roundup_power2_divisions:[256:1,512:2,1024:4,>:8]");
     let r = run(&mut cmd);

@@ -40,9 +40,15 @@ pub(super) fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Resul
     let text = match format {
         ViewFormat::Json => render::devices::render_json(&view),
         ViewFormat::Markdown => render::devices::render_markdown(&view),
-        ViewFormat::Human => {
-            render::devices::render_human(&view, &Style::for_stdout(), detail || index.is_some())
-        }
+        ViewFormat::Human => render::devices::render_human(
+            &view,
+            &render::devices::Options {
+                style: Style::for_stdout(),
+                detail: detail || index.is_some(),
+                width: render::width::for_stdout(),
+                wide: false,
+            },
+        ),
     };
     emit(text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

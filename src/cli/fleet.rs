@@ -31,7 +31,9 @@ pub(super) fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError>
     let text = match format {
         ViewFormat::Json => render::fleet::render_json(&fleet),
         ViewFormat::Markdown => render::fleet::render_markdown(&fleet),
-        ViewFormat::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
+        ViewFormat::Human => {
+            render::fleet::render_human(&fleet, &Style::for_stdout(), render::width::for_stdout())
+        }
     };
     emit(text.as_bytes())?;
     // A report that could not be read is a node whose state is unknown, and no report at

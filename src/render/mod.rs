@@ -1,6 +1,7 @@
 //! Renderers only format: one Report in, text out.
 
 pub mod devices;
+pub mod explain;
 pub mod fleet;
 pub mod form;
 pub mod human;

@@ -18,6 +18,12 @@ pub fn terminal_width(columns_env: Option<&str>) -> usize {
     width_from(stdout_tty_columns(), columns_env)
 }
 
+/// [`terminal_width`] with `COLUMNS` read from the process environment.
+pub fn for_stdout() -> usize {
+    let env = crate::envvars::Env::from_process();
+    terminal_width(env.get_str(crate::envvars::COLUMNS).as_deref())
+}
+
 /// [`terminal_width`] without the ioctl: the terminal's columns if known, else `COLUMNS`,
 /// else 80; clamped to 40–400.
 pub fn width_from(tty_columns: Option<usize>, columns_env: Option<&str>) -> usize {
@@ -340,6 +346,20 @@ impl<'a> Wrapper<'a> {
         if self.has_word && self.cur_width + display_width(sep) + word_width > self.width {
             self.hard_break();
         }
+        if !self.has_word && self.cur_width + word_width > self.width && word_width <= self.width {
+            // A long word (a path) that fits the width but not after the indent: on a line
+            // of its own, moved left just enough to end at the width.
+            if display_width(self.cur.trim()) > 0 {
+                self.hard_break();
+            }
+            if self.cur_width + word_width > self.width {
+                let active = std::mem::take(&mut self.active);
+                self.cur = " ".repeat(self.width - word_width);
+                self.cur_width = self.width - word_width;
+                self.cur.push_str(&active);
+                self.active = active;
+            }
+        }
         if self.has_word {
             self.append(sep);
         }
@@ -395,7 +415,8 @@ pub fn pad(s: &str, width: usize) -> String {
     format!("{s}{}", " ".repeat(width.saturating_sub(w)))
 }
 
-/// The words of `s` (split at whitespace, colour escapes removed): what wrapping keeps.
+/// `s` without its colour escapes.
+#[cfg(test)]
 pub fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
@@ -455,7 +476,10 @@ mod tests {
         assert_eq!(wrap("a b c", 80, "- ", "  "), "- a b c");
         assert_eq!(wrap("", 80, "  x  ", "  "), "  x");
         // Spacing inside a line is kept as written.
-        assert_eq!(wrap("nvcc: none   compiles", 80, "", ""), "nvcc: none   compiles");
+        assert_eq!(
+            wrap("nvcc: none   compiles", 80, "", ""),
+            "nvcc: none   compiles"
+        );
     }
 
     #[test]
@@ -466,6 +490,24 @@ mod tests {
         // Alone after a prefix, it stays on the first line: no empty line.
         let out = wrap(long, 40, "  ✓ lib  ", "         ");
         assert_eq!(out, format!("  ✓ lib  {long}"));
+    }
+
+    #[test]
+    fn a_word_that_fits_the_width_but_not_the_indent_moves_left() {
+        let path = "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05";
+        let out = wrap(&format!("580.95.05 ({path})"), 50, "  ✓ libcuda.so.1  ", "                  ");
+        assert_eq!(
+            out,
+            format!("  ✓ libcuda.so.1  580.95.05\n  ({path})")
+        );
+        assert!(widest(&out) <= 50);
+        // First on the line, it leaves the prefix on a line of its own.
+        let out = wrap(path, 50, "  = fix: ", "         ");
+        assert_eq!(out, format!("  = fix:\n    {path}"));
+        // A command line (an indent, no prefix) just moves left.
+        let cmd = "$ sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm";
+        let out = wrap_pieces(&[Piece::Whole(cmd)], 60, "         ", "         ");
+        assert_eq!(out, format!("   {cmd}"));
     }
 
     #[test]
@@ -513,7 +555,10 @@ mod tests {
             format!("    fix: Start the container with the GPUs:\n         {cmd}")
         );
         let out = wrap_pieces(
-            &[Piece::Words("fix: Load it:"), Piece::Whole("sudo modprobe x")],
+            &[
+                Piece::Words("fix: Load it:"),
+                Piece::Whole("sudo modprobe x"),
+            ],
             60,
             "    ",
             "         ",
