@@ -495,11 +495,13 @@ mod tests {
     #[test]
     fn a_word_that_fits_the_width_but_not_the_indent_moves_left() {
         let path = "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05";
-        let out = wrap(&format!("580.95.05 ({path})"), 50, "  ✓ libcuda.so.1  ", "                  ");
-        assert_eq!(
-            out,
-            format!("  ✓ libcuda.so.1  580.95.05\n  ({path})")
+        let out = wrap(
+            &format!("580.95.05 ({path})"),
+            50,
+            "  ✓ libcuda.so.1  ",
+            "                  ",
         );
+        assert_eq!(out, format!("  ✓ libcuda.so.1  580.95.05\n  ({path})"));
         assert!(widest(&out) <= 50);
         // First on the line, it leaves the prefix on a line of its own.
         let out = wrap(path, 50, "  = fix: ", "         ");
