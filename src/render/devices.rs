@@ -282,7 +282,7 @@ fn table(v: &DevicesView, order_differs: bool, opts: &Options) -> String {
     let mut out = layout(&rows, opts.width);
     if !left_out.is_empty() {
         let note = format!(
-            "Left out at this width: {} (--wide shows every column; `gpudoctor devices N` everything about GPU N).",
+            "Left out at this width: {} (--wide shows every column).",
             left_out.join(", ")
         );
         out.push_str(&wrap(&opts.style.dim(&note), opts.width, "", ""));

@@ -308,6 +308,9 @@ fn words(line: &str) -> Vec<(&str, &str)> {
     out
 }
 
+/// How far left a long word may move out of an indented block to fit (see `Wrapper::push`).
+const OUTDENT_FLOOR: usize = 2;
+
 struct Wrapper<'a> {
     width: usize,
     hanging: &'a str,
@@ -346,7 +349,12 @@ impl<'a> Wrapper<'a> {
         if self.has_word && self.cur_width + display_width(sep) + word_width > self.width {
             self.hard_break();
         }
-        if !self.has_word && self.cur_width + word_width > self.width && word_width <= self.width {
+        // Lines moved left stay indented by this much under an indented block.
+        let floor = display_width(self.hanging).min(OUTDENT_FLOOR);
+        if !self.has_word
+            && self.cur_width + word_width > self.width
+            && floor + word_width <= self.width
+        {
             // A long word (a path) that fits the width but not after the indent: on a line
             // of its own, moved left just enough to end at the width.
             if display_width(self.cur.trim()) > 0 {
@@ -510,6 +518,9 @@ mod tests {
         let cmd = "$ sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm";
         let out = wrap_pieces(&[Piece::Whole(cmd)], 60, "         ", "         ");
         assert_eq!(out, format!("   {cmd}"));
+        // Not further left than two columns: it stays where it was and is wider.
+        let out = wrap_pieces(&[Piece::Whole(cmd)], 58, "         ", "         ");
+        assert_eq!(out, format!("         {cmd}"));
     }
 
     #[test]
