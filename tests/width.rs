@@ -381,16 +381,3 @@ fn fleet_fits_every_width() {
         assert_same_words("fleet", &text, &unwrapped, width);
     }
 }
-
-#[test]
-#[ignore]
-fn dump() {
-    let node = broken(8);
-    let (report, _) = saved_report(&node);
-    println!("{}", replay(&report, &[], 80));
-    for args in [&["devices"][..], &["devices", "0"], &["smoke"], &["toolkit"]] {
-        println!("===== {args:?}\n{}", live(&node, args, 80));
-    }
-    println!("===== 200\n{}", live(&node, &["devices"], 200));
-    println!("===== 120\n{}", live(&node, &["devices"], 120));
-}
