@@ -771,3 +771,89 @@ pub(crate) fn fix_line(fix: &Fix, width: usize) -> String {
     };
     format!("{line}\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing;
+
+    fn human(snap: &Snapshot, detail: bool, width: usize, wide: bool) -> String {
+        let (checks, findings) = crate::rules::evaluate(snap, &|_: &str| true);
+        let v = view(snap, &findings, &checks, None);
+        render_human(
+            &v,
+            &Options {
+                style: Style::plain(),
+                detail,
+                width,
+                wide,
+            },
+        )
+    }
+
+    fn header(text: &str) -> &str {
+        text.lines()
+            .find(|l| l.contains("GPU") && l.contains("Name"))
+            .unwrap_or_else(|| panic!("no table header in\n{text}"))
+    }
+
+    #[test]
+    fn the_table_shortens_then_leaves_columns_out_to_fit() {
+        let snap = testing::healthy();
+        let text = human(&snap, false, 80, false);
+        let head = header(&text);
+        assert!(
+            head.contains("Memory") && !head.contains("used/total"),
+            "{head}"
+        );
+        assert!(!head.contains("Mode"), "{head}");
+        assert!(text.contains("Left out at this width: Mode"), "{text}");
+        assert!(
+            text.contains("H100 80GB HBM3") && !text.contains("NVIDIA H100"),
+            "{text}"
+        );
+        for l in text.lines() {
+            assert!(display_width(l) <= 80, "{l}");
+        }
+    }
+
+    #[test]
+    fn wide_shows_every_column_in_full() {
+        let snap = testing::healthy();
+        let text = human(&snap, false, 80, true);
+        let head = header(&text);
+        for col in [
+            "Bus",
+            "Memory used/total GiB",
+            "Temp",
+            "Power W",
+            "PCIe",
+            "ECC",
+            "Mode",
+        ] {
+            assert!(head.contains(col), "{head}");
+        }
+        assert!(text.contains("NVIDIA H100 80GB HBM3"), "{text}");
+        assert!(!text.contains("Left out"), "{text}");
+        // With room for it, the full table without asking.
+        assert_eq!(header(&human(&snap, false, 200, false)), head);
+    }
+
+    #[test]
+    fn an_unreachable_gpu_row_wraps_under_its_text() {
+        let mut snap = testing::healthy();
+        testing::nvml_gpu(&mut snap, 1).handle_error =
+            Some("unknown: an internal driver error occurred while opening the device".into());
+        let text = human(&snap, false, 40, false);
+        let row = text
+            .lines()
+            .position(|l| l.contains("unreachable:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines[row].find("unreachable:").unwrap();
+        let column = display_width(&lines[row][..at]);
+        assert!(display_width(lines[row]) <= 40, "{text}");
+        let next = lines[row + 1];
+        assert_eq!(next.len() - next.trim_start().len(), column, "{text}");
+    }
+}

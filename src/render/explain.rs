@@ -44,6 +44,20 @@ pub fn render_human(info: &CodeInfo, st: &Style, width: usize) -> String {
     out
 }
 
+/// `gpudoctor explain --list`: each code and its title, the title wrapped under itself.
+// Not called yet: `gpudoctor explain --list` (src/cli/explain.rs) is to print through it.
+#[allow(dead_code)]
+pub fn render_list(width: usize) -> String {
+    let mut out = String::new();
+    for c in crate::codes::CODES {
+        let prefix = format!("{}  ", c.code);
+        let indent = " ".repeat(prefix.len());
+        out.push_str(&wrap(c.title, width, &prefix, &indent));
+        out.push('\n');
+    }
+    out
+}
+
 /// "- ", "* " or "12. " at the start of a list item.
 fn list_marker(s: &str) -> Option<&str> {
     if s.starts_with("- ") || s.starts_with("* ") {
@@ -130,6 +144,17 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_list_fits_and_names_every_code() {
+        let out = render_list(60);
+        let unwrapped = render_list(crate::render::width::MAX_WIDTH);
+        assert_eq!(words(&out), words(&unwrapped));
+        assert!(out.lines().all(|l| display_width(l) <= 60), "{out}");
+        for c in CODES {
+            assert!(out.contains(&format!("{}  ", c.code)), "{}", c.code);
         }
     }
 

@@ -13,6 +13,7 @@ use crate::rules::CheckStatus;
 pub struct Options {
     pub verbose: bool,
     pub style: Style,
+    /// The terminal's width (`render::width::terminal_width`): every line is wrapped to it.
     pub width: usize,
 }
 
