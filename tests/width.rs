@@ -381,3 +381,25 @@ fn fleet_fits_every_width() {
         assert_same_words("fleet", &text, &unwrapped, width);
     }
 }
+
+/// The report that printed "… the NVIDIA Container T" / "oolkit on the host)" at 80
+/// columns: a container with no GPU passed in. Its fix line now wraps at a word.
+#[test]
+fn a_container_without_gpus_wraps_its_fix_at_a_word() {
+    let root = util::FakeRoot::new();
+    root.file(".dockerenv", "");
+    let render = |width: usize| {
+        let mut cmd = root.cmd();
+        cmd.args(["check", "--color", "never"])
+            .env("COLUMNS", width.to_string());
+        output(&mut cmd, &["check"])
+    };
+    let text = render(80);
+    assert_fits("container without GPUs", &text, 80, &[]);
+    assert_same_words("container without GPUs", &text, &render(UNWRAPPED), 80);
+    assert!(
+        flat(&text).contains("(needs the NVIDIA Container Toolkit on the host)"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| !l.ends_with("Container T")), "{text}");
+}
