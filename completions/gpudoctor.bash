@@ -16,20 +16,20 @@ _gpudoctor() {
             ",$1")
                 cmd="gpudoctor"
                 ;;
-            gpudoctor,__nvml-worker)
-                cmd="gpudoctor__subcmd____nvml__subcmd__worker"
-                ;;
-            gpudoctor,__smoke-worker)
-                cmd="gpudoctor__subcmd____smoke__subcmd__worker"
-                ;;
             gpudoctor,check)
                 cmd="gpudoctor__subcmd__check"
                 ;;
             gpudoctor,completions)
                 cmd="gpudoctor__subcmd__completions"
                 ;;
+            gpudoctor,config)
+                cmd="gpudoctor__subcmd__config"
+                ;;
             gpudoctor,devices)
                 cmd="gpudoctor__subcmd__devices"
+                ;;
+            gpudoctor,diff)
+                cmd="gpudoctor__subcmd__diff"
                 ;;
             gpudoctor,explain)
                 cmd="gpudoctor__subcmd__explain"
@@ -40,6 +40,9 @@ _gpudoctor() {
             gpudoctor,help)
                 cmd="gpudoctor__subcmd__help"
                 ;;
+            gpudoctor,man)
+                cmd="gpudoctor__subcmd__man"
+                ;;
             gpudoctor,schema)
                 cmd="gpudoctor__subcmd__schema"
                 ;;
@@ -49,20 +52,20 @@ _gpudoctor() {
             gpudoctor,toolkit)
                 cmd="gpudoctor__subcmd__toolkit"
                 ;;
-            gpudoctor__subcmd__help,__nvml-worker)
-                cmd="gpudoctor__subcmd__help__subcmd____nvml__subcmd__worker"
-                ;;
-            gpudoctor__subcmd__help,__smoke-worker)
-                cmd="gpudoctor__subcmd__help__subcmd____smoke__subcmd__worker"
-                ;;
             gpudoctor__subcmd__help,check)
                 cmd="gpudoctor__subcmd__help__subcmd__check"
                 ;;
             gpudoctor__subcmd__help,completions)
                 cmd="gpudoctor__subcmd__help__subcmd__completions"
                 ;;
+            gpudoctor__subcmd__help,config)
+                cmd="gpudoctor__subcmd__help__subcmd__config"
+                ;;
             gpudoctor__subcmd__help,devices)
                 cmd="gpudoctor__subcmd__help__subcmd__devices"
+                ;;
+            gpudoctor__subcmd__help,diff)
+                cmd="gpudoctor__subcmd__help__subcmd__diff"
                 ;;
             gpudoctor__subcmd__help,explain)
                 cmd="gpudoctor__subcmd__help__subcmd__explain"
@@ -72,6 +75,9 @@ _gpudoctor() {
                 ;;
             gpudoctor__subcmd__help,help)
                 cmd="gpudoctor__subcmd__help__subcmd__help"
+                ;;
+            gpudoctor__subcmd__help,man)
+                cmd="gpudoctor__subcmd__help__subcmd__man"
                 ;;
             gpudoctor__subcmd__help,schema)
                 cmd="gpudoctor__subcmd__help__subcmd__schema"
@@ -89,7 +95,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-v -h -V --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help --version check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help"
+            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit devices smoke fleet diff explain config schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -99,114 +105,42 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --fail-on)
                     COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --nvml-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
+                --root)
                     COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        gpudoctor__subcmd____nvml__subcmd__worker)
-            opts="-v -h --lib --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --user)
@@ -214,7 +148,18 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --python)
@@ -222,11 +167,18 @@ _gpudoctor() {
                     return 0
                     ;;
                 --cuda-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --matmul-size)
@@ -241,98 +193,53 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        gpudoctor__subcmd____smoke__subcmd__worker)
-            opts="-v -h --lib --device --matmul-size --mem-fraction --transfer-bytes --shared-gpu --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --transfer-size --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --lib)
+                --output)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
-                --device)
+                --baseline)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --shared-gpu)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --root)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --nvml-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -343,7 +250,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -353,32 +260,42 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
                     return 0
                     ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --user)
@@ -386,7 +303,18 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --python)
@@ -394,11 +322,18 @@ _gpudoctor() {
                     return 0
                     ;;
                 --cuda-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --matmul-size)
@@ -411,6 +346,55 @@ _gpudoctor() {
                     ;;
                 --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --baseline)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -421,74 +405,66 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__completions)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help bash elvish fish powershell zsh"
+            opts="-q -v -h --color --quiet --verbose --config --no-config --help bash elvish fish powershell zsh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__config)
+            opts="-q -v -h --format --json --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --root)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --nvml-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -499,26 +475,14 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__devices)
-            opts="-v -h --detail --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            opts="-q -v -h --detail --wide --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -526,15 +490,37 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --user)
@@ -542,31 +528,78 @@ _gpudoctor() {
                     return 0
                     ;;
                 --nvml-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --cuda-lib)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__diff)
+            opts="-q -v -h --format --json --fail-on --color --quiet --verbose --config --no-config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
                     return 0
                     ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
                     return 0
                     ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --transfer-size)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -577,74 +610,33 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-v -h --list --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --root)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --nvml-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -655,26 +647,14 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__fleet)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -682,47 +662,30 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --user)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --nvml-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -733,36 +696,8 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help)
-            opts="check explain toolkit devices smoke fleet schema __nvml-worker __smoke-worker completions help"
+            opts="check toolkit devices smoke fleet diff explain config schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        gpudoctor__subcmd__help__subcmd____nvml__subcmd__worker)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        gpudoctor__subcmd__help__subcmd____smoke__subcmd__worker)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -802,7 +737,35 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__help__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__help__subcmd__devices)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__help__subcmd__diff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -858,6 +821,20 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__help__subcmd__schema)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -900,75 +877,63 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        gpudoctor__subcmd__schema)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+        gpudoctor__subcmd__man)
+            opts="-q -v -h --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --root)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__schema)
+            opts="-q -v -h --color --quiet --verbose --config --no-config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --nvml-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -979,7 +944,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__smoke)
-            opts="-v -h --device --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            opts="-q -v -h --device --format --json --fail-on --only --skip --root --timeout --nvml-lib --cuda-lib --matmul-size --mem-fraction --transfer-size --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -990,19 +955,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -1010,35 +963,52 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --root)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
-                --user)
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --nvml-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --cuda-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --matmul-size)
@@ -1051,6 +1021,25 @@ _gpudoctor() {
                     ;;
                 --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)
@@ -1061,26 +1050,14 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__toolkit)
-            opts="-v -h --format --json --color --root --timeout --fail-on --verbose --only --skip --from --user --nvml-lib --python --python-import --cuda-lib --no-smoke --quick --output --matmul-size --mem-fraction --transfer-size --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -1088,47 +1065,56 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
-                --user)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --nvml-lib)
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --python)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cuda-lib)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --matmul-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --mem-fraction)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --transfer-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)

@@ -116,6 +116,19 @@ env_registry! {
     COLUMNS: Tool, "terminal width used to wrap explanations when stdout is not a terminal";
     GPUDOCTOR_NVML_LIB: Tool, "NVML library to load instead of the loader's libnvidia-ml.so.1 (same as --nvml-lib)";
     GPUDOCTOR_CUDA_LIB: Tool, "libcuda to load for the smoke test instead of the loader's libcuda.so.1 (same as --cuda-lib)";
+    GPUDOCTOR_CONFIG: Tool, "a configuration file read after the system's and the user's (same as --config)";
+    GPUDOCTOR_FAIL_ON: Tool, "policy: the severity that fails the run (as --fail-on)";
+    GPUDOCTOR_ONLY: Tool, "policy: probes and codes to run and report, comma-separated (as --only)";
+    GPUDOCTOR_SKIP: Tool, "policy: probes and codes to skip, comma-separated (as --skip)";
+    GPUDOCTOR_SEVERITY: Tool, "policy: per-code severity, e.g. GD038=ignore,GD012=warning (as [severity] in the configuration)";
+    GPUDOCTOR_TIMEOUT: Tool, "policy: the time budget in seconds (as --timeout)";
+    GPUDOCTOR_FORMAT: Tool, "the output format of commands that can produce it (as --format)";
+    GPUDOCTOR_COLOR: Tool, "auto, always or never (as --color)";
+    GPUDOCTOR_SMOKE: Tool, "0 or false: check runs no smoke test (as --no-smoke)";
+    GPUDOCTOR_MATMUL_SIZE: Tool, "smoke test: N of the N×N matmul (as --matmul-size)";
+    GPUDOCTOR_MEM_FRACTION: Tool, "smoke test: share of free memory the allocation probe fills (as --mem-fraction)";
+    GPUDOCTOR_TRANSFER_SIZE: Tool, "smoke test: MiB per host-device copy (as --transfer-size)";
+    XDG_CONFIG_HOME: Tool, "where the user's configuration lives (default ~/.config): gpudoctor/config.toml";
 }
 
 /// Variables read by prefix, each shown under its category.

@@ -31,6 +31,10 @@ pub struct Report {
     pub checks: Vec<Check>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
+    /// `check --baseline FILE`: what differs from that saved report (facts and findings;
+    /// `gpudoctor diff --format json` prints the same object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<serde_json::Value>,
 }
 
 impl Report {
@@ -44,6 +48,7 @@ impl Report {
             checks,
             findings,
             summary,
+            baseline: None,
         }
     }
 

@@ -96,13 +96,60 @@ fn explain_accepts_every_spelling() {
     let b = run(gpudoctor().args(["explain", "gd012"]));
     let c = run(gpudoctor().args(["explain", "12"]));
     assert_eq!(a.code, 0);
-    assert!(a.stdout.starts_with("# GD012"), "{}", a.stdout);
+    assert!(
+        a.stdout.starts_with(
+            "GD012: CUDA_LAUNCH_BLOCKING is set: every kernel launch is synchronous\n"
+        ),
+        "{}",
+        a.stdout
+    );
     assert!(a.stdout.contains("CUDA_LAUNCH_BLOCKING"));
     assert_eq!(a.stdout, b.stdout);
     assert_eq!(a.stdout, c.stdout);
     let bad = run(gpudoctor().args(["explain", "GD999"]));
     assert_eq!(bad.code, 2);
-    assert!(bad.stderr.contains("explain --list"));
+    assert!(bad.stderr.contains("`gpudoctor explain` lists them all"));
+}
+
+#[test]
+fn explain_without_a_code_lists_and_speaks_json_and_markdown() {
+    let bare = run(gpudoctor().arg("explain"));
+    assert_eq!(bare.code, 0, "{}", bare.stderr);
+    assert_eq!(
+        bare.stdout,
+        run(gpudoctor().args(["explain", "--list"])).stdout
+    );
+    let list = run(gpudoctor().args(["explain", "--list", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&list.stdout).expect("JSON");
+    assert_eq!(v.as_array().unwrap().len(), gpudoctor::codes::CODES.len());
+    assert_eq!(v[5]["code"], "GD006");
+    let one = run(gpudoctor().args(["explain", "GD006", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&one.stdout).expect("JSON");
+    assert_eq!(v["code"], "GD006");
+    assert_eq!(
+        v["title"],
+        "nvidia_uvm is not loaded or /dev/nvidia-uvm is missing"
+    );
+    assert!(v["text"]
+        .as_str()
+        .unwrap()
+        .contains("CUDA_ERROR_UNKNOWN (999)"));
+    assert_eq!(v["fixes"][0]["command"], "sudo nvidia-modprobe -u -c=0");
+    let md = run(gpudoctor().args(["explain", "6", "--format", "markdown"]));
+    assert!(
+        md.stdout.starts_with("## GD006: nvidia_uvm"),
+        "{}",
+        md.stdout
+    );
+    // Coloured when asked (a terminal gets the same through --color auto).
+    let coloured = run(gpudoctor().args(["explain", "GD006", "--color", "always"]));
+    assert!(
+        coloured.stdout.starts_with("\u{1b}["),
+        "{:?}",
+        coloured.stdout
+    );
+    let plain = run(gpudoctor().args(["explain", "GD006", "--color", "never"]));
+    assert!(!plain.stdout.contains('\u{1b}'));
 }
 
 #[test]
@@ -265,13 +312,12 @@ fn colour_follows_the_flags_and_environment() {
 fn closed_stdout_pipe_ends_quietly() {
     let root = FakeRoot::healthy(8);
     let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let root_arg = format!("--root={}", root.path().display());
     for args in [
-        vec!["check", "-v", "--format", "json"],
+        vec!["check", "-v", "--format", "json", &root_arg],
         vec!["completions", "zsh"],
     ] {
         let mut child = std::process::Command::new(&bin)
-            .arg("--root")
-            .arg(root.path())
             .args(&args)
             .env_clear()
             .stdout(Stdio::piped())

@@ -1,27 +1,51 @@
-//! The command line as clap parses it: subcommands, global flags and their value enums.
+//! The command line as clap parses it: each subcommand takes the options it uses, built
+//! from shared groups; only --color, -q, -v and the configuration switches are global.
+//!
+//! Every value here is optional: what was not given comes from the environment, the
+//! configuration files or the default (`settings.rs` merges them and says which).
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser, ValueHint};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
 const EXAMPLES: &str = "Examples:
-  gpudoctor                                  same as `gpudoctor check`
-  gpudoctor check --json > report.json       machine-readable report for CI
-  gpudoctor check --fail-on warning          exit 1 on warnings too
+  gpudoctor                       same as `gpudoctor check`
+  gpudoctor check --json > report.json
+                                  machine-readable report for CI
+  gpudoctor check -q || echo broken
+                                  only the exit code
+  gpudoctor check --fail-on warning
+                                  exit 1 on warnings too
   gpudoctor check --format markdown >> \"$GITHUB_STEP_SUMMARY\"
-  gpudoctor check --format junit > gpudoctor-junit.xml   one testcase per check for CI test reports
-  gpudoctor check --format prometheus > gpudoctor.prom   node_exporter textfile-collector metrics
-  gpudoctor check --root /mnt/image          inspect a container image or chroot (nothing in it is run)
-  sudo gpudoctor check --user alice          judge device access for another account
-  gpudoctor check --from report.json         re-run the rules on a saved report
-  gpudoctor check --only device_nodes,GD012  run one probe, report one code
-  gpudoctor smoke                            prove every GPU computes (matmul, memory, transfers)
+  gpudoctor check --format junit > gpudoctor-junit.xml
+                                  one testcase per check for CI test reports
+  gpudoctor check --format prometheus > gpudoctor.prom
+                                  node_exporter textfile-collector metrics
+  gpudoctor check --root /mnt/image
+                                  inspect a container image or chroot (nothing in it is run)
+  sudo gpudoctor check --user alice
+                                  judge device access for another account
+  gpudoctor check --from report.json
+                                  re-run the rules on a saved report
+  gpudoctor check --baseline good.json
+                                  what changed since the report that worked
+  gpudoctor check --fix-script > fix.sh
+                                  the fixes as a script to review, then run
+  gpudoctor check --only device_nodes,GD012
+                                  run one probe, report one code
+  gpudoctor smoke                 prove every GPU computes (matmul, memory, transfers)
   srun gpudoctor check --json --output out/{host}.json; gpudoctor fleet out/
-                                             one report per node, then the fleet's outliers
-  gpudoctor explain GD006                    what a finding means and how to fix it
-  gpudoctor schema > report.schema.json      the JSON Schema of `check --format json`
+                                  one report per node, then the fleet's outliers
+  gpudoctor diff old.json new.json
+                                  the facts and findings that differ
+  gpudoctor explain GD006         what a finding means and how to fix it
+  gpudoctor config                the effective configuration and where each value came from
   gpudoctor completions bash > ~/.local/share/bash-completion/completions/gpudoctor
+
+Configuration: /etc/gpudoctor/config.toml, then $XDG_CONFIG_HOME/gpudoctor/config.toml,
+then --config FILE (or GPUDOCTOR_CONFIG), then GPUDOCTOR_* variables, then flags.
 
 Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or internal error.";
 
@@ -30,53 +54,67 @@ Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage 
     name = "gpudoctor",
     version,
     about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments",
-    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings, NVML, CUDA toolkits and libraries, PyTorch and the environment, then reports every problem with the command that fixes it. When a GPU is present, check also runs a short on-device smoke test (matmul, memory, transfers; --no-smoke skips it). It loads no module, changes no setting and runs or loads nothing from an inspected --root.",
+    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings, NVML, CUDA toolkits and libraries, PyTorch and the environment, then reports every problem with the command that fixes it. When a GPU is present, check also runs a short on-device smoke test (matmul, memory, transfers; --no-smoke skips it). It loads no module, changes no setting and runs or loads nothing from an inspected --root.\n\nWithout a subcommand it runs `check`, and takes check's options.",
     after_long_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// `gpudoctor [OPTIONS]` is `gpudoctor check [OPTIONS]`; options before a subcommand
+    /// apply to it when it takes them.
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub global: GlobalOpts,
+}
+
+/// The switches every subcommand shares.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalOpts {
+    /// Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal
+    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    pub color: Option<ColorChoice>,
+    /// Print no report: only the exit code says the outcome (errors still go to stderr)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also show passing checks, every fact's source and all registered variables; -vv adds the probes' timings
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Read this configuration file after the system's and the user's (also GPUDOCTOR_CONFIG)
+    #[arg(long, global = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub config: Option<PathBuf>,
+    /// Read no configuration file and no GPUDOCTOR_* policy variable
+    #[arg(long, global = true, conflicts_with = "config")]
+    pub no_config: bool,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run every probe and rule and print the report (the default)
-    Check,
-    /// Explain a finding code (GD012, gd012 or 12), or list every code
-    Explain {
-        /// The code to explain
-        #[arg(required_unless_present = "list")]
-        code: Option<String>,
-        /// List every code with its one-line title
-        #[arg(long)]
-        list: bool,
-    },
+    Check(Box<CheckArgs>),
     /// Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader's order
-    Toolkit,
+    Toolkit(ToolkitArgs),
     /// The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)
-    Devices {
-        /// Show everything about this GPU (NVML index)
-        index: Option<u32>,
-        /// Show everything about every GPU
-        #[arg(long)]
-        detail: bool,
-    },
+    Devices(DevicesArgs),
     /// Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth
-    Smoke {
-        /// Only this GPU (CUDA's ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once
-        #[arg(long, value_name = "N")]
-        device: Option<u32>,
-    },
+    Smoke(SmokeCmdArgs),
     /// Aggregate node reports (`check --format json`): the fleet's shape, outlier nodes, findings by code across nodes
-    Fleet {
-        /// Report files, directories (searched for *.json) or `-` for newline-delimited JSON on stdin
-        #[arg(required = true, value_name = "REPORTS")]
-        reports: Vec<PathBuf>,
-    },
+    Fleet(FleetArgs),
+    /// The facts and findings that differ between two saved reports (`check --format json`)
+    Diff(DiffArgs),
+    /// Explain a finding code (GD012, gd012 or 12); without one, list every code
+    Explain(ExplainArgs),
+    /// Print the effective configuration and where each value came from
+    Config(ConfigArgs),
     /// Print the JSON Schema of the report `check --format json` prints
     Schema,
+    /// Print the shell completion script for SHELL
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff), e.g. `gpudoctor man | man -l -`
+    Man,
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
@@ -99,14 +137,32 @@ pub enum Command {
         #[arg(long)]
         shared_gpu: Vec<String>,
     },
-    /// Print the shell completion script for SHELL
-    Completions {
-        #[arg(value_enum)]
-        shell: Shell,
-    },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+impl Command {
+    /// The name the user typed (for messages).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Check(_) => "check",
+            Command::Toolkit(_) => "toolkit",
+            Command::Devices(_) => "devices",
+            Command::Smoke(_) => "smoke",
+            Command::Fleet(_) => "fleet",
+            Command::Diff(_) => "diff",
+            Command::Explain(_) => "explain",
+            Command::Config(_) => "config",
+            Command::Schema => "schema",
+            Command::Completions { .. } => "completions",
+            Command::Man => "man",
+            Command::NvmlWorker { .. } => "__nvml-worker",
+            Command::SmokeWorker { .. } => "__smoke-worker",
+        }
+    }
+}
+
+/// Every format a report can take; each subcommand accepts its own subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// The report for a terminal
     Human,
@@ -120,83 +176,348 @@ pub enum Format {
     Prometheus,
 }
 
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Junit => "junit",
+            Format::Prometheus => "prometheus",
+        }
+    }
+}
+
+/// The formats of a view (`toolkit`, `devices`, `smoke`, `fleet`, `diff`, `explain`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewFormatArg {
+    /// For a terminal
+    Human,
+    /// JSON
+    Json,
+    /// Markdown
+    Markdown,
+}
+
+/// The formats of `config`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DataFormatArg {
+    /// For a terminal
+    Human,
+    /// JSON
+    Json,
+}
+
+impl From<ViewFormatArg> for Format {
+    fn from(f: ViewFormatArg) -> Format {
+        match f {
+            ViewFormatArg::Human => Format::Human,
+            ViewFormatArg::Json => Format::Json,
+            ViewFormatArg::Markdown => Format::Markdown,
+        }
+    }
+}
+
+impl From<DataFormatArg> for Format {
+    fn from(f: DataFormatArg) -> Format {
+        match f {
+            DataFormatArg::Human => Format::Human,
+            DataFormatArg::Json => Format::Json,
+        }
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize, Default,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ColorChoice {
+    #[default]
     Auto,
     Always,
     Never,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize, Default,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum FailOn {
+    #[default]
     Error,
     Warning,
     Never,
 }
 
-#[derive(Debug, Args)]
-pub struct GlobalOpts {
+/// `check`'s options (also the options of a bare `gpudoctor`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct CheckArgs {
     /// Output format
-    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
     /// Shorthand for --format json
-    #[arg(long, global = true, conflicts_with = "format")]
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
-    /// Colour: auto honours NO_COLOR, CLICOLOR_FORCE and whether stdout is a terminal
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
-    /// Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)
-    #[arg(long, global = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Overall time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out
-    #[arg(long, global = true, value_name = "SECS")]
-    pub timeout: Option<f64>,
-    /// Exit 1 when a finding at or above this severity exists
-    #[arg(long, global = true, value_enum, default_value_t = FailOn::Error)]
-    pub fail_on: FailOn,
-    /// Also show passing checks, every fact's source, and all registered variables
-    #[arg(short, long, global = true)]
-    pub verbose: bool,
-    /// Run only these probes and/or report only these codes (comma-separated)
-    #[arg(long, global = true, value_delimiter = ',', value_name = "NAMES")]
-    pub only: Vec<String>,
-    /// Skip these probes and/or codes (comma-separated)
-    #[arg(long, global = true, value_delimiter = ',', value_name = "NAMES")]
-    pub skip: Vec<String>,
-    /// Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing
-    #[arg(long, global = true, value_name = "FILE")]
-    pub from: Option<PathBuf>,
-    /// Judge device-node access for this user (name or uid) instead of the caller
-    #[arg(long, global = true, value_name = "USER")]
-    pub user: Option<String>,
-    /// Load NVML from this file instead of the loader's libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root
-    #[arg(long, global = true, value_name = "PATH")]
-    pub nvml_lib: Option<PathBuf>,
-    /// The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)
-    #[arg(long, global = true, value_name = "PATH")]
-    pub python: Option<PathBuf>,
-    /// Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s
-    #[arg(long, global = true)]
-    pub python_import: bool,
-    /// Load libcuda from this file instead of the loader's libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root
-    #[arg(long, global = true, value_name = "PATH")]
-    pub cuda_lib: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub user: UserArgs,
+    #[command(flatten)]
+    pub nvml: NvmlArgs,
+    #[command(flatten)]
+    pub python: PythonArgs,
+    #[command(flatten)]
+    pub smoke: SmokeArgs,
     /// `check` without the on-device smoke test
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_smoke: bool,
     /// A quick static check: no smoke test (same as --no-smoke)
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub quick: bool,
     /// Also write the report (in --format) to PATH, `{host}` replaced by the node's name; stdout gets the human report
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,
-    /// Smoke test: N of the N×N FP32 matmul (16–8192)
-    #[arg(long, global = true, value_name = "N", default_value_t = 1024)]
-    pub matmul_size: u32,
-    /// Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU)
-    #[arg(long, global = true, value_name = "F", default_value_t = 0.9)]
-    pub mem_fraction: f64,
-    /// Smoke test: MiB per host↔device copy in the bandwidth test (1–4096)
-    #[arg(long, global = true, value_name = "MIB", default_value_t = 256)]
-    pub transfer_size: u64,
+    /// After the report, show what differs from this saved report (`check --format json`)
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub baseline: Option<PathBuf>,
+    /// Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)
+    #[arg(long, conflicts_with_all = ["format", "json"])]
+    pub fix_script: bool,
+}
+
+/// Which findings count and when they fail the run.
+#[derive(Debug, Clone, Args, Default)]
+pub struct PolicyArgs {
+    /// Exit 1 when a finding at or above this severity exists [default: error]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    /// Run only these probes and/or report only these codes (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = names_parser(), hide_possible_values = true)]
+    pub only: Vec<String>,
+    /// Skip these probes and/or codes (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = names_parser(), hide_possible_values = true)]
+    pub skip: Vec<String>,
+}
+
+/// Where to look and for how long.
+#[derive(Debug, Clone, Args, Default)]
+pub struct InspectArgs {
+    /// Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub root: Option<PathBuf>,
+    /// Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct ReplayArgs {
+    /// Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub from: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct UserArgs {
+    /// Judge device-node access for this user (name or uid) instead of the caller
+    #[arg(long, value_name = "USER", value_hint = ValueHint::Username)]
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct NvmlArgs {
+    /// Load NVML from this file instead of the loader's libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct PythonArgs {
+    /// The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
+    pub python: Option<PathBuf>,
+    /// Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s
+    #[arg(long)]
+    pub python_import: bool,
+}
+
+/// The on-device smoke test's settings.
+#[derive(Debug, Clone, Args, Default)]
+pub struct SmokeArgs {
+    /// Load libcuda from this file instead of the loader's libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    pub cuda_lib: Option<PathBuf>,
+    /// Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]
+    #[arg(long, value_name = "N")]
+    pub matmul_size: Option<u32>,
+    /// Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]
+    #[arg(long, value_name = "F")]
+    pub mem_fraction: Option<f64>,
+    /// Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]
+    #[arg(long, value_name = "MIB")]
+    pub transfer_size: Option<u64>,
+}
+
+/// The output format of a view.
+#[derive(Debug, Clone, Args, Default)]
+pub struct ViewOutput {
+    /// Output format
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ViewFormatArg>,
+    /// Shorthand for --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ToolkitArgs {
+    #[command(flatten)]
+    pub output: ViewOutput,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DevicesArgs {
+    /// Show everything about this GPU (NVML index)
+    pub index: Option<u32>,
+    /// Show everything about every GPU
+    #[arg(long)]
+    pub detail: bool,
+    /// Show every column of the table, however wide
+    #[arg(long)]
+    pub wide: bool,
+    #[command(flatten)]
+    pub output: ViewOutput,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub user: UserArgs,
+    #[command(flatten)]
+    pub nvml: NvmlArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SmokeCmdArgs {
+    /// Only this GPU (CUDA's ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once
+    #[arg(long, value_name = "N")]
+    pub device: Option<u32>,
+    #[command(flatten)]
+    pub output: ViewOutput,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub nvml: NvmlArgs,
+    #[command(flatten)]
+    pub smoke: SmokeArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FleetArgs {
+    /// Report files, directories (searched for *.json) or `-` for newline-delimited JSON on stdin
+    #[arg(required = true, value_name = "REPORTS", value_hint = ValueHint::AnyPath)]
+    pub reports: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: ViewOutput,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// The earlier report (`-` for stdin)
+    #[arg(value_name = "OLD", value_hint = ValueHint::FilePath)]
+    pub old: PathBuf,
+    /// The later report
+    #[arg(value_name = "NEW", value_hint = ValueHint::FilePath)]
+    pub new: PathBuf,
+    #[command(flatten)]
+    pub output: ViewOutput,
+    /// Exit 1 when a finding at or above this severity appeared [default: error]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// The code to explain; without one, every code is listed
+    #[arg(value_name = "CODE", value_parser = code_parser(), hide_possible_values = true)]
+    pub code: Option<String>,
+    /// List every code with its one-line title
+    #[arg(long, conflicts_with = "code")]
+    pub list: bool,
+    #[command(flatten)]
+    pub output: ViewOutput,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ConfigArgs {
+    /// Output format
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<DataFormatArg>,
+    /// Shorthand for --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+/// Any string, offered in completions as every probe name and finding code.
+fn names_parser() -> impl TypedValueParser<Value = String> {
+    Completing {
+        values: crate::probes::PROBE_NAMES
+            .iter()
+            .map(|p| PossibleValue::new(*p).help("probe"))
+            .chain(code_values())
+            .collect(),
+    }
+}
+
+/// Any string (`explain` accepts GD012, gd012 or 12), offered in completions as the codes
+/// with their titles.
+fn code_parser() -> impl TypedValueParser<Value = String> {
+    Completing {
+        values: code_values().collect(),
+    }
+}
+
+fn code_values() -> impl Iterator<Item = PossibleValue> {
+    crate::codes::CODES
+        .iter()
+        .map(|c| PossibleValue::new(c.code).help(c.title))
+}
+
+/// A free-form string whose completion candidates are `values` (checked after parsing).
+#[derive(Clone)]
+struct Completing {
+    values: Vec<PossibleValue>,
+}
+
+impl TypedValueParser for Completing {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.values.iter().cloned()))
+    }
 }

@@ -2,16 +2,17 @@
 
 use std::time::Duration;
 
-use super::args::{Format, GlobalOpts};
+use super::args::Format;
 use super::gather::gather;
 use super::options::{exit_code, probe_timeout, selection, terminal_width};
-use super::{emit, CliError};
+use super::settings::Settings;
+use super::{emit_report, CliError};
 use crate::envvars::Env;
 use crate::render::{self, Style};
 use crate::report::Report;
 use crate::rules;
 
-pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
+pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
     // A bad --output is a usage error before any probing (the smoke test takes seconds).
     if let Some(path) = &g.output {
         let text = path.to_string_lossy();
@@ -23,27 +24,73 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
             )));
         }
     }
+    // So is a baseline that cannot be compared.
+    let baseline = match &g.baseline {
+        Some(path) => {
+            if matches!(g.format, Format::Junit | Format::Prometheus) && !g.fix_script {
+                return Err(CliError::Usage(format!(
+                    "--baseline shows the changes in the human, json and markdown reports, not in --format {}",
+                    g.format.name()
+                )));
+            }
+            let old = crate::diff::load_baseline(path)
+                .map_err(|e| CliError::Usage(format!("--baseline {e}")))?;
+            Some((path, old))
+        }
+        None => None,
+    };
     let sel = selection(g)?;
     let env = Env::from_process();
     let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
     let wants = |code: &str| sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
-    let report = Report::new(snapshot, checks, findings);
+    let findings = sel.adjust(findings);
+    let mut report = Report::new(snapshot, checks, findings);
+    let changes = match &baseline {
+        Some((path, old)) => Some(
+            crate::diff::against_baseline(path, old, &report)
+                .map_err(|e| CliError::Usage(format!("--baseline {e}")))?,
+        ),
+        None => None,
+    };
+    // JSON carries the changes inside the report; the other formats append them.
+    if let Some(d) = &changes {
+        report.baseline = Some(
+            serde_json::to_value(d)
+                .map_err(|e| CliError::Internal(format!("the baseline diff as JSON: {e}")))?,
+        );
+    }
+    let width = terminal_width(&env);
 
-    let format = Format::of(g);
+    let format = g.format;
     let human = |style: Style| {
-        render::human::render(
+        let mut text = render::human::render(
             &report,
             &render::human::Options {
-                verbose: g.verbose,
+                verbose: g.verbose >= 1,
                 style,
-                width: terminal_width(&env),
+                width,
             },
-        )
+        );
+        if g.verbose >= 2 {
+            text.push_str(&render::timings::render_human(&report.snapshot, &style));
+        }
+        if let Some(d) = &changes {
+            text.push('\n');
+            text.push_str(&render::diff::render_human(d, &style, width));
+        }
+        text
     };
     let render_as = |format: Format, style: Style| match format {
         Format::Json => render::json::render(&report),
-        Format::Markdown => render::markdown::render(&report, g.verbose),
+        Format::Markdown => {
+            let mut text = render::markdown::render(&report, g.verbose >= 1);
+            if let Some(d) = &changes {
+                text.push('\n');
+                text.push_str(&render::diff::render_markdown(d));
+            }
+            text
+        }
         Format::Junit => render::junit::render(&report),
         Format::Prometheus => render::prometheus::render(&report),
         Format::Human => human(style),
@@ -52,7 +99,7 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
         // The file gets the chosen format; the terminal (or the job log) the human report,
         // which reaches it even when the file cannot be written.
         Some(path) => {
-            emit(human(Style::for_stdout()).as_bytes())?;
+            emit_report(g, human(Style::for_stdout()).as_bytes())?;
             // The node's name, safe as a file name.
             let host = report
                 .snapshot
@@ -65,10 +112,15 @@ pub(super) fn check(g: &GlobalOpts) -> Result<u8, CliError> {
             let text = render_as(format, Style::plain());
             let written = crate::fsys::write_report(path, &host, &text, timeout)
                 .map_err(|e| CliError::Usage(format!("--output {e}")))?;
-            eprintln!("gpudoctor: report written to {}", written.display());
+            if !g.quiet {
+                eprintln!("gpudoctor: report written to {}", written.display());
+            }
+        }
+        None if g.fix_script => {
+            emit_report(g, render::fix_script::render(&report).as_bytes())?;
         }
         None => {
-            emit(render_as(format, Style::for_stdout()).as_bytes())?;
+            emit_report(g, render_as(format, Style::for_stdout()).as_bytes())?;
         }
     }
     Ok(exit_code(g, report.worst()))

@@ -1,9 +1,9 @@
 //! `gpudoctor devices`: the GPUs as NVML sees them.
 
-use super::args::GlobalOpts;
 use super::gather::focused;
 use super::options::{exit_code, ViewFormat};
-use super::{emit, CliError};
+use super::settings::Settings;
+use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;
 
@@ -19,8 +19,14 @@ const DEVICES_PROBES: &[&str] = &[
     "nvml",
 ];
 
-pub(super) fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Result<u8, CliError> {
-    let format = ViewFormat::of(g, "devices")?;
+pub(super) fn devices(
+    g: &Settings,
+    index: Option<u32>,
+    detail: bool,
+    wide: bool,
+) -> Result<u8, CliError> {
+    let _ = wide;
+    let format = ViewFormat::of(g);
     let (snapshot, checks, findings) = focused(g, DEVICES_PROBES, View::Devices)?;
     // An index no GPU has is a usage error, whether NVML or only the nodes/PCI count them.
     if let Some(i) = index {
@@ -50,6 +56,6 @@ pub(super) fn devices(g: &GlobalOpts, index: Option<u32>, detail: bool) -> Resul
             },
         ),
     };
-    emit(text.as_bytes())?;
+    emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
 }

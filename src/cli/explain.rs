@@ -1,21 +1,40 @@
 //! `gpudoctor explain`: a finding code's long explanation, or every code's title.
 
-use super::{emit, CliError};
+use super::options::ViewFormat;
+use super::settings::Settings;
+use super::{emit_report, CliError};
 use crate::codes;
+use crate::render::{self, Style};
 
-pub(super) fn explain(code: Option<&str>, list: bool) -> Result<u8, CliError> {
-    if list {
-        let mut s = String::new();
-        for c in codes::CODES {
-            s.push_str(&format!("{}  {}\n", c.code, c.title));
+pub(super) fn explain(g: &Settings, code: Option<&str>, list: bool) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g);
+    let code = match code {
+        Some(c) if !list => c,
+        _ => {
+            let text = match format {
+                ViewFormat::Json => render::codes::list_json(),
+                ViewFormat::Markdown => render::codes::list_markdown(),
+                ViewFormat::Human => render::codes::list_human(&Style::for_stdout()),
+            };
+            return emit_report(g, text.as_bytes());
         }
-        return emit(s.as_bytes());
-    }
-    let code = code.unwrap_or_default();
-    match codes::lookup(code) {
-        Some(info) => emit(info.explanation.as_bytes()),
-        None => Err(CliError::Usage(format!(
-            "unknown finding code {code:?}; `gpudoctor explain --list` lists them all"
-        ))),
-    }
+    };
+    let info = codes::lookup(code).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown finding code {code:?}; `gpudoctor explain` lists them all"
+        ))
+    })?;
+    let text = match format {
+        ViewFormat::Json => render::codes::explain_json(info),
+        ViewFormat::Markdown => render::codes::explain_markdown(info),
+        ViewFormat::Human => {
+            let st = Style::for_stdout();
+            format!(
+                "{}\n\n{}\n",
+                st.bold(&format!("{}: {}", info.code, info.title)),
+                render::codes::body(info)
+            )
+        }
+    };
+    emit_report(g, text.as_bytes())
 }

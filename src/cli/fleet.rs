@@ -2,19 +2,14 @@
 
 use std::path::PathBuf;
 
-use super::args::{FailOn, GlobalOpts};
+use super::args::FailOn;
 use super::options::{exit_code, selection, ViewFormat};
-use super::{emit, CliError};
+use super::settings::Settings;
+use super::{emit_report, CliError};
 use crate::render::{self, Style};
 
-pub(super) fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError> {
-    // (`run` refuses --output outside `check`.)
-    if g.root.is_some() || g.from.is_some() {
-        return Err(CliError::Usage(
-            "`gpudoctor fleet` reads saved reports: --root and --from do not apply".into(),
-        ));
-    }
-    let format = ViewFormat::of(g, "fleet")?;
+pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g);
     // Codes in --only/--skip narrow what each node's findings count; probes ran long ago.
     let sel = selection(g)?;
     if sel.names_probes {
@@ -23,8 +18,14 @@ pub(super) fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError>
         ));
     }
     let (mut nodes, problems) = crate::fleet::load(reports);
+    // The policy judges every node alike: codes selected, severities as configured.
     for n in &mut nodes {
         n.findings.retain(|f| sel.wants(&f.code));
+        for f in &mut n.findings {
+            if let Some((sev, _)) = sel.severity_of(&f.code) {
+                f.severity = sev;
+            }
+        }
     }
     let has_problems = !problems.is_empty();
     let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
@@ -35,7 +36,7 @@ pub(super) fn fleet(g: &GlobalOpts, reports: &[PathBuf]) -> Result<u8, CliError>
             render::fleet::render_human(&fleet, &Style::for_stdout(), render::width::for_stdout())
         }
     };
-    emit(text.as_bytes())?;
+    emit_report(g, text.as_bytes())?;
     // A report that could not be read is a node whose state is unknown, and no report at
     // all is no evidence of health. (Duplicates are listed but counted once: no failure.)
     let code = exit_code(g, fleet.worst());

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::de::IgnoredAny;
 
-use super::args::GlobalOpts;
 use super::options::{probe_timeout, selection, smoke_mode, Selection};
+use super::settings::Settings;
 use super::CliError;
 use crate::envvars::{self, Env};
 use crate::findings::Finding;
@@ -17,7 +17,7 @@ use crate::snapshot::Snapshot;
 
 /// A focused subcommand: only `probes` run, only the codes of `view`'s rules are judged
 /// (both still narrowed by --only/--skip).
-pub(super) fn focused(g: &GlobalOpts, probes: &[&str], view: View) -> Result<Focused, CliError> {
+pub(super) fn focused(g: &Settings, probes: &[&str], view: View) -> Result<Focused, CliError> {
     focused_with(g, probes, view, None)
 }
 
@@ -26,7 +26,7 @@ pub(super) type Focused = (Snapshot, Vec<rules::Check>, Vec<Finding>);
 
 /// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
 pub(super) fn focused_with(
-    g: &GlobalOpts,
+    g: &Settings,
     probes: &[&str],
     view: View,
     smoke_cmd: Option<Option<u32>>,
@@ -48,12 +48,12 @@ pub(super) fn focused_with(
     let codes = view.codes();
     let wants = |code: &str| codes.contains(&code) && sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
-    Ok((snapshot, checks, findings))
+    Ok((snapshot, checks, sel.adjust(findings)))
 }
 
 /// The snapshot to judge: replayed from --from, or probed now (under --root if given).
 pub(super) fn gather(
-    g: &GlobalOpts,
+    g: &Settings,
     sel: &Selection,
     probes_wanted: &[&'static str],
     env: &Env,

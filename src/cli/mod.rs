@@ -7,12 +7,17 @@
 mod args;
 mod check;
 mod completions;
+mod config;
+mod config_cmd;
 mod devices;
+mod diff;
 mod explain;
 mod fleet;
 mod gather;
+mod man;
 mod options;
 mod schema;
+mod settings;
 mod smoke;
 mod toolkit;
 mod workers;
@@ -20,11 +25,12 @@ mod workers;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 pub use args::{Cli, ColorChoice, Command, FailOn, Format, GlobalOpts};
+pub use settings::Settings;
 
-use crate::probes;
+use crate::envvars::{self, Env};
 
 /// A failure that ends the run with exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -36,14 +42,17 @@ pub enum CliError {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)));
+    let (matches, cli) = match parsed {
+        Ok(p) => p,
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let result = std::panic::catch_unwind(|| run(cli));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&matches, cli)));
     match result {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(CliError::Usage(m))) => {
@@ -61,48 +70,61 @@ pub fn main() -> ExitCode {
     }
 }
 
-pub fn run(cli: Cli) -> Result<u8, CliError> {
-    let g = &cli.global;
+pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {
+    let bare = cli.command.is_none();
+    let command = cli
+        .command
+        .take()
+        .unwrap_or_else(|| Command::Check(Box::new(cli.check.clone())));
+    // The hidden workers take exactly what their parent passes; nothing is configured.
+    let command = match workers::run_if_worker(command) {
+        Ok(result) => return result,
+        Err(command) => command,
+    };
+    settings::check_leading_options(matches, &command)?;
+    let env = Env::from_process();
+    let paths = (!cli.global.no_config).then(|| {
+        let named = cli.global.config.clone().or_else(|| {
+            env.get_str(envvars::GPUDOCTOR_CONFIG)
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+        });
+        config::Paths::standard(
+            env.get_str(envvars::XDG_CONFIG_HOME).as_deref(),
+            env.get_str(envvars::HOME).as_deref(),
+            named,
+        )
+    });
+    let g = Settings::resolve(&cli, &command, bare, &env, paths.as_ref())?;
     match g.color {
         ColorChoice::Always => owo_colors::set_override(true),
         ColorChoice::Never => owo_colors::set_override(false),
         ColorChoice::Auto => {}
     }
-    let command = cli.command.unwrap_or(Command::Check);
-    if g.output.is_some() && !matches!(command, Command::Check) {
-        return Err(CliError::Usage(
-            "--output writes the report of `gpudoctor check` (what `gpudoctor fleet` reads); other subcommands print to stdout".into(),
-        ));
-    }
     match command {
-        Command::Check => check::check(g),
-        Command::Toolkit => toolkit::toolkit(g),
-        Command::Devices { index, detail } => devices::devices(g, index, detail),
-        Command::Smoke { device } => smoke::smoke(g, device),
-        Command::Fleet { reports } => fleet::fleet(g, &reports),
-        Command::SmokeWorker {
-            lib,
-            device,
-            matmul_size,
-            mem_fraction,
-            transfer_bytes,
-            shared_gpu,
-        } => workers::smoke_worker(
-            lib,
-            probes::smoke::SmokeSettings {
-                matmul_size,
-                mem_fraction,
-                transfer_bytes,
-                device,
-                requested: false,
-            },
-            shared_gpu,
-        ),
-        Command::NvmlWorker { lib } => workers::nvml_worker(&lib),
-        Command::Explain { code, list } => explain::explain(code.as_deref(), list),
-        Command::Schema => schema::schema(),
-        Command::Completions { shell } => completions::completions(shell),
+        Command::Check(_) => check::check(&g),
+        Command::Toolkit(_) => toolkit::toolkit(&g),
+        Command::Devices(a) => devices::devices(&g, a.index, a.detail, a.wide),
+        Command::Smoke(a) => smoke::smoke(&g, a.device),
+        Command::Fleet(a) => fleet::fleet(&g, &a.reports),
+        Command::Diff(a) => diff::diff(&g, &a.old, &a.new),
+        Command::Explain(a) => explain::explain(&g, a.code.as_deref(), a.list),
+        Command::Config(_) => config_cmd::config(&g),
+        Command::Schema => schema::schema(&g),
+        Command::Completions { shell } => completions::completions(&g, shell),
+        Command::Man => man::man(&g),
+        Command::NvmlWorker { .. } | Command::SmokeWorker { .. } => Err(CliError::Internal(
+            "a worker subcommand reached the dispatcher".into(),
+        )),
     }
+}
+
+/// Writes a report to stdout unless --quiet.
+pub(super) fn emit_report(g: &Settings, bytes: &[u8]) -> Result<u8, CliError> {
+    if g.quiet {
+        return Ok(0);
+    }
+    emit(bytes)
 }
 
 /// Writes to stdout; a closed pipe (`gpudoctor check | head -1`) ends quietly.

@@ -5,25 +5,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::ValueEnum;
-
-use super::args::{FailOn, Format, GlobalOpts};
+use super::args::{FailOn, Format};
+use super::config::SeverityOverride;
+use super::settings::Settings;
 use super::CliError;
 use crate::codes;
 use crate::envvars::{self, Env};
-use crate::findings::Severity;
+use crate::findings::{Finding, Severity};
 use crate::probes::{self, PROBE_NAMES};
-
-impl Format {
-    /// --json wins (clap refuses it together with --format).
-    pub(super) fn of(g: &GlobalOpts) -> Format {
-        if g.json {
-            Format::Json
-        } else {
-            g.format
-        }
-    }
-}
 
 /// What `toolkit`, `devices` and `smoke` print. JUnit and Prometheus describe a whole check:
 /// for these subcommands they would report a handful of rules as if they were the node's health.
@@ -35,20 +24,12 @@ pub(super) enum ViewFormat {
 }
 
 impl ViewFormat {
-    pub(super) fn of(g: &GlobalOpts, command: &str) -> Result<ViewFormat, CliError> {
-        match Format::of(g) {
-            Format::Human => Ok(ViewFormat::Human),
-            Format::Json => Ok(ViewFormat::Json),
-            Format::Markdown => Ok(ViewFormat::Markdown),
-            f @ (Format::Junit | Format::Prometheus) => {
-                let name = f
-                    .to_possible_value()
-                    .map(|v| v.get_name().to_string())
-                    .unwrap_or_default();
-                Err(CliError::Usage(format!(
-                    "--format {name} reports a whole check: use `gpudoctor check --format {name}` (`gpudoctor {command}` prints human, json or markdown)"
-                )))
-            }
+    /// The settings' format (already checked against what the command can produce).
+    pub(super) fn of(g: &Settings) -> ViewFormat {
+        match g.format {
+            Format::Json => ViewFormat::Json,
+            Format::Markdown => ViewFormat::Markdown,
+            _ => ViewFormat::Human,
         }
     }
 }
@@ -60,9 +41,11 @@ pub(super) struct Selection {
     pub(super) names_probes: bool,
     only_codes: Vec<String>,
     skip_codes: Vec<String>,
+    /// Per-code severities set by the configuration, with where each came from.
+    severity: std::collections::BTreeMap<String, (SeverityOverride, String)>,
 }
 
-pub(super) fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
+pub(super) fn selection(g: &Settings) -> Result<Selection, CliError> {
     let classify = |names: &[String]| -> Result<(Vec<&'static str>, Vec<String>), CliError> {
         let mut probes = Vec::new();
         let mut codes_ = Vec::new();
@@ -97,6 +80,11 @@ pub(super) fn selection(g: &GlobalOpts) -> Result<Selection, CliError> {
         names_probes: !only_probes.is_empty() || !skip_probes.is_empty(),
         only_codes,
         skip_codes,
+        severity: g
+            .severity
+            .iter()
+            .map(|(code, (sev, source))| (code.clone(), (*sev, source.to_string())))
+            .collect(),
     })
 }
 
@@ -104,10 +92,52 @@ impl Selection {
     pub(super) fn wants(&self, code: &str) -> bool {
         (self.only_codes.is_empty() || self.only_codes.iter().any(|c| c == code))
             && !self.skip_codes.iter().any(|c| c == code)
+            && !matches!(self.severity.get(code), Some((SeverityOverride::Ignore, _)))
+    }
+
+    /// The configured severity of `code`, if the policy changes it: (severity, where set).
+    pub(super) fn severity_of(&self, code: &str) -> Option<(Severity, &str)> {
+        let (sev, source) = self.severity.get(code)?;
+        let sev = match sev {
+            SeverityOverride::Error => Severity::Error,
+            SeverityOverride::Warning => Severity::Warning,
+            SeverityOverride::Info => Severity::Info,
+            SeverityOverride::Ignore => return None,
+        };
+        Some((sev, source))
+    }
+
+    /// Findings as the policy sees them: severities the configuration sets are applied,
+    /// and the finding says so (every output then agrees on the new severity).
+    pub(super) fn adjust(&self, findings: Vec<Finding>) -> Vec<Finding> {
+        let mut findings: Vec<Finding> = findings
+            .into_iter()
+            .filter(|f| self.wants(&f.code))
+            .map(|mut f| {
+                if let Some((sev, source)) = self.severity_of(&f.code) {
+                    if sev != f.severity {
+                        let note = format!(
+                            "Reported as {} by the configuration ({source}); gpudoctor rates it {}.",
+                            sev.as_str(),
+                            f.severity.as_str()
+                        );
+                        f.detail = if f.detail.is_empty() {
+                            note
+                        } else {
+                            format!("{} {note}", f.detail)
+                        };
+                        f.severity = sev;
+                    }
+                }
+                f
+            })
+            .collect();
+        crate::findings::sort_findings(&mut findings);
+        findings
     }
 }
 
-pub(super) fn exit_code(g: &GlobalOpts, worst: Option<Severity>) -> u8 {
+pub(super) fn exit_code(g: &Settings, worst: Option<Severity>) -> u8 {
     let threshold = match g.fail_on {
         FailOn::Error => Some(Severity::Error),
         FailOn::Warning => Some(Severity::Warning),
@@ -127,12 +157,12 @@ pub(super) fn terminal_width(env: &Env) -> usize {
         env.get_str(envvars::COLUMNS)
             .and_then(|c| c.trim().parse().ok())
     })
-    .unwrap_or(100)
-    .clamp(60, 120)
+    .unwrap_or(80)
+    .clamp(40, 1000)
 }
 
 /// The static probes' budget: --timeout, checked.
-pub(super) fn probe_timeout(g: &GlobalOpts) -> Result<f64, CliError> {
+pub(super) fn probe_timeout(g: &Settings) -> Result<f64, CliError> {
     // Importing torch (--python-import) takes seconds: its default budget is longer.
     let timeout = g
         .timeout
@@ -147,13 +177,12 @@ pub(super) fn probe_timeout(g: &GlobalOpts) -> Result<f64, CliError> {
 
 /// The smoke test's settings from the command line, validated.
 pub(super) fn smoke_mode(
-    g: &GlobalOpts,
+    g: &Settings,
     env: &Env,
     smoke_cmd: Option<Option<u32>>,
 ) -> Result<probes::SmokeMode, CliError> {
-    if smoke_cmd.is_none() && (g.no_smoke || g.quick) {
-        let flag = if g.quick { "--quick" } else { "--no-smoke" };
-        return Ok(probes::SmokeMode::Off(format!("skipped ({flag})")));
+    if let (None, Some(why)) = (smoke_cmd, &g.smoke_off) {
+        return Ok(probes::SmokeMode::Off(format!("skipped ({why})")));
     }
     if !(16..=8192).contains(&g.matmul_size) {
         return Err(CliError::Usage(format!(
@@ -173,7 +202,7 @@ pub(super) fn smoke_mode(
             g.transfer_size
         )));
     }
-    let format = Format::of(g);
+    let format = g.format;
     Ok(probes::SmokeMode::On(probes::SmokeOptions {
         lib: g.cuda_lib.clone().or_else(|| {
             env.get_str(envvars::GPUDOCTOR_CUDA_LIB)
@@ -191,7 +220,7 @@ pub(super) fn smoke_mode(
         // smoke test's own default budget is longer than the static probes'.
         timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
         always: smoke_cmd.is_some(),
-        progress: format == Format::Human && probes::smoke::stderr_is_terminal(),
+        progress: format == Format::Human && !g.quiet && probes::smoke::stderr_is_terminal(),
     }))
 }
 

@@ -1,9 +1,9 @@
 //! `gpudoctor smoke`: the on-device smoke test now, on every GPU or one.
 
-use super::args::GlobalOpts;
 use super::gather::focused_with;
 use super::options::{exit_code, ViewFormat};
-use super::{emit, CliError};
+use super::settings::Settings;
+use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;
 
@@ -20,8 +20,8 @@ const SMOKE_PROBES: &[&str] = &[
     "smoke",
 ];
 
-pub(super) fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError> {
-    let format = ViewFormat::of(g, "smoke")?;
+pub(super) fn smoke(g: &Settings, device: Option<u32>) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g);
     if g.from.is_some() {
         return Err(CliError::Usage(
             "`gpudoctor smoke` runs on the GPUs now; replay a saved report with `gpudoctor check --from`".into(),
@@ -53,6 +53,6 @@ pub(super) fn smoke(g: &GlobalOpts, device: Option<u32>) -> Result<u8, CliError>
             render::smoke::render_human(&view, &Style::for_stdout(), render::width::for_stdout())
         }
     };
-    emit(text.as_bytes())?;
+    emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
 }

@@ -1,9 +1,9 @@
 //! `gpudoctor toolkit`: the CUDA toolkits and libraries, and which one is used.
 
-use super::args::GlobalOpts;
 use super::gather::focused;
 use super::options::{exit_code, ViewFormat};
-use super::{emit, CliError};
+use super::settings::Settings;
+use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;
 
@@ -16,8 +16,8 @@ const TOOLKIT_PROBES: &[&str] = &[
     "libraries",
 ];
 
-pub(super) fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
-    let format = ViewFormat::of(g, "toolkit")?;
+pub(super) fn toolkit(g: &Settings) -> Result<u8, CliError> {
+    let format = ViewFormat::of(g);
     let (snapshot, _, findings) = focused(g, TOOLKIT_PROBES, View::Toolkit)?;
     let view = render::toolkit::view(&snapshot, &findings);
     let text = match format {
@@ -26,10 +26,10 @@ pub(super) fn toolkit(g: &GlobalOpts) -> Result<u8, CliError> {
         ViewFormat::Human => render::toolkit::render_human(
             &view,
             &Style::for_stdout(),
-            g.verbose,
+            g.verbose >= 1,
             render::width::for_stdout(),
         ),
     };
-    emit(text.as_bytes())?;
+    emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))
 }

@@ -1,18 +1,45 @@
 //! The hidden subcommands the binary re-executes itself with: driver work (NVML, the
 //! smoke test) runs in a child so that a hang or crash in a vendor library is a finding.
 
-use super::CliError;
+use super::{CliError, Command};
 use crate::probes;
 
+/// Runs a worker subcommand (Ok: its result), or hands any other command back.
+#[allow(clippy::result_large_err)]
+pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Command> {
+    match command {
+        Command::SmokeWorker {
+            lib,
+            device,
+            matmul_size,
+            mem_fraction,
+            transfer_bytes,
+            shared_gpu,
+        } => Ok(smoke_worker(
+            lib,
+            probes::smoke::SmokeSettings {
+                matmul_size,
+                mem_fraction,
+                transfer_bytes,
+                device,
+                requested: false,
+            },
+            shared_gpu,
+        )),
+        Command::NvmlWorker { lib } => Ok(nvml_worker(&lib)),
+        other => Err(other),
+    }
+}
+
 /// `__nvml-worker`: NVML's facts as JSON on stdout.
-pub(super) fn nvml_worker(lib: &str) -> Result<u8, CliError> {
+fn nvml_worker(lib: &str) -> Result<u8, CliError> {
     crate::nvml_worker::main(lib)
         .map(|_| 0)
         .map_err(|e| CliError::Internal(format!("NVML worker: writing the answer: {e}")))
 }
 
 /// `__smoke-worker`: the smoke test's results as JSON lines on stdout.
-pub(super) fn smoke_worker(
+fn smoke_worker(
     lib: String,
     settings: probes::smoke::SmokeSettings,
     shared_gpus: Vec<String>,

@@ -1,18 +1,45 @@
-//! `gpudoctor explain CODE` for a terminal: the code's Markdown explanation with its
-//! paragraphs and list items re-wrapped to the width; code lines (indented four spaces or
-//! more, or inside a ``` fence) are commands and stay exactly as written.
+//! `gpudoctor explain` for a terminal: a code's explanation (Markdown) with its paragraphs
+//! and list items re-wrapped to the width; code lines (indented four spaces or more, or
+//! inside a ``` fence) are commands and stay exactly as written. The same text as
+//! `render::codes` gives the other formats.
 
 use super::width::wrap;
 use super::Style;
-use crate::codes::CodeInfo;
+use crate::codes::{CodeInfo, CODES};
 
-// Not called yet: `gpudoctor explain` (src/cli/explain.rs) is to print through it.
+/// `GD006: title` in bold, then the explanation's body, wrapped to `width`.
+// Not called yet: `gpudoctor explain CODE` (src/cli/explain.rs) is to print through it.
 #[allow(dead_code)]
 pub fn render_human(info: &CodeInfo, st: &Style, width: usize) -> String {
+    let head = st.bold(&format!("{}: {}", info.code, info.title));
+    format!(
+        "{}\n\n{}",
+        wrap(&head, width, "", "  "),
+        rewrap_markdown(&super::codes::body(info), st, width)
+    )
+}
+
+/// `gpudoctor explain` (the list): each code and its title, the title wrapped under itself.
+// Not called yet: src/cli/explain.rs is to print through it (instead of codes::list_human).
+#[allow(dead_code)]
+pub fn render_list(st: &Style, width: usize) -> String {
+    let mut out = String::new();
+    for c in CODES {
+        let prefix = format!("{}  ", st.bold(c.code));
+        let indent = " ".repeat(c.code.len() + 2);
+        out.push_str(&wrap(c.title, width, &prefix, &indent));
+        out.push('\n');
+    }
+    out
+}
+
+/// Markdown text with its paragraphs and list items wrapped to `width` and its code lines
+/// as written; every line ends in a newline.
+fn rewrap_markdown(text: &str, st: &Style, width: usize) -> String {
     let mut out = String::new();
     let mut para = Paragraph::default();
     let mut fenced = false;
-    for line in info.explanation.lines() {
+    for line in text.lines() {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
         if trimmed.starts_with("```") {
@@ -27,9 +54,9 @@ pub fn render_human(info: &CodeInfo, st: &Style, width: usize) -> String {
         } else if trimmed.is_empty() {
             para.flush(&mut out, width);
             out.push('\n');
-        } else if let Some(heading) = line.strip_prefix("# ") {
+        } else if line.starts_with('#') {
             para.flush(&mut out, width);
-            out.push_str(&wrap(&st.bold(&format!("# {heading}")), width, "", "  "));
+            out.push_str(&wrap(&st.bold(line), width, "", "  "));
             out.push('\n');
         } else if let Some(marker) = list_marker(trimmed) {
             para.flush(&mut out, width);
@@ -41,20 +68,6 @@ pub fn render_human(info: &CodeInfo, st: &Style, width: usize) -> String {
         }
     }
     para.flush(&mut out, width);
-    out
-}
-
-/// `gpudoctor explain --list`: each code and its title, the title wrapped under itself.
-// Not called yet: `gpudoctor explain --list` (src/cli/explain.rs) is to print through it.
-#[allow(dead_code)]
-pub fn render_list(width: usize) -> String {
-    let mut out = String::new();
-    for c in crate::codes::CODES {
-        let prefix = format!("{}  ", c.code);
-        let indent = " ".repeat(prefix.len());
-        out.push_str(&wrap(c.title, width, &prefix, &indent));
-        out.push('\n');
-    }
     out
 }
 
@@ -112,7 +125,6 @@ impl Paragraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::CODES;
     use crate::render::width::{display_width, strip_ansi};
 
     fn words(s: &str) -> Vec<String> {
@@ -134,7 +146,13 @@ mod tests {
                 .collect();
             for width in [60, 80] {
                 let out = render_human(c, &Style::plain(), width);
-                assert_eq!(words(&out), words(c.explanation), "{} at {width}", c.code);
+                let plain = format!(
+                    "{}: {}\n\n{}\n",
+                    c.code,
+                    c.title,
+                    crate::render::codes::body(c)
+                );
+                assert_eq!(words(&out), words(&plain), "{} at {width}", c.code);
                 for line in out.lines() {
                     let single_word = line.split_whitespace().count() == 1;
                     assert!(
@@ -149,8 +167,8 @@ mod tests {
 
     #[test]
     fn the_list_fits_and_names_every_code() {
-        let out = render_list(60);
-        let unwrapped = render_list(crate::render::width::MAX_WIDTH);
+        let out = render_list(&Style::plain(), 60);
+        let unwrapped = render_list(&Style::plain(), crate::render::width::MAX_WIDTH);
         assert_eq!(words(&out), words(&unwrapped));
         assert!(out.lines().all(|l| display_width(l) <= 60), "{out}");
         for c in CODES {
@@ -163,12 +181,12 @@ mod tests {
         let info = CodeInfo {
             code: "GD999",
             title: "t",
-            explanation: "# GD999: a title\n\nOne two three four five six seven eight nine ten\neleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # after suspend\n",
+            explanation: "# GD999: a title\n\n## Why\n\nOne two three four five six seven eight nine ten\neleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # after suspend\n",
         };
         let out = render_human(&info, &Style::plain(), 40);
         assert_eq!(
             out,
-            "# GD999: a title\n\nOne two three four five six seven eight\nnine ten eleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # after suspend\n"
+            "GD999: t\n\n## Why\n\nOne two three four five six seven eight\nnine ten eleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # after suspend\n"
         );
     }
 }

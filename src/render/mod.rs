@@ -1,7 +1,11 @@
 //! Renderers only format: one Report in, text out.
 
+pub mod codes;
 pub mod devices;
+// Until src/cli wires `gpudoctor diff`, `check --baseline` and `check --fix-script`.
+pub mod diff;
 pub mod explain;
+pub mod fix_script;
 pub mod fleet;
 pub mod form;
 pub mod human;
@@ -10,6 +14,7 @@ pub mod junit;
 pub mod markdown;
 pub mod prometheus;
 pub mod smoke;
+pub mod timings;
 pub mod toolkit;
 pub mod view;
 pub mod width;

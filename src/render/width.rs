@@ -354,6 +354,7 @@ impl<'a> Wrapper<'a> {
         if !self.has_word
             && self.cur_width + word_width > self.width
             && floor + word_width <= self.width
+            && self.hanging.chars().all(|c| c == ' ')
         {
             // A long word (a path) that fits the width but not after the indent: on a line
             // of its own, moved left just enough to end at the width.
@@ -518,6 +519,11 @@ mod tests {
         let cmd = "$ sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm";
         let out = wrap_pieces(&[Piece::Whole(cmd)], 60, "         ", "         ");
         assert_eq!(out, format!("   {cmd}"));
+        // An indent that is not blank (a comment's "# ") is never given up.
+        let out = wrap_pieces(&[Piece::Whole(cmd)], 60, "#        ", "#        ");
+        assert_eq!(out, format!("#        {cmd}"));
+        let out = wrap(&format!("see {cmd}"), 60, "# ", "#   ");
+        assert!(out.lines().all(|l| l.starts_with('#')), "{out}");
         // Not further left than two columns: it stays where it was and is wider.
         let out = wrap_pieces(&[Piece::Whole(cmd)], 58, "         ", "         ");
         assert_eq!(out, format!("         {cmd}"));
