@@ -9,6 +9,7 @@ mod util;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use util::fake_nvml;
 use util::gpu_node::GpuNode;
 use util::{gpudoctor, run, ALICE};
 
@@ -62,10 +63,34 @@ fn with_env(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
 }
 
 /// `gpudoctor ARGS` on the node as alice, at `columns`, without colour.
+/// The node's command for a subcommand, with the options it takes: the fake libcuda and
+/// the smoke test's sizes only where the smoke test runs, NVML and --user where a view
+/// reads them.
+fn command(node: &GpuNode, sub: &str) -> assert_cmd::Command {
+    match sub {
+        "check" => {
+            let mut cmd = node.cmd();
+            cmd.args(["--user", ALICE]);
+            cmd
+        }
+        "smoke" => node.cmd(),
+        "devices" => {
+            let mut cmd = node.root.cmd();
+            let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+            cmd.arg("--nvml-lib")
+                .arg(fake_nvml::fake_nvml_lib())
+                .env(fake_nvml::FAKE_NVML_ENV, nvml)
+                .args(["--user", ALICE]);
+            cmd
+        }
+        _ => node.root.cmd(),
+    }
+}
+
 fn live(node: &GpuNode, args: &[&str], columns: usize) -> String {
-    let mut cmd = node.cmd();
+    let mut cmd = command(node, args[0]);
     cmd.args(args)
-        .args(["--color", "never", "--user", ALICE, "--timeout", "300"]);
+        .args(["--color", "never", "--timeout", "300"]);
     with_env(&mut cmd).env("COLUMNS", columns.to_string());
     let _one_at_a_time =
         (args[0] == "smoke").then(|| SMOKE.lock().unwrap_or_else(|e| e.into_inner()));
@@ -98,8 +123,8 @@ fn output(cmd: &mut assert_cmd::Command, args: &[&str]) -> String {
 
 /// The node's `check` report, saved once: every width renders the same report.
 fn saved_report(node: &GpuNode) -> (PathBuf, Value) {
-    let mut cmd = node.cmd();
-    cmd.args(["check", "--json", "--user", ALICE, "--timeout", "300"]);
+    let mut cmd = command(node, "check");
+    cmd.args(["check", "--json", "--timeout", "300"]);
     with_env(&mut cmd);
     let _one_at_a_time = SMOKE.lock().unwrap_or_else(|e| e.into_inner());
     let text = output(&mut cmd, &["check", "--json"]);
@@ -361,8 +386,8 @@ fn the_capability_line_wraps_under_its_column() {
 fn fleet_fits_every_width() {
     let dir = tempfile::tempdir().unwrap();
     for (i, node) in [node(1), broken(1)].iter().enumerate() {
-        let mut cmd = node.cmd();
-        cmd.args(["check", "--json", "--no-smoke", "--user", ALICE]);
+        let mut cmd = command(node, "check");
+        cmd.args(["check", "--json", "--no-smoke"]);
         with_env(&mut cmd);
         let text = output(&mut cmd, &["check", "--json"]);
         std::fs::write(dir.path().join(format!("node{i}.json")), text).unwrap();
