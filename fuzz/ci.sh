@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a short fixed time and fails on any crash, hang or abort
-# (.ci/run calls it; README "Fuzzing" says how to run the targets longer).
+# (.ci/run calls it; docs/testing.md "Fuzzing" says how to run the targets longer).
 #
 #   fuzz/ci.sh [SECONDS_PER_TARGET]        (default 15, or $GPUDOCTOR_FUZZ_SECONDS)
 #

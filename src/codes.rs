@@ -1,80 +1,145 @@
-//! The registry of finding codes: stable identifiers, one-line titles and the long
-//! explanations `gpudoctor explain` prints (src/explain/GDxxx.md). Sorted by code.
+//! The registry of finding codes: stable identifiers, one-line titles, the severities each
+//! code's findings can take, and the long explanations `gpudoctor explain` prints
+//! (src/explain/GDxxx.md). Sorted by code. `docs/codes.md` is rendered from it
+//! (`reference_markdown`; tests/docs.rs keeps the file in step).
+
+pub use crate::findings::Severity;
 
 pub struct CodeInfo {
     pub code: &'static str,
     pub title: &'static str,
+    /// Every severity a finding with this code can have, worst first. `rules::evaluate`
+    /// checks it in debug builds, so a rule that reports another one fails the tests.
+    pub severities: &'static [Severity],
     pub explanation: &'static str,
 }
 
 macro_rules! codes {
-    ($( $code:literal => $title:literal; )*) => {
+    ($( $code:literal [$($severity:ident),+] => $title:literal; )*) => {
         pub const CODES: &[CodeInfo] = &[
-            $( CodeInfo { code: $code, title: $title, explanation: include_str!(concat!("explain/", $code, ".md")) }, )*
+            $( CodeInfo {
+                code: $code,
+                title: $title,
+                severities: &[$(Severity::$severity),+],
+                explanation: include_str!(concat!("explain/", $code, ".md")),
+            }, )*
         ];
     };
 }
 
 codes! {
-    "GD001" => "No NVIDIA GPU found";
-    "GD002" => "NVIDIA kernel module is not loaded";
-    "GD003" => "GPU is claimed by a conflicting driver (nouveau, nova_core, nvidiafb)";
-    "GD004" => "GPU is reserved for virtual-machine passthrough (vfio-pci)";
-    "GD005" => "nvidia is loaded but a GPU has no driver bound";
-    "GD006" => "nvidia_uvm is not loaded or /dev/nvidia-uvm is missing";
-    "GD007" => "NVIDIA device nodes are missing";
-    "GD008" => "NVIDIA device nodes are not readable and writable by this user";
-    "GD009" => "CUDA_VISIBLE_DEVICES hides every GPU";
-    "GD010" => "CUDA_VISIBLE_DEVICES names a GPU that does not exist";
-    "GD011" => "CUDA_VISIBLE_DEVICES is malformed";
-    "GD012" => "CUDA_LAUNCH_BLOCKING is set: every kernel launch is synchronous";
-    "GD013" => "A debugger, profiler or injection variable is set";
-    "GD014" => "PyTorch allocator configuration is invalid";
-    "GD015" => "PyTorch allocator configuration is partly ignored";
-    "GD016" => "A probe could not finish or read what it needed";
-    "GD017" => "CUDA toolkit or runtime is newer than the driver supports";
-    "GD018" => "Kernel module and user-space driver libraries differ (upgrade without reboot)";
-    "GD019" => "nvcc on PATH and CUDA_HOME name different toolkits";
-    "GD020" => "An older toolkit wins over a newer installed one";
-    "GD021" => "CUDA_HOME/CUDA_PATH/CUDA_ROOT does not name a usable toolkit";
-    "GD022" => "No CUDA toolkit found";
-    "GD023" => "The toolkit's compiler cannot target this GPU";
-    "GD024" => "The loader picks a stub libcuda";
-    "GD025" => "A forward-compatibility libcuda is on the loader path";
-    "GD026" => "CUDA libraries on the loader path are of another major version";
-    "GD027" => "WSL: the Windows driver's libraries are not the ones loaded";
-    "GD028" => "A CUDA library's dependency cannot be found by the loader";
-    "GD029" => "NVML cannot be loaded although the kernel module is";
-    "GD030" => "NVML fails to initialise";
-    "GD031" => "NVML hangs or crashes";
-    "GD032" => "A GPU NVML counts cannot be opened or queried, has fallen off the bus, or needs a reset/reboot";
-    "GD033" => "GPU memory errors: uncorrectable ECC, pending retirement or remap, failed remap";
-    "GD034" => "PCIe link trained below its width (or generation under load)";
-    "GD035" => "Clocks throttled by thermal or power protection";
-    "GD036" => "GPU exclusive or prohibited, or its memory held by other processes";
-    "GD037" => "MIG is enabled (or a MIG change is pending)";
-    "GD038" => "Persistence mode is off";
-    "GD039" => "NVLink fabric not ready: Fabric Manager";
-    "GD040" => "NVML's GPUs and the /dev/nvidiaN nodes disagree";
-    "GD041" => "torch is a CPU-only (or ROCm) build on an NVIDIA GPU machine";
-    "GD042" => "The driver is too old for torch's CUDA";
-    "GD043" => "torch has no kernels for this GPU's architecture";
-    "GD044" => "torch's nvidia-* wheels are missing or not the pinned versions";
-    "GD045" => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
-    "GD046" => "torchvision/torchaudio do not match torch";
-    "GD047" => "The extension-build toolkit's CUDA major differs from torch's";
-    "GD048" => "torch fails to import or sees no CUDA (--python-import)";
-    "GD049" => "The torch that runs differs from the files, or loads foreign CUDA libraries";
-    "GD050" => "Frameworks in one environment need different CUDA or cuDNN majors";
-    "GD051" => "/dev/shm in the container is too small for NCCL and DataLoader workers";
-    "GD052" => "The GPU lacks features PyTorch recipes assume (bf16, TF32, torch.compile, FlashAttention-2)";
-    "GD053" => "The smoke test could not start CUDA (libcuda missing or unusable, cuInit failed, no device)";
-    "GD054" => "CUDA and NVML disagree about the GPUs or the driver version";
-    "GD055" => "A GPU refused a CUDA context or could not load kernels";
-    "GD056" => "A GPU computed a wrong matrix product, or the matmul failed";
-    "GD057" => "GPU memory failed the allocation probe (corrupted words, or far less allocatable than free)";
-    "GD058" => "Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link's bandwidth";
-    "GD059" => "The smoke test hung or crashed inside the CUDA driver";
+    "GD001" [Info] => "No NVIDIA GPU found";
+    "GD002" [Error] => "NVIDIA kernel module is not loaded";
+    "GD003" [Error] => "GPU is claimed by a conflicting driver (nouveau, nova_core, nvidiafb)";
+    "GD004" [Warning] => "GPU is reserved for virtual-machine passthrough (vfio-pci)";
+    "GD005" [Error] => "nvidia is loaded but a GPU has no driver bound";
+    "GD006" [Error] => "nvidia_uvm is not loaded or /dev/nvidia-uvm is missing";
+    "GD007" [Error, Warning] => "NVIDIA device nodes are missing";
+    "GD008" [Error] => "NVIDIA device nodes are not readable and writable by this user";
+    "GD009" [Error] => "CUDA_VISIBLE_DEVICES hides every GPU";
+    "GD010" [Error, Warning] => "CUDA_VISIBLE_DEVICES names a GPU that does not exist";
+    "GD011" [Error, Warning] => "CUDA_VISIBLE_DEVICES is malformed";
+    "GD012" [Warning] => "CUDA_LAUNCH_BLOCKING is set: every kernel launch is synchronous";
+    "GD013" [Warning] => "A debugger, profiler or injection variable is set";
+    "GD014" [Error] => "PyTorch allocator configuration is invalid";
+    "GD015" [Warning] => "PyTorch allocator configuration is partly ignored";
+    "GD016" [Error, Warning] => "A probe could not finish or read what it needed";
+    "GD017" [Error, Warning] => "CUDA toolkit or runtime is newer than the driver supports";
+    "GD018" [Error] => "Kernel module and user-space driver libraries differ (upgrade without reboot)";
+    "GD019" [Warning] => "nvcc on PATH and CUDA_HOME name different toolkits";
+    "GD020" [Warning, Info] => "An older toolkit wins over a newer installed one";
+    "GD021" [Error, Warning, Info] => "CUDA_HOME/CUDA_PATH/CUDA_ROOT does not name a usable toolkit";
+    "GD022" [Warning, Info] => "No CUDA toolkit found";
+    "GD023" [Error, Warning] => "The toolkit's compiler cannot target this GPU";
+    "GD024" [Error, Warning] => "The loader picks a stub libcuda";
+    "GD025" [Error, Warning, Info] => "A forward-compatibility libcuda is on the loader path";
+    "GD026" [Warning, Info] => "CUDA libraries on the loader path are of another major version";
+    "GD027" [Error, Warning] => "WSL: the Windows driver's libraries are not the ones loaded";
+    "GD028" [Error] => "A CUDA library's dependency cannot be found by the loader";
+    "GD029" [Error] => "NVML cannot be loaded although the kernel module is";
+    "GD030" [Error, Info] => "NVML fails to initialise";
+    "GD031" [Error, Warning] => "NVML hangs or crashes";
+    "GD032" [Error, Warning] => "A GPU NVML counts cannot be opened or queried, has fallen off the bus, or needs a reset/reboot";
+    "GD033" [Error, Warning] => "GPU memory errors: uncorrectable ECC, pending retirement or remap, failed remap";
+    "GD034" [Warning] => "PCIe link trained below its width (or generation under load)";
+    "GD035" [Warning] => "Clocks throttled by thermal or power protection";
+    "GD036" [Error, Warning] => "GPU exclusive or prohibited, or its memory held by other processes";
+    "GD037" [Warning, Info] => "MIG is enabled (or a MIG change is pending)";
+    "GD038" [Info] => "Persistence mode is off";
+    "GD039" [Error] => "NVLink fabric not ready: Fabric Manager";
+    "GD040" [Warning] => "NVML's GPUs and the /dev/nvidiaN nodes disagree";
+    "GD041" [Error] => "torch is a CPU-only (or ROCm) build on an NVIDIA GPU machine";
+    "GD042" [Error] => "The driver is too old for torch's CUDA";
+    "GD043" [Error] => "torch has no kernels for this GPU's architecture";
+    "GD044" [Error, Warning] => "torch's nvidia-* wheels are missing or not the pinned versions";
+    "GD045" [Warning] => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
+    "GD046" [Error] => "torchvision/torchaudio do not match torch";
+    "GD047" [Error, Warning] => "The extension-build toolkit's CUDA major differs from torch's";
+    "GD048" [Error, Warning] => "torch fails to import or sees no CUDA (--python-import)";
+    "GD049" [Warning] => "The torch that runs differs from the files, or loads foreign CUDA libraries";
+    "GD050" [Warning] => "Frameworks in one environment need different CUDA or cuDNN majors";
+    "GD051" [Warning] => "/dev/shm in the container is too small for NCCL and DataLoader workers";
+    "GD052" [Info] => "The GPU lacks features PyTorch recipes assume (bf16, TF32, torch.compile, FlashAttention-2)";
+    "GD053" [Error, Warning] => "The smoke test could not start CUDA (libcuda missing or unusable, cuInit failed, no device)";
+    "GD054" [Error, Warning] => "CUDA and NVML disagree about the GPUs or the driver version";
+    "GD055" [Error, Warning] => "A GPU refused a CUDA context or could not load kernels";
+    "GD056" [Error] => "A GPU computed a wrong matrix product, or the matmul failed";
+    "GD057" [Error, Warning] => "GPU memory failed the allocation probe (corrupted words, or far less allocatable than free)";
+    "GD058" [Error, Warning] => "Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link's bandwidth";
+    "GD059" [Error, Warning] => "The smoke test hung or crashed inside the CUDA driver";
+}
+
+/// The severities a code can take, as the reference writes them: `error / warning`.
+pub fn severity_text(info: &CodeInfo) -> String {
+    info.severities
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// `docs/codes.md`: every code with its title, its severities and its explanation, in
+/// registry order. tests/docs.rs fails when the file differs (`UPDATE_DOCS=1` rewrites it).
+pub fn reference_markdown() -> String {
+    let mut s = String::from(
+        "# Finding codes\n\n\
+         <!-- Generated from src/codes.rs and src/explain/ by `UPDATE_DOCS=1 cargo test --test docs`. Do not edit by hand. -->\n\n\
+         Every finding gpudoctor reports carries one of these codes. `gpudoctor explain CODE` prints the\n\
+         explanation below (`GD012`, `gd012` and `12` all work) and `gpudoctor explain --list` lists\n\
+         every code with its title. The severity column lists every severity a finding with that code\n\
+         can have; which one applies depends on what the finding found (the explanation says when).\n\
+         A site's configuration can report a code at another severity, or not at all\n\
+         ([configuration.md](configuration.md)), and `--fail-on` turns severities into exit codes\n\
+         ([ci.md](ci.md#exit-codes)).\n\n\
+         | Code | Severity | Title |\n\
+         |---|---|---|\n",
+    );
+    for c in CODES {
+        s.push_str(&format!(
+            "| [{}](#{}) | {} | {} |\n",
+            c.code,
+            c.code.to_ascii_lowercase(),
+            severity_text(c),
+            c.title.replace('|', "\\|")
+        ));
+    }
+    for c in CODES {
+        // The explanation's own first line is `# GDxxx: title`; the heading here is the
+        // code alone, so links to `#gdxxx` stay short and stable.
+        let body = c
+            .explanation
+            .split_once('\n')
+            .map_or("", |(_, rest)| rest)
+            .trim();
+        s.push_str(&format!(
+            "\n## {}\n\n**{}** · severity: {}\n\n{}\n",
+            c.code,
+            c.title,
+            severity_text(c),
+            body
+        ));
+    }
+    s
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.
@@ -117,6 +182,11 @@ mod tests {
                 c.code
             );
             assert!(!c.title.is_empty());
+            assert!(
+                !c.severities.is_empty() && c.severities.windows(2).all(|w| w[0] > w[1]),
+                "{}: severities must be listed once each, worst first",
+                c.code
+            );
             assert!(
                 c.explanation.starts_with(&format!("# {}", c.code)),
                 "{} explanation heading",

@@ -26,6 +26,20 @@ pub(crate) mod subject;
 pub(crate) mod verdict;
 pub(crate) mod worker;
 
+/// Reference pages rendered from the code's registries; tests/docs.rs keeps `docs/` in step.
+#[doc(hidden)]
+pub mod docs {
+    /// `docs/codes.md`.
+    pub fn codes_markdown() -> String {
+        crate::codes::reference_markdown()
+    }
+
+    /// `docs/environment.md`.
+    pub fn environment_markdown() -> String {
+        crate::envvars::reference_markdown()
+    }
+}
+
 /// The parsers the fuzz targets in `fuzz/` drive (not an API: it changes with them).
 #[doc(hidden)]
 pub mod fuzzing {

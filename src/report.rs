@@ -1,4 +1,4 @@
-//! The report every format renders: the JSON contract (documented in README.md), and
+//! The report every format renders: the JSON contract (documented in docs/ci.md), and
 //! the one reader of saved reports (`check --from`, `fleet`).
 
 use std::path::Path;

@@ -171,7 +171,7 @@ fn scheduler_context_arrives_in_the_report() {
 fn fleet_finds_the_shape_the_outliers_and_groups_findings() {
     let dir = tempfile::tempdir().unwrap();
     build_fleet(dir.path());
-    // GPUDOCTOR_FLEET_SAMPLE=DIR keeps these reports (README's example output).
+    // GPUDOCTOR_FLEET_SAMPLE=DIR keeps these reports (the example output in docs/fleet.md).
     if let Some(keep) = std::env::var_os("GPUDOCTOR_FLEET_SAMPLE") {
         std::fs::create_dir_all(&keep).unwrap();
         for e in std::fs::read_dir(dir.path()).unwrap() {
@@ -419,7 +419,7 @@ fn smoke_figures_far_below_the_peers_are_outliers() {
 
 #[test]
 fn ten_thousand_reports_aggregate() {
-    // The README's figure is measured on a release build with hyperfine; here the debug
+    // docs/performance.md's figure is measured on a release build with hyperfine; here the debug
     // build only has to finish in reasonable time with every node counted.
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("seed");
@@ -447,7 +447,7 @@ fn ten_thousand_reports_aggregate() {
         )
         .unwrap();
     }
-    // GPUDOCTOR_BENCH_FLEET=DIR keeps the reports for the README's hyperfine figure.
+    // GPUDOCTOR_BENCH_FLEET=DIR keeps the reports for docs/performance.md's hyperfine figure.
     if let Some(keep) = std::env::var_os("GPUDOCTOR_BENCH_FLEET") {
         let _ = std::fs::remove_dir_all(&keep);
         std::fs::rename(&reports, &keep).unwrap();

@@ -69,8 +69,8 @@ fn an_empty_report_directory_does_not_pass_the_gate() {
 
 // ------------------------------------------------------------------ fleet: duplicates
 
-/// The README's own Kubernetes recipe writes /reports/{host}.json (DaemonSet) and
-/// /reports/{host}-smoke.json (Job) to the same claim, then says `gpudoctor fleet /reports`.
+/// The Kubernetes recipe in docs/fleet.md writes /reports/{host}.json (DaemonSet) and
+/// /reports/smoke/{host}.json (Job) to the same claim, then says `gpudoctor fleet /reports`.
 /// node017 is then counted as two nodes, compared with itself, and nothing says so.
 #[test]
 fn a_node_reporting_twice_is_one_node_or_a_listed_problem() {

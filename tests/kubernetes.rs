@@ -1,17 +1,18 @@
-//! The Kubernetes manifest and the GitHub Actions step in README.md: valid YAML with the
+//! The Kubernetes manifest and the GitHub Actions step in docs/fleet.md: valid YAML with the
 //! structure a cluster needs, and every gpudoctor command line in them accepted by
 //! gpudoctor's own argument parser.
 
 use clap::Parser;
 use yaml_rust2::{Yaml, YamlLoader};
 
-/// The fenced ```yaml blocks under `heading` in README.md, in order.
+/// The fenced ```yaml blocks under `heading` in docs/fleet.md, in order.
 fn yaml_blocks(heading: &str) -> Vec<String> {
-    let readme = include_str!("../README.md");
-    let start = readme
-        .find(heading)
-        .unwrap_or_else(|| panic!("README has no {heading:?}"));
-    let section = &readme[start + heading.len()..];
+    let doc = include_str!("../docs/fleet.md");
+    let heading = format!("\n{heading}\n");
+    let start = doc
+        .find(&heading)
+        .unwrap_or_else(|| panic!("docs/fleet.md has no {heading:?}"));
+    let section = &doc[start + heading.len() - 1..];
     let section = &section[..section.find("\n## ").unwrap_or(section.len())];
     let section = &section[..section.find("\n### ").unwrap_or(section.len())];
     section
@@ -62,7 +63,7 @@ fn env_from_field(container: &Yaml, name: &str) -> Option<String> {
 
 #[test]
 fn the_kubernetes_manifest_is_valid_and_complete() {
-    let blocks = yaml_blocks("### Kubernetes");
+    let blocks = yaml_blocks("## Kubernetes");
     assert_eq!(blocks.len(), 1, "one manifest block");
     let docs = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
     assert_eq!(docs.len(), 2, "a DaemonSet and a Job");
@@ -163,7 +164,7 @@ fn the_kubernetes_manifest_is_valid_and_complete() {
 
 #[test]
 fn the_github_actions_step_is_valid() {
-    let blocks = yaml_blocks("### GitHub Actions on a self-hosted GPU runner");
+    let blocks = yaml_blocks("## GitHub Actions on a self-hosted GPU runner");
     assert_eq!(blocks.len(), 1);
     let docs = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
     let steps = docs[0].as_vec().expect("a list of steps");

@@ -1,6 +1,6 @@
 //! A big host: three toolkits, a conda env, a 2,000-entry loader cache and a crowded
 //! library directory. Checks the answers and a loose time bound; with
-//! GPUDOCTOR_BENCH_ROOT=DIR the tree is also left at DIR for hyperfine (README numbers).
+//! GPUDOCTOR_BENCH_ROOT=DIR the tree is also left at DIR for hyperfine (docs/performance.md).
 
 mod util;
 

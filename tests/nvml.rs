@@ -122,7 +122,7 @@ fn killed_at_deadline(v: &Value, deadline: u64) {
 #[test]
 fn hgx_node_is_healthy_and_every_fact_arrives() {
     let node = Node::new(8, &FakeNvml::hgx_h100_8gpu());
-    // GPUDOCTOR_BENCH_NVML=FILE keeps this config for the README's hyperfine figures.
+    // GPUDOCTOR_BENCH_NVML=FILE keeps this config for the hyperfine figures in docs/performance.md.
     if let Some(keep) = std::env::var_os("GPUDOCTOR_BENCH_NVML") {
         std::fs::copy(&node.cfg, keep).expect("copy the config");
     }

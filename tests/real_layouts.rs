@@ -258,7 +258,7 @@ fn debian_535_libraries_are_not_loaded_without_the_module_and_make_no_dev_node()
     assert!(findings(&v, "GD029").is_empty() && findings(&v, "GD030").is_empty());
 }
 
-/// What the README says loading the libraries may still do where the module is loaded:
+/// What docs/devices.md says loading the libraries may still do where the module is loaded:
 /// run as root, libnvidia-ml creates the missing /dev/nvidiactl. Here a tree whose /proc
 /// shows the module loaded (this machine's kernel has none, so the real library then
 /// fails with driver_not_loaded, mapped to GD030).

@@ -51,7 +51,8 @@ fn the_slurm_recipe_runs_under_srun_and_fleet_reads_it() {
         String::from_utf8_lossy(&start.stdout),
         String::from_utf8_lossy(&start.stderr)
     );
-    // The README's recipe, on the one node this cluster has.
+    // The recipe in docs/fleet.md, on the one node this cluster has (tests/docs.rs checks that
+    // the recipe's gpudoctor lines are these).
     let reports = work.path().join("reports");
     let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
     let out = Command::new(script())

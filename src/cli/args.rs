@@ -197,6 +197,12 @@ pub enum ViewFormatArg {
     Json,
     /// Markdown
     Markdown,
+    /// Accepted only to point at `check --format junit`
+    #[value(hide = true)]
+    Junit,
+    /// Accepted only to point at `check --format prometheus`
+    #[value(hide = true)]
+    Prometheus,
 }
 
 /// The formats of `config`.
@@ -214,6 +220,8 @@ impl From<ViewFormatArg> for Format {
             ViewFormatArg::Human => Format::Human,
             ViewFormatArg::Json => Format::Json,
             ViewFormatArg::Markdown => Format::Markdown,
+            ViewFormatArg::Junit => Format::Junit,
+            ViewFormatArg::Prometheus => Format::Prometheus,
         }
     }
 }

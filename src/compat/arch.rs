@@ -1,7 +1,8 @@
 //! Compute capabilities: architectures and their CUDA/driver support range,
 //! the targets each nvcc can compile for, GPU model names → CC, and the
-//! SASS/PTX compatibility rules. Facts from compat.md §2 and NVIDIA's CUDA
-//! GPU lists; every row names its source.
+//! SASS/PTX compatibility rules. Facts from NVIDIA's CUDA Toolkit, Driver and Architecture
+//! Matrix, the compiler targets the toolkits' own `ptxas --help` / `nvcc --list-gpu-code`
+//! print, and NVIDIA's CUDA GPU lists; every row names its source.
 
 #[cfg(test)]
 use super::versions::ArchVariant;
@@ -53,10 +54,11 @@ const fn cu(major: u32, minor: u32) -> Option<CudaVersion> {
     Some(CudaVersion::new(major, minor))
 }
 
-// The CUDA and driver-branch columns (compat.md §2):
-// https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html
+// The CUDA and driver-branch columns: NVIDIA's CUDA Toolkit, Driver and Architecture Matrix,
+// https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html,
+// checked against the target lists of the toolkit binaries (VERIFIED_TARGETS below).
 
-/// compat.md §2, one row per CC.
+/// One row per CC.
 pub static ARCHITECTURES: &[ArchRow] = &[
     ArchRow {
         cc: cc(3, 0),
@@ -68,7 +70,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(470),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2 from NVIDIA architecture matrix (first CUDA \"6.0\", supported \
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (first CUDA \"6.0\", supported \
                  earlier; removed in 11.0; last driver R470)",
     },
     ArchRow {
@@ -81,7 +83,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2 from NVIDIA architecture matrix (removed in 11.0)",
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (removed in 11.0)",
     },
     ArchRow {
         cc: cc(3, 5),
@@ -93,7 +95,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(470),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2 (verified: CUDA 11.8 ptxas lists sm_35, 12.0 does not); last driver R470",
+        source: "ptxas --help of CUDA 11.8 lists sm_35, that of 12.0 does not; last driver R470 \
+                 (NVIDIA CUDA Toolkit, Driver and Architecture Matrix)",
     },
     ArchRow {
         cc: cc(3, 7),
@@ -105,7 +108,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(470),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2 (verified: CUDA 11.8 ptxas lists sm_37, 12.0 does not); last driver R470",
+        source: "ptxas --help of CUDA 11.8 lists sm_37, that of 12.0 does not; last driver R470 \
+                 (NVIDIA CUDA Toolkit, Driver and Architecture Matrix)",
     },
     ArchRow {
         cc: cc(5, 0),
@@ -117,8 +121,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(580),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2: NVIDIA architecture matrix (\"Last Driver Support: R580\"); \
-                 verified: removed from CUDA 13.0",
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (\"Last Driver Support: R580\"); \
+                 ptxas --help of CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(5, 2),
@@ -130,8 +134,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(580),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2: NVIDIA architecture matrix (last driver R580); verified: removed \
-                 from CUDA 13.0",
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (last driver R580); ptxas --help of \
+                 CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(5, 3),
@@ -143,7 +147,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2 (verified: removed from CUDA 13.0)",
+        source: "ptxas --help of CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(6, 0),
@@ -155,8 +159,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(580),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2: NVIDIA architecture matrix (last driver R580); verified: removed \
-                 from CUDA 13.0",
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (last driver R580); ptxas --help of \
+                 CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(6, 1),
@@ -168,8 +172,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(580),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2: NVIDIA architecture matrix (last driver R580); verified: removed \
-                 from CUDA 13.0",
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (last driver R580); ptxas --help of \
+                 CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(6, 2),
@@ -181,7 +185,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2 (verified: removed from CUDA 13.0)",
+        source: "ptxas --help of CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(7, 0),
@@ -193,8 +197,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: Some(580),
         kernel_modules: KernelModules::ProprietaryOnly,
-        source: "compat.md §2: NVIDIA architecture matrix (last driver R580); verified: removed \
-                 from CUDA 13.0",
+        source: "NVIDIA CUDA Toolkit, Driver and Architecture Matrix (last driver R580); ptxas --help of \
+                 CUDA 12.9 lists it, nvcc --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(7, 2),
@@ -206,8 +210,9 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2 (first CUDA per clang MinVersionForOffloadArch; verified: removed \
-                 from CUDA 13.0)",
+        source: "first CUDA per clang's MinVersionForOffloadArch (llvm-project \
+                 clang/lib/Basic/Cuda.cpp); ptxas --help of CUDA 12.9 lists it, nvcc \
+                 --list-gpu-code of 13.0 does not",
     },
     ArchRow {
         cc: cc(7, 5),
@@ -219,7 +224,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(410),
         last_driver_branch: None,
         kernel_modules: KernelModules::Either,
-        source: "compat.md §2 (R410 inferred from the CUDA 10.0 driver)",
+        source: "R410 inferred from the CUDA 10.0 driver (CUDA RN Table 3)",
     },
     ArchRow {
         cc: cc(8, 0),
@@ -231,7 +236,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(450),
         last_driver_branch: None,
         kernel_modules: KernelModules::Either,
-        source: "compat.md §2 (R450 inferred from the CUDA 11.0 driver)",
+        source: "R450 inferred from the CUDA 11.0 driver (CUDA RN Table 3)",
     },
     ArchRow {
         cc: cc(8, 6),
@@ -243,7 +248,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(455),
         last_driver_branch: None,
         kernel_modules: KernelModules::Either,
-        source: "compat.md §2 (R455 inferred from the CUDA 11.1 driver)",
+        source: "R455 inferred from the CUDA 11.1 driver (CUDA RN Table 3)",
     },
     ArchRow {
         cc: cc(8, 7),
@@ -255,8 +260,9 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2: first CUDA 11.4 per clang and CUDA 11.4 NVRTC's arch list \
-                 (cupy/cupy#5434); nixpkgs' 11.5 is not followed",
+        source: "first CUDA 11.4 per clang's MinVersionForOffloadArch (llvm-project \
+                 clang/lib/Basic/Cuda.cpp) and CUDA 11.4 NVRTC's arch list (cupy/cupy#5434); \
+                 nixpkgs' 11.5 is not followed",
     },
     ArchRow {
         cc: cc(8, 8),
@@ -268,7 +274,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::Unknown,
-        source: "compat.md §2 (verified: CUDA 13.0 nvcc lists sm_88); product and Tegra-ness \
+        source: "nvcc --list-gpu-code of CUDA 13.0 lists sm_88; product and Tegra-ness \
                  UNCONFIRMED",
     },
     ArchRow {
@@ -281,7 +287,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(520),
         last_driver_branch: None,
         kernel_modules: KernelModules::Either,
-        source: "compat.md §2 (verified: CUDA 11.8 ptxas; R520 inferred, UNCONFIRMED)",
+        source: "ptxas --help of CUDA 11.8 lists it; R520 inferred from the CUDA 11.8 driver, UNCONFIRMED",
     },
     ArchRow {
         cc: cc(9, 0),
@@ -293,8 +299,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(520),
         last_driver_branch: None,
         kernel_modules: KernelModules::Either,
-        source: "compat.md §2 (verified: CUDA 11.8 ptxas; R520 inferred, UNCONFIRMED); Grace \
-                 Hopper (GH200) needs the open modules",
+        source: "ptxas --help of CUDA 11.8 lists it; R520 inferred from the CUDA 11.8 \
+                 driver, UNCONFIRMED; Grace Hopper (GH200) needs the open modules",
     },
     ArchRow {
         cc: cc(10, 0),
@@ -306,8 +312,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(570),
         last_driver_branch: None,
         kernel_modules: KernelModules::OpenOnly,
-        source: "compat.md §2 (verified: CUDA 12.8 ptxas; R570 = CUDA 12.8 driver); open modules \
-                 required (NVIDIA blog on open-source GPU kernel modules)",
+        source: "ptxas --help of CUDA 12.8 lists it; R570 = CUDA 12.8 driver (CUDA RN Table 3); \
+                 open modules required (NVIDIA blog on open-source GPU kernel modules)",
     },
     ArchRow {
         cc: cc(10, 1),
@@ -319,7 +325,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2 (verified: 12.8/12.9 ptxas list sm_101; renamed sm_110 in 13.0)",
+        source: "ptxas --help of CUDA 12.8 and 12.9 lists sm_101; nvcc --list-gpu-code of 13.0 lists sm_110 instead",
     },
     ArchRow {
         cc: cc(10, 3),
@@ -331,8 +337,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(575),
         last_driver_branch: None,
         kernel_modules: KernelModules::OpenOnly,
-        source: "compat.md §2 (verified: CUDA 12.9 ptxas; R575 inferred, UNCONFIRMED); open \
-                 modules required for Blackwell",
+        source: "ptxas --help of CUDA 12.9 lists it; R575 inferred from the CUDA 12.9 driver, \
+                 UNCONFIRMED; open modules required for Blackwell",
     },
     ArchRow {
         cc: cc(10, 7),
@@ -344,8 +350,8 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(615),
         last_driver_branch: None,
         kernel_modules: KernelModules::Unknown,
-        source: "compat.md §2 (verified: CUDA 13.4 nvcc lists sm_107, preview; GA in 13.5; R615 \
-                 per NVIDIA/cutlass v4.8.0dev notes)",
+        source: "nvcc --list-gpu-code of CUDA 13.4 lists sm_107, preview; GA in 13.5; R615 \
+                 per NVIDIA/cutlass v4.8.0dev notes",
     },
     ArchRow {
         cc: cc(11, 0),
@@ -357,7 +363,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: None,
         last_driver_branch: None,
         kernel_modules: KernelModules::NotApplicable,
-        source: "compat.md §2 (verified: CUDA 13.0 nvcc lists sm_110); https://developer.nvidia.com/cuda-gpus",
+        source: "nvcc --list-gpu-code of CUDA 13.0 lists sm_110; https://developer.nvidia.com/cuda-gpus",
     },
     ArchRow {
         cc: cc(12, 0),
@@ -369,7 +375,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(570),
         last_driver_branch: None,
         kernel_modules: KernelModules::OpenOnly,
-        source: "compat.md §2 (verified: CUDA 12.8 ptxas; R570); open modules required",
+        source: "ptxas --help of CUDA 12.8 lists it; R570 = CUDA 12.8 driver (CUDA RN Table 3); open modules required",
     },
     ArchRow {
         cc: cc(12, 1),
@@ -381,7 +387,7 @@ pub static ARCHITECTURES: &[ArchRow] = &[
         min_driver_branch: Some(580),
         last_driver_branch: None,
         kernel_modules: KernelModules::OpenOnly,
-        source: "compat.md §2 (verified: CUDA 12.9 ptxas; R580 UNCONFIRMED); open modules \
+        source: "ptxas --help of CUDA 12.9 lists it; R580 UNCONFIRMED; open modules \
                  required for Blackwell",
     },
 ];
@@ -428,7 +434,7 @@ pub fn ptx_runs_on(target: ComputeCapability, device: ComputeCapability) -> bool
 }
 
 // SASS and PTX compatibility: CUDA C++ Programming Guide §Binary Compatibility
-// (https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility); compat.md §2.
+// (https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility).
 
 /// Real `sm_XY` targets an nvcc release can compile for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -474,13 +480,13 @@ const fn v(major: u32, minor: u32) -> CudaVersion {
     CudaVersion::new(major, minor)
 }
 
-/// compat.md §2: read from `ptxas --help` (11.7–12.9) and `nvcc --list-gpu-code` (13.x).
+/// Read from the toolkit binaries: `ptxas --help` (11.7–12.9) and `nvcc --list-gpu-code` (13.x).
 static VERIFIED_TARGETS: &[VerifiedTargets] = &[
     VerifiedTargets {
         from: v(11, 7),
         to: v(11, 7),
         sms: &[35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87],
-        source: "compat.md §2: ptxas --help of CUDA 11.7 (verified from the toolkit binary)",
+        source: "ptxas --help of CUDA 11.7 (the toolkit binary)",
     },
     VerifiedTargets {
         from: v(11, 8),
@@ -488,13 +494,13 @@ static VERIFIED_TARGETS: &[VerifiedTargets] = &[
         sms: &[
             35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90,
         ],
-        source: "compat.md §2: ptxas --help of CUDA 11.8 (verified from the toolkit binary)",
+        source: "ptxas --help of CUDA 11.8 (the toolkit binary)",
     },
     VerifiedTargets {
         from: v(12, 0),
         to: v(12, 6),
         sms: &[50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90],
-        source: "compat.md §2: ptxas --help of CUDA 12.0–12.6 (verified from the toolkit binaries)",
+        source: "ptxas --help of CUDA 12.0–12.6 (the toolkit binaries)",
     },
     VerifiedTargets {
         from: v(12, 8),
@@ -502,7 +508,7 @@ static VERIFIED_TARGETS: &[VerifiedTargets] = &[
         sms: &[
             50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 120,
         ],
-        source: "compat.md §2: ptxas --help of CUDA 12.8 (verified from the toolkit binary)",
+        source: "ptxas --help of CUDA 12.8 (the toolkit binary)",
     },
     VerifiedTargets {
         from: v(12, 9),
@@ -510,21 +516,19 @@ static VERIFIED_TARGETS: &[VerifiedTargets] = &[
         sms: &[
             50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121,
         ],
-        source: "compat.md §2: ptxas --help of CUDA 12.9 (verified from the toolkit binary)",
+        source: "ptxas --help of CUDA 12.9 (the toolkit binary)",
     },
     VerifiedTargets {
         from: v(13, 0),
         to: v(13, 3),
         sms: &[75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121],
-        source: "compat.md §2: nvcc --list-gpu-code of CUDA 13.0–13.3 (verified from the \
-                 toolkit binaries)",
+        source: "nvcc --list-gpu-code of CUDA 13.0–13.3 (the toolkit binaries)",
     },
     VerifiedTargets {
         from: v(13, 4),
         to: v(13, 5),
         sms: &[75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121],
-        source: "compat.md §2: nvcc --list-gpu-code of CUDA 13.4–13.5 (verified from the \
-                 toolkit binaries)",
+        source: "nvcc --list-gpu-code of CUDA 13.4–13.5 (the toolkit binaries)",
     },
 ];
 
@@ -557,7 +561,8 @@ fn all_released() -> Vec<CudaVersion> {
 }
 
 const DERIVED_SOURCE: &str =
-    "derived from the first/last CUDA columns of compat.md §2 (no toolkit binary inspected)";
+    "derived from the first/last CUDA columns of ARCHITECTURES in src/compat/arch.rs \
+     (no toolkit binary inspected)";
 
 /// The CCs whose first..=last CUDA range contains `tk`.
 fn derived_targets(tk: CudaVersion) -> Vec<ComputeCapability> {
@@ -894,7 +899,12 @@ pub fn gpu_from_name(name: &str) -> Option<GpuModel> {
         } else if has("TX1") || has("NANO") || (has("TEGRA") && after("TEGRA") == Some("X1")) {
             fixed(5, 3, Jetson, LEGACY)
         } else if has("TEGRA") && after("TEGRA") == Some("K1") {
-            fixed(3, 2, Jetson, "compat.md §2")
+            fixed(
+                3,
+                2,
+                Jetson,
+                "NVIDIA CUDA Toolkit, Driver and Architecture Matrix",
+            )
         } else {
             return None;
         };

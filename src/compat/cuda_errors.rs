@@ -1,6 +1,8 @@
 //! CUDA driver-API results (CUresult) the smoke test can meet, with what they usually mean
-//! on a real machine and the fix. Names and descriptions: compat.md §5b (cuda.h of the
-//! 12.9.79 wheel, full list meta/curesult_12.9.tsv); causes: §5a/§5d and the sources given
+//! on a real machine and the fix. Names, values and descriptions: `cuda.h` of the
+//! nvidia-cuda-runtime-cu12 12.9.79 wheel; the runtime's `cudaGetErrorString` texts from that
+//! wheel's libcudart.so.12 (12.9.79); PyTorch's messages from c10/cuda/CUDAFunctions.cpp (the
+//! strings are in libc10_cuda.so of the torch 2.13.0 and 2.15.0 wheels); and the sources given
 //! per row.
 
 pub struct CuResultInfo {
@@ -14,7 +16,7 @@ pub struct CuResultInfo {
     pub source: &'static str,
 }
 
-const CUDA_H: &str = "compat.md §5b (cuda.h, CUDA 12.9.79)";
+const CUDA_H: &str = "cuda.h of the nvidia-cuda-runtime-cu12 12.9.79 wheel";
 
 pub static CU_RESULTS: &[CuResultInfo] = &[
     CuResultInfo {
@@ -42,14 +44,14 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         source: CUDA_H,
     },
     CuResultInfo {
-        // Not a CUresult (compat.md §5b: "there is no CUresult 35/36"); the runtime's
-        // cudaErrorInsufficientDriver. Kept so a shim that returns it is still named.
+        // Not a CUresult (cuda.h has no 35 or 36); the runtime's
+        // cudaErrorInsufficientDriver (driver_types.h). Kept so a shim that returns it is still named.
         code: 35,
         name: "cudaErrorInsufficientDriver",
         message: "CUDA driver version is insufficient for CUDA runtime version",
         cause: "the driver is older than the CUDA version the caller was built for",
         fix: "Upgrade the NVIDIA driver, or use a build for an older CUDA",
-        source: "compat.md §5a (runtime API; libcuda itself never returns 35)",
+        source: "driver_types.h and cudaGetErrorString of libcudart 12.9.79 (runtime API; libcuda itself never returns 35)",
     },
     CuResultInfo {
         code: 46,
@@ -153,7 +155,7 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         message: "system not yet initialized",
         cause: "on NVSwitch systems (HGX/DGX) the Fabric Manager is not running, so CUDA refuses to start",
         fix: "Start the Fabric Manager at the driver's exact version: `sudo systemctl enable --now nvidia-fabricmanager`",
-        source: "compat.md §5b; NVIDIA Fabric Manager user guide",
+        source: "cuda.h of the nvidia-cuda-runtime-cu12 12.9.79 wheel; NVIDIA Fabric Manager user guide",
     },
     CuResultInfo {
         code: 803,
@@ -169,7 +171,7 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         message: "forward compatibility was attempted on non supported HW",
         cause: "a forward-compatibility libcuda (cuda-compat) was loaded on a GPU that does not support it (GeForce and most workstation GPUs)",
         fix: "Remove /usr/local/cuda/compat (or the cuda-compat package's directory) from LD_LIBRARY_PATH and the loader config, or upgrade the driver itself",
-        source: "compat.md §1 (forward compatibility), §5b",
+        source: "cuda.h of the nvidia-cuda-runtime-cu12 12.9.79 wheel; https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
     },
     CuResultInfo {
         code: 999,
@@ -177,7 +179,7 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         message: "unknown error",
         cause: "most often nvidia_uvm is not loaded (no /dev/nvidia-uvm), or the GPU is in a bad state after an Xid",
         fix: "Load the UVM module and create its node: `sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0`; if it is loaded, check `sudo dmesg | grep -i xid`",
-        source: "compat.md §5b, §5d (cudaErrorUnknown)",
+        source: "cuda.h of the nvidia-cuda-runtime-cu12 12.9.79 wheel; PyTorch c10/cuda/CUDAFunctions.cpp (cudaErrorUnknown)",
     },
 ];
 

@@ -1,7 +1,12 @@
 //! CUDA toolkit ↔ NVIDIA driver: minimum drivers per toolkit release,
 //! minor-version compatibility per CUDA major, the CUDA version each driver
 //! branch reports, and the forward-compatibility (cuda-compat) matrix.
-//! Facts from compat.md §1a–§1e; every row names its source.
+//! Facts from NVIDIA's CUDA Toolkit Release Notes (Table 2 and Table 3, "CUDA Toolkit and
+//! Corresponding Driver Versions":
+//! https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html, and the
+//! current notes' "Corresponding Driver Branch" table for 13.3 on) and the CUDA Compatibility
+//! guide (https://docs.nvidia.com/deploy/cuda-compatibility/: minor-version and forward
+//! compatibility); every row names its source.
 
 use super::versions::{CudaVersion, DriverVersion};
 use serde::Serialize;
@@ -40,7 +45,7 @@ const fn tk(
     }
 }
 
-/// compat.md §1a, every row, in release order. 12.7 was never released.
+/// CUDA RN Table 3, every row, in release order. 12.7 was never released.
 pub static TOOLKIT_DRIVERS: &[ToolkitDriverRow] = &[
     tk("10.0.130", 10, 0, "410.48", Some("411.31"), RN),
     tk(
@@ -144,7 +149,9 @@ pub struct FamilyMinimum {
     pub source: &'static str,
 }
 
-/// compat.md §1b. CUDA 10 and older have no minor-version compatibility.
+/// Minor-version compatibility, per CUDA major: CUDA RN Table 2 and
+/// https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html.
+/// CUDA 10 and older have no minor-version compatibility.
 pub static FAMILY_MINIMUMS: &[FamilyMinimum] = &[
     FamilyMinimum {
         major: 11,
@@ -192,7 +199,8 @@ const fn br(branch: u32, major: u32, minor: u32, source: &'static str) -> Branch
 
 const T3: &str = "derived from CUDA RN 13.2.2 Table 3";
 
-/// compat.md §1c, by branch.
+/// The CUDA version each driver branch reports (the driver of toolkit X reports CUDA X, CUDA RN
+/// Table 3), by branch.
 pub static DRIVER_BRANCHES: &[BranchRow] = &[
     br(410, 10, 0, T3),
     br(418, 10, 1, T3),
@@ -357,7 +365,9 @@ const fn fc(major: u32, minor: u32, compatible_bases: &'static [u32]) -> Forward
     }
 }
 
-/// compat.md §1e, the "C" cells of the matrix (the diagonal is N/A, the rest X).
+/// The support matrix of
+/// https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html: its "C" cells
+/// (the diagonal is N/A, the rest X).
 pub static FORWARD_COMPAT_MATRIX: &[ForwardCompatRow] = &[
     fc(12, 2, &[]),
     fc(12, 3, &[535]),

@@ -1,6 +1,8 @@
 //! PyTorch releases: CUDA variants, the architectures each official Linux x86_64 build was
-//! compiled for, and the torchvision that belongs to each. Source: compat.md §3a/§3b
-//! (PyTorch RELEASE.md, builder/.ci build_cuda.sh, and fatbin scans of the PyPI wheels).
+//! compiled for, and the torchvision that belongs to each. Sources: PyTorch's RELEASE.md
+//! compatibility matrix, the release branches' build_cuda.sh (pytorch/builder, then pytorch
+//! .ci/manywheel), https://pytorch.org/get-started/previous-versions, and the PyPI wheels
+//! themselves (`torch/version.py`, METADATA, the `.nv_fatbin` of `libtorch_cuda.so`).
 
 use super::{ptx_runs_on, sass_runs_on, ComputeCapability, CudaVersion};
 
@@ -20,9 +22,9 @@ const MAXWELL_TO_BLACKWELL: &[u32] = &[50, 60, 70, 75, 80, 86, 90, 100, 120];
 const VOLTA_TO_BLACKWELL: &[u32] = &[70, 75, 80, 86, 90, 100, 120];
 const TURING_TO_BLACKWELL: &[u32] = &[75, 80, 86, 90, 100, 120];
 
-const RN: &str = "compat.md §3b (PyTorch RELEASE.md, build_cuda.sh)";
-const BIN: &str = "compat.md §3b (B): fatbin scan of the PyPI wheel";
-const UNC: &str = "compat.md §3b: UNCONFIRMED";
+const RN: &str = "PyTorch RELEASE.md, build_cuda.sh";
+const BIN: &str = "fatbin scan of the PyPI wheel (libtorch_cuda.so)";
+const UNC: &str = "UNCONFIRMED: neither RELEASE.md nor a scanned wheel states it";
 
 /// Newest first; within a release, newest CUDA first.
 pub static BUILDS: &[TorchBuild] = &[
@@ -161,14 +163,14 @@ mod tests {
     fn arch_coverage_follows_binary_compatibility() {
         let b = builds_of("2.6.0+cu126").next().unwrap();
         assert_eq!(b.variant, "cu126");
-        // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (cases.json case-01).
+        // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (tests/pytorch.rs gpu_newer_than_the_build_case_01).
         assert!(!b.runs_on(ComputeCapability::new(12, 0)));
         // Ada (8.9) runs the sm_86 SASS.
         assert!(b.runs_on(ComputeCapability::new(8, 9)));
         let cu128 = builds_of("2.8.0+cu128")
             .find(|b| b.variant == "cu128")
             .unwrap();
-        // GTX 1050 (6.1) on cu128: dropped (case-02).
+        // GTX 1050 (6.1) on cu128: dropped (gpu_older_than_the_build_case_02).
         assert!(!cu128.runs_on(ComputeCapability::new(6, 1)));
         assert_eq!(cu128.cuda(), Some(CudaVersion::new(12, 8)));
     }

@@ -41,7 +41,7 @@ pub struct DriverView {
 pub struct ToolkitEntry<'a> {
     #[serde(flatten)]
     pub toolkit: &'a Toolkit,
-    /// Oldest and newest GPU architecture its nvcc compiles for (compat.md §2).
+    /// Oldest and newest GPU architecture its nvcc compiles for (src/compat/arch.rs).
     pub compiler_targets: Option<[String; 2]>,
 }
 

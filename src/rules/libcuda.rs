@@ -1,7 +1,8 @@
 //! GD024/GD025: which libcuda the loader picks. A toolkit's link-time stub ahead of the
 //! driver fails every call (CUDA_ERROR_STUB_LIBRARY, 34); a forward-compatibility libcuda
 //! (`cuda-X.Y/compat`) works only on data-center GPUs within its support matrix
-//! (compat.md §1e; 803/804 otherwise).
+//! (https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html, encoded in
+//! src/compat/driver.rs; 803/804 otherwise).
 
 use super::{Outcome, Rule};
 use crate::compat::arch::ProductClass;

@@ -183,6 +183,17 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
                 detail: reason,
             }),
             Outcome::Checked(found) => {
+                // The registry states each code's severities (docs/codes.md shows them).
+                for f in &found {
+                    debug_assert!(
+                        crate::codes::lookup(&f.code)
+                            .is_some_and(|c| c.severities.contains(&f.severity)),
+                        "rule {} reported {} as {}: add the code or that severity to CODES in src/codes.rs",
+                        rule.name,
+                        f.code,
+                        f.severity.as_str()
+                    );
+                }
                 let found: Vec<Finding> = found
                     .into_iter()
                     .filter(|f| filter.wants(&f.code))

@@ -1,6 +1,7 @@
 //! GD023: the toolkit builds use cannot compile for the GPU in this machine, e.g. nvcc 11.5
 //! and an sm_89 card ("nvcc fatal : Unsupported gpu architecture 'compute_89'"), or CUDA 13
-//! and a Pascal card it dropped. Compiler targets per toolkit: compat.md §2.
+//! and a Pascal card it dropped. Compiler targets per toolkit: src/compat/arch.rs
+//! (from each release's `ptxas --help` / `nvcc --list-gpu-code`).
 
 use super::{Outcome, Rule};
 use crate::compat::arch::{compiler_targets, ARCHITECTURES};

@@ -1,7 +1,8 @@
 //! GD017: a CUDA toolkit (or the runtime the loader picks) newer than the driver supports.
 //! Within a major family, minor-version compatibility lets it run with caveats (warning);
 //! below the family minimum it fails with "CUDA driver version is insufficient for CUDA
-//! runtime version" (error). Facts: compat.md §1a/§1b.
+//! runtime version" (error). Facts: src/compat/driver.rs (CUDA Toolkit Release Notes Tables 2
+//! and 3; NVIDIA's minor-version compatibility guide).
 
 use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};

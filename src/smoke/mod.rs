@@ -85,7 +85,7 @@ impl MatmulCheck {
 /// element stays under 0.21 of the tolerance from n = 16 to n = 1536.
 const TOLERANCE_MARGIN: f64 = 10.0;
 
-/// The tolerance, stated once for README and the report.
+/// The tolerance, stated once for the report (docs/smoke.md states the same).
 pub const MATMUL_TOLERANCE: &str = "|gpu − ref| ≤ 10·2⁻²⁴·√(Σₖ sₖ²) per element (sₖ: the partial sums); Freivalds: |C·r − A·(B·r)|ᵢ ≤ 10·2⁻²⁴·√(n/2)·√(Σₖ aᵢₖ²·‖Bₖ‖₂²) per row";
 
 fn unit() -> f64 {

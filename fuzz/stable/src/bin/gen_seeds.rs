@@ -1,7 +1,7 @@
 //! Writes the generated seeds into `seeds/` with the tests' own fixture writers
 //! (`tests/util/`): shared objects with and without a `.nv_fatbin` section, fatbin
 //! payloads, and ld.so.cache files in every format and byte order. The real-file seeds
-//! (system libraries, ldconfig-built caches, reports) are copied in by hand; README
+//! (system libraries, ldconfig-built caches, reports) are copied in by hand; docs/testing.md
 //! "Fuzzing" says from where.
 //!
 //! cargo run --manifest-path fuzz/Cargo.toml -p gpudoctor-fuzz-stable --bin gen-seeds
