@@ -418,5 +418,8 @@ fn a_configured_colour_does_not_beat_no_color_but_the_flag_does() {
     };
     assert!(listed(&[], false), "the configuration turns colour on");
     assert!(!listed(&[], true), "NO_COLOR beats the configuration");
-    assert!(listed(&["--color", "always"], true), "the flag beats NO_COLOR");
+    assert!(
+        listed(&["--color", "always"], true),
+        "the flag beats NO_COLOR"
+    );
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::args::Format;
 use super::gather::gather;
-use super::options::{exit_code, probe_timeout, selection, terminal_width};
+use super::options::{exit_code, probe_timeout, selection};
 use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::envvars::Env;
@@ -60,7 +60,7 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
                 .map_err(|e| CliError::Internal(format!("the baseline diff as JSON: {e}")))?,
         );
     }
-    let width = terminal_width(&env);
+    let width = render::width::terminal_width(env.get_str(crate::envvars::COLUMNS).as_deref());
 
     let format = g.format;
     let human = |style: Style| {

@@ -25,7 +25,6 @@ pub(super) fn devices(
     detail: bool,
     wide: bool,
 ) -> Result<u8, CliError> {
-    let _ = wide;
     let format = ViewFormat::of(g);
     let (snapshot, checks, findings) = focused(g, DEVICES_PROBES, View::Devices)?;
     // An index no GPU has is a usage error, whether NVML or only the nodes/PCI count them.
@@ -46,9 +45,15 @@ pub(super) fn devices(
     let text = match format {
         ViewFormat::Json => render::devices::render_json(&view),
         ViewFormat::Markdown => render::devices::render_markdown(&view),
-        ViewFormat::Human => {
-            render::devices::render_human(&view, &Style::for_stdout(), detail || index.is_some())
-        }
+        ViewFormat::Human => render::devices::render_human(
+            &view,
+            &render::devices::Options {
+                style: Style::for_stdout(),
+                detail: detail || index.is_some(),
+                width: render::width::for_stdout(),
+                wide,
+            },
+        ),
     };
     emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

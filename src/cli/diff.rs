@@ -6,11 +6,10 @@
 use std::path::Path;
 
 use super::args::FailOn;
-use super::options::{terminal_width, ViewFormat};
+use super::options::ViewFormat;
 use super::settings::Settings;
 use super::{emit_report, CliError};
 use crate::diff::ReportDiff;
-use crate::envvars::Env;
 use crate::findings::Severity;
 use crate::render::{self, Style};
 
@@ -24,11 +23,9 @@ pub(super) fn diff(g: &Settings, old: &Path, new: &Path) -> Result<u8, CliError>
     let text = match ViewFormat::of(g) {
         ViewFormat::Json => render::diff::render_json(&d),
         ViewFormat::Markdown => render::diff::render_markdown(&d),
-        ViewFormat::Human => render::diff::render_human(
-            &d,
-            &Style::for_stdout(),
-            terminal_width(&Env::from_process()),
-        ),
+        ViewFormat::Human => {
+            render::diff::render_human(&d, &Style::for_stdout(), render::width::for_stdout())
+        }
     };
     emit_report(g, text.as_bytes())?;
     Ok(exit_status(&d, g.fail_on, g.fail_on_given()))

@@ -14,7 +14,9 @@ pub(super) fn explain(g: &Settings, code: Option<&str>, list: bool) -> Result<u8
             let text = match format {
                 ViewFormat::Json => render::codes::list_json(),
                 ViewFormat::Markdown => render::codes::list_markdown(),
-                ViewFormat::Human => render::codes::list_human(&Style::for_stdout()),
+                ViewFormat::Human => {
+                    render::explain::render_list(&Style::for_stdout(), render::width::for_stdout())
+                }
             };
             return emit_report(g, text.as_bytes());
         }
@@ -27,7 +29,9 @@ pub(super) fn explain(g: &Settings, code: Option<&str>, list: bool) -> Result<u8
     let text = match format {
         ViewFormat::Json => render::codes::explain_json(info),
         ViewFormat::Markdown => render::codes::explain_markdown(info),
-        ViewFormat::Human => render::codes::explain_human(info, &Style::for_stdout()),
+        ViewFormat::Human => {
+            render::explain::render_human(info, &Style::for_stdout(), render::width::for_stdout())
+        }
     };
     emit_report(g, text.as_bytes())
 }

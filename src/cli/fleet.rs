@@ -32,7 +32,9 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
     let text = match format {
         ViewFormat::Json => render::fleet::render_json(&fleet),
         ViewFormat::Markdown => render::fleet::render_markdown(&fleet),
-        ViewFormat::Human => render::fleet::render_human(&fleet, &Style::for_stdout()),
+        ViewFormat::Human => {
+            render::fleet::render_human(&fleet, &Style::for_stdout(), render::width::for_stdout())
+        }
     };
     emit_report(g, text.as_bytes())?;
     // A report that could not be read is a node whose state is unknown, and no report at

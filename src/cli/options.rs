@@ -146,21 +146,6 @@ pub(super) fn exit_code(g: &Settings, worst: Option<Severity>) -> u8 {
     u8::from(matches!((threshold, worst), (Some(t), Some(w)) if w >= t))
 }
 
-pub(super) fn terminal_width(env: &Env) -> usize {
-    // SAFETY: TIOCGWINSZ fills a winsize struct for a terminal fd and fails otherwise.
-    let tty = unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
-            .then_some(ws.ws_col as usize)
-    };
-    tty.or_else(|| {
-        env.get_str(envvars::COLUMNS)
-            .and_then(|c| c.trim().parse().ok())
-    })
-    .unwrap_or(80)
-    .clamp(40, 1000)
-}
-
 /// The static probes' budget: --timeout, checked.
 pub(super) fn probe_timeout(g: &Settings) -> Result<f64, CliError> {
     // Importing torch (--python-import) takes seconds: its default budget is longer.

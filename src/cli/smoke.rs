@@ -49,7 +49,9 @@ pub(super) fn smoke(g: &Settings, device: Option<u32>) -> Result<u8, CliError> {
     let text = match format {
         ViewFormat::Json => render::smoke::render_json(&view),
         ViewFormat::Markdown => render::smoke::render_markdown(&view),
-        ViewFormat::Human => render::smoke::render_human(&view, &Style::for_stdout()),
+        ViewFormat::Human => {
+            render::smoke::render_human(&view, &Style::for_stdout(), render::width::for_stdout())
+        }
     };
     emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

@@ -23,9 +23,12 @@ pub(super) fn toolkit(g: &Settings) -> Result<u8, CliError> {
     let text = match format {
         ViewFormat::Json => render::toolkit::render_json(&view),
         ViewFormat::Markdown => render::toolkit::render_markdown(&view),
-        ViewFormat::Human => {
-            render::toolkit::render_human(&view, &Style::for_stdout(), g.verbose >= 1)
-        }
+        ViewFormat::Human => render::toolkit::render_human(
+            &view,
+            &Style::for_stdout(),
+            g.verbose >= 1,
+            render::width::for_stdout(),
+        ),
     };
     emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

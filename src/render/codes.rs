@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 
-use super::Style;
 use crate::codes::{CodeInfo, CODES};
 
 /// One code as `explain --format json` prints it.
@@ -76,25 +75,6 @@ pub fn explain_markdown(info: &CodeInfo) -> String {
     format!("## {}: {}\n\n{}\n", info.code, info.title, body(info))
 }
 
-/// Every code and its title, one per line; codes coloured on a terminal.
-pub fn list_human(st: &Style) -> String {
-    let mut s = String::new();
-    for c in CODES {
-        s.push_str(&format!("{}  {}\n", st.bold(c.code), c.title));
-    }
-    st.finish(s)
-}
-
-/// One code's explanation for a terminal: its title in bold, then the text (ASCII where the
-/// terminal needs it).
-pub fn explain_human(info: &CodeInfo, st: &Style) -> String {
-    st.finish(format!(
-        "{}\n\n{}\n",
-        st.bold(&format!("{}: {}", info.code, info.title)),
-        body(info)
-    ))
-}
-
 pub fn list_json() -> String {
     #[derive(Serialize)]
     struct Entry<'a> {
@@ -145,6 +125,5 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&list_json()).unwrap();
         assert_eq!(v.as_array().unwrap().len(), CODES.len());
         assert_eq!(list_markdown().lines().count(), CODES.len() + 2);
-        assert_eq!(list_human(&Style::plain()).lines().count(), CODES.len());
     }
 }

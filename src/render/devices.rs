@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
+use super::width::{display_width, pad, wrap, wrap_pieces, Piece};
 use super::{form, printable, Style};
 use crate::compat::capabilities::{capabilities_for, Support};
 use crate::compat::ComputeCapability;
-use crate::findings::{Finding, Summary};
+use crate::findings::{Finding, Fix, Summary};
 use crate::probes::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
@@ -176,45 +177,64 @@ fn nvml_status(n: Option<&NvmlProbe>) -> Result<String, String> {
     }
 }
 
-/// `gpudoctor devices` for a terminal (ASCII where it needs it).
-pub fn render_human(v: &DevicesView, st: &Style, detail: bool) -> String {
-    st.finish(human_text(v, st, detail))
+/// How `devices` prints for a person.
+pub struct Options {
+    pub style: Style,
+    /// Everything about each GPU (`devices N`, `--detail`) instead of the table.
+    pub detail: bool,
+    /// The terminal's width (`render::width::terminal_width`).
+    pub width: usize,
+    /// Every column of the table, however wide; otherwise columns are shortened, then
+    /// left out, until the table fits the width.
+    pub wide: bool,
 }
 
-fn human_text(v: &DevicesView, st: &Style, detail: bool) -> String {
+/// `gpudoctor devices` for a terminal (ASCII where it needs it).
+pub fn render_human(v: &DevicesView, opts: &Options) -> String {
+    opts.style.finish(human_text(v, opts))
+}
+
+fn human_text(v: &DevicesView, opts: &Options) -> String {
+    let st = &opts.style;
+    let w = opts.width;
     let mut out = String::new();
     match nvml_status(v.nvml) {
         Ok(line) => out.push_str(&format!(
             "{}\n{}",
-            st.bold(&line),
-            if detail { "" } else { "\n" }
+            wrap(&st.bold(&line), w, "", "  "),
+            if opts.detail { "" } else { "\n" }
         )),
         Err(why) => {
-            out.push_str(&format!("{}\n", st.red(&printable(&why))));
+            out.push_str(&format!(
+                "{}\n",
+                wrap(&st.red(&printable(&why)), w, "", "  ")
+            ));
             if v.gpus.is_empty() {
-                out.push_str("No GPU details without NVML; `gpudoctor check` shows what the kernel, PCI bus and device nodes say.\n");
+                out.push_str(&wrap("No GPU details without NVML; `gpudoctor check` shows what the kernel, PCI bus and device nodes say.", w, "", ""));
+                out.push('\n');
             } else {
                 out.push_str("What NVML answered before it stopped:\n\n");
             }
         }
     }
     let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
-    if !v.gpus.is_empty() && !detail {
-        out.push_str(&table(v, order_differs, st));
+    if !v.gpus.is_empty() && !opts.detail {
+        out.push_str(&table(v, order_differs, opts));
     }
-    if detail {
+    if opts.detail {
         for g in &v.gpus {
-            out.push_str(&detail_block(g, v.topology, st));
+            out.push_str(&detail_block(g, v.topology, st, w));
         }
     }
     if order_differs {
-        out.push_str(&format!(
-            "\nCUDA numbers these GPUs differently ({}): the CUDA column is how CUDA_VISIBLE_DEVICES indices (and, with it unset, torch.cuda.device(N)) count them; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them match nvidia-smi.\n",
+        let text = format!(
+            "CUDA numbers these GPUs differently ({}): the CUDA column is how CUDA_VISIBLE_DEVICES indices (and, with it unset, torch.cuda.device(N)) count them; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them match nvidia-smi.",
             v.cuda_device_order
-        ));
+        );
+        out.push_str(&format!("\n{}\n", wrap(&text, w, "", "")));
     }
     let looked = v.nvml.is_some_and(|n| n.system().is_some());
-    out.push_str(&findings_block(v.findings, st, looked));
+    out.push_str(&findings_block(v.findings, st, looked, w));
     out
 }
 
@@ -241,12 +261,43 @@ pub fn render_markdown(v: &DevicesView) -> String {
     out
 }
 
-fn table(v: &DevicesView, order_differs: bool, st: &Style) -> String {
-    let rows = table_rows(v, order_differs)
+/// The table for a terminal: every column when it fits (or `wide`); otherwise the short
+/// forms (name without "NVIDIA ", memory as its total), then the least telling columns left
+/// out, until it fits the width.
+fn table(v: &DevicesView, order_differs: bool, opts: &Options) -> String {
+    // Cells as the terminal will show them (ASCII where needed), so columns line up.
+    let full: Vec<Vec<String>> = escaped(table_rows(v, order_differs))
         .into_iter()
-        .map(|r| r.iter().map(|c| st.text(c).into_owned()).collect())
+        .map(|r| r.iter().map(|c| opts.style.text(c).into_owned()).collect())
         .collect();
-    layout(rows)
+    if opts.wide || table_width(&full) <= opts.width {
+        return layout(&full, opts.width);
+    }
+    let mut rows = short_forms(full, v);
+    let mut left_out = Vec::new();
+    for name in DROPPED_FIRST {
+        if table_width(&rows) <= opts.width {
+            break;
+        }
+        if let Some(c) = rows[0].iter().position(|h| h == name) {
+            // A spanning row (an unreachable GPU) has no cell in these columns.
+            let cols = rows[0].len();
+            for r in rows.iter_mut().filter(|r| r.len() == cols) {
+                r.remove(c);
+            }
+            left_out.push(*name);
+        }
+    }
+    let mut out = layout(&rows, opts.width);
+    if !left_out.is_empty() {
+        let note = format!(
+            "Left out at this width: {} (--wide shows every column).",
+            left_out.join(", ")
+        );
+        out.push_str(&wrap(&opts.style.dim(&note), opts.width, "", ""));
+        out.push('\n');
+    }
+    out
 }
 
 /// The table's header and one row per GPU: the verdict's mark first, as `check` marks it.
@@ -335,44 +386,94 @@ fn table_rows(v: &DevicesView, order_differs: bool) -> Vec<Vec<String>> {
     rows
 }
 
-/// Columns padded to their widest cell.
-fn layout(rows: Vec<Vec<String>>) -> String {
-    // Escape first, so the widths are those of what is printed.
-    let rows: Vec<Vec<String>> = rows
-        .into_iter()
+/// The columns left out first when the table is too wide (least telling first); the mark,
+/// index, name, compute capability and memory always stay.
+const DROPPED_FIRST: &[&str] = &["Mode", "ECC", "Power W", "Temp", "PCIe", "Bus"];
+
+/// Every cell escaped, so the widths are those of what is printed.
+fn escaped(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    rows.into_iter()
         .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
-        .collect();
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
+        .collect()
+}
+
+/// The short forms: the name without "NVIDIA ", the memory as its total ("80 GiB").
+fn short_forms(mut rows: Vec<Vec<String>>, v: &DevicesView) -> Vec<Vec<String>> {
+    let head = rows[0].clone();
+    let col = |name: &str| head.iter().position(|h| h == name);
+    let (name, memory) = (col("Name"), col("Memory used/total GiB"));
+    if let Some(m) = memory {
+        rows[0][m] = "Memory".into();
+    }
+    for (r, gv) in rows.iter_mut().skip(1).zip(&v.gpus) {
+        if r.len() != head.len() {
+            continue;
+        }
+        if let Some(n) = name {
+            if let Some(short) = r[n].strip_prefix("NVIDIA ") {
+                r[n] = short.to_string();
+            }
+        }
+        if let (Some(m), Some(mem)) = (memory, gv.gpu.memory.get()) {
+            r[m] = format!("{:.0} GiB", mem.total as f64 / (1u64 << 30) as f64);
+        }
+    }
+    rows
+}
+
+/// Each column's width: its widest cell among the full rows.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let cols = rows.first().map_or(0, Vec::len);
+    (0..cols)
         .map(|c| {
             rows.iter()
                 .filter(|r| r.len() == cols)
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
+                .map(|r| display_width(&r[c]))
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
+        .collect()
+}
+
+/// The printed width of the table's widest row (a spanning row's text can wrap).
+fn table_width(rows: &[Vec<String>]) -> usize {
+    let widths = column_widths(rows);
+    widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
+}
+
+/// Columns padded to their widest cell; a row with fewer cells (an unreachable GPU) ends
+/// in one cell that spans the rest, wrapped under itself.
+fn layout(rows: &[Vec<String>], width: usize) -> String {
+    let widths = column_widths(rows);
+    let cols = widths.len();
     let mut out = String::new();
     for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                if r.len() == cols && i + 1 < cols {
-                    format!("{cell:<w$}", w = widths[i])
-                } else {
-                    cell.clone()
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+        let mut line = String::new();
+        for (i, cell) in r.iter().enumerate() {
+            if i + 1 < r.len() {
+                line.push_str(&pad(cell, widths[i]));
+                line.push_str("  ");
+            } else if r.len() == cols {
+                line.push_str(cell);
+            } else {
+                let indent = " ".repeat(display_width(&line));
+                line = wrap(cell, width, &line, &indent);
+            }
+        }
+        out.push_str(line.trim_end());
         out.push('\n');
     }
     out
 }
 
-fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
+/// One line of the detail block: the key in a column of 16, the value wrapped under itself.
+fn detail_line(key: &str, value: &str, width: usize) -> String {
+    let prefix = format!("  {} ", pad(key, 15));
+    let indent = " ".repeat(display_width(&prefix));
+    format!("{}\n", wrap(&printable(value), width, &prefix, &indent))
+}
+
+fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style, width: usize) -> String {
     let g = gv.gpu;
     let mut lines: Vec<(String, String)> = Vec::new();
     let mut add = |k: &str, v: String| lines.push((k.to_string(), v));
@@ -384,12 +485,16 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
     if let Some(e) = &g.handle_error {
         add("state", format!("unreachable: {e}"));
         let mut out = format!(
-            "\n{} {}\n",
-            form::mark(gv.verdict, st),
-            st.bold(&printable(&g.label()))
+            "\n{}\n",
+            wrap(
+                &st.bold(&printable(&g.label())),
+                width,
+                &format!("{} ", form::mark(gv.verdict, st)),
+                "  "
+            )
         );
         for (k, v) in lines {
-            out.push_str(&format!("  {:<16}{}\n", k, printable(&v)));
+            out.push_str(&detail_line(&k, &v, width));
         }
         return out;
     }
@@ -601,19 +706,28 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style) -> String {
         add("cannot", cannot.join(", "));
     }
     let mut out = format!(
-        "\n{} {}\n",
-        form::mark(gv.verdict, st),
-        st.bold(&printable(&g.label()))
+        "\n{}\n",
+        wrap(
+            &st.bold(&printable(&g.label())),
+            width,
+            &format!("{} ", form::mark(gv.verdict, st)),
+            "  "
+        )
     );
     for (k, v) in lines {
-        out.push_str(&format!("  {:<16}{}\n", k, printable(&v)));
+        out.push_str(&detail_line(&k, &v, width));
     }
     out
 }
 
 /// The findings, worst first, each with its first fix. `looked` says whether the view saw
 /// what it exists to show: with no finding it says "no problems" only then.
-pub(crate) fn findings_block(findings: &[Finding], st: &Style, looked: bool) -> String {
+pub(crate) fn findings_block(
+    findings: &[Finding],
+    st: &Style,
+    looked: bool,
+    width: usize,
+) -> String {
     let mut out = String::from("\n");
     if findings.is_empty() {
         let text = if looked {
@@ -621,29 +735,134 @@ pub(crate) fn findings_block(findings: &[Finding], st: &Style, looked: bool) -> 
         } else {
             st.yellow("No GPU was examined, so nothing is known to be right or wrong.")
         };
-        out.push_str(&format!("{text}\n"));
+        out.push_str(&format!("{}\n", wrap(&text, width, "", "")));
         return out;
     }
     for fi in findings {
-        out.push_str(&format!(
-            "{}: {}\n",
-            form::finding_heading(fi.severity, &fi.code, st),
-            printable(&fi.title)
+        let head = form::finding_heading(fi.severity, &fi.code, st);
+        out.push_str(&super::human::finding_title(
+            &head,
+            &printable(&fi.title),
+            width,
         ));
+        out.push('\n');
         if let Some(fix) = fi.fix.first() {
-            match &fix.command {
-                Some(c) => out.push_str(&format!(
-                    "    fix: {}: {}\n",
-                    printable(&fix.text),
-                    printable(c)
-                )),
-                None => out.push_str(&format!("    fix: {}\n", printable(&fix.text))),
-            }
+            out.push_str(&fix_line(fix, width));
         }
     }
     out.push_str(&format!(
         "\n{}\n",
-        st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it.")
+        wrap(
+            &st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it."),
+            width,
+            "",
+            ""
+        )
     ));
     out
+}
+
+/// "    fix: text: command", the text wrapped under itself and the command never broken:
+/// when it does not fit after the text it starts a line of its own.
+pub(crate) fn fix_line(fix: &Fix, width: usize) -> String {
+    let text = printable(&fix.text);
+    let line = match &fix.command {
+        Some(c) => wrap_pieces(
+            &[
+                Piece::Words(&format!("fix: {text}:")),
+                Piece::Whole(&printable(c)),
+            ],
+            width,
+            "    ",
+            "         ",
+        ),
+        None => wrap(&format!("fix: {text}"), width, "    ", "         "),
+    };
+    format!("{line}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing;
+
+    fn human(snap: &Snapshot, detail: bool, width: usize, wide: bool) -> String {
+        let (checks, findings) = crate::rules::evaluate(snap, &|_: &str| true);
+        let v = view(snap, &findings, &checks, None);
+        render_human(
+            &v,
+            &Options {
+                style: Style::plain(),
+                detail,
+                width,
+                wide,
+            },
+        )
+    }
+
+    fn header(text: &str) -> &str {
+        text.lines()
+            .find(|l| l.contains("GPU") && l.contains("Name"))
+            .unwrap_or_else(|| panic!("no table header in\n{text}"))
+    }
+
+    #[test]
+    fn the_table_shortens_then_leaves_columns_out_to_fit() {
+        let snap = testing::healthy();
+        let text = human(&snap, false, 80, false);
+        let head = header(&text);
+        assert!(
+            head.contains("Memory") && !head.contains("used/total"),
+            "{head}"
+        );
+        assert!(!head.contains("Mode"), "{head}");
+        assert!(text.contains("Left out at this width: Mode"), "{text}");
+        assert!(
+            text.contains("H100 80GB HBM3") && !text.contains("NVIDIA H100"),
+            "{text}"
+        );
+        for l in text.lines() {
+            assert!(display_width(l) <= 80, "{l}");
+        }
+    }
+
+    #[test]
+    fn wide_shows_every_column_in_full() {
+        let snap = testing::healthy();
+        let text = human(&snap, false, 80, true);
+        let head = header(&text);
+        for col in [
+            "Bus",
+            "Memory used/total GiB",
+            "Temp",
+            "Power W",
+            "PCIe",
+            "ECC",
+            "Mode",
+        ] {
+            assert!(head.contains(col), "{head}");
+        }
+        assert!(text.contains("NVIDIA H100 80GB HBM3"), "{text}");
+        assert!(!text.contains("Left out"), "{text}");
+        // With room for it, the full table without asking.
+        assert_eq!(header(&human(&snap, false, 200, false)), head);
+    }
+
+    #[test]
+    fn an_unreachable_gpu_row_wraps_under_its_text() {
+        let mut snap = testing::healthy();
+        testing::nvml_gpu(&mut snap, 1).handle_error =
+            Some("unknown: an internal driver error occurred while opening the device".into());
+        let text = human(&snap, false, 40, false);
+        let row = text
+            .lines()
+            .position(|l| l.contains("unreachable:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines[row].find("unreachable:").unwrap();
+        let column = display_width(&lines[row][..at]);
+        assert!(display_width(lines[row]) <= 40, "{text}");
+        let next = lines[row + 1];
+        assert_eq!(next.len() - next.trim_start().len(), column, "{text}");
+    }
 }

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::form::finding_heading;
-use super::human::wrap;
 use super::markdown::cell;
+use super::width::wrap;
 use super::{printable, Style};
 use crate::diff::{Change, FindingRef, NotCompared, ReportDiff, ReportSide, Section, Which};
 
@@ -130,13 +130,7 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
         out.push('\n');
     }
     for line in gaps {
-        for (i, l) in wrap(&line, width.saturating_sub(2).max(40))
-            .iter()
-            .enumerate()
-        {
-            let indent = if i == 0 { "" } else { "  " };
-            let _ = writeln!(out, "{indent}{}", st.dim(l));
-        }
+        let _ = writeln!(out, "{}", wrap(&st.dim(&line), width, "", "  "));
     }
     out
 }

@@ -16,8 +16,8 @@
 
 use std::fmt::Write;
 
-use super::human::wrap;
 use super::printable;
+use super::width::wrap;
 use crate::findings::{sh_quote, sort_findings, Finding, Fix, Severity};
 use crate::report::Report;
 
@@ -76,11 +76,15 @@ fn header(out: &mut String, report: &Report) {
 /// control characters escaped.
 fn comment(out: &mut String, indent: &str, text: &str) {
     let text = printable(text);
-    let width = WIDTH.saturating_sub(5 + indent.len()).max(30);
-    for (i, line) in wrap(&text, width).iter().enumerate() {
-        let hang = if i == 0 { "" } else { "   " };
-        let _ = writeln!(out, "# {indent}{hang}{line}");
+    if text.trim().is_empty() {
+        return;
     }
+    let first = format!("# {indent}");
+    let _ = writeln!(
+        out,
+        "{}",
+        wrap(&text, WIDTH, &first, &format!("{first}   "))
+    );
 }
 
 fn finding_block(out: &mut String, f: &Finding) {

@@ -1,6 +1,7 @@
 //! `gpudoctor fleet` as text, Markdown or JSON: the shape, the outliers, the findings by
 //! code across nodes, and the reports that could not be read.
 
+use super::width::wrap;
 use super::{printable, Style};
 use crate::fleet::aggregate::{Count, Fleet};
 
@@ -82,27 +83,39 @@ fn not_listed(f: &Fleet) -> Option<String> {
 }
 
 /// `gpudoctor fleet` for a terminal (ASCII where it needs it).
-pub fn render_human(f: &Fleet, st: &Style) -> String {
-    st.finish(human_text(f, st))
+pub fn render_human(f: &Fleet, st: &Style, width: usize) -> String {
+    st.finish(human_text(f, st, width))
 }
 
-fn human_text(f: &Fleet, st: &Style) -> String {
+fn human_text(f: &Fleet, st: &Style, width: usize) -> String {
     let mut out = String::new();
+    // One line of text, wrapped to the width under `indent`.
+    let put = |out: &mut String, text: &str, prefix: &str, indent: &str| {
+        out.push_str(&wrap(text, width, prefix, indent));
+        out.push('\n');
+    };
     let sh = &f.shape;
-    out.push_str(&st.bold(&format!(
-        "Fleet: {} node{}, {} GPU{} — {} with errors, {} with warnings, {} clean{}",
-        sh.nodes,
-        if sh.nodes == 1 { "" } else { "s" },
-        sh.gpus,
-        if sh.gpus == 1 { "" } else { "s" },
-        f.nodes_with_errors,
-        f.nodes_with_warnings,
-        f.clean_nodes,
-        problem_counts(f)
-    )));
-    out.push_str("\n\n");
-    for (label, value) in shape_rows(sh) {
-        out.push_str(&format!("  {label:<14} {}\n", printable(&value)));
+    put(
+        &mut out,
+        &st.bold(&format!(
+            "Fleet: {} node{}, {} GPU{} — {} with errors, {} with warnings, {} clean{}",
+            sh.nodes,
+            if sh.nodes == 1 { "" } else { "s" },
+            sh.gpus,
+            if sh.gpus == 1 { "" } else { "s" },
+            f.nodes_with_errors,
+            f.nodes_with_warnings,
+            f.clean_nodes,
+            problem_counts(f)
+        )),
+        "",
+        "  ",
+    );
+    out.push('\n');
+    // "  GPUs per node  " — values wrap under the value column.
+    let value = " ".repeat(17);
+    for (label, v) in shape_rows(sh) {
+        put(&mut out, &printable(&v), &format!("  {label:<14} "), &value);
     }
     if let (Some(a), Some(b)) = (&sh.oldest_report, &sh.newest_report) {
         let span = if a == b {
@@ -110,85 +123,115 @@ fn human_text(f: &Fleet, st: &Style) -> String {
         } else {
             format!("{a} … {b}")
         };
-        out.push_str(&format!("  {:<14} {}\n", "reports from", printable(&span)));
+        put(
+            &mut out,
+            &printable(&span),
+            &format!("  {:<14} ", "reports from"),
+            &value,
+        );
     }
 
     if !f.outliers.is_empty() {
-        out.push_str(&format!(
-            "\n{}\n",
-            st.bold("Outliers (differ from the nodes with the same GPU model)")
-        ));
+        out.push('\n');
+        put(
+            &mut out,
+            &st.bold("Outliers (differ from the nodes with the same GPU model)"),
+            "",
+            "",
+        );
         for o in &f.outliers {
-            out.push_str(&format!(
-                "  {} {:<10} {}  (peers: {}; {} other {} node{})\n",
-                st.yellow(&printable(&o.node)),
-                o.what,
-                printable(&o.value),
-                printable(&o.peers),
-                o.peer_nodes,
-                printable(&o.group),
-                if o.peer_nodes == 1 { "" } else { "s" }
-            ));
+            put(
+                &mut out,
+                &format!(
+                    "{} {:<10} {}  (peers: {}; {} other {} node{})",
+                    st.yellow(&printable(&o.node)),
+                    o.what,
+                    printable(&o.value),
+                    printable(&o.peers),
+                    o.peer_nodes,
+                    printable(&o.group),
+                    if o.peer_nodes == 1 { "" } else { "s" }
+                ),
+                "  ",
+                "      ",
+            );
         }
     }
 
     if !f.findings.is_empty() {
-        out.push_str(&format!(
-            "\n{}\n",
-            st.bold("Findings by code (worst first)")
-        ));
+        out.push('\n');
+        put(&mut out, &st.bold("Findings by code (worst first)"), "", "");
         for g in &f.findings {
-            out.push_str(&format!(
-                "  {} on {} of {} node{}: {}\n      {}\n",
-                super::form::finding_heading(g.severity, &printable(&g.code), st),
-                g.nodes,
-                sh.nodes,
-                if sh.nodes == 1 { "" } else { "s" },
-                printable(&Fleet::names_line(&g.node_names)),
-                st.dim(&printable(&g.title)),
-            ));
+            put(
+                &mut out,
+                &format!(
+                    "{} on {} of {} node{}: {}",
+                    super::form::finding_heading(g.severity, &printable(&g.code), st),
+                    g.nodes,
+                    sh.nodes,
+                    if sh.nodes == 1 { "" } else { "s" },
+                    printable(&Fleet::names_line(&g.node_names)),
+                ),
+                "  ",
+                "      ",
+            );
+            put(&mut out, &st.dim(&printable(&g.title)), "      ", "      ");
         }
     }
 
     if !f.identity.is_empty() {
-        out.push_str(&format!("\n{}\n", st.bold("Node identities")));
+        out.push('\n');
+        put(&mut out, &st.bold("Node identities"), "", "");
         for n in &f.identity {
-            out.push_str(&format!(
-                "  {} {}\n",
-                st.yellow(&n.kind),
-                printable(&n.detail)
-            ));
+            put(
+                &mut out,
+                &format!("{} {}", st.yellow(&n.kind), printable(&n.detail)),
+                "  ",
+                "    ",
+            );
         }
     }
 
     if !f.problems.is_empty() {
-        out.push_str(&format!("\n{}\n", st.bold("Reports not used")));
+        out.push('\n');
+        put(&mut out, &st.bold("Reports not used"), "", "");
         for p in &f.problems {
-            out.push_str(&format!(
-                "  {} {}: {}\n",
-                st.red(&p.kind),
-                printable(&p.source),
-                printable(&p.detail)
-            ));
+            put(
+                &mut out,
+                &format!(
+                    "{} {}: {}",
+                    st.red(&p.kind),
+                    printable(&p.source),
+                    printable(&p.detail)
+                ),
+                "  ",
+                "    ",
+            );
         }
         if let Some(rest) = not_listed(f) {
-            out.push_str(&format!("  {}\n", st.dim(&rest)));
+            put(&mut out, &st.dim(&rest), "  ", "    ");
         }
     }
     if sh.nodes == 0 {
-        out.push_str(&format!(
-            "\n{}\n",
-            st.red("No usable node report: nothing was checked.")
-        ));
+        out.push('\n');
+        put(
+            &mut out,
+            &st.red("No usable node report: nothing was checked."),
+            "",
+            "",
+        );
     } else if f.findings.is_empty()
         && f.outliers.is_empty()
         && f.problems.is_empty()
         && f.identity.is_empty()
     {
-        out.push_str(&format!(
-            "\n{}\n",
-            st.green("Every node is healthy and alike.")
-        ));
+        out.push('\n');
+        put(
+            &mut out,
+            &st.green("Every node is healthy and alike."),
+            "",
+            "",
+        );
     }
     out
 }

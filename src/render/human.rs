@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::view::sections;
+use super::width::{display_width, pad, wrap, wrap_pieces, Piece};
 use super::{printable, Style};
 use crate::findings::Finding;
 use crate::report::Report;
@@ -13,6 +14,7 @@ use crate::verdict::Verdict;
 pub struct Options {
     pub verbose: bool,
     pub style: Style,
+    /// The terminal's width (`render::width::terminal_width`): every line is wrapped to it.
     pub width: usize,
 }
 
@@ -22,33 +24,35 @@ pub fn render(report: &Report, opts: &Options) -> String {
 
 fn report_text(report: &Report, opts: &Options) -> String {
     let st = &opts.style;
+    let w = opts.width;
     let mut out = String::new();
     let snap = &report.snapshot;
     let mut header = format!("gpudoctor {}", report.gpudoctor_version);
     if let Some(root) = &snap.root {
         let _ = write!(header, " — inspecting --root {}", printable(root));
     }
-    let _ = writeln!(out, "{}", st.bold(&header));
-    let _ = writeln!(out, "{}", headline(report, st));
+    let _ = writeln!(out, "{}", wrap(&st.bold(&header), w, "", "  "));
+    let _ = writeln!(out, "{}", wrap(&headline(report, st), w, "", "  "));
 
     for section in sections(report, opts.verbose) {
         let _ = writeln!(out, "\n{}", st.bold(section.title));
-        let width = section
+        let label_width = section
             .lines
             .iter()
-            .map(|l| st.text(&l.label).chars().count())
+            .map(|l| display_width(&st.text(&l.label)))
             .max()
             .unwrap_or(0)
             .min(30);
+        // The value column: "  ✓ " then the labels, padded, then two spaces.
+        let indent = " ".repeat(4 + label_width + 2);
         for line in &section.lines {
             let mark = super::form::mark(line.mark, st);
-            let label = st.text(&line.label);
-            let pad = width.saturating_sub(label.chars().count());
-            let _ = write!(out, "  {mark} {}{}  {}", label, " ".repeat(pad), line.value);
+            let prefix = format!("  {mark} {}  ", pad(&st.text(&line.label), label_width));
+            let mut value = line.value.clone();
             if opts.verbose && !line.source.is_empty() {
-                let _ = write!(out, "  {}", st.dim(&format!("[{}]", line.source)));
+                let _ = write!(value, "  {}", st.dim(&format!("[{}]", line.source)));
             }
-            out.push('\n');
+            let _ = writeln!(out, "{}", wrap(&value, w, &prefix, &indent));
         }
     }
 
@@ -66,13 +70,13 @@ fn report_text(report: &Report, opts: &Options) -> String {
                 CheckStatus::NotApplicable => "not applicable: ".into(),
                 CheckStatus::Skipped => "skipped: ".into(),
             };
-            let _ = writeln!(
-                out,
-                "  {mark} {} ({}) {status}{}",
+            let text = format!(
+                "{} ({}) {status}{}",
                 c.rule,
                 c.codes.join(", "),
                 printable(&c.detail)
             );
+            let _ = writeln!(out, "{}", wrap(&text, w, &format!("  {mark} "), "    "));
         }
     }
 
@@ -81,62 +85,60 @@ fn report_text(report: &Report, opts: &Options) -> String {
         render_finding(&mut out, f, opts);
     }
     out.push('\n');
-    let _ = writeln!(out, "{}", summary_line(report, st));
+    let _ = writeln!(out, "{}", wrap(&summary_line(report, st), w, "", ""));
     out
 }
 
+/// Where a finding's evidence, why and fix text continue: under the text after "= why: ".
+const FINDING_INDENT: &str = "         ";
+
 fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
     let st = &opts.style;
+    let w = opts.width;
     let head = super::form::finding_heading(f.severity, &f.code, st);
-    let _ = writeln!(out, "{head}: {}", st.bold(&printable(&f.title)));
+    let title = st.bold(&printable(&f.title));
+    let _ = writeln!(out, "{}", finding_title(&head, &title, w));
     for e in &f.evidence {
-        let _ = writeln!(
-            out,
-            "  {} {}  {}",
-            st.cyan("-->"),
+        let text = format!(
+            "{}  {}",
             printable(&e.value),
             st.dim(&format!("[{}]", printable(&e.source)))
         );
+        let prefix = format!("  {} ", st.cyan("-->"));
+        let _ = writeln!(out, "{}", wrap(&text, w, &prefix, "      "));
     }
     if !f.detail.is_empty() {
-        let indent = "         ";
-        for (i, line) in wrap(
-            &printable(&f.detail),
-            opts.width.saturating_sub(indent.len()).max(40),
-        )
-        .iter()
-        .enumerate()
-        {
-            if i == 0 {
-                let _ = writeln!(out, "  {} {line}", st.cyan("= why:"));
-            } else {
-                let _ = writeln!(out, "{indent}{line}");
-            }
-        }
+        let prefix = format!("  {} ", st.cyan("= why:"));
+        let _ = writeln!(
+            out,
+            "{}",
+            wrap(&printable(&f.detail), w, &prefix, FINDING_INDENT)
+        );
     }
     for fix in &f.fix {
-        let _ = writeln!(out, "  {} {}", st.green("= fix:"), printable(&fix.text));
+        let prefix = format!("  {} ", st.green("= fix:"));
+        let _ = writeln!(
+            out,
+            "{}",
+            wrap(&printable(&fix.text), w, &prefix, FINDING_INDENT)
+        );
+        // A command is copied into a shell: never broken, even when wider than the line.
         if let Some(cmd) = &fix.command {
+            let cmd = st.bold(&format!("$ {}", printable(cmd)));
             let _ = writeln!(
                 out,
-                "         {}",
-                st.bold(&format!("$ {}", printable(cmd)))
+                "{}",
+                wrap_pieces(&[Piece::Whole(&cmd)], w, FINDING_INDENT, FINDING_INDENT)
             );
         }
     }
 }
 
-/// The report's outcome (`crate::headline`), marked and coloured as its verdict.
-pub fn headline(report: &Report, st: &Style) -> String {
-    let h = &report.headline;
-    let text = printable(&h.text);
-    let text = match h.verdict() {
-        Verdict::Error => st.red(&text),
-        Verdict::Warning => st.yellow(&text),
-        Verdict::Passed => st.green(&text),
-        Verdict::Info | Verdict::NotJudged => st.bold(&text),
-    };
-    format!("{} {text}", super::form::mark(h.verdict(), st))
+/// `error[GD006]: title` (the title escaped and styled), wrapped under the title's start.
+pub(crate) fn finding_title(head: &str, title: &str, width: usize) -> String {
+    let prefix = format!("{head}: ");
+    let indent = " ".repeat(display_width(&prefix));
+    wrap(title, width, &prefix, &indent)
 }
 
 pub fn summary_line(report: &Report, st: &Style) -> String {
@@ -175,21 +177,15 @@ pub fn summary_line(report: &Report, st: &Style) -> String {
     )
 }
 
-/// Greedy word wrap; words longer than the width stay whole.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
+/// The report's outcome (`crate::headline`), marked and coloured as its verdict.
+pub fn headline(report: &Report, st: &Style) -> String {
+    let h = &report.headline;
+    let text = printable(&h.text);
+    let text = match h.verdict() {
+        Verdict::Error => st.red(&text),
+        Verdict::Warning => st.yellow(&text),
+        Verdict::Passed => st.green(&text),
+        Verdict::Info | Verdict::NotJudged => st.bold(&text),
+    };
+    format!("{} {text}", super::form::mark(h.verdict(), st))
 }

@@ -4,6 +4,7 @@ pub mod codes;
 pub mod devices;
 // Until src/cli wires `gpudoctor diff`, `check --baseline` and `check --fix-script`.
 pub mod diff;
+pub mod explain;
 pub mod fix_script;
 pub mod fleet;
 pub mod form;
@@ -17,6 +18,7 @@ pub mod term;
 pub mod timings;
 pub mod toolkit;
 pub mod view;
+pub mod width;
 
 use std::borrow::Cow;
 use std::io::IsTerminal;

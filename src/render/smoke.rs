@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::width::wrap;
 use super::{form, printable, Style};
 use crate::findings::{Finding, Summary};
 use crate::probes::smoke::{
@@ -311,11 +312,11 @@ fn probe_of(v: &SmokeView) -> Option<SmokeProbe> {
 }
 
 /// `gpudoctor smoke` for a terminal (ASCII where it needs it).
-pub fn render_human(v: &SmokeView, st: &Style) -> String {
-    st.finish(human_text(v, st))
+pub fn render_human(v: &SmokeView, st: &Style, width: usize) -> String {
+    st.finish(human_text(v, st, width))
 }
 
-fn human_text(v: &SmokeView, st: &Style) -> String {
+fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
     let mut out = String::new();
     let Some(probe) = probe_of(v) else {
         out.push_str("The smoke test was not run.\n");
@@ -329,30 +330,35 @@ fn human_text(v: &SmokeView, st: &Style) -> String {
     } else {
         format!("Smoke test: {}", status_text(&probe, &v.gpus))
     };
-    out.push_str(&format!(
-        "{} {}\n",
-        form::mark(v.verdict, st),
-        st.bold(&printable(&head))
-    ));
+    let mark = format!("{} ", form::mark(v.verdict, st));
+    out.push_str(&wrap(&st.bold(&printable(&head)), width, &mark, "  "));
+    out.push('\n');
     for (d, gv, link) in device_table(v, &probe) {
-        out.push_str(&format!(
-            "\n{} {}\n",
-            form::mark(gv.overall, st),
-            st.bold(&printable(&device_title(d)))
+        let mark = format!("{} ", form::mark(gv.overall, st));
+        out.push('\n');
+        out.push_str(&wrap(
+            &st.bold(&printable(&device_title(d))),
+            width,
+            &mark,
+            "  ",
         ));
+        out.push('\n');
         for (step, text) in device_rows(d, link) {
-            out.push_str(&format!(
-                "  {} {:<9} {}\n",
+            // "  ✓ matmul    " — the text wraps under itself.
+            let prefix = format!(
+                "  {} {:<9} ",
                 form::mark(step_verdict(gv, step), st),
-                step.as_str(),
-                printable(&text)
-            ));
+                step.as_str()
+            );
+            out.push_str(&wrap(&printable(&text), width, &prefix, &" ".repeat(14)));
+            out.push('\n');
         }
     }
     out.push_str(&super::devices::findings_block(
         v.findings,
         st,
         v.tally.gpus > 0,
+        width,
     ));
     out
 }

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::width::wrap;
 use super::{printable, Style};
 use crate::compat::arch::compiler_targets;
 use crate::compat::CudaVersion;
@@ -142,7 +143,8 @@ fn fact_text<T: std::fmt::Debug>(f: &Fact<T>) -> String {
     }
 }
 
-fn candidate_line(c: &Candidate, winner: bool, st: &Style) -> String {
+/// A candidate library file: "    → path → target  [via]  version …", wrapped under the path.
+fn candidate_line(c: &Candidate, winner: bool, st: &Style, width: usize) -> String {
     let mark = if winner {
         st.green("→")
     } else if c.problem.is_some() {
@@ -150,7 +152,7 @@ fn candidate_line(c: &Candidate, winner: bool, st: &Style) -> String {
     } else {
         " ".to_string()
     };
-    let mut line = format!("    {mark} {}", printable(&c.path));
+    let mut line = printable(&c.path).into_owned();
     if let Some(t) = c.target.as_deref().filter(|t| *t != c.path) {
         line.push_str(&format!(" → {}", printable(t)));
     }
@@ -174,40 +176,57 @@ fn candidate_line(c: &Candidate, winner: bool, st: &Style) -> String {
     if let Some(p) = &c.problem {
         line.push_str(&format!("  {}", st.dim(&printable(p))));
     }
-    line
+    wrap(&line, width, &format!("    {mark} "), "      ")
 }
 
 /// `gpudoctor toolkit` for a terminal (ASCII where it needs it).
-pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool) -> String {
-    st.finish(human_text(v, st, verbose))
+pub fn render_human(v: &ToolkitView, st: &Style, verbose: bool, width: usize) -> String {
+    st.finish(human_text(v, st, verbose, width))
 }
 
-fn human_text(v: &ToolkitView, st: &Style, verbose: bool) -> String {
+fn human_text(v: &ToolkitView, st: &Style, verbose: bool, width: usize) -> String {
     let mut out = String::new();
-    let h = |s: &str| format!("{}\n", st.bold(s));
+    // One line of text, wrapped to the width under `indent`.
+    let put = |out: &mut String, text: &str, prefix: &str, indent: &str| {
+        out.push_str(&wrap(text, width, prefix, indent));
+        out.push('\n');
+    };
     if let Some(root) = v.root {
-        out.push_str(&format!("Inspecting --root {}\n\n", printable(root)));
+        put(
+            &mut out,
+            &format!("Inspecting --root {}", printable(root)),
+            "",
+            "  ",
+        );
+        put(&mut out, "", "", "");
     }
     match &v.driver {
-        Some(d) => out.push_str(&format!(
-            "Driver: {} ({})\n\n",
-            d.version,
-            printable(&d.source)
-        )),
-        None => out.push_str("Driver: not found\n\n"),
+        Some(d) => put(
+            &mut out,
+            &format!("Driver: {} ({})", d.version, printable(&d.source)),
+            "",
+            "  ",
+        ),
+        None => put(&mut out, "Driver: not found", "", ""),
     }
+    put(&mut out, "", "", "");
 
-    out.push_str(&h("CUDA toolkits"));
+    put(&mut out, &st.bold("CUDA toolkits"), "", "");
     if v.toolkits.is_empty() {
-        out.push_str("  none found\n");
+        put(&mut out, "none found", "  ", "");
     }
     for e in &v.toolkits {
         let t = e.toolkit;
-        out.push_str(&format!(
-            "  {}  {}\n",
-            st.cyan(&printable(&t.root)),
-            printable(&version_text(t))
-        ));
+        put(
+            &mut out,
+            &format!(
+                "{}  {}",
+                st.cyan(&printable(&t.root)),
+                printable(&version_text(t))
+            ),
+            "  ",
+            "      ",
+        );
         let routes: Vec<String> = t
             .found
             .iter()
@@ -219,41 +238,53 @@ fn human_text(v: &ToolkitView, st: &Style, verbose: bool) -> String {
                 }
             })
             .collect();
-        out.push_str(&format!("      found via: {}\n", routes.join(", ")));
-        out.push_str(&format!(
-            "      version from: {}\n",
-            printable(&t.version.source)
-        ));
+        let detail = "          ";
+        put(&mut out, &routes.join(", "), "      found via: ", detail);
+        put(
+            &mut out,
+            &printable(&t.version.source),
+            "      version from: ",
+            detail,
+        );
         let nvcc = t.nvcc.as_deref().map(|n| printable(n).into_owned());
-        out.push_str(&format!(
-            "      nvcc: {}   compiles for: {}\n",
-            nvcc.unwrap_or_else(|| "none".into()),
-            e.compiler_targets
-                .as_ref()
-                .map(|[a, b]| format!("{a} – {b}"))
-                .unwrap_or_else(|| "unknown".into())
-        ));
+        put(
+            &mut out,
+            &format!(
+                "{}   compiles for: {}",
+                nvcc.unwrap_or_else(|| "none".into()),
+                e.compiler_targets
+                    .as_ref()
+                    .map(|[a, b]| format!("{a} – {b}"))
+                    .unwrap_or_else(|| "unknown".into())
+            ),
+            "      nvcc: ",
+            detail,
+        );
         for d in &t.disagreements {
-            out.push_str(&format!(
-                "      {} {} says {}\n",
-                st.yellow("!"),
-                printable(&d.source),
-                printable(&d.version)
-            ));
+            put(
+                &mut out,
+                &format!("{} says {}", printable(&d.source), printable(&d.version)),
+                &format!("      {} ", st.yellow("!")),
+                detail,
+            );
         }
     }
     for r in v.rejected {
-        out.push_str(&format!(
-            "  {} {} ({}): {}\n",
-            st.red("✗"),
-            printable(&r.path),
-            r.route.describe(),
-            printable(&r.reason)
-        ));
+        put(
+            &mut out,
+            &format!(
+                "{} ({}): {}",
+                printable(&r.path),
+                r.route.describe(),
+                printable(&r.reason)
+            ),
+            &format!("  {} ", st.red("✗")),
+            "    ",
+        );
     }
 
-    out.push('\n');
-    out.push_str(&h("Which toolkit wins"));
+    put(&mut out, "", "", "");
+    put(&mut out, &st.bold("Which toolkit wins"), "", "");
     let root_of = |i: Option<usize>| -> String {
         i.and_then(|i| v.toolkits.get(i))
             .map(|e| {
@@ -266,71 +297,106 @@ fn human_text(v: &ToolkitView, st: &Style, verbose: bool) -> String {
             })
             .unwrap_or_else(|| "no toolkit".into())
     };
+    // "  nvcc in a shell:        " — values wrap under the value column.
+    let value = " ".repeat(26);
     match v.winners.nvcc {
-        Some(n) => out.push_str(&format!(
-            "  nvcc in a shell:        {} → {}\n",
-            printable(&n.path),
-            root_of(n.toolkit)
-        )),
-        None => out.push_str("  nvcc in a shell:        not on PATH\n"),
+        Some(n) => put(
+            &mut out,
+            &format!("{} → {}", printable(&n.path), root_of(n.toolkit)),
+            "  nvcc in a shell:        ",
+            &value,
+        ),
+        None => put(
+            &mut out,
+            "not on PATH",
+            "  nvcc in a shell:        ",
+            &value,
+        ),
     }
     if let Some(h) = v.winners.cuda_home {
-        out.push_str(&format!(
-            "  torch extension builds: {} (via {})\n",
-            h.path
-                .as_deref()
-                .map(|p| format!("{} → {}", printable(p), root_of(h.toolkit)))
-                .unwrap_or_else(|| "none".into()),
-            printable(&h.via)
-        ));
+        put(
+            &mut out,
+            &format!(
+                "{} (via {})",
+                h.path
+                    .as_deref()
+                    .map(|p| format!("{} → {}", printable(p), root_of(h.toolkit)))
+                    .unwrap_or_else(|| "none".into()),
+                printable(&h.via)
+            ),
+            "  torch extension builds: ",
+            &value,
+        );
     }
     if v.winners.libcudart.is_empty() {
-        out.push_str("  dynamic loader:         no libcudart on the search path\n");
+        put(
+            &mut out,
+            "no libcudart on the search path",
+            "  dynamic loader:         ",
+            &value,
+        );
     }
     for w in &v.winners.libcudart {
-        out.push_str(&format!(
-            "  dynamic loader:         {} → {}{}\n",
-            w.soname,
-            printable(w.path),
-            w.version.map(|v| format!(" ({v})")).unwrap_or_default()
-        ));
+        put(
+            &mut out,
+            &format!(
+                "{} → {}{}",
+                w.soname,
+                printable(w.path),
+                w.version.map(|v| format!(" ({v})")).unwrap_or_default()
+            ),
+            "  dynamic loader:         ",
+            &value,
+        );
     }
 
     if let Some(sp) = v.search_path {
-        out.push('\n');
-        out.push_str(&h("Loader search order"));
-        out.push_str(&format!(
-            "  LD_LIBRARY_PATH: {}\n",
-            if sp.ld_library_path.is_empty() {
+        put(&mut out, "", "", "");
+        put(&mut out, &st.bold("Loader search order"), "", "");
+        put(
+            &mut out,
+            &if sp.ld_library_path.is_empty() {
                 "unset".to_string()
             } else {
                 printable(&sp.ld_library_path.join(":")).into_owned()
-            }
-        ));
-        out.push_str(&format!(
-            "  {}: {}\n",
-            sp.cache.source,
-            match sp.cache.get() {
+            },
+            "  LD_LIBRARY_PATH: ",
+            "    ",
+        );
+        put(
+            &mut out,
+            &match sp.cache.get() {
                 Some(c) => format!("{} entries ({} format)", c.entries, c.format.as_str()),
                 None => fact_text(&sp.cache),
-            }
-        ));
-        out.push_str(&format!(
-            "  default directories: {}\n",
-            sp.default_dirs.join(" ")
-        ));
+            },
+            &format!("  {}: ", sp.cache.source),
+            "    ",
+        );
+        put(
+            &mut out,
+            &sp.default_dirs.join(" "),
+            "  default directories: ",
+            "    ",
+        );
         if let Some(wsl) = sp.wsl_lib_searched {
-            out.push_str(&format!(
-                "  /usr/lib/wsl/lib searched: {}\n",
-                if wsl { "yes" } else { "no" }
-            ));
+            put(
+                &mut out,
+                if wsl { "yes" } else { "no" },
+                "  /usr/lib/wsl/lib searched: ",
+                "    ",
+            );
         }
     }
 
-    out.push('\n');
-    out.push_str(&h("CUDA libraries (→ = what the loader loads)"));
+    put(&mut out, "", "", "");
+    put(
+        &mut out,
+        &st.bold("CUDA libraries (→ = what the loader loads)"),
+        "",
+        "",
+    );
     if v.libraries.is_empty() {
-        out.push_str("  none found\n");
+        put(&mut out, "none found", "  ", "");
     }
     for lib in v.libraries {
         let status = match lib.loaded() {
@@ -344,56 +410,63 @@ fn human_text(v: &ToolkitView, st: &Style, verbose: bool) -> String {
             None if lib.candidates.is_empty() => st.dim("not on the search path"),
             None => st.red("no loadable copy"),
         };
-        out.push_str(&format!("  {}  {}\n", st.bold(&lib.soname), status));
+        put(
+            &mut out,
+            &format!("{}  {}", st.bold(&lib.soname), status),
+            "  ",
+            "    ",
+        );
         for (i, c) in lib.candidates.iter().enumerate() {
-            out.push_str(&candidate_line(c, lib.winner == Some(i), st));
+            out.push_str(&candidate_line(c, lib.winner == Some(i), st, width));
             out.push('\n');
         }
         if verbose || lib.candidates.is_empty() {
             for c in &lib.elsewhere {
-                out.push_str(&candidate_line(c, false, st));
+                out.push_str(&candidate_line(c, false, st, width));
                 out.push('\n');
             }
         } else if !lib.elsewhere.is_empty() {
-            out.push_str(&format!(
-                "      {}\n",
-                st.dim(&format!(
+            put(
+                &mut out,
+                &st.dim(&format!(
                     "+ {} off the search path (pip wheels, conda, toolkits; -v lists them)",
                     lib.elsewhere.len()
-                ))
-            ));
+                )),
+                "      ",
+                "        ",
+            );
         }
     }
 
-    out.push('\n');
+    put(&mut out, "", "", "");
     if v.findings.is_empty() {
-        out.push_str(&format!(
-            "{}\n",
-            st.green("No toolkit or library problems found.")
-        ));
+        put(
+            &mut out,
+            &st.green("No toolkit or library problems found."),
+            "",
+            "",
+        );
     }
     for f in v.findings {
-        out.push_str(&format!(
-            "{}: {}\n",
-            super::form::finding_heading(f.severity, &f.code, st),
-            printable(&f.title)
+        let head = super::form::finding_heading(f.severity, &f.code, st);
+        out.push_str(&super::human::finding_title(
+            &head,
+            &printable(&f.title),
+            width,
         ));
+        out.push('\n');
         for fix in f.fix.iter().take(2) {
-            match &fix.command {
-                Some(cmd) => out.push_str(&format!(
-                    "    fix: {}: {}\n",
-                    printable(&fix.text),
-                    printable(cmd)
-                )),
-                None => out.push_str(&format!("    fix: {}\n", printable(&fix.text))),
-            }
+            out.push_str(&super::devices::fix_line(fix, width));
         }
     }
     if !v.findings.is_empty() {
-        out.push_str(&format!(
-            "\n{}\n",
-            st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it.")
-        ));
+        put(&mut out, "", "", "");
+        put(
+            &mut out,
+            &st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it."),
+            "",
+            "",
+        );
     }
     out
 }

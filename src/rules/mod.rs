@@ -38,7 +38,7 @@ mod smoke_matmul;
 mod smoke_memory;
 mod smoke_transfer;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;

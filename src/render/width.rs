@@ -1,0 +1,598 @@
+//! Fitting human output to the terminal: its width, the display width of text (colour
+//! escapes take no column, ✓ and — take one, CJK takes two), and one word-wrapping helper
+//! every human view uses.
+//!
+//! Wrapping only moves line breaks: it never splits a word, and a word (or a shell command
+//! kept whole) wider than the line stays whole on a line of its own rather than being cut.
+
+/// The width when neither the terminal nor `COLUMNS` says.
+pub const DEFAULT_WIDTH: usize = 80;
+/// Narrower than this, hanging indents leave no room for text.
+pub const MIN_WIDTH: usize = 40;
+/// Wider than this, lines stop being readable (and `COLUMNS=100000` is a typo).
+pub const MAX_WIDTH: usize = 400;
+
+/// The width human output is wrapped to: the terminal's when stdout is one (TIOCGWINSZ),
+/// else `COLUMNS` (pass the variable's value), else 80; clamped to 40–400.
+pub fn terminal_width(columns_env: Option<&str>) -> usize {
+    width_from(stdout_tty_columns(), columns_env)
+}
+
+/// [`terminal_width`] with `COLUMNS` read from the process environment.
+pub fn for_stdout() -> usize {
+    let env = crate::envvars::Env::from_process();
+    terminal_width(env.get_str(crate::envvars::COLUMNS).as_deref())
+}
+
+/// [`terminal_width`] without the ioctl: the terminal's columns if known, else `COLUMNS`,
+/// else 80; clamped to 40–400.
+pub fn width_from(tty_columns: Option<usize>, columns_env: Option<&str>) -> usize {
+    tty_columns
+        .filter(|&c| c > 0)
+        .or_else(|| {
+            columns_env
+                .and_then(|c| c.trim().parse::<usize>().ok())
+                .filter(|&c| c > 0)
+        })
+        .unwrap_or(DEFAULT_WIDTH)
+        .clamp(MIN_WIDTH, MAX_WIDTH)
+}
+
+/// The columns of the terminal on stdout; None when stdout is not a terminal.
+fn stdout_tty_columns() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ fills a zeroed winsize for a terminal fd and fails otherwise.
+    unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
+            .then_some(ws.ws_col as usize)
+    }
+}
+
+/// The columns `s` takes on a terminal: ANSI escape sequences take none, combining marks
+/// none, East Asian wide characters and emoji two, everything else one.
+pub fn display_width(s: &str) -> usize {
+    let mut w = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            skip_escape(&mut chars);
+        } else {
+            w += char_width(c);
+        }
+    }
+    w
+}
+
+/// Consumes the rest of an escape sequence whose ESC was just read: CSI (`ESC [ … final`),
+/// OSC (`ESC ] … BEL` or `ESC ] … ESC \`), or a two-character escape.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars>) {
+    match chars.next() {
+        Some('[') => {
+            for c in chars.by_ref() {
+                if ('\x40'..='\x7e').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']') => {
+            while let Some(c) = chars.next() {
+                if c == '\x07' {
+                    break;
+                }
+                if c == '\x1b' && chars.peek() == Some(&'\\') {
+                    chars.next();
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The columns one character takes (see [`display_width`]).
+pub fn char_width(c: char) -> usize {
+    let u = c as u32;
+    if u < 0x20 || (0x7f..0xa0).contains(&u) {
+        return 0;
+    }
+    if u < 0x300 {
+        return 1;
+    }
+    if in_ranges(u, ZERO_WIDTH) {
+        0
+    } else if in_ranges(u, WIDE) {
+        2
+    } else {
+        1
+    }
+}
+
+fn in_ranges(u: u32, ranges: &[(u32, u32)]) -> bool {
+    ranges
+        .binary_search_by(|&(lo, hi)| {
+            if hi < u {
+                std::cmp::Ordering::Less
+            } else if lo > u {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// Combining marks, zero-width spaces and joiners, variation selectors (sorted).
+const ZERO_WIDTH: &[(u32, u32)] = &[
+    (0x0300, 0x036f),
+    (0x0483, 0x0489),
+    (0x0591, 0x05bd),
+    (0x0610, 0x061a),
+    (0x064b, 0x065f),
+    (0x0e31, 0x0e31),
+    (0x0e34, 0x0e3a),
+    (0x1ab0, 0x1aff),
+    (0x1dc0, 0x1dff),
+    (0x200b, 0x200f),
+    (0x2028, 0x202e),
+    (0x2060, 0x2064),
+    (0x20d0, 0x20ff),
+    (0xfe00, 0xfe0f),
+    (0xfe20, 0xfe2f),
+    (0xfeff, 0xfeff),
+    (0xe0100, 0xe01ef),
+];
+
+/// East Asian Wide and Fullwidth characters, and emoji shown as pictures (sorted).
+const WIDE: &[(u32, u32)] = &[
+    (0x1100, 0x115f),
+    (0x231a, 0x231b),
+    (0x2329, 0x232a),
+    (0x23e9, 0x23ec),
+    (0x23f0, 0x23f0),
+    (0x23f3, 0x23f3),
+    (0x25fd, 0x25fe),
+    (0x2614, 0x2615),
+    (0x2648, 0x2653),
+    (0x267f, 0x267f),
+    (0x2693, 0x2693),
+    (0x26a1, 0x26a1),
+    (0x26aa, 0x26ab),
+    (0x26bd, 0x26be),
+    (0x26c4, 0x26c5),
+    (0x26ce, 0x26ce),
+    (0x26d4, 0x26d4),
+    (0x26ea, 0x26ea),
+    (0x26f2, 0x26f3),
+    (0x26f5, 0x26f5),
+    (0x26fa, 0x26fa),
+    (0x26fd, 0x26fd),
+    (0x2705, 0x2705),
+    (0x270a, 0x270b),
+    (0x2728, 0x2728),
+    (0x274c, 0x274c),
+    (0x274e, 0x274e),
+    (0x2753, 0x2755),
+    (0x2757, 0x2757),
+    (0x2795, 0x2797),
+    (0x27b0, 0x27b0),
+    (0x27bf, 0x27bf),
+    (0x2b1b, 0x2b1c),
+    (0x2b50, 0x2b50),
+    (0x2b55, 0x2b55),
+    (0x2e80, 0x303e),
+    (0x3041, 0x33ff),
+    (0x3400, 0x4dbf),
+    (0x4e00, 0x9fff),
+    (0xa000, 0xa4cf),
+    (0xa960, 0xa97f),
+    (0xac00, 0xd7a3),
+    (0xf900, 0xfaff),
+    (0xfe10, 0xfe19),
+    (0xfe30, 0xfe6f),
+    (0xff00, 0xff60),
+    (0xffe0, 0xffe6),
+    (0x16fe0, 0x16fe4),
+    (0x17000, 0x18cff),
+    (0x1b000, 0x1b2ff),
+    (0x1f004, 0x1f004),
+    (0x1f0cf, 0x1f0cf),
+    (0x1f18e, 0x1f18e),
+    (0x1f191, 0x1f19a),
+    (0x1f200, 0x1f202),
+    (0x1f210, 0x1f23b),
+    (0x1f240, 0x1f248),
+    (0x1f250, 0x1f251),
+    (0x1f260, 0x1f265),
+    (0x1f300, 0x1f320),
+    (0x1f32d, 0x1f335),
+    (0x1f337, 0x1f37c),
+    (0x1f37e, 0x1f393),
+    (0x1f3a0, 0x1f3ca),
+    (0x1f3cf, 0x1f3d3),
+    (0x1f3e0, 0x1f3f0),
+    (0x1f3f4, 0x1f3f4),
+    (0x1f3f8, 0x1f43e),
+    (0x1f440, 0x1f440),
+    (0x1f442, 0x1f4fc),
+    (0x1f4ff, 0x1f53d),
+    (0x1f54b, 0x1f54e),
+    (0x1f550, 0x1f567),
+    (0x1f57a, 0x1f57a),
+    (0x1f595, 0x1f596),
+    (0x1f5a4, 0x1f5a4),
+    (0x1f5fb, 0x1f64f),
+    (0x1f680, 0x1f6c5),
+    (0x1f6cc, 0x1f6cc),
+    (0x1f6d0, 0x1f6d2),
+    (0x1f6d5, 0x1f6d7),
+    (0x1f6dc, 0x1f6df),
+    (0x1f6eb, 0x1f6ec),
+    (0x1f6f4, 0x1f6fc),
+    (0x1f7e0, 0x1f7eb),
+    (0x1f7f0, 0x1f7f0),
+    (0x1f90c, 0x1f93a),
+    (0x1f93c, 0x1f945),
+    (0x1f947, 0x1f9ff),
+    (0x1fa70, 0x1faff),
+    (0x20000, 0x2fffd),
+    (0x30000, 0x3fffd),
+];
+
+/// Text to wrap: `Words` may break at any whitespace; `Whole` (a shell command a user will
+/// copy) never breaks inside, and moves to a line of its own when it does not fit.
+#[derive(Debug, Clone, Copy)]
+pub enum Piece<'a> {
+    Words(&'a str),
+    Whole(&'a str),
+}
+
+/// `text` word-wrapped to `width` columns: the first line starts with `first_prefix`, the
+/// others with `hanging_indent`. Words are never split (one wider than the line stays whole
+/// on its own line); whitespace inside a line is kept as written, a newline in `text`
+/// breaks the line. Colour escapes take no column, and a colour open at a break is closed
+/// at the end of the line and reopened after the indent. No trailing newline.
+pub fn wrap(text: &str, width: usize, first_prefix: &str, hanging_indent: &str) -> String {
+    wrap_pieces(&[Piece::Words(text)], width, first_prefix, hanging_indent)
+}
+
+/// [`wrap`] over several pieces, joined by one space; see [`Piece`].
+pub fn wrap_pieces(
+    pieces: &[Piece],
+    width: usize,
+    first_prefix: &str,
+    hanging_indent: &str,
+) -> String {
+    let mut w = Wrapper::new(width, first_prefix, hanging_indent);
+    for piece in pieces {
+        match *piece {
+            Piece::Words(text) => {
+                let mut sep = " ";
+                for (i, line) in text.split('\n').enumerate() {
+                    if i > 0 {
+                        w.hard_break();
+                        sep = "";
+                    }
+                    for (s, word) in words(line) {
+                        w.push(if s.is_empty() { sep } else { s }, word);
+                        sep = " ";
+                    }
+                }
+            }
+            Piece::Whole(text) if !text.is_empty() => w.push(" ", text),
+            Piece::Whole(_) => {}
+        }
+    }
+    w.finish()
+}
+
+/// (whitespace before, word) pairs of one line; the whitespace before the first word is
+/// returned empty (the prefix or the joining space stands for it).
+fn words(line: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    let mut first = true;
+    while !rest.is_empty() {
+        let start = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
+        let (sep, tail) = rest.split_at(start);
+        if tail.is_empty() {
+            break;
+        }
+        let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
+        let (word, after) = tail.split_at(end);
+        out.push((if first { "" } else { sep }, word));
+        first = false;
+        rest = after;
+    }
+    out
+}
+
+/// How far left a long word may move out of an indented block to fit (see `Wrapper::push`).
+const OUTDENT_FLOOR: usize = 2;
+
+struct Wrapper<'a> {
+    width: usize,
+    hanging: &'a str,
+    lines: Vec<String>,
+    cur: String,
+    cur_width: usize,
+    /// The current line holds a word (not only its prefix).
+    has_word: bool,
+    /// Colour escapes in force (since the last reset), to reopen after a break.
+    active: String,
+}
+
+impl<'a> Wrapper<'a> {
+    fn new(width: usize, first_prefix: &str, hanging: &'a str) -> Wrapper<'a> {
+        let mut w = Wrapper {
+            width,
+            hanging,
+            lines: Vec::new(),
+            cur: String::new(),
+            cur_width: 0,
+            has_word: false,
+            active: String::new(),
+        };
+        w.append(first_prefix);
+        w
+    }
+
+    fn append(&mut self, s: &str) {
+        self.cur.push_str(s);
+        self.cur_width += display_width(s);
+        track_sgr(&mut self.active, s);
+    }
+
+    fn push(&mut self, sep: &str, word: &str) {
+        let word_width = display_width(word);
+        if self.has_word && self.cur_width + display_width(sep) + word_width > self.width {
+            self.hard_break();
+        }
+        // Lines moved left stay indented by this much under an indented block.
+        let floor = display_width(self.hanging).min(OUTDENT_FLOOR);
+        if !self.has_word
+            && self.cur_width + word_width > self.width
+            && floor + word_width <= self.width
+            && self.hanging.chars().all(|c| c == ' ')
+        {
+            // A long word (a path) that fits the width but not after the indent: on a line
+            // of its own, moved left just enough to end at the width.
+            if display_width(self.cur.trim()) > 0 {
+                self.hard_break();
+            }
+            if self.cur_width + word_width > self.width {
+                let active = std::mem::take(&mut self.active);
+                self.cur = " ".repeat(self.width - word_width);
+                self.cur_width = self.width - word_width;
+                self.cur.push_str(&active);
+                self.active = active;
+            }
+        }
+        if self.has_word {
+            self.append(sep);
+        }
+        self.append(word);
+        self.has_word = true;
+    }
+
+    fn hard_break(&mut self) {
+        if !self.active.is_empty() {
+            self.cur.push_str("\x1b[0m");
+        }
+        self.lines.push(std::mem::take(&mut self.cur));
+        self.cur_width = 0;
+        self.has_word = false;
+        let active = std::mem::take(&mut self.active);
+        self.append(self.hanging);
+        self.cur.push_str(&active);
+        self.active = active;
+    }
+
+    fn finish(mut self) -> String {
+        if self.has_word || self.lines.is_empty() || !self.cur.trim().is_empty() {
+            self.lines.push(std::mem::take(&mut self.cur));
+        }
+        let lines: Vec<&str> = self.lines.iter().map(|l| l.trim_end()).collect();
+        lines.join("\n")
+    }
+}
+
+/// Follows the SGR (colour) escapes in `s`: a reset clears `active`, others add to it.
+fn track_sgr(active: &mut String, s: &str) {
+    let mut rest = s;
+    while let Some(i) = rest.find("\x1b[") {
+        let after = &rest[i + 2..];
+        let Some(end) = after.find(|c: char| ('\x40'..='\x7e').contains(&c)) else {
+            return;
+        };
+        let params = &after[..end];
+        if after[end..].starts_with('m') {
+            if params.is_empty() || params == "0" {
+                active.clear();
+            } else {
+                active.push_str(&rest[i..i + 2 + end + 1]);
+            }
+        }
+        rest = &after[end + 1..];
+    }
+}
+
+/// `s` padded with spaces to `width` display columns (unchanged when wider).
+pub fn pad(s: &str, width: usize) -> String {
+    let w = display_width(s);
+    format!("{s}{}", " ".repeat(width.saturating_sub(w)))
+}
+
+/// `s` without its colour escapes.
+#[cfg(test)]
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            skip_escape(&mut chars);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn widest(s: &str) -> usize {
+        s.lines().map(display_width).max().unwrap_or(0)
+    }
+
+    fn words_of(s: &str) -> Vec<String> {
+        strip_ansi(s)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn width_comes_from_the_terminal_then_columns_then_80() {
+        assert_eq!(width_from(Some(132), Some("90")), 132);
+        assert_eq!(width_from(None, Some("90")), 90);
+        assert_eq!(width_from(None, Some(" 120 ")), 120);
+        assert_eq!(width_from(None, None), 80);
+        assert_eq!(width_from(None, Some("wide")), 80);
+        assert_eq!(width_from(None, Some("0")), 80);
+        assert_eq!(width_from(Some(0), None), 80);
+        assert_eq!(width_from(None, Some("10")), MIN_WIDTH);
+        assert_eq!(width_from(None, Some("100000")), MAX_WIDTH);
+        assert_eq!(width_from(Some(1000), None), MAX_WIDTH);
+    }
+
+    #[test]
+    fn hanging_indent() {
+        let text = "CUDA needs the Unified Memory module and its device node. Without them nvidia-smi still works";
+        let out = wrap(text, 40, "  = why: ", "         ");
+        assert_eq!(
+            out,
+            "  = why: CUDA needs the Unified Memory\n         module and its device node.\n         Without them nvidia-smi still\n         works"
+        );
+        assert!(widest(&out) <= 40);
+        assert_eq!(words_of(&out), words_of(&format!("= why: {text}")));
+    }
+
+    #[test]
+    fn fits_on_one_line_unchanged() {
+        assert_eq!(wrap("a b c", 80, "- ", "  "), "- a b c");
+        assert_eq!(wrap("", 80, "  x  ", "  "), "  x");
+        // Spacing inside a line is kept as written.
+        assert_eq!(
+            wrap("nvcc: none   compiles", 80, "", ""),
+            "nvcc: none   compiles"
+        );
+    }
+
+    #[test]
+    fn a_word_longer_than_the_line_stays_whole_on_its_own_line() {
+        let long = "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.580.95.05";
+        let out = wrap(&format!("see {long} now"), 40, "", "    ");
+        assert_eq!(out, format!("see\n    {long}\n    now"));
+        // Alone after a prefix, it stays on the first line: no empty line.
+        let out = wrap(long, 40, "  ✓ lib  ", "         ");
+        assert_eq!(out, format!("  ✓ lib  {long}"));
+    }
+
+    #[test]
+    fn a_word_that_fits_the_width_but_not_the_indent_moves_left() {
+        let path = "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05";
+        let out = wrap(
+            &format!("580.95.05 ({path})"),
+            50,
+            "  ✓ libcuda.so.1  ",
+            "                  ",
+        );
+        assert_eq!(out, format!("  ✓ libcuda.so.1  580.95.05\n  ({path})"));
+        assert!(widest(&out) <= 50);
+        // First on the line, it leaves the prefix on a line of its own.
+        let out = wrap(path, 50, "  = fix: ", "         ");
+        assert_eq!(out, format!("  = fix:\n    {path}"));
+        // A command line (an indent, no prefix) just moves left.
+        let cmd = "$ sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm";
+        let out = wrap_pieces(&[Piece::Whole(cmd)], 60, "         ", "         ");
+        assert_eq!(out, format!("   {cmd}"));
+        // An indent that is not blank (a comment's "# ") is never given up.
+        let out = wrap_pieces(&[Piece::Whole(cmd)], 60, "#        ", "#        ");
+        assert_eq!(out, format!("#        {cmd}"));
+        let out = wrap(&format!("see {cmd}"), 60, "# ", "#   ");
+        assert!(out.lines().all(|l| l.starts_with('#')), "{out}");
+        // Not further left than two columns: it stays where it was and is wider.
+        let out = wrap_pieces(&[Piece::Whole(cmd)], 58, "         ", "         ");
+        assert_eq!(out, format!("         {cmd}"));
+    }
+
+    #[test]
+    fn colour_escapes_take_no_column() {
+        let plain = "error[GD006]: /dev/nvidia-uvm is missing: CUDA cannot initialise at all";
+        let coloured = "\x1b[31;1merror[GD006]\x1b[0m: \x1b[1m/dev/nvidia-uvm is missing: CUDA cannot initialise at all\x1b[0m";
+        let a = wrap(plain, 40, "", "    ");
+        let b = wrap(coloured, 40, "", "    ");
+        assert_eq!(strip_ansi(&b), a);
+        assert!(widest(&b) <= 40);
+        // The bold title spans a break: closed at the end of the line, reopened after the indent.
+        let first = b.lines().next().unwrap();
+        assert!(first.ends_with("\x1b[0m"), "{first:?}");
+        let second = b.lines().nth(1).unwrap();
+        assert!(second.starts_with("    \x1b[1m"), "{second:?}");
+    }
+
+    #[test]
+    fn multibyte_symbols_are_one_column() {
+        assert_eq!(display_width("✓ ✗ × — → … · °"), 15);
+        assert_eq!(display_width("\x1b[32m✓\x1b[0m"), 1);
+        assert_eq!(display_width("GPU 0…7"), 7);
+        assert_eq!(display_width("日本"), 4);
+        assert_eq!(display_width("e\u{301}"), 1);
+        let out = wrap("✓ ✓ ✓ ✓ ✓ ✓ ✓ ✓ ✓ ✓", 9, "", "");
+        assert_eq!(out, "✓ ✓ ✓ ✓ ✓\n✓ ✓ ✓ ✓ ✓");
+        let out = wrap("日本語 日本語 日本語", 14, "", "");
+        assert_eq!(out, "日本語 日本語\n日本語");
+    }
+
+    #[test]
+    fn a_command_is_kept_whole() {
+        let cmd = "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility IMAGE";
+        let out = wrap_pieces(
+            &[
+                Piece::Words("fix: Start the container with the GPUs:"),
+                Piece::Whole(cmd),
+            ],
+            60,
+            "    ",
+            "         ",
+        );
+        assert_eq!(
+            out,
+            format!("    fix: Start the container with the GPUs:\n         {cmd}")
+        );
+        let out = wrap_pieces(
+            &[
+                Piece::Words("fix: Load it:"),
+                Piece::Whole("sudo modprobe x"),
+            ],
+            60,
+            "    ",
+            "         ",
+        );
+        assert_eq!(out, "    fix: Load it: sudo modprobe x");
+    }
+
+    #[test]
+    fn newlines_break_lines() {
+        assert_eq!(wrap("a b\nc d", 80, "> ", "  "), "> a b\n  c d");
+    }
+
+    #[test]
+    fn padding_counts_columns() {
+        assert_eq!(pad("34°C", 6), "34°C  ");
+        assert_eq!(pad("\x1b[1mab\x1b[0m", 3), "\x1b[1mab\x1b[0m ");
+    }
+}
