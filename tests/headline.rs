@@ -19,7 +19,8 @@ struct Lead {
 }
 
 fn lead(cmd: impl Fn() -> assert_cmd::Command) -> Lead {
-    let r = run(cmd().arg("check"));
+    // Wide enough that no line wraps: these tests read whole lines (tests/width.rs wraps).
+    let r = run(cmd().arg("check").env("COLUMNS", "1000"));
     let mut lines = r.stdout.lines();
     let header = lines.next().unwrap_or_default();
     assert!(header.starts_with("gpudoctor "), "{}", r.stdout);
@@ -249,6 +250,7 @@ fn live_python(answer: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 
 fn with_import(py: &std::path::Path, format: &str) -> Run {
     run(gpudoctor()
+        .env("COLUMNS", "1000")
         .arg("--python")
         .arg(py)
         .args(["--python-import", "check", "--format", format]))
