@@ -154,7 +154,9 @@ fn explain_without_a_code_lists_and_speaks_json_and_markdown() {
 
 #[test]
 fn explain_list_names_every_code() {
-    let r = run(gpudoctor().args(["explain", "--list"]).env("COLUMNS", "1000"));
+    let r = run(gpudoctor()
+        .args(["explain", "--list"])
+        .env("COLUMNS", "1000"));
     assert_eq!(r.code, 0);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), gpudoctor::codes::CODES.len());
