@@ -423,3 +423,13 @@ fn a_configured_colour_does_not_beat_no_color_but_the_flag_does() {
         "the flag beats NO_COLOR"
     );
 }
+
+#[test]
+fn config_fits_the_width() {
+    for width in [50usize, 80] {
+        let r = run(gpudoctor().arg("config").env("COLUMNS", width.to_string()));
+        for line in r.stdout.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}");
+        }
+    }
+}

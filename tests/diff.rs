@@ -273,3 +273,26 @@ fn fix_script_is_a_valid_reviewable_script() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn diff_fits_the_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = report_of(dir.path(), "before", 2, 16);
+    let after = report_of(dir.path(), "after-with-a-long-file-name-for-the-header", 1, 8);
+    for width in [60usize, 80] {
+        let r = run(gpudoctor()
+            .arg("diff")
+            .arg(&before)
+            .arg(&after)
+            .env("COLUMNS", width.to_string()));
+        for line in r.stdout.lines() {
+            // A path longer than the line stays whole on a line of its own.
+            let one_word = !line.trim().contains(' ');
+            assert!(
+                line.chars().count() <= width || one_word,
+                "{width}: {line:?}\n{}",
+                r.stdout
+            );
+        }
+    }
+}

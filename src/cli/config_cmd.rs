@@ -4,6 +4,7 @@ use super::args::Format;
 use super::config::SYSTEM_CONFIG;
 use super::settings::Settings;
 use super::{emit_report, CliError};
+use crate::render::width::wrap;
 use crate::render::Style;
 
 pub(super) fn config(g: &Settings) -> Result<u8, CliError> {
@@ -18,19 +19,28 @@ pub(super) fn config(g: &Settings) -> Result<u8, CliError> {
             s.push('\n');
             s
         }
-        _ => human(g, &Style::for_stdout()),
+        _ => {
+            let st = Style::for_stdout();
+            st.finish(human(g, &st, crate::render::width::for_stdout()))
+        }
     };
     emit_report(g, text.as_bytes())?;
     Ok(0)
 }
 
-fn human(g: &Settings, st: &Style) -> String {
+fn human(g: &Settings, st: &Style, width: usize) -> String {
     let mut s = String::new();
     if g.files.is_empty() {
-        s.push_str(&format!(
-            "{} none (looked for {SYSTEM_CONFIG}, $XDG_CONFIG_HOME/gpudoctor/config.toml, --config / $GPUDOCTOR_CONFIG)\n",
-            st.bold("Configuration files:")
+        s.push_str(&wrap(
+            &format!(
+                "{} none (looked for {SYSTEM_CONFIG}, $XDG_CONFIG_HOME/gpudoctor/config.toml, --config / $GPUDOCTOR_CONFIG)",
+                st.bold("Configuration files:")
+            ),
+            width,
+            "",
+            "  ",
         ));
+        s.push('\n');
     } else {
         s.push_str(&format!(
             "{}\n",
@@ -41,7 +51,7 @@ fn human(g: &Settings, st: &Style) -> String {
         }
     }
     s.push('\n');
-    let width = g
+    let column = g
         .origins
         .iter()
         .map(|o| o.key.len() + 3 + value_text(&o.value).chars().count())
@@ -49,12 +59,16 @@ fn human(g: &Settings, st: &Style) -> String {
         .unwrap_or(0);
     for o in &g.origins {
         let kv = format!("{} = {}", o.key, value_text(&o.value));
-        let pad = width.saturating_sub(kv.chars().count());
-        s.push_str(&format!(
-            "{kv}{}  {}\n",
+        let pad = column.saturating_sub(kv.chars().count());
+        let line = format!(
+            "{kv}{}  {}",
             " ".repeat(pad),
             st.dim(&format!("# {}", o.source))
-        ));
+        );
+        // A long source wraps under itself, still a comment.
+        let indent = format!("{}  # ", " ".repeat(column.min(width / 2)));
+        s.push_str(&wrap(&line, width, "", &indent));
+        s.push('\n');
     }
     s
 }

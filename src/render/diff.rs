@@ -74,11 +74,16 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
     let _ = writeln!(
         out,
         "{}",
-        st.bold(&format!(
-            "Changes from {} to {}",
-            side(&d.old),
-            side(&d.new)
-        ))
+        wrap(
+            &st.bold(&format!(
+                "Changes from {} to {}",
+                side(&d.old),
+                side(&d.new)
+            )),
+            width,
+            "",
+            "  "
+        )
     );
     if d.is_empty() {
         let _ = writeln!(out, "\n{}", st.green("No differences"));
@@ -86,14 +91,14 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
     for (section, changes) in by_section(&d.changes) {
         let _ = writeln!(out, "\n{}", st.bold(section.title()));
         for c in changes {
-            let _ = writeln!(
-                out,
-                "  {}: {} {} {}",
+            let text = format!(
+                "{}: {} {} {}",
                 printable(&c.label),
                 st.dim(&printable(c.old_text())),
                 st.cyan("→"),
                 printable(c.new_text())
             );
+            let _ = writeln!(out, "{}", wrap(&text, width, "  ", "    "));
         }
     }
     let f = &d.findings;
@@ -103,12 +108,12 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
         }
         let _ = writeln!(out, "\n{}", st.bold(title));
         for x in findings {
-            let _ = writeln!(
-                out,
-                "  {}: {}",
+            let text = format!(
+                "{}: {}",
                 finding_heading(x.severity, &x.code, st),
                 printable(&x.title)
             );
+            let _ = writeln!(out, "{}", wrap(&text, width, "  ", "    "));
         }
     };
     list("Findings that appeared", &f.appeared);
@@ -116,13 +121,13 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
     if !f.severity_changed.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("Findings that changed severity"));
         for x in &f.severity_changed {
-            let _ = writeln!(
-                out,
-                "  {}: {} (was {})",
+            let text = format!(
+                "{}: {} (was {})",
                 finding_heading(x.new, &x.code, st),
                 printable(&x.title),
                 x.old.as_str()
             );
+            let _ = writeln!(out, "{}", wrap(&text, width, "  ", "    "));
         }
     }
     let gaps = not_compared_lines(d);
