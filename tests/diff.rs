@@ -278,7 +278,12 @@ fn fix_script_is_a_valid_reviewable_script() {
 fn diff_fits_the_width() {
     let dir = tempfile::tempdir().unwrap();
     let before = report_of(dir.path(), "before", 2, 16);
-    let after = report_of(dir.path(), "after-with-a-long-file-name-for-the-header", 1, 8);
+    let after = report_of(
+        dir.path(),
+        "after-with-a-long-file-name-for-the-header",
+        1,
+        8,
+    );
     for width in [60usize, 80] {
         let r = run(gpudoctor()
             .arg("diff")
