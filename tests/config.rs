@@ -375,9 +375,31 @@ fn help_and_its_examples_fit_the_width() {
             }
         }
     }
-    // The examples are part of --help.
-    let r = run(gpudoctor().arg("--help").env("COLUMNS", "80"));
+    // The examples are part of --help, and at 60 columns each keeps its shape: a command
+    // line, then its description indented under it.
+    let r = run(gpudoctor().arg("--help").env("COLUMNS", "60"));
     assert!(r.stdout.contains("gpudoctor check --baseline good.json"));
+    let examples = r
+        .stdout
+        .split("Examples:\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    for line in examples.lines() {
+        let command = ["  gpudoctor", "  sudo gpudoctor", "  srun gpudoctor"]
+            .iter()
+            .any(|p| line.starts_with(p));
+        assert!(command || line.starts_with("      "), "{line:?}");
+    }
+    // Without a terminal or COLUMNS, help is 80 columns wide, as reports are.
+    let r = run(gpudoctor().arg("--help").env_remove("COLUMNS"));
+    assert!(r.stdout.lines().all(|l| l.chars().count() <= 80));
+    // A mistyped subcommand is never pointed at a hidden worker.
+    let r = run(gpudoctor().arg("smok"));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("'smoke'") && !r.stderr.contains("worker"), "{}", r.stderr);
 }
 
 #[test]

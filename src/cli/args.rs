@@ -10,42 +10,50 @@ use clap::builder::{PossibleValue, StringValueParser, TypedValueParser, ValueHin
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
+/// Each example: the command, then what it does, each line short enough for a 60-column
+/// terminal (clap re-wraps longer lines without the indent).
 const EXAMPLES: &str = "Examples:
-  gpudoctor                       same as `gpudoctor check`
+  gpudoctor
+      same as `gpudoctor check`
   gpudoctor check --json > report.json
-                                  machine-readable report for CI
+      machine-readable report for CI
   gpudoctor check -q || echo broken
-                                  only the exit code
+      only the exit code
   gpudoctor check --fail-on warning
-                                  exit 1 on warnings too
-  gpudoctor check --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+      exit 1 on warnings too
+  gpudoctor check --format markdown > report.md
+      for an issue, or >> \"$GITHUB_STEP_SUMMARY\" in CI
   gpudoctor check --format junit > gpudoctor-junit.xml
-                                  one testcase per check for CI test reports
+      one testcase per check for CI test reports
   gpudoctor check --format prometheus > gpudoctor.prom
-                                  node_exporter textfile-collector metrics
+      node_exporter textfile-collector metrics
   gpudoctor check --root /mnt/image
-                                  inspect a container image or chroot (nothing in it is run)
+      inspect an image or chroot (nothing in it is run)
   sudo gpudoctor check --user alice
-                                  judge device access for another account
+      judge device access for another account
   gpudoctor check --from report.json
-                                  re-run the rules on a saved report
+      re-run the rules on a saved report
   gpudoctor check --baseline good.json
-                                  what changed since the report that worked
+      what changed since the report that worked
   gpudoctor check --fix-script > fix.sh
-                                  the fixes as a script to review, then run
+      the fixes as a script to review, then run
   gpudoctor check --only device_nodes,GD012
-                                  run one probe, report one code
-  gpudoctor smoke                 prove every GPU computes (matmul, memory, transfers)
-  srun gpudoctor check --json --output out/{host}.json; gpudoctor fleet out/
-                                  one report per node, then the fleet's outliers
+      run one probe, report one code
+  gpudoctor smoke
+      prove every GPU computes (matmul, memory, copies)
+  srun gpudoctor check --json --output out/{host}.json
+  gpudoctor fleet out/
+      one report per node, then the fleet's outliers
   gpudoctor diff old.json new.json
-                                  the facts and findings that differ
-  gpudoctor explain GD006         what a finding means and how to fix it
-  gpudoctor config                the effective configuration and where each value came from
-  gpudoctor completions bash > ~/.local/share/bash-completion/completions/gpudoctor
+      the facts and findings that differ
+  gpudoctor explain GD006
+      what a finding means and how to fix it
+  gpudoctor config
+      the configuration and where each value came from
+  gpudoctor completions bash > gpudoctor.bash
+      a completion script (also zsh, fish, …)
 
-Configuration: /etc/gpudoctor/config.toml, then $XDG_CONFIG_HOME/gpudoctor/config.toml,
-then --config FILE (or GPUDOCTOR_CONFIG), then GPUDOCTOR_* variables, then flags.
+Configuration: /etc/gpudoctor/config.toml, then $XDG_CONFIG_HOME/gpudoctor/config.toml, then --config FILE (or GPUDOCTOR_CONFIG), then GPUDOCTOR_* variables, then flags.
 
 Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or internal error.";
 
@@ -281,19 +289,19 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub smoke: SmokeArgs,
     /// `check` without the on-device smoke test
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = SMOKE_SETTINGS)]
     pub no_smoke: bool,
     /// A quick static check: no smoke test (same as --no-smoke)
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = SMOKE_SETTINGS)]
     pub quick: bool,
     /// Also write the report (in --format) to PATH, `{host}` replaced by the node's name; stdout gets the human report
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,
     /// After the report, show what differs from this saved report (`check --format json`)
-    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath, conflicts_with = "quiet")]
     pub baseline: Option<PathBuf>,
     /// Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)
-    #[arg(long, conflicts_with_all = ["format", "json"])]
+    #[arg(long, conflicts_with_all = ["format", "json", "baseline", "quiet", "output"])]
     pub fix_script: bool,
 }
 
@@ -345,10 +353,10 @@ pub struct NvmlArgs {
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct PythonArgs {
-    /// The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)
+    /// The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
     pub python: Option<PathBuf>,
-    /// Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s
+    /// Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s
     #[arg(long)]
     pub python_import: bool,
 }
@@ -401,7 +409,7 @@ pub struct DevicesArgs {
     #[arg(long)]
     pub detail: bool,
     /// Show every column of the table, however wide
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["index", "detail", "json"])]
     pub wide: bool,
     #[command(flatten)]
     pub output: ViewOutput,
@@ -455,7 +463,7 @@ pub struct DiffArgs {
     pub new: PathBuf,
     #[command(flatten)]
     pub output: ViewOutput,
-    /// Exit 1 when a finding at or above this severity appeared [default: error]
+    /// Exit 1 only when a finding at or above this severity appeared or got worse (without it: when anything differs, as diff(1))
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
 }
@@ -481,6 +489,9 @@ pub struct ConfigArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 }
+
+/// The smoke test's settings: meaningless with --no-smoke or --quick.
+const SMOKE_SETTINGS: [&str; 4] = ["matmul_size", "mem_fraction", "transfer_size", "cuda_lib"];
 
 /// Any string, offered in completions as every probe name and finding code.
 fn names_parser() -> impl TypedValueParser<Value = String> {

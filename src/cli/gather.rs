@@ -62,17 +62,31 @@ pub(super) fn gather(
     let timeout = probe_timeout(g)?;
     let snapshot = match &g.from {
         Some(path) => {
-            let probing = g.root.is_some()
-                || g.user.is_some()
-                || g.nvml_lib.is_some()
-                || g.python.is_some()
-                || g.python_import
-                || g.cuda_lib.is_some()
-                || sel.names_probes;
-            if probing {
-                return Err(CliError::Usage(
-                    "--from replays a saved snapshot: --root, --user, --nvml-lib and probe names in --only/--skip do not apply (codes do)".into(),
-                ));
+            let mut probing: Vec<&str> = [
+                (g.root.is_some(), "--root"),
+                (g.user.is_some(), "--user"),
+                (g.nvml_lib.is_some(), "--nvml-lib"),
+                (g.python.is_some(), "--python"),
+                (g.python_import, "--python-import"),
+                (g.cuda_lib.is_some(), "--cuda-lib"),
+                (sel.names_probes, "probe names in --only/--skip"),
+            ]
+            .into_iter()
+            .filter_map(|(given, name)| given.then_some(name))
+            .collect();
+            probing.extend(g.flags_given(&[
+                "timeout",
+                "smoke.matmul_size",
+                "smoke.mem_fraction",
+                "smoke.transfer_size",
+                "smoke.enabled",
+            ]));
+            if !probing.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "--from replays a saved snapshot: {} do{} not apply (nothing is probed; codes in --only/--skip do apply)",
+                    probing.join(", "),
+                    if probing.len() == 1 && !probing[0].starts_with("probe") { "es" } else { "" }
+                )));
             }
             load_snapshot(path)?
         }

@@ -42,8 +42,26 @@ pub enum CliError {
 }
 
 pub fn main() -> ExitCode {
-    let parsed = Cli::command()
-        .try_get_matches()
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The hidden workers are parsed only when asked for by name, so that no suggestion for
+    // a mistyped subcommand names them.
+    let worker = args
+        .get(1)
+        .is_some_and(|a| a.to_string_lossy().starts_with("__"));
+    let command = if worker {
+        Cli::command()
+    } else {
+        completions::visible_command()
+    };
+    let env = Env::from_process();
+    // Help and usage errors wrap and colour as reports do.
+    let command = command
+        .term_width(crate::render::width::terminal_width(
+            env.get_str(envvars::COLUMNS).as_deref(),
+        ))
+        .color(clap_color(&args));
+    let parsed = command
+        .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)));
     let (matches, cli) = match parsed {
         Ok(p) => p,
@@ -68,6 +86,31 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `--color` as written on the command line (before parsing), for clap's own help and
+/// errors; NO_COLOR, CLICOLOR and the terminal are honoured by clap under `auto`.
+fn clap_color(args: &[std::ffi::OsString]) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut next_is_value = false;
+    for a in args.iter().map(|a| a.to_string_lossy()) {
+        let value = if next_is_value {
+            next_is_value = false;
+            Some(a.to_string())
+        } else if a == "--color" {
+            next_is_value = true;
+            None
+        } else {
+            a.strip_prefix("--color=").map(str::to_string)
+        };
+        match value.as_deref() {
+            Some("never") => choice = clap::ColorChoice::Never,
+            Some("always") => choice = clap::ColorChoice::Always,
+            Some("auto") => choice = clap::ColorChoice::Auto,
+            _ => {}
+        }
+    }
+    choice
 }
 
 pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {

@@ -279,6 +279,15 @@ impl Settings {
             .any(|o| o.key == "fail_on" && o.source != Source::Default.to_string())
     }
 
+    /// The flags the command line gave for these keys (`--timeout`, …).
+    pub fn flags_given(&self, keys: &[&str]) -> Vec<&str> {
+        self.origins
+            .iter()
+            .filter(|o| keys.contains(&o.key.as_str()) && o.source.starts_with("--"))
+            .map(|o| o.source.as_str())
+            .collect()
+    }
+
     /// Whether --color itself chose the colour mode.
     pub fn color_from_flag(&self) -> bool {
         self.origins
