@@ -399,7 +399,11 @@ fn help_and_its_examples_fit_the_width() {
     // A mistyped subcommand is never pointed at a hidden worker.
     let r = run(gpudoctor().arg("smok"));
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("'smoke'") && !r.stderr.contains("worker"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("'smoke'") && !r.stderr.contains("worker"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

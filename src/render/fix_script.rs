@@ -144,6 +144,8 @@ fn step(out: &mut String, f: &Finding, n: usize, fix: &Fix, live_taken: &mut boo
     } else if let Some(p) = placeholder(cmd) {
         hold_back_placeholder = format!("replace {p} first, then uncomment it");
         Some(hold_back_placeholder.as_str())
+    } else if !plain_shell(cmd) {
+        Some("not a complete shell command as written: read it, then run what it says")
     } else {
         None
     };
@@ -155,7 +157,13 @@ fn step(out: &mut String, f: &Finding, n: usize, fix: &Fix, live_taken: &mut boo
         None => {
             let banner = format!("==> {}: {}", f.code, printable(&fix.text));
             let _ = writeln!(out, "printf '%s\\n' {}", sh_quote(&banner));
-            let _ = writeln!(out, "{cmd}");
+            if read_only(cmd) {
+                // A look that finds nothing (a missing file, grep without a match) is an
+                // answer, not a reason to stop the fixes after it.
+                let _ = writeln!(out, "{{\n{cmd}\n}} || true");
+            } else {
+                let _ = writeln!(out, "{cmd}");
+            }
         }
     }
 }
@@ -169,7 +177,8 @@ fn placeholder(cmd: &str) -> Option<String> {
         let caps = w.len() >= 3
             && w.chars().all(|c| c.is_ascii_uppercase())
             && !crate::envvars::ALL.iter().any(|v| v.name == w);
-        (angle || caps).then_some(w)
+        let elided = w == "..." || w.contains('…');
+        (angle || caps || elided).then_some(w)
     })
 }
 
@@ -236,6 +245,95 @@ const NVIDIA_SMI_SETTINGS: &[&str] = &[
     "--multi-instance-gpu",
     "mig",
 ];
+
+/// Commands that only look: their failure under `set -e` must not end the script.
+const LOOKS: &[&str] = &[
+    "cat",
+    "grep",
+    "egrep",
+    "free",
+    "ls",
+    "lspci",
+    "dmesg",
+    "journalctl",
+    "find",
+    "head",
+    "tail",
+    "stat",
+    "id",
+    "getent",
+    "env",
+    "printenv",
+    "uname",
+    "lsmod",
+    "modinfo",
+    "df",
+    "findmnt",
+    "which",
+    "echo",
+    "printf",
+    "nvidia-smi",
+    "ldconfig",
+    "dpkg",
+    "rpm",
+    "systemctl",
+    "sort",
+    "uniq",
+    "wc",
+    "awk",
+    "sed",
+    "cut",
+    "tr",
+    "ulimit",
+    "mount",
+    "readlink",
+    "realpath",
+    "file",
+];
+
+/// Every part of the command only reads (no sudo, nothing root-only, no redirect into a file).
+fn read_only(cmd: &str) -> bool {
+    let commands = simple_commands(cmd);
+    !commands.is_empty()
+        && needs_root(cmd).is_none()
+        && !cmd.contains(" > ")
+        && !cmd.contains(" >> ")
+        && commands.iter().all(|words| {
+            words.first().is_some_and(|w| {
+                let w = w.rsplit('/').next().unwrap_or(w);
+                LOOKS.contains(&w) && !(w == "sed" && words.iter().any(|a| a.starts_with("-i")))
+            })
+        })
+}
+
+/// Quotes balance and no parenthesis stands outside quotes except in `$(…)`: prose such as
+/// "(or --ipc=host)" written after a command would be a syntax error in a script.
+fn plain_shell(cmd: &str) -> bool {
+    let (mut single, mut double, mut depth) = (false, false, 0i32);
+    let mut prev = ' ';
+    for c in cmd.chars() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '(' if !single && !double => {
+                if prev != '$' {
+                    return false;
+                }
+                depth += 1;
+            }
+            ')' if !single && !double => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            '#' if !single && !double && prev == ' ' => break,
+            _ => {}
+        }
+        prev = c;
+    }
+    !single && !double && depth == 0
+}
 
 fn needs_root(cmd: &str) -> Option<Root> {
     let mut found = None;
@@ -748,5 +846,53 @@ mod placeholder_tests {
             );
         }
         assert!(script.contains("replace <node> first"), "{script}");
+    }
+}
+
+#[cfg(test)]
+mod shell_tests {
+    use super::*;
+
+    #[test]
+    fn prose_after_a_command_is_not_plain_shell() {
+        assert!(!plain_shell(
+            "docker run --shm-size=16g IMAGE (or --ipc=host)"
+        ));
+        assert!(plain_shell("echo \"$(id -u)\" # (a comment)"));
+        assert!(plain_shell("grep -E 'a|(b)' f"));
+        assert!(!plain_shell("echo 'unterminated"));
+    }
+
+    #[test]
+    fn looks_do_not_stop_the_script_and_changes_do() {
+        assert!(read_only(
+            "free -g; cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.current 2>/dev/null"
+        ));
+        assert!(read_only("lspci -k -d 10de: | grep 'in use'"));
+        assert!(!read_only("sudo lspci -vv"));
+        assert!(!read_only("nvidia-smi -pm 1"));
+        assert!(!read_only("echo x > /etc/modprobe.d/a.conf"));
+        assert!(!read_only("sed -i s/a/b/ f"));
+        let mut f = Finding::new("GD058", Severity::Warning, "no pinned memory");
+        f.fix.push(Fix {
+            text: "Look at the memory limits".into(),
+            command: Some("cat /nonexistent/memory.max 2>/dev/null".into()),
+        });
+        let mut g = Finding::new("GD012", Severity::Warning, "after");
+        g.fix.push(Fix {
+            text: "Then this".into(),
+            command: Some("echo reached".into()),
+        });
+        let script = render(&Report::new(Default::default(), Vec::new(), vec![f, g]));
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("reached"),
+            "{script}"
+        );
     }
 }

@@ -241,7 +241,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
     if rootless {
         f = f.fix_cmd(
             "Rootless podman: keep the caller's supplementary groups inside the container",
-            "podman run --group-add keep-groups ...",
+            "podman run --group-add keep-groups IMAGE",
         );
     }
     f.fix_cmd(

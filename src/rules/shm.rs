@@ -43,7 +43,7 @@ fn run(snap: &Snapshot) -> Outcome {
     Outcome::Checked(vec![Finding::new("GD051", Severity::Warning, format!("/dev/shm in this {kind} container is only {mib} MiB"))
         .detail(format!("NCCL passes data between the GPUs of one node through /dev/shm, and PyTorch DataLoader workers hand batches over through it. At {mib} MiB multi-GPU jobs fail with \"NCCL error: unhandled system error\" or a bus error, and data loading with \"DataLoader worker ... is killed by signal: Bus error\"."))
         .evidence(Subject::Shm, format!("/dev/shm size {mib} MiB"), "/proc/mounts")
-        .fix_cmd("Give the container more shared memory", "docker run --shm-size=16g ... (or --ipc=host)")
+        .fix_cmd("Give the container more shared memory (or share the host's with --ipc=host)", "docker run --shm-size=16g IMAGE")
         .fix_text("Kubernetes: mount an emptyDir with medium: Memory at /dev/shm")])
 }
 
@@ -79,7 +79,7 @@ mod tests {
         );
         assert_eq!(
             first_cmd(&f),
-            "docker run --shm-size=16g ... (or --ipc=host)"
+            "docker run --shm-size=16g IMAGE"
         );
     }
 

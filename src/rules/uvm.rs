@@ -72,7 +72,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if in_container && uvm_loaded == Some(true) {
         f = f
             .fix_text("The host has nvidia_uvm loaded but this container was not given /dev/nvidia-uvm: recreate it with the NVIDIA runtime (--gpus all) or pass the node explicitly")
-            .fix_cmd("Pass the UVM nodes explicitly", "docker run --device /dev/nvidia-uvm --device /dev/nvidia-uvm-tools ...")
+            .fix_cmd("Pass the UVM nodes explicitly", "docker run --device /dev/nvidia-uvm --device /dev/nvidia-uvm-tools IMAGE")
             .fix_cmd("With CDI (podman, containerd), regenerate the spec on the host after loading nvidia_uvm", "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml");
     } else {
         f = f

@@ -221,7 +221,7 @@ fn run(snap: &Snapshot) -> Outcome {
             if entry.trim().eq_ignore_ascii_case("NoDevFiles") {
                 f = f.fix_cmd(
                     "Under Slurm, request GPUs for the job",
-                    "srun --gres=gpu:1 ...",
+                    "srun --gres=gpu:1 COMMAND",
                 );
             }
             out.push(f);
