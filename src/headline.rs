@@ -12,7 +12,7 @@ use crate::probes::smoke::SmokeResult;
 use crate::report::Derived;
 use crate::rules::Check;
 use crate::snapshot::{ProbeStatus, Snapshot};
-use crate::subject::Subject;
+use crate::subject::{SmokeStep, Subject};
 use crate::verdict::{SmokeTally, Verdict, Verdicts};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -93,13 +93,27 @@ impl Headline {
             .iter()
             .filter(|f| f.severity == Severity::Warning)
             .count();
-        let smoke = SmokeTally::of(&Verdicts::new(findings, checks).smoke_gpus(snap));
+        let smoke_gpus = Verdicts::new(findings, checks).smoke_gpus(snap);
+        let smoke = SmokeTally::of(&smoke_gpus);
+        // CUDA itself failed on every GPU tested: none got a context and its kernels. A GPU
+        // that computed wrongly or copied slowly still ran CUDA.
+        let cuda_failed_everywhere = !smoke_gpus.is_empty()
+            && smoke_gpus.iter().all(|g| {
+                g.steps
+                    .iter()
+                    .filter(|s| matches!(s.step, SmokeStep::Context | SmokeStep::Kernels))
+                    .any(|s| s.verdict == Verdict::Error)
+                    || !g
+                        .steps
+                        .iter()
+                        .any(|s| s.step == SmokeStep::Kernels && s.verdict != Verdict::NotJudged)
+            });
         let machine = Machine::of(snap, derived);
 
         if errors > 0 {
             let codes = codes_of(Severity::Error);
             let proven = smoke.passed + smoke.warnings > 0;
-            let all_failed = smoke.gpus > 0 && smoke.failed == smoke.gpus;
+            let all_failed = smoke.gpus > 0 && smoke.failed == smoke.gpus && cuda_failed_everywhere;
             let stops_all = findings.iter().any(|f| {
                 f.severity == Severity::Error
                     && STOPS_ALL_CUDA.contains(&f.code.as_str())

@@ -187,6 +187,21 @@ fn a_gpu_that_fails_keeps_its_lines_and_the_node_is_not_ready() {
 }
 
 #[test]
+fn a_lone_gpu_that_computes_wrongly_ran_cuda_so_it_is_not_ready_not_cuda_fails() {
+    let mut node = GpuNode::new(1);
+    node.cuda().device(0).matmul_wrong = true;
+    let l = lead(|| node.cmd());
+    l.says('✗', "not_ready", "Not ready: 1 blocker (GD056)", &["GD056"]);
+    // Every GPU refusing a context is CUDA failing.
+    let mut node = GpuNode::new(2);
+    for d in &mut node.cuda().devices {
+        d.ctx_error = Some(999);
+    }
+    let l = lead(|| node.cmd());
+    assert_eq!(l.json["kind"], "cuda_will_not_work", "{}", l.out);
+}
+
+#[test]
 fn a_ready_node_names_its_torch_and_counts_its_warnings() {
     let node = GpuNode::new(2);
     let site = node.root.torch_venv("2.8.0+cu128", Some("12.8"), &[]);

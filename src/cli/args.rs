@@ -289,10 +289,10 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub smoke: SmokeArgs,
     /// `check` without the on-device smoke test
-    #[arg(long, conflicts_with_all = SMOKE_SETTINGS)]
+    #[arg(long)]
     pub no_smoke: bool,
     /// A quick static check: no smoke test (same as --no-smoke)
-    #[arg(long, conflicts_with_all = SMOKE_SETTINGS)]
+    #[arg(long)]
     pub quick: bool,
     /// Also write the report (in --format) to PATH, `{host}` replaced by the node's name; stdout gets the human report
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
@@ -489,9 +489,6 @@ pub struct ConfigArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 }
-
-/// The smoke test's settings: meaningless with --no-smoke or --quick.
-const SMOKE_SETTINGS: [&str; 4] = ["matmul_size", "mem_fraction", "transfer_size", "cuda_lib"];
 
 /// Any string, offered in completions as every probe name and finding code.
 fn names_parser() -> impl TypedValueParser<Value = String> {

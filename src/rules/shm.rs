@@ -77,10 +77,7 @@ mod tests {
             "{}",
             f.title
         );
-        assert_eq!(
-            first_cmd(&f),
-            "docker run --shm-size=16g IMAGE"
-        );
+        assert_eq!(first_cmd(&f), "docker run --shm-size=16g IMAGE");
     }
 
     #[test]
