@@ -459,3 +459,31 @@ fn config_fits_the_width() {
         }
     }
 }
+
+#[test]
+fn values_out_of_range_name_where_they_were_set() {
+    let l = Layers::new();
+    let p = l.named("range.toml", "[smoke]\n\nmatmul_size = 5\n");
+    let r = run(gpudoctor().args(["config", "--config"]).arg(&p));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains(&format!("smoke.matmul_size = 5 ({}:3)", p.display())),
+        "{}",
+        r.stderr
+    );
+    let r = run(gpudoctor().arg("config").env("GPUDOCTOR_TIMEOUT", "0"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("timeout = 0 ($GPUDOCTOR_TIMEOUT)"),
+        "{}",
+        r.stderr
+    );
+    let r = run(gpudoctor().args(["check", "--skip", "nosuchprobe"]));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("skip = \"nosuchprobe\" (--skip)"),
+        "{}",
+        r.stderr
+    );
+}

@@ -479,6 +479,69 @@ impl Settings {
         if let Some(e) = r.errors().into_iter().next() {
             return Err(e);
         }
+        // Values out of range are refused naming where they were set (a flag, a variable
+        // or FILE:LINE), before anything runs.
+        let bad = |key: &str, value: String, rule: &str| {
+            let source = r
+                .origins
+                .iter()
+                .find(|o| o.key == key)
+                .map(|o| o.source.clone())
+                .unwrap_or_default();
+            CliError::Usage(format!("{key} = {value} ({source}): {rule}"))
+        };
+        if let Some(t) = timeout {
+            if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
+                return Err(bad(
+                    "timeout",
+                    if t.abs() < 1e6 {
+                        t.to_string()
+                    } else {
+                        format!("{t:e}")
+                    },
+                    "must be a number of seconds above 0 and at most 86400",
+                ));
+            }
+        }
+        if !(16..=8192).contains(&matmul_size) {
+            return Err(bad(
+                "smoke.matmul_size",
+                matmul_size.to_string(),
+                "must be between 16 and 8192",
+            ));
+        }
+        if !(mem_fraction.is_finite() && (0.01..=0.95).contains(&mem_fraction)) {
+            return Err(bad(
+                "smoke.mem_fraction",
+                mem_fraction.to_string(),
+                "must be between 0.01 and 0.95",
+            ));
+        }
+        if !(1..=4096).contains(&transfer_size) {
+            return Err(bad(
+                "smoke.transfer_size",
+                transfer_size.to_string(),
+                "must be between 1 and 4096 (MiB)",
+            ));
+        }
+        for (key, names) in [("only", &only), ("skip", &skip)] {
+            for n in names {
+                let known = crate::probes::PROBE_NAMES
+                    .iter()
+                    .any(|p| p.eq_ignore_ascii_case(n.trim()))
+                    || crate::codes::lookup(n).is_some();
+                if !known {
+                    return Err(bad(
+                        key,
+                        format!("{n:?}"),
+                        &format!(
+                            "neither a probe ({}) nor a finding code (see `gpudoctor explain`)",
+                            crate::probes::PROBE_NAMES.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
 
         Ok(Settings {
             command: name,
