@@ -211,7 +211,20 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, CliError> {
         text,
         file,
     };
+    let mut seen: Vec<(&str, usize)> = Vec::new();
     for code in loaded.file.severity.keys() {
+        if let Some(info) = crate::codes::lookup(code.get_ref()) {
+            let line = loaded.line_at(code.span().start);
+            if let Some((_, other)) = seen.iter().find(|(c, _)| *c == info.code) {
+                let (a, b) = (line.min(*other), line.max(*other));
+                return Err(CliError::Usage(format!(
+                    "configuration {}:{b}: [severity] sets {} twice (lines {a} and {b})",
+                    loaded.path.display(),
+                    info.code
+                )));
+            }
+            seen.push((info.code, line));
+        }
         if crate::codes::lookup(code.get_ref()).is_none() {
             return Err(CliError::Usage(format!(
                 "configuration {}: [severity] {:?} is not a finding code (see `gpudoctor explain`)",
@@ -265,6 +278,13 @@ mod tests {
         assert!(e.contains("/cfg.toml:1"), "{e}");
         let e = parse_str("[severity]\nGD999 = \"info\"\n").err().unwrap();
         assert!(e.contains("/cfg.toml:2") && e.contains("GD999"), "{e}");
+        let e = parse_str("[severity]\ngd12 = \"error\"\nGD012 = \"ignore\"\n")
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("/cfg.toml:3") && e.contains("lines 2 and 3"),
+            "{e}"
+        );
         let e = parse_str("[severity]\nGD038 = \"loud\"\n").err().unwrap();
         assert!(e.contains("/cfg.toml:2"), "{e}");
     }

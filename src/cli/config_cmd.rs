@@ -30,7 +30,12 @@ pub(super) fn config(g: &Settings) -> Result<u8, CliError> {
 
 fn human(g: &Settings, st: &Style, width: usize) -> String {
     let mut s = String::new();
-    if g.files.is_empty() {
+    if g.no_config {
+        s.push_str(&format!(
+            "{} none read (--no-config)\n",
+            st.bold("Configuration files:")
+        ));
+    } else if g.files.is_empty() {
         s.push_str(&wrap(
             &format!(
                 "{} none (looked for {SYSTEM_CONFIG}, $XDG_CONFIG_HOME/gpudoctor/config.toml, --config / $GPUDOCTOR_CONFIG)",
@@ -58,7 +63,11 @@ fn human(g: &Settings, st: &Style, width: usize) -> String {
         .max()
         .unwrap_or(0);
     for o in &g.origins {
-        let kv = format!("{} = {}", o.key, value_text(&o.value));
+        // An unset value is written as a comment, so the output stays valid TOML.
+        let kv = match &o.value {
+            serde_json::Value::Null => format!("# {} unset", o.key),
+            v => format!("{} = {}", o.key, value_text(v)),
+        };
         let pad = column.saturating_sub(kv.chars().count());
         let line = format!(
             "{kv}{}  {}",

@@ -75,6 +75,8 @@ pub struct Settings {
     pub fix_script: bool,
     /// The configuration files read, in order.
     pub files: Vec<PathBuf>,
+    /// --no-config: no file and no policy variable was read.
+    pub no_config: bool,
     pub origins: Vec<Origin>,
 }
 
@@ -569,6 +571,7 @@ impl Settings {
             baseline: given.baseline,
             fix_script: given.fix_script,
             files: files.iter().map(|f| f.path.clone()).collect(),
+            no_config: paths.is_none(),
             origins: std::mem::take(&mut r.origins),
         })
     }
