@@ -724,6 +724,11 @@ fn a_check_with_a_smoke_run_reads_back_through_from() {
 
 /// Runs `gpudoctor ARGS` under `script`, so stdout and stderr are a terminal.
 fn on_a_terminal(node: &Node, args: &str) -> String {
+    on_a_terminal_with(node, "", args)
+}
+
+/// `on_a_terminal` with `vars` (`NAME=value …`) set for the command.
+fn on_a_terminal_with(node: &Node, vars: &str, args: &str) -> String {
     let nvml = node.nvml.write(&node.dir.path().join("nvml"));
     let cuda = node
         .cuda
@@ -732,7 +737,7 @@ fn on_a_terminal(node: &Node, args: &str) -> String {
         .write(&node.dir.path().join("cuda"));
     let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
     let line = format!(
-        "{} --root {} --nvml-lib {} --cuda-lib {} {args}",
+        "{vars} {} --root {} --nvml-lib {} --cuda-lib {} {args}",
         bin.display(),
         node.root.path().display(),
         fake_nvml::fake_nvml_lib().display(),
@@ -771,6 +776,15 @@ fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
     let text = on_a_terminal(&node, "smoke --json --transfer-size 32 --matmul-size 32");
     assert!(!text.contains("smoke test: GPU"), "{text}");
     assert!(text.contains("\"status\": \"ran\""), "{text}");
+    // A dumb terminal cannot erase a line: no live progress, no escape sequence at all.
+    let text = on_a_terminal_with(
+        &node,
+        "TERM=dumb",
+        "smoke --transfer-size 32 --matmul-size 32",
+    );
+    assert!(!text.contains("smoke test: GPU 0 transfer"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(text.contains("0 of 1 GPU(s) passed"), "{text}");
 }
 
 /// What a terminal `columns` wide shows after `bytes`: each line as it is left, and the

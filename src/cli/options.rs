@@ -205,7 +205,11 @@ pub(super) fn smoke_mode(
         // smoke test's own default budget is longer than the static probes'.
         timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
         always: smoke_cmd.is_some(),
-        progress: format == Format::Human && !g.quiet && probes::smoke::stderr_is_terminal(),
+        // A dumb terminal cannot erase a line: no live progress there.
+        progress: format == Format::Human
+            && !g.quiet
+            && env.get_str(envvars::TERM).as_deref() != Some("dumb")
+            && probes::smoke::stderr_is_terminal(),
     }))
 }
 
