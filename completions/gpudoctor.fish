@@ -179,7 +179,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
@@ -191,7 +191,7 @@ always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
@@ -367,7 +367,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 'The Python interpreter whose environment to inspect first (default: python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 'The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
@@ -379,7 +379,7 @@ always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; raises --timeout to at least 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
@@ -1036,7 +1036,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l fail-on -d 'Exit 1 when a finding at or above this severity appeared [default: error]' -r -f -a "error\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l fail-on -d 'Exit 1 only when a finding at or above this severity appeared or got worse (without it: when anything differs, as diff(1))' -r -f -a "error\t''
 warning\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''

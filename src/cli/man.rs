@@ -49,8 +49,34 @@ pub fn page() -> String {
         );
         out.extend_from_slice(part.as_bytes());
     }
-    let _ = man.render_extra_section(&mut out);
+    let mut extra = Vec::new();
+    let _ = man.render_extra_section(&mut extra);
+    // The examples as written (no filling: each command and its description keep their
+    // lines), under the heading man pages use for them.
+    let mut extra =
+        String::from_utf8_lossy(&extra).replacen(".SH EXTRA\n", ".SH EXAMPLES\n.nf\n", 1);
+    // The paragraphs after the examples are prose again.
+    match extra.find("\nConfiguration:") {
+        Some(i) => extra.insert_str(i + 1, ".fi\n"),
+        None => extra.push_str(".fi\n"),
+    }
+    out.extend_from_slice(extra.as_bytes());
     let mut s = String::from_utf8_lossy(&out).into_owned();
+    // One page: subcommands are named as typed, not as separate pages; and no hyphenation
+    // inside paths and variable names.
+    for sub in cmd.get_subcommands() {
+        let name = sub.get_name();
+        s = s.replace(
+            &format!("gpudoctor\\-{name}(1)"),
+            &format!("gpudoctor {name}"),
+        );
+    }
+    if let Some(end) = s
+        .find(".TH ")
+        .and_then(|i| s[i..].find('\n').map(|j| i + j + 1))
+    {
+        s.insert_str(end, ".nh\n.ad l\n");
+    }
     s.push_str(&environment_and_files());
     let mut version = Vec::new();
     let _ = man.render_version_section(&mut version);
