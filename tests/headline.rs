@@ -297,7 +297,7 @@ fn what_import_torch_said_is_in_the_human_and_markdown_reports() {
     );
     let warned = line_of(&human, "torch warned");
     assert!(
-        warned.contains("Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1."),
+        warned.contains("Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1. Minimum and Maximum cuda capability supported by this version of PyTorch is (7.0) - (12.0)"),
         "{warned}"
     );
     let mapped = line_of(&human, "CUDA libraries mapped");

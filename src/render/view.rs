@@ -486,8 +486,10 @@ fn python_import_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     };
     b.line(&subject, "import torch", value, python.clone());
     for w in &a.warnings {
-        let first = w.lines().find(|l| !l.trim().is_empty()).unwrap_or(w);
-        b.line(&[], "torch warned", first.trim(), python.clone());
+        // The whole warning, its lines joined: torch puts the point (the supported range)
+        // on the second line.
+        let text: Vec<&str> = w.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        b.line(&[], "torch warned", text.join(" "), python.clone());
     }
     if a.loaded.is_empty() {
         return;
