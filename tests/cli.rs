@@ -612,3 +612,19 @@ fn from_refuses_what_is_not_a_report_and_reads_pipes() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(codes(&v), ["GD012"]);
 }
+
+#[test]
+fn every_explanation_is_ascii_on_a_dumb_terminal() {
+    for c in gpudoctor::codes::CODES {
+        let r = run(gpudoctor().args(["explain", c.code]).env("TERM", "dumb"));
+        assert_eq!(r.code, 0);
+        assert!(
+            r.stdout.is_ascii(),
+            "{}: {:?}",
+            c.code,
+            r.stdout.chars().filter(|c| !c.is_ascii()).collect::<String>()
+        );
+    }
+    let r = run(gpudoctor().args(["explain", "GD056"]).env("TERM", "dumb"));
+    assert!(r.stdout.contains("10*2^-24*sqrt("), "{}", r.stdout);
+}

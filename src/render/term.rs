@@ -129,21 +129,77 @@ fn ascii_for(c: char) -> Option<&'static str> {
         '°' => "",
         '§' => "sec. ",
         '‖' => "||",
-        '²' => "^2",
+        '√' => "sqrt",
+        'Σ' => "sum ",
+        _ => return None,
+    })
+}
+
+/// Superscript digits and minus (`2⁻²⁴`), as `^-24` after the first.
+fn superscript(c: char) -> Option<char> {
+    Some(match c {
+        '⁰' => '0',
+        '¹' => '1',
+        '²' => '2',
+        '³' => '3',
+        '⁴' => '4',
+        '⁵' => '5',
+        '⁶' => '6',
+        '⁷' => '7',
+        '⁸' => '8',
+        '⁹' => '9',
+        '⁻' => '-',
+        _ => return None,
+    })
+}
+
+/// Subscript letters (`sₖ`, `aᵢₖ`) as `_k`, `_ik`.
+fn subscript(c: char) -> Option<char> {
+    Some(match c {
+        'ₖ' => 'k',
+        'ᵢ' => 'i',
+        'ⱼ' => 'j',
+        'ₙ' => 'n',
+        '₀' => '0',
+        '₁' => '1',
+        '₂' => '2',
         _ => return None,
     })
 }
 
 /// `text` with ASCII in place of the marks, arrows, dashes and ellipses the output uses.
 pub fn to_ascii(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| ascii_for(c).is_some()) {
+    let special =
+        |c: char| ascii_for(c).is_some() || superscript(c).is_some() || subscript(c).is_some();
+    if !text.chars().any(special) {
         return Cow::Borrowed(text);
     }
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match ascii_for(c) {
-            Some(a) => out.push_str(a),
-            None => out.push(c),
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        if let Some(d) = superscript(c) {
+            if prev.and_then(superscript).is_none() {
+                out.push('^');
+            }
+            out.push(d);
+        } else if let Some(d) = subscript(c) {
+            if prev.and_then(subscript).is_none() {
+                out.push('_');
+            }
+            out.push(d);
+        } else if c == '·'
+            && prev.is_some_and(|p| !p.is_whitespace())
+            && next.is_some_and(|n| !n.is_whitespace())
+        {
+            // Between two terms it is a product (`10·2⁻²⁴`); between spaces a separator.
+            out.push('*');
+        } else {
+            match ascii_for(c) {
+                Some(a) => out.push_str(a),
+                None => out.push(c),
+            }
         }
     }
     Cow::Owned(out)
@@ -274,6 +330,11 @@ mod tests {
             "+ GPU 0...7 -- 8x H100 -> nvidia - 0-7"
         );
         assert_eq!(to_ascii("/home/zoë"), "/home/zoë");
+        // Formulas keep their meaning: a product stays a product.
+        assert_eq!(
+            to_ascii("|gpu − ref| ≤ 10·2⁻²⁴·√(Σₖ sₖ²)"),
+            "|gpu - ref| <= 10*2^-24*sqrt(sum _k s_k^2)"
+        );
         assert!(matches!(to_ascii("plain"), Cow::Borrowed(_)));
     }
 
