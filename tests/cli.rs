@@ -622,7 +622,10 @@ fn every_explanation_is_ascii_on_a_dumb_terminal() {
             r.stdout.is_ascii(),
             "{}: {:?}",
             c.code,
-            r.stdout.chars().filter(|c| !c.is_ascii()).collect::<String>()
+            r.stdout
+                .chars()
+                .filter(|c| !c.is_ascii())
+                .collect::<String>()
         );
     }
     let r = run(gpudoctor().args(["explain", "GD056"]).env("TERM", "dumb"));

@@ -388,6 +388,18 @@ fn extension_toolkit_of_another_major_case_15() {
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
     assert!(f[0]["detail"].as_str().unwrap().contains("The detected CUDA version (10.1) mismatches the version that was used to compile PyTorch (11.3)"));
     assert!(fix_commands(f[0]).contains("export CUDA_HOME=/usr/local/cuda-11.4"));
+    // `toolkit` judges the same toolkit the same way: it does not say all is well.
+    let t = run(r
+        .cmd()
+        .env("PATH", "/venv/bin:/usr/bin:/bin")
+        .args(["toolkit", "--json"]));
+    assert!(t.stdout.contains("GD047"), "{}", t.stdout);
+    assert_eq!(t.code, 0, "GD047 is a warning here: {}", t.stderr);
+    let human = run(r
+        .cmd()
+        .env("PATH", "/venv/bin:/usr/bin:/bin")
+        .arg("toolkit"));
+    assert!(human.stdout.contains("warning[GD047]"), "{}", human.stdout);
 }
 
 // ---- --python-import ---------------------------------------------------------------------

@@ -7,13 +7,15 @@ use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;
 
-/// Probes the toolkit view needs: the driver version, GPU names, WSL, and the toolkits.
+/// Probes the toolkit view needs: the driver version, GPU names, WSL, the toolkits, and
+/// torch's CUDA (the toolkit extension builds use must match it: GD047).
 const TOOLKIT_PROBES: &[&str] = &[
     "platform",
     "kernel_module",
     "environment",
     "toolkits",
     "libraries",
+    "pytorch",
 ];
 
 pub(super) fn toolkit(g: &Settings) -> Result<u8, CliError> {

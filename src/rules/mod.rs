@@ -310,7 +310,7 @@ mod tests {
             codes(View::Toolkit),
             [
                 "GD017", "GD018", "GD019", "GD020", "GD021", "GD022", "GD023", "GD024", "GD025",
-                "GD026", "GD027", "GD028"
+                "GD026", "GD027", "GD028", "GD047"
             ]
         );
         assert_eq!(

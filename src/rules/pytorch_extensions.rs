@@ -3,7 +3,7 @@
 //! was used to compile PyTorch (Y)"; tests/pytorch.rs
 //! extension_toolkit_of_another_major_case_15).
 
-use super::{Outcome, Rule};
+use super::{Outcome, Rule, View};
 use crate::compat::CudaVersion;
 use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::toolkits::cuda_home_value;
@@ -13,7 +13,7 @@ use crate::subject::Subject;
 pub const RULE: Rule = Rule {
     name: "pytorch_extensions",
     codes: &["GD047"],
-    views: &[],
+    views: &[View::Toolkit],
     checks: "the toolkit extension builds use has torch's CUDA major",
     run,
 };
