@@ -30,6 +30,23 @@ pub fn render_list(st: &Style, width: usize) -> String {
     st.finish(out)
 }
 
+/// A command as written; when it and its aligned `# comment` overflow the width, the
+/// comment goes on its own lines under it, so the command still reads whole.
+fn code_line(line: &str, width: usize) -> String {
+    if super::width::display_width(line) <= width {
+        return line.to_string();
+    }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    match line.find("  #") {
+        Some(i) if !line[..i].trim().is_empty() => {
+            let (command, comment) = (line[..i].trim_end(), line[i..].trim());
+            let comment = wrap(comment, width, indent, &format!("{indent}  "));
+            format!("{command}\n{comment}")
+        }
+        _ => line.to_string(),
+    }
+}
+
 /// Markdown text with its paragraphs and list items wrapped to `width` and its code lines
 /// as written; every line ends in a newline.
 fn rewrap_markdown(text: &str, st: &Style, width: usize) -> String {
@@ -46,7 +63,7 @@ fn rewrap_markdown(text: &str, st: &Style, width: usize) -> String {
             out.push('\n');
         } else if fenced || (indent >= 4 && !para.in_item()) || line.starts_with('\t') {
             para.flush(&mut out, width);
-            out.push_str(line);
+            out.push_str(&code_line(line, width));
             out.push('\n');
         } else if trimmed.is_empty() {
             para.flush(&mut out, width);
@@ -184,7 +201,22 @@ mod tests {
         let out = render_human(&info, &Style::plain(), 40);
         assert_eq!(
             out,
-            "GD999: t\n\n## Why\n\nOne two three four five six seven eight\nnine ten eleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # after suspend\n"
+            "GD999: t\n\n## Why\n\nOne two three four five six seven eight\nnine ten eleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm\n    # after suspend\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod code_line_tests {
+    use super::code_line;
+
+    #[test]
+    fn a_long_command_keeps_its_line_and_its_comment_goes_under_it() {
+        let line = "    sudo dracut --force           # Fedora/RHEL/SUSE; also add rd.driver.blacklist=nouveau";
+        assert_eq!(
+            code_line(line, 50),
+            "    sudo dracut --force\n    # Fedora/RHEL/SUSE; also add\n      rd.driver.blacklist=nouveau"
+        );
+        assert_eq!(code_line("    ls  # short", 60), "    ls  # short");
     }
 }
