@@ -8,12 +8,23 @@ use util::{gpudoctor, run, FakeRoot};
 /// A saved `check --json` report of a node with `n` GPUs (fake NVML), the last one's link
 /// at `width` lanes.
 fn report_of(dir: &std::path::Path, name: &str, n: u32, width: u32) -> std::path::PathBuf {
+    report_with(dir, name, n, |nvml| {
+        let last = nvml.devices.len() - 1;
+        if let Some(p) = nvml.gpu(last).pcie.as_mut() {
+            p.width = width;
+        }
+    })
+}
+
+fn report_with(
+    dir: &std::path::Path,
+    name: &str,
+    n: u32,
+    change: impl FnOnce(&mut util::fake_nvml::FakeNvml),
+) -> std::path::PathBuf {
     let root = FakeRoot::healthy(n as usize);
     let mut nvml = util::gpu_node::hgx(n);
-    let last = nvml.devices.len() - 1;
-    if let Some(p) = nvml.gpu(last).pcie.as_mut() {
-        p.width = width;
-    }
+    change(&mut nvml);
     let cfg = nvml.write(&dir.join(format!("{name}-nvml")));
     let out = dir.join(format!("{name}.json"));
     let r = run(root
@@ -300,4 +311,33 @@ fn diff_fits_the_width() {
             );
         }
     }
+}
+
+#[test]
+fn a_gpu_nvml_cannot_open_is_the_same_gpu_not_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = report_of(dir.path(), "before", 2, 16);
+    let after = report_with(dir.path(), "after", 2, |nvml| {
+        nvml.gpu(1).handle_error = Some(999);
+    });
+    let r = run(gpudoctor()
+        .arg("diff")
+        .arg(&before)
+        .arg(&after)
+        .arg("--json"));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let changes = v["changes"].as_array().unwrap();
+    assert!(
+        !changes.iter().any(|c| c["kind"] == "added"),
+        "no GPU appeared: {v:#}"
+    );
+    // What the GPU lost is said, and the finding that names it appeared.
+    assert!(
+        v["findings"]["appeared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "GD032"),
+        "{v:#}"
+    );
 }

@@ -113,7 +113,12 @@ impl Context {
 
 /// Both reports' facts; GPUs are keyed together (by UUID where either side knows it).
 pub(super) fn both(old: &Value, new: &Value, ctx: &Context) -> (Facts, Facts) {
-    let (old_gpus, new_gpus) = (gpu_views(old), gpu_views(new));
+    let (mut old_gpus, mut new_gpus) = (gpu_views(old), gpu_views(new));
+    // A GPU NVML counts but cannot open has no UUID or bus id: it is the GPU the other
+    // report saw at the same NVML index.
+    borrow_identity_by_index(&mut old_gpus, &new_gpus);
+    borrow_identity_by_index(&mut new_gpus, &old_gpus);
+    let (old_gpus, new_gpus) = (merge_same(old_gpus), merge_same(new_gpus));
     let mut uuid_by_bus: BTreeMap<String, String> = BTreeMap::new();
     for g in old_gpus.iter().chain(&new_gpus) {
         if let (Some(u), Some(b)) = (&g.uuid, &g.bus) {
@@ -555,6 +560,46 @@ fn gpus_recorded(r: &Value) -> bool {
     nvml_system(r).is_some()
         || r.pointer("/snapshot/kernel_module/gpus/value").is_some()
         || r.pointer("/snapshot/pci/devices/value").is_some()
+}
+
+fn nvml_index(g: &GpuView<'_>) -> Option<u64> {
+    g.nvml?.get("index").and_then(Value::as_u64)
+}
+
+fn borrow_identity_by_index(gpus: &mut [GpuView<'_>], other: &[GpuView<'_>]) {
+    for g in gpus
+        .iter_mut()
+        .filter(|g| g.uuid.is_none() && g.bus.is_none())
+    {
+        let Some(i) = nvml_index(g) else { continue };
+        if let Some(o) = other.iter().find(|o| nvml_index(o) == Some(i)) {
+            g.uuid = o.uuid.clone();
+            g.bus = o.bus.clone();
+            g.name = g.name.take().or_else(|| o.name.clone());
+        }
+    }
+}
+
+/// Views of one GPU (now that an NVML-only view knows its identity) as one.
+fn merge_same(gpus: Vec<GpuView<'_>>) -> Vec<GpuView<'_>> {
+    let mut out: Vec<GpuView<'_>> = Vec::new();
+    for g in gpus {
+        let same = |v: &GpuView<'_>| {
+            (g.uuid.is_some() && v.uuid == g.uuid) || (g.bus.is_some() && v.bus == g.bus)
+        };
+        match out.iter_mut().find(|v| same(v)) {
+            Some(v) => {
+                v.nvml = v.nvml.or(g.nvml);
+                v.driver = v.driver.or(g.driver);
+                v.pci = v.pci.or(g.pci);
+                v.uuid = v.uuid.take().or(g.uuid);
+                v.bus = v.bus.take().or(g.bus);
+                v.name = v.name.take().or(g.name);
+            }
+            None => out.push(g),
+        }
+    }
+    out
 }
 
 fn gpu_views(r: &Value) -> Vec<GpuView<'_>> {

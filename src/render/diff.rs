@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn human_lists_changes_by_section_then_findings() {
-        let text = render_human(&diff(), &Style::plain(), 100);
+        let text = render_human(&diff(), &Style::plain(), 200);
         assert_eq!(
             text,
             "Changes from before.json (gpu1, 2026-01-01T00:00:00Z, gpudoctor 0.1.0) to this run (gpu1, 2026-01-01T00:00:00Z, gpudoctor 0.1.0)\n\
