@@ -196,7 +196,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-smoke -d '`check
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s V -l version -d 'Print version'
@@ -384,7 +384,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -544,7 +544,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -708,7 +708,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l detail -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l wide -d 'Show every column of the table, however wide'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l device -d 'Only this GPU (CUDA\'s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once' -r
@@ -873,7 +873,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1030,7 +1030,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1045,7 +1045,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1058,7 +1058,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l config -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l list -d 'List every code with its one-line title'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1069,7 +1069,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -1077,7 +1077,7 @@ always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -1085,7 +1085,7 @@ always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -1093,7 +1093,7 @@ always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s v -l verbose -d 'Also show passing checks, every fact\'s source and all registered variables; -vv adds the probes\' timings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s h -l help -d 'Print help'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit devices smoke fleet diff explain config schema completions man help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'

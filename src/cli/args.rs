@@ -85,7 +85,7 @@ pub struct GlobalOpts {
     /// Print no report: only the exit code says the outcome (errors still go to stderr)
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Also show passing checks, every fact's source and all registered variables; -vv adds the probes' timings
+    /// More detail: check adds passing checks, every fact's source and all registered variables (-vv: the probes' timings); toolkit every candidate
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Read this configuration file after the system's and the user's (also GPUDOCTOR_CONFIG)
