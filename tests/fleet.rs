@@ -465,3 +465,34 @@ fn ten_thousand_reports_aggregate() {
     assert!(v["outliers"].as_array().unwrap().is_empty());
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
+
+#[test]
+fn a_gpu_nvml_cannot_name_still_counts_toward_the_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let good = FakeRoot::healthy(8);
+    node_report(&reports, "node1", &good, Some(&hgx(8)), &[]);
+    let odd = FakeRoot::healthy(8);
+    let mut nvml = hgx(8);
+    nvml.gpu(2).handle_error = Some(999);
+    node_report(&reports, "node2", &odd, Some(&nvml), &[]);
+    let (_, v) = fleet(&[&reports]);
+    let shape = &v["shape"];
+    assert_eq!(shape["gpus"], 16, "{shape:#}");
+    let by_model: u64 = shape["gpus_by_model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["gpus"].as_u64().unwrap())
+        .sum();
+    assert_eq!(by_model, 16, "the models add up to the GPUs: {shape:#}");
+    assert!(
+        shape["gpus_by_model"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["model"] == "GPU NVML could not name" && m["gpus"] == 1),
+        "{shape:#}"
+    );
+}

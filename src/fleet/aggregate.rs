@@ -14,6 +14,9 @@ pub const SLOW_SHARE: f64 = 0.7;
 const NAMES_SHOWN: usize = 12;
 
 /// What one node report says, in the terms the fleet compares.
+/// The model of a GPU the driver counts whose name NVML could not read.
+pub const UNNAMED_GPU: &str = "GPU NVML could not name";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeFacts {
     pub name: String,
@@ -193,8 +196,16 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
             *models.entry(m.clone()).or_default() += 1;
         }
     }
+    // GPUs the driver counts but NVML could not name still count, so the models add up
+    // to the node's GPU count.
+    let counted = d.driver_gpu_count.as_ref().map_or(0, |c| c.count);
+    let named: usize = models.values().sum();
+    if named > 0 && named < counted {
+        *models.entry(UNNAMED_GPU.to_string()).or_default() += counted - named;
+    }
     let gpu_model = models
         .iter()
+        .filter(|(m, _)| m.as_str() != UNNAMED_GPU)
         .max_by_key(|(_, n)| **n)
         .map(|(m, _)| m.clone())
         .unwrap_or_else(|| "no GPU".into());
