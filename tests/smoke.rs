@@ -936,11 +936,12 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
         .unwrap()
         .write(&node.dir.path().join("cuda"));
     let out = node.dir.path().join("out");
+    // Arguments every subcommand the script runs takes; the smoke test's own settings come
+    // through their variables (`devices` takes no smoke-test option).
     let extra = format!(
-        "--root {} --nvml-lib {} --cuda-lib {} --matmul-size 32 --transfer-size 2",
+        "--root {} --nvml-lib {}",
         node.root.path().display(),
         fake_nvml::fake_nvml_lib().display(),
-        fake_cuda::fake_cuda_lib().display()
     );
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gpu-check.sh");
     let status = std::process::Command::new("bash")
@@ -949,6 +950,9 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
         .env("GPUDOCTOR_BIN", assert_cmd::cargo::cargo_bin("gpudoctor"))
         .env("GPUDOCTOR_EXTRA_ARGS", extra)
         .env("GPUDOCTOR_NO_HYPERFINE", "1")
+        .env("GPUDOCTOR_CUDA_LIB", fake_cuda::fake_cuda_lib())
+        .env("GPUDOCTOR_MATMUL_SIZE", "32")
+        .env("GPUDOCTOR_TRANSFER_SIZE", "2")
         .env(FAKE_NVML_ENV, nvml)
         .env(FAKE_CUDA_ENV, cuda)
         .status()
@@ -976,9 +980,16 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
     assert!(quick["snapshot"]["smoke"].is_null());
     let timings = std::fs::read_to_string(out.join("timings.txt")).unwrap();
     assert_eq!(timings.lines().count(), 7, "{timings}");
-    assert!(
-        timings.contains("smoke ") && timings.contains("rc=0"),
-        "{timings}"
+    // Every command ran (a healthy node: exit 0 everywhere, `devices` included).
+    for line in timings.lines() {
+        assert!(line.contains(" rc=0 "), "{timings}");
+    }
+    let devices: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("devices.json")).unwrap()).unwrap();
+    assert_eq!(
+        devices["gpus"].as_array().map(Vec::len),
+        Some(2),
+        "{devices:#}"
     );
     assert!(std::fs::read_to_string(out.join("smoke-human.txt"))
         .unwrap()

@@ -288,7 +288,7 @@ pub fn wrap_pieces(
 /// (whitespace before, word) pairs of one line; the whitespace before the first word is
 /// returned empty (the prefix or the joining space stands for it).
 fn words(line: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(&str, &str)> = Vec::new();
     let mut rest = line;
     let mut first = true;
     while !rest.is_empty() {
@@ -301,12 +301,28 @@ fn words(line: &str) -> Vec<(&str, &str)> {
         }
         let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
         let (word, after) = tail.split_at(end);
-        out.push((if first { "" } else { sep }, word));
+        let offset = |w: &str| w.as_ptr() as usize - line.as_ptr() as usize;
+        // A figure and its unit ("19 %", "3.1 s", "80 GiB") stay on one line.
+        match out.last_mut() {
+            Some((_, prev))
+                if sep == " "
+                    && UNITS.contains(&word)
+                    && prev.ends_with(|c: char| c.is_ascii_digit()) =>
+            {
+                *prev = &line[offset(prev)..offset(word) + word.len()];
+            }
+            _ => out.push((if first { "" } else { sep }, word)),
+        }
         first = false;
         rest = after;
     }
     out
 }
+
+/// Units written after a figure with a space.
+const UNITS: &[&str] = &[
+    "%", "s", "ms", "µs", "B", "KiB", "MiB", "GiB", "TiB", "MB", "GB", "GB/s", "MB/s", "°C", "W",
+];
 
 /// How far left a long word may move out of an indented block to fit (see `Wrapper::push`).
 const OUTDENT_FLOOR: usize = 2;
@@ -445,6 +461,14 @@ mod tests {
 
     fn widest(s: &str) -> usize {
         s.lines().map(display_width).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn a_figure_keeps_its_unit() {
+        assert_eq!(
+            wrap("copies reached 19 % of the link", 17, "", ""),
+            "copies reached\n19 % of the link"
+        );
     }
 
     fn words_of(s: &str) -> Vec<String> {
