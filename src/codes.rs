@@ -14,6 +14,18 @@ pub struct CodeInfo {
     pub explanation: &'static str,
 }
 
+impl CodeInfo {
+    /// The explanation without its `# GDxxx: title` heading.
+    pub fn body(&self) -> &'static str {
+        let text = self.explanation;
+        let rest = match text.strip_prefix('#') {
+            Some(_) => text.split_once('\n').map_or("", |(_, r)| r),
+            None => text,
+        };
+        rest.trim()
+    }
+}
+
 macro_rules! codes {
     ($( $code:literal [$($severity:ident),+] => $title:literal; )*) => {
         pub const CODES: &[CodeInfo] = &[
@@ -120,17 +132,13 @@ pub fn reference_markdown() -> String {
             c.code,
             c.code.to_ascii_lowercase(),
             severity_text(c),
-            c.title.replace('|', "\\|")
+            crate::render::markdown::cell(c.title)
         ));
     }
     for c in CODES {
         // The explanation's own first line is `# GDxxx: title`; the heading here is the
         // code alone, so links to `#gdxxx` stay short and stable.
-        let body = c
-            .explanation
-            .split_once('\n')
-            .map_or("", |(_, rest)| rest)
-            .trim();
+        let body = c.body();
         s.push_str(&format!(
             "\n## {}\n\n**{}** · severity: {}\n\n{}\n",
             c.code,

@@ -59,7 +59,7 @@ pub(super) fn gather(
     env: &Env,
     smoke_cmd: Option<Option<u32>>,
 ) -> Result<Snapshot, CliError> {
-    let timeout = probe_timeout(g)?;
+    let timeout = probe_timeout(g);
     let snapshot = match &g.from {
         Some(path) => {
             let mut probing: Vec<&str> = [

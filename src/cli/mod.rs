@@ -70,7 +70,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&matches, cli)));
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&matches, cli, &env)));
     match result {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(CliError::Usage(m))) => {
@@ -113,7 +114,7 @@ fn clap_color(args: &[std::ffi::OsString]) -> clap::ColorChoice {
     choice
 }
 
-pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {
+pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, CliError> {
     let bare = cli.command.is_none();
     let command = cli
         .command
@@ -125,7 +126,6 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {
         Err(command) => command,
     };
     settings::check_leading_options(matches, &command)?;
-    let env = Env::from_process();
     let paths = (!cli.global.no_config).then(|| {
         let named = cli.global.config.clone().or_else(|| {
             env.get_str(envvars::GPUDOCTOR_CONFIG)
@@ -138,7 +138,7 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli) -> Result<u8, CliError> {
             named,
         )
     });
-    let g = Settings::resolve(&cli, &command, bare, &env, paths.as_ref())?;
+    let g = Settings::resolve(&cli, &command, bare, env, paths.as_ref())?;
     // --color wins over every variable; a configured `always` does not beat the user's own
     // NO_COLOR (https://no-color.org: user-level configuration may override it, files set
     // by a site may not).

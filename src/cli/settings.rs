@@ -18,6 +18,8 @@ use crate::envvars::{self, Env, EnvVar};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     Default,
+    /// A default that depends on the command, said in words.
+    DefaultNote(&'static str),
     /// `FILE:LINE`.
     File(String),
     Env(&'static str),
@@ -28,10 +30,17 @@ impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Default => f.write_str("default"),
+            Source::DefaultNote(note) => write!(f, "default: {note}"),
             Source::File(at) => f.write_str(at),
             Source::Env(v) => write!(f, "${v}"),
             Source::Flag(flag) => f.write_str(flag),
         }
+    }
+}
+
+impl serde::Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -40,7 +49,7 @@ impl fmt::Display for Source {
 pub struct Origin {
     pub key: String,
     pub value: serde_json::Value,
-    pub source: String,
+    pub source: Source,
 }
 
 /// Everything a command needs to know from the command line, the environment and the
@@ -278,15 +287,18 @@ impl Settings {
     pub fn fail_on_given(&self) -> bool {
         self.origins
             .iter()
-            .any(|o| o.key == "fail_on" && o.source != Source::Default.to_string())
+            .any(|o| o.key == "fail_on" && o.source != Source::Default)
     }
 
     /// The flags the command line gave for these keys (`--timeout`, …).
     pub fn flags_given(&self, keys: &[&str]) -> Vec<&str> {
         self.origins
             .iter()
-            .filter(|o| keys.contains(&o.key.as_str()) && o.source.starts_with("--"))
-            .map(|o| o.source.as_str())
+            .filter(|o| keys.contains(&o.key.as_str()))
+            .filter_map(|o| match o.source {
+                Source::Flag(flag) => Some(flag),
+                _ => None,
+            })
             .collect()
     }
 
@@ -294,7 +306,7 @@ impl Settings {
     pub fn color_from_flag(&self) -> bool {
         self.origins
             .iter()
-            .any(|o| o.key == "color" && o.source == Source::Flag("--color").to_string())
+            .any(|o| o.key == "color" && matches!(o.source, Source::Flag(_)))
     }
 
     /// Resolves the settings of `command` from the parsed command line, `env` and the
@@ -324,6 +336,7 @@ impl Settings {
             files: &files,
             policy_env,
             origins: Vec::new(),
+            errors: Vec::new(),
         };
 
         let formats = formats_of(name);
@@ -415,7 +428,9 @@ impl Settings {
             r.origins.push(Origin {
                 key: "timeout".into(),
                 value: serde_json::Value::Null,
-                source: "default: 5 s; 60 s with --python-import; 30 s for the smoke test".into(),
+                source: Source::DefaultNote(
+                    "5 s; 60 s with --python-import; 30 s for the smoke test",
+                ),
             });
         }
         let matmul_size = r.pick(
@@ -474,12 +489,12 @@ impl Settings {
             r.origins
                 .iter()
                 .find(|o| o.key == "smoke.enabled")
-                .map(|o| o.source.clone())
+                .map(|o| o.source.to_string())
                 .unwrap_or_default()
         });
         let severity = r.severity()?;
-        if let Some(e) = r.errors().into_iter().next() {
-            return Err(e);
+        if !r.errors.is_empty() {
+            return Err(r.errors.remove(0));
         }
         // Values out of range are refused naming where they were set (a flag, a variable
         // or FILE:LINE), before anything runs.
@@ -488,12 +503,12 @@ impl Settings {
                 .origins
                 .iter()
                 .find(|o| o.key == key)
-                .map(|o| o.source.clone())
+                .map(|o| o.source.to_string())
                 .unwrap_or_default();
             CliError::Usage(format!("{key} = {value} ({source}): {rule}"))
         };
         if let Some(t) = timeout {
-            if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
+            if !(t.is_finite() && t > 0.0 && t <= super::options::MAX_TIMEOUT_SECS) {
                 return Err(bad(
                     "timeout",
                     if t.abs() < 1e6 {
@@ -584,6 +599,8 @@ struct Resolver<'a> {
     /// --no-config also turns off the GPUDOCTOR_* policy variables.
     policy_env: bool,
     origins: Vec<Origin>,
+    /// Bad GPUDOCTOR_* values, as usage errors (the first ends the run).
+    errors: Vec<CliError>,
 }
 
 type Span = std::ops::Range<usize>;
@@ -628,11 +645,8 @@ impl Resolver<'_> {
                         return Some(v);
                     }
                     Err(e) => {
-                        self.origins.push(Origin {
-                            key: ERROR_KEY.into(),
-                            value: serde_json::Value::String(format!("{}={raw:?}: {e}", var.name)),
-                            source: var.name.into(),
-                        });
+                        self.errors
+                            .push(CliError::Usage(format!("{}={raw:?}: {e}", var.name)));
                         return None;
                     }
                 }
@@ -652,26 +666,8 @@ impl Resolver<'_> {
         self.origins.push(Origin {
             key: key.to_string(),
             value: serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
-            source: source.to_string(),
+            source,
         });
-    }
-
-    /// Bad GPUDOCTOR_* values, as usage errors.
-    fn errors(&mut self) -> Vec<CliError> {
-        let (errs, keep): (Vec<Origin>, Vec<Origin>) = std::mem::take(&mut self.origins)
-            .into_iter()
-            .partition(|o| o.key == ERROR_KEY);
-        self.origins = keep;
-        errs.into_iter()
-            .map(|o| {
-                CliError::Usage(
-                    o.value
-                        .as_str()
-                        .unwrap_or("a bad GPUDOCTOR_* value")
-                        .to_string(),
-                )
-            })
-            .collect()
     }
 
     /// `[severity]` of every file (later files win per code), then GPUDOCTOR_SEVERITY.
@@ -726,14 +722,12 @@ impl Resolver<'_> {
             self.origins.push(Origin {
                 key: format!("severity.{code}"),
                 value: serde_json::Value::String(sev.name().into()),
-                source: source.to_string(),
+                source: source.clone(),
             });
         }
         Ok(map)
     }
 }
-
-const ERROR_KEY: &str = "\0error";
 
 fn parse_enum<T: clap::ValueEnum>(v: &str) -> Result<T, String> {
     T::from_str(v.trim(), true).map_err(|_| {

@@ -22,19 +22,9 @@ pub struct FixLine {
     pub note: Option<String>,
 }
 
-/// The explanation's body: everything after the `# GDxxx: title` heading.
-pub fn body(info: &CodeInfo) -> String {
-    let text = info.explanation;
-    let rest = match text.strip_prefix('#') {
-        Some(_) => text.split_once('\n').map_or("", |(_, r)| r),
-        None => text,
-    };
-    rest.trim_matches('\n').to_string()
-}
-
 /// The commands of the explanation: its indented (code) lines.
 pub fn fixes(info: &CodeInfo) -> Vec<FixLine> {
-    body(info)
+    info.body()
         .lines()
         .filter_map(|l| l.strip_prefix("    "))
         .map(str::trim)
@@ -56,7 +46,7 @@ pub fn explained(info: &CodeInfo) -> Explained<'_> {
     Explained {
         code: info.code,
         title: info.title,
-        text: body(info),
+        text: info.body().to_string(),
         fixes: fixes(info),
     }
 }
@@ -72,7 +62,7 @@ pub fn explain_json(info: &CodeInfo) -> String {
 }
 
 pub fn explain_markdown(info: &CodeInfo) -> String {
-    format!("## {}: {}\n\n{}\n", info.code, info.title, body(info))
+    format!("## {}: {}\n\n{}\n", info.code, info.title, info.body())
 }
 
 pub fn list_json() -> String {
@@ -117,7 +107,7 @@ mod tests {
             f[0].note.as_deref(),
             Some("load nvidia_uvm and create the nodes")
         );
-        assert!(!body(info).starts_with('#'));
+        assert!(!info.body().starts_with('#'));
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub fn render_human(info: &CodeInfo, st: &Style, width: usize) -> String {
     st.finish(format!(
         "{}\n\n{}",
         wrap(&head, width, "", "  "),
-        rewrap_markdown(&super::codes::body(info), st, width)
+        rewrap_markdown(info.body(), st, width)
     ))
 }
 
@@ -160,12 +160,7 @@ mod tests {
                 .collect();
             for width in [60, 80] {
                 let out = render_human(c, &Style::plain(), width);
-                let plain = format!(
-                    "{}: {}\n\n{}\n",
-                    c.code,
-                    c.title,
-                    crate::render::codes::body(c)
-                );
+                let plain = format!("{}: {}\n\n{}\n", c.code, c.title, c.body());
                 assert_eq!(words(&out), words(&plain), "{} at {width}", c.code);
                 for line in out.lines() {
                     let single_word = line.split_whitespace().count() == 1;
