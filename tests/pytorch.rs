@@ -360,12 +360,50 @@ fn companions_from_another_build() {
     let title = f[0]["title"].as_str().unwrap();
     assert!(
         title.contains("torchvision 0.22.1+cu126")
-            && title.contains("cu126")
-            && title.contains("0.23"),
+            && title.contains("built for cu126")
+            && title.contains("requires torch==2.7.1"),
         "{title}"
     );
-    assert!(fix_commands(f[0])
-        .contains("torchvision==0.23.* --index-url https://download.pytorch.org/whl/cu128"));
+    assert!(fix_commands(f[0]).contains(
+        "--no-deps torchvision==0.23.0 --index-url https://download.pytorch.org/whl/cu128"
+    ));
+}
+
+/// torchaudio ends at 2.11.1 (`torch>=2.11`) and torchvision 0.29.2 takes `torch>=2.14.0`:
+/// the pair PyPI installs with torch 2.15.0 is right, and a companion pinned to another
+/// torch gets a fix that names a release that exists.
+#[test]
+fn companions_declare_the_torch_they_accept() {
+    let r = host("595.45.04", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.15.0", Some("13.2"), &[]);
+    r.dist_requiring(&site, "torchvision", "0.29.2", "torch>=2.14.0")
+        .dist_requiring(&site, "torchaudio", "2.11.1", "torch>=2.11");
+    let (_, v) = check(&r);
+    assert!(findings(&v, "GD046").is_empty(), "{:#}", v["findings"]);
+
+    let r = host("595.45.04", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.15.0", Some("13.2"), &[]);
+    r.dist_requiring(&site, "torchvision", "0.29.0", "torch (==2.14.0)");
+    let (code, v) = check(&r);
+    let f = findings(&v, "GD046");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("it requires torch==2.14.0"),
+        "{}",
+        f[0]["title"]
+    );
+    assert!(
+        fix_commands(f[0]).ends_with(
+            "pip install --force-reinstall --no-deps torchvision==0.29.2 --index-url https://download.pytorch.org/whl/cu132"
+        ),
+        "{}",
+        fix_commands(f[0])
+    );
+    assert_eq!(code, 1);
 }
 
 #[test]
@@ -803,7 +841,7 @@ fn companions_of_torch_1_and_of_unlabelled_pypi_builds() {
         .unwrap()
         .starts_with("torchvision 0.14.1+cu116"));
     assert!(fix_commands(f[0])
-        .contains("torchvision==0.14.* --index-url https://download.pytorch.org/whl/cu117"));
+        .contains("torchvision==0.14.1 --index-url https://download.pytorch.org/whl/cu117"));
 
     // PyPI's 2.8.0 has no +cu128 label; torch.version.cuda says it.
     let r = host("580.95.05", "NVIDIA H100 80GB HBM3");

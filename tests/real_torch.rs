@@ -331,3 +331,55 @@ fn cuda_toolkit_pins_of_the_real_wheel_are_expanded_and_met() {
         v["findings"]
     );
 }
+
+/// The companions PyPI pairs with torch 2.15.0 (torchvision 0.29.2 `torch>=2.14.0`,
+/// torchaudio 2.11.1 `torch>=2.11`) import beside it and register their operators: gpudoctor
+/// must not call them a mismatch, and it reads the pins their wheels declare.
+#[test]
+fn companions_that_import_beside_the_real_torch_are_not_a_mismatch() {
+    let Some(venv) = venv() else { return };
+    let out = std::process::Command::new(venv.join("bin/python"))
+        .args([
+            "-c",
+            "import torch, torchvision, torchaudio, torchvision.ops; \
+             print(torchvision.__version__, torchaudio.__version__, torch.ops.torchvision.nms)",
+        ])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "torchvision/torchaudio do not import beside torch:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("0.29.2") && said.contains(" 2.11.1"),
+        "{said}"
+    );
+
+    let (_, v) = util::json(
+        util::gpudoctor()
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .args(["--only", "pytorch", "check"]),
+    );
+    let env = by_python(&v);
+    let pin = |name: &str| {
+        env["companions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map(|c| c["requires_torch"].clone())
+    };
+    assert_eq!(pin("torchvision"), Some(Value::from(">=2.14.0")));
+    assert_eq!(pin("torchaudio"), Some(Value::from(">=2.11")));
+    assert!(
+        util::findings(&v, "GD046").is_empty(),
+        "{:#}",
+        v["findings"]
+    );
+}

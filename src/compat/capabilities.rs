@@ -326,24 +326,30 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         key: "flash_attention_3",
         title: "FlashAttention-3 (flash_attn_3, hopper/)",
-        min_cc: cc(9, 0),
-        only: Some(&[cc(9, 0)]),
+        min_cc: cc(8, 0),
+        only: Some(&[cc(8, 0), cc(8, 6), cc(8, 9), cc(9, 0)]),
         below: Support::No,
-        note: "Hopper only (sm_90a kernels, wgmma/TMA); not Ada, not Blackwell. Recent \
-               hopper/flash_api.cpp also has an sm8x fp16/bf16 path (UNCONFIRMED).",
-        source: "Dao-AILab/flash-attention README (\"FlashAttention-3 is optimized for Hopper \
-                 GPUs\"; \"Requirements: H100 / H800 GPU, CUDA >= 12.3\")",
+        note: "Built from source: sm_90a kernels (fp16, bf16, fp8) and, by default, sm_80 kernels \
+               (fp16 and bf16 only) that run on 8.x; the sm80 ones are left out with \
+               FLASH_ATTENTION_DISABLE_SM80=TRUE. Not Blackwell (no sm_10x/12x build of the full \
+               kernel set). The README names only H100/H800.",
+        source: "Dao-AILab/flash-attention hopper/setup.py at 0251105a (\"-gencode \
+                 arch=compute_80,code=sm_80\" for *_sm80.cu, sm_90a for *_sm90.cu, \
+                 FLASH_ATTENTION_DISABLE_SM80) and hopper/flash_api.cpp (`dprops->major >= 8`, \
+                 \"FlashAttention on Ampere/Ada cards only supports fp16 and bf16\")",
     },
     Capability {
         key: "flash_attention_4",
         title: "FlashAttention-4 (CuTe DSL)",
-        min_cc: cc(9, 0),
-        only: Some(&[cc(9, 0), cc(10, 0)]),
+        min_cc: cc(8, 0),
+        only: Some(SM80_TO_SM121),
         below: Support::No,
-        note: "Hopper and datacenter Blackwell (H100, B200); 10.3 and consumer Blackwell 12.x \
-               not listed.",
-        source: "Dao-AILab/flash-attention README \"FlashAttention-4 ... optimized for Hopper \
-                 and Blackwell GPUs (e.g. H100, B200)\" — seen only in quotes, UNCONFIRMED",
+        note: "Kernels JIT-compiled by CuTe DSL for sm80, sm90, sm100/110 and sm120; FP8 only on \
+               10.x.",
+        source: "flash_attn_4-4.0.0b36-py3-none-any.whl on PyPI, flash_attn/cute/interface.py \
+                 (`assert arch // 10 in [8, 9, 10, 11, 12], \"Unsupported compute capability. \
+                 Supported: 8.x, 9.x, 10.x, 11.x, 12.x\"`; flash_fwd_sm90.py, \
+                 flash_fwd_sm100.py, flash_fwd_sm120.py)",
     },
 ];
 
@@ -466,12 +472,14 @@ mod tests {
             "fp8_tensor_cores",
             "torch_scaled_mm_fp8",
             "fp4_fp6_tensor_cores",
-            "flash_attention_3",
             "wgmma",
             "thread_block_clusters",
         ] {
             assert_eq!(support(k, c), Support::No, "{k}");
         }
+        // hopper/setup.py builds sm_80 kernels by default; FA4 asserts major 8..12.
+        assert_eq!(support("flash_attention_3", c), Support::Yes);
+        assert_eq!(support("flash_attention_4", c), Support::Yes);
     }
 
     #[test]
@@ -486,7 +494,7 @@ mod tests {
         assert_eq!(support("fp8_tensor_cores", c), Support::Yes);
         assert_eq!(support("torch_scaled_mm_fp8", c), Support::Yes);
         assert_eq!(support("flash_attention_2", c), Support::Yes);
-        assert_eq!(support("flash_attention_3", c), Support::No);
+        assert_eq!(support("flash_attention_3", c), Support::Yes);
         assert_eq!(support("fp4_fp6_tensor_cores", c), Support::No);
         assert_eq!(support("wgmma", c), Support::No);
     }
@@ -523,7 +531,10 @@ mod tests {
             assert_eq!(support("wgmma", c), Support::No, "{c}");
         }
         assert_eq!(support("flash_attention_4", cc(10, 0)), Support::Yes);
-        assert_eq!(support("flash_attention_4", cc(12, 0)), Support::No);
+        assert_eq!(support("flash_attention_4", cc(12, 0)), Support::Yes);
+        assert_eq!(support("flash_attention_4", cc(7, 5)), Support::No);
+        // Orin (8.7, Tegra) cannot run sm_80 SASS.
+        assert_eq!(support("flash_attention_3", cc(8, 7)), Support::No);
     }
 
     #[test]

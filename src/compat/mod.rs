@@ -5,6 +5,7 @@
 
 pub mod arch;
 pub mod capabilities;
+pub mod companions;
 pub mod cuda_errors;
 pub mod driver;
 pub mod torch;

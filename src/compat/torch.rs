@@ -149,12 +149,6 @@ pub fn newest_build_for(
         .find(|b| b.runs_on(cc) && b.cuda().is_some_and(&ok_cuda))
 }
 
-/// torchvision 0.(minor+15).x belongs to torch 2.minor (0.15 ↔ 2.0 … 0.30 ↔ 2.15).
-pub fn torchvision_for(torch: &str) -> Option<String> {
-    let (major, minor) = release_minor(torch)?;
-    (major == 2).then(|| format!("0.{}", minor + 15))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,7 +177,6 @@ mod tests {
         // Blackwell with a CUDA 12 driver: cu128.
         let b = newest_build_for(ComputeCapability::new(12, 0), |c| c.major == 12).unwrap();
         assert_eq!((b.release, b.variant), ("2.11.0", "cu128"));
-        assert_eq!(torchvision_for("2.8.0+cu128").as_deref(), Some("0.23"));
         assert_eq!(local_variant("2.8.0+cu128"), Some("cu128"));
     }
 

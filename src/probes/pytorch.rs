@@ -35,6 +35,10 @@ pub struct PythonEnv {
 pub struct Dist {
     pub name: String,
     pub version: String,
+    /// torchvision/torchaudio: the `Requires-Dist: torch…` specifier of its METADATA
+    /// ("==2.7.1", ">=2.14.0"); None when it declares none or has no METADATA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_torch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -165,6 +169,7 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
             .map(|(n, v, _)| Dist {
                 name: n.clone(),
                 version: v.clone(),
+                requires_torch: None,
             })
             .collect()
     };
@@ -203,7 +208,15 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
                 n,
                 "torchvision" | "torchaudio" | "triton" | "pytorch-triton"
             )
-        }),
+        })
+        .into_iter()
+        .map(|mut d| {
+            if let Some(dir) = installed.get(d.name.as_str()) {
+                d.requires_torch = torch_pin(fs, &site_dir.join(dir), python);
+            }
+            d
+        })
+        .collect(),
         frameworks: pick(&|n| {
             FRAMEWORKS.iter().any(|f| {
                 n == *f
@@ -212,6 +225,19 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
             })
         }),
     }
+}
+
+/// The torch specifier in a companion's METADATA (torchvision's `Requires-Dist: torch==2.7.1`).
+fn torch_pin(fs: &HostFs, dist_dir: &Path, python: Option<&str>) -> Option<String> {
+    if dist_dir.extension().and_then(|e| e.to_str()) != Some("dist-info") {
+        return None;
+    }
+    let f = fs.read_text(&dist_dir.join("METADATA")).ok()?;
+    parse_requires(&f.text, python)
+        .requires
+        .into_iter()
+        .find(|r| r.name == "torch" && !r.spec.is_empty())
+        .map(|r| r.spec)
 }
 
 fn torch(

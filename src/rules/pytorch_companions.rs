@@ -1,10 +1,15 @@
 //! GD046: torchvision/torchaudio that do not belong to the installed torch: another CUDA
-//! variant ("PyTorch and torchvision were compiled with different CUDA versions") or another
-//! release (torchvision 0.N pairs with torch 2.(N-15); "operator torchvision::nms does not exist").
+//! variant ("PyTorch and torchvision were compiled with different CUDA versions") or a torch
+//! its wheel does not declare ("operator torchvision::nms does not exist"). Which torch a
+//! companion needs is what it says itself: its METADATA's `Requires-Dist: torch…`, else the
+//! same fact from compat::companions; the fix is the newest companion release that accepts
+//! this torch.
 
 use super::{Outcome, Rule};
-use crate::compat::torch::{local_variant, release_minor, torchvision_for};
+use crate::compat::companions;
+use crate::compat::torch::local_variant;
 use crate::findings::{Finding, Severity};
+use crate::pyversion::satisfies;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -12,7 +17,7 @@ pub const RULE: Rule = Rule {
     name: "pytorch_companions",
     codes: &["GD046"],
     views: &[],
-    checks: "torchvision and torchaudio belong to the installed torch (release and CUDA variant)",
+    checks: "torchvision and torchaudio belong to the installed torch (the torch they declare, and the CUDA variant)",
     run,
 };
 
@@ -46,38 +51,46 @@ fn run(snap: &Snapshot) -> Outcome {
                     problems.push(format!("it is built for {b}, torch for {a}"));
                 }
             }
-            // torch 2.m ↔ torchvision 0.(m+15), torchaudio 2.m; torch 1.m ↔ torchvision 0.(m+1),
-            // torchaudio 0.m.
-            let expected = match (c.name.as_str(), release_minor(&tv)) {
-                ("torchvision", Some((2, _))) => torchvision_for(&tv),
-                ("torchvision", Some((1, mi))) => Some(format!("0.{}", mi + 1)),
-                (_, Some((2, mi))) => Some(format!("2.{mi}")),
-                (_, Some((1, mi))) => Some(format!("0.{mi}")),
+            let row = companions::release(&c.name, &c.version);
+            let declared = match (&c.requires_torch, row) {
+                (Some(spec), _) => Some((
+                    spec.clone(),
+                    format!("{}/{}-{}.dist-info/METADATA", env.site, c.name, c.version),
+                )),
+                (None, Some(r)) if !r.requires_torch.is_empty() => {
+                    Some((r.requires_torch.to_string(), r.source()))
+                }
                 _ => None,
             };
-            if let (Some(want), Some((ma, mi))) = (&expected, release_minor(&c.version)) {
-                if format!("{ma}.{mi}") != *want {
-                    problems.push(format!(
-                        "{} {ma}.{mi} belongs to another torch (torch {} needs {} {want}.x)",
-                        c.name,
-                        release_minor(&tv).map_or("?".into(), |(a, b)| format!("{a}.{b}")),
-                        c.name
-                    ));
+            let mut evidence = format!("torch {tv}, {} {}", c.name, c.version);
+            let mut evidence_source = env.site.clone();
+            if let Some((spec, from)) = &declared {
+                evidence = format!("{evidence} (Requires-Dist: torch{spec})");
+                evidence_source = from.clone();
+                if !satisfies(&tv, spec) {
+                    problems.push(format!("it requires torch{spec}"));
                 }
             }
             if problems.is_empty() {
                 continue;
             }
-            let index = torch_variant
-                .clone()
-                .filter(|v| v.starts_with("cu"))
-                .unwrap_or_else(|| "cu128".into());
+            let want = companions::newest_for(&c.name, &tv);
             let mut f = Finding::new("GD046", Severity::Error, format!("{} {} does not match torch {tv}: {}", c.name, c.version, problems.join("; ")))
-                    .detail(format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and torchvision were compiled with different CUDA versions\"; a different release fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name))
-                    .evidence(Subject::torch(&env.site), format!("torch {tv}, {} {}", c.name, c.version), env.site.clone());
-            f = match &expected {
-                Some(want) => f.fix_cmd("Install the matching build from the same index as torch", format!("pip install --force-reinstall {}=={want}.* --index-url https://download.pytorch.org/whl/{index}", c.name)),
-                None => f.fix_text(format!("Reinstall {} from the same index and release line as torch", c.name)),
+                    .detail(format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and torchvision were compiled with different CUDA versions\"; a torch its wheel does not declare fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name))
+                    .evidence(Subject::torch(&env.site), evidence, evidence_source);
+            // --no-deps: the companion's torch pin is met, and pip must not replace torch.
+            let index = match torch_variant.as_deref() {
+                Some(v) if v.starts_with("cu") || v == "cpu" || v.starts_with("rocm") => {
+                    format!(" --index-url https://download.pytorch.org/whl/{v}")
+                }
+                _ => String::new(),
+            };
+            f = match want {
+                Some(w) => f.fix_cmd(
+                    format!("Install the {} that declares torch{} (the newest that accepts torch {tv}), from the same index as torch", c.name, w.requires_torch),
+                    format!("pip install --force-reinstall --no-deps {}=={}{index}", c.name, w.version),
+                ),
+                None => f.fix_text(format!("No {} release on PyPI declares a torch this old or new; reinstall torch and {} together from one index and release line", c.name, c.name)),
             };
             out.push(f);
         }
@@ -118,28 +131,84 @@ mod tests {
         );
         assert_eq!(
             first_cmd(&f),
-            "pip install --force-reinstall torchvision==0.19.* --index-url https://download.pytorch.org/whl/cu124"
+            "pip install --force-reinstall --no-deps torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu124"
         );
     }
 
     #[test]
-    fn another_release_is_an_error() {
+    fn a_torch_the_companion_does_not_declare_is_an_error() {
         let f = only(
             run(&companion("torchvision", "0.18.1+cu124")),
             "GD046",
             Severity::Error,
         );
-        assert!(f.title.contains("belongs to another torch"), "{}", f.title);
+        assert!(f.title.contains("it requires torch==2.3.1"), "{}", f.title);
         let f = only(
             run(&companion("torchaudio", "2.3.1+cu124")),
             "GD046",
             Severity::Error,
         );
         assert!(
-            first_cmd(&f).contains("torchaudio==2.4.*"),
+            first_cmd(&f).contains("torchaudio==2.4.1 "),
             "{}",
             first_cmd(&f)
         );
+    }
+
+    fn torch_2_15(s: &mut Snapshot) -> &mut crate::probes::pytorch::PythonEnv {
+        let env = primary_env(s);
+        env.torch = Some(torch("2.15.0", Some("13.2")));
+        env
+    }
+
+    #[test]
+    fn companions_that_accept_a_newer_torch_are_clean() {
+        // torchaudio's last release is 2.11.1 (torch>=2.11); torchvision 0.29.2 takes
+        // torch>=2.14.0. A formula (torchaudio 2.15, torchvision 0.30) names releases that
+        // do not exist.
+        let mut s = healthy();
+        let env = torch_2_15(&mut s);
+        env.companions = vec![dist("torchvision", "0.29.2"), dist("torchaudio", "2.11.1")];
+        assert_clean(run(&s));
+        // torchaudio 2.11.0 declares no torch at all: nothing says it does not fit.
+        torch_2_15(&mut s).companions = vec![dist("torchaudio", "2.11.0")];
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn the_installed_metadata_pin_decides_and_the_fix_exists() {
+        let mut s = healthy();
+        let mut tv = dist("torchvision", "0.29.0");
+        tv.requires_torch = Some("==2.14.0".into());
+        torch_2_15(&mut s).companions = vec![tv];
+        let f = only(run(&s), "GD046", Severity::Error);
+        assert!(f.title.contains("requires torch==2.14.0"), "{}", f.title);
+        assert!(
+            f.evidence[0]
+                .source
+                .ends_with("torchvision-0.29.0.dist-info/METADATA"),
+            "{:?}",
+            f.evidence
+        );
+        assert_eq!(
+            first_cmd(&f),
+            "pip install --force-reinstall --no-deps torchvision==0.29.2 --index-url https://download.pytorch.org/whl/cu132"
+        );
+        // A METADATA pin is believed over the table (a local build of 0.29.2 pinned to 2.13).
+        let mut tv = dist("torchvision", "0.29.2");
+        tv.requires_torch = Some("==2.13.0".into());
+        torch_2_15(&mut s).companions = vec![tv];
+        only(run(&s), "GD046", Severity::Error);
+    }
+
+    #[test]
+    fn a_cpu_torch_gets_companions_from_the_cpu_index() {
+        let mut s = healthy();
+        let env = primary_env(&mut s);
+        env.torch = Some(torch("2.4.1+cpu", None));
+        env.companions = vec![dist("torchvision", "0.19.1+cu124")];
+        let f = only(run(&s), "GD046", Severity::Error);
+        assert!(first_cmd(&f).ends_with("/whl/cpu"), "{}", first_cmd(&f));
     }
 
     #[test]

@@ -519,6 +519,7 @@ pub fn dist(name: &str, version: &str) -> Dist {
     Dist {
         name: name.into(),
         version: version.into(),
+        requires_torch: None,
     }
 }
 

@@ -243,6 +243,19 @@ impl FakeRoot {
         ))
     }
 
+    /// An installed distribution whose METADATA declares `requires` (`torch==2.14.0`).
+    pub fn dist_requiring(&self, site: &str, name: &str, version: &str, requires: &str) -> &Self {
+        self.file(
+            &format!(
+                "{site}/{}-{version}.dist-info/METADATA",
+                name.replace('-', "_")
+            ),
+            &format!(
+                "Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nRequires-Dist: numpy\nRequires-Dist: {requires}\n\n{name}\n"
+            ),
+        )
+    }
+
     /// `/etc/ld.so.cache` in glibc's current format, listing these (soname, path) pairs.
     pub fn ld_cache(&self, entries: &[(&str, &str)]) -> &Self {
         self.ld_cache_format(entries, ldcache::Format::New)
