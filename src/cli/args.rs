@@ -123,6 +123,9 @@ pub enum Command {
     },
     /// Print the manual page (roff), e.g. `gpudoctor man | man -l -`
     Man,
+    /// Internal: print the compatibility tables and their sources as JSON (.ci/compat-refresh)
+    #[command(name = "__compat-tables", hide = true)]
+    CompatTables,
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
@@ -162,6 +165,7 @@ impl Command {
             Command::Schema => "schema",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
+            Command::CompatTables => "__compat-tables",
             Command::NvmlWorker { .. } => "__nvml-worker",
             Command::SmokeWorker { .. } => "__smoke-worker",
         }

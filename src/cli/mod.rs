@@ -165,9 +165,9 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
         Command::Schema => schema::schema(&g),
         Command::Completions { shell } => completions::completions(&g, shell),
         Command::Man => man::man(&g),
-        Command::NvmlWorker { .. } | Command::SmokeWorker { .. } => Err(CliError::Internal(
-            "a worker subcommand reached the dispatcher".into(),
-        )),
+        Command::NvmlWorker { .. } | Command::SmokeWorker { .. } | Command::CompatTables => Err(
+            CliError::Internal("a worker subcommand reached the dispatcher".into()),
+        ),
     }
 }
 

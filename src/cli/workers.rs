@@ -27,8 +27,16 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
             shared_gpu,
         )),
         Command::NvmlWorker { lib } => Ok(nvml_worker(&lib)),
+        Command::CompatTables => Ok(compat_tables()),
         other => Err(other),
     }
+}
+
+/// `__compat-tables`: the compatibility tables as JSON on stdout.
+fn compat_tables() -> Result<u8, CliError> {
+    let text = serde_json::to_string_pretty(&crate::compat::sources::tables_json())
+        .map_err(|e| CliError::Internal(format!("serialising the tables: {e}")))?;
+    super::emit(format!("{text}\n").as_bytes())
 }
 
 /// `__nvml-worker`: NVML's facts as JSON on stdout.

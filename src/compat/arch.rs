@@ -532,6 +532,46 @@ static VERIFIED_TARGETS: &[VerifiedTargets] = &[
     },
 ];
 
+/// The verified rows and the model names, for compat::sources.
+pub(super) fn sourced_rows(push: &mut impl FnMut(&'static str, String, &str)) {
+    for t in VERIFIED_TARGETS {
+        push(
+            "compiler targets",
+            format!("CUDA {}–{}", t.from, t.to),
+            t.source,
+        );
+    }
+    let tables: [(&str, &[Model]); 9] = [
+        ("data center", DATA_CENTER),
+        ("Quadro", QUADRO),
+        ("Quadro RTX", QUADRO_RTX),
+        ("RTX A", RTX_A),
+        ("T series", T_SERIES),
+        ("GeForce RTX", GEFORCE_RTX),
+        ("GeForce GTX", GEFORCE_GTX),
+        ("GeForce GT", GEFORCE_GT),
+        ("GeForce MX", GEFORCE_MX),
+    ];
+    for (family, models) in tables {
+        for m in models {
+            push("GPU models", format!("{family} {}", m.word), m.source);
+        }
+    }
+}
+
+/// Each released toolkit's verified target list ("12.8" → [50, 52, …]), as JSON keys.
+pub fn verified_target_lists() -> std::collections::BTreeMap<String, Vec<u32>> {
+    let mut out = std::collections::BTreeMap::new();
+    for t in VERIFIED_TARGETS {
+        for tk in all_released() {
+            if tk >= t.from && tk <= t.to {
+                out.insert(tk.to_string(), t.sms.to_vec());
+            }
+        }
+    }
+    out
+}
+
 /// Released CUDA minors per major, from 9.0 on (12.7 was never released).
 static RELEASED_TOOLKITS: &[(u32, &[u32])] = &[
     (9, &[0, 1, 2]),
@@ -552,7 +592,6 @@ fn newest_released() -> Option<CudaVersion> {
     Some(v(*major, *minors.last()?))
 }
 
-#[cfg(test)]
 fn all_released() -> Vec<CudaVersion> {
     RELEASED_TOOLKITS
         .iter()

@@ -317,11 +317,11 @@ pub static CAPABILITIES: &[Capability] = &[
         min_cc: cc(8, 0),
         only: None,
         below: Support::No,
-        note: "README: Ampere, Ada, Hopper. Blackwell runs the sm80 kernels built for it \
-               (setup.py default arch list 80;90;100;110;120), not listed in the README.",
+        note: "Ampere, Ada, Hopper, and Blackwell through the sm_100/110/120 code its setup.py \
+               builds by default (the README lists only up to Hopper).",
         source: "Dao-AILab/flash-attention README (\"Ampere, Ada, or Hopper GPUs (e.g., A100, RTX \
-                 3090, RTX 4090, H100)\"); setup.py arch list per third-party reading — \
-                 Blackwell UNCONFIRMED",
+                 3090, RTX 4090, H100)\"); setup.py at 0251105a, cuda_archs(): \
+                 FLASH_ATTN_CUDA_ARCHS default \"80;90;100;110;120\" (sm_100/110/120 from CUDA 12.8/13)",
     },
     Capability {
         key: "flash_attention_3",

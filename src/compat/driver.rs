@@ -145,7 +145,6 @@ pub fn toolkit_min_driver(v: CudaVersion) -> Option<&'static ToolkitDriverRow> {
 pub struct FamilyMinimum {
     pub major: u32,
     pub min_linux: &'static str,
-    pub min_windows: &'static str,
     pub source: &'static str,
 }
 
@@ -156,7 +155,6 @@ pub static FAMILY_MINIMUMS: &[FamilyMinimum] = &[
     FamilyMinimum {
         major: 11,
         min_linux: "450.80.02",
-        min_windows: "452.39",
         source:
             "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html \
                  (Tesla Recommended Drivers 450.80.02 / 452.39)",
@@ -164,16 +162,14 @@ pub static FAMILY_MINIMUMS: &[FamilyMinimum] = &[
     FamilyMinimum {
         major: 12,
         min_linux: "525.60.13",
-        min_windows: "527.41",
-        source: "CUDA RN 13.2.2 Table 2 (>= 525); exact version from Table 3 row 12.0 GA and the \
-                 cuDNN support matrix",
+        source: "CUDA 13.2.2 release notes, Table 2 (>= 525) and Table 3 row \"CUDA 12.0 GA\" \
+                 (>= 525.60.13), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
     },
     FamilyMinimum {
         major: 13,
         min_linux: "580.65.06",
-        min_windows: "580.88",
-        source: "CUDA RN 13.2.2 Table 2 (>= 580; first R580 = 580.65.06); Windows 580.88 is \
-                 UNCONFIRMED-primary (cuda-python PR #902)",
+        source: "CUDA 13.2.2 release notes, Table 2 (>= 580) and Table 3 row \"CUDA 13.0 GA\" \
+                 (>= 580.65.06), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
     },
 ];
 
@@ -448,7 +444,6 @@ mod tests {
         }
         for f in FAMILY_MINIMUMS {
             assert!(DriverVersion::parse(f.min_linux).is_some());
-            assert!(DriverVersion::parse(f.min_windows).is_some());
         }
     }
 
@@ -551,7 +546,6 @@ mod tests {
         assert_eq!(family_minimum(13).unwrap().min_linux, "580.65.06");
         assert_eq!(family_minimum(12).unwrap().min_linux, "525.60.13");
         assert_eq!(family_minimum(11).unwrap().min_linux, "450.80.02");
-        assert!(family_minimum(13).unwrap().source.contains("UNCONFIRMED"));
         assert!(family_minimum(10).is_none());
         assert!(family_minimum(9).is_none());
         assert!(family_minimum(14).is_none());

@@ -6,11 +6,40 @@
 
 use super::{ptx_runs_on, sass_runs_on, ComputeCapability, CudaVersion};
 
-/// One official build: release, CUDA variant, compiled SASS architectures, PTX ones.
+/// The CPU architecture a wheel is built for: the builds differ per platform (aarch64
+/// "sbsa" wheels start later and leave out older GPUs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Platform {
+    X86_64,
+    Aarch64,
+}
+
+impl Platform {
+    /// From `uname -m` / the ELF machine ("x86_64", "aarch64", "arm64").
+    pub fn from_arch(arch: &str) -> Option<Platform> {
+        match arch.trim() {
+            "x86_64" | "amd64" => Some(Platform::X86_64),
+            "aarch64" | "arm64" => Some(Platform::Aarch64),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::X86_64 => "x86_64",
+            Platform::Aarch64 => "aarch64",
+        }
+    }
+}
+
+/// One official Linux build: release, CUDA variant, platform, compiled SASS architectures,
+/// PTX ones.
 pub struct TorchBuild {
     /// The newest patch release of that minor ("2.8.0").
     pub release: &'static str,
     pub variant: &'static str,
+    pub platform: Platform,
     pub sass: &'static [u32],
     pub ptx: &'static [u32],
     pub source: &'static str,
@@ -82,9 +111,35 @@ const fn b(
     TorchBuild {
         release,
         variant,
+        platform: Platform::X86_64,
         sass,
         ptx: &[],
         source,
+    }
+}
+
+/// An aarch64 (sbsa) build.
+const fn a(
+    release: &'static str,
+    variant: &'static str,
+    sass: &'static [u32],
+    source: &'static str,
+) -> TorchBuild {
+    TorchBuild {
+        platform: Platform::Aarch64,
+        ..b(release, variant, sass, source)
+    }
+}
+
+impl TorchBuild {
+    /// The same build with PTX for these architectures too.
+    const fn with_ptx(self, ptx: &'static [u32]) -> TorchBuild {
+        TorchBuild { ptx, ..self }
+    }
+
+    /// Whether the row's source names a primary source (or a scanned wheel).
+    pub fn confirmed(&self) -> bool {
+        !self.source.contains("UNCONFIRMED")
     }
 }
 
@@ -116,12 +171,15 @@ pub fn covers(sass: &[u32], ptx: &[u32], cc: ComputeCapability) -> bool {
         || ptx.iter().any(|a| ptx_runs_on(to_cc(*a), cc))
 }
 
-/// The official builds of one release ("2.8.0+cu128" → release 2.8).
-pub fn builds_of(version: &str) -> impl Iterator<Item = &'static TorchBuild> + '_ {
+/// The official builds of one release ("2.8.0+cu128" → release 2.8) for a platform.
+pub fn builds_of(
+    version: &str,
+    platform: Platform,
+) -> impl Iterator<Item = &'static TorchBuild> + '_ {
     let minor = release_minor(version);
-    BUILDS
-        .iter()
-        .filter(move |b| minor.is_some() && release_minor(b.release) == minor)
+    BUILDS.iter().filter(move |b| {
+        b.platform == platform && minor.is_some() && release_minor(b.release) == minor
+    })
 }
 
 /// `2.8.0+cu128` → (2, 8).
@@ -139,14 +197,16 @@ pub fn local_variant(version: &str) -> Option<&str> {
     version.split_once('+').map(|(_, v)| v)
 }
 
-/// The newest official build that runs on `cc` and whose CUDA the driver can run (`ok_cuda`).
+/// The newest official build for the platform that runs on `cc` and whose CUDA the driver
+/// can run (`ok_cuda`).
 pub fn newest_build_for(
     cc: ComputeCapability,
+    platform: Platform,
     ok_cuda: impl Fn(CudaVersion) -> bool,
 ) -> Option<&'static TorchBuild> {
     BUILDS
         .iter()
-        .find(|b| b.runs_on(cc) && b.cuda().is_some_and(&ok_cuda))
+        .find(|b| b.platform == platform && b.runs_on(cc) && b.cuda().is_some_and(&ok_cuda))
 }
 
 #[cfg(test)]
@@ -155,13 +215,13 @@ mod tests {
 
     #[test]
     fn arch_coverage_follows_binary_compatibility() {
-        let b = builds_of("2.6.0+cu126").next().unwrap();
+        let b = builds_of("2.6.0+cu126", Platform::X86_64).next().unwrap();
         assert_eq!(b.variant, "cu126");
         // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (tests/pytorch.rs gpu_newer_than_the_build_case_01).
         assert!(!b.runs_on(ComputeCapability::new(12, 0)));
         // Ada (8.9) runs the sm_86 SASS.
         assert!(b.runs_on(ComputeCapability::new(8, 9)));
-        let cu128 = builds_of("2.8.0+cu128")
+        let cu128 = builds_of("2.8.0+cu128", Platform::X86_64)
             .find(|b| b.variant == "cu128")
             .unwrap();
         // GTX 1050 (6.1) on cu128: dropped (gpu_older_than_the_build_case_02).
@@ -172,10 +232,13 @@ mod tests {
     #[test]
     fn newest_build_for_a_gpu_and_driver() {
         // Pascal: the newest build with sm_60 is a cu126 one.
-        let b = newest_build_for(ComputeCapability::new(6, 1), |_| true).unwrap();
+        let b = newest_build_for(ComputeCapability::new(6, 1), Platform::X86_64, |_| true).unwrap();
         assert_eq!((b.release, b.variant), ("2.14.1", "cu126"));
         // Blackwell with a CUDA 12 driver: cu128.
-        let b = newest_build_for(ComputeCapability::new(12, 0), |c| c.major == 12).unwrap();
+        let b = newest_build_for(ComputeCapability::new(12, 0), Platform::X86_64, |c| {
+            c.major == 12
+        })
+        .unwrap();
         assert_eq!((b.release, b.variant), ("2.11.0", "cu128"));
         assert_eq!(local_variant("2.8.0+cu128"), Some("cu128"));
     }

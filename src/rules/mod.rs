@@ -160,6 +160,30 @@ impl<F: Fn(&str) -> bool> CodeFilter for F {
     }
 }
 
+/// A finding that rests on a table row no primary source confirms says so (the row's
+/// source is in its evidence).
+fn note_unconfirmed(f: &mut Finding) {
+    const SAID: &str = "no primary source confirms";
+    if f.detail.contains(SAID) {
+        return;
+    }
+    if let Some(e) = f
+        .evidence
+        .iter()
+        .find(|e| !crate::compat::sources::is_confirmed(&e.source))
+    {
+        let note = format!(
+            "The fact \"{}\" comes from a table row that {SAID} ({}).",
+            e.value, e.source
+        );
+        f.detail = if f.detail.is_empty() {
+            note
+        } else {
+            format!("{} {note}", f.detail)
+        };
+    }
+}
+
 pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Finding>) {
     let mut checks = Vec::new();
     let mut all = Vec::new();
@@ -199,6 +223,7 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
                     .filter(|f| filter.wants(&f.code))
                     .map(|mut f| {
                         fit_fixes::fit(place, &mut f);
+                        note_unconfirmed(&mut f);
                         f
                     })
                     .collect();

@@ -4,8 +4,9 @@
 //! gpu_older_than_the_build_case_02).
 
 use super::{Outcome, Rule};
+use crate::compat::companions;
 use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
-use crate::compat::torch::{builds_of, covers, newest_build_for, TorchBuild};
+use crate::compat::torch::{builds_of, covers, newest_build_for, Platform, TorchBuild};
 use crate::compat::{ComputeCapability, CudaVersion};
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{PythonEnv, Torch};
@@ -36,6 +37,12 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     let driver = snap.driver_version();
     let gpus = snap.known_gpus();
+    // Official wheels exist for x86_64 and aarch64 only; an unreadable architecture is
+    // taken as x86_64, the common case.
+    let platform = match snap.platform.as_ref().and_then(|p| p.arch.get()) {
+        Some(a) => Platform::from_arch(a),
+        None => Some(Platform::X86_64),
+    };
     let ok_cuda = |c: CudaVersion| match &driver {
         Some(d) => !matches!(driver_verdict(c, &d.version), DriverVerdict::TooOld { .. }),
         None => true,
@@ -56,20 +63,35 @@ fn run(snap: &Snapshot) -> Outcome {
         let key = Subject::torch(&env.site);
         // The build to recommend: this release for the GPU and driver, else the newest.
         let suggest = |cc: Option<ComputeCapability>| -> Option<&'static TorchBuild> {
+            let platform = platform?;
             let fits =
                 |b: &&TorchBuild| cc.is_none_or(|c| b.runs_on(c)) && b.cuda().is_some_and(ok_cuda);
-            builds_of(&version).find(fits).or_else(|| match cc {
-                Some(c) => newest_build_for(c, ok_cuda),
-                None => crate::compat::torch::BUILDS
-                    .iter()
-                    .find(|b| b.cuda().is_some_and(ok_cuda)),
-            })
+            builds_of(&version, platform)
+                .find(fits)
+                .or_else(|| match cc {
+                    Some(c) => newest_build_for(c, platform, ok_cuda),
+                    None => crate::compat::torch::BUILDS
+                        .iter()
+                        .find(|b| b.platform == platform && b.cuda().is_some_and(ok_cuda)),
+                })
         };
         let cc = gpus.first().map(|g| g.cc);
+        // torch with the torchvision/torchaudio already installed, each at the release that
+        // declares this torch (their wheels pin it), from one index.
         let install = |b: &TorchBuild| {
+            let mut pkgs = format!("torch=={}", b.release);
+            for c in env
+                .companions
+                .iter()
+                .filter(|c| c.name == "torchvision" || c.name == "torchaudio")
+            {
+                if let Some(r) = companions::newest_for(&c.name, b.release) {
+                    pkgs.push_str(&format!(" {}=={}", r.package, r.version));
+                }
+            }
             format!(
-                "pip install --force-reinstall torch=={} --index-url https://download.pytorch.org/whl/{}",
-                b.release, b.variant
+                "pip install --force-reinstall {pkgs} --index-url https://download.pytorch.org/whl/{}",
+                b.variant
             )
         };
         match t.kind() {
@@ -91,7 +113,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         install(b),
                     );
                 }
-                out.push(f.fix_text("Install torchvision/torchaudio from the same index, so their CUDA build matches"));
+                out.push(f);
             }
             _ => {
                 let Some(tc) = t.cuda.as_deref().and_then(CudaVersion::parse) else { continue };
@@ -120,9 +142,10 @@ fn run(snap: &Snapshot) -> Outcome {
                         (num("sm_"), num("compute_"), s.arch_list.join(" "), src)
                     }
                     _ => match crate::compat::torch::local_variant(&version)
-                        .and_then(|v| builds_of(&version).find(|b| b.variant == v))
+                        .zip(platform)
+                        .and_then(|(v, p)| builds_of(&version, p).find(|b| b.variant == v))
                     {
-                        Some(b) => (b.sass.to_vec(), b.ptx.to_vec(), b.arch_list(), format!("official torch {} {} build ({})", b.release, b.variant, b.source)),
+                        Some(b) => (b.sass.to_vec(), b.ptx.to_vec(), b.arch_list(), format!("official torch {} {} {} build ({})", b.release, b.variant, b.platform.as_str(), b.source)),
                         None => continue,
                     },
                 };
@@ -152,8 +175,11 @@ fn run(snap: &Snapshot) -> Outcome {
                     ))
                     .evidence(key.clone(), format!("compiled for {list}"), source.clone())
                     .evidence(Subject::GpuModel(g.name.clone()), format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
-                    f = match newest_build_for(g.cc, ok_cuda) {
-                        Some(b) => f.fix_cmd(format!("Install torch {} built for CUDA {}, which has {} kernels", b.release, b.cuda().map_or("?".into(), |c| c.to_string()), g.cc.sm()), install(b)),
+                    if source.contains("UNCONFIRMED") {
+                        f.detail = format!("{} This architecture list is a table row that no primary source confirms (no release file, no scanned wheel); `python -c \"import torch; print(torch._C._cuda_getArchFlags())\"` prints the build's own.", f.detail);
+                    }
+                    f = match platform.and_then(|p| newest_build_for(g.cc, p, ok_cuda)) {
+                        Some(b) => f.fix_cmd(format!("Install torch {} built for CUDA {}, which has {} kernels{}", b.release, b.cuda().map_or("?".into(), |c| c.to_string()), g.cc.sm(), if b.confirmed() { "" } else { " (an architecture list not confirmed by a primary source)" }), install(b)),
                         None => f.fix_text(format!("No official torch build supports {} with this driver: build from source with TORCH_CUDA_ARCH_LIST={}.{} or upgrade the driver", g.cc.sm(), g.cc.major, g.cc.minor)),
                     };
                     out.push(f);
