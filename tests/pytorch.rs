@@ -960,3 +960,113 @@ fn the_live_probe_runs_the_python_the_static_probes_read() {
     );
     assert!(findings(&v, "GD049").is_empty(), "{:#}", v["findings"]);
 }
+
+/// torch 2.7.1's cu128 build has no sm_50/60/70 (pytorch#146265, #147607): for a GTX 1080
+/// (sm_61) the fix for a CPU-only 2.7.1 is its cu126 build, with the companions that
+/// declare that torch.
+#[test]
+fn cpu_only_torch_2_7_on_pascal_gets_the_cu126_build() {
+    let r = host("570.133.07", "NVIDIA GeForce GTX 1080");
+    let site = r.torch_venv("2.7.1+cpu", None, &[]);
+    r.dist_requiring(&site, "torchvision", "0.22.1+cpu", "torch==2.7.1");
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD041");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    let fix = fix_commands(f[0]);
+    assert!(
+        fix.contains(
+            "pip install --force-reinstall torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu126"
+        ),
+        "{fix}"
+    );
+    assert!(!fix.contains("cu128"), "{fix}");
+}
+
+/// The aarch64 (sbsa) builds are their own: 2.7.1's cu128 aarch64 wheel has only sm_90,
+/// sm_100 and sm_120, so an A100 on an ARM server is sent to the newest aarch64 build with
+/// sm_80 whose CUDA the driver runs, where the x86_64 answer is 2.7.1+cu128.
+#[test]
+fn aarch64_hosts_get_aarch64_builds() {
+    let r = host("580.95.05", "NVIDIA A100-SXM4-80GB");
+    r.file("proc/sys/kernel/arch", "aarch64\n");
+    r.torch_venv("2.7.1+cpu", None, &[]);
+    let (_, v) = check(&r);
+    assert_eq!(v["snapshot"]["platform"]["arch"]["value"], "aarch64");
+    let f = findings(&v, "GD041");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    let fix = fix_commands(f[0]);
+    // 2.15.0's aarch64 cu132 build has sm_80; driver 580 runs CUDA 13.x (minor-version
+    // compatibility).
+    assert!(
+        fix.contains("torch==2.15.0 --index-url https://download.pytorch.org/whl/cu132"),
+        "{fix}"
+    );
+
+    // The same machine on x86_64 keeps the release.
+    let r = host("580.95.05", "NVIDIA A100-SXM4-80GB");
+    r.torch_venv("2.7.1+cpu", None, &[]);
+    let (_, v) = check(&r);
+    let fix = fix_commands(findings(&v, "GD041")[0]);
+    assert!(
+        fix.contains("torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128"),
+        "{fix}"
+    );
+}
+
+/// Jetson Thor / GB10-class aarch64 GPUs: an aarch64 torch 2.15.0+cu130 build has sm_110;
+/// the same GPU would have no kernels in an x86_64 list. With no fatbin to read, the table
+/// row of the platform decides.
+#[test]
+fn torch_kernels_are_judged_against_the_platforms_list() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.file("proc/sys/kernel/arch", "aarch64\n");
+    r.torch_venv("2.15.0+cu126", Some("12.6"), &[]);
+    let (_, v) = check(&r);
+    // aarch64 cu126 is {80, 90}: H100 is covered.
+    assert!(findings(&v, "GD043").is_empty(), "{:#}", v["findings"]);
+
+    let r = host("580.95.05", "NVIDIA GeForce RTX 4090");
+    r.file("proc/sys/kernel/arch", "aarch64\n");
+    r.torch_venv("2.15.0+cu126", Some("12.6"), &[]);
+    let (_, v) = check(&r);
+    // sm_89 runs sm_80 SASS: covered on aarch64 too.
+    assert!(findings(&v, "GD043").is_empty(), "{:#}", v["findings"]);
+
+    let r = host("580.95.05", "NVIDIA GeForce RTX 2080 Ti");
+    r.file("proc/sys/kernel/arch", "aarch64\n");
+    r.torch_venv("2.15.0+cu126", Some("12.6"), &[]);
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD043");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(
+        f[0]["evidence"][0]["source"]
+            .as_str()
+            .unwrap()
+            .contains("cu126 aarch64 build"),
+        "{:#}",
+        f[0]
+    );
+    // On x86_64 the cu126 build has sm_75.
+    let r = host("580.95.05", "NVIDIA GeForce RTX 2080 Ti");
+    r.torch_venv("2.15.0+cu126", Some("12.6"), &[]);
+    let (_, v) = check(&r);
+    assert!(findings(&v, "GD043").is_empty(), "{:#}", v["findings"]);
+}
+
+/// A verdict that rests on a table row no primary source confirms says so.
+#[test]
+fn a_verdict_from_an_unconfirmed_row_says_so() {
+    let r = host("580.95.05", "NVIDIA GeForce GTX 1080");
+    r.torch_venv("2.10.0+cu130", Some("13.0"), &[]);
+    let (_, v) = check(&r);
+    let f = findings(&v, "GD043");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(
+        f[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no primary source confirms"),
+        "{:#}",
+        f[0]
+    );
+}
