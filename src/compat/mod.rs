@@ -7,6 +7,7 @@ pub mod arch;
 pub mod capabilities;
 pub mod cuda_errors;
 pub mod driver;
+pub mod pci_ids;
 pub mod torch;
 pub mod versions;
 
