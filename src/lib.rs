@@ -27,6 +27,21 @@ pub(crate) mod subject;
 pub(crate) mod verdict;
 pub(crate) mod worker;
 
+/// The embedded NVIDIA part of pci.ids (src/compat/pci_ids.rs), for tests/pci_ids.rs to
+/// check against the real file.
+#[doc(hidden)]
+pub mod pci_ids_table {
+    /// The pci.ids `Version:` the table came from.
+    pub fn version() -> &'static str {
+        crate::compat::pci_ids::table_version()
+    }
+
+    /// (device id, name) in the table's order.
+    pub fn entries() -> Vec<(u16, &'static str)> {
+        crate::compat::pci_ids::entries().collect()
+    }
+}
+
 /// Reference pages rendered from the code's registries; tests/docs.rs keeps `docs/` in step.
 #[doc(hidden)]
 pub mod docs {

@@ -289,7 +289,8 @@ impl Snapshot {
     }
 
     /// Each GPU model with its compute capability and product class: NVML's capability when
-    /// it answered, else looked up from the model name (compat::arch).
+    /// it answered, else looked up from the model name (compat::arch), else from the PCI
+    /// device id (compat::pci_ids).
     pub fn known_gpus(&self) -> Vec<KnownGpu> {
         let from_nvml: Vec<KnownGpu> = self
             .nvml_system()
@@ -318,7 +319,8 @@ impl Snapshot {
         if !from_nvml.is_empty() {
             return from_nvml;
         }
-        self.gpu_names()
+        let from_names: Vec<KnownGpu> = self
+            .gpu_names()
             .into_iter()
             .filter_map(|name| {
                 let m = crate::compat::gpu_from_name(&name)?;
@@ -327,6 +329,38 @@ impl Snapshot {
                     cc: m.cc,
                     class: m.class,
                     source: m.source.to_string(),
+                })
+            })
+            .collect();
+        if !from_names.is_empty() {
+            return from_names;
+        }
+        self.known_gpus_from_pci()
+    }
+
+    /// The GPU functions on the PCI bus through the pci.ids table (compat::pci_ids): what
+    /// is left when neither NVML nor the kernel module names a GPU whose compute capability
+    /// is known (no driver loaded, a container or `--root` image, a new model's name).
+    fn known_gpus_from_pci(&self) -> Vec<KnownGpu> {
+        use crate::compat::pci_ids;
+        let Some(pci) = &self.pci else {
+            return Vec::new();
+        };
+        pci.gpus()
+            .into_iter()
+            .filter_map(|d| {
+                let g = pci_ids::gpu_from_pci_id_text(&d.device_id)?;
+                Some(KnownGpu {
+                    name: g.display_name().to_string(),
+                    cc: g.cc?,
+                    class: g.class,
+                    source: format!(
+                        "PCI id {} at {} (pci.ids {}: {})",
+                        d.device_id,
+                        d.source,
+                        pci_ids::table_version(),
+                        g.name
+                    ),
                 })
             })
             .collect()

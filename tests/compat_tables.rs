@@ -55,6 +55,7 @@ const UNCONFIRMED: &[&str] = &[
     "GPU models | GeForce GTX 1630",
     "GPU models | GeForce MX MX570",
     "GPU models | GeForce MX MX550",
+    "PCI chips | GK208",
     "capabilities | fp16_tensor_cores",
     "capabilities | sparse_tensor_cores",
     "capabilities | unified_memory_paging",

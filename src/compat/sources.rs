@@ -50,6 +50,9 @@ pub fn rows() -> Vec<SourcedRow> {
         push("architectures", format!("{} {}", r.cc, r.arch), r.source);
     }
     super::arch::sourced_rows(&mut push);
+    for c in super::pci_ids::CHIPS {
+        push("PCI chips", c.chip.to_string(), c.source);
+    }
     for c in super::capabilities::CAPABILITIES {
         push("capabilities", c.key.to_string(), c.source);
     }

@@ -61,14 +61,18 @@ const ARM_CU126: &[u32] = &[80, 90];
 // PYTORCH_RELEASES_CODE_CC in the release wheel's torch/cuda/__init__.py (from 2.13 keyed
 // by platform). "builder": pytorch/builder manywheel/build_cuda.sh on the release branch.
 const W2_15: &str = "torch-2.15.0 wheel on PyPI (+cu132, the default): libtorch_cuda.so fatbins";
-const T2_15: &str = "torch-2.15.0 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 389)";
+const T2_15: &str =
+    "torch-2.15.0 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 389)";
 const W2_14: &str = "torch-2.14.1 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins";
-const T2_14: &str = "torch-2.14.1 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 376)";
+const T2_14: &str =
+    "torch-2.14.1 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 376)";
 const W2_13: &str = "torch-2.13.0 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins \
                      (449, none with PTX: pytorch#188925 removed compute_120 before the release)";
-const T2_13: &str = "torch-2.13.0 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 326)";
+const T2_13: &str =
+    "torch-2.13.0 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 326)";
 const W2_12: &str = "torch-2.12.1 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins";
-const T2_12: &str = "torch-2.12.1 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 325)";
+const T2_12: &str =
+    "torch-2.12.1 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 325)";
 const W2_11: &str = "torch-2.11.0 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins";
 const W2_10: &str = "torch-2.10.0 wheel on PyPI (+cu128, the default): libtorch_cuda.so fatbins";
 const W2_9: &str = "torch-2.9.1 wheel on PyPI (+cu128, the default): libtorch_cuda.so fatbins";
@@ -81,7 +85,8 @@ const CU128_2_7: &str = "pytorch#146265 (cu128 drops sm_50/60), pytorch#147607 (
 const ARM_2_7: &str = "pytorch/test-infra release/2.7 generate_binary_build_matrix.py line 53 \
                        (\"12.8-aarch64\" only); pytorch#146378 (sbsa CUDA_ARCH 9.0, 10.0, 12.0)";
 const W2_6: &str = "torch-2.6.0 wheel on PyPI (+cu124, the default): libtorch_cuda.so fatbins";
-const CU126_2_6: &str = "pytorch#141142 (CUDA 12.6 builds), pytorch#145616 (release-only: no PTX in \
+const CU126_2_6: &str =
+    "pytorch#141142 (CUDA 12.6 builds), pytorch#145616 (release-only: no PTX in \
                          Linux CUDA 12.6)";
 const W2_5: &str = "torch-2.5.1 wheel on PyPI (+cu124, the default): libtorch_cuda.so fatbins";
 const B2_5: &str = "pytorch/builder release/2.5 manywheel/build_cuda.sh (aec5fb5d) lines 60-80";

@@ -160,6 +160,10 @@ mod tests {
             g.iter_mut()
                 .for_each(|g| g.model = Some("Mystery Accelerator".into()));
         }
+        // An id whose die has no listed compute capability (GB20B): still nothing known.
+        pci_devices_mut(&mut s)
+            .iter_mut()
+            .for_each(|d| d.device_id = "10de:2e2a".into());
         assert_na(run(&s));
     }
 }
