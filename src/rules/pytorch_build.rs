@@ -234,7 +234,7 @@ mod tests {
         assert!(f.title.contains("CPU-only build"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),
-            "pip install --force-reinstall torch==2.4.1 --index-url https://download.pytorch.org/whl/cu124"
+            "pip install --force-reinstall torch==2.4.1 torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu124"
         );
         assert!(evidence_mentions(&f, "pytorch-mutex=cpu"));
     }
@@ -266,7 +266,7 @@ mod tests {
         );
         assert!(
             first_cmd(&f)
-                .contains("torch==2.4.1 --index-url https://download.pytorch.org/whl/cu118"),
+                .contains("torch==2.4.1 torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu118"),
             "{}",
             first_cmd(&f)
         );
