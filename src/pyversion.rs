@@ -240,6 +240,9 @@ pub struct MarkerEnv<'a> {
     /// The extras asked for, normalised (`extra == "cudart"` holds for those): a set, so a
     /// comparison costs the same however many extras a METADATA names.
     extras: HashSet<String>,
+    /// `platform_machine` of the environment ("aarch64"): the wheel's own platform tag when
+    /// known, else the architecture gpudoctor was built for.
+    machine: Option<&'a str>,
 }
 
 impl<'a> MarkerEnv<'a> {
@@ -247,7 +250,13 @@ impl<'a> MarkerEnv<'a> {
         MarkerEnv {
             python_version,
             extras: extras.iter().map(|e| normalize(e)).collect(),
+            machine: None,
         }
+    }
+
+    pub fn with_machine(mut self, machine: Option<&'a str>) -> MarkerEnv<'a> {
+        self.machine = machine;
+        self
     }
 }
 
@@ -266,8 +275,8 @@ pub enum MarkerError {
     TooDeep,
 }
 
-/// Evaluates a PEP 508 marker (`and`, `or`, parentheses, comparisons) for Linux on this
-/// machine's architecture. Unknown variables and unparsable markers hold (so a requirement
+/// Evaluates a PEP 508 marker (`and`, `or`, parentheses, comparisons) for Linux on the
+/// environment's architecture. Unknown variables and unparsable markers hold (so a requirement
 /// is kept rather than silently dropped); a marker nested deeper than MAX_MARKER_DEPTH is
 /// an error, which the caller reports.
 pub fn marker_holds(marker: &str, env: &MarkerEnv) -> Result<bool, MarkerError> {
@@ -430,11 +439,14 @@ impl Parser<'_> {
     }
 
     fn variable(&self, name: &str) -> Value {
-        let arch = if cfg!(target_arch = "aarch64") {
-            "aarch64"
-        } else {
-            "x86_64"
-        };
+        let arch = self
+            .env
+            .machine
+            .unwrap_or(if cfg!(target_arch = "aarch64") {
+                "aarch64"
+            } else {
+                "x86_64"
+            });
         match name {
             "sys_platform" => Value::Lit("linux".into()),
             "platform_system" => Value::Lit("Linux".into()),

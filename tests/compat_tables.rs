@@ -203,3 +203,25 @@ fn every_release_the_tables_name_is_on_pypi() {
         "named by the tables, not on PyPI: {missing:?}"
     );
 }
+
+/// The refresh script stays runnable (its network work is run by hand).
+#[test]
+fn the_refresh_script_parses_and_documents_itself() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/compat-refresh");
+    let Ok(out) = std::process::Command::new("python3")
+        .args([script, "--help"])
+        .output()
+    else {
+        eprintln!("compat_tables: skipped: no python3");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in ["--nvrtc", "--scan-torch", "--platform", "--json"] {
+        assert!(help.contains(flag), "{help}");
+    }
+}

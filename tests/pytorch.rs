@@ -1070,3 +1070,52 @@ fn a_verdict_from_an_unconfirmed_row_says_so() {
         f[0]
     );
 }
+
+/// The pins of an aarch64 wheel are read for aarch64: its `platform_machine == "aarch64"`
+/// markers hold whatever machine gpudoctor itself runs on (an image root of another
+/// architecture), and the wheel's platform picks the builds the verdicts use.
+#[test]
+fn an_aarch64_wheels_markers_are_read_for_aarch64() {
+    let pinned = |tag: &str| {
+        let r = host("580.95.05", "NVIDIA GH200 480GB");
+        let site = "venv/lib/python3.12/site-packages";
+        r.file("venv/pyvenv.cfg", "home = /usr/bin\n")
+            .file(
+                &format!("{site}/torch/version.py"),
+                "__version__ = '2.15.0+cu132'\ncuda = '13.2'\nhip = None\n",
+            )
+            .file(
+                &format!("{site}/torch-2.15.0.dist-info/METADATA"),
+                "Name: torch\nVersion: 2.15.0\nRequires-Dist: nvidia-cudnn-cu13==9.26.0.51; platform_system == \"Linux\" and platform_machine == \"aarch64\"\nRequires-Dist: nvidia-nccl-cu13==2.30.7; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n",
+            )
+            .file(
+                &format!("{site}/torch-2.15.0.dist-info/WHEEL"),
+                &format!("Wheel-Version: 1.0\nGenerator: bdist_wheel\nRoot-Is-Purelib: false\nTag: {tag}\n"),
+            );
+        let (_, v) = check(&r);
+        let env = &v["snapshot"]["python"][0];
+        let names: Vec<String> = env["torch"]["requires"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        (names, env["torch"]["wheel_machine"].clone(), v)
+    };
+    let (names, machine, v) = pinned("cp312-cp312-manylinux_2_28_aarch64");
+    assert_eq!(machine, "aarch64");
+    assert_eq!(names, ["nvidia-cudnn-cu13"], "{names:?}");
+    let f = findings(&v, "GD044");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("nvidia-cudnn-cu13"),
+        "{:#}",
+        f[0]
+    );
+    let (names, machine, _) = pinned("cp312-cp312-manylinux_2_28_x86_64");
+    assert_eq!(machine, "x86_64");
+    assert_eq!(names, ["nvidia-nccl-cu13"], "{names:?}");
+}

@@ -58,6 +58,10 @@ pub struct Torch {
     /// METADATA or a meta-package's it expands: they are missing from `requires`.
     #[serde(default)]
     pub requires_problems: Vec<MetadataProblem>,
+    /// The CPU architecture of the installed wheel, from the platform tag in its dist-info
+    /// WHEEL file (`manylinux_2_28_aarch64` → "aarch64"); None for pure or unknown tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wheel_machine: Option<String>,
     /// Architectures in libtorch_cuda.so's .nv_fatbin (absent for CPU-only builds).
     pub arches: Option<Fact<FatbinSummary>>,
     /// conda's `pytorch` package build string (`py3.10_cuda12.1_cudnn8.9.2_0`, `py3.10_cpu_0`)
@@ -227,6 +231,19 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
     }
 }
 
+/// The machine of a wheel's platform tag (`Tag: cp311-cp311-manylinux_2_28_aarch64`).
+fn wheel_machine(fs: &HostFs, wheel: &Path) -> Option<String> {
+    let f = fs.read_text(wheel).ok()?;
+    f.text.lines().find_map(|l| {
+        let tag = l.strip_prefix("Tag:")?.trim();
+        let platform = tag.rsplit('-').next()?;
+        ["x86_64", "aarch64", "ppc64le", "s390x"]
+            .into_iter()
+            .find(|m| platform.ends_with(m))
+            .map(str::to_string)
+    })
+}
+
 /// The torch specifier in a companion's METADATA (torchvision's `Requires-Dist: torch==2.7.1`).
 fn torch_pin(fs: &HostFs, dist_dir: &Path, python: Option<&str>) -> Option<String> {
     if dist_dir.extension().and_then(|e| e.to_str()) != Some("dist-info") {
@@ -265,14 +282,16 @@ fn torch(
         Err(e) => (Fact::from_fs_error(&e), None, None, None, None),
     };
     // dist-info has METADATA; an egg-info's PKG-INFO lists no requirements.
-    let metadata = dist_dir
-        .filter(|d| d.ends_with(".dist-info"))
-        .map(|d| site.join(d).join("METADATA"));
+    let dist_info = dist_dir.filter(|d| d.ends_with(".dist-info"));
+    let metadata = dist_info.map(|d| site.join(d).join("METADATA"));
+    // The platform the wheel was built for decides its `platform_machine` markers.
+    let wheel_machine = dist_info.and_then(|d| wheel_machine(fs, &site.join(d).join("WHEEL")));
+    let machine = wheel_machine.as_deref();
     let mut requires = Vec::new();
     let mut requires_problems = Vec::new();
     if let Some(m) = metadata {
         if let Ok(f) = fs.read_text(&m) {
-            let read = parse_requires(&f.text, python);
+            let read = parse_requires_for(&f.text, python, machine);
             requires_problems.extend(read.problem_in(&m));
             requires = read.requires;
         }
@@ -289,7 +308,7 @@ fn torch(
         let Ok(f) = fs.read_text(&metadata) else {
             continue;
         };
-        let read = extra_requires(&f.text, &extras, python);
+        let read = extra_requires_for(&f.text, &extras, python, machine);
         requires_problems.extend(read.problem_in(&metadata));
         let via = format!("{name}[{}]", extras.join(","));
         expanded.extend(read.requires.into_iter().map(|mut e| {
@@ -317,6 +336,7 @@ fn torch(
         debug,
         requires,
         requires_problems,
+        wheel_machine,
         arches,
     }
 }
@@ -422,8 +442,18 @@ pub fn parse_version_py(text: &str) -> VersionPy {
     v
 }
 
-/// `Requires-Dist:` lines that apply to Linux x86_64 without extras.
+/// `Requires-Dist:` lines that apply to Linux on gpudoctor's own architecture, without extras.
 pub fn parse_requires(metadata: &str, python: Option<&str>) -> ReadRequires {
+    parse_requires_for(metadata, python, None)
+}
+
+/// `Requires-Dist:` lines that apply to Linux on `machine` ("aarch64"; None: gpudoctor's own
+/// architecture), without extras.
+pub fn parse_requires_for(
+    metadata: &str,
+    python: Option<&str>,
+    machine: Option<&str>,
+) -> ReadRequires {
     let mut out = ReadRequires::default();
     for (n, line) in metadata.lines().enumerate() {
         // Headers end at the first blank line; the description follows.
@@ -437,7 +467,7 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> ReadRequires {
             Some((r, m)) => (r.trim(), m.trim()),
             None => (rest.trim(), ""),
         };
-        let env = MarkerEnv::new(python, &[]);
+        let env = MarkerEnv::new(python, &[]).with_machine(machine);
         match marker_holds(marker, &env) {
             Ok(true) => {}
             Ok(false) => continue,
@@ -474,8 +504,18 @@ pub fn parse_requires(metadata: &str, python: Option<&str>) -> ReadRequires {
 /// Requirements of a dependency's own METADATA for the extras asked of it
 /// (`cuda-toolkit[cudart]` → its `Requires-Dist: nvidia-cuda-runtime==… ; extra == "cudart"`).
 pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -> ReadRequires {
-    let env = MarkerEnv::new(python, extras);
-    let none = MarkerEnv::new(python, &[]);
+    extra_requires_for(metadata, extras, python, None)
+}
+
+/// [`extra_requires`] for an environment on `machine`.
+pub fn extra_requires_for(
+    metadata: &str,
+    extras: &[String],
+    python: Option<&str>,
+    machine: Option<&str>,
+) -> ReadRequires {
+    let env = MarkerEnv::new(python, extras).with_machine(machine);
+    let none = MarkerEnv::new(python, &[]).with_machine(machine);
     let mut out = ReadRequires::default();
     for (n, line) in metadata.lines().enumerate() {
         if line.trim().is_empty() {
@@ -492,7 +532,7 @@ pub fn extra_requires(metadata: &str, extras: &[String], python: Option<&str>) -
             marker_holds(marker, &env).and_then(|with| Ok(with && !marker_holds(marker, &none)?));
         match added {
             Ok(true) => {
-                let read = parse_requires(&format!("Requires-Dist:{req}"), python);
+                let read = parse_requires_for(&format!("Requires-Dist:{req}"), python, machine);
                 out.requires.extend(read.requires);
             }
             Ok(false) => {}

@@ -38,8 +38,8 @@ fn run(snap: &Snapshot) -> Outcome {
     let driver = snap.driver_version();
     let gpus = snap.known_gpus();
     // Official wheels exist for x86_64 and aarch64 only; an unreadable architecture is
-    // taken as x86_64, the common case.
-    let platform = match snap.platform.as_ref().and_then(|p| p.arch.get()) {
+    // taken as x86_64, the common case. The installed wheel's own tag wins (per environment).
+    let host_platform = match snap.platform.as_ref().and_then(|p| p.arch.get()) {
         Some(a) => Platform::from_arch(a),
         None => Some(Platform::X86_64),
     };
@@ -61,6 +61,10 @@ fn run(snap: &Snapshot) -> Outcome {
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
         let key = Subject::torch(&env.site);
+        let platform = match t.wheel_machine.as_deref() {
+            Some(m) => Platform::from_arch(m),
+            None => host_platform,
+        };
         // The build to recommend: this release for the GPU and driver, else the newest.
         let suggest = |cc: Option<ComputeCapability>| -> Option<&'static TorchBuild> {
             let platform = platform?;
@@ -219,6 +223,26 @@ mod tests {
             g.name = Field::Value(name.into());
             g.compute_capability = Field::Value(cc.into());
         }
+    }
+
+    #[test]
+    fn the_wheels_platform_picks_the_builds() {
+        // A Turing GPU and torch 2.15.0+cu126 with no fatbin read: the x86_64 build has
+        // sm_75, the aarch64 one starts at sm_80.
+        let mut t = torch("2.15.0+cu126", Some("12.6"));
+        t.wheel_machine = Some("aarch64".into());
+        let mut s = with_torch(t.clone());
+        gpus_named(&mut s, "NVIDIA T4", "7.5");
+        let f = only(run(&s), "GD043", Severity::Error);
+        assert!(
+            f.evidence[0].source.contains("cu126 aarch64 build"),
+            "{:?}",
+            f.evidence
+        );
+        t.wheel_machine = Some("x86_64".into());
+        let mut s = with_torch(t);
+        gpus_named(&mut s, "NVIDIA T4", "7.5");
+        assert_clean(run(&s));
     }
 
     #[test]

@@ -558,6 +558,7 @@ pub fn torch(version: &str, cuda: Option<&str>) -> Torch {
         debug: Some(false),
         requires: Vec::new(),
         requires_problems: Vec::new(),
+        wheel_machine: None,
         arches: None,
         conda_build: None,
         conda_mutex: None,
