@@ -85,7 +85,7 @@ codes! {
     "GD043" [Error] => "torch has no kernels for this GPU's architecture";
     "GD044" [Error, Warning] => "torch's nvidia-* wheels are missing or not the pinned versions";
     "GD045" [Warning] => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
-    "GD046" [Error] => "torchvision/torchaudio do not match torch";
+    "GD046" [Error, Warning, Info] => "torchvision/torchaudio do not match torch";
     "GD047" [Error, Warning] => "The extension-build toolkit's CUDA major differs from torch's";
     "GD048" [Error, Warning] => "torch fails to import or sees no CUDA (--python-import)";
     "GD049" [Warning] => "The torch that runs differs from the files, or loads foreign CUDA libraries";

@@ -11,6 +11,32 @@
 
 use crate::pyversion::{cmp_versions, satisfies};
 
+/// The first release whose import check (`_check_cuda_version`) compares only the CUDA major
+/// with torch's; older ones raise "compiled with different CUDA versions" on any difference.
+/// Read from the wheels: torchvision/extension.py of 0.15.2 compares major and minor, that of
+/// 0.16.0 the major only; torchaudio/_extension/utils.py of 2.11.0 both, of 2.11.1 the major.
+pub static MAJOR_ONLY_CUDA_CHECK: &[(&str, &str, &str)] = &[
+    (
+        "torchvision",
+        "0.16.0",
+        "torchvision-0.16.0 wheel, torchvision/extension.py _check_cuda_version",
+    ),
+    (
+        "torchaudio",
+        "2.11.1",
+        "torchaudio-2.11.1 wheel, torchaudio/_extension/utils.py _check_cuda_version",
+    ),
+];
+
+/// Whether this companion release refuses a torch of another CUDA minor at import.
+pub fn checks_cuda_minor(package: &str, version: &str) -> bool {
+    let base = version.split('+').next().unwrap_or(version);
+    MAJOR_ONLY_CUDA_CHECK
+        .iter()
+        .find(|(p, _, _)| *p == package)
+        .is_none_or(|(_, from, _)| cmp_versions(base, from) == std::cmp::Ordering::Less)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompanionRelease {
     pub package: &'static str,
@@ -207,6 +233,14 @@ mod tests {
         assert!(!accepts("torchvision", "0.29.0", "2.15.0"));
         assert!(accepts("torchaudio", "2.11.0", "2.15.0"));
         assert!(release("torchvision", "0.30.0").is_none());
+    }
+
+    #[test]
+    fn which_releases_check_the_cuda_minor() {
+        assert!(checks_cuda_minor("torchvision", "0.15.2+cu118"));
+        assert!(!checks_cuda_minor("torchvision", "0.16.0+cu121"));
+        assert!(checks_cuda_minor("torchaudio", "2.11.0"));
+        assert!(!checks_cuda_minor("torchaudio", "2.11.1+cu132"));
     }
 
     #[test]

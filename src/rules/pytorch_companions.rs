@@ -8,6 +8,7 @@
 use super::{Outcome, Rule};
 use crate::compat::companions;
 use crate::compat::torch::local_variant;
+use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
 use crate::pyversion::satisfies;
 use crate::snapshot::Snapshot;
@@ -20,6 +21,16 @@ pub const RULE: Rule = Rule {
     checks: "torchvision and torchaudio belong to the installed torch (the torch they declare, and the CUDA variant)",
     run,
 };
+
+/// "cu124" → CUDA 12.4.
+fn cuda_of(variant: &str) -> Option<CudaVersion> {
+    let digits = variant.strip_prefix("cu")?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some(CudaVersion::new(major.parse().ok()?, minor.parse().ok()?))
+}
 
 fn run(snap: &Snapshot) -> Outcome {
     let Some(envs) = &snap.python else {
@@ -45,10 +56,30 @@ fn run(snap: &Snapshot) -> Outcome {
             .filter(|c| c.name == "torchvision" || c.name == "torchaudio")
         {
             let mut problems = Vec::new();
+            // A CUDA-minor difference fails only where the companion's import check compares
+            // the minor; later releases import and run on torch's runtime of the same major.
+            let mut severity = Severity::Error;
+            let mut consequence = None;
             let cv = local_variant(&c.version).map(str::to_string);
             if let (Some(a), Some(b)) = (&torch_variant, &cv) {
                 if a != b {
                     problems.push(format!("it is built for {b}, torch for {a}"));
+                    let (tc, cc) = (cuda_of(a), cuda_of(b));
+                    if let Some((tc, cc)) = tc.zip(cc).filter(|(t, c)| t.major == c.major) {
+                        if !companions::checks_cuda_minor(&c.name, &c.version) {
+                            let loads = format!(
+                                "{} {} compares only the CUDA major at import, so it loads",
+                                c.name, c.version
+                            );
+                            if cc > tc {
+                                severity = Severity::Warning;
+                                consequence = Some(format!("{loads}; its kernels were built against the CUDA {cc} runtime and run on torch's CUDA {tc} libraries, where a call the older runtime lacks fails when it is made."));
+                            } else {
+                                severity = Severity::Info;
+                                consequence = Some(format!("{loads} and runs: it was built against CUDA {cc} and torch's CUDA {tc} runtime is newer, which CUDA keeps compatible. Reinstalling it from torch's index keeps the pair uniform."));
+                            }
+                        }
+                    }
                 }
             }
             let row = companions::release(&c.name, &c.version);
@@ -69,15 +100,27 @@ fn run(snap: &Snapshot) -> Outcome {
                 evidence_source = from.clone();
                 if !satisfies(&tv, spec) {
                     problems.push(format!("it requires torch{spec}"));
+                    severity = Severity::Error;
+                    consequence = None;
                 }
             }
             if problems.is_empty() {
                 continue;
             }
             let want = companions::newest_for(&c.name, &tv);
-            let mut f = Finding::new("GD046", Severity::Error, format!("{} {} does not match torch {tv}: {}", c.name, c.version, problems.join("; ")))
-                    .detail(format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and torchvision were compiled with different CUDA versions\"; a torch its wheel does not declare fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name))
-                    .evidence(Subject::torch(&env.site), evidence, evidence_source);
+            let detail = consequence.unwrap_or_else(|| format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and {} were compiled with different CUDA versions\" (a different CUDA major, for releases that compare only the major); a torch its wheel does not declare fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name, c.name));
+            let mut f = Finding::new(
+                "GD046",
+                severity,
+                format!(
+                    "{} {} does not match torch {tv}: {}",
+                    c.name,
+                    c.version,
+                    problems.join("; ")
+                ),
+            )
+            .detail(detail)
+            .evidence(Subject::torch(&env.site), evidence, evidence_source);
             // --no-deps: the companion's torch pin is met, and pip must not replace torch.
             let index = match torch_variant.as_deref() {
                 Some(v) if v.starts_with("cu") || v == "cpu" || v.starts_with("rocm") => {
@@ -118,14 +161,14 @@ mod tests {
     }
 
     #[test]
-    fn another_cuda_variant_is_an_error() {
+    fn another_cuda_major_is_an_error() {
         let f = only(
-            run(&companion("torchvision", "0.19.1+cu121")),
+            run(&companion("torchvision", "0.19.1+cu118")),
             "GD046",
             Severity::Error,
         );
         assert!(
-            f.title.contains("built for cu121, torch for cu124"),
+            f.title.contains("built for cu118, torch for cu124"),
             "{}",
             f.title
         );
@@ -133,6 +176,36 @@ mod tests {
             first_cmd(&f),
             "pip install --force-reinstall --no-deps torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu124"
         );
+    }
+
+    #[test]
+    fn another_cuda_minor_is_judged_by_the_companions_own_check() {
+        // torchvision >= 0.16 compares the major only: an older minor loads and runs (info),
+        // a newer one loads but may call what torch's older runtime lacks (warning).
+        let f = only(
+            run(&companion("torchvision", "0.19.1+cu121")),
+            "GD046",
+            Severity::Info,
+        );
+        assert!(
+            f.detail.contains("compares only the CUDA major"),
+            "{}",
+            f.detail
+        );
+        let mut s = companion("torchvision", "0.19.1+cu124");
+        primary_env(&mut s).torch = Some(torch("2.4.1+cu121", Some("12.1")));
+        let f = only(run(&s), "GD046", Severity::Warning);
+        assert!(f.detail.contains("CUDA 12.4 runtime"), "{}", f.detail);
+        // torchvision 0.15 (torch 2.0) still refuses another minor at import.
+        let mut s = companion("torchvision", "0.15.2+cu117");
+        primary_env(&mut s).torch = Some(torch("2.0.1+cu118", Some("11.8")));
+        only(run(&s), "GD046", Severity::Error);
+        // So does every torchaudio before 2.11.1.
+        let mut s = companion("torchaudio", "2.4.1+cu121");
+        primary_env(&mut s)
+            .companions
+            .retain(|c| c.name != "torchvision");
+        only(run(&s), "GD046", Severity::Error);
     }
 
     #[test]
