@@ -78,6 +78,17 @@ fn oracle(python: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("oracle JSON")
 }
 
+/// `check --only pytorch` of the venv's interpreter.
+fn pytorch_check(venv: &Path) -> Value {
+    util::json(
+        util::gpudoctor()
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .args(["--only", "pytorch", "check"]),
+    )
+    .1
+}
+
 /// The environment gpudoctor found through --python.
 fn by_python(report: &Value) -> &Value {
     report["snapshot"]["python"]
@@ -294,12 +305,7 @@ fn live_probe_agrees_with_the_static_one() {
 #[test]
 fn cuda_toolkit_pins_of_the_real_wheel_are_expanded_and_met() {
     let Some(venv) = venv() else { return };
-    let (_, v) = util::json(
-        util::gpudoctor()
-            .arg("--python")
-            .arg(venv.join("bin/python"))
-            .args(["--only", "pytorch", "check"]),
-    );
+    let v = pytorch_check(&venv);
     let env = by_python(&v);
     let via_toolkit: Vec<&str> = env["torch"]["requires"]
         .as_array()
@@ -360,12 +366,7 @@ fn companions_that_import_beside_the_real_torch_are_not_a_mismatch() {
         "{said}"
     );
 
-    let (_, v) = util::json(
-        util::gpudoctor()
-            .arg("--python")
-            .arg(venv.join("bin/python"))
-            .args(["--only", "pytorch", "check"]),
-    );
+    let v = pytorch_check(&venv);
     let env = by_python(&v);
     let pin = |name: &str| {
         env["companions"]

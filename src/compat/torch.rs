@@ -234,9 +234,7 @@ impl TorchBuild {
 
 impl TorchBuild {
     pub fn cuda(&self) -> Option<CudaVersion> {
-        let digits = self.variant.strip_prefix("cu")?;
-        let (major, minor) = digits.split_at(digits.len().checked_sub(1)?);
-        Some(CudaVersion::new(major.parse().ok()?, minor.parse().ok()?))
+        variant_cuda(self.variant)
     }
 
     pub fn runs_on(&self, cc: ComputeCapability) -> bool {
@@ -279,6 +277,16 @@ pub fn release_minor(version: &str) -> Option<(u32, u32)> {
         it.next()?.trim().parse().ok()?,
         it.next()?.trim().parse().ok()?,
     ))
+}
+
+/// A wheel variant's CUDA: "cu124" → 12.4, "cu132" → 13.2; "cpu" → None.
+pub fn variant_cuda(variant: &str) -> Option<CudaVersion> {
+    let digits = variant.strip_prefix("cu")?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some(CudaVersion::new(major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// `2.8.0+cu128` → "cu128"; `+cpu` → "cpu"; none → None.

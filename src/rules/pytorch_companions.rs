@@ -7,8 +7,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::companions;
-use crate::compat::torch::local_variant;
-use crate::compat::CudaVersion;
+use crate::compat::torch::{local_variant, variant_cuda};
 use crate::findings::{Finding, Severity};
 use crate::pyversion::satisfies;
 use crate::snapshot::Snapshot;
@@ -21,16 +20,6 @@ pub const RULE: Rule = Rule {
     checks: "torchvision and torchaudio belong to the installed torch (the torch they declare, and the CUDA variant)",
     run,
 };
-
-/// "cu124" → CUDA 12.4.
-fn cuda_of(variant: &str) -> Option<CudaVersion> {
-    let digits = variant.strip_prefix("cu")?;
-    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (major, minor) = digits.split_at(digits.len() - 1);
-    Some(CudaVersion::new(major.parse().ok()?, minor.parse().ok()?))
-}
 
 fn run(snap: &Snapshot) -> Outcome {
     let Some(envs) = &snap.python else {
@@ -64,7 +53,7 @@ fn run(snap: &Snapshot) -> Outcome {
             if let (Some(a), Some(b)) = (&torch_variant, &cv) {
                 if a != b {
                     problems.push(format!("it is built for {b}, torch for {a}"));
-                    let (tc, cc) = (cuda_of(a), cuda_of(b));
+                    let (tc, cc) = (variant_cuda(a), variant_cuda(b));
                     if let Some((tc, cc)) = tc.zip(cc).filter(|(t, c)| t.major == c.major) {
                         if !companions::checks_cuda_minor(&c.name, &c.version) {
                             let loads = format!(
