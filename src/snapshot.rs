@@ -62,6 +62,28 @@ pub struct DriverFact {
     pub source: String,
     /// Read from the loaded kernel module (else from the user-space library on disk).
     pub kernel: bool,
+    /// The Windows driver a WSL distribution runs on (its numbers are Windows' own).
+    pub windows: bool,
+}
+
+impl DriverFact {
+    /// Which release-notes column the version is compared with.
+    pub fn os(&self) -> crate::compat::driver::DriverOs {
+        if self.windows {
+            crate::compat::driver::DriverOs::Windows
+        } else {
+            crate::compat::driver::DriverOs::Linux
+        }
+    }
+
+    /// "Upgrade the NVIDIA driver to X", said where it is done.
+    pub fn upgrade_to(&self, version: &str) -> String {
+        if self.windows {
+            format!("On Windows, upgrade the NVIDIA driver to {version} or newer (WSL runs on it)")
+        } else {
+            format!("Upgrade the NVIDIA driver to {version} or newer")
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -227,6 +249,17 @@ impl Snapshot {
     /// The NVIDIA driver version and where it was read: the loaded kernel module first
     /// (authoritative), else the user-space libcuda the loader would pick.
     pub fn driver_version(&self) -> Option<DriverFact> {
+        // WSL has no NVIDIA kernel module and an unversioned libcuda: NVML reports the
+        // Windows driver.
+        if self.is_wsl() {
+            let sys = self.nvml_system()?;
+            return Some(DriverFact {
+                version: DriverVersion::parse(sys.driver_version.get()?)?,
+                source: "NVML (the Windows driver WSL runs on)".into(),
+                kernel: false,
+                windows: true,
+            });
+        }
         if let Some(km) = &self.kernel_module {
             if let Some(v) = km.version_file.get().filter(|v| !v.l4t) {
                 if let Some(version) = DriverVersion::parse(&v.version) {
@@ -234,6 +267,7 @@ impl Snapshot {
                         version,
                         source: km.version_file.source.clone(),
                         kernel: true,
+                        windows: false,
                     });
                 }
             }
@@ -242,6 +276,7 @@ impl Snapshot {
                     version,
                     source: km.sys_version.source.clone(),
                     kernel: true,
+                    windows: false,
                 });
             }
         }
@@ -257,6 +292,7 @@ impl Snapshot {
             version: DriverVersion::parse(lib.version.as_deref()?)?,
             source: lib.target.clone().unwrap_or_else(|| lib.path.clone()),
             kernel: false,
+            windows: false,
         })
     }
 

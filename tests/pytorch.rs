@@ -1119,3 +1119,57 @@ fn an_aarch64_wheels_markers_are_read_for_aarch64() {
     assert_eq!(machine, "x86_64");
     assert_eq!(names, ["nvidia-nccl-cu13"], "{names:?}");
 }
+
+/// WSL runs on the Windows driver, which NVML reports with Windows' numbers: CUDA 12.x needs
+/// 528.33 there (525.60.13 is the Linux number), and the fix is done on Windows.
+#[test]
+fn wsl_judges_the_windows_driver_by_the_windows_minimums() {
+    use util::fake_nvml::FakeNvml;
+    use util::gpu_node::GpuNode;
+    let wsl = |driver: &str, cuda: i32| {
+        let mut nvml = FakeNvml::consumer_rtx4090();
+        nvml.system.driver_version = Some(driver.into());
+        nvml.system.cuda_driver_version = Some(cuda);
+        let node = GpuNode {
+            root: FakeRoot::new(),
+            dir: tempfile::tempdir().unwrap(),
+            nvml,
+            cuda: None,
+        };
+        node.root
+            .file(
+                "proc/version",
+                "Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 12.2.0)\n",
+            )
+            .dir("usr/lib/wsl/lib")
+            .node("dxg", 0o666);
+        node.root.torch_venv("2.5.1+cu124", Some("12.4"), &[]);
+        let (_, v) = json(
+            node.cmd()
+                .env("VIRTUAL_ENV", "/venv")
+                .args(["check", "--no-smoke"]),
+        );
+        v
+    };
+    // 528.24 passes the Linux family minimum (525.60.13) but not Windows' (528.33).
+    let v = wsl("528.24", 12000);
+    let f = findings(&v, "GD042");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "error");
+    let fix = fix_commands(f[0]);
+    assert!(
+        fix.contains("On Windows, upgrade the NVIDIA driver to 528.33 or newer"),
+        "{fix}"
+    );
+    assert!(
+        f[0]["evidence"][1]["source"]
+            .as_str()
+            .unwrap()
+            .contains("the Windows driver"),
+        "{:#}",
+        f[0]
+    );
+    // 537.58 (CUDA 12.2) runs a CUDA 12.4 build under minor-version compatibility.
+    let v = wsl("537.58", 12020);
+    assert!(findings(&v, "GD042").is_empty(), "{:#}", v["findings"]);
+}

@@ -145,6 +145,9 @@ pub fn toolkit_min_driver(v: CudaVersion) -> Option<&'static ToolkitDriverRow> {
 pub struct FamilyMinimum {
     pub major: u32,
     pub min_linux: &'static str,
+    /// The Windows driver (WSL runs on it); None where the release notes give none (13.x:
+    /// the driver branch decides, as for the toolkit rows).
+    pub min_windows: Option<&'static str>,
     pub source: &'static str,
 }
 
@@ -155,6 +158,7 @@ pub static FAMILY_MINIMUMS: &[FamilyMinimum] = &[
     FamilyMinimum {
         major: 11,
         min_linux: "450.80.02",
+        min_windows: Some("452.39"),
         source:
             "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html \
                  (Tesla Recommended Drivers 450.80.02 / 452.39)",
@@ -162,12 +166,15 @@ pub static FAMILY_MINIMUMS: &[FamilyMinimum] = &[
     FamilyMinimum {
         major: 12,
         min_linux: "525.60.13",
-        source: "CUDA 13.2.2 release notes, Table 2 (>= 525) and Table 3 row \"CUDA 12.0 GA\" \
-                 (>= 525.60.13), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
+        min_windows: Some("528.33"),
+        source: "CUDA 12 release notes, Table 2 \"CUDA 12.x: >=525.60.13 (Linux), >=528.33 \
+                 (Windows)\"; CUDA 13.2.2 release notes Table 3 row \"CUDA 12.0 GA\" (>= \
+                 525.60.13), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
     },
     FamilyMinimum {
         major: 13,
         min_linux: "580.65.06",
+        min_windows: None,
         source: "CUDA 13.2.2 release notes, Table 2 (>= 580) and Table 3 row \"CUDA 13.0 GA\" \
                  (>= 580.65.06), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
     },
@@ -299,7 +306,7 @@ pub fn max_cuda_for_driver(d: &DriverVersion) -> Option<MaxCuda> {
     })
 }
 
-/// Whether a CUDA runtime of a given version can run on a Linux driver.
+/// Whether a CUDA runtime of a given version can run on a driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum DriverVerdict {
     /// The driver is at least the toolkit's own minimum.
@@ -318,24 +325,50 @@ pub enum DriverVerdict {
     Unknown,
 }
 
+/// Which driver a version number belongs to: WSL runs on the Windows driver, whose numbers
+/// differ from the Linux driver of the same branch (CUDA 12.4: 550.54.14 / 551.61).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriverOs {
+    Linux,
+    Windows,
+}
+
+/// [`driver_verdict_on`] for a Linux driver.
+#[cfg(test)]
 pub fn driver_verdict(tk: CudaVersion, d: &DriverVersion) -> DriverVerdict {
+    driver_verdict_on(tk, d, DriverOs::Linux)
+}
+
+/// Whether a CUDA runtime of version `tk` runs on a Linux or a Windows driver. Where the
+/// release notes give no Windows version (13.x), the Windows driver's branch must reach the
+/// Linux minimum's branch.
+pub fn driver_verdict_on(tk: CudaVersion, d: &DriverVersion, os: DriverOs) -> DriverVerdict {
     let Some(row) = toolkit_min_driver(tk) else {
         return DriverVerdict::Unknown;
     };
-    if DriverVersion::parse(row.min_linux).is_some_and(|min| *d >= min) {
+    let meets = |min: &'static str| -> bool {
+        DriverVersion::parse(min).is_some_and(|m| match os {
+            DriverOs::Linux => *d >= m,
+            DriverOs::Windows => d.branch() >= m.branch(),
+        })
+    };
+    let (needs, meets_needs) = match (os, row.min_windows) {
+        (DriverOs::Windows, Some(w)) => (w, DriverVersion::parse(w).is_some_and(|m| *d >= m)),
+        _ => (row.min_linux, meets(row.min_linux)),
+    };
+    if meets_needs {
         return DriverVerdict::Supported;
     }
-    let family = family_minimum(tk.major);
-    if let Some(f) = family {
-        if DriverVersion::parse(f.min_linux).is_some_and(|min| *d >= min) {
-            return DriverVerdict::MinorVersionCompat {
-                needs: row.min_linux,
-            };
-        }
+    let family = family_minimum(tk.major).map(|f| match (os, f.min_windows) {
+        (DriverOs::Windows, Some(w)) => (w, DriverVersion::parse(w).is_some_and(|m| *d >= m)),
+        _ => (f.min_linux, meets(f.min_linux)),
+    });
+    if let Some((_, true)) = family {
+        return DriverVerdict::MinorVersionCompat { needs };
     }
     DriverVerdict::TooOld {
-        needs: row.min_linux,
-        family_min: family.map(|f| f.min_linux),
+        needs,
+        family_min: family.map(|(min, _)| min),
     }
 }
 
@@ -539,6 +572,37 @@ mod tests {
         assert!(toolkit_min_driver(v(12, 7)).is_none());
         assert!(toolkit_min_driver(v(13, 6)).is_none());
         assert!(toolkit_min_driver(v(9, 2)).is_none());
+    }
+
+    #[test]
+    fn windows_drivers_are_judged_by_the_windows_columns() {
+        let w = |tk: CudaVersion, drv: &str| {
+            driver_verdict_on(tk, &DriverVersion::parse(drv).unwrap(), DriverOs::Windows)
+        };
+        // CUDA 12.4 needs 551.61 on Windows; 528.33 is the 12.x family's minimum.
+        assert_eq!(w(v(12, 4), "551.86"), DriverVerdict::Supported);
+        assert_eq!(
+            w(v(12, 4), "537.58"),
+            DriverVerdict::MinorVersionCompat { needs: "551.61" }
+        );
+        assert_eq!(
+            w(v(12, 4), "528.24"),
+            DriverVerdict::TooOld {
+                needs: "551.61",
+                family_min: Some("528.33")
+            }
+        );
+        // The same number read as a Linux driver would pass the family minimum (525.60.13).
+        assert!(matches!(
+            driver_verdict(v(12, 4), &DriverVersion::parse("528.24").unwrap()),
+            DriverVerdict::MinorVersionCompat { .. }
+        ));
+        // 13.x has no Windows column: the branch decides.
+        assert_eq!(w(v(13, 0), "581.15"), DriverVerdict::Supported);
+        assert!(matches!(
+            w(v(13, 0), "573.42"),
+            DriverVerdict::TooOld { .. }
+        ));
     }
 
     #[test]

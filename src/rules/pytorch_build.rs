@@ -5,7 +5,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::companions;
-use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
+use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
 use crate::compat::torch::{builds_of, covers, newest_build_for, Platform, TorchBuild};
 use crate::compat::{ComputeCapability, CudaVersion};
 use crate::findings::{Finding, Severity};
@@ -44,7 +44,10 @@ fn run(snap: &Snapshot) -> Outcome {
         None => Some(Platform::X86_64),
     };
     let ok_cuda = |c: CudaVersion| match &driver {
-        Some(d) => !matches!(driver_verdict(c, &d.version), DriverVerdict::TooOld { .. }),
+        Some(d) => !matches!(
+            driver_verdict_on(c, &d.version, d.os()),
+            DriverVerdict::TooOld { .. }
+        ),
         None => true,
     };
     let many = with_torch.len() > 1;
@@ -123,14 +126,14 @@ fn run(snap: &Snapshot) -> Outcome {
                 let Some(tc) = t.cuda.as_deref().and_then(CudaVersion::parse) else { continue };
                 // GD042: the driver cannot run this CUDA at all.
                 if let Some(d) = &driver {
-                    if let DriverVerdict::TooOld { needs, family_min } = driver_verdict(tc, &d.version) {
+                    if let DriverVerdict::TooOld { needs, family_min } = driver_verdict_on(tc, &d.version, d.os()) {
                         let found = max_cuda_for_driver(&d.version).map_or("?".into(), |m| (m.cuda.major * 1000 + m.cuda.minor * 10).to_string());
                         let needed = family_min.unwrap_or(needs);
                         let mut f = Finding::new("GD042", Severity::Error, format!("torch {version}{where_} needs CUDA {tc}, but driver {} is too old for it", d.version.as_str()))
                             .detail(format!("torch reports \"The NVIDIA driver on your system is too old (found version {found})\" and torch.cuda.is_available() is False. {}", if family_min.is_some() { format!("CUDA {}.x builds run on any driver from {needed} (minor-version compatibility); this one is older.", tc.major) } else { format!("This CUDA needs driver {needed}.") }))
                             .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
                             .evidence(Subject::DriverVersion, format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
-                            .fix_text(format!("Upgrade the NVIDIA driver to {needed} or newer"));
+                            .fix_text(d.upgrade_to(needed));
                         if let Some(b) = suggest(cc) {
                             f = f.fix_cmd(format!("Or install the newest torch built for a CUDA this driver runs (CUDA {})", b.cuda().map_or("?".into(), |c| c.to_string())), install(b));
                         }

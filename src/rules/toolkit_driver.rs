@@ -5,7 +5,7 @@
 //! and 3; NVIDIA's minor-version compatibility guide).
 
 use super::{Outcome, Rule};
-use crate::compat::driver::{driver_verdict, max_cuda_for_driver, DriverVerdict};
+use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
 use crate::compat::{CudaVersion, DriverVersion};
 use crate::findings::{Finding, Severity};
 use crate::snapshot::{DriverFact, Snapshot};
@@ -38,6 +38,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 version: v,
                 source: c.target.clone().unwrap_or_else(|| c.path.clone()),
                 kernel: false,
+                windows: false,
             };
         }
     }
@@ -97,7 +98,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let mut findings = Vec::new();
     for (key, what, v, source, used) in subjects {
-        match driver_verdict(v, &driver.version) {
+        match driver_verdict_on(v, &driver.version, driver.os()) {
             DriverVerdict::Supported | DriverVerdict::Unknown => {}
             DriverVerdict::MinorVersionCompat { needs } => findings.push(
                 Finding::new(
@@ -108,7 +109,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .detail(format!("CUDA {v} was released with driver {needs}. The installed driver is older but in the same major family, so programs built with this toolkit run, with limits: PTX that needs a newer driver cannot be JIT-compiled (cudaErrorUnsupportedPtxVersion, 222: \"the provided PTX was compiled with an unsupported toolchain.\"), newer APIs return cudaErrorCallRequiresNewerDriver (36), and the kernels must be compiled for the GPU's architecture (SASS)."))
                 .evidence(key.clone(), format!("CUDA {v}"), source.clone())
                 .evidence(Subject::DriverVersion, driver_line.clone(), driver.source.clone())
-                .fix_text(format!("Upgrade the NVIDIA driver to {needs} or newer for full support"))
+                .fix_text(format!("{} for full support", driver.upgrade_to(needs)))
                 .fix_text(format!("Or compile with a toolkit no newer than the driver's CUDA {}", max.as_ref().map_or("version".into(), |m| m.cuda.to_string()))),
             ),
             DriverVerdict::TooOld { needs, family_min } => {
@@ -124,7 +125,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 }))
                 .evidence(key.clone(), format!("CUDA {v}"), source.clone())
                 .evidence(Subject::DriverVersion, driver_line.clone(), driver.source.clone())
-                .fix_text(format!("Upgrade the NVIDIA driver to {needs} or newer"));
+                .fix_text(driver.upgrade_to(needs));
                 if let Some(m) = &max {
                     f = f.fix_text(format!("Or use a CUDA toolkit / PyTorch build for CUDA {} or older", m.cuda));
                 }
