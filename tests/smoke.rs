@@ -865,33 +865,13 @@ fn eight_gpus_of_progress_fit_an_80_column_terminal_and_leave_nothing() {
         // Pinned copies of 32 MiB at 0.2 GB/s: the transfer step takes about a second.
         d.h2d_gbps = Some(0.2);
     }
-    let nvml = node.nvml.write(&node.dir.path().join("nvml"));
-    let cuda = node
-        .cuda
-        .as_ref()
-        .unwrap()
-        .write(&node.dir.path().join("cuda"));
-    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
     // stdout goes elsewhere: the terminal shows stderr, where the progress line is drawn.
     let report = node.dir.path().join("report.txt");
-    let line = format!(
-        "stty cols 80 rows 24; {} --root {} --nvml-lib {} --cuda-lib {} smoke --transfer-size 32 --matmul-size 32 > {}",
-        bin.display(),
-        node.root.path().display(),
-        fake_nvml::fake_nvml_lib().display(),
-        fake_cuda::fake_cuda_lib().display(),
+    let smoke = format!(
+        "smoke --transfer-size 32 --matmul-size 32 > {}",
         report.display()
     );
-    let out = std::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env(FAKE_NVML_ENV, &nvml)
-        .env(FAKE_CUDA_ENV, &cuda)
-        .output()
-        .expect("run script(1)");
-    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    let raw = on_a_terminal_with(&node, "stty cols 80 rows 24;", &smoke);
     // The progress was drawn, summarised to fit.
     assert!(raw.contains("smoke test: "), "no progress line: {raw:?}");
     assert!(raw.contains("8 GPUs running"), "{raw:?}");
@@ -906,20 +886,11 @@ fn eight_gpus_of_progress_fit_an_80_column_terminal_and_leave_nothing() {
     assert!(report.contains("8 GPU(s) passed"), "{report}");
 
     // COLUMNS names the width when the terminal does not say (stty cols 0).
-    let line = line.replace(
-        "stty cols 80 rows 24",
-        "stty cols 0 rows 0; COLUMNS=60; export COLUMNS",
+    let raw = on_a_terminal_with(
+        &node,
+        "stty cols 0 rows 0; COLUMNS=60; export COLUMNS;",
+        &smoke,
     );
-    let out = std::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env(FAKE_NVML_ENV, &nvml)
-        .env(FAKE_CUDA_ENV, &cuda)
-        .output()
-        .expect("run script(1)");
-    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(raw.contains("smoke test: "), "no progress line: {raw:?}");
     let (lines, widest) = screen(&raw, 60);
     assert!(widest < 60, "{widest} columns at COLUMNS=60: {raw:?}");

@@ -137,9 +137,10 @@ fn chip_base(code: &'static str) -> Option<&'static str> {
         }
     }
     let shaped = |s: &str| {
-        s.len() == 5
-            && s[..2].bytes().all(|b| b.is_ascii_uppercase())
-            && s[2..].bytes().all(|b| b.is_ascii_digit())
+        let b = s.as_bytes();
+        b.len() == 5
+            && b[..2].iter().all(u8::is_ascii_uppercase)
+            && b[2..].iter().all(u8::is_ascii_digit)
     };
     if shaped(c) {
         return Some(c);

@@ -228,7 +228,7 @@ const fn a(
 impl TorchBuild {
     /// Whether the row's source names a primary source (or a scanned wheel).
     pub fn confirmed(&self) -> bool {
-        !self.source.contains("UNCONFIRMED")
+        super::sources::is_confirmed(self.source)
     }
 }
 

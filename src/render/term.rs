@@ -205,20 +205,14 @@ pub fn to_ascii(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Columns of the terminal on stderr: the terminal's own answer, else COLUMNS, else 80.
+/// Columns of the terminal on stderr: the terminal's own answer, else COLUMNS, else 80
+/// (unclamped: the progress line must fit however narrow the terminal is).
 pub fn stderr_columns(env: &Env) -> usize {
-    // SAFETY: TIOCGWINSZ fills a winsize struct for a terminal fd and fails otherwise.
-    let tty = unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        (libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
-            .then_some(ws.ws_col as usize)
-    };
-    tty.or_else(|| {
-        env.get_str(envvars::COLUMNS)
-            .and_then(|c| c.trim().parse().ok())
-            .filter(|&c: &usize| c > 0)
-    })
-    .unwrap_or(80)
+    super::width::columns_from(
+        super::width::tty_columns(libc::STDERR_FILENO),
+        env.get_str(envvars::COLUMNS).as_deref(),
+    )
+    .unwrap_or(super::width::DEFAULT_WIDTH)
 }
 
 #[cfg(test)]

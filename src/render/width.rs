@@ -27,23 +27,31 @@ pub fn for_stdout() -> usize {
 /// [`terminal_width`] without the ioctl: the terminal's columns if known, else `COLUMNS`,
 /// else 80; clamped to 40–400.
 pub fn width_from(tty_columns: Option<usize>, columns_env: Option<&str>) -> usize {
-    tty_columns
-        .filter(|&c| c > 0)
-        .or_else(|| {
-            columns_env
-                .and_then(|c| c.trim().parse::<usize>().ok())
-                .filter(|&c| c > 0)
-        })
+    columns_from(tty_columns, columns_env)
         .unwrap_or(DEFAULT_WIDTH)
         .clamp(MIN_WIDTH, MAX_WIDTH)
 }
 
+/// The terminal's columns if known, else a positive `COLUMNS`; unclamped.
+pub fn columns_from(tty_columns: Option<usize>, columns_env: Option<&str>) -> Option<usize> {
+    tty_columns.filter(|&c| c > 0).or_else(|| {
+        columns_env
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    })
+}
+
 /// The columns of the terminal on stdout; None when stdout is not a terminal.
 fn stdout_tty_columns() -> Option<usize> {
+    tty_columns(libc::STDOUT_FILENO)
+}
+
+/// The columns of the terminal on `fd`; None when it is not a terminal.
+pub fn tty_columns(fd: libc::c_int) -> Option<usize> {
     // SAFETY: TIOCGWINSZ fills a zeroed winsize for a terminal fd and fails otherwise.
     unsafe {
         let mut ws: libc::winsize = std::mem::zeroed();
-        (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
+        (libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
             .then_some(ws.ws_col as usize)
     }
 }

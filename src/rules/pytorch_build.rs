@@ -182,7 +182,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     ))
                     .evidence(key.clone(), format!("compiled for {list}"), source.clone())
                     .evidence(Subject::GpuModel(g.name.clone()), format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
-                    if source.contains("UNCONFIRMED") {
+                    if !crate::compat::sources::is_confirmed(&source) {
                         f.detail = format!("{} This architecture list is a table row that no primary source confirms (no release file, no scanned wheel); `python -c \"import torch; print(torch._C._cuda_getArchFlags())\"` prints the build's own.", f.detail);
                     }
                     f = match platform.and_then(|p| newest_build_for(g.cc, p, ok_cuda)) {
