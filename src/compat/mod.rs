@@ -8,6 +8,7 @@ pub mod capabilities;
 pub mod companions;
 pub mod cuda_errors;
 pub mod driver;
+pub mod packages;
 pub mod pci_ids;
 pub mod sources;
 pub mod torch;

@@ -65,6 +65,11 @@ pub fn rows() -> Vec<SourcedRow> {
     for b in super::driver::DRIVER_BRANCHES {
         push("driver branches", format!("R{}", b.branch), b.source);
     }
+    for (name, releases) in super::packages::tables() {
+        for r in releases {
+            push(name, r.version.to_string(), r.source);
+        }
+    }
     for e in super::cuda_errors::CU_RESULTS {
         push("CUresult", e.name.to_string(), e.source);
     }
@@ -111,8 +116,13 @@ pub fn tables_json() -> Value {
         .collect();
     on_pypi.sort();
     on_pypi.dedup();
+    let packages: Vec<&super::packages::PackageRelease> = super::packages::tables()
+        .iter()
+        .flat_map(|(_, rows)| rows.iter())
+        .collect();
     let rows = rows();
     json!({
+        "packages": packages,
         "torch_builds": builds,
         "companions": companions,
         "compiler_targets": super::arch::verified_target_lists(),

@@ -1,0 +1,74 @@
+//! Releases of the CUDA frameworks and extensions other than torch that `gpudoctor recommend`
+//! chooses between: what each release is installed as, the CUDA/cuDNN it is built on, the
+//! driver it needs, the Pythons, platforms and GPUs its wheels cover, and the torch it pins.
+//! One file per package; every row names its source (the wheel's METADATA or file list on
+//! PyPI, the project's release notes or install page). `.ci/compat-refresh --packages`
+//! reads the machine-readable facts again and reports any difference.
+
+use super::torch::Platform;
+
+pub mod bitsandbytes;
+pub mod flash_attn;
+pub mod jax;
+pub mod onnxruntime;
+pub mod tensorflow;
+pub mod vllm;
+pub mod xformers;
+
+/// How a release reaches a machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// A binary wheel on PyPI (or on `index_url`).
+    Wheel,
+    /// Only a source distribution: pip compiles it with the local nvcc against the installed
+    /// torch (flash-attn).
+    SourceBuild,
+}
+
+/// One release of a package, newest first within its table.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct PackageRelease {
+    /// The PyPI name ("jax", "tensorflow", "onnxruntime-gpu").
+    pub package: &'static str,
+    pub version: &'static str,
+    /// What to put on the install line, extras included ("jax[cuda12]==0.7.2",
+    /// "tensorflow[and-cuda]==2.20.0", "onnxruntime-gpu==1.22.0").
+    pub requirement: &'static str,
+    /// Another index the requirement comes from (None: PyPI).
+    pub index_url: Option<&'static str>,
+    pub delivery: Delivery,
+    /// The CUDA the binaries are built with ("12.9"); None when the package ships no CUDA
+    /// code of its own or the row does not know.
+    pub cuda: Option<&'static str>,
+    /// cuDNN major the release loads (8, 9); None when it loads none.
+    pub cudnn_major: Option<u32>,
+    /// Oldest Linux driver the release runs on ("525.60.13"); None: follow `cuda`'s own
+    /// minimum through minor-version compatibility.
+    pub min_driver: Option<&'static str>,
+    /// CPython minors of 3.x with a wheel (10 → 3.10); empty for a `py3-none` wheel.
+    pub pythons: &'static [u32],
+    pub platforms: &'static [Platform],
+    /// The SASS architectures compiled in (80 → sm_80); empty when not known.
+    pub sass: &'static [u32],
+    /// Oldest compute capability it supports (as 75 for 7.5), when the project states one
+    /// rather than (or as well as) an architecture list.
+    pub min_cc: Option<u32>,
+    /// The torch this release pins through Requires-Dist ("==2.9.0"); None when it has no
+    /// torch requirement.
+    pub torch: Option<&'static str>,
+    pub source: &'static str,
+}
+
+/// Every table, in the order `recommend` lists the packages.
+pub fn tables() -> [(&'static str, &'static [PackageRelease]); 7] {
+    [
+        ("jax", jax::RELEASES),
+        ("tensorflow", tensorflow::RELEASES),
+        ("onnxruntime-gpu", onnxruntime::RELEASES),
+        ("vllm", vllm::RELEASES),
+        ("flash-attn", flash_attn::RELEASES),
+        ("xformers", xformers::RELEASES),
+        ("bitsandbytes", bitsandbytes::RELEASES),
+    ]
+}
