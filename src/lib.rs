@@ -17,6 +17,7 @@ pub mod ldcache;
 pub(crate) mod nvml_worker;
 pub(crate) mod probes;
 pub(crate) mod pyversion;
+pub(crate) mod recommend;
 pub(crate) mod render;
 pub mod report;
 pub(crate) mod rules;

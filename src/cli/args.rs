@@ -106,6 +106,8 @@ pub enum Command {
     Devices(DevicesArgs),
     /// Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth
     Smoke(SmokeCmdArgs),
+    /// What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes
+    Recommend(RecommendArgs),
     /// Aggregate node reports (`check --format json`): the fleet's shape, outlier nodes, findings by code across nodes
     Fleet(FleetArgs),
     /// The facts and findings that differ between two saved reports (`check --format json`)
@@ -158,6 +160,7 @@ impl Command {
             Command::Toolkit(_) => "toolkit",
             Command::Devices(_) => "devices",
             Command::Smoke(_) => "smoke",
+            Command::Recommend(_) => "recommend",
             Command::Fleet(_) => "fleet",
             Command::Diff(_) => "diff",
             Command::Explain(_) => "explain",
@@ -403,6 +406,44 @@ pub struct ToolkitArgs {
     pub inspect: InspectArgs,
     #[command(flatten)]
     pub replay: ReplayArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RecommendArgs {
+    /// The packages to install [default: torch, with torchvision and torchaudio]
+    #[arg(value_name = "PACKAGE")]
+    pub packages: Vec<String>,
+    /// Answer for this NVIDIA driver version instead of the installed one (550.54.15)
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated
+    #[arg(long, value_name = "GPU", value_delimiter = ',')]
+    pub gpu: Vec<String>,
+    /// The Python: a version (3.12), or the interpreter whose environment to inspect
+    #[arg(long, value_name = "VERSION|PATH")]
+    pub python: Option<String>,
+    /// The CPU architecture to answer for (x86_64, aarch64)
+    #[arg(long, value_name = "ARCH")]
+    pub platform: Option<String>,
+    /// The installer whose commands to print [default: the one that manages the environment, else pip]
+    #[arg(long, value_enum)]
+    pub installer: Option<crate::recommend::Installer>,
+    /// The CUDA wanted: a major (12) or major.minor (12.8, cu128)
+    #[arg(long, value_name = "VERSION")]
+    pub cuda: Option<String>,
+    /// Answer for a new environment: ignore what the current one has installed
+    #[arg(long)]
+    pub fresh: bool,
+    #[command(flatten)]
+    pub output: ViewOutput,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub nvml: NvmlArgs,
 }
 
 #[derive(Debug, Clone, Args)]

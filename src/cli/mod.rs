@@ -16,6 +16,7 @@ mod fleet;
 mod gather;
 mod man;
 mod options;
+mod recommend;
 mod schema;
 mod settings;
 mod smoke;
@@ -158,6 +159,7 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
         Command::Toolkit(_) => toolkit::toolkit(&g),
         Command::Devices(a) => devices::devices(&g, a.index, a.detail, a.wide),
         Command::Smoke(a) => smoke::smoke(&g, a.device),
+        Command::Recommend(a) => recommend::recommend(&g, &a),
         Command::Fleet(a) => fleet::fleet(&g, &a.reports),
         Command::Diff(a) => diff::diff(&g, &a.old, &a.new),
         Command::Explain(a) => explain::explain(&g, a.code.as_deref(), a.list),

@@ -176,6 +176,21 @@ impl Given {
                 transfer_size: a.smoke.transfer_size,
                 ..Given::default()
             },
+            Command::Recommend(a) => Given {
+                format: view(&a.output),
+                policy: a.policy.clone(),
+                root: a.inspect.root.clone(),
+                timeout: a.inspect.timeout,
+                from: a.replay.from.clone(),
+                nvml_lib: a.nvml.nvml_lib.clone(),
+                // A version (3.12) is the recommender's; a path names the environment.
+                python: a
+                    .python
+                    .as_deref()
+                    .filter(|p| crate::recommend::machine::parse_python(p).is_none())
+                    .map(PathBuf::from),
+                ..Given::default()
+            },
             Command::Fleet(a) => Given {
                 format: view(&a.output),
                 policy: a.policy.clone(),
@@ -245,7 +260,7 @@ pub fn formats_of(command: &str) -> &'static [Format] {
             Format::Junit,
             Format::Prometheus,
         ],
-        "toolkit" | "devices" | "smoke" | "fleet" | "diff" | "explain" => {
+        "toolkit" | "devices" | "smoke" | "recommend" | "fleet" | "diff" | "explain" => {
             &[Format::Human, Format::Json, Format::Markdown]
         }
         "config" => &[Format::Human, Format::Json],

@@ -12,6 +12,7 @@ pub mod packages;
 pub mod pci_ids;
 pub mod sources;
 pub mod torch;
+pub mod torch_pythons;
 pub mod versions;
 
 pub use arch::{gpu_from_name, ptx_runs_on, sass_runs_on, ProductClass};

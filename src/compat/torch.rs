@@ -295,7 +295,8 @@ pub fn local_variant(version: &str) -> Option<&str> {
 }
 
 /// The newest official build for the platform that runs on `cc` and whose CUDA the driver
-/// can run (`ok_cuda`).
+/// can run (`ok_cuda`): the tables' own order, checked by the tests below.
+#[cfg(test)]
 pub fn newest_build_for(
     cc: ComputeCapability,
     platform: Platform,

@@ -27,15 +27,20 @@ pub struct PythonEnv {
     pub nvidia_wheels: Vec<Dist>,
     /// torchvision, torchaudio, triton.
     pub companions: Vec<Dist>,
-    /// jax/jaxlib/jax-cuda*-plugin, tensorflow, cupy-cuda*, onnxruntime-gpu.
+    /// jax/jaxlib/jax-cuda*-plugin, tensorflow, cupy-cuda*, onnxruntime-gpu, vllm,
+    /// xformers, flash-attn, bitsandbytes (with the torch each pins).
     pub frameworks: Vec<Dist>,
+    /// The tool that manages the environment ("pip", "uv", "conda", "poetry", "pdm"), and
+    /// the file that says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installer: Option<Fact<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Dist {
     pub name: String,
     pub version: String,
-    /// torchvision/torchaudio: the `Requires-Dist: torch…` specifier of its METADATA
+    /// The `Requires-Dist: torch…` specifier of a companion's or framework's METADATA
     /// ("==2.7.1", ">=2.14.0"); None when it declares none or has no METADATA.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_torch: Option<String>,
@@ -139,6 +144,10 @@ const FRAMEWORKS: &[&str] = &[
     "tensorflow",
     "cupy-cuda",
     "onnxruntime-gpu",
+    "vllm",
+    "xformers",
+    "flash-attn",
+    "bitsandbytes",
 ];
 
 pub fn probe(fs: &HostFs, sites: &[Site]) -> Vec<PythonEnv> {
@@ -227,8 +236,42 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
                     || n.starts_with(&format!("{f}-"))
                     || (f.ends_with("cuda") && n.starts_with(f))
             })
-        }),
+        })
+        .into_iter()
+        .map(|mut d| {
+            if let Some(dir) = installed.get(d.name.as_str()) {
+                d.requires_torch = torch_pin(fs, &site_dir.join(dir), python);
+            }
+            d
+        })
+        .collect(),
+        installer: installer(fs, site_dir, dists.iter().find(|(n, _, _)| n == "torch").map(|(_, _, d)| d.as_str())),
     }
+}
+
+/// Which tool manages the environment: conda's `conda-meta` beside `lib/`, uv's line in
+/// `pyvenv.cfg`, else the INSTALLER file pip, uv, poetry and pdm write into torch's
+/// dist-info.
+fn installer(fs: &HostFs, site: &Path, torch_dist: Option<&str>) -> Option<Fact<String>> {
+    // site-packages → pythonX.Y → lib → the prefix.
+    let prefix = site.parent()?.parent()?.parent()?;
+    let conda_meta = prefix.join("conda-meta");
+    if fs.metadata(&conda_meta).is_ok_and(|m| m.is_dir()) {
+        return Some(Fact::value(conda_meta.display().to_string(), "conda".into()));
+    }
+    let cfg = prefix.join("pyvenv.cfg");
+    if let Ok(f) = fs.read_text(&cfg) {
+        if f.text
+            .lines()
+            .any(|l| l.split('=').next().is_some_and(|k| k.trim() == "uv"))
+        {
+            return Some(Fact::value(cfg.display().to_string(), "uv".into()));
+        }
+    }
+    let file = site.join(torch_dist?).join("INSTALLER");
+    let f = fs.read_text(&file).ok()?;
+    let name = f.text.trim().to_ascii_lowercase();
+    (!name.is_empty()).then(|| Fact::value(file.display().to_string(), name))
 }
 
 /// The machine of a wheel's platform tag (`Tag: cp311-cp311-manylinux_2_28_aarch64`).

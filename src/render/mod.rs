@@ -13,6 +13,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod prometheus;
+pub mod recommend;
 pub mod smoke;
 pub mod term;
 pub mod timings;

@@ -4,10 +4,10 @@
 //! gpu_older_than_the_build_case_02).
 
 use super::{Outcome, Rule};
-use crate::compat::companions;
 use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
-use crate::compat::torch::{builds_of, covers, newest_build_for, Platform, TorchBuild};
-use crate::compat::{ComputeCapability, CudaVersion};
+use crate::compat::torch::{builds_of, covers, Platform};
+use crate::recommend::{self, Machine};
+use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{PythonEnv, Torch};
 use crate::snapshot::{DriverFact, Snapshot};
@@ -43,13 +43,6 @@ fn run(snap: &Snapshot) -> Outcome {
         Some(a) => Platform::from_arch(a),
         None => Some(Platform::X86_64),
     };
-    let ok_cuda = |c: CudaVersion| match &driver {
-        Some(d) => !matches!(
-            driver_verdict_on(c, &d.version, d.os()),
-            DriverVerdict::TooOld { .. }
-        ),
-        None => true,
-    };
     let many = with_torch.len() > 1;
     let mut out = Vec::new();
     for (env, t) in with_torch {
@@ -68,39 +61,21 @@ fn run(snap: &Snapshot) -> Outcome {
             Some(m) => Platform::from_arch(m),
             None => host_platform,
         };
-        // The build to recommend: this release for the GPU and driver, else the newest.
-        let suggest = |cc: Option<ComputeCapability>| -> Option<&'static TorchBuild> {
-            let platform = platform?;
-            let fits =
-                |b: &&TorchBuild| cc.is_none_or(|c| b.runs_on(c)) && b.cuda().is_some_and(ok_cuda);
-            builds_of(&version, platform)
-                .find(fits)
-                .or_else(|| match cc {
-                    Some(c) => newest_build_for(c, platform, ok_cuda),
-                    None => crate::compat::torch::BUILDS
-                        .iter()
-                        .find(|b| b.platform == platform && b.cuda().is_some_and(ok_cuda)),
-                })
-        };
-        let cc = gpus.first().map(|g| g.cc);
-        // torch with the torchvision/torchaudio already installed, each at the release that
-        // declares this torch (their wheels pin it), from one index.
-        let install = |b: &TorchBuild| {
-            let mut pkgs = format!("torch=={}", b.release);
-            for c in env
-                .companions
-                .iter()
-                .filter(|c| c.name == "torchvision" || c.name == "torchaudio")
-            {
-                if let Some(r) = companions::newest_for(&c.name, b.release) {
-                    pkgs.push_str(&format!(" {}=={}", r.package, r.version));
-                }
-            }
-            format!(
-                "pip install --force-reinstall {pkgs} --index-url https://download.pytorch.org/whl/{}",
-                b.variant
-            )
-        };
+        // The build to install, with the torchvision/torchaudio already installed: the one
+        // recommender `gpudoctor recommend` uses, for this environment.
+        let with: Vec<&str> = env
+            .companions
+            .iter()
+            .map(|c| c.name.as_str())
+            .filter(|n| *n == "torchvision" || *n == "torchaudio")
+            .collect();
+        let rec = recommend::torch::recommend(&Machine::for_env(snap, env), &with);
+        let rec_cuda = rec
+            .pick
+            .as_ref()
+            .and_then(|p| p.cuda.clone())
+            .unwrap_or_else(|| "?".into());
+        let fix = rec.fix_command();
         match t.kind() {
             "rocm" => out.push(
                 Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a ROCm (AMD) build: it cannot use NVIDIA GPUs"))
@@ -114,10 +89,10 @@ fn run(snap: &Snapshot) -> Outcome {
                 if let Some(m) = t.conda_mutex.as_deref().filter(|m| *m == "cpu") {
                     f = f.evidence(key.clone(), format!("conda pytorch-mutex={m} (build {})", t.conda_build.as_deref().unwrap_or("?")), format!("{}/conda-meta", env.site));
                 }
-                if let Some(b) = suggest(cc) {
+                if let Some(cmd) = &fix {
                     f = f.fix_cmd(
-                        format!("Install the CUDA build (CUDA {} for {})", b.cuda().map_or("?".into(), |c| c.to_string()), driver_text(&driver)),
-                        install(b),
+                        format!("Install the CUDA build (CUDA {rec_cuda} for {})", driver_text(&driver)),
+                        cmd.clone(),
                     );
                 }
                 out.push(f);
@@ -134,8 +109,8 @@ fn run(snap: &Snapshot) -> Outcome {
                             .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
                             .evidence(Subject::DriverVersion, format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
                             .fix_text(d.upgrade_to(needed));
-                        if let Some(b) = suggest(cc) {
-                            f = f.fix_cmd(format!("Or install the newest torch built for a CUDA this driver runs (CUDA {})", b.cuda().map_or("?".into(), |c| c.to_string())), install(b));
+                        if let Some(cmd) = &fix {
+                            f = f.fix_cmd(format!("Or install the newest torch built for a CUDA this driver runs (CUDA {rec_cuda})"), cmd.clone());
                         }
                         out.push(f);
                     }
@@ -185,9 +160,14 @@ fn run(snap: &Snapshot) -> Outcome {
                     if !crate::compat::sources::is_confirmed(&source) {
                         f.detail = format!("{} This architecture list is a table row that no primary source confirms (no release file, no scanned wheel); `python -c \"import torch; print(torch._C._cuda_getArchFlags())\"` prints the build's own.", f.detail);
                     }
-                    f = match platform.and_then(|p| newest_build_for(g.cc, p, ok_cuda)) {
-                        Some(b) => f.fix_cmd(format!("Install torch {} built for CUDA {}, which has {} kernels{}", b.release, b.cuda().map_or("?".into(), |c| c.to_string()), g.cc.sm(), if b.confirmed() { "" } else { " (an architecture list not confirmed by a primary source)" }), install(b)),
-                        None => f.fix_text(format!("No official torch build supports {} with this driver: build from source with TORCH_CUDA_ARCH_LIST={}.{} or upgrade the driver", g.cc.sm(), g.cc.major, g.cc.minor)),
+                    f = match (&rec.pick, &fix) {
+                        (Some(p), Some(cmd)) => {
+                            let confirmed = builds_of(&p.pins[0].version, platform.unwrap_or(Platform::X86_64))
+                                .find(|b| p.torch_backend.as_deref() == Some(b.variant))
+                                .is_none_or(|b| b.confirmed());
+                            f.fix_cmd(format!("Install {} (CUDA {rec_cuda}), which has {} kernels{}", p.label, g.cc.sm(), if confirmed { "" } else { " (an architecture list not confirmed by a primary source)" }), cmd.clone())
+                        }
+                        _ => f.fix_text(format!("No official torch build supports {} with this driver: build from source with TORCH_CUDA_ARCH_LIST={}.{} or upgrade the driver (`gpudoctor recommend torch` says which)", g.cc.sm(), g.cc.major, g.cc.minor)),
                     };
                     out.push(f);
                 }
@@ -277,6 +257,7 @@ mod tests {
     #[test]
     fn a_driver_too_old_for_torchs_cuda_is_an_error() {
         let mut s = healthy();
+        gpus_named(&mut s, "NVIDIA A100-SXM4-80GB", "8.0");
         set_driver(&mut s, "470.82.01");
         let f = only(run(&s), "GD042", Severity::Error);
         assert!(
@@ -297,6 +278,16 @@ mod tests {
             "{}",
             first_cmd(&f)
         );
+    }
+
+    #[test]
+    fn a_driver_older_than_the_gpu_gets_only_the_upgrade() {
+        // R470 runs no Hopper GPU: no torch build helps until the driver is upgraded.
+        let mut s = healthy();
+        set_driver(&mut s, "470.82.01");
+        let f = only(run(&s), "GD042", Severity::Error);
+        assert_eq!(f.fix.len(), 1, "{:?}", f.fix);
+        assert!(f.fix[0].text.starts_with("Upgrade the NVIDIA driver to 525"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::compat::companions;
 use crate::compat::torch::{local_variant, variant_cuda};
 use crate::findings::{Finding, Severity};
 use crate::pyversion::satisfies;
+use crate::recommend::{self, Machine};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -96,7 +97,6 @@ fn run(snap: &Snapshot) -> Outcome {
             if problems.is_empty() {
                 continue;
             }
-            let want = companions::newest_for(&c.name, &tv);
             let detail = consequence.unwrap_or_else(|| format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and {} were compiled with different CUDA versions\" (a different CUDA major, for releases that compare only the major); a torch its wheel does not declare fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name, c.name));
             let mut f = Finding::new(
                 "GD046",
@@ -110,19 +110,16 @@ fn run(snap: &Snapshot) -> Outcome {
             )
             .detail(detail)
             .evidence(Subject::torch(&env.site), evidence, evidence_source);
-            // --no-deps: the companion's torch pin is met, and pip must not replace torch.
-            let index = match torch_variant.as_deref() {
-                Some(v) if v.starts_with("cu") || v == "cpu" || v.starts_with("rocm") => {
-                    format!(" --index-url https://download.pytorch.org/whl/{v}")
+            // The one recommender: the newest release declaring this torch, from torch's
+            // index, --no-deps so that torch stays.
+            let rec = recommend::torch::recommend_companion(&Machine::for_env(snap, env), &c.name);
+            f = match (&rec.pick, rec.fix_command()) {
+                (Some(p), Some(cmd)) => {
+                    let spec = companions::release(&c.name, &p.pins[0].version)
+                        .map_or(String::new(), |r| r.requires_torch.to_string());
+                    f.fix_cmd(format!("Install the {} that declares torch{spec} (the newest that accepts torch {tv}), from the same index as torch", c.name), cmd)
                 }
-                _ => String::new(),
-            };
-            f = match want {
-                Some(w) => f.fix_cmd(
-                    format!("Install the {} that declares torch{} (the newest that accepts torch {tv}), from the same index as torch", c.name, w.requires_torch),
-                    format!("pip install --force-reinstall --no-deps {}=={}{index}", c.name, w.version),
-                ),
-                None => f.fix_text(format!("No {} release on PyPI declares a torch this old or new; reinstall torch and {} together from one index and release line", c.name, c.name)),
+                _ => f.fix_text(format!("No {} release on PyPI declares a torch this old or new; reinstall torch and {} together from one index and release line", c.name, c.name)),
             };
             out.push(f);
         }

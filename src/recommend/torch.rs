@@ -1,0 +1,413 @@
+//! torch, torchvision and torchaudio: the official build (release × CUDA variant) for this
+//! driver, these GPUs, this Python and platform, with the companions whose wheels declare
+//! that torch, from PyTorch's index for the variant.
+
+use super::machine::{Installed, Machine};
+use super::{choose, commands, python_range, Failure, Judged, Pick, Pin, Recommendation, Test};
+use crate::compat::companions::{self, CompanionRelease};
+use crate::compat::driver::{driver_verdict_on, DriverVerdict};
+use crate::compat::torch::{covers, local_variant, release_minor, Platform, TorchBuild, BUILDS};
+use crate::compat::torch_pythons;
+use crate::compat::DriverVersion;
+use crate::pyversion::{cmp_versions, satisfies};
+
+pub const INDEX: &str = "https://download.pytorch.org/whl";
+
+/// The driver test every CUDA candidate shares: the driver runs this CUDA (minor-version
+/// compatibility included: no official wheel carries PTX) and runs every GPU. The change
+/// named is the larger of what the CUDA and the GPUs need.
+pub(crate) fn driver_failures(m: &Machine, cuda: crate::compat::CudaVersion) -> Vec<Failure> {
+    let Some(d) = &m.driver else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut cuda_needs = None;
+    if let DriverVerdict::TooOld { needs, family_min } = driver_verdict_on(cuda, &d.version, d.os())
+    {
+        let (needed, family) = match family_min {
+            Some(f) => (f, format!("CUDA {}.x", cuda.major)),
+            None => (needs, format!("CUDA {cuda}")),
+        };
+        cuda_needs = DriverVersion::parse(needed);
+        out.push(Failure::new(
+            Test::Driver,
+            format!("{family} needs driver ≥ {needed}; this is {}", d.version.as_str()),
+        ));
+    }
+    let gpu = gpu_driver_failures(m);
+    let gpu_needs = gpu_branch_needed(m);
+    let cuda_wins = match (&cuda_needs, gpu_needs) {
+        (Some(c), Some(b)) => c.branch() >= b,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if cuda_wins {
+        if let (Some(f), Some(n)) = (out.first_mut(), &cuda_needs) {
+            f.change = Some(format!("a driver ≥ {} (this is {})", n.as_str(), d.version.as_str()));
+        }
+        out.extend(gpu.into_iter().map(|mut f| {
+            f.change = None;
+            f
+        }));
+    } else {
+        out.extend(gpu);
+    }
+    out
+}
+
+/// The newest driver branch the GPUs' architectures need, where the driver is older.
+fn gpu_branch_needed(m: &Machine) -> Option<u32> {
+    let d = m.driver.as_ref()?;
+    m.gpus
+        .iter()
+        .filter_map(|g| crate::compat::arch::arch_row(g.cc)?.min_driver_branch)
+        .filter(|b| d.version.branch() < *b)
+        .max()
+}
+
+/// A driver branch older than a GPU's architecture runs nothing on it.
+pub(crate) fn gpu_driver_failures(m: &Machine) -> Vec<Failure> {
+    let Some(d) = &m.driver else { return Vec::new() };
+    let mut out: Vec<Failure> = Vec::new();
+    for g in &m.gpus {
+        let Some(row) = crate::compat::arch::arch_row(g.cc) else { continue };
+        if let Some(min) = row.min_driver_branch.filter(|b| d.version.branch() < *b) {
+            let text = format!(
+                "driver {} does not run {} GPUs (sm_{}{}): R{min} or newer does",
+                d.version.as_str(),
+                row.arch,
+                g.cc.major,
+                g.cc.minor
+            );
+            if !out.iter().any(|f| f.text == text) {
+                out.push(Failure::new(Test::Driver, text));
+            }
+        }
+    }
+    if let (Some(f), Some(b)) = (out.first_mut(), gpu_branch_needed(m)) {
+        f.change = Some(format!(
+            "a driver of branch R{b} or newer (this is {})",
+            d.version.as_str()
+        ));
+    }
+    out
+}
+
+/// The GPUs a build has no code for.
+fn gpu_failures(m: &Machine, b: &TorchBuild) -> Vec<Failure> {
+    let mut out: Vec<Failure> = Vec::new();
+    for g in &m.gpus {
+        if b.runs_on(g.cc) {
+            continue;
+        }
+        let text = format!(
+            "no kernels for sm_{}{} (compiled: {})",
+            g.cc.major,
+            g.cc.minor,
+            b.arch_list()
+        );
+        if !out.iter().any(|f| f.text == text) {
+            out.push(Failure::new(Test::Gpu, text));
+        }
+    }
+    out
+}
+
+fn python_failure(m: &Machine, release: &str, platform: Platform) -> Option<Failure> {
+    let p = m.python.as_ref()?;
+    let minors = torch_pythons::pythons(release, platform)?;
+    let (major, minor) = p.value;
+    (major != 3 || !minors.contains(&minor)).then(|| {
+        Failure::new(
+            Test::Python,
+            format!(
+                "no wheel for Python {major}.{minor} (it has {})",
+                python_range(minors)
+            ),
+        )
+        .change(format!("Python {} (this is {major}.{minor})", python_range(minors)))
+    })
+}
+
+/// What the environment pins: a distribution whose Requires-Dist excludes this torch
+/// (`skip` are reinstalled with it).
+pub(crate) fn pin_failures(m: &Machine, release: &str, skip: &[&str]) -> Vec<Failure> {
+    m.installed
+        .iter()
+        .filter(|i| i.name != "torch" && !skip.contains(&i.name.as_str()))
+        .filter_map(|i: &Installed| {
+            let spec = i.requires_torch.as_deref()?;
+            (!satisfies(release, spec)).then(|| {
+                Failure::new(
+                    Test::Pin,
+                    format!("{} {} requires torch{spec}", i.name, i.version),
+                )
+                .change(format!(
+                    "{} {} gone or upgraded (it requires torch{spec}); or --fresh for a new environment",
+                    i.name, i.version
+                ))
+            })
+        })
+        .collect()
+}
+
+/// torch with `with` (torchvision, torchaudio) at the releases that declare it.
+pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
+    let platform = m.platform.as_ref().map(|p| p.value);
+    let rows_platform = platform.unwrap_or(Platform::X86_64);
+    let installed = m.installed("torch").map(|t| t.version.clone());
+    // The installed release first (a fix keeps it where a build of it fits), then newest.
+    let installed_minor = installed.as_deref().and_then(release_minor);
+    let mut rows: Vec<&'static TorchBuild> = BUILDS
+        .iter()
+        .filter(|b| b.platform == rows_platform)
+        .collect();
+    rows.sort_by_key(|b| installed_minor.is_none() || release_minor(b.release) != installed_minor);
+    let judged: Vec<Judged<&'static TorchBuild>> = rows
+        .into_iter()
+        .map(|b| {
+            let mut failures = Vec::new();
+            if platform.is_none() {
+                failures.push(Failure::new(
+                    Test::Platform,
+                    format!("no official CUDA build of torch for {}", m.platform_name),
+                ).change("an x86_64 or aarch64 machine"));
+            }
+            let cuda = b.cuda();
+            if let (Some(w), Some(c)) = (m.cuda, cuda) {
+                if !w.accepts(c) {
+                    failures.push(
+                        Failure::new(Test::Cuda, format!("CUDA {c}, not the {} asked for", w.text()))
+                            .change(format!("--cuda {}.{} instead of {}", c.major, c.minor, w.text())),
+                    );
+                }
+            }
+            failures.extend(python_failure(m, b.release, rows_platform));
+            if let Some(c) = cuda {
+                failures.extend(driver_failures(m, c));
+            }
+            failures.extend(gpu_failures(m, b));
+            failures.extend(pin_failures(m, b.release, with));
+            Judged {
+                item: b,
+                label: format!("torch {}+{}", b.release, b.variant),
+                failures,
+            }
+        })
+        .collect();
+    // The newest build that fits a new environment, when the installed release is kept.
+    let newest_fresh = installed_minor.and_then(|minor| {
+        judged
+            .iter()
+            .find(|j| release_minor(j.item.release) != Some(minor) && j.failures.is_empty())
+            .map(|j| j.label.clone())
+    });
+    let all_gpu = !judged.is_empty()
+        && judged
+            .iter()
+            .all(|j| j.failures.iter().any(|f| f.test == Test::Gpu));
+    let (chosen, considered, not_listed, must_change) = choose(judged);
+    let mut notes = Vec::new();
+    if all_gpu {
+        let ccs: Vec<String> = m.gpus.iter().map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor)).collect();
+        notes.push(format!(
+            "No official {} build of torch has code for {}: build torch from source with TORCH_CUDA_ARCH_LIST set to it, or use a GPU the builds cover.",
+            rows_platform.as_str(),
+            ccs.join(", ")
+        ));
+    }
+    if m.python.is_none() {
+        notes.push("The Python version is unknown (no environment found): pass --python to check that a wheel exists for it.".into());
+    }
+    if m.driver.is_none() {
+        notes.push("No NVIDIA driver was seen: the CUDA variant is chosen for the GPUs only; pass --driver to check it against a driver.".into());
+    }
+    let pick = chosen.map(|j| {
+        let b = j.item;
+        let mut pins = vec![Pin {
+            name: "torch".into(),
+            version: b.release.into(),
+            requirement: format!("torch=={}", b.release),
+        }];
+        for name in with {
+            match companions::newest_for(name, b.release) {
+                Some(r) => pins.push(pin_of(r)),
+                None => notes.push(format!("No {name} release on PyPI declares torch {}: it is left out.", b.release)),
+            }
+        }
+        let kept = installed_minor.is_some() && release_minor(b.release) == installed_minor;
+        if kept {
+            if let Some(newer) = &newest_fresh {
+                notes.push(format!("A newer build fits this machine too: {newer} (`--fresh` answers for a new environment)."));
+            }
+        }
+        let reinstall = pins.iter().any(|p| {
+            m.installed(&p.name)
+                .is_some_and(|i| !same_build(m, i, &p.version, b.variant))
+        }) || installed_lacks_gpus(m);
+        if !reinstall && pins.iter().all(|p| m.installed(&p.name).is_some()) {
+            notes.push("This build is what the environment has: nothing to install.".into());
+        }
+        let gpus: Vec<String> = m.gpus.iter().map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor)).fold(Vec::new(), |mut v, s| { if !v.contains(&s) { v.push(s) } v });
+        let mut why = Vec::new();
+        if kept {
+            why.push(format!("keeps the installed release {}", b.release));
+        } else {
+            why.push("the newest build that fits".to_string());
+        }
+        why.push(format!("CUDA {}", b.variant_cuda_text()));
+        if let Some(d) = &m.driver {
+            why.push(format!("runs on driver {}", d.version.as_str()));
+        }
+        if !gpus.is_empty() {
+            why.push(format!("has code for {}", gpus.join(", ")));
+        }
+        if let Some(p) = &m.python {
+            why.push(format!("has a wheel for Python {}.{}", p.value.0, p.value.1));
+        }
+        Pick {
+            label: j.label,
+            pins,
+            index_url: Some(format!("{INDEX}/{}", b.variant)),
+            torch_backend: Some(b.variant.into()),
+            cuda: b.cuda().map(|c| c.to_string()),
+            reason: why.join(", "),
+            reinstall,
+            no_deps: false,
+            build_env: Vec::new(),
+            no_build_isolation: false,
+        }
+    });
+    finish("torch", m, pick, considered, not_listed, must_change, notes)
+}
+
+/// Whether an installed distribution is this release of this variant: its `+cuXYZ` label,
+/// else (PyPI's default builds have none) torch's own CUDA.
+fn same_build(m: &Machine, i: &Installed, version: &str, variant: &str) -> bool {
+    let (base, label) = match i.version.split_once('+') {
+        Some((b, l)) => (b, Some(l.to_string())),
+        None => (i.version.as_str(), None),
+    };
+    let label = label.or_else(|| {
+        (i.name == "torch")
+            .then(|| m.torch_cuda.as_deref().map(|c| format!("cu{}", c.replace('.', ""))))
+            .flatten()
+    });
+    base == version && label.is_none_or(|l| l == variant)
+}
+
+/// The installed torch's binary, as read, has no code for a GPU here (a build labelled
+/// like an official one but compiled for fewer architectures).
+fn installed_lacks_gpus(m: &Machine) -> bool {
+    m.torch_arches
+        .as_ref()
+        .is_some_and(|(sass, ptx)| m.gpus.iter().any(|g| !covers(sass, ptx, g.cc)))
+}
+
+trait CudaText {
+    fn variant_cuda_text(&self) -> String;
+}
+
+impl CudaText for TorchBuild {
+    fn variant_cuda_text(&self) -> String {
+        self.cuda().map_or_else(|| self.variant.to_string(), |c| c.to_string())
+    }
+}
+
+fn pin_of(r: &CompanionRelease) -> Pin {
+    Pin {
+        name: r.package.into(),
+        version: r.version.into(),
+        requirement: format!("{}=={}", r.package, r.version),
+    }
+}
+
+/// torchvision or torchaudio alone, for the installed torch: the newest release that
+/// declares it, from torch's own index, with `--no-deps` so torch stays. Without torch, torch
+/// and the companion together.
+pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
+    let Some(torch) = m.installed("torch") else {
+        let mut r = recommend(m, &[name]);
+        r.package = name.into();
+        return r;
+    };
+    let tv = torch.version.clone();
+    let base = tv.split('+').next().unwrap_or(&tv).to_string();
+    // PyPI's default builds carry no +cuXYZ label: torch.version.cuda says which they are.
+    let variant = local_variant(&tv).map(str::to_string).or_else(|| {
+        m.torch_cuda
+            .as_deref()
+            .map(|c| format!("cu{}", c.replace('.', "")))
+    });
+    // Newest first; a release declaring no torch is never proposed (nothing says it fits).
+    let mut rows: Vec<&'static CompanionRelease> = companions::RELEASES
+        .iter()
+        .filter(|r| r.package == name)
+        .collect();
+    rows.sort_by(|a, b| cmp_versions(b.version, a.version));
+    let judged: Vec<Judged<&'static CompanionRelease>> = rows
+        .into_iter()
+        .map(|r| {
+            let mut failures = Vec::new();
+            if r.requires_torch.is_empty() {
+                failures.push(Failure::new(Test::Pin, "declares no torch requirement"));
+            } else if !satisfies(&base, r.requires_torch) {
+                failures.push(
+                    Failure::new(Test::Pin, format!("requires torch{}; torch {tv} is installed", r.requires_torch))
+                        .change(format!("torch{} in place of {tv}", r.requires_torch)),
+                );
+            }
+            Judged {
+                item: r,
+                label: format!("{} {}", r.package, r.version),
+                failures,
+            }
+        })
+        .collect();
+    let (chosen, considered, not_listed, must_change) = choose(judged);
+    let pick = chosen.map(|j| {
+        let r = j.item;
+        let index = variant
+            .as_deref()
+            .filter(|v| v.starts_with("cu") || *v == "cpu" || v.starts_with("rocm"));
+        let reinstall = m.installed(name).is_some();
+        Pick {
+            label: j.label,
+            pins: vec![pin_of(r)],
+            index_url: index.map(|v| format!("{INDEX}/{v}")),
+            torch_backend: index.map(str::to_string),
+            cuda: variant.as_deref().and_then(crate::compat::torch::variant_cuda).map(|c| c.to_string()),
+            reason: format!(
+                "the newest {name} that declares the installed torch {tv} (torch{}), from torch's index",
+                r.requires_torch
+            ),
+            reinstall,
+            no_deps: true,
+            build_env: Vec::new(),
+            no_build_isolation: false,
+        }
+    });
+    finish(name, m, pick, considered, not_listed, must_change, Vec::new())
+}
+
+pub(crate) fn finish(
+    package: &str,
+    m: &Machine,
+    pick: Option<Pick>,
+    considered: Vec<super::Considered>,
+    not_listed: usize,
+    must_change: Vec<super::Change>,
+    notes: Vec<String>,
+) -> Recommendation {
+    let commands = pick
+        .as_ref()
+        .map(|p| commands::all(m, p))
+        .unwrap_or_default();
+    Recommendation {
+        package: package.into(),
+        pick,
+        considered,
+        not_listed,
+        must_change,
+        notes,
+        commands,
+    }
+}
