@@ -233,6 +233,12 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
                 None => notes.push(format!("No {name} release on PyPI declares torch {}: it is left out.", b.release)),
             }
         }
+        if !b.confirmed() {
+            notes.push(format!(
+                "The architecture list of {} is a table row no primary source confirms ({}); `python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints the installed build's own.",
+                j.label, b.source
+            ));
+        }
         let kept = installed_minor.is_some() && release_minor(b.release) == installed_minor;
         if kept {
             if let Some(newer) = &newest_fresh {

@@ -1,0 +1,398 @@
+//! `gpudoctor recommend`, through the real binary: a matrix of machines described by
+//! --driver/--gpu/--python/--platform/--installer, fake roots whose environment already pins
+//! things, and the contract that `check`'s fixes are `recommend`'s commands.
+
+mod util;
+
+use serde_json::Value;
+use util::*;
+
+/// `recommend ARGS --json` on an empty root: only the flags describe the machine.
+fn rec(args: &[&str]) -> (i32, Value) {
+    let r = FakeRoot::new();
+    json(r.cmd().arg("recommend").args(args))
+}
+
+fn first(v: &Value) -> &Value {
+    &v["recommendations"][0]
+}
+
+fn label(v: &Value) -> String {
+    first(v)["pick"]["label"].as_str().unwrap_or("").to_string()
+}
+
+/// The command of the installer in use, lines joined.
+fn command(v: &Value) -> String {
+    first(v)["commands"][0]["lines"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn rejections(v: &Value) -> String {
+    first(v)["considered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{}: {}\n", c["candidate"].as_str().unwrap(), c["rejected_because"]))
+        .collect()
+}
+
+const X86: &[&str] = &["--platform", "x86_64", "--python", "3.12"];
+
+fn machine<'a>(driver: &'a str, gpu: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["--driver", driver, "--gpu", gpu];
+    a.extend_from_slice(X86);
+    a
+}
+
+/// Each machine, its build and the reason the newer builds were passed over.
+#[test]
+fn the_matrix_of_machines() {
+    struct Case {
+        driver: &'static str,
+        gpu: &'static str,
+        label: &'static str,
+        index: &'static str,
+        rejected: &'static str,
+    }
+    let cases = [
+        // Pascal on a CUDA 12.8 driver: cu13x need R580 and have no sm_61.
+        Case {
+            driver: "570.133.07",
+            gpu: "GTX 1080",
+            label: "torch 2.15.0+cu126",
+            index: "cu126",
+            rejected: "CUDA 13.x needs driver ≥ 580.65.06; this is 570.133.07",
+        },
+        // Hopper on R580: the newest default build.
+        Case {
+            driver: "580.95.05",
+            gpu: "H100",
+            label: "torch 2.15.0+cu132",
+            index: "cu132",
+            rejected: "",
+        },
+        // Blackwell on R570: cu126 has no sm_120, cu13x need R580; 2.11's cu128 is the last
+        // CUDA 12 build with sm_120.
+        Case {
+            driver: "570.133.07",
+            gpu: "sm_120",
+            label: "torch 2.11.0+cu128",
+            index: "cu128",
+            rejected: "no kernels for sm_120",
+        },
+        // Ampere on R470: only CUDA 11.8 builds run; 2.7.1 is the last with one.
+        Case {
+            driver: "470.82.01",
+            gpu: "8.0",
+            label: "torch 2.7.1+cu118",
+            index: "cu118",
+            rejected: "CUDA 12.x needs driver ≥ 525.60.13; this is 470.82.01",
+        },
+        // Maxwell on R580: cu13x builds start at sm_75.
+        Case {
+            driver: "580.95.05",
+            gpu: "sm_52",
+            label: "torch 2.15.0+cu126",
+            index: "cu126",
+            rejected: "no kernels for sm_52",
+        },
+    ];
+    for c in cases {
+        let (code, v) = rec(&machine(c.driver, c.gpu));
+        assert_eq!(code, 0, "{} {}: {v:#}", c.driver, c.gpu);
+        assert_eq!(label(&v), c.label, "{} {}: {}", c.driver, c.gpu, rejections(&v));
+        let cmd = command(&v);
+        assert!(
+            cmd.starts_with("pip install torch==")
+                && cmd.ends_with(&format!("--index-url https://download.pytorch.org/whl/{}", c.index)),
+            "{cmd}"
+        );
+        assert!(rejections(&v).contains(c.rejected), "{}", rejections(&v));
+        // The companions come at the releases that declare this torch.
+        assert!(cmd.contains("torchvision==") && cmd.contains("torchaudio=="), "{cmd}");
+    }
+}
+
+#[test]
+fn companions_are_the_releases_that_declare_the_torch() {
+    let (_, v) = rec(&machine("470.82.01", "8.0"));
+    assert_eq!(
+        command(&v),
+        "pip install torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1 --index-url https://download.pytorch.org/whl/cu118"
+    );
+    // Naming one companion leaves the other out.
+    let mut args = machine("470.82.01", "8.0");
+    args.insert(0, "torchvision");
+    args.insert(0, "torch");
+    let (_, v) = rec(&args);
+    assert_eq!(
+        command(&v),
+        "pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118"
+    );
+}
+
+#[test]
+fn aarch64_gets_the_sbsa_builds() {
+    let (code, v) = rec(&[
+        "--driver", "580.95.05", "--gpu", "GH200", "--platform", "aarch64", "--python", "3.12",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(label(&v), "torch 2.15.0+cu132");
+    // Turing on ARM: no sbsa build has sm_75.
+    let (code, v) = rec(&[
+        "--driver", "580.95.05", "--gpu", "sm_75", "--platform", "aarch64", "--python", "3.12",
+    ]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(first(&v)["pick"].is_null());
+    let r = FakeRoot::new();
+    let out = run(r.cmd().args([
+        "recommend", "--driver", "580.95.05", "--gpu", "sm_75", "--platform", "aarch64",
+    ]));
+    assert!(out.stdout.contains("torch: nothing fits this machine"), "{}", out.stdout);
+    assert!(out.stdout.contains("No official aarch64 build of torch has code for sm_75"), "{}", out.stdout);
+}
+
+/// When nothing fits, each change that would help is named with what it buys.
+#[test]
+fn nothing_fits_says_what_must_change() {
+    let (code, v) = rec(&machine("550.54.15", "RTX 5090"));
+    assert_eq!(code, 1);
+    let changes: Vec<(String, String)> = first(&v)["must_change"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["what"].as_str().unwrap().into(), c["then"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            (
+                "a driver ≥ 580.65.06 (this is 550.54.15)".to_string(),
+                "torch 2.15.0+cu132".to_string()
+            ),
+            (
+                "a driver of branch R570 or newer (this is 550.54.15)".to_string(),
+                "torch 2.11.0+cu128".to_string()
+            ),
+        ]
+    );
+    assert!(rejections(&v).contains("driver 550.54.15 does not run Blackwell GPUs (sm_120)"));
+    // A CPU no official build exists for.
+    let (code, v) = rec(&["--driver", "580.95.05", "--gpu", "sm_90", "--platform", "ppc64le"]);
+    assert_eq!(code, 1);
+    assert_eq!(first(&v)["must_change"][0]["what"], "an x86_64 or aarch64 machine");
+}
+
+#[test]
+fn the_cuda_asked_for_narrows_the_choice() {
+    let mut args = machine("580.95.05", "sm_90");
+    args.extend(["--cuda", "12.8"]);
+    let (_, v) = rec(&args);
+    assert_eq!(label(&v), "torch 2.11.0+cu128");
+    assert!(rejections(&v).contains("CUDA 13.2, not the CUDA 12.8 asked for"));
+    let mut args = machine("580.95.05", "sm_90");
+    args.extend(["--cuda", "12"]);
+    let (_, v) = rec(&args);
+    assert_eq!(label(&v), "torch 2.15.0+cu126");
+}
+
+#[test]
+fn each_installer_gets_its_own_command() {
+    let with = |installer: &str| {
+        let mut a = machine("580.95.05", "sm_90");
+        a.extend(["--installer", installer]);
+        rec(&a).1
+    };
+    let v = with("uv");
+    assert_eq!(
+        command(&v),
+        "uv pip install torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 --torch-backend=cu132"
+    );
+    let project = &first(&v)["commands"][0]["project"];
+    assert!(project["text"].as_str().unwrap().contains("url = \"https://download.pytorch.org/whl/cu132\""));
+    assert!(project["text"].as_str().unwrap().contains("torch = [{ index = \"pytorch-cu132\" }]"));
+    assert_eq!(project["command"], "uv add torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1");
+    let v = with("poetry");
+    assert_eq!(
+        command(&v),
+        "poetry source add --priority=explicit pytorch-cu132 https://download.pytorch.org/whl/cu132\npoetry add --source pytorch-cu132 torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1"
+    );
+    let v = with("conda");
+    assert!(command(&v).starts_with("python -m pip install torch==2.15.0"), "{}", command(&v));
+    let v = with("pdm");
+    assert_eq!(first(&v)["commands"][0]["installer"], "pdm");
+    assert!(first(&v)["commands"][0]["project"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("include_packages = [\"torch\", \"torchvision\", \"torchaudio\"]"));
+    // JSON lists every installer's form, the one in use first.
+    assert_eq!(first(&v)["commands"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    let r = FakeRoot::new();
+    for (args, said) in [
+        (vec!["recommend", "--gpu", "banana"], "--gpu banana"),
+        (vec!["recommend", "--driver", "new"], "--driver new"),
+        (vec!["recommend", "--cuda", "twelve"], "--cuda twelve"),
+        (vec!["recommend", "leftpad"], "no recommendation table for \"leftpad\""),
+    ] {
+        let out = run(r.cmd().args(&args));
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(said), "{args:?}: {}", out.stderr);
+    }
+}
+
+/// A GPU host (driver, GPU model) as tests/pytorch.rs builds them.
+fn host(driver: &str, gpu: &str) -> FakeRoot {
+    let r = FakeRoot::new();
+    r.modules(&["nvidia_uvm", "nvidia"]).nvidia_version(driver);
+    r.node("nvidiactl", 0o666)
+        .node("nvidia-uvm", 0o666)
+        .node("nvidia0", 0o666);
+    r.gpu("0000:18:00.0", Some("nvidia"))
+        .driver_gpu("0000:18:00.0", gpu, 0);
+    r
+}
+
+fn check_fix(r: &FakeRoot, code: &str) -> String {
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"));
+    let f = findings(&v, code);
+    assert_eq!(f.len(), 1, "{code}: {:#}", v["findings"]);
+    f[0]["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["command"].as_str())
+        .next_back()
+        .unwrap_or_else(|| panic!("{code} has no command: {:#}", f[0]))
+        .to_string()
+}
+
+fn recommend_fix(r: &FakeRoot, args: &[&str]) -> String {
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("recommend").args(args));
+    command(&v)
+}
+
+/// `check`'s fix for a CPU-only torch (GD041), a driver too old for torch's CUDA (GD042),
+/// a GPU the build has no code for (GD043) and a torchvision of another torch (GD046) is
+/// the command `recommend` prints for the same machine.
+#[test]
+fn checks_fixes_are_recommends_commands() {
+    // GD041: CPU torch 2.7.1 with its torchvision on a GTX 1080.
+    let r = host("570.133.07", "NVIDIA GeForce GTX 1080");
+    let site = r.torch_venv("2.7.1+cpu", None, &[]);
+    r.dist_requiring(&site, "torchvision", "0.22.1+cpu", "torch==2.7.1");
+    let fix = check_fix(&r, "GD041");
+    assert_eq!(
+        fix,
+        "pip install --force-reinstall torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu126"
+    );
+    assert_eq!(recommend_fix(&r, &["torch", "torchvision"]), fix);
+
+    // GD042: torch 2.9.1+cu130 on a CUDA 12.8 driver with an A100.
+    let r = host("570.133.07", "NVIDIA A100-SXM4-80GB");
+    r.torch_venv("2.9.1+cu130", Some("13.0"), &[]);
+    let fix = check_fix(&r, "GD042");
+    assert!(fix.contains("torch==2.9.1 --index-url https://download.pytorch.org/whl/cu128"), "{fix}");
+    assert_eq!(recommend_fix(&r, &["torch"]).replace(" torchvision==0.24.1 torchaudio==2.9.1", ""), fix);
+
+    // GD043: torch 2.6.0+cu126 on an RTX 5090.
+    let r = host("580.95.05", "NVIDIA GeForce RTX 5090");
+    r.torch_venv("2.6.0+cu126", Some("12.6"), &[]);
+    let fix = check_fix(&r, "GD043");
+    assert!(fix.starts_with("pip install --force-reinstall torch=="), "{fix}");
+    assert!(!fix.contains("cu126"), "{fix}");
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("recommend").arg("torch"));
+    let mut ours = command(&v);
+    for p in first(&v)["pick"]["pins"].as_array().unwrap().iter().skip(1) {
+        ours = ours.replace(&format!(" {}", p["requirement"].as_str().unwrap()), "");
+    }
+    assert_eq!(ours, fix);
+
+    // GD046: torchvision for torch 2.7.1 beside torch 2.8.0+cu128.
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    r.dist_requiring(&site, "torchvision", "0.22.1+cu128", "torch==2.7.1");
+    let fix = check_fix(&r, "GD046");
+    assert_eq!(
+        fix,
+        "pip install --force-reinstall --no-deps torchvision==0.23.0 --index-url https://download.pytorch.org/whl/cu128"
+    );
+    assert_eq!(recommend_fix(&r, &["torchvision"]), fix);
+}
+
+/// What the environment has constrains the choice: a vllm that pins torch keeps torch at its
+/// pin, the installed release is kept where a build of it fits, and --fresh ignores both.
+#[test]
+fn the_environment_constrains_the_choice() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cpu", None, &[]);
+    r.dist_requiring(&site, "vllm", "0.10.1", "torch==2.8.0");
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    assert_eq!(label(&v), "torch 2.8.0+cu129", "{}", rejections(&v));
+    assert!(command(&v).starts_with("pip install --force-reinstall torch==2.8.0"), "{}", command(&v));
+    // vllm's pin leaves no newer build to mention.
+    let notes = first(&v)["notes"].to_string();
+    assert!(!notes.contains("A newer build fits"), "{notes}");
+    // Without a pin, the installed release is kept and the newer build named.
+    let r1 = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r1.torch_venv("2.8.0+cpu", None, &[]);
+    let (_, v) = json(r1.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    assert_eq!(label(&v), "torch 2.8.0+cu129");
+    let notes = first(&v)["notes"].to_string();
+    assert!(notes.contains("A newer build fits this machine too: torch 2.15.0+cu132"), "{notes}");
+    // Without the installed release's builds, vllm's pin still holds.
+    let r2 = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r2.torch_venv("2.9.1+cpu", None, &[]);
+    r2.dist_requiring(&site, "vllm", "0.10.1", "torch==2.8.0");
+    let (_, v) = json(r2.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    assert_eq!(label(&v), "torch 2.8.0+cu129", "{}", rejections(&v));
+    assert!(rejections(&v).contains("vllm 0.10.1 requires torch==2.8.0"), "{}", rejections(&v));
+    // --fresh: a new environment.
+    let (_, v) = json(r2.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch", "--fresh"]));
+    assert_eq!(label(&v), "torch 2.15.0+cu132");
+}
+
+/// The installer is the one that manages the environment: uv's line in pyvenv.cfg, conda's
+/// conda-meta, the INSTALLER file in torch's dist-info.
+#[test]
+fn the_installer_in_use_is_detected() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.8.0+cpu", None, &[]);
+    r.file("venv/pyvenv.cfg", "home = /usr/bin\nuv = 0.9.5\n");
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    assert_eq!(v["machine"]["installer"]["value"], "uv");
+    assert!(command(&v).starts_with("uv pip install --reinstall torch==2.8.0"), "{}", command(&v));
+    // check's fix follows it.
+    assert!(check_fix(&r, "GD041").starts_with("uv pip install --reinstall torch==2.8.0"));
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.8.0+cpu", None, &[]);
+    r.dir("venv/conda-meta");
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    assert_eq!(v["machine"]["installer"]["value"], "conda");
+    assert!(command(&v).starts_with("python -m pip install --force-reinstall"), "{}", command(&v));
+}
+
+#[test]
+fn human_output_tells_the_story() {
+    let r = FakeRoot::new();
+    let out = run(r.cmd().args(["recommend"]).args(machine("570.133.07", "GTX 1080")));
+    assert_eq!(out.code, 0);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], "For: driver 570.133.07 (CUDA ≤ 12.8), GTX 1080 (sm_61), Python 3.12, x86_64, pip");
+    assert_eq!(lines[2], "torch: torch 2.15.0+cu126");
+    assert!(lines[3].trim_start().starts_with("pip install torch==2.15.0"), "{}", out.stdout);
+    assert!(out.stdout.contains("✗ torch 2.15.0+cu132, 2.15.0+cu130: CUDA 13.x needs driver"), "{}", out.stdout);
+    assert!(out.stdout.contains("✓ torch 2.15.0+cu126: chosen"), "{}", out.stdout);
+    let md = run(r.cmd().args(["recommend", "--format", "markdown"]).args(machine("570.133.07", "GTX 1080")));
+    assert!(md.stdout.contains("```sh\npip install torch==2.15.0"), "{}", md.stdout);
+}
