@@ -65,9 +65,13 @@ pub fn rows() -> Vec<SourcedRow> {
     for b in super::driver::DRIVER_BRANCHES {
         push("driver branches", format!("R{}", b.branch), b.source);
     }
+    for p in super::torch_pythons::TORCH_PYTHONS {
+        push("torch pythons", p.release.to_string(), p.source);
+    }
     for (name, releases) in super::packages::tables() {
         for r in releases {
-            push(name, r.version.to_string(), r.source);
+            let platforms: Vec<&str> = r.platforms.iter().map(|p| p.as_str()).collect();
+            push(name, format!("{} {}", r.requirement, platforms.join("/")), r.source);
         }
     }
     for e in super::cuda_errors::CU_RESULTS {

@@ -4,7 +4,10 @@
 //! "Could not load library libcudnn_ops_infer.so.8").
 
 use super::{Outcome, Rule};
+use crate::compat::packages;
+use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
+use crate::recommend::{self, Machine};
 use crate::probes::pytorch::{cmp_versions, Dist, PythonEnv};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -18,11 +21,18 @@ pub const RULE: Rule = Rule {
 };
 
 /// (CUDA major, cuDNN major) a framework distribution needs, where its name or release
-/// says so: cupy-cudaNNx and jax-cudaNN-plugin by name; onnxruntime-gpu ≥ 1.19 and
-/// TensorFlow ≥ 2.18 build on CUDA 12 + cuDNN 9, TensorFlow 2.15–2.17 on CUDA 12 + cuDNN 8
-/// (their install pages' tested-build tables).
+/// says so: cupy-cudaNNx and jax-cudaNN-plugin by name; onnxruntime-gpu and TensorFlow by
+/// their release's row in compat::packages (read from the wheels), else by the releases
+/// their install pages name: onnxruntime-gpu ≥ 1.19 and TensorFlow ≥ 2.18 build on CUDA 12 +
+/// cuDNN 9, TensorFlow 2.15–2.17 on CUDA 12 + cuDNN 8.
 fn needs(d: &Dist) -> Option<(u32, Option<u32>)> {
     let n = d.name.as_str();
+    if matches!(n, "onnxruntime-gpu" | "tensorflow") {
+        if let Some(r) = packages::release_of(n, &d.version) {
+            let major = CudaVersion::parse(r.cuda?)?.major;
+            return Some((major, r.cudnn_major));
+        }
+    }
     let digits = |s: &str| -> Option<u32> {
         s.chars()
             .take_while(|c| c.is_ascii_digit())
@@ -90,8 +100,19 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD050", Severity::Warning, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
                     .detail("Both load CUDA libraries by soname into one process. Whichever framework is imported first loads its majors, and the other then fails to find its own (\"libcudnn.so.9: cannot open shared object file\") or runs against the wrong ones.")
                     .evidence(Subject::torch(&env.site), format!("{} {} vs torch {tv}", d.name, d.version), env.site.clone())
-                    .fix_text("Use one environment per framework, or versions built for the same CUDA and cuDNN majors (e.g. onnxruntime-gpu for CUDA 12 with torch cu12x)"),
+                    .fix_text("Use one environment per framework, or versions built for the same CUDA and cuDNN majors"),
             );
+            // The release of the framework built for torch's majors, where gpudoctor has
+            // its table: the one recommender's answer for this environment.
+            let package = if d.name.starts_with("jax") { "jax" } else { d.name.as_str() };
+            if packages::tables().iter().any(|(n, _)| *n == package) {
+                let rec = recommend::frameworks::recommend(&Machine::for_env(snap, env), package);
+                if let (Some(p), Some(cmd)) = (&rec.pick, rec.fix_command()) {
+                    if let Some(f) = out.last_mut() {
+                        *f = f.clone().fix_cmd(format!("Or install {}, built for the CUDA and cuDNN majors torch uses", p.label), cmd);
+                    }
+                }
+            }
         }
     }
     Outcome::Checked(out)

@@ -72,3 +72,14 @@ pub fn tables() -> [(&'static str, &'static [PackageRelease]); 7] {
         ("bitsandbytes", bitsandbytes::RELEASES),
     ]
 }
+
+/// The row of an installed release (`+local` labels ignored): the first, where platforms
+/// have rows of their own (their CUDA and cuDNN agree).
+pub fn release_of(package: &str, version: &str) -> Option<&'static PackageRelease> {
+    let base = version.split('+').next().unwrap_or(version);
+    tables()
+        .into_iter()
+        .filter(|(n, _)| *n == package)
+        .flat_map(|(_, rows)| rows.iter())
+        .find(|r| r.version == base)
+}
