@@ -57,6 +57,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('toolkit', 'toolkit', [CompletionResultType]::ParameterValue, 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
             [CompletionResult]::new('smoke', 'smoke', [CompletionResultType]::ParameterValue, 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth')
+            [CompletionResult]::new('recommend', 'recommend', [CompletionResultType]::ParameterValue, 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes')
             [CompletionResult]::new('fleet', 'fleet', [CompletionResultType]::ParameterValue, 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes')
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'The facts and findings that differ between two saved reports (`check --format json`)')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain a finding code (GD012, gd012 or 12); without one, list every code')
@@ -169,6 +170,34 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'gpudoctor;recommend' {
+            [CompletionResult]::new('--driver', '--driver', [CompletionResultType]::ParameterName, 'Answer for this NVIDIA driver version instead of the installed one (550.54.15)')
+            [CompletionResult]::new('--gpu', '--gpu', [CompletionResultType]::ParameterName, 'Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated')
+            [CompletionResult]::new('--python', '--python', [CompletionResultType]::ParameterName, 'The Python: a version (3.12), or the interpreter whose environment to inspect')
+            [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'The CPU architecture to answer for (x86_64, aarch64)')
+            [CompletionResult]::new('--installer', '--installer', [CompletionResultType]::ParameterName, 'The installer whose commands to print [default: the one that manages the environment, else pip]')
+            [CompletionResult]::new('--cuda', '--cuda', [CompletionResultType]::ParameterName, 'The CUDA wanted: a major (12) or major.minor (12.8, cu128)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists [default: error]')
+            [CompletionResult]::new('--only', '--only', [CompletionResultType]::ParameterName, 'Run only these probes and/or report only these codes (comma-separated)')
+            [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)')
+            [CompletionResult]::new('--fresh', '--fresh', [CompletionResultType]::ParameterName, 'Answer for a new environment: ignore what the current one has installed')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate')
+            [CompletionResult]::new('--no-config', '--no-config', [CompletionResultType]::ParameterName, 'Read no configuration file and no GPUDOCTOR_* policy variable')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'gpudoctor;fleet' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists [default: error]')
@@ -271,6 +300,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('toolkit', 'toolkit', [CompletionResultType]::ParameterValue, 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
             [CompletionResult]::new('smoke', 'smoke', [CompletionResultType]::ParameterValue, 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth')
+            [CompletionResult]::new('recommend', 'recommend', [CompletionResultType]::ParameterValue, 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes')
             [CompletionResult]::new('fleet', 'fleet', [CompletionResultType]::ParameterValue, 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes')
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'The facts and findings that differ between two saved reports (`check --format json`)')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain a finding code (GD012, gd012 or 12); without one, list every code')
@@ -291,6 +321,9 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;help;smoke' {
+            break
+        }
+        'gpudoctor;help;recommend' {
             break
         }
         'gpudoctor;help;fleet' {

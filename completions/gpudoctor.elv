@@ -54,6 +54,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand toolkit 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order'
             cand devices 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
             cand smoke 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
+            cand recommend 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes'
             cand fleet 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes'
             cand diff 'The facts and findings that differ between two saved reports (`check --format json`)'
             cand explain 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
@@ -161,6 +162,33 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'gpudoctor;recommend'= {
+            cand --driver 'Answer for this NVIDIA driver version instead of the installed one (550.54.15)'
+            cand --gpu 'Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated'
+            cand --python 'The Python: a version (3.12), or the interpreter whose environment to inspect'
+            cand --platform 'The CPU architecture to answer for (x86_64, aarch64)'
+            cand --installer 'The installer whose commands to print [default: the one that manages the environment, else pip]'
+            cand --cuda 'The CUDA wanted: a major (12) or major.minor (12.8, cu128)'
+            cand --format 'Output format'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists [default: error]'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --nvml-lib 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
+            cand --fresh 'Answer for a new environment: ignore what the current one has installed'
+            cand --json 'Shorthand for --format json'
+            cand -q 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand --quiet 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand -v 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --verbose 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --no-config 'Read no configuration file and no GPUDOCTOR_* policy variable'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'gpudoctor;fleet'= {
             cand --format 'Output format'
             cand --fail-on 'Exit 1 when a finding at or above this severity exists [default: error]'
@@ -256,6 +284,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand toolkit 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order'
             cand devices 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
             cand smoke 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
+            cand recommend 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes'
             cand fleet 'Aggregate node reports (`check --format json`): the fleet''s shape, outlier nodes, findings by code across nodes'
             cand diff 'The facts and findings that differ between two saved reports (`check --format json`)'
             cand explain 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
@@ -272,6 +301,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help;devices'= {
         }
         &'gpudoctor;help;smoke'= {
+        }
+        &'gpudoctor;help;recommend'= {
         }
         &'gpudoctor;help;fleet'= {
         }

@@ -39,7 +39,13 @@ fn rejections(v: &Value) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| format!("{}: {}\n", c["candidate"].as_str().unwrap(), c["rejected_because"]))
+        .map(|c| {
+            format!(
+                "{}: {}\n",
+                c["candidate"].as_str().unwrap(),
+                c["rejected_because"]
+            )
+        })
         .collect()
 }
 
@@ -107,16 +113,29 @@ fn the_matrix_of_machines() {
     for c in cases {
         let (code, v) = rec(&machine(c.driver, c.gpu));
         assert_eq!(code, 0, "{} {}: {v:#}", c.driver, c.gpu);
-        assert_eq!(label(&v), c.label, "{} {}: {}", c.driver, c.gpu, rejections(&v));
+        assert_eq!(
+            label(&v),
+            c.label,
+            "{} {}: {}",
+            c.driver,
+            c.gpu,
+            rejections(&v)
+        );
         let cmd = command(&v);
         assert!(
             cmd.starts_with("pip install torch==")
-                && cmd.ends_with(&format!("--index-url https://download.pytorch.org/whl/{}", c.index)),
+                && cmd.ends_with(&format!(
+                    "--index-url https://download.pytorch.org/whl/{}",
+                    c.index
+                )),
             "{cmd}"
         );
         assert!(rejections(&v).contains(c.rejected), "{}", rejections(&v));
         // The companions come at the releases that declare this torch.
-        assert!(cmd.contains("torchvision==") && cmd.contains("torchaudio=="), "{cmd}");
+        assert!(
+            cmd.contains("torchvision==") && cmd.contains("torchaudio=="),
+            "{cmd}"
+        );
     }
 }
 
@@ -141,22 +160,51 @@ fn companions_are_the_releases_that_declare_the_torch() {
 #[test]
 fn aarch64_gets_the_sbsa_builds() {
     let (code, v) = rec(&[
-        "--driver", "580.95.05", "--gpu", "GH200", "--platform", "aarch64", "--python", "3.12",
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "GH200",
+        "--platform",
+        "aarch64",
+        "--python",
+        "3.12",
     ]);
     assert_eq!(code, 0);
     assert_eq!(label(&v), "torch 2.15.0+cu132");
     // Turing on ARM: no sbsa build has sm_75.
     let (code, v) = rec(&[
-        "--driver", "580.95.05", "--gpu", "sm_75", "--platform", "aarch64", "--python", "3.12",
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "sm_75",
+        "--platform",
+        "aarch64",
+        "--python",
+        "3.12",
     ]);
     assert_eq!(code, 1, "{v:#}");
     assert!(first(&v)["pick"].is_null());
     let r = FakeRoot::new();
     let out = run(r.cmd().args([
-        "recommend", "--driver", "580.95.05", "--gpu", "sm_75", "--platform", "aarch64",
+        "recommend",
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "sm_75",
+        "--platform",
+        "aarch64",
     ]));
-    assert!(out.stdout.contains("torch: nothing fits this machine"), "{}", out.stdout);
-    assert!(out.stdout.contains("No official aarch64 build of torch has code for sm_75"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("torch: nothing fits this machine"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("No official aarch64 build of torch has code for sm_75"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// When nothing fits, each change that would help is named with what it buys.
@@ -168,7 +216,12 @@ fn nothing_fits_says_what_must_change() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["what"].as_str().unwrap().into(), c["then"].as_str().unwrap().into()))
+        .map(|c| {
+            (
+                c["what"].as_str().unwrap().into(),
+                c["then"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(
         changes,
@@ -185,9 +238,19 @@ fn nothing_fits_says_what_must_change() {
     );
     assert!(rejections(&v).contains("driver 550.54.15 does not run Blackwell GPUs (sm_120)"));
     // A CPU no official build exists for.
-    let (code, v) = rec(&["--driver", "580.95.05", "--gpu", "sm_90", "--platform", "ppc64le"]);
+    let (code, v) = rec(&[
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "sm_90",
+        "--platform",
+        "ppc64le",
+    ]);
     assert_eq!(code, 1);
-    assert_eq!(first(&v)["must_change"][0]["what"], "an x86_64 or aarch64 machine");
+    assert_eq!(
+        first(&v)["must_change"][0]["what"],
+        "an x86_64 or aarch64 machine"
+    );
 }
 
 #[test]
@@ -216,16 +279,29 @@ fn each_installer_gets_its_own_command() {
         "uv pip install torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 --torch-backend=cu132"
     );
     let project = &first(&v)["commands"][0]["project"];
-    assert!(project["text"].as_str().unwrap().contains("url = \"https://download.pytorch.org/whl/cu132\""));
-    assert!(project["text"].as_str().unwrap().contains("torch = [{ index = \"pytorch-cu132\" }]"));
-    assert_eq!(project["command"], "uv add torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1");
+    assert!(project["text"]
+        .as_str()
+        .unwrap()
+        .contains("url = \"https://download.pytorch.org/whl/cu132\""));
+    assert!(project["text"]
+        .as_str()
+        .unwrap()
+        .contains("torch = [{ index = \"pytorch-cu132\" }]"));
+    assert_eq!(
+        project["command"],
+        "uv add torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1"
+    );
     let v = with("poetry");
     assert_eq!(
         command(&v),
         "poetry source add --priority=explicit pytorch-cu132 https://download.pytorch.org/whl/cu132\npoetry add --source pytorch-cu132 torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1"
     );
     let v = with("conda");
-    assert!(command(&v).starts_with("python -m pip install torch==2.15.0"), "{}", command(&v));
+    assert!(
+        command(&v).starts_with("python -m pip install torch==2.15.0"),
+        "{}",
+        command(&v)
+    );
     let v = with("pdm");
     assert_eq!(first(&v)["commands"][0]["installer"], "pdm");
     assert!(first(&v)["commands"][0]["project"]["text"]
@@ -243,7 +319,7 @@ fn bad_input_is_a_usage_error() {
         (vec!["recommend", "--gpu", "banana"], "--gpu banana"),
         (vec!["recommend", "--driver", "new"], "--driver new"),
         (vec!["recommend", "--cuda", "twelve"], "--cuda twelve"),
-        (vec!["recommend", "leftpad"], "no recommendation table for \"leftpad\""),
+        (vec!["recommend", "leftpad"], "invalid value 'leftpad'"),
     ] {
         let out = run(r.cmd().args(&args));
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
@@ -278,7 +354,12 @@ fn check_fix(r: &FakeRoot, code: &str) -> String {
 }
 
 fn recommend_fix(r: &FakeRoot, args: &[&str]) -> String {
-    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("recommend").args(args));
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .arg("recommend")
+            .args(args),
+    );
     command(&v)
 }
 
@@ -302,16 +383,30 @@ fn checks_fixes_are_recommends_commands() {
     let r = host("570.133.07", "NVIDIA A100-SXM4-80GB");
     r.torch_venv("2.9.1+cu130", Some("13.0"), &[]);
     let fix = check_fix(&r, "GD042");
-    assert!(fix.contains("torch==2.9.1 --index-url https://download.pytorch.org/whl/cu128"), "{fix}");
-    assert_eq!(recommend_fix(&r, &["torch"]).replace(" torchvision==0.24.1 torchaudio==2.9.1", ""), fix);
+    assert!(
+        fix.contains("torch==2.9.1 --index-url https://download.pytorch.org/whl/cu128"),
+        "{fix}"
+    );
+    assert_eq!(
+        recommend_fix(&r, &["torch"]).replace(" torchvision==0.24.1 torchaudio==2.9.1", ""),
+        fix
+    );
 
     // GD043: torch 2.6.0+cu126 on an RTX 5090.
     let r = host("580.95.05", "NVIDIA GeForce RTX 5090");
     r.torch_venv("2.6.0+cu126", Some("12.6"), &[]);
     let fix = check_fix(&r, "GD043");
-    assert!(fix.starts_with("pip install --force-reinstall torch=="), "{fix}");
+    assert!(
+        fix.starts_with("pip install --force-reinstall torch=="),
+        "{fix}"
+    );
     assert!(!fix.contains("cu126"), "{fix}");
-    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("recommend").arg("torch"));
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .arg("recommend")
+            .arg("torch"),
+    );
     let mut ours = command(&v);
     for p in first(&v)["pick"]["pins"].as_array().unwrap().iter().skip(1) {
         ours = ours.replace(&format!(" {}", p["requirement"].as_str().unwrap()), "");
@@ -337,28 +432,55 @@ fn the_environment_constrains_the_choice() {
     let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
     let site = r.torch_venv("2.8.0+cpu", None, &[]);
     r.dist_requiring(&site, "vllm", "0.10.1", "torch==2.8.0");
-    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch"]),
+    );
     assert_eq!(label(&v), "torch 2.8.0+cu129", "{}", rejections(&v));
-    assert!(command(&v).starts_with("pip install --force-reinstall torch==2.8.0"), "{}", command(&v));
+    assert!(
+        command(&v).starts_with("pip install --force-reinstall torch==2.8.0"),
+        "{}",
+        command(&v)
+    );
     // vllm's pin leaves no newer build to mention.
     let notes = first(&v)["notes"].to_string();
     assert!(!notes.contains("A newer build fits"), "{notes}");
     // Without a pin, the installed release is kept and the newer build named.
     let r1 = host("580.95.05", "NVIDIA H100 80GB HBM3");
     r1.torch_venv("2.8.0+cpu", None, &[]);
-    let (_, v) = json(r1.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    let (_, v) = json(
+        r1.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch"]),
+    );
     assert_eq!(label(&v), "torch 2.8.0+cu129");
     let notes = first(&v)["notes"].to_string();
-    assert!(notes.contains("A newer build fits this machine too: torch 2.15.0+cu132"), "{notes}");
+    assert!(
+        notes.contains("A newer build fits this machine too: torch 2.15.0+cu132"),
+        "{notes}"
+    );
     // Without the installed release's builds, vllm's pin still holds.
     let r2 = host("580.95.05", "NVIDIA H100 80GB HBM3");
     let site = r2.torch_venv("2.9.1+cpu", None, &[]);
     r2.dist_requiring(&site, "vllm", "0.10.1", "torch==2.8.0");
-    let (_, v) = json(r2.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    let (_, v) = json(
+        r2.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch"]),
+    );
     assert_eq!(label(&v), "torch 2.8.0+cu129", "{}", rejections(&v));
-    assert!(rejections(&v).contains("vllm 0.10.1 requires torch==2.8.0"), "{}", rejections(&v));
+    assert!(
+        rejections(&v).contains("vllm 0.10.1 requires torch==2.8.0"),
+        "{}",
+        rejections(&v)
+    );
     // --fresh: a new environment.
-    let (_, v) = json(r2.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch", "--fresh"]));
+    let (_, v) = json(
+        r2.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch", "--fresh"]),
+    );
     assert_eq!(label(&v), "torch 2.15.0+cu132");
 }
 
@@ -369,30 +491,316 @@ fn the_installer_in_use_is_detected() {
     let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
     r.torch_venv("2.8.0+cpu", None, &[]);
     r.file("venv/pyvenv.cfg", "home = /usr/bin\nuv = 0.9.5\n");
-    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch"]),
+    );
     assert_eq!(v["machine"]["installer"]["value"], "uv");
-    assert!(command(&v).starts_with("uv pip install --reinstall torch==2.8.0"), "{}", command(&v));
+    assert!(
+        command(&v).starts_with("uv pip install --reinstall torch==2.8.0"),
+        "{}",
+        command(&v)
+    );
     // check's fix follows it.
     assert!(check_fix(&r, "GD041").starts_with("uv pip install --reinstall torch==2.8.0"));
     let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
     r.torch_venv("2.8.0+cpu", None, &[]);
     r.dir("venv/conda-meta");
-    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch"]),
+    );
     assert_eq!(v["machine"]["installer"]["value"], "conda");
-    assert!(command(&v).starts_with("python -m pip install --force-reinstall"), "{}", command(&v));
+    assert!(
+        command(&v).starts_with("python -m pip install --force-reinstall"),
+        "{}",
+        command(&v)
+    );
 }
 
 #[test]
 fn human_output_tells_the_story() {
     let r = FakeRoot::new();
-    let out = run(r.cmd().args(["recommend"]).args(machine("570.133.07", "GTX 1080")));
+    let out = run(r
+        .cmd()
+        .args(["recommend"])
+        .args(machine("570.133.07", "GTX 1080")));
     assert_eq!(out.code, 0);
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(lines[0], "For: driver 570.133.07 (CUDA ≤ 12.8), GTX 1080 (sm_61), Python 3.12, x86_64, pip");
+    assert_eq!(
+        lines[0],
+        "For: driver 570.133.07 (CUDA ≤ 12.8), GTX 1080 (sm_61), Python 3.12, x86_64, pip"
+    );
     assert_eq!(lines[2], "torch: torch 2.15.0+cu126");
-    assert!(lines[3].trim_start().starts_with("pip install torch==2.15.0"), "{}", out.stdout);
-    assert!(out.stdout.contains("✗ torch 2.15.0+cu132, 2.15.0+cu130: CUDA 13.x needs driver"), "{}", out.stdout);
-    assert!(out.stdout.contains("✓ torch 2.15.0+cu126: chosen"), "{}", out.stdout);
-    let md = run(r.cmd().args(["recommend", "--format", "markdown"]).args(machine("570.133.07", "GTX 1080")));
-    assert!(md.stdout.contains("```sh\npip install torch==2.15.0"), "{}", md.stdout);
+    assert!(
+        lines[3]
+            .trim_start()
+            .starts_with("pip install torch==2.15.0"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("✗ torch 2.15.0+cu132, 2.15.0+cu130: CUDA 13.x needs driver"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("✓ torch 2.15.0+cu126: chosen"),
+        "{}",
+        out.stdout
+    );
+    let md = run(r
+        .cmd()
+        .args(["recommend", "--format", "markdown"])
+        .args(machine("570.133.07", "GTX 1080")));
+    assert!(
+        md.stdout.contains("```sh\npip install torch==2.15.0"),
+        "{}",
+        md.stdout
+    );
+}
+
+/// The other frameworks: each table's newest release that fits, and why the newer ones were
+/// passed over.
+#[test]
+fn frameworks_for_the_machine() {
+    let cases: &[(&str, &str, &str, &str, &str, &str)] = &[
+        // package, driver, gpu, platform, chosen, a reason a newer one was passed over
+        (
+            "jax",
+            "570.133.07",
+            "sm_86",
+            "x86_64",
+            "jax 0.12.0.1 (CUDA 12.9)",
+            "needs driver ≥ 580",
+        ),
+        (
+            "jax",
+            "580.95.05",
+            "sm_61",
+            "x86_64",
+            "jax 0.12.0.1 (CUDA 12.9)",
+            "supports compute capability ≥ 7.5",
+        ),
+        (
+            "onnxruntime-gpu",
+            "570.133.07",
+            "sm_86",
+            "x86_64",
+            "onnxruntime-gpu 1.26.0 (CUDA 12.8)",
+            "CUDA 13.x needs driver ≥ 580.65.06",
+        ),
+        // B200: 1.29+ have no sm_100 code and no PTX; 1.28 has sm_100a.
+        (
+            "onnxruntime-gpu",
+            "580.95.05",
+            "sm_100",
+            "x86_64",
+            "onnxruntime-gpu 1.28.0 (CUDA 13.0)",
+            "no code for sm_100",
+        ),
+        // GB300 (10.3): sm_100a runs on 10.0 only; 1.26's compute_90 PTX is JIT-compiled.
+        (
+            "onnxruntime-gpu",
+            "580.95.05",
+            "sm_103",
+            "x86_64",
+            "onnxruntime-gpu 1.26.0 (CUDA 12.8)",
+            "no code for sm_103",
+        ),
+        (
+            "tensorflow",
+            "570.133.07",
+            "sm_86",
+            "x86_64",
+            "tensorflow 2.21.0 (CUDA 12.5)",
+            "",
+        ),
+        (
+            "vllm",
+            "580.95.05",
+            "sm_90",
+            "x86_64",
+            "vllm 0.33.0 (CUDA 13.0)",
+            "",
+        ),
+        (
+            "xformers",
+            "580.95.05",
+            "sm_90",
+            "x86_64",
+            "xformers 0.0.35 (CUDA 12.8)",
+            "",
+        ),
+        (
+            "bitsandbytes",
+            "570.133.07",
+            "sm_86",
+            "x86_64",
+            "bitsandbytes 0.50.2",
+            "",
+        ),
+    ];
+    for (pkg, driver, gpu, platform, chosen, rejected) in cases {
+        let (code, v) = rec(&[
+            pkg,
+            "--driver",
+            driver,
+            "--gpu",
+            gpu,
+            "--platform",
+            platform,
+            "--python",
+            "3.12",
+        ]);
+        assert_eq!(code, 0, "{pkg} {gpu}: {v:#}");
+        assert_eq!(label(&v), *chosen, "{pkg} {gpu}: {}", rejections(&v));
+        assert!(
+            rejections(&v).contains(rejected),
+            "{pkg} {gpu}: {}",
+            rejections(&v)
+        );
+    }
+    let (_, v) = rec(&[
+        "onnxruntime-gpu",
+        "--driver",
+        "570.133.07",
+        "--gpu",
+        "sm_86",
+        "--python",
+        "3.12",
+    ]);
+    assert_eq!(
+        command(&v),
+        "pip install \"onnxruntime-gpu[cuda,cudnn]==1.26.0\""
+    );
+    // TensorFlow's CUDA wheels are x86_64 only; Maxwell has no bitsandbytes code.
+    let (code, v) = rec(&[
+        "tensorflow",
+        "--driver",
+        "570.133.07",
+        "--gpu",
+        "sm_90",
+        "--platform",
+        "aarch64",
+        "--python",
+        "3.12",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        first(&v)["must_change"][0]["what"]
+            .as_str()
+            .unwrap()
+            .contains("x86_64"),
+        "{v:#}"
+    );
+    let (code, v) = rec(&[
+        "bitsandbytes",
+        "--driver",
+        "570.133.07",
+        "--gpu",
+        "sm_52",
+        "--python",
+        "3.12",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        rejections(&v).contains("no code for sm_52"),
+        "{}",
+        rejections(&v)
+    );
+}
+
+/// vllm pins torch: with another torch installed, the newest vllm would replace it, and the
+/// change is named.
+#[test]
+fn a_framework_pinning_torch_meets_the_installed_one() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.15.0", Some("13.2"), &[]);
+    let (code, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "vllm"]),
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        rejections(&v).contains("requires torch==2.14.0; torch 2.15.0 is installed"),
+        "{}",
+        rejections(&v)
+    );
+    assert_eq!(
+        first(&v)["must_change"][0]["what"],
+        "torch==2.14.0 in place of 2.15.0 (installing it replaces torch)"
+    );
+    // In a new environment it fits.
+    let (code, v) =
+        json(
+            r.cmd()
+                .env("VIRTUAL_ENV", "/venv")
+                .args(["recommend", "vllm", "--fresh"]),
+        );
+    assert_eq!(code, 0);
+    assert_eq!(label(&v), "vllm 0.33.0 (CUDA 13.0)");
+}
+
+/// flash-attn is compiled on install: it needs torch and an nvcc of torch's CUDA major, and
+/// is built for this machine's GPUs only.
+#[test]
+fn flash_attn_is_a_source_build_for_these_gpus() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.9.1+cu128", Some("12.8"), &[]);
+    r.toolkit("usr/local/cuda-12.8", "12.8.93");
+    let run_rec = |cuda_home: &str| {
+        json(
+            r.cmd()
+                .env("VIRTUAL_ENV", "/venv")
+                .env("CUDA_HOME", cuda_home)
+                .args(["recommend", "flash-attn"]),
+        )
+    };
+    let (code, v) = run_rec("/usr/local/cuda-12.8");
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        command(&v),
+        "FLASH_ATTN_CUDA_ARCHS=90 MAX_JOBS=4 pip install --no-build-isolation flash-attn==2.8.3.post2"
+    );
+    // An nvcc of another major than torch's CUDA: torch's extension builder refuses it.
+    r.toolkit("usr/local/cuda-13.0", "13.0.88");
+    let (code, v) = run_rec("/usr/local/cuda-13.0");
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        rejections(&v).contains("nvcc 13.0 and torch's CUDA 12.8 differ in major"),
+        "{}",
+        rejections(&v)
+    );
+    assert_eq!(
+        first(&v)["must_change"][0]["what"],
+        "an nvcc of CUDA 12.x (CUDA_HOME)"
+    );
+}
+
+/// GD050's fix, for a framework gpudoctor has a table for, is `recommend`'s command: the
+/// onnxruntime-gpu built for torch's CUDA and cuDNN majors.
+#[test]
+fn gd050s_fix_is_recommends_command() {
+    let r = host("570.133.07", "NVIDIA A100-SXM4-80GB");
+    let site = r.torch_venv("2.4.1+cu121", Some("12.1"), &[]);
+    r.dist(&site, "nvidia-cudnn-cu12", "9.1.0.70");
+    r.dist(&site, "onnxruntime-gpu", "1.18.1");
+    let fix = check_fix(&r, "GD050");
+    assert_eq!(fix, "pip install \"onnxruntime-gpu[cuda,cudnn]==1.26.0\"");
+    assert_eq!(recommend_fix(&r, &["onnxruntime-gpu"]), fix);
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "onnxruntime-gpu"]),
+    );
+    assert!(
+        rejections(&v).contains("built on CUDA 13; torch in this environment uses CUDA 12"),
+        "{}",
+        rejections(&v)
+    );
 }

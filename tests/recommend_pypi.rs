@@ -14,7 +14,14 @@ use util::*;
 
 fn pypi_reachable() -> bool {
     Command::new("curl")
-        .args(["-fsS", "-m", "15", "-o", "/dev/null", "https://pypi.org/simple/pip/"])
+        .args([
+            "-fsS",
+            "-m",
+            "15",
+            "-o",
+            "/dev/null",
+            "https://pypi.org/simple/pip/",
+        ])
         .status()
         .is_ok_and(|s| s.success())
         && Command::new("python3")
@@ -35,20 +42,32 @@ fn platform_tags(machine: &str) -> Vec<String> {
 
 /// pip's resolution of `reqs` for that Python and machine, without dependencies: the
 /// (name, version) pairs it would install, or pip's error.
-fn pip_resolves(reqs: &[String], python: &str, machine: &str) -> Result<Vec<(String, String)>, String> {
+fn pip_resolves(
+    reqs: &[String],
+    python: &str,
+    machine: &str,
+) -> Result<Vec<(String, String)>, String> {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let mut cmd = Command::new("python3");
     // pip 23 checks Requires-Python against its own interpreter even with --python-version:
     // it is ignored here and checked against the Python asked for below.
-    cmd.args(["-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed", "--quiet"])
-        .arg("--ignore-requires-python")
-        .args(["--disable-pip-version-check", "--only-binary=:all:"])
-        .args(["--python-version", python])
-        .arg("--target")
-        .arg(dir.path().join("t"))
-        .arg("--report")
-        .arg(&report);
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--dry-run",
+        "--no-deps",
+        "--ignore-installed",
+        "--quiet",
+    ])
+    .arg("--ignore-requires-python")
+    .args(["--disable-pip-version-check", "--only-binary=:all:"])
+    .args(["--python-version", python])
+    .arg("--target")
+    .arg(dir.path().join("t"))
+    .arg("--report")
+    .arg(&report);
     for t in platform_tags(machine) {
         cmd.args(["--platform", &t]);
     }
@@ -75,7 +94,11 @@ fn pip_resolves(reqs: &[String], python: &str, machine: &str) -> Result<Vec<(Str
         .iter()
         .map(|i| {
             (
-                i["metadata"]["name"].as_str().unwrap().to_ascii_lowercase().replace('_', "-"),
+                i["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_ascii_lowercase()
+                    .replace('_', "-"),
                 i["metadata"]["version"].as_str().unwrap().to_string(),
             )
         })
@@ -92,29 +115,36 @@ fn python_satisfies(python: &str, spec: &str) -> bool {
             .collect()
     };
     let have = num(python);
-    spec.split(',').map(str::trim).filter(|c| !c.is_empty()).all(|c| {
-        let (op, v) = match c.find(|ch: char| ch.is_ascii_digit()) {
-            Some(i) => c.split_at(i),
-            None => return true,
-        };
-        let want = num(v);
-        let n = want.len().max(2);
-        let h: Vec<u32> = (0..n).map(|i| have.get(i).copied().unwrap_or(0)).collect();
-        let w: Vec<u32> = (0..n).map(|i| want.get(i).copied().unwrap_or(0)).collect();
-        match op.trim() {
-            ">=" => h >= w,
-            ">" => h > w,
-            "<=" => h <= w,
-            "<" => h < w,
-            "!=" => h[..want.len().min(2)] != w[..want.len().min(2)],
-            "==" | "~=" => h[..want.len().min(2)] == w[..want.len().min(2)] || op.trim() == "~=" && h >= w,
-            _ => true,
-        }
-    })
+    spec.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .all(|c| {
+            let (op, v) = match c.find(|ch: char| ch.is_ascii_digit()) {
+                Some(i) => c.split_at(i),
+                None => return true,
+            };
+            let want = num(v);
+            let n = want.len().max(2);
+            let h: Vec<u32> = (0..n).map(|i| have.get(i).copied().unwrap_or(0)).collect();
+            let w: Vec<u32> = (0..n).map(|i| want.get(i).copied().unwrap_or(0)).collect();
+            match op.trim() {
+                ">=" => h >= w,
+                ">" => h > w,
+                "<=" => h <= w,
+                "<" => h < w,
+                "!=" => h[..want.len().min(2)] != w[..want.len().min(2)],
+                "==" | "~=" => {
+                    h[..want.len().min(2)] == w[..want.len().min(2)] || op.trim() == "~=" && h >= w
+                }
+                _ => true,
+            }
+        })
 }
 
 fn cache_dir() -> std::path::PathBuf {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
     home.join(".cache/gpudoctor/pip-dry-run")
 }
 
@@ -132,17 +162,61 @@ fn recommended_pins_resolve_on_pypi() {
         return;
     }
     let machines: &[(&[&str], &str, &str)] = &[
-        (&["torch", "--driver", "580.95.05", "--gpu", "sm_90"], "3.12", "x86_64"),
-        (&["torch", "--driver", "570.133.07", "--gpu", "sm_61"], "3.11", "x86_64"),
-        (&["torch", "--driver", "470.82.01", "--gpu", "sm_80"], "3.10", "x86_64"),
-        (&["torch", "--driver", "580.95.05", "--gpu", "sm_90"], "3.13", "aarch64"),
-        (&["jax", "--driver", "580.95.05", "--gpu", "sm_90"], "3.12", "x86_64"),
-        (&["jax", "--driver", "550.54.15", "--gpu", "sm_80"], "3.11", "aarch64"),
-        (&["tensorflow", "--driver", "550.54.15", "--gpu", "sm_86"], "3.11", "x86_64"),
-        (&["onnxruntime-gpu", "--driver", "550.54.15", "--gpu", "sm_89"], "3.12", "x86_64"),
-        (&["vllm", "--driver", "580.95.05", "--gpu", "sm_90"], "3.12", "x86_64"),
-        (&["xformers", "--driver", "580.95.05", "--gpu", "sm_90"], "3.12", "x86_64"),
-        (&["bitsandbytes", "--driver", "570.133.07", "--gpu", "sm_86"], "3.12", "x86_64"),
+        (
+            &["torch", "--driver", "580.95.05", "--gpu", "sm_90"],
+            "3.12",
+            "x86_64",
+        ),
+        (
+            &["torch", "--driver", "570.133.07", "--gpu", "sm_61"],
+            "3.11",
+            "x86_64",
+        ),
+        (
+            &["torch", "--driver", "470.82.01", "--gpu", "sm_80"],
+            "3.10",
+            "x86_64",
+        ),
+        (
+            &["torch", "--driver", "580.95.05", "--gpu", "sm_90"],
+            "3.13",
+            "aarch64",
+        ),
+        (
+            &["jax", "--driver", "580.95.05", "--gpu", "sm_90"],
+            "3.12",
+            "x86_64",
+        ),
+        (
+            &["jax", "--driver", "550.54.15", "--gpu", "sm_80"],
+            "3.11",
+            "aarch64",
+        ),
+        (
+            &["tensorflow", "--driver", "550.54.15", "--gpu", "sm_86"],
+            "3.11",
+            "x86_64",
+        ),
+        (
+            &["onnxruntime-gpu", "--driver", "550.54.15", "--gpu", "sm_89"],
+            "3.12",
+            "x86_64",
+        ),
+        (
+            &["vllm", "--driver", "580.95.05", "--gpu", "sm_90"],
+            "3.12",
+            "x86_64",
+        ),
+        (
+            &["xformers", "--driver", "580.95.05", "--gpu", "sm_90"],
+            "3.12",
+            "x86_64",
+        ),
+        (
+            &["bitsandbytes", "--driver", "570.133.07", "--gpu", "sm_86"],
+            "3.12",
+            "x86_64",
+        ),
     ];
     let mut checked = 0;
     for (args, python, machine) in machines {
@@ -161,7 +235,12 @@ fn recommended_pins_resolve_on_pypi() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|p| (p["name"].as_str().unwrap().to_string(), p["version"].as_str().unwrap().to_string()))
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap().to_string(),
+                    p["version"].as_str().unwrap().to_string(),
+                )
+            })
             .collect();
         match pip_resolves(&reqs, python, machine) {
             Ok(mut got) => {
@@ -170,7 +249,9 @@ fn recommended_pins_resolve_on_pypi() {
                 want.sort();
                 assert_eq!(got, want, "{a:?}: pip resolved otherwise");
             }
-            Err(e) => panic!("{a:?} → {reqs:?} does not resolve for Python {python} on {machine}: {e}"),
+            Err(e) => {
+                panic!("{a:?} → {reqs:?} does not resolve for Python {python} on {machine}: {e}")
+            }
         }
         checked += 1;
     }
@@ -185,20 +266,42 @@ fn a_release_rejected_for_the_python_has_no_wheel_for_it() {
         eprintln!("recommend_pypi: skipped: PyPI or `python3 -m pip` is unavailable");
         return;
     }
-    let v = recommend(&["torch", "--driver", "580.95.05", "--gpu", "sm_90", "--python", "3.9", "--platform", "x86_64"]);
+    let v = recommend(&[
+        "torch",
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "sm_90",
+        "--python",
+        "3.9",
+        "--platform",
+        "x86_64",
+    ]);
     let r = &v["recommendations"][0];
     let rejected: Vec<String> = r["considered"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["rejected_because"].to_string().contains("no wheel for Python 3.9"))
+        .filter(|c| {
+            c["rejected_because"]
+                .to_string()
+                .contains("no wheel for Python 3.9")
+        })
         .map(|c| c["candidate"].as_str().unwrap().to_string())
         .collect();
     assert!(!rejected.is_empty(), "{v:#}");
     // "torch 2.15.0+cu132" → torch==2.15.0
-    let release = rejected[0].trim_start_matches("torch ").split('+').next().unwrap().to_string();
+    let release = rejected[0]
+        .trim_start_matches("torch ")
+        .split('+')
+        .next()
+        .unwrap()
+        .to_string();
     let e = pip_resolves(&[format!("torch=={release}")], "3.9", "x86_64").unwrap_err();
-    assert!(e.contains("No matching distribution") || e.contains("Could not find a version"), "{e}");
+    assert!(
+        e.contains("No matching distribution") || e.contains("Could not find a version"),
+        "{e}"
+    );
     let chosen = r["pick"]["pins"][0]["version"].as_str().unwrap();
     pip_resolves(&[format!("torch=={chosen}")], "3.9", "x86_64").unwrap();
 }

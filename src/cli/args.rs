@@ -411,7 +411,7 @@ pub struct ToolkitArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RecommendArgs {
     /// The packages to install [default: torch, with torchvision and torchaudio]
-    #[arg(value_name = "PACKAGE")]
+    #[arg(value_name = "PACKAGE", value_parser = package_parser())]
     pub packages: Vec<String>,
     /// Answer for this NVIDIA driver version instead of the installed one (550.54.15)
     #[arg(long, value_name = "VERSION")]
@@ -544,6 +544,21 @@ fn names_parser() -> impl TypedValueParser<Value = String> {
             .chain(code_values())
             .collect(),
     }
+}
+
+/// A package `recommend` has a table for, by its PyPI name or a common alias (pytorch,
+/// flash_attn, onnxruntime), normalised to the PyPI name.
+fn package_parser() -> impl TypedValueParser<Value = String> {
+    let mut values: Vec<PossibleValue> = crate::recommend::known_packages()
+        .into_iter()
+        .map(PossibleValue::new)
+        .collect();
+    values.extend(
+        ["pytorch", "flash_attn", "onnxruntime", "tf"]
+            .into_iter()
+            .map(|a| PossibleValue::new(a).hide(true)),
+    );
+    clap::builder::PossibleValuesParser::new(values).map(|s| crate::recommend::normalise(&s))
 }
 
 /// Any string (`explain` accepts GD012, gd012 or 12), offered in completions as the codes

@@ -71,7 +71,11 @@ pub fn rows() -> Vec<SourcedRow> {
     for (name, releases) in super::packages::tables() {
         for r in releases {
             let platforms: Vec<&str> = r.platforms.iter().map(|p| p.as_str()).collect();
-            push(name, format!("{} {}", r.requirement, platforms.join("/")), r.source);
+            push(
+                name,
+                format!("{} {}", r.requirement, platforms.join("/")),
+                r.source,
+            );
         }
     }
     for e in super::cuda_errors::CU_RESULTS {

@@ -245,7 +245,14 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
             d
         })
         .collect(),
-        installer: installer(fs, site_dir, dists.iter().find(|(n, _, _)| n == "torch").map(|(_, _, d)| d.as_str())),
+        installer: installer(
+            fs,
+            site_dir,
+            dists
+                .iter()
+                .find(|(n, _, _)| n == "torch")
+                .map(|(_, _, d)| d.as_str()),
+        ),
     }
 }
 
@@ -257,7 +264,10 @@ fn installer(fs: &HostFs, site: &Path, torch_dist: Option<&str>) -> Option<Fact<
     let prefix = site.parent()?.parent()?.parent()?;
     let conda_meta = prefix.join("conda-meta");
     if fs.metadata(&conda_meta).is_ok_and(|m| m.is_dir()) {
-        return Some(Fact::value(conda_meta.display().to_string(), "conda".into()));
+        return Some(Fact::value(
+            conda_meta.display().to_string(),
+            "conda".into(),
+        ));
     }
     let cfg = prefix.join("pyvenv.cfg");
     if let Ok(f) = fs.read_text(&cfg) {

@@ -29,7 +29,11 @@ pub struct ProjectSnippet {
 /// Every installer's command, the one in use first.
 pub fn all(m: &Machine, p: &Pick) -> Vec<InstallCommand> {
     let mut order = vec![m.installer.value];
-    order.extend(Installer::ALL.into_iter().filter(|i| *i != m.installer.value));
+    order.extend(
+        Installer::ALL
+            .into_iter()
+            .filter(|i| *i != m.installer.value),
+    );
     order.into_iter().map(|i| command(i, p)).collect()
 }
 
@@ -201,7 +205,10 @@ mod tests {
 
     #[test]
     fn each_installer_has_its_form() {
-        let p = pick(Some("https://download.pytorch.org/whl/cu126"), Some("cu126"));
+        let p = pick(
+            Some("https://download.pytorch.org/whl/cu126"),
+            Some("cu126"),
+        );
         assert_eq!(
             command(Installer::Pip, &p).lines,
             ["pip install --force-reinstall torch==2.15.0 --index-url https://download.pytorch.org/whl/cu126"]

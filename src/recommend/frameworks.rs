@@ -7,7 +7,6 @@ use super::machine::Machine;
 use super::torch::{driver_failures, finish, gpu_driver_failures, pin_failures};
 use super::{choose, python_range, Failure, Judged, Pick, Pin, Recommendation, Test};
 use crate::compat::packages::{tables, Delivery, PackageRelease};
-use crate::compat::torch::covers;
 use crate::compat::{CudaVersion, DriverVersion};
 use crate::pyversion::satisfies;
 
@@ -21,11 +20,22 @@ pub fn recommend(m: &Machine, package: &str) -> Recommendation {
             Vec::new(),
             0,
             Vec::new(),
-            vec![format!("gpudoctor has no table for {package}; it knows {known}.")],
+            vec![format!(
+                "gpudoctor has no table for {package}; it knows {known}."
+            )],
         );
     };
+    // Where a release has a row per platform, only this platform's row is a candidate.
+    let platform = m.platform.as_ref().map(|p| p.value);
+    let for_here = |r: &PackageRelease| platform.is_some_and(|p| r.platforms.contains(&p));
     let judged: Vec<Judged<&'static PackageRelease>> = rows
         .iter()
+        .filter(|r| {
+            for_here(r)
+                || !rows
+                    .iter()
+                    .any(|o| o.requirement == r.requirement && for_here(o))
+        })
         .map(|r| Judged {
             item: r,
             label: label(r),
@@ -38,10 +48,11 @@ pub fn recommend(m: &Machine, package: &str) -> Recommendation {
     finish(package, m, pick, considered, not_listed, must_change, notes)
 }
 
+/// "onnxruntime-gpu 1.26.0 (CUDA 12.8)": the release, and the CUDA that tells rows apart.
 fn label(r: &PackageRelease) -> String {
     match r.cuda {
-        Some(c) => format!("{} (CUDA {c})", r.requirement),
-        None => r.requirement.to_string(),
+        Some(c) => format!("{} {} (CUDA {c})", r.package, r.version),
+        None => format!("{} {}", r.package, r.version),
     }
 }
 
@@ -54,7 +65,11 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
             out.push(
                 Failure::new(
                     Test::Platform,
-                    format!("no Linux wheel for {} (it has {})", m.platform_name, has.join(", ")),
+                    format!(
+                        "no Linux wheel for {} (it has {})",
+                        m.platform_name,
+                        has.join(", ")
+                    ),
                 )
                 .change(format!("a {} machine", has.join(" or "))),
             );
@@ -82,8 +97,16 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
     if let (Some(w), Some(c)) = (m.cuda, cuda) {
         if !w.accepts(c) {
             out.push(
-                Failure::new(Test::Cuda, format!("CUDA {c}, not the {} asked for", w.text()))
-                    .change(format!("--cuda {}.{} instead of {}", c.major, c.minor, w.text())),
+                Failure::new(
+                    Test::Cuda,
+                    format!("CUDA {c}, not the {} asked for", w.text()),
+                )
+                .change(format!(
+                    "--cuda {}.{} instead of {}",
+                    c.major,
+                    c.minor,
+                    w.text()
+                )),
             );
         }
     }
@@ -93,7 +116,11 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
                 out.push(
                     Failure::new(
                         Test::Driver,
-                        format!("needs driver ≥ {}; this is {}", min.as_str(), d.version.as_str()),
+                        format!(
+                            "needs driver ≥ {}; this is {}",
+                            min.as_str(),
+                            d.version.as_str()
+                        ),
                     )
                     .change(format!(
                         "a driver ≥ {} (this is {})",
@@ -111,14 +138,22 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
     }
     for g in &m.gpus {
         let cc_num = g.cc.major * 10 + g.cc.minor;
-        let no_code = !r.sass.is_empty() && !covers(r.sass, &[], g.cc);
+        let no_code = !(r.sass.is_empty() && r.ptx.is_empty()) && !r.runs_on(g.cc);
         let too_old = r.min_cc.is_some_and(|min| cc_num < min);
         if no_code || too_old {
             let why = if too_old {
                 let min = r.min_cc.unwrap_or(0);
                 format!("supports compute capability ≥ {}.{}", min / 10, min % 10)
             } else {
-                let list: Vec<String> = r.sass.iter().map(|a| format!("sm_{a}")).collect();
+                let list: Vec<String> = r
+                    .sass
+                    .iter()
+                    .map(|a| {
+                        let exact = if r.exact.contains(a) { "a" } else { "" };
+                        format!("sm_{a}{exact}")
+                    })
+                    .chain(r.ptx.iter().map(|a| format!("compute_{a}")))
+                    .collect();
                 format!("compiled for {}", list.join(" "))
             };
             let text = format!("no code for sm_{cc_num}: {why}");
@@ -148,7 +183,9 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
     }
     // One process, one libcudnn and one CUDA major of the nvidia-* wheels (GD050).
     if let Some(torch_cuda) = m.torch_cuda.as_deref().and_then(CudaVersion::parse) {
-        if let Some(c) = cuda.filter(|c| c.major != torch_cuda.major && r.delivery == Delivery::Wheel) {
+        if let Some(c) =
+            cuda.filter(|c| c.major != torch_cuda.major && r.delivery == Delivery::Wheel)
+        {
             out.push(
                 Failure::new(
                     Test::Pin,
@@ -157,7 +194,10 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
                         c.major, torch_cuda.major
                     ),
                 )
-                .change(format!("torch for CUDA {}.x, or a separate environment", c.major)),
+                .change(format!(
+                    "torch for CUDA {}.x, or a separate environment",
+                    c.major
+                )),
             );
         }
     }
@@ -168,7 +208,9 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
                     Test::Pin,
                     format!("loads cuDNN {want}; torch in this environment loads cuDNN {have}"),
                 )
-                .change(format!("torch built with cuDNN {want}, or a separate environment")),
+                .change(format!(
+                    "torch built with cuDNN {want}, or a separate environment"
+                )),
             );
         }
     }
@@ -184,24 +226,29 @@ fn build_failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
     let mut out = Vec::new();
     if m.installed("torch").is_none() {
         out.push(
-            Failure::new(Test::Build, "is compiled against the installed torch: none is installed")
-                .change("torch installed first (gpudoctor recommend torch)"),
+            Failure::new(
+                Test::Build,
+                "is compiled against the installed torch: none is installed",
+            )
+            .change("torch installed first (gpudoctor recommend torch)"),
         );
     }
     let min = r.cuda.and_then(CudaVersion::parse);
     match &m.nvcc {
         None => out.push(
-            Failure::new(Test::Build, "is compiled from source: no nvcc found")
-                .change(format!(
-                    "a CUDA toolkit{} with nvcc (CUDA_HOME or PATH)",
-                    min.map(|c| format!(" ≥ {c}")).unwrap_or_default()
-                )),
+            Failure::new(Test::Build, "is compiled from source: no nvcc found").change(format!(
+                "a CUDA toolkit{} with nvcc (CUDA_HOME or PATH)",
+                min.map(|c| format!(" ≥ {c}")).unwrap_or_default()
+            )),
         ),
         Some(n) => {
             if let Some(min) = min.filter(|min| n.value < *min) {
                 out.push(
-                    Failure::new(Test::Build, format!("needs nvcc ≥ {min}; nvcc is {}", n.value))
-                        .change(format!("a CUDA toolkit ≥ {min} (nvcc is {})", n.value)),
+                    Failure::new(
+                        Test::Build,
+                        format!("needs nvcc ≥ {min}; nvcc is {}", n.value),
+                    )
+                    .change(format!("a CUDA toolkit ≥ {min} (nvcc is {})", n.value)),
                 );
             }
             if let Some(tc) = m.torch_cuda.as_deref().and_then(CudaVersion::parse) {
@@ -221,9 +268,10 @@ fn build_failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
 }
 
 fn pick(m: &Machine, r: &'static PackageRelease, notes: &mut Vec<String>) -> Pick {
-    let installed = m.installed(r.package);
-    let reinstall = installed.is_some_and(|i| i.version != r.version);
-    let mut why = vec![format!("the newest {} release", r.package)];
+    // pip replaces another installed version by itself; only the same version in another
+    // build would need --force-reinstall, and these wheels have one build per version.
+    let reinstall = false;
+    let mut why = vec!["the newest release that fits".to_string()];
     if let Some(c) = r.cuda {
         why.push(format!("CUDA {c}"));
     }
@@ -234,7 +282,10 @@ fn pick(m: &Machine, r: &'static PackageRelease, notes: &mut Vec<String>) -> Pic
         why.push(format!("runs on driver {}", d.version.as_str()));
     }
     if let Some(p) = &m.python {
-        why.push(format!("has a wheel for Python {}.{}", p.value.0, p.value.1));
+        why.push(format!(
+            "has a wheel for Python {}.{}",
+            p.value.0, p.value.1
+        ));
     }
     if let Some(spec) = r.torch {
         why.push(format!("requires torch{spec}"));

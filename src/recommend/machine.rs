@@ -203,7 +203,9 @@ pub fn parse_gpu(s: &str) -> Result<Gpu, String> {
     let t = s.trim();
     let digits = t.strip_prefix("sm_").unwrap_or(t);
     let cc = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let n: u32 = digits.parse().map_err(|_| format!("--gpu {t}: not a GPU"))?;
+        let n: u32 = digits
+            .parse()
+            .map_err(|_| format!("--gpu {t}: not a GPU"))?;
         Some(ComputeCapability::new(n / 10, n % 10))
     } else {
         ComputeCapability::parse(t)
@@ -287,13 +289,19 @@ impl Machine {
             Some(v) => Some(Given::new(v, "--python")),
             None => env.and_then(|e| {
                 let v = parse_python(e.python.as_deref()?)?;
-                Some(Given::new(v, format!("lib/python{}.{} in {}", v.0, v.1, e.site)))
+                Some(Given::new(
+                    v,
+                    format!("lib/python{}.{} in {}", v.0, v.1, e.site),
+                ))
             }),
         };
         // The installed torch wheel's own platform tag, else the host's.
         let wheel = env.and_then(|e| {
             let t = e.torch.as_ref()?;
-            Some((t.wheel_machine.clone()?, format!("torch's WHEEL tag in {}", e.site)))
+            Some((
+                t.wheel_machine.clone()?,
+                format!("torch's WHEEL tag in {}", e.site),
+            ))
         });
         let arch = match &o.platform {
             Some(p) => Some((p.trim().to_string(), "--platform".to_string())),
@@ -309,7 +317,10 @@ impl Machine {
                 name,
             ),
             None => (
-                Some(Given::new(Platform::X86_64, "assumed: the architecture was not read")),
+                Some(Given::new(
+                    Platform::X86_64,
+                    "assumed: the architecture was not read",
+                )),
                 "x86_64".into(),
             ),
         };
@@ -416,7 +427,11 @@ fn installed_of(e: &PythonEnv) -> Vec<Installed> {
     if let Some(t) = &e.torch {
         out.push(Installed {
             name: "torch".into(),
-            version: t.version.get().cloned().unwrap_or_else(|| t.dist_version.clone()),
+            version: t
+                .version
+                .get()
+                .cloned()
+                .unwrap_or_else(|| t.dist_version.clone()),
             requires_torch: None,
         });
     }
@@ -436,7 +451,10 @@ mod tests {
 
     #[test]
     fn gpus_by_capability_or_name() {
-        assert_eq!(parse_gpu("sm_120").unwrap().cc, ComputeCapability::new(12, 0));
+        assert_eq!(
+            parse_gpu("sm_120").unwrap().cc,
+            ComputeCapability::new(12, 0)
+        );
         assert_eq!(parse_gpu("8.6").unwrap().cc, ComputeCapability::new(8, 6));
         assert_eq!(parse_gpu("90").unwrap().cc, ComputeCapability::new(9, 0));
         assert_eq!(

@@ -17,7 +17,9 @@ pub const INDEX: &str = "https://download.pytorch.org/whl";
 /// compatibility included: no official wheel carries PTX) and runs every GPU. The change
 /// named is the larger of what the CUDA and the GPUs need.
 pub(crate) fn driver_failures(m: &Machine, cuda: crate::compat::CudaVersion) -> Vec<Failure> {
-    let Some(d) = &m.driver else { return Vec::new() };
+    let Some(d) = &m.driver else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     let mut cuda_needs = None;
     if let DriverVerdict::TooOld { needs, family_min } = driver_verdict_on(cuda, &d.version, d.os())
@@ -29,7 +31,10 @@ pub(crate) fn driver_failures(m: &Machine, cuda: crate::compat::CudaVersion) -> 
         cuda_needs = DriverVersion::parse(needed);
         out.push(Failure::new(
             Test::Driver,
-            format!("{family} needs driver ≥ {needed}; this is {}", d.version.as_str()),
+            format!(
+                "{family} needs driver ≥ {needed}; this is {}",
+                d.version.as_str()
+            ),
         ));
     }
     let gpu = gpu_driver_failures(m);
@@ -41,7 +46,11 @@ pub(crate) fn driver_failures(m: &Machine, cuda: crate::compat::CudaVersion) -> 
     };
     if cuda_wins {
         if let (Some(f), Some(n)) = (out.first_mut(), &cuda_needs) {
-            f.change = Some(format!("a driver ≥ {} (this is {})", n.as_str(), d.version.as_str()));
+            f.change = Some(format!(
+                "a driver ≥ {} (this is {})",
+                n.as_str(),
+                d.version.as_str()
+            ));
         }
         out.extend(gpu.into_iter().map(|mut f| {
             f.change = None;
@@ -65,10 +74,14 @@ fn gpu_branch_needed(m: &Machine) -> Option<u32> {
 
 /// A driver branch older than a GPU's architecture runs nothing on it.
 pub(crate) fn gpu_driver_failures(m: &Machine) -> Vec<Failure> {
-    let Some(d) = &m.driver else { return Vec::new() };
+    let Some(d) = &m.driver else {
+        return Vec::new();
+    };
     let mut out: Vec<Failure> = Vec::new();
     for g in &m.gpus {
-        let Some(row) = crate::compat::arch::arch_row(g.cc) else { continue };
+        let Some(row) = crate::compat::arch::arch_row(g.cc) else {
+            continue;
+        };
         if let Some(min) = row.min_driver_branch.filter(|b| d.version.branch() < *b) {
             let text = format!(
                 "driver {} does not run {} GPUs (sm_{}{}): R{min} or newer does",
@@ -123,7 +136,10 @@ fn python_failure(m: &Machine, release: &str, platform: Platform) -> Option<Fail
                 python_range(minors)
             ),
         )
-        .change(format!("Python {} (this is {major}.{minor})", python_range(minors)))
+        .change(format!(
+            "Python {} (this is {major}.{minor})",
+            python_range(minors)
+        ))
     })
 }
 
@@ -166,17 +182,28 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
         .map(|b| {
             let mut failures = Vec::new();
             if platform.is_none() {
-                failures.push(Failure::new(
-                    Test::Platform,
-                    format!("no official CUDA build of torch for {}", m.platform_name),
-                ).change("an x86_64 or aarch64 machine"));
+                failures.push(
+                    Failure::new(
+                        Test::Platform,
+                        format!("no official CUDA build of torch for {}", m.platform_name),
+                    )
+                    .change("an x86_64 or aarch64 machine"),
+                );
             }
             let cuda = b.cuda();
             if let (Some(w), Some(c)) = (m.cuda, cuda) {
                 if !w.accepts(c) {
                     failures.push(
-                        Failure::new(Test::Cuda, format!("CUDA {c}, not the {} asked for", w.text()))
-                            .change(format!("--cuda {}.{} instead of {}", c.major, c.minor, w.text())),
+                        Failure::new(
+                            Test::Cuda,
+                            format!("CUDA {c}, not the {} asked for", w.text()),
+                        )
+                        .change(format!(
+                            "--cuda {}.{} instead of {}",
+                            c.major,
+                            c.minor,
+                            w.text()
+                        )),
                     );
                 }
             }
@@ -207,7 +234,11 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
     let (chosen, considered, not_listed, must_change) = choose(judged);
     let mut notes = Vec::new();
     if all_gpu {
-        let ccs: Vec<String> = m.gpus.iter().map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor)).collect();
+        let ccs: Vec<String> = m
+            .gpus
+            .iter()
+            .map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor))
+            .collect();
         notes.push(format!(
             "No official {} build of torch has code for {}: build torch from source with TORCH_CUDA_ARCH_LIST set to it, or use a GPU the builds cover.",
             rows_platform.as_str(),
@@ -294,7 +325,11 @@ fn same_build(m: &Machine, i: &Installed, version: &str, variant: &str) -> bool 
     };
     let label = label.or_else(|| {
         (i.name == "torch")
-            .then(|| m.torch_cuda.as_deref().map(|c| format!("cu{}", c.replace('.', ""))))
+            .then(|| {
+                m.torch_cuda
+                    .as_deref()
+                    .map(|c| format!("cu{}", c.replace('.', "")))
+            })
             .flatten()
     });
     base == version && label.is_none_or(|l| l == variant)
@@ -314,7 +349,8 @@ trait CudaText {
 
 impl CudaText for TorchBuild {
     fn variant_cuda_text(&self) -> String {
-        self.cuda().map_or_else(|| self.variant.to_string(), |c| c.to_string())
+        self.cuda()
+            .map_or_else(|| self.variant.to_string(), |c| c.to_string())
     }
 }
 
@@ -357,8 +393,14 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
                 failures.push(Failure::new(Test::Pin, "declares no torch requirement"));
             } else if !satisfies(&base, r.requires_torch) {
                 failures.push(
-                    Failure::new(Test::Pin, format!("requires torch{}; torch {tv} is installed", r.requires_torch))
-                        .change(format!("torch{} in place of {tv}", r.requires_torch)),
+                    Failure::new(
+                        Test::Pin,
+                        format!(
+                            "requires torch{}; torch {tv} is installed",
+                            r.requires_torch
+                        ),
+                    )
+                    .change(format!("torch{} in place of {tv}", r.requires_torch)),
                 );
             }
             Judged {
@@ -391,7 +433,15 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
             no_build_isolation: false,
         }
     });
-    finish(name, m, pick, considered, not_listed, must_change, Vec::new())
+    finish(
+        name,
+        m,
+        pick,
+        considered,
+        not_listed,
+        must_change,
+        Vec::new(),
+    )
 }
 
 pub(crate) fn finish(

@@ -7,7 +7,13 @@ use super::width::wrap;
 use super::Style;
 use crate::recommend::{Machine, Recommendation};
 
-pub fn render_human(m: &Machine, recs: &[Recommendation], st: &Style, width: usize, verbose: bool) -> String {
+pub fn render_human(
+    m: &Machine,
+    recs: &[Recommendation],
+    st: &Style,
+    width: usize,
+    verbose: bool,
+) -> String {
     let mut out = String::new();
     out.push_str(&wrap(&format!("For: {}", m.summary()), width, "", "     "));
     out.push('\n');
@@ -15,7 +21,12 @@ pub fn render_human(m: &Machine, recs: &[Recommendation], st: &Style, width: usi
         out.push('\n');
         match &r.pick {
             Some(p) => {
-                out.push_str(&wrap(&st.bold(&format!("{}: {}", r.package, p.label)), width, "", "  "));
+                out.push_str(&wrap(
+                    &st.bold(&format!("{}: {}", r.package, p.label)),
+                    width,
+                    "",
+                    "  ",
+                ));
                 out.push('\n');
                 if let Some(c) = r.commands.first() {
                     for l in &c.lines {
@@ -47,8 +58,17 @@ pub fn render_human(m: &Machine, recs: &[Recommendation], st: &Style, width: usi
                 ));
                 out.push('\n');
                 for c in &r.must_change {
-                    let then = c.then.as_deref().map(|t| format!(" → {t}")).unwrap_or_default();
-                    out.push_str(&wrap(&format!("Needs {}{then}", c.what), width, "  ", "    "));
+                    let then = c
+                        .then
+                        .as_deref()
+                        .map(|t| format!(" → {t}"))
+                        .unwrap_or_default();
+                    out.push_str(&wrap(
+                        &format!("Needs {}{then}", c.what),
+                        width,
+                        "  ",
+                        "    ",
+                    ));
                     out.push('\n');
                 }
             }
@@ -62,23 +82,33 @@ pub fn render_human(m: &Machine, recs: &[Recommendation], st: &Style, width: usi
             // Candidates passed over for the same reasons share a line.
             let mut groups: Vec<(Vec<&str>, &[String], bool)> = Vec::new();
             for c in &r.considered {
-                match groups
-                    .iter_mut()
-                    .find(|(_, why, chosen)| !c.chosen && !*chosen && *why == c.rejected_because.as_slice())
-                {
+                match groups.iter_mut().find(|(_, why, chosen)| {
+                    !c.chosen && !*chosen && *why == c.rejected_because.as_slice()
+                }) {
                     Some(g) => g.0.push(&c.candidate),
                     None => groups.push((vec![&c.candidate], &c.rejected_because, c.chosen)),
                 }
             }
             for (labels, why, chosen) in groups {
-                let mark = if chosen { st.green("✓") } else { st.red("✗") };
-                let why = if chosen { "chosen".to_string() } else { why.join("; ") };
+                let mark = if chosen {
+                    st.green("✓")
+                } else {
+                    st.red("✗")
+                };
+                let why = if chosen {
+                    "chosen".to_string()
+                } else {
+                    why.join("; ")
+                };
                 let head = format!("    {mark} {}: ", labels_text(&labels));
                 out.push_str(&wrap(&why, width, &head, "        "));
                 out.push('\n');
             }
             if r.not_listed > 0 {
-                out.push_str(&format!("    … and {} older builds, passed over as well\n", r.not_listed));
+                out.push_str(&format!(
+                    "    … and {} older builds, passed over as well\n",
+                    r.not_listed
+                ));
             }
         }
     }
@@ -89,13 +119,26 @@ pub fn render_human(m: &Machine, recs: &[Recommendation], st: &Style, width: usi
 fn labels_text(labels: &[&str]) -> String {
     let first_word = |l: &str| l.split(' ').next().unwrap_or("").to_string();
     let head = first_word(labels[0]);
-    let same = labels.iter().all(|l| first_word(l) == head && l.contains(' '));
+    let same = labels
+        .iter()
+        .all(|l| first_word(l) == head && l.contains(' '));
     let short: Vec<&str> = labels
         .iter()
-        .map(|l| if same { l.split_once(' ').map_or(*l, |(_, r)| r) } else { l })
+        .map(|l| {
+            if same {
+                l.split_once(' ').map_or(*l, |(_, r)| r)
+            } else {
+                l
+            }
+        })
         .collect();
     let body = if short.len() > 4 {
-        format!("{} … {} ({} builds)", short[0], short[short.len() - 1], short.len())
+        format!(
+            "{} … {} ({} builds)",
+            short[0],
+            short[short.len() - 1],
+            short.len()
+        )
     } else {
         short.join(", ")
     };
@@ -142,9 +185,16 @@ pub fn render_markdown(m: &Machine, recs: &[Recommendation]) -> String {
                 out.push_str(&format!("\nWhy: {}.\n", p.reason));
             }
             None => {
-                out.push_str(&format!("\n### {}: nothing fits this machine\n\n", r.package));
+                out.push_str(&format!(
+                    "\n### {}: nothing fits this machine\n\n",
+                    r.package
+                ));
                 for c in &r.must_change {
-                    let then = c.then.as_deref().map(|t| format!(" → {t}")).unwrap_or_default();
+                    let then = c
+                        .then
+                        .as_deref()
+                        .map(|t| format!(" → {t}"))
+                        .unwrap_or_default();
                     out.push_str(&format!("- Needs {}{then}\n", c.what));
                 }
             }

@@ -7,8 +7,8 @@ use super::{Outcome, Rule};
 use crate::compat::packages;
 use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
-use crate::recommend::{self, Machine};
 use crate::probes::pytorch::{cmp_versions, Dist, PythonEnv};
+use crate::recommend::{self, Machine};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -104,12 +104,22 @@ fn run(snap: &Snapshot) -> Outcome {
             );
             // The release of the framework built for torch's majors, where gpudoctor has
             // its table: the one recommender's answer for this environment.
-            let package = if d.name.starts_with("jax") { "jax" } else { d.name.as_str() };
+            let package = if d.name.starts_with("jax") {
+                "jax"
+            } else {
+                d.name.as_str()
+            };
             if packages::tables().iter().any(|(n, _)| *n == package) {
                 let rec = recommend::frameworks::recommend(&Machine::for_env(snap, env), package);
                 if let (Some(p), Some(cmd)) = (&rec.pick, rec.fix_command()) {
                     if let Some(f) = out.last_mut() {
-                        *f = f.clone().fix_cmd(format!("Or install {}, built for the CUDA and cuDNN majors torch uses", p.label), cmd);
+                        *f = f.clone().fix_cmd(
+                            format!(
+                                "Or install {}, built for the CUDA and cuDNN majors torch uses",
+                                p.label
+                            ),
+                            cmd,
+                        );
                     }
                 }
             }

@@ -6,10 +6,10 @@
 use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
 use crate::compat::torch::{builds_of, covers, Platform};
-use crate::recommend::{self, Machine};
 use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch::{PythonEnv, Torch};
+use crate::recommend::{self, Machine};
 use crate::snapshot::{DriverFact, Snapshot};
 use crate::subject::Subject;
 
@@ -287,7 +287,9 @@ mod tests {
         set_driver(&mut s, "470.82.01");
         let f = only(run(&s), "GD042", Severity::Error);
         assert_eq!(f.fix.len(), 1, "{:?}", f.fix);
-        assert!(f.fix[0].text.starts_with("Upgrade the NVIDIA driver to 525"));
+        assert!(f.fix[0]
+            .text
+            .starts_with("Upgrade the NVIDIA driver to 525"));
     }
 
     #[test]

@@ -86,7 +86,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU13_0_10,
         75,
         S0_12_13,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.12.0.1",
         "jax[cuda12]==0.12.0.1",
@@ -96,7 +97,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_10,
         52,
         S0_12_12,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.11.2",
         "jax[cuda13]==0.11.2",
@@ -106,7 +108,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU13_0_10,
         75,
         S0_11_13,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.11.2",
         "jax[cuda12]==0.11.2",
@@ -116,7 +119,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_10,
         52,
         S0_11_12,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.10.2",
         "jax[cuda13]==0.10.2",
@@ -126,7 +130,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU13_0_10,
         75,
         S0_10_13,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.10.2",
         "jax[cuda12]==0.10.2",
@@ -136,7 +141,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_10,
         52,
         S0_10_12,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.9.2",
         "jax[cuda13]==0.9.2",
@@ -146,7 +152,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU13_0_7,
         75,
         S0_9_13,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.9.2",
         "jax[cuda12]==0.9.2",
@@ -156,7 +163,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_6,
         52,
         S0_9_12,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.8.3",
         "jax[cuda13]==0.8.3",
@@ -166,7 +174,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU13_0_7,
         75,
         S0_8_13,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.8.3",
         "jax[cuda12]==0.8.3",
@@ -176,7 +185,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_6,
         52,
         S0_8_12,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.7.2",
         "jax[cuda13]==0.7.2",
@@ -186,7 +196,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU13_0_7,
         75,
         S0_7_13,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.7.2",
         "jax[cuda12]==0.7.2",
@@ -196,7 +207,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_6,
         52,
         S0_7_12,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.6.2",
         "jax[cuda12]==0.6.2",
@@ -206,7 +218,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_6,
         52,
         S0_6,
-    ),
+    )
+    .with_ptx(&[120]),
     r(
         "0.5.3",
         "jax[cuda12]==0.5.3",
@@ -216,7 +229,8 @@ pub static RELEASES: &[PackageRelease] = &[
         CU12_0_5,
         52,
         S0_5,
-    ),
+    )
+    .with_ptx(&[90]),
 ];
 
 #[allow(clippy::too_many_arguments)]
@@ -242,6 +256,8 @@ const fn r(
         pythons,
         platforms: BOTH,
         sass,
+        ptx: &[],
+        exact: &[],
         min_cc: Some(min_cc),
         torch: None,
         source,

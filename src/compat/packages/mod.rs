@@ -51,6 +51,11 @@ pub struct PackageRelease {
     pub platforms: &'static [Platform],
     /// The SASS architectures compiled in (80 → sm_80); empty when not known.
     pub sass: &'static [u32],
+    /// The PTX architectures compiled in: the driver JIT-compiles them for any newer GPU.
+    pub ptx: &'static [u32],
+    /// Entries of `sass` built arch-specific (`sm_90a`, `sm_120a`): they run on that exact
+    /// compute capability only.
+    pub exact: &'static [u32],
     /// Oldest compute capability it supports (as 75 for 7.5), when the project states one
     /// rather than (or as well as) an architecture list.
     pub min_cc: Option<u32>,
@@ -58,6 +63,31 @@ pub struct PackageRelease {
     /// torch requirement.
     pub torch: Option<&'static str>,
     pub source: &'static str,
+}
+
+impl PackageRelease {
+    pub const fn with_ptx(mut self, ptx: &'static [u32]) -> Self {
+        self.ptx = ptx;
+        self
+    }
+
+    pub const fn with_exact(mut self, exact: &'static [u32]) -> Self {
+        self.exact = exact;
+        self
+    }
+
+    /// Whether the compiled code runs on `cc`: SASS of the same major and an equal or lower
+    /// minor (arch-specific SASS: the same CC only), or PTX of an equal or lower CC.
+    pub fn runs_on(&self, cc: super::ComputeCapability) -> bool {
+        let n = cc.major * 10 + cc.minor;
+        let general: Vec<u32> = self
+            .sass
+            .iter()
+            .copied()
+            .filter(|a| !self.exact.contains(a))
+            .collect();
+        self.exact.contains(&n) || super::torch::covers(&general, self.ptx, cc)
+    }
 }
 
 /// Every table, in the order `recommend` lists the packages.

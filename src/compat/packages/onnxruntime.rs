@@ -13,7 +13,7 @@ const ARM: &[Platform] = &[Platform::Aarch64];
 
 // libonnxruntime_providers_cuda.so fatbins. The `a` entries (sm_90a, sm_100a, sm_120a,
 // sm_121a) are arch-specific and run on that exact CC only.
-/// sm_52 … sm_80, each with its PTX.
+/// sm_52 … sm_80, each with its PTX (the rows' `ptx`).
 const SM_1_17: &[u32] = &[52, 60, 61, 70, 75, 80];
 /// sm_60 … sm_86, sm_90 (sm_90a from 1.23), and compute_90.
 const SM_1_21: &[u32] = &[60, 70, 75, 80, 86, 90];
@@ -42,7 +42,8 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_75 sm_80 \
          sm_86 sm_89 sm_90a sm_120a, no PTX), file list",
-    ),
+    )
+    .with_exact(&[90, 120]),
     r(
         "1.31.1",
         "onnxruntime-gpu[cuda,cudnn]==1.31.1",
@@ -55,7 +56,8 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_89 \
          sm_90a sm_120a sm_121a, no PTX), file list",
-    ),
+    )
+    .with_exact(&[90, 120, 121]),
     r(
         "1.30.0",
         "onnxruntime-gpu[cuda,cudnn]==1.30.0",
@@ -68,7 +70,8 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_75 sm_80 \
          sm_86 sm_89 sm_90a sm_120a, no PTX), file list",
-    ),
+    )
+    .with_exact(&[90, 120]),
     r(
         "1.30.0",
         "onnxruntime-gpu[cuda,cudnn]==1.30.0",
@@ -81,7 +84,8 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_89 \
          sm_90a sm_120a sm_121a, no PTX), file list",
-    ),
+    )
+    .with_exact(&[90, 120, 121]),
     r(
         "1.29.0",
         "onnxruntime-gpu[cuda,cudnn]==1.29.0",
@@ -94,7 +98,8 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_75 sm_80 \
          sm_86 sm_89 sm_90a sm_120a, no PTX), file list",
-    ),
+    )
+    .with_exact(&[90, 120]),
     r(
         "1.29.0",
         "onnxruntime-gpu[cuda,cudnn]==1.29.0",
@@ -107,7 +112,8 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_89 \
          sm_90a sm_120a sm_121a, no PTX), file list",
-    ),
+    )
+    .with_exact(&[90, 120, 121]),
     r(
         "1.28.0",
         "onnxruntime-gpu[cuda,cudnn]==1.28.0",
@@ -120,7 +126,9 @@ pub static RELEASES: &[PackageRelease] = &[
          13.0), METADATA extras cuda (nvidia-cuda-runtime~=13.0) and cudnn \
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so fatbin (sm_75 sm_80 \
          sm_86 sm_89 sm_90a sm_100a sm_120a compute_120), file list",
-    ),
+    )
+    .with_ptx(&[120])
+    .with_exact(&[90, 100, 120]),
     r(
         "1.27.0",
         "onnxruntime-gpu[cuda,cudnn]==1.27.0",
@@ -134,7 +142,9 @@ pub static RELEASES: &[PackageRelease] = &[
          (nvidia-cudnn-cu13~=9.0), libonnxruntime_providers_cuda.so (libcudart.so.13, \
          libcudnn.so.9, fatbin sm_75 sm_80 sm_86 sm_89 sm_90a sm_100a sm_120a \
          compute_120), file list",
-    ),
+    )
+    .with_ptx(&[120])
+    .with_exact(&[90, 100, 120]),
     r(
         "1.26.0",
         "onnxruntime-gpu[cuda,cudnn]==1.26.0",
@@ -147,7 +157,8 @@ pub static RELEASES: &[PackageRelease] = &[
          12.8), METADATA extras cuda (nvidia-cuda-runtime-cu12~=12.0) and cudnn \
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "1.25.1",
         "onnxruntime-gpu[cuda,cudnn]==1.25.1",
@@ -160,7 +171,8 @@ pub static RELEASES: &[PackageRelease] = &[
          12.8), METADATA extras cuda (nvidia-cuda-runtime-cu12~=12.0) and cudnn \
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "1.24.4",
         "onnxruntime-gpu[cuda,cudnn]==1.24.4",
@@ -173,7 +185,8 @@ pub static RELEASES: &[PackageRelease] = &[
          12.8), METADATA extras cuda (nvidia-cuda-runtime-cu12~=12.0) and cudnn \
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "1.23.2",
         "onnxruntime-gpu[cuda,cudnn]==1.23.2",
@@ -186,7 +199,8 @@ pub static RELEASES: &[PackageRelease] = &[
          12.2), METADATA extras cuda (nvidia-cuda-runtime-cu12~=12.0) and cudnn \
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "1.22.0",
         "onnxruntime-gpu[cuda,cudnn]==1.22.0",
@@ -199,7 +213,8 @@ pub static RELEASES: &[PackageRelease] = &[
          12.2), METADATA extras cuda (nvidia-cuda-runtime-cu12~=12.0) and cudnn \
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 compute_90), file list",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "1.21.1",
         "onnxruntime-gpu[cuda,cudnn]==1.21.1",
@@ -212,7 +227,8 @@ pub static RELEASES: &[PackageRelease] = &[
          12.2), METADATA extras cuda (nvidia-cuda-runtime-cu12~=12.0) and cudnn \
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 compute_90), file list",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "1.20.2",
         "onnxruntime-gpu==1.20.2",
@@ -225,7 +241,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (libcudart.so.12, libcudnn.so.9, fatbin sm_52 sm_60 sm_61 sm_70 sm_75 sm_80 \
          each with its PTX, PTX ISA 8.2 = CUDA 12.2), no nvidia-* Requires-Dist, file \
          list",
-    ),
+    )
+    .with_ptx(SM_1_17),
     r(
         "1.19.2",
         "onnxruntime-gpu==1.19.2",
@@ -238,7 +255,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (libcudart.so.12, libcudnn.so.9, fatbin sm_52 sm_60 sm_61 sm_70 sm_75 sm_80 \
          each with its PTX, PTX ISA 8.2 = CUDA 12.2), no nvidia-* Requires-Dist, file \
          list",
-    ),
+    )
+    .with_ptx(SM_1_17),
     r(
         "1.18.1",
         "onnxruntime-gpu==1.18.1",
@@ -251,7 +269,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (libcudart.so.11.0, libcudnn.so.8, fatbin sm_52 sm_60 sm_61 sm_70 sm_75 sm_80 \
          each with its PTX, PTX ISA 7.8 = CUDA 11.8), no nvidia-* Requires-Dist, file \
          list",
-    ),
+    )
+    .with_ptx(SM_1_17),
     r(
         "1.17.1",
         "onnxruntime-gpu==1.17.1",
@@ -265,7 +284,8 @@ pub static RELEASES: &[PackageRelease] = &[
          each with its PTX, PTX ISA 7.8 = CUDA 11.8), no nvidia-* Requires-Dist, file \
          list; CUDA-ExecutionProvider requirements page (onnxruntime.ai: the default \
          CUDA for 1.17 is 11.8)",
-    ),
+    )
+    .with_ptx(SM_1_17),
 ];
 
 #[allow(clippy::too_many_arguments)]
@@ -291,6 +311,8 @@ const fn r(
         pythons,
         platforms,
         sass,
+        ptx: &[],
+        exact: &[],
         min_cc: None,
         torch: None,
         source,

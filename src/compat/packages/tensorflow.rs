@@ -30,7 +30,8 @@ pub static RELEASES: &[PackageRelease] = &[
         "tensorflow-2.21.0 x86_64 wheel: build_info.py (cuda 12.5.1, cudnn 9, sm_60 sm_70 sm_80 \
          sm_89 compute_90), METADATA and-cuda (nvidia-cudnn-cu12<10.0,>=9.3.0.75); file list; \
          tensorflow/docs install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "2.20.0",
         "tensorflow[and-cuda]==2.20.0",
@@ -41,7 +42,8 @@ pub static RELEASES: &[PackageRelease] = &[
         "tensorflow-2.20.0 x86_64 wheel: build_info.py (cuda 12.5.1, cudnn 9, sm_60 sm_70 sm_80 \
          sm_89 compute_90), METADATA and-cuda (nvidia-cudnn-cu12<10.0,>=9.3.0.75); file list; \
          tensorflow/docs install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "2.19.1",
         "tensorflow[and-cuda]==2.19.1",
@@ -52,7 +54,8 @@ pub static RELEASES: &[PackageRelease] = &[
         "tensorflow-2.19.1 x86_64 wheel: build_info.py (cuda 12.5.1, cudnn 9, sm_60 sm_70 sm_80 \
          sm_89 compute_90), METADATA and-cuda (nvidia-cudnn-cu12==9.3.0.75); file list; \
          tensorflow/docs install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "2.18.1",
         "tensorflow[and-cuda]==2.18.1",
@@ -63,7 +66,8 @@ pub static RELEASES: &[PackageRelease] = &[
         "tensorflow-2.18.1 x86_64 wheel: build_info.py (cuda 12.5.1, cudnn 9, sm_60 sm_70 sm_80 \
          sm_89 compute_90), METADATA and-cuda (nvidia-cudnn-cu12==9.3.0.75); file list; \
          tensorflow/docs install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "2.17.1",
         "tensorflow[and-cuda]==2.17.1",
@@ -74,7 +78,8 @@ pub static RELEASES: &[PackageRelease] = &[
         "tensorflow-2.17.1 x86_64 wheel: build_info.py (cuda 12.3, cudnn 8, sm_60 sm_70 sm_80 \
          sm_89 compute_90), METADATA and-cuda (nvidia-cudnn-cu12==8.9.7.29); file list; \
          tensorflow/docs install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "2.16.2",
         "tensorflow[and-cuda]==2.16.2",
@@ -85,7 +90,8 @@ pub static RELEASES: &[PackageRelease] = &[
         "tensorflow-2.16.2 x86_64 wheel: build_info.py (cuda 12.3, cudnn 8, sm_50 sm_60 sm_70 \
          sm_80 compute_90), METADATA and-cuda (nvidia-cudnn-cu12==8.9.7.29); file list; \
          tensorflow/docs install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[90]),
     r(
         "2.15.1",
         "tensorflow[and-cuda]==2.15.1",
@@ -97,7 +103,8 @@ pub static RELEASES: &[PackageRelease] = &[
          sm_75 compute_80), METADATA and-cuda (nvidia-cudnn-cu12==8.9.4.25; 2.15.0 also pinned \
          tensorrt==8.6.1.post1, dropped in 2.15.0.post1); file list; tensorflow/docs \
          install/pip.md (driver >= 525.60.13 for Linux)",
-    ),
+    )
+    .with_ptx(&[80]),
 ];
 
 const fn r(
@@ -121,6 +128,8 @@ const fn r(
         pythons,
         platforms: X86,
         sass,
+        ptx: &[],
+        exact: &[],
         // The lowest SASS of build_info; the PTX of the list's top covers newer GPUs.
         min_cc: Some(sass[0]),
         torch: None,
