@@ -65,6 +65,11 @@ const UNCONFIRMED: &[&str] = &[
     "toolkit drivers | 13.5",
     "driver branches | R565",
     "driver branches | R620",
+    "jax | jax[cuda12]==0.11.2 x86_64/aarch64",
+    "jax | jax[cuda12]==0.12.0.1 x86_64/aarch64",
+    "jax | jax[cuda13]==0.11.2 x86_64/aarch64",
+    "jax | jax[cuda13]==0.12.0.1 x86_64/aarch64",
+    "jax | jax[cuda13]==0.7.2 x86_64/aarch64",
 ];
 
 #[test]

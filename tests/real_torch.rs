@@ -384,3 +384,35 @@ fn companions_that_import_beside_the_real_torch_are_not_a_mismatch() {
         v["findings"]
     );
 }
+
+/// `recommend` for the real environment's own machine (an H100 on R580, as the wheel's
+/// default CUDA 13.2 build wants) keeps what is installed: torch 2.15.0 from PyPI is the cu132
+/// build, and its torchvision/torchaudio are the releases that declare it.
+#[test]
+fn recommend_keeps_the_real_installed_build() {
+    let Some(venv) = venv() else { return };
+    let (code, v) = util::json(
+        util::gpudoctor()
+            .arg("recommend")
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .args(["--driver", "580.95.05", "--gpu", "sm_90"]),
+    );
+    assert_eq!(code, 0, "{v:#}");
+    let r = &v["recommendations"][0];
+    assert_eq!(r["pick"]["label"], "torch 2.15.0+cu132", "{r:#}");
+    assert_eq!(r["pick"]["reinstall"], false, "{r:#}");
+    let pins: Vec<&str> = r["pick"]["pins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["requirement"].as_str().unwrap())
+        .collect();
+    assert_eq!(pins, ["torch==2.15.0", "torchvision==0.29.2", "torchaudio==2.11.1"]);
+    assert!(
+        r["notes"].to_string().contains("nothing to install"),
+        "{:#}",
+        r["notes"]
+    );
+    assert_eq!(v["machine"]["python"]["value"], serde_json::json!([3, 11]));
+}

@@ -196,6 +196,7 @@ mod tests {
             torch_backend: backend.map(String::from),
             cuda: None,
             reason: String::new(),
+            source: String::new(),
             reinstall: true,
             no_deps: false,
             build_env: Vec::new(),

@@ -326,6 +326,7 @@ fn pick(m: &Machine, r: &'static PackageRelease, notes: &mut Vec<String>) -> Pic
         torch_backend: None,
         cuda: r.cuda.map(str::to_string),
         reason: why.join(", "),
+        source: r.source.to_string(),
         reinstall,
         no_deps: false,
         build_env,

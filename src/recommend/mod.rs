@@ -62,6 +62,8 @@ pub struct Pick {
     pub cuda: Option<String>,
     /// Why this one.
     pub reason: String,
+    /// The table row's source (the wheel, the release file, the release notes).
+    pub source: String,
     /// Already installed in another build: the command must replace it.
     pub reinstall: bool,
     /// Only the named packages change; their dependencies (torch) stay as installed.

@@ -266,8 +266,8 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
         }
         if !b.confirmed() {
             notes.push(format!(
-                "The architecture list of {} is a table row no primary source confirms ({}); `python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints the installed build's own.",
-                j.label, b.source
+                "No primary source confirms the architecture list of {} (see its source in --format json); after installing, `python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints it.",
+                j.label
             ));
         }
         let kept = installed_minor.is_some() && release_minor(b.release) == installed_minor;
@@ -307,6 +307,7 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
             torch_backend: Some(b.variant.into()),
             cuda: b.cuda().map(|c| c.to_string()),
             reason: why.join(", "),
+            source: b.source.to_string(),
             reinstall,
             no_deps: false,
             build_env: Vec::new(),
@@ -427,6 +428,7 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
                 "the newest {name} that declares the installed torch {tv} (torch{}), from torch's index",
                 r.requires_torch
             ),
+            source: r.source(),
             reinstall,
             no_deps: true,
             build_env: Vec::new(),

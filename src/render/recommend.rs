@@ -106,7 +106,7 @@ pub fn render_human(
             }
             if r.not_listed > 0 {
                 out.push_str(&format!(
-                    "    … and {} older builds, passed over as well\n",
+                    "    … and {} older builds, each passed over too\n",
                     r.not_listed
                 ));
             }
