@@ -408,7 +408,10 @@ fn recommend_keeps_the_real_installed_build() {
         .iter()
         .map(|p| p["requirement"].as_str().unwrap())
         .collect();
-    assert_eq!(pins, ["torch==2.15.0", "torchvision==0.29.2", "torchaudio==2.11.1"]);
+    assert_eq!(
+        pins,
+        ["torch==2.15.0", "torchvision==0.29.2", "torchaudio==2.11.1"]
+    );
     assert!(
         r["notes"].to_string().contains("nothing to install"),
         "{:#}",

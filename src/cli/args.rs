@@ -128,6 +128,9 @@ pub enum Command {
     /// Internal: print the compatibility tables and their sources as JSON (.ci/compat-refresh)
     #[command(name = "__compat-tables", hide = true)]
     CompatTables,
+    /// Internal: print the GPU architectures compiled into a shared library's fatbins as JSON (.ci/compat-refresh)
+    #[command(name = "__fatbin", hide = true)]
+    Fatbin { path: std::path::PathBuf },
     /// Internal: load NVML in this child process and print its facts as JSON
     #[command(name = "__nvml-worker", hide = true)]
     NvmlWorker {
@@ -169,6 +172,7 @@ impl Command {
             Command::Completions { .. } => "completions",
             Command::Man => "man",
             Command::CompatTables => "__compat-tables",
+            Command::Fatbin { .. } => "__fatbin",
             Command::NvmlWorker { .. } => "__nvml-worker",
             Command::SmokeWorker { .. } => "__smoke-worker",
         }

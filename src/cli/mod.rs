@@ -167,9 +167,12 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
         Command::Schema => schema::schema(&g),
         Command::Completions { shell } => completions::completions(&g, shell),
         Command::Man => man::man(&g),
-        Command::NvmlWorker { .. } | Command::SmokeWorker { .. } | Command::CompatTables => Err(
-            CliError::Internal("a worker subcommand reached the dispatcher".into()),
-        ),
+        Command::NvmlWorker { .. }
+        | Command::SmokeWorker { .. }
+        | Command::CompatTables
+        | Command::Fatbin { .. } => Err(CliError::Internal(
+            "a worker subcommand reached the dispatcher".into(),
+        )),
     }
 }
 

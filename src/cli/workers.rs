@@ -28,6 +28,7 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
         )),
         Command::NvmlWorker { lib } => Ok(nvml_worker(&lib)),
         Command::CompatTables => Ok(compat_tables()),
+        Command::Fatbin { path } => Ok(fatbin(&path)),
         other => Err(other),
     }
 }
@@ -36,6 +37,17 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
 fn compat_tables() -> Result<u8, CliError> {
     let text = serde_json::to_string_pretty(&crate::compat::sources::tables_json())
         .map_err(|e| CliError::Internal(format!("serialising the tables: {e}")))?;
+    super::emit(format!("{text}\n").as_bytes())
+}
+
+/// `__fatbin FILE`: the fatbin summary of one shared library as JSON on stdout (what the
+/// PyTorch probe reads from libtorch_cuda.so, for any library).
+fn fatbin(path: &std::path::Path) -> Result<u8, CliError> {
+    let fs = crate::fsys::HostFs::new(None);
+    let summary = crate::fatbin::scan(&fs, path)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+    let text = serde_json::to_string_pretty(&summary)
+        .map_err(|e| CliError::Internal(format!("serialising the summary: {e}")))?;
     super::emit(format!("{text}\n").as_bytes())
 }
 

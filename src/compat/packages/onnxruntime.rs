@@ -15,7 +15,7 @@ const ARM: &[Platform] = &[Platform::Aarch64];
 // sm_121a) are arch-specific and run on that exact CC only.
 /// sm_52 … sm_80, each with its PTX (the rows' `ptx`).
 const SM_1_17: &[u32] = &[52, 60, 61, 70, 75, 80];
-/// sm_60 … sm_86, sm_90 (sm_90a from 1.23), and compute_90.
+/// sm_60 … sm_86, sm_90 (sm_90a from 1.23: the rows' `exact`), and compute_90.
 const SM_1_21: &[u32] = &[60, 70, 75, 80, 86, 90];
 /// sm_75 … sm_89, sm_90a, sm_100a, sm_120a, and compute_120.
 const SM_1_27: &[u32] = &[75, 80, 86, 89, 90, 100, 120];
@@ -158,7 +158,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
     )
-    .with_ptx(&[90]),
+    .with_ptx(&[90])
+    .with_exact(&[90]),
     r(
         "1.25.1",
         "onnxruntime-gpu[cuda,cudnn]==1.25.1",
@@ -172,7 +173,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
     )
-    .with_ptx(&[90]),
+    .with_ptx(&[90])
+    .with_exact(&[90]),
     r(
         "1.24.4",
         "onnxruntime-gpu[cuda,cudnn]==1.24.4",
@@ -186,7 +188,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
     )
-    .with_ptx(&[90]),
+    .with_ptx(&[90])
+    .with_exact(&[90]),
     r(
         "1.23.2",
         "onnxruntime-gpu[cuda,cudnn]==1.23.2",
@@ -200,7 +203,8 @@ pub static RELEASES: &[PackageRelease] = &[
          (nvidia-cudnn-cu12~=9.0), libonnxruntime_providers_cuda.so (libcudnn.so.9, \
          fatbin sm_60 sm_70 sm_75 sm_80 sm_86 sm_90a compute_90), file list",
     )
-    .with_ptx(&[90]),
+    .with_ptx(&[90])
+    .with_exact(&[90]),
     r(
         "1.22.0",
         "onnxruntime-gpu[cuda,cudnn]==1.22.0",
