@@ -495,15 +495,31 @@ fn real_library_from_the_environment() {
 fn the_fatbin_subcommand_prints_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("libonnxruntime_providers_cuda.so");
-    std::fs::write(&lib, elf_with_fatbin("lib.so", &fatbin_section(&[TORCH_TU]))).unwrap();
-    let out = util::gpudoctor().arg("__fatbin").arg(&lib).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(
+        &lib,
+        elf_with_fatbin("lib.so", &fatbin_section(&[TORCH_TU])),
+    )
+    .unwrap();
+    let out = util::gpudoctor()
+        .arg("__fatbin")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["containers"], 1);
     assert_eq!(v["arch_list"][6], "compute_120");
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "not a library").unwrap();
-    let out = util::gpudoctor().arg("__fatbin").arg(&text).output().unwrap();
+    let out = util::gpudoctor()
+        .arg("__fatbin")
+        .arg(&text)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("notes.txt"));
 }

@@ -138,7 +138,8 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
     }
     for g in &m.gpus {
         let cc_num = g.cc.major * 10 + g.cc.minor;
-        let no_code = !(r.sass.is_empty() && r.ptx.is_empty()) && !r.runs_on(g.cc);
+        let listed = !r.sass.is_empty() || !r.ptx.is_empty();
+        let no_code = listed && !r.runs_on(g.cc);
         let too_old = r.min_cc.is_some_and(|min| cc_num < min);
         if no_code || too_old {
             let why = if too_old {
