@@ -804,3 +804,13 @@ fn gd050s_fix_is_recommends_command() {
         rejections(&v)
     );
 }
+
+/// No GPU and no driver: the CPU build, and the newest release with a wheel for the Python.
+#[test]
+fn a_machine_without_gpus_gets_the_cpu_build() {
+    let (code, v) = rec(&["--python", "3.9", "--platform", "x86_64"]);
+    assert_eq!(code, 0);
+    assert_eq!(label(&v), "torch 2.8.0+cpu", "{}", rejections(&v));
+    assert!(command(&v).ends_with("--index-url https://download.pytorch.org/whl/cpu"));
+    assert!(rejections(&v).contains("no wheel for Python 3.9 (it has 3.11–3.15)"));
+}

@@ -167,6 +167,9 @@ pub(crate) fn pin_failures(m: &Machine, release: &str, skip: &[&str]) -> Vec<Fai
 
 /// torch with `with` (torchvision, torchaudio) at the releases that declare it.
 pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
+    if m.gpus.is_empty() && m.driver.is_none() {
+        return recommend_cpu(m, with);
+    }
     let platform = m.platform.as_ref().map(|p| p.value);
     let rows_platform = platform.unwrap_or(Platform::X86_64);
     let installed = m.installed("torch").map(|t| t.version.clone());
@@ -342,6 +345,63 @@ fn installed_lacks_gpus(m: &Machine) -> bool {
     m.torch_arches
         .as_ref()
         .is_some_and(|(sass, ptx)| m.gpus.iter().any(|g| !covers(sass, ptx, g.cc)))
+}
+
+/// No GPU and no driver seen: the CPU build of the newest release with a wheel for this
+/// Python (a CUDA build would only add gigabytes of unused libraries).
+fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
+    let platform = m.platform.as_ref().map_or(Platform::X86_64, |p| p.value);
+    let mut releases: Vec<&'static str> = BUILDS.iter().map(|b| b.release).collect();
+    releases.dedup();
+    let judged: Vec<Judged<&'static str>> = releases
+        .into_iter()
+        .map(|r| {
+            let mut failures: Vec<Failure> = python_failure(m, r, platform).into_iter().collect();
+            failures.extend(pin_failures(m, r, with));
+            Judged {
+                item: r,
+                label: format!("torch {r}+cpu"),
+                failures,
+            }
+        })
+        .collect();
+    let (chosen, considered, not_listed, must_change) = choose(judged);
+    let mut notes = vec!["No NVIDIA GPU or driver was seen: this is the CPU build. Pass --gpu and --driver to answer for a GPU machine.".to_string()];
+    let pick = chosen.map(|j| {
+        let mut pins = vec![Pin {
+            name: "torch".into(),
+            version: j.item.into(),
+            requirement: format!("torch=={}", j.item),
+        }];
+        for name in with {
+            match companions::newest_for(name, j.item) {
+                Some(r) => pins.push(pin_of(r)),
+                None => notes.push(format!(
+                    "No {name} release on PyPI declares torch {}: it is left out.",
+                    j.item
+                )),
+            }
+        }
+        let reinstall = pins.iter().any(|p| {
+            m.installed(&p.name)
+                .is_some_and(|i| !i.version.ends_with("+cpu") || !i.version.starts_with(&p.version))
+        });
+        Pick {
+            label: j.label,
+            pins,
+            index_url: Some(format!("{INDEX}/cpu")),
+            torch_backend: Some("cpu".into()),
+            cuda: None,
+            reason: "no NVIDIA GPU or driver seen, the newest release with a wheel for this Python"
+                .into(),
+            source: "PyTorch's CPU index, download.pytorch.org/whl/cpu".into(),
+            reinstall,
+            no_deps: false,
+            build_env: Vec::new(),
+            no_build_isolation: false,
+        }
+    });
+    finish("torch", m, pick, considered, not_listed, must_change, notes)
 }
 
 trait CudaText {
