@@ -353,6 +353,9 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
     let platform = m.platform.as_ref().map_or(Platform::X86_64, |p| p.value);
     let mut releases: Vec<&'static str> = BUILDS.iter().map(|b| b.release).collect();
     releases.dedup();
+    // The installed release first, as for the CUDA builds.
+    let installed_minor = m.installed("torch").and_then(|t| release_minor(&t.version));
+    releases.sort_by_key(|r| installed_minor.is_none() || release_minor(r) != installed_minor);
     let judged: Vec<Judged<&'static str>> = releases
         .into_iter()
         .map(|r| {
@@ -384,8 +387,11 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
         }
         let reinstall = pins.iter().any(|p| {
             m.installed(&p.name)
-                .is_some_and(|i| !i.version.ends_with("+cpu") || !i.version.starts_with(&p.version))
+                .is_some_and(|i| i.version != format!("{}+cpu", p.version))
         });
+        if !reinstall && pins.iter().all(|p| m.installed(&p.name).is_some()) {
+            notes.push("This build is what the environment has: nothing to install.".into());
+        }
         Pick {
             label: j.label,
             pins,
