@@ -398,8 +398,15 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
             index_url: Some(format!("{INDEX}/cpu")),
             torch_backend: Some("cpu".into()),
             cuda: None,
-            reason: "no NVIDIA GPU or driver seen, the newest release with a wheel for this Python"
-                .into(),
+            reason: if installed_minor.is_some() && release_minor(j.item) == installed_minor {
+                format!(
+                    "no NVIDIA GPU or driver seen, keeps the installed release {}",
+                    j.item
+                )
+            } else {
+                "no NVIDIA GPU or driver seen, the newest release with a wheel for this Python"
+                    .into()
+            },
             source: "PyTorch's CPU index, download.pytorch.org/whl/cpu".into(),
             reinstall,
             no_deps: false,
