@@ -398,7 +398,7 @@ fn companions_declare_the_torch_they_accept() {
     );
     assert!(
         fix_commands(f[0]).ends_with(
-            "pip install --force-reinstall --no-deps torchvision==0.29.2 --index-url https://download.pytorch.org/whl/cu132"
+            "pip install --no-deps torchvision==0.29.2 --index-url https://download.pytorch.org/whl/cu132"
         ),
         "{}",
         fix_commands(f[0])

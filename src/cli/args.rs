@@ -441,8 +441,6 @@ pub struct RecommendArgs {
     #[command(flatten)]
     pub output: ViewOutput,
     #[command(flatten)]
-    pub policy: PolicyArgs,
-    #[command(flatten)]
     pub inspect: InspectArgs,
     #[command(flatten)]
     pub replay: ReplayArgs,

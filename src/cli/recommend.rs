@@ -23,6 +23,15 @@ const RECOMMEND_PROBES: &[&str] = &[
 ];
 
 pub(super) fn recommend(g: &Settings, a: &RecommendArgs) -> Result<u8, CliError> {
+    if let Some(p) = a.python.as_deref() {
+        if recommend::machine::looks_like_version(p)
+            && recommend::machine::parse_python(p).is_none()
+        {
+            return Err(CliError::Usage(format!(
+                "--python {p}: not a Python version (3.12) or an interpreter's path"
+            )));
+        }
+    }
     let overrides = Overrides {
         driver: a.driver.clone(),
         gpus: a.gpu.clone(),

@@ -178,7 +178,6 @@ impl Given {
             },
             Command::Recommend(a) => Given {
                 format: view(&a.output),
-                policy: a.policy.clone(),
                 root: a.inspect.root.clone(),
                 timeout: a.inspect.timeout,
                 from: a.replay.from.clone(),

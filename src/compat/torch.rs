@@ -19,8 +19,8 @@ pub enum Platform {
 impl Platform {
     /// From `uname -m` / the ELF machine ("x86_64", "aarch64", "arm64").
     pub fn from_arch(arch: &str) -> Option<Platform> {
-        match arch.trim() {
-            "x86_64" | "amd64" => Some(Platform::X86_64),
+        match arch.trim().to_ascii_lowercase().as_str() {
+            "x86_64" | "x86-64" | "amd64" => Some(Platform::X86_64),
             "aarch64" | "arm64" => Some(Platform::Aarch64),
             _ => None,
         }

@@ -61,7 +61,39 @@ fn source_name(p: &Pick) -> String {
     }
 }
 
+/// The installer's command, after the removals the pick needs: conda's own torch (pip must
+/// not install over it) and distributions that would stay loaded beside the new ones.
 pub fn command(installer: Installer, p: &Pick) -> InstallCommand {
+    let mut c = command_body(installer, p);
+    let mut first = Vec::new();
+    if !p.conda_remove.is_empty() {
+        first.push(format!("conda remove --force {}", p.conda_remove.join(" ")));
+    }
+    if !p.uninstall.is_empty() {
+        let names = p.uninstall.join(" ");
+        first.push(match installer {
+            Installer::Pip => format!("pip uninstall -y {names}"),
+            Installer::Conda => format!("python -m pip uninstall -y {names}"),
+            Installer::Uv => format!("uv pip uninstall {names}"),
+            Installer::Poetry => format!("poetry remove {names}"),
+            Installer::Pdm => format!("pdm remove {names}"),
+        });
+    }
+    if !first.is_empty() {
+        match (&mut c.project, c.lines.is_empty()) {
+            (Some(proj), true) => {
+                proj.command = format!("{} && {}", first.join(" && "), proj.command)
+            }
+            _ => {
+                first.append(&mut c.lines);
+                c.lines = first;
+            }
+        }
+    }
+    c
+}
+
+fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
     let reqs: Vec<String> = p.pins.iter().map(|x| quoted(&x.requirement)).collect();
     let reqs = reqs.join(" ");
     let names: Vec<String> = p.pins.iter().map(|x| format!("\"{}\"", x.name)).collect();
@@ -130,12 +162,33 @@ pub fn command(installer: Installer, p: &Pick) -> InstallCommand {
                     command: format!("{env}uv add {reqs}"),
                 }
             });
+            // A source build compiled against the installed torch: uv must not isolate it.
+            let project = project.or_else(|| {
+                p.no_build_isolation.then(|| {
+                    let names: Vec<String> =
+                        p.pins.iter().map(|x| format!("\"{}\"", x.name)).collect();
+                    ProjectSnippet {
+                        path: "pyproject.toml".into(),
+                        text: format!(
+                            "[tool.uv]\nno-build-isolation-package = [{}]\n",
+                            names.join(", ")
+                        ),
+                        command: format!("{env}uv add {reqs}"),
+                    }
+                })
+            });
             InstallCommand {
                 installer,
                 lines: vec![line],
                 project,
             }
         }
+        // poetry cannot turn build isolation off: pip in poetry's environment builds it.
+        Installer::Poetry if p.no_build_isolation => InstallCommand {
+            installer,
+            lines: vec![pip_like("poetry run pip")],
+            project: None,
+        },
         Installer::Poetry => {
             let mut lines = Vec::new();
             let mut add = format!("{env}poetry add");
@@ -154,7 +207,12 @@ pub fn command(installer: Installer, p: &Pick) -> InstallCommand {
             }
         }
         Installer::Pdm => {
-            let add = format!("{env}pdm add {reqs}");
+            let isolation = if p.no_build_isolation {
+                " --no-isolation"
+            } else {
+                ""
+            };
+            let add = format!("{env}pdm add{isolation} {reqs}");
             match &p.index_url {
                 Some(u) => InstallCommand {
                     installer,
@@ -162,7 +220,7 @@ pub fn command(installer: Installer, p: &Pick) -> InstallCommand {
                     project: Some(ProjectSnippet {
                         path: "pyproject.toml".into(),
                         text: format!(
-                            "[[tool.pdm.source]]\nname = \"{}\"\nurl = \"{u}\"\ninclude_packages = [{}]\n",
+                            "[[tool.pdm.source]]\nname = \"{}\"\nurl = \"{u}\"\ninclude_packages = [{}]\nexclude_packages = [\"*\"]\n",
                             source_name(p),
                             names.join(", ")
                         ),
@@ -201,6 +259,8 @@ mod tests {
             no_deps: false,
             build_env: Vec::new(),
             no_build_isolation: false,
+            uninstall: Vec::new(),
+            conda_remove: Vec::new(),
         }
     }
 

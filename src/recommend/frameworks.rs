@@ -110,9 +110,19 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
             );
         }
     }
+    if let (Some(mj), Some(c)) = (m.shared_cuda_major, cuda) {
+        if c.major != mj && r.delivery == Delivery::Wheel {
+            out.push(Failure::new(
+                Test::Pin,
+                format!("CUDA {c}: the packages asked for together are tried at CUDA {mj}.x"),
+            ));
+        }
+    }
+    // A Linux minimum of the release's own; on WSL (the Windows driver's numbers) and
+    // without one, the minimum of its CUDA.
     match (r.min_driver.and_then(DriverVersion::parse), &m.driver) {
-        (Some(min), Some(d)) => {
-            if d.version < min && !d.windows {
+        (Some(min), Some(d)) if !d.windows => {
+            if d.version < min {
                 out.push(
                     Failure::new(
                         Test::Driver,
@@ -291,6 +301,12 @@ fn pick(m: &Machine, r: &'static PackageRelease, notes: &mut Vec<String>) -> Pic
     if let Some(spec) = r.torch {
         why.push(format!("requires torch{spec}"));
     }
+    if !crate::compat::sources::is_confirmed(r.source) {
+        notes.push(format!(
+            "No primary source confirms every fact of the {} {} row (see its source in --format json).",
+            r.package, r.version
+        ));
+    }
     if r.sass.is_empty() && r.min_cc.is_none() && !m.gpus.is_empty() {
         notes.push(format!(
             "Which GPU architectures {} {} has code for is not in gpudoctor's table.",
@@ -299,10 +315,15 @@ fn pick(m: &Machine, r: &'static PackageRelease, notes: &mut Vec<String>) -> Pic
     }
     let mut build_env = Vec::new();
     if r.delivery == Delivery::SourceBuild {
-        // Compile for this machine's GPUs only: the default list takes hours.
+        // Compile for this machine's GPUs only: the default list takes hours. flash-attn's
+        // setup.py knows one token per family (80, 90, 100, 110, 120); 8.6 runs sm_80 code.
         let mut archs: Vec<String> = Vec::new();
         for g in &m.gpus {
-            let a = format!("{}{}", g.cc.major, g.cc.minor);
+            let a = if g.cc.major == 9 {
+                "90".to_string()
+            } else {
+                format!("{}0", g.cc.major)
+            };
             if !archs.contains(&a) {
                 archs.push(a);
             }
@@ -332,5 +353,55 @@ fn pick(m: &Machine, r: &'static PackageRelease, notes: &mut Vec<String>) -> Pic
         no_deps: false,
         build_env,
         no_build_isolation: r.delivery == Delivery::SourceBuild,
+        uninstall: other_jax_plugins(m, r),
+        conda_remove: Vec::new(),
+    }
+}
+
+/// JAX's plugin and PJRT wheels of the other CUDA major stay loaded beside the new ones: they
+/// go first.
+fn other_jax_plugins(m: &Machine, r: &PackageRelease) -> Vec<String> {
+    if r.package != "jax" {
+        return Vec::new();
+    }
+    let keep = if r.requirement.contains("[cuda13]") {
+        "cuda13"
+    } else {
+        "cuda12"
+    };
+    m.installed
+        .iter()
+        .filter(|i| i.name.starts_with("jax-cuda") && !i.name.starts_with(&format!("jax-{keep}")))
+        .map(|i| i.name.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recommend::machine::Overrides;
+
+    fn machine(driver: &str, gpu: &str) -> Machine {
+        let o = Overrides {
+            driver: Some(driver.into()),
+            gpus: vec![gpu.into()],
+            python: Some("3.12".into()),
+            platform: Some("x86_64".into()),
+            fresh: true,
+            ..Overrides::default()
+        };
+        Machine::from_snapshot(&crate::rules::testing::healthy(), &o).unwrap()
+    }
+
+    #[test]
+    fn on_wsl_the_windows_driver_is_judged_by_its_cuda() {
+        // Windows 560.94 reports CUDA 12.6: JAX's CUDA 13 build needs a R580 driver.
+        let mut m = machine("560.94", "sm_90");
+        if let Some(d) = m.driver.as_mut() {
+            d.windows = true;
+        }
+        let r = recommend(&m, "jax");
+        assert_eq!(r.pick.unwrap().label, "jax 0.12.0.1 (CUDA 12.9)");
+        assert!(r.considered[0].rejected_because[0].contains("CUDA 13.x needs driver"));
     }
 }

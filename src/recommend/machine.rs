@@ -88,6 +88,9 @@ pub struct Machine {
     #[serde(serialize_with = "driver_text")]
     pub driver: Option<DriverFact>,
     pub gpus: Vec<Gpu>,
+    /// NVIDIA hardware was seen (PCI, device nodes, the kernel module, NVML) or named with
+    /// --gpu, even where no GPU model could be identified.
+    pub gpu_seen: bool,
     /// (3, 12).
     pub python: Option<Given<(u32, u32)>>,
     /// None with `platform_name` set: a CPU no official CUDA wheel is built for.
@@ -103,6 +106,16 @@ pub struct Machine {
     pub torch_cudnn_major: Option<u32>,
     /// The nvcc a source build would use (`CUDA_HOME`, PATH).
     pub nvcc: Option<Given<CudaVersion>>,
+    /// Frameworks installed with torch in one go, and the CUDA major each is built on: torch's
+    /// build must share it (one process, one set of nvidia-* libraries).
+    #[serde(skip)]
+    pub with_frameworks: Vec<(String, u32)>,
+    /// The CUDA major every package asked for together is tried at, newest first.
+    #[serde(skip)]
+    pub shared_cuda_major: Option<u32>,
+    /// The installed torch came from conda (a conda-meta record of `pytorch`): pip must not
+    /// install over it.
+    pub torch_from_conda: bool,
     /// The installed torch's compiled architectures as read from its binary (SASS, PTX),
     /// when read: a build labelled like an official one may lack some.
     #[serde(skip)]
@@ -241,6 +254,12 @@ pub fn parse_gpu(s: &str) -> Result<Gpu, String> {
     }
 }
 
+/// A `--python` value meant as a version ("3", "3.", "3.x") rather than a path.
+pub fn looks_like_version(s: &str) -> bool {
+    let t = s.trim();
+    !t.is_empty() && !t.contains('/') && t.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// "3.12" → (3, 12).
 pub fn parse_python(s: &str) -> Option<(u32, u32)> {
     let mut it = s.trim().trim_start_matches("python").split('.');
@@ -273,7 +292,7 @@ impl Machine {
             }),
             None => snap.driver_version(),
         };
-        let gpus = if o.gpus.is_empty() {
+        let gpus: Vec<Gpu> = if o.gpus.is_empty() {
             snap.known_gpus()
                 .into_iter()
                 .map(|g| Gpu {
@@ -358,8 +377,16 @@ impl Machine {
             };
             (!list.is_empty()).then(|| (num("sm_"), num("compute_")))
         });
+        let gpu_seen = !gpus.is_empty() || (o.gpus.is_empty() && snap.nvidia_hardware_seen());
+        let torch_from_conda = env
+            .and_then(|e| e.torch.as_ref())
+            .is_some_and(|t| t.conda_build.is_some());
         Machine {
+            with_frameworks: Vec::new(),
+            shared_cuda_major: None,
             torch_arches,
+            torch_from_conda,
+            gpu_seen,
             driver,
             gpus,
             python,
@@ -372,6 +399,41 @@ impl Machine {
             torch_cudnn_major,
             nvcc,
         }
+    }
+
+    /// This machine with torch about to be replaced: nothing installed of it counts.
+    pub fn without_torch(&self) -> Machine {
+        let mut m = self.clone();
+        m.installed.retain(|i| i.name != "torch");
+        m.torch_cuda = None;
+        m.torch_cudnn_major = None;
+        m.torch_arches = None;
+        m
+    }
+
+    /// This machine once `pick` (a torch build) is installed.
+    pub fn with_torch(&self, pick: &super::Pick) -> Machine {
+        let mut m = self.without_torch();
+        for p in &pick.pins {
+            m.installed.retain(|i| i.name != p.name);
+            let version = match &pick.torch_backend {
+                Some(b) => format!("{}+{b}", p.version),
+                None => p.version.clone(),
+            };
+            m.installed.push(Installed {
+                name: p.name.clone(),
+                version,
+                requires_torch: None,
+            });
+        }
+        m.torch_cuda = pick.cuda.clone();
+        // The cuDNN of the build stays known only where the release does not change.
+        let same_release = self
+            .installed("torch")
+            .zip(pick.pins.first())
+            .is_some_and(|(i, p)| i.version.split('+').next() == Some(p.version.as_str()));
+        m.torch_cudnn_major = self.torch_cudnn_major.filter(|_| same_release);
+        m
     }
 
     pub fn installed(&self, name: &str) -> Option<&Installed> {

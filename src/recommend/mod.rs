@@ -15,7 +15,7 @@ pub mod torch;
 
 use serde::Serialize;
 
-pub use machine::{Installer, Machine};
+pub use machine::{Installed, Installer, Machine};
 
 /// What `recommend` says about one package.
 #[derive(Debug, Clone, Serialize)]
@@ -36,15 +36,32 @@ pub struct Recommendation {
 }
 
 impl Recommendation {
-    /// The pick's command for the installer in use, as one shell line (poetry's two steps
-    /// joined with `&&`): what `check`'s fixes print.
+    /// The pick's command for the installer in use, as one shell line (several steps joined
+    /// with `&&`): what `check`'s fixes print. None where the installer needs a file edited
+    /// first (a pdm project's source): `fix_text` says what.
     pub fn fix_command(&self) -> Option<String> {
         let c = self.commands.first()?;
-        let mut lines = c.lines.clone();
-        if lines.is_empty() {
-            lines.push(c.project.as_ref()?.command.clone());
+        (!c.lines.is_empty()).then(|| c.lines.join(" && "))
+    }
+
+    /// For an installer whose command needs pyproject.toml edited first: the edit and the
+    /// command, as one instruction.
+    pub fn fix_text(&self) -> Option<String> {
+        let c = self.commands.first()?;
+        let p = c.project.as_ref()?;
+        Some(format!(
+            "Add to {}:\n{}then run: {}",
+            p.path, p.text, p.command
+        ))
+    }
+
+    /// `f` with this recommendation's fix: the command, or the edit-then-command text.
+    pub fn add_fix(&self, f: crate::findings::Finding, title: String) -> crate::findings::Finding {
+        match (self.fix_command(), self.fix_text()) {
+            (Some(cmd), _) => f.fix_cmd(title, cmd),
+            (None, Some(text)) => f.fix_text(format!("{title}. {text}")),
+            (None, None) => f,
         }
-        Some(lines.join(" && "))
     }
 }
 
@@ -72,6 +89,10 @@ pub struct Pick {
     pub build_env: Vec<(String, String)>,
     /// A source build that needs the installed torch at build time (`--no-build-isolation`).
     pub no_build_isolation: bool,
+    /// Installed distributions to uninstall first (another CUDA major's JAX plugin).
+    pub uninstall: Vec<String>,
+    /// conda packages to remove first: pip must not install over conda's torch.
+    pub conda_remove: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -201,6 +222,27 @@ pub(crate) fn choose<T>(
                     found += 1;
                 }
             }
+            // No single change is enough: the first candidate failing only tests the user can
+            // change needs all of them.
+            if changes.is_empty() {
+                if let Some(i) = judged
+                    .iter()
+                    .position(|j| j.failures.iter().all(|f| f.test != Test::Gpu))
+                {
+                    let what: Vec<String> = judged[i]
+                        .failures
+                        .iter()
+                        .filter_map(|f| f.change.clone())
+                        .collect();
+                    if !what.is_empty() {
+                        changes.push(Change {
+                            what: what.join("; and "),
+                            then: Some(judged[i].label.clone()),
+                        });
+                        near.push(i);
+                    }
+                }
+            }
             let mut listed: Vec<usize> = (0..judged.len().min(LISTED_WHEN_NOTHING_FITS)).collect();
             for i in near {
                 if !listed.contains(&i) {
@@ -215,36 +257,102 @@ pub(crate) fn choose<T>(
     }
 }
 
-/// What to recommend for: the package names asked, with torch's companions.
+/// What to recommend for the package names asked. torch and the companions named with it
+/// form one install line. Asked together with torch, the other frameworks are one install:
+/// the torch they pin constrains torch's choice, and they are then judged against the torch
+/// chosen (its CUDA major, its cuDNN), so that the answer is a set that works together.
 pub fn recommend(machine: &Machine, packages: &[String]) -> Vec<Recommendation> {
     let asked: Vec<String> = if packages.is_empty() {
         vec!["torch".into()]
     } else {
         packages.iter().map(|p| normalise(p)).collect()
     };
-    let mut out = Vec::new();
-    // torch and the companions named with it form one install line.
-    let companions: Vec<&str> = ["torchvision", "torchaudio"]
+    let frameworks = asked
+        .iter()
+        .filter(|a| !matches!(a.as_str(), "torch" | "torchvision" | "torchaudio"))
+        .count();
+    let torch = asked.iter().any(|a| a == "torch");
+    // Packages installed together share one CUDA major (one set of nvidia-* libraries in one
+    // process): the newest major every one of them has a build for.
+    if machine.cuda.is_none() && (frameworks >= 2 || (torch && frameworks >= 1)) {
+        for major in [13, 12, 11] {
+            let mut m = machine.clone();
+            m.shared_cuda_major = Some(major);
+            let mut recs = recommend_set(&m, &asked);
+            if recs.iter().all(|r| r.pick.is_some()) {
+                if let Some(r) = recs.first_mut() {
+                    r.notes.push(format!("CUDA {major}.x for every package: the newest CUDA major all of them have a fitting build for (one process loads one set of CUDA libraries)."));
+                }
+                return recs;
+            }
+        }
+    }
+    recommend_set(machine, &asked)
+}
+
+/// The packages asked, each judged as described above, on this machine.
+fn recommend_set(machine: &Machine, asked: &[String]) -> Vec<Recommendation> {
+    let named: Vec<&str> = ["torchvision", "torchaudio"]
         .into_iter()
         .filter(|c| asked.iter().any(|a| a == c))
         .collect();
-    if asked.iter().any(|a| a == "torch") {
-        let with: Vec<&str> = if companions.is_empty() {
-            vec!["torchvision", "torchaudio"]
-        } else {
-            companions.clone()
-        };
-        out.push(torch::recommend(machine, &with));
-    } else {
-        for c in &companions {
+    let others: Vec<&str> = asked
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !matches!(*a, "torch" | "torchvision" | "torchaudio"))
+        .collect();
+    let mut out = Vec::new();
+    if !asked.iter().any(|a| a == "torch") {
+        for c in &named {
             out.push(torch::recommend_companion(machine, c));
         }
-    }
-    for a in &asked {
-        if matches!(a.as_str(), "torch" | "torchvision" | "torchaudio") {
-            continue;
+        for a in &others {
+            out.push(frameworks::recommend(machine, a));
         }
-        out.push(frameworks::recommend(machine, a));
+        return out;
+    }
+    let with = if named.is_empty() {
+        torch::default_companions(machine)
+    } else {
+        named
+    };
+    // torch will be (re)installed: the frameworks' own choice does not depend on the
+    // installed one, and the torch each then pins joins what torch must satisfy.
+    let without_torch = machine.without_torch();
+    let mut for_torch = machine.clone();
+    for a in &others {
+        let r = frameworks::recommend(&without_torch, a);
+        if let Some(p) = &r.pick {
+            let major = p
+                .cuda
+                .as_deref()
+                .and_then(crate::compat::CudaVersion::parse);
+            if let (Some(c), false) = (major, p.no_build_isolation) {
+                for_torch.with_frameworks.push((p.label.clone(), c.major));
+            }
+        }
+        let pinned = r.pick.as_ref().and_then(|p| {
+            let pin = p.pins.first()?;
+            let row = crate::compat::packages::release_of(&pin.name, &pin.version)?;
+            Some((pin.clone(), row.torch?))
+        });
+        if let Some((pin, spec)) = pinned {
+            for_torch.installed.retain(|i| i.name != pin.name);
+            for_torch.installed.push(Installed {
+                name: pin.name,
+                version: pin.version,
+                requires_torch: Some(spec.to_string()),
+            });
+        }
+    }
+    let torch_rec = torch::recommend(&for_torch, &with);
+    let after = match &torch_rec.pick {
+        Some(p) => machine.with_torch(p),
+        None => without_torch,
+    };
+    out.push(torch_rec);
+    for a in &others {
+        out.push(frameworks::recommend(&after, a));
     }
     out
 }

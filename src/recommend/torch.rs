@@ -165,9 +165,53 @@ pub(crate) fn pin_failures(m: &Machine, release: &str, skip: &[&str]) -> Vec<Fai
         .collect()
 }
 
+/// The companions that come with torch when none is named: those installed beside an
+/// installed torch (what `check`'s fixes reinstall), else both.
+pub fn default_companions(m: &Machine) -> Vec<&'static str> {
+    match m.installed("torch") {
+        Some(_) => ["torchvision", "torchaudio"]
+            .into_iter()
+            .filter(|c| m.installed(c).is_some())
+            .collect(),
+        None => vec!["torchvision", "torchaudio"],
+    }
+}
+
+/// The exact torch an installed or co-installed distribution pins, where it is another patch
+/// of `release`'s minor.
+fn exact_pin_in_minor(m: &Machine, release: &str, skip: &[&str]) -> Option<String> {
+    m.installed
+        .iter()
+        .filter(|i| i.name != "torch" && !skip.contains(&i.name.as_str()))
+        .filter_map(|i| i.requires_torch.as_deref()?.trim().strip_prefix("=="))
+        .map(|v| v.trim().to_string())
+        .find(|v| !v.contains(['*', ',']) && release_minor(v) == release_minor(release))
+}
+
+/// Another build of the same release is installed (`2.7.1+cpu` for `2.7.1+cu126`): pip
+/// considers `torch==2.7.1` met and must be told to replace it. A different release needs no
+/// such flag.
+fn needs_reinstall(m: &Machine, pins: &[Pin], variant: &str) -> bool {
+    pins.iter().any(|p| {
+        m.installed(&p.name).is_some_and(|i| {
+            i.version.split('+').next() == Some(p.version.as_str())
+                && !same_build(m, i, &p.version, variant)
+        })
+    })
+}
+
+/// pip must not install over a torch conda manages.
+fn conda_remove(m: &Machine) -> Vec<String> {
+    if m.torch_from_conda {
+        vec!["pytorch".into()]
+    } else {
+        Vec::new()
+    }
+}
+
 /// torch with `with` (torchvision, torchaudio) at the releases that declare it.
 pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
-    if m.gpus.is_empty() && m.driver.is_none() {
+    if !m.gpu_seen && m.driver.is_none() && m.cuda.is_none() {
         return recommend_cpu(m, with);
     }
     let platform = m.platform.as_ref().map(|p| p.value);
@@ -179,10 +223,22 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
         .iter()
         .filter(|b| b.platform == rows_platform)
         .collect();
-    rows.sort_by_key(|b| installed_minor.is_none() || release_minor(b.release) != installed_minor);
-    let judged: Vec<Judged<&'static TorchBuild>> = rows
+    // Within it, the installed build itself first: a working variant is not replaced.
+    let installed_variant = m.installed("torch").map(|t| t.clone());
+    rows.sort_by_key(|b| {
+        let other_release =
+            installed_minor.is_none() || release_minor(b.release) != installed_minor;
+        let other_build = !installed_variant
+            .as_ref()
+            .is_some_and(|i| same_build(m, i, b.release, b.variant));
+        (other_release, other_build)
+    });
+    let judged: Vec<Judged<(&'static TorchBuild, String)>> = rows
         .into_iter()
         .map(|b| {
+            // A row stands for its minor release: an exact pin of another patch of it
+            // (vllm's torch==2.14.0) is that row's build at the pinned patch.
+            let release = exact_pin_in_minor(m, b.release, with).unwrap_or(b.release.to_string());
             let mut failures = Vec::new();
             if platform.is_none() {
                 failures.push(
@@ -215,10 +271,30 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
                 failures.extend(driver_failures(m, c));
             }
             failures.extend(gpu_failures(m, b));
-            failures.extend(pin_failures(m, b.release, with));
+            failures.extend(pin_failures(m, &release, with));
+            if let (Some(mj), Some(c)) = (m.shared_cuda_major, cuda) {
+                if c.major != mj {
+                    failures.push(Failure::new(
+                        Test::Pin,
+                        format!(
+                            "CUDA {c}: the packages asked for together are tried at CUDA {mj}.x"
+                        ),
+                    ));
+                }
+            }
+            for (label, major) in &m.with_frameworks {
+                if cuda.is_some_and(|c| c.major != *major) {
+                    failures.push(
+                        Failure::new(Test::Pin, format!("{label} is built on CUDA {major}"))
+                            .change(format!(
+                                "{label} for another CUDA, or a separate environment"
+                            )),
+                    );
+                }
+            }
             Judged {
-                item: b,
-                label: format!("torch {}+{}", b.release, b.variant),
+                label: format!("torch {release}+{}", b.variant),
+                item: (b, release),
                 failures,
             }
         })
@@ -227,7 +303,7 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
     let newest_fresh = installed_minor.and_then(|minor| {
         judged
             .iter()
-            .find(|j| release_minor(j.item.release) != Some(minor) && j.failures.is_empty())
+            .find(|j| release_minor(j.item.0.release) != Some(minor) && j.failures.is_empty())
             .map(|j| j.label.clone())
     });
     let all_gpu = !judged.is_empty()
@@ -254,17 +330,24 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
     if m.driver.is_none() {
         notes.push("No NVIDIA driver was seen: the CUDA variant is chosen for the GPUs only; pass --driver to check it against a driver.".into());
     }
+    if m.gpus.is_empty() {
+        notes.push(if m.gpu_seen {
+            "An NVIDIA GPU is present but its model was not identified: the build is chosen without its architecture; pass --gpu (sm_90, a name) to check it.".to_string()
+        } else {
+            "No GPU was identified: the build is chosen for the driver only; pass --gpu (sm_90, a name) to check its architectures.".to_string()
+        });
+    }
     let pick = chosen.map(|j| {
-        let b = j.item;
+        let (b, release) = j.item;
         let mut pins = vec![Pin {
             name: "torch".into(),
-            version: b.release.into(),
-            requirement: format!("torch=={}", b.release),
+            version: release.clone(),
+            requirement: format!("torch=={release}"),
         }];
         for name in with {
-            match companions::newest_for(name, b.release) {
+            match companions::newest_for(name, &release) {
                 Some(r) => pins.push(pin_of(r)),
-                None => notes.push(format!("No {name} release on PyPI declares torch {}: it is left out.", b.release)),
+                None => notes.push(format!("No {name} release on PyPI declares torch {release}: it is left out.")),
             }
         }
         if !b.confirmed() {
@@ -273,23 +356,25 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
                 j.label
             ));
         }
-        let kept = installed_minor.is_some() && release_minor(b.release) == installed_minor;
+        let kept = installed_minor.is_some() && release_minor(&release) == installed_minor;
         if kept {
             if let Some(newer) = &newest_fresh {
                 notes.push(format!("A newer build fits this machine too: {newer} (`--fresh` answers for a new environment)."));
             }
         }
-        let reinstall = pins.iter().any(|p| {
+        let installed_same = pins.iter().all(|p| {
             m.installed(&p.name)
-                .is_some_and(|i| !same_build(m, i, &p.version, b.variant))
-        }) || installed_lacks_gpus(m);
-        if !reinstall && pins.iter().all(|p| m.installed(&p.name).is_some()) {
+                .is_some_and(|i| same_build(m, i, &p.version, b.variant))
+        });
+        let lacks = installed_same && installed_lacks_gpus(m);
+        let reinstall = needs_reinstall(m, &pins, b.variant) || lacks;
+        if installed_same && !lacks {
             notes.push("This build is what the environment has: nothing to install.".into());
         }
         let gpus: Vec<String> = m.gpus.iter().map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor)).fold(Vec::new(), |mut v, s| { if !v.contains(&s) { v.push(s) } v });
         let mut why = Vec::new();
         if kept {
-            why.push(format!("keeps the installed release {}", b.release));
+            why.push(format!("keeps the installed release {release}"));
         } else {
             why.push("the newest build that fits".to_string());
         }
@@ -315,6 +400,8 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
             no_deps: false,
             build_env: Vec::new(),
             no_build_isolation: false,
+            uninstall: Vec::new(),
+            conda_remove: conda_remove(m),
         }
     });
     finish("torch", m, pick, considered, not_listed, must_change, notes)
@@ -360,6 +447,15 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
         .into_iter()
         .map(|r| {
             let mut failures: Vec<Failure> = python_failure(m, r, platform).into_iter().collect();
+            if m.platform.is_none() {
+                failures.push(
+                    Failure::new(
+                        Test::Platform,
+                        format!("no official build of torch for {}", m.platform_name),
+                    )
+                    .change("an x86_64 or aarch64 machine"),
+                );
+            }
             failures.extend(pin_failures(m, r, with));
             Judged {
                 item: r,
@@ -385,11 +481,12 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
                 )),
             }
         }
-        let reinstall = pins.iter().any(|p| {
+        let reinstall = needs_reinstall(m, &pins, "cpu");
+        let installed_same = pins.iter().all(|p| {
             m.installed(&p.name)
-                .is_some_and(|i| i.version != format!("{}+cpu", p.version))
+                .is_some_and(|i| i.version == format!("{}+cpu", p.version))
         });
-        if !reinstall && pins.iter().all(|p| m.installed(&p.name).is_some()) {
+        if installed_same {
             notes.push("This build is what the environment has: nothing to install.".into());
         }
         Pick {
@@ -412,6 +509,8 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
             no_deps: false,
             build_env: Vec::new(),
             no_build_isolation: false,
+            uninstall: Vec::new(),
+            conda_remove: conda_remove(m),
         }
     });
     finish("torch", m, pick, considered, not_listed, must_change, notes)
@@ -490,7 +589,10 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
         let index = variant
             .as_deref()
             .filter(|v| v.starts_with("cu") || *v == "cpu" || v.starts_with("rocm"));
-        let reinstall = m.installed(name).is_some();
+        // Only the same release in another build needs pip told to replace it.
+        let reinstall = m
+            .installed(name)
+            .is_some_and(|i| i.version.split('+').next() == Some(r.version) && Some(i.version.as_str()) != variant.as_deref().map(|v| format!("{}+{v}", r.version)).as_deref());
         Pick {
             label: j.label,
             pins: vec![pin_of(r)],
@@ -506,6 +608,8 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
             no_deps: true,
             build_env: Vec::new(),
             no_build_isolation: false,
+            uninstall: Vec::new(),
+            conda_remove: Vec::new(),
         }
     });
     finish(

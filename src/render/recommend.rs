@@ -166,12 +166,14 @@ pub fn render_markdown(m: &Machine, recs: &[Recommendation]) -> String {
             Some(p) => {
                 out.push_str(&format!("\n### {}: {}\n\n", r.package, p.label));
                 if let Some(c) = r.commands.first() {
-                    out.push_str("```sh\n");
-                    for l in &c.lines {
-                        out.push_str(l);
-                        out.push('\n');
+                    if !c.lines.is_empty() {
+                        out.push_str("```sh\n");
+                        for l in &c.lines {
+                            out.push_str(l);
+                            out.push('\n');
+                        }
+                        out.push_str("```\n");
                     }
-                    out.push_str("```\n");
                     if let Some(f) = &c.project {
                         out.push_str(&format!(
                             "\nIn a {} project, add to `{}`:\n\n```toml\n{}```\n\nthen `{}`\n",

@@ -81,12 +81,23 @@ fn run(snap: &Snapshot) -> Outcome {
             .as_ref()
             .map(|t| t.dist_version.clone())
             .unwrap_or_default();
+        // JAX's plugin and PJRT wheels are one framework: one finding.
+        let mut reported: Vec<&str> = Vec::new();
         for d in &env.frameworks {
             let Some((fc, fnn)) = needs(d) else { continue };
             let cudnn_clash = matches!((tn, fnn), (Some(a), Some(b)) if a != b);
             if fc == tc && !cudnn_clash {
                 continue;
             }
+            let group = if d.name.starts_with("jax") {
+                "jax"
+            } else {
+                d.name.as_str()
+            };
+            if reported.contains(&group) {
+                continue;
+            }
+            reported.push(group);
             let what = if fc != tc {
                 format!("CUDA {fc} (torch uses CUDA {tc})")
             } else {
@@ -111,14 +122,14 @@ fn run(snap: &Snapshot) -> Outcome {
             };
             if packages::tables().iter().any(|(n, _)| *n == package) {
                 let rec = recommend::frameworks::recommend(&Machine::for_env(snap, env), package);
-                if let (Some(p), Some(cmd)) = (&rec.pick, rec.fix_command()) {
+                if let Some(p) = &rec.pick {
                     if let Some(f) = out.last_mut() {
-                        *f = f.clone().fix_cmd(
+                        *f = rec.add_fix(
+                            f.clone(),
                             format!(
                                 "Or install {}, built for the CUDA and cuDNN majors torch uses",
                                 p.label
                             ),
-                            cmd,
                         );
                     }
                 }

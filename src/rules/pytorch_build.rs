@@ -75,7 +75,8 @@ fn run(snap: &Snapshot) -> Outcome {
             .as_ref()
             .and_then(|p| p.cuda.clone())
             .unwrap_or_else(|| "?".into());
-        let fix = rec.fix_command();
+        // A CPU build is no fix for these findings.
+        let cuda_pick = rec.pick.as_ref().filter(|p| p.cuda.is_some());
         match t.kind() {
             "rocm" => out.push(
                 Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a ROCm (AMD) build: it cannot use NVIDIA GPUs"))
@@ -89,11 +90,8 @@ fn run(snap: &Snapshot) -> Outcome {
                 if let Some(m) = t.conda_mutex.as_deref().filter(|m| *m == "cpu") {
                     f = f.evidence(key.clone(), format!("conda pytorch-mutex={m} (build {})", t.conda_build.as_deref().unwrap_or("?")), format!("{}/conda-meta", env.site));
                 }
-                if let Some(cmd) = &fix {
-                    f = f.fix_cmd(
-                        format!("Install the CUDA build (CUDA {rec_cuda} for {})", driver_text(&driver)),
-                        cmd.clone(),
-                    );
+                if let Some(p) = cuda_pick {
+                    f = rec.add_fix(f, format!("Install the CUDA build {} (CUDA {rec_cuda} for {})", p.label, driver_text(&driver)));
                 }
                 out.push(f);
             }
@@ -109,8 +107,8 @@ fn run(snap: &Snapshot) -> Outcome {
                             .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
                             .evidence(Subject::DriverVersion, format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
                             .fix_text(d.upgrade_to(needed));
-                        if let Some(cmd) = &fix {
-                            f = f.fix_cmd(format!("Or install the newest torch built for a CUDA this driver runs (CUDA {rec_cuda})"), cmd.clone());
+                        if let Some(p) = cuda_pick {
+                            f = rec.add_fix(f, format!("Or install {} (CUDA {rec_cuda}), which this driver runs", p.label));
                         }
                         out.push(f);
                     }
@@ -160,12 +158,12 @@ fn run(snap: &Snapshot) -> Outcome {
                     if !crate::compat::sources::is_confirmed(&source) {
                         f.detail = format!("{} This architecture list is a table row that no primary source confirms (no release file, no scanned wheel); `python -c \"import torch; print(torch._C._cuda_getArchFlags())\"` prints the build's own.", f.detail);
                     }
-                    f = match (&rec.pick, &fix) {
-                        (Some(p), Some(cmd)) => {
-                            let confirmed = builds_of(&p.pins[0].version, platform.unwrap_or(Platform::X86_64))
-                                .find(|b| p.torch_backend.as_deref() == Some(b.variant))
+                    f = match cuda_pick {
+                        Some(p) => {
+                            let confirmed = p.pins.first().and_then(|pin| builds_of(&pin.version, platform.unwrap_or(Platform::X86_64))
+                                .find(|b| p.torch_backend.as_deref() == Some(b.variant)))
                                 .is_none_or(|b| b.confirmed());
-                            f.fix_cmd(format!("Install {} (CUDA {rec_cuda}), which has {} kernels{}", p.label, g.cc.sm(), if confirmed { "" } else { " (an architecture list not confirmed by a primary source)" }), cmd.clone())
+                            rec.add_fix(f, format!("Install {} (CUDA {rec_cuda}), which has {} kernels{}", p.label, g.cc.sm(), if confirmed { "" } else { " (an architecture list not confirmed by a primary source)" }))
                         }
                         _ => f.fix_text(format!("No official torch build supports {} with this driver: build from source with TORCH_CUDA_ARCH_LIST={}.{} or upgrade the driver (`gpudoctor recommend torch` says which)", g.cc.sm(), g.cc.major, g.cc.minor)),
                     };

@@ -113,11 +113,14 @@ fn run(snap: &Snapshot) -> Outcome {
             // The one recommender: the newest release declaring this torch, from torch's
             // index, --no-deps so that torch stays.
             let rec = recommend::torch::recommend_companion(&Machine::for_env(snap, env), &c.name);
-            f = match (&rec.pick, rec.fix_command()) {
-                (Some(p), Some(cmd)) => {
-                    let spec = companions::release(&c.name, &p.pins[0].version)
+            f = match &rec.pick {
+                Some(p) => {
+                    let spec = p
+                        .pins
+                        .first()
+                        .and_then(|pin| companions::release(&c.name, &pin.version))
                         .map_or(String::new(), |r| r.requires_torch.to_string());
-                    f.fix_cmd(format!("Install the {} that declares torch{spec} (the newest that accepts torch {tv}), from the same index as torch", c.name), cmd)
+                    rec.add_fix(f, format!("Install the {} that declares torch{spec} (the newest that accepts torch {tv}), from the same index as torch", c.name))
                 }
                 _ => f.fix_text(format!("No {} release on PyPI declares a torch this old or new; reinstall torch and {} together from one index and release line", c.name, c.name)),
             };
@@ -251,7 +254,7 @@ mod tests {
         );
         assert_eq!(
             first_cmd(&f),
-            "pip install --force-reinstall --no-deps torchvision==0.29.2 --index-url https://download.pytorch.org/whl/cu132"
+            "pip install --no-deps torchvision==0.29.2 --index-url https://download.pytorch.org/whl/cu132"
         );
         // A METADATA pin is believed over the table (a local build of 0.29.2 pinned to 2.13).
         let mut tv = dist("torchvision", "0.29.2");
