@@ -224,7 +224,7 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
         .filter(|b| b.platform == rows_platform)
         .collect();
     // Within it, the installed build itself first: a working variant is not replaced.
-    let installed_variant = m.installed("torch").map(|t| t.clone());
+    let installed_variant = m.installed("torch").cloned();
     rows.sort_by_key(|b| {
         let other_release =
             installed_minor.is_none() || release_minor(b.release) != installed_minor;
