@@ -6,17 +6,7 @@ mod util;
 use serde_json::Value;
 use util::*;
 
-/// A GPU host (driver `driver`, GPU model `gpu`) with a venv holding torch `version`.
-fn host(driver: &str, gpu: &str) -> FakeRoot {
-    let r = FakeRoot::new();
-    r.modules(&["nvidia_uvm", "nvidia"]).nvidia_version(driver);
-    r.node("nvidiactl", 0o666)
-        .node("nvidia-uvm", 0o666)
-        .node("nvidia0", 0o666);
-    r.gpu("0000:18:00.0", Some("nvidia"))
-        .driver_gpu("0000:18:00.0", gpu, 0);
-    r
-}
+use util::gpu_host as host;
 
 fn check(r: &FakeRoot) -> (i32, Value) {
     json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"))

@@ -327,17 +327,7 @@ fn bad_input_is_a_usage_error() {
     }
 }
 
-/// A GPU host (driver, GPU model) as tests/pytorch.rs builds them.
-fn host(driver: &str, gpu: &str) -> FakeRoot {
-    let r = FakeRoot::new();
-    r.modules(&["nvidia_uvm", "nvidia"]).nvidia_version(driver);
-    r.node("nvidiactl", 0o666)
-        .node("nvidia-uvm", 0o666)
-        .node("nvidia0", 0o666);
-    r.gpu("0000:18:00.0", Some("nvidia"))
-        .driver_gpu("0000:18:00.0", gpu, 0);
-    r
-}
+use util::gpu_host as host;
 
 fn check_fix(r: &FakeRoot, code: &str) -> String {
     let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"));

@@ -98,10 +98,11 @@ fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
     let reqs = reqs.join(" ");
     let names: Vec<String> = p.pins.iter().map(|x| format!("\"{}\"", x.name)).collect();
     let env = env_prefix(p);
-    let pip_like = |tool: &str| {
+    // pip's and uv's install lines differ in the reinstall flag and how the index is named.
+    let install_line = |tool: &str, reinstall_flag: &str| {
         let mut line = format!("{env}{tool} install");
         if p.reinstall {
-            line.push_str(" --force-reinstall");
+            line.push_str(reinstall_flag);
         }
         if p.no_deps {
             line.push_str(" --no-deps");
@@ -111,6 +112,10 @@ fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
         }
         line.push(' ');
         line.push_str(&reqs);
+        line
+    };
+    let pip_like = |tool: &str| {
+        let mut line = install_line(tool, " --force-reinstall");
         if let Some(u) = &p.index_url {
             line.push_str(&format!(" --index-url {u}"));
         }
@@ -129,18 +134,7 @@ fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
             project: None,
         },
         Installer::Uv => {
-            let mut line = format!("{env}uv pip install");
-            if p.reinstall {
-                line.push_str(" --reinstall");
-            }
-            if p.no_deps {
-                line.push_str(" --no-deps");
-            }
-            if p.no_build_isolation {
-                line.push_str(" --no-build-isolation");
-            }
-            line.push(' ');
-            line.push_str(&reqs);
+            let mut line = install_line("uv pip", " --reinstall");
             match (&p.torch_backend, &p.index_url) {
                 (Some(b), _) => line.push_str(&format!(" --torch-backend={b}")),
                 (None, Some(u)) => line.push_str(&format!(" --index-url {u}")),

@@ -5,7 +5,9 @@
 
 use super::machine::Machine;
 use super::torch::{driver_failures, finish, gpu_driver_failures, pin_failures};
-use super::{choose, python_range, Failure, Judged, Pick, Pin, Recommendation, Test};
+use super::{
+    choose, python_range, wanted_cuda_failure, Failure, Judged, Pick, Pin, Recommendation, Test,
+};
 use crate::compat::packages::{tables, Delivery, PackageRelease};
 use crate::compat::{CudaVersion, DriverVersion};
 use crate::pyversion::satisfies;
@@ -94,21 +96,8 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
         }
     }
     let cuda = r.cuda.and_then(CudaVersion::parse);
-    if let (Some(w), Some(c)) = (m.cuda, cuda) {
-        if !w.accepts(c) {
-            out.push(
-                Failure::new(
-                    Test::Cuda,
-                    format!("CUDA {c}, not the {} asked for", w.text()),
-                )
-                .change(format!(
-                    "--cuda {}.{} instead of {}",
-                    c.major,
-                    c.minor,
-                    w.text()
-                )),
-            );
-        }
+    if let Some(c) = cuda {
+        out.extend(wanted_cuda_failure(m, c));
     }
     if let (Some(mj), Some(c)) = (m.shared_cuda_major, cuda) {
         if c.major != mj && r.delivery == Delivery::Wheel {

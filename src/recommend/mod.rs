@@ -158,6 +158,23 @@ impl Failure {
     }
 }
 
+/// A candidate of another CUDA than `--cuda` asked for.
+pub(crate) fn wanted_cuda_failure(m: &Machine, c: crate::compat::CudaVersion) -> Option<Failure> {
+    let w = m.cuda?;
+    (!w.accepts(c)).then(|| {
+        Failure::new(
+            Test::Cuda,
+            format!("CUDA {c}, not the {} asked for", w.text()),
+        )
+        .change(format!(
+            "--cuda {}.{} instead of {}",
+            c.major,
+            c.minor,
+            w.text()
+        ))
+    })
+}
+
 /// One candidate and the tests it failed.
 pub(crate) struct Judged<T> {
     pub item: T,

@@ -3,7 +3,10 @@
 //! that torch, from PyTorch's index for the variant.
 
 use super::machine::{Installed, Machine};
-use super::{choose, commands, python_range, Failure, Judged, Pick, Pin, Recommendation, Test};
+use super::{
+    choose, commands, python_range, wanted_cuda_failure, Failure, Judged, Pick, Pin,
+    Recommendation, Test,
+};
 use crate::compat::companions::{self, CompanionRelease};
 use crate::compat::driver::{driver_verdict_on, DriverVerdict};
 use crate::compat::torch::{covers, local_variant, release_minor, Platform, TorchBuild, BUILDS};
@@ -250,21 +253,8 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
                 );
             }
             let cuda = b.cuda();
-            if let (Some(w), Some(c)) = (m.cuda, cuda) {
-                if !w.accepts(c) {
-                    failures.push(
-                        Failure::new(
-                            Test::Cuda,
-                            format!("CUDA {c}, not the {} asked for", w.text()),
-                        )
-                        .change(format!(
-                            "--cuda {}.{} instead of {}",
-                            c.major,
-                            c.minor,
-                            w.text()
-                        )),
-                    );
-                }
+            if let Some(c) = cuda {
+                failures.extend(wanted_cuda_failure(m, c));
             }
             failures.extend(python_failure(m, b.release, rows_platform));
             if let Some(c) = cuda {
@@ -339,17 +329,7 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
     }
     let pick = chosen.map(|j| {
         let (b, release) = j.item;
-        let mut pins = vec![Pin {
-            name: "torch".into(),
-            version: release.clone(),
-            requirement: format!("torch=={release}"),
-        }];
-        for name in with {
-            match companions::newest_for(name, &release) {
-                Some(r) => pins.push(pin_of(r)),
-                None => notes.push(format!("No {name} release on PyPI declares torch {release}: it is left out.")),
-            }
-        }
+        let pins = torch_pins(&release, with, &mut notes);
         if !b.confirmed() {
             notes.push(format!(
                 "No primary source confirms the architecture list of {} (see its source in --format json); after installing, `python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints it.",
@@ -467,20 +447,7 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
     let (chosen, considered, not_listed, must_change) = choose(judged);
     let mut notes = vec!["No NVIDIA GPU or driver was seen: this is the CPU build. Pass --gpu and --driver to answer for a GPU machine.".to_string()];
     let pick = chosen.map(|j| {
-        let mut pins = vec![Pin {
-            name: "torch".into(),
-            version: j.item.into(),
-            requirement: format!("torch=={}", j.item),
-        }];
-        for name in with {
-            match companions::newest_for(name, j.item) {
-                Some(r) => pins.push(pin_of(r)),
-                None => notes.push(format!(
-                    "No {name} release on PyPI declares torch {}: it is left out.",
-                    j.item
-                )),
-            }
-        }
+        let pins = torch_pins(j.item, with, &mut notes);
         let reinstall = needs_reinstall(m, &pins, "cpu");
         let installed_same = pins.iter().all(|p| {
             m.installed(&p.name)
@@ -525,6 +492,24 @@ impl CudaText for TorchBuild {
         self.cuda()
             .map_or_else(|| self.variant.to_string(), |c| c.to_string())
     }
+}
+
+/// torch at `release` and each companion at the newest release whose wheel declares it.
+fn torch_pins(release: &str, with: &[&str], notes: &mut Vec<String>) -> Vec<Pin> {
+    let mut pins = vec![Pin {
+        name: "torch".into(),
+        version: release.into(),
+        requirement: format!("torch=={release}"),
+    }];
+    for name in with {
+        match companions::newest_for(name, release) {
+            Some(r) => pins.push(pin_of(r)),
+            None => notes.push(format!(
+                "No {name} release on PyPI declares torch {release}: it is left out."
+            )),
+        }
+    }
+    pins
 }
 
 fn pin_of(r: &CompanionRelease) -> Pin {

@@ -24,6 +24,19 @@ pub struct FakeRoot {
 pub const ALICE: &str = "alice";
 pub const BOB: &str = "bob";
 
+/// A GPU host: the NVIDIA modules at `driver`, its device nodes, and one GPU named `gpu`
+/// bound to the driver.
+pub fn gpu_host(driver: &str, gpu: &str) -> FakeRoot {
+    let r = FakeRoot::new();
+    r.modules(&["nvidia_uvm", "nvidia"]).nvidia_version(driver);
+    r.node("nvidiactl", 0o666)
+        .node("nvidia-uvm", 0o666)
+        .node("nvidia0", 0o666);
+    r.gpu("0000:18:00.0", Some("nvidia"))
+        .driver_gpu("0000:18:00.0", gpu, 0);
+    r
+}
+
 impl FakeRoot {
     /// A machine with Ubuntu 22.04, kernel 6.8 and no NVIDIA anything.
     pub fn new() -> FakeRoot {
