@@ -979,3 +979,50 @@ fn nothing_fits_without_several_changes() {
         .to_string();
     assert!(what.contains("Python") && what.contains("driver"), "{what}");
 }
+
+/// docs/recommend.md's examples are what this build prints at 100 columns: each ```text block
+/// that starts with `$ gpudoctor recommend …` is run (on an empty root) and compared, line by
+/// line, with the lines the block shows.
+#[test]
+fn the_documented_examples_are_what_it_prints() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/recommend.md"),
+    )
+    .unwrap();
+    let mut checked = 0;
+    for block in doc.split("```text\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        let mut lines = block.lines();
+        let Some(cmd) = lines.next().and_then(|l| l.strip_prefix("$ gpudoctor ")) else {
+            continue;
+        };
+        // Words, with "double quoted" ones kept whole.
+        let args: Vec<String> = cmd
+            .split('"')
+            .enumerate()
+            .flat_map(|(i, part)| {
+                if i % 2 == 1 {
+                    vec![part.to_string()]
+                } else {
+                    part.split_whitespace().map(String::from).collect()
+                }
+            })
+            .collect();
+        let r = FakeRoot::new();
+        let out = run(r.cmd().env("COLUMNS", "100").args(&args));
+        let shown: Vec<&str> = lines.collect();
+        let printed: Vec<&str> = out.stdout.lines().collect();
+        // A block may show the head of the output only.
+        let start = printed
+            .iter()
+            .position(|l| *l == shown[0])
+            .unwrap_or_else(|| panic!("{cmd}: {:?} not printed:\n{}", shown[0], out.stdout));
+        assert_eq!(
+            &printed[start..(start + shown.len()).min(printed.len())],
+            &shown[..],
+            "{cmd}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "examples checked: {checked}");
+}
