@@ -931,7 +931,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__recommend)
-            opts="-q -v -h --driver --gpu --python --platform --installer --cuda --fresh --format --json --fail-on --only --skip --root --timeout --from --nvml-lib --color --quiet --verbose --config --no-config --help torch torchvision torchaudio jax tensorflow onnxruntime-gpu vllm flash-attn xformers bitsandbytes pytorch flash_attn onnxruntime tf"
+            opts="-q -v -h --driver --gpu --python --platform --installer --cuda --fresh --format --json --root --timeout --from --nvml-lib --color --quiet --verbose --config --no-config --help torch torchvision torchaudio jax tensorflow onnxruntime-gpu vllm flash-attn xformers bitsandbytes pytorch flash_attn onnxruntime tf"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -963,18 +963,6 @@ _gpudoctor() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                --fail-on)
-                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
-                    return 0
-                    ;;
-                --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
-                    return 0
-                    ;;
-                --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
                     return 0
                     ;;
                 --root)
