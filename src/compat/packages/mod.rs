@@ -113,3 +113,71 @@ pub fn release_of(package: &str, version: &str) -> Option<&'static PackageReleas
         .flat_map(|(_, rows)| rows.iter())
         .find(|r| r.version == base)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyversion::cmp_versions;
+    use std::cmp::Ordering;
+
+    /// Every table: newest first (the recommender takes the first row that fits), two rows of
+    /// one release differ in requirement or platform, and every row names its package, its
+    /// version and a source.
+    #[test]
+    fn every_table_is_newest_first_and_sourced() {
+        for (name, rows) in tables() {
+            assert!(!rows.is_empty(), "{name}");
+            for w in rows.windows(2) {
+                let order = cmp_versions(w[0].version, w[1].version);
+                assert_ne!(
+                    order,
+                    Ordering::Less,
+                    "{name}: {} before {}",
+                    w[0].version,
+                    w[1].version
+                );
+                if order == Ordering::Equal {
+                    assert!(
+                        w[0].requirement != w[1].requirement || w[0].platforms != w[1].platforms,
+                        "{name} {}: two rows alike",
+                        w[0].version
+                    );
+                }
+            }
+            for r in rows {
+                assert_eq!(r.package, name);
+                assert!(
+                    r.requirement.ends_with(&format!("=={}", r.version)),
+                    "{}",
+                    r.requirement
+                );
+                assert!(
+                    !r.source.trim().is_empty() && !r.platforms.is_empty(),
+                    "{name} {}",
+                    r.version
+                );
+                assert!(
+                    r.pythons.windows(2).all(|p| p[0] < p[1]),
+                    "{name} {}",
+                    r.version
+                );
+                assert!(
+                    r.exact.iter().all(|a| r.sass.contains(a)),
+                    "{name} {}",
+                    r.version
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn arch_specific_code_runs_on_its_own_gpu_only() {
+        let r = release_of("onnxruntime-gpu", "1.28.0").unwrap();
+        let cc = crate::compat::ComputeCapability::new;
+        assert!(r.runs_on(cc(10, 0)));
+        // sm_100a is not for 10.3, and compute_120 cannot be JIT-compiled for an older GPU.
+        assert!(!r.runs_on(cc(10, 3)));
+        // compute_120 PTX runs on 12.1.
+        assert!(r.runs_on(cc(12, 1)));
+    }
+}

@@ -326,19 +326,6 @@ const fn r(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pyversion::cmp_versions;
-    use std::cmp::Ordering;
-
-    #[test]
-    fn newest_first_one_row_per_platform() {
-        for w in RELEASES.windows(2) {
-            let order = cmp_versions(w[0].version, w[1].version);
-            assert_ne!(order, Ordering::Less);
-            if order == Ordering::Equal {
-                assert!(w[0].platforms.iter().all(|p| !w[1].platforms.contains(p)));
-            }
-        }
-    }
 
     #[test]
     fn cuda_and_cudnn_majors() {
