@@ -26,7 +26,7 @@ pub struct Recommendation {
     pub pick: Option<Pick>,
     /// The candidates judged, in the order tried, each with why it was passed over.
     pub considered: Vec<Considered>,
-    /// Candidates not listed in `considered` (older ones rejected for the same reasons).
+    /// Candidates judged but not listed in `considered` (older ones, each passed over too).
     pub not_listed: usize,
     /// When nothing fits: each change that would make a build fit, and which.
     pub must_change: Vec<Change>,
