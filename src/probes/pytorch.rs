@@ -257,8 +257,8 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
 }
 
 /// Which tool manages the environment: conda's `conda-meta` beside `lib/`, uv's line in
-/// `pyvenv.cfg`, else the INSTALLER file pip, uv, poetry and pdm write into torch's
-/// dist-info.
+/// `pyvenv.cfg`, the lockfile of the project the environment sits in (uv.lock, poetry.lock,
+/// pdm.lock), else the INSTALLER file pip, uv, poetry and pdm write into torch's dist-info.
 fn installer(fs: &HostFs, site: &Path, torch_dist: Option<&str>) -> Option<Fact<String>> {
     // site-packages → pythonX.Y → lib → the prefix.
     let prefix = site.parent()?.parent()?.parent()?;
@@ -276,6 +276,19 @@ fn installer(fs: &HostFs, site: &Path, torch_dist: Option<&str>) -> Option<Fact<
             .any(|l| l.split('=').next().is_some_and(|k| k.trim() == "uv"))
         {
             return Some(Fact::value(cfg.display().to_string(), "uv".into()));
+        }
+    }
+    // A project's own environment (`.venv` beside its lockfile): the tool that locks it.
+    if let Some(project) = prefix.parent() {
+        for (lock, tool) in [
+            ("uv.lock", "uv"),
+            ("poetry.lock", "poetry"),
+            ("pdm.lock", "pdm"),
+        ] {
+            let path = project.join(lock);
+            if fs.exists(&path) {
+                return Some(Fact::value(path.display().to_string(), tool.into()));
+            }
         }
     }
     let file = site.join(torch_dist?).join("INSTALLER");
