@@ -183,3 +183,36 @@ fn the_github_actions_step_is_valid() {
         Some("gpudoctor.json")
     );
 }
+
+/// Both recipes run the image that pkg/Containerfile builds, at this version: its entry point
+/// is gpudoctor (the Job passes only arguments) and its base has the shell the DaemonSet's
+/// loop needs.
+#[test]
+fn the_recipes_run_the_image_pkg_containerfile_builds() {
+    let blocks = yaml_blocks("## Kubernetes");
+    let docs = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
+    let expected = format!(
+        "registry.example.com/gpudoctor:{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    for doc in &docs {
+        let c = &s(doc, &["spec", "template", "spec"])["containers"][0];
+        assert_eq!(str_at(c, &["image"]), expected);
+    }
+    let job = &s(&docs[1], &["spec", "template", "spec"])["containers"][0];
+    assert!(
+        job["command"].is_badvalue(),
+        "the Job relies on the image's entry point"
+    );
+    let ds = &s(&docs[0], &["spec", "template", "spec"])["containers"][0];
+    assert_eq!(ds["command"][0].as_str(), Some("/bin/sh"));
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let containerfile = std::fs::read_to_string(root.join("pkg/Containerfile")).unwrap();
+    assert!(containerfile.contains("ENTRYPOINT [\"/usr/bin/gpudoctor\"]"));
+    assert!(containerfile.contains("ARG BASE=docker.io/library/debian:bookworm-slim"));
+    assert!(containerfile.contains(&format!("ARG VERSION={}", env!("CARGO_PKG_VERSION"))));
+    assert!(containerfile.contains(&format!("-t {expected} dist")));
+    let fleet = std::fs::read_to_string(root.join("docs/fleet.md")).unwrap();
+    assert!(fleet.contains(&format!("`{expected}` is the image [`pkg/Containerfile`]")));
+}
