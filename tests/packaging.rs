@@ -281,13 +281,15 @@ fn release_binaries_need_glibc_2_17_at_most_and_nothing_but_the_c_library() {
     }
 }
 
-/// `check --no-smoke --format json` by the binary `bin` on the node, with its fake NVML.
+/// `check --format json` by the binary `bin` on the node, with its fake NVML and libcuda
+/// (the smoke test runs on the fake GPUs).
 fn release_check(bin: &Path, node: &GpuNode) -> (i32, serde_json::Value) {
+    let cuda = node.cuda.as_ref().expect("a node with the fake libcuda");
     let out = Command::new(bin)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("NO_COLOR", "1")
-        .args(["check", "--no-smoke", "--format", "json", "--root"])
+        .args(["check", "--format", "json", "--root"])
         .arg(node.root.path())
         .arg("--nvml-lib")
         .arg(util::fake_nvml::fake_nvml_lib())
@@ -295,6 +297,13 @@ fn release_check(bin: &Path, node: &GpuNode) -> (i32, serde_json::Value) {
             util::fake_nvml::FAKE_NVML_ENV,
             node.nvml.write(&node.dir.path().join("nvml-release")),
         )
+        .arg("--cuda-lib")
+        .arg(util::fake_cuda::fake_cuda_lib())
+        .env(
+            util::fake_cuda::FAKE_CUDA_ENV,
+            cuda.write(&node.dir.path().join("cuda-release")),
+        )
+        .args(["--matmul-size", "48", "--transfer-size", "4"])
         .output()
         .unwrap();
     let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -324,15 +333,15 @@ fn verdicts(report: &serde_json::Value) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn the_release_binary_dlopens_nvml_as_the_test_build_does() {
+fn the_release_binary_loads_nvml_and_libcuda_as_the_test_build_does() {
     let Some(dir) = release_dir() else { return };
     let (_tmp, bin) = unpack(&dir, "x86_64");
     let version = ok(Command::new(&bin).arg("--version"));
     assert_eq!(stdout(&version).trim(), format!("gpudoctor {VERSION}"));
 
-    // Two H100s through the fake NVML: the zig-linked binary finds the library by path,
-    // loads it and reads the GPUs exactly as the test build does.
-    let node = GpuNode::nvml_only(2, util::gpu_node::hgx(2));
+    // Two H100s through the fake NVML and libcuda: the zig-linked binary opens both by path,
+    // reads the GPUs and runs the smoke test on them exactly as the test build does.
+    let node = GpuNode::new(2);
     let (code, report) = release_check(&bin, &node);
     let nvml = &report["snapshot"]["nvml"]["result"];
     assert_eq!(nvml["status"], "ok", "{nvml:#}");
@@ -343,7 +352,10 @@ fn the_release_binary_dlopens_nvml_as_the_test_build_does() {
             .all(|g| g["name"]["value"].as_str().unwrap_or("").contains("H100")),
         "{nvml:#}"
     );
-    let (test_code, test_report) = util::json(node.cmd().arg("check").arg("--no-smoke"));
+    assert_eq!(report["snapshot"]["probes"]["smoke"]["status"], "ok");
+    let smoke = report["snapshot"]["smoke"].to_string();
+    assert!(smoke.contains("pinned_h2d_gbps"), "{smoke}");
+    let (test_code, test_report) = util::json(node.cmd().arg("check"));
     assert_eq!(code, test_code);
     assert_eq!(verdicts(&report), verdicts(&test_report));
 }
