@@ -108,7 +108,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -263,7 +263,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown junit prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown junit prometheus html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -488,7 +488,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -582,7 +582,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -623,7 +623,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -660,7 +660,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -962,7 +962,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1077,7 +1077,7 @@ _gpudoctor() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)
@@ -1179,7 +1179,7 @@ _gpudoctor() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)

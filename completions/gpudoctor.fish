@@ -28,7 +28,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l format -d 'Output f
 json\t'The JSON report (a stable contract)'
 markdown\t'The report as Markdown, for an issue or a CI step summary'
 junit\t'JUnit XML, one testcase per check (check only)'
-prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'
+html\t'One self-contained HTML page (fleet only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -217,7 +218,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l format -d 
 json\t'The JSON report (a stable contract)'
 markdown\t'The report as Markdown, for an issue or a CI step summary'
 junit\t'JUnit XML, one testcase per check (check only)'
-prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'"
+prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'
+html\t'One self-contained HTML page (fleet only)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -390,7 +392,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-config 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -550,7 +553,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l no-confi
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -715,7 +719,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l hel
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l device -d 'Only this GPU (CUDA\'s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -889,7 +894,8 @@ pdm\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l cuda -d 'The CUDA wanted: a major (12) or major.minor (12.8, cu128)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -906,7 +912,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l no-con
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -1063,7 +1070,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l no-config 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l fail-on -d 'Exit 1 only when a finding at or above this severity appeared or got worse (without it: when anything differs, as diff(1))' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -1078,7 +1086,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l no-config -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
-markdown\t'Markdown'"
+markdown\t'Markdown'
+html\t'One self-contained HTML page (fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -193,6 +193,8 @@ pub enum Format {
     Junit,
     /// Prometheus text format for the node_exporter textfile collector (check only)
     Prometheus,
+    /// One self-contained HTML page (fleet only)
+    Html,
 }
 
 impl Format {
@@ -203,6 +205,7 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Junit => "junit",
             Format::Prometheus => "prometheus",
+            Format::Html => "html",
         }
     }
 }
@@ -216,6 +219,8 @@ pub enum ViewFormatArg {
     Json,
     /// Markdown
     Markdown,
+    /// One self-contained HTML page (fleet)
+    Html,
     /// Accepted only to point at `check --format junit`
     #[value(hide = true)]
     Junit,
@@ -239,6 +244,7 @@ impl From<ViewFormatArg> for Format {
             ViewFormatArg::Human => Format::Human,
             ViewFormatArg::Json => Format::Json,
             ViewFormatArg::Markdown => Format::Markdown,
+            ViewFormatArg::Html => Format::Html,
             ViewFormatArg::Junit => Format::Junit,
             ViewFormatArg::Prometheus => Format::Prometheus,
         }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::args::FailOn;
+use super::args::{FailOn, Format};
 use super::options::{exit_code, selection, ViewFormat};
 use super::settings::Settings;
 use super::{emit_report, CliError};
@@ -27,9 +27,9 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
             }
         }
     }
-    let has_problems = !problems.is_empty();
     let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
     let text = match format {
+        _ if g.format == Format::Html => render::fleet_html::render(&fleet, &nodes),
         ViewFormat::Json => render::fleet::render_json(&fleet),
         ViewFormat::Markdown => render::fleet::render_markdown(&fleet),
         ViewFormat::Human => {
@@ -37,10 +37,10 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
         }
     };
     emit_report(g, text.as_bytes())?;
-    // A report that could not be read is a node whose state is unknown, and no report at
-    // all is no evidence of health. (Duplicates are listed but counted once: no failure.)
-    let code = exit_code(g, fleet.worst());
-    let unusable = has_problems || fleet.nodes.is_empty();
+    // The fleet's verdict (Fleet::verdict): an unusable report, or no report at all, fails
+    // whatever --fail-on asks, unless it is never.
+    let code = exit_code(g, fleet.verdict());
+    let unusable = fleet.unusable_reports() > 0 || fleet.nodes.is_empty();
     Ok(if unusable && g.fail_on != FailOn::Never {
         1
     } else {

@@ -259,7 +259,8 @@ pub fn formats_of(command: &str) -> &'static [Format] {
             Format::Junit,
             Format::Prometheus,
         ],
-        "toolkit" | "devices" | "smoke" | "recommend" | "fleet" | "diff" | "explain" => {
+        "fleet" => &[Format::Human, Format::Json, Format::Markdown, Format::Html],
+        "toolkit" | "devices" | "smoke" | "recommend" | "diff" | "explain" => {
             &[Format::Human, Format::Json, Format::Markdown]
         }
         "config" => &[Format::Human, Format::Json],

@@ -145,6 +145,25 @@ impl Fleet {
         self.findings.iter().map(|f| f.severity).max()
     }
 
+    /// Reports that could not be used: missing, unreadable, not a report, another schema.
+    /// A duplicate is listed but not counted: its node is counted once, from its newest report.
+    pub fn unusable_reports(&self) -> usize {
+        let duplicates = self.problems_by_kind.get("duplicate").copied().unwrap_or(0);
+        self.problems_by_kind.values().sum::<usize>() - duplicates
+    }
+
+    /// The fleet's verdict, which its exit code and every view's summary mark follow: an
+    /// error when any node has one, when a report could not be used (a node whose state is
+    /// unknown) or when there is no usable report at all (no evidence of health); else the
+    /// worst finding.
+    pub fn verdict(&self) -> Option<Severity> {
+        if self.unusable_reports() > 0 || self.nodes.is_empty() {
+            Some(Severity::Error)
+        } else {
+            self.worst()
+        }
+    }
+
     /// Names of the first nodes in a group, for one line of text.
     pub fn names_line(names: &[String]) -> String {
         let mut s = names

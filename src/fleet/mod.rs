@@ -48,10 +48,6 @@ impl Problems {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.counts.is_empty()
-    }
-
     pub fn into_parts(self) -> (Vec<Problem>, BTreeMap<String, usize>) {
         (self.listed, self.counts)
     }
@@ -65,6 +61,11 @@ pub struct FindingIn {
     pub code: String,
     pub severity: Severity,
     pub title: String,
+    /// What the HTML view shows behind a heat-map cell.
+    #[serde(default)]
+    pub evidence: Vec<crate::findings::Evidence>,
+    #[serde(default)]
+    pub fix: Vec<crate::findings::Fix>,
 }
 
 #[derive(Deserialize, Default)]

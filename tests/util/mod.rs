@@ -11,6 +11,7 @@ pub mod elf;
 pub mod fake_cuda;
 pub mod fake_nvml;
 pub mod fatbin;
+pub mod fleet_nodes;
 pub mod gpu_node;
 pub mod ldcache;
 pub mod selftest;
