@@ -28,6 +28,10 @@ struct Detail<'a> {
     nodes: usize,
 }
 
+/// What makes two nodes share a row: the model, each column's finding, and what differs
+/// from the peers (what, value).
+type RowKey<'a> = (&'a str, Vec<Option<usize>>, Vec<(&'a str, &'a str)>);
+
 /// Nodes that share a row.
 struct Row<'a> {
     model: &'a str,
@@ -61,8 +65,7 @@ pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
     let mut details: Vec<Detail> = Vec::new();
     let mut detail_index: HashMap<(&str, Severity, &str, String), usize> = HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
-    let mut row_index: HashMap<(&str, Vec<Option<usize>>, Vec<(&str, &str)>), usize> =
-        HashMap::new();
+    let mut row_index: HashMap<RowKey, usize> = HashMap::new();
     for n in &f.nodes {
         let found = findings_of.get(n.source.as_str()).copied().unwrap_or(&[]);
         let mut cells: Vec<Option<usize>> = vec![None; columns.len()];
@@ -455,9 +458,8 @@ fn finding_details(out: &mut String, details: &[Detail]) {
         let (m, class) = mark(d.severity);
         let _ = write!(
             out,
-            "<div class=\"finding\" id=\"f{i}\"><h3><span class=\"m {class}\">{m}</span> {} {}[{}]: {} <span class=\"dim\">({} node{})</span></h3>",
+            "<div class=\"finding\" id=\"f{i}\"><h3><span class=\"m {class}\">{m}</span> {}[{}]: {} <span class=\"dim\">({} node{})</span></h3>",
             d.severity.as_str(),
-            "",
             esc(d.code),
             esc(d.title),
             d.nodes,

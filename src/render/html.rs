@@ -99,10 +99,10 @@ pub fn page(title: &str, body: &str) -> String {
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     // Nothing on the page may load from elsewhere, and the only script that may run is the
     // page's own (by its hash): markup that slipped into a report could not run a handler.
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-         style-src 'unsafe-inline'; script-src 'sha256-{}'\">\n",
+         style-src 'unsafe-inline'; script-src 'sha256-{}'\">",
         base64(&Sha256::digest(SCRIPT.as_bytes()))
     );
     let _ = write!(
