@@ -29,7 +29,7 @@ json\t'The JSON report (a stable contract)'
 markdown\t'The report as Markdown, for an issue or a CI step summary'
 junit\t'JUnit XML, one testcase per check (check only)'
 prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'
-html\t'One self-contained HTML page (fleet only)'"
+html\t'One self-contained HTML page (check, devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -219,7 +219,7 @@ json\t'The JSON report (a stable contract)'
 markdown\t'The report as Markdown, for an issue or a CI step summary'
 junit\t'JUnit XML, one testcase per check (check only)'
 prometheus\t'Prometheus text format for the node_exporter textfile collector (check only)'
-html\t'One self-contained HTML page (fleet only)'"
+html\t'One self-contained HTML page (check, devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -393,7 +393,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -554,7 +554,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l hel
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -720,7 +720,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l device -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -895,7 +895,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l cuda -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -913,7 +913,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s h -l h
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l fail-on -d 'Exit 1 when a finding at or above this severity exists [default: error]' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -1071,7 +1071,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l fail-on -d 'Exit 1 only when a finding at or above this severity appeared or got worse (without it: when anything differs, as diff(1))' -r -f -a "error\t''
 warning\t''
 never\t''"
@@ -1087,7 +1087,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s h -l help -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
-html\t'One self-contained HTML page (fleet)'"
+html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"

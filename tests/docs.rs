@@ -172,6 +172,12 @@ fn relative_links_reach_existing_files_and_headings() {
             } else {
                 doc.parent().unwrap().join(file)
             };
+            // fuzz/ is a package of its own, which `cargo package` leaves out of the crate:
+            // links into it are checked in a checkout, where it exists.
+            if !repo().join("fuzz").exists() && file.trim_start_matches("../").starts_with("fuzz/")
+            {
+                continue;
+            }
             if !path.exists() {
                 broken.push(format!("{name}: {target}: no file {}", path.display()));
                 continue;

@@ -398,3 +398,154 @@ fn ten_thousand_distinct_nodes_make_a_bounded_page() {
         html.len()
     );
 }
+
+/// Text as the page escapes it.
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Runs `cmd` once per format: the HTML page and the JSON report, with their exit codes.
+fn html_and_json(mut make: impl FnMut() -> assert_cmd::Command) -> ((i32, String), (i32, Value)) {
+    let r = run(make().args(["--format", "html"]));
+    assert!(r.stdout.starts_with("<!DOCTYPE html>"), "{}", r.stderr);
+    let j = json(&mut make());
+    ((r.code, r.stdout), j)
+}
+
+#[test]
+fn check_devices_and_smoke_pages_carry_the_same_verdicts_as_the_report() {
+    let node = util::gpu_node::GpuNode::new(2);
+    // A finding to show: persistence mode off (GD038, info) on both GPUs.
+    let mut node = node;
+    for g in &mut node.nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    let ((code, html), (json_code, v)) = html_and_json(|| {
+        let mut c = node.cmd();
+        c.arg("check");
+        c
+    });
+    assert_eq!(code, json_code);
+    // The headline, every finding (title, evidence, fix) and the summary, as the JSON says.
+    let headline = v["headline"]["text"].as_str().unwrap();
+    assert!(
+        html.contains(&format!("</span> {headline}</p>")),
+        "{headline}"
+    );
+    let findings = v["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        assert!(html.contains(&format!(
+            "[{}]: {}</h3>",
+            f["code"].as_str().unwrap(),
+            f["title"].as_str().unwrap()
+        )));
+    }
+    // Every line of every section, with the same mark, as the Markdown report has it (both
+    // read the report's sections and the findings' verdicts on them).
+    let md = run(node.cmd().args(["check", "--format", "markdown"])).stdout;
+    let mut lines = 0;
+    for row in md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.ends_with("` |"))
+    {
+        let cells: Vec<String> = row
+            .trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().replace("\\|", "|"))
+            .collect();
+        let [mark, label, value, _source] = &cells[..] else {
+            continue;
+        };
+        // A value that ends in a run's duration (the smoke test's) differs from run to run.
+        let timed = value.ends_with(" s")
+            && value[..value.len() - 2].ends_with(|c: char| c.is_ascii_digit());
+        let cell = if timed {
+            format!("\">{mark}</td><td>{}</td><td>", html_text(label))
+        } else {
+            format!(
+                "\">{mark}</td><td>{}</td><td>{}</td>",
+                html_text(label),
+                html_text(value)
+            )
+        };
+        assert!(html.contains(&cell), "{cell}");
+        lines += 1;
+    }
+    assert!(lines > 10, "{md}");
+    // The GPU table, the topology matrix and the smoke test's copies against the link.
+    assert!(html.contains("<h2 id=\"gpus\">"));
+    let topo = &html[html.find("<h2 id=\"topology\">").expect("topology")..];
+    assert!(topo.contains("<th>GPU 0</th><th>GPU 1</th>"));
+    assert!(topo.contains("P2P read: ok"));
+    let smoke = &html[html.find("<h2 id=\"smoke\">").expect("smoke")..];
+    assert!(smoke.contains("pinned host → GPU"));
+    assert!(smoke.contains("class=\"bar\" role=\"img\" aria-label=\""));
+    assert!(smoke.contains("(PCIe gen 5 x16)"));
+
+    // `devices` and `smoke` pages: their parts, and their exit codes as in JSON (`devices`
+    // takes no libcuda).
+    let mut nvml_node = util::gpu_node::GpuNode::nvml_only(2, hgx(2));
+    for g in &mut nvml_node.nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    for (command, n, part) in [
+        ("devices", &nvml_node, "id=\"topology\""),
+        ("smoke", &node, "pinned GPU → host"),
+    ] {
+        let ((code, page), (json_code, v)) = html_and_json(|| {
+            let mut c = n.cmd();
+            c.arg(command);
+            c
+        });
+        assert_eq!(code, json_code, "{command}");
+        assert!(page.contains(part), "{command}");
+        for f in v["findings"].as_array().unwrap() {
+            let code = f["code"].as_str().unwrap();
+            assert!(page.contains(&format!("[{code}]: ")), "{command}: {code}");
+        }
+    }
+}
+
+#[test]
+fn a_hostile_root_cannot_inject_into_the_check_page() {
+    let root = gpu_host("580.95.05", "NVIDIA H100 80GB HBM3");
+    root.file(
+        "etc/os-release",
+        &format!(
+            "NAME=x\nPRETTY_NAME=\"{}\"\nID=x\n",
+            HOSTILE[0].replace('"', "'")
+        ),
+    );
+    let hostile_env = HOSTILE[1];
+    let r = run(root.cmd().env("CUDA_VISIBLE_DEVICES", hostile_env).args([
+        "check",
+        "--no-smoke",
+        "--format",
+        "html",
+    ]));
+    let html = r.stdout;
+    assert!(
+        html.contains("&lt;img src=x"),
+        "the OS name is shown, escaped"
+    );
+    assert!(
+        html.contains("&lt;script&gt;document"),
+        "the variable is shown, escaped"
+    );
+    for tag in ["<img", "<svg", "<script>document", "onerror=\""] {
+        assert!(!html.contains(tag), "{tag} reached the page");
+    }
+    let Some(chromium) = chromium() else { return };
+    let pages = tempfile::tempdir().unwrap();
+    let page = write_page(pages.path(), "check.html", &html);
+    let dom = dump_dom(&chromium, &page);
+    let html_tag = &dom[dom.find("<html").unwrap()..];
+    let html_tag = &html_tag[..html_tag.find('>').unwrap()];
+    assert!(html_tag.contains("data-js=\"ready\""), "{html_tag}");
+    assert!(!html_tag.contains("data-pwned"), "{html_tag}");
+}

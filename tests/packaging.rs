@@ -579,6 +579,48 @@ fn pip_uv_and_pipx_install_the_wheel_and_give_the_gpudoctor_command() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(verdicts(&report), verdicts(&expected));
 
+    // In a notebook: `gpudoctor.check()` is the JSON report as a dict, shown by IPython's
+    // display formatter (what Jupyter and VS Code use) as the HTML page, and as the terminal
+    // report in plain text; both rendered from that report by `check --from -`.
+    let mut ipython = Command::new(venv.join("bin/pip"));
+    env(&mut ipython);
+    ok(ipython
+        .args(["install", "--find-links"])
+        .arg(tools.join("wheelhouse"))
+        .arg("ipython"));
+    let script = r#"
+import json, gpudoctor
+from IPython.core.formatters import DisplayFormatter
+r = gpudoctor.check("--no-smoke")
+data, _ = DisplayFormatter().format(r)
+try:
+    gpudoctor.check("--no-such-option")
+    raised = ""
+except RuntimeError as e:
+    raised = str(e)
+print(json.dumps({"exit": r.exit_code, "codes": [f["code"] for f in r.findings],
+    "is_dict": isinstance(r, dict), "html": data.get("text/html", ""),
+    "text": data.get("text/plain", ""), "raised": raised}))
+"#;
+    let mut notebook = Command::new(venv.join("bin/python"));
+    env(&mut notebook);
+    let out = ok(notebook.arg("-c").arg(script).env("PATH", "/usr/bin:/bin"));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["exit"], this_check.code);
+    assert_eq!(shown["is_dict"], true);
+    let codes: Vec<String> = verdicts(&expected).into_iter().map(|v| v.0).collect();
+    assert_eq!(shown["codes"], serde_json::json!(codes));
+    let html = shown["html"].as_str().unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<p class=\"verdict"), "{html}");
+    let text = shown["text"].as_str().unwrap();
+    assert!(text.starts_with(&format!("gpudoctor {VERSION}")), "{text}");
+    assert!(!text.contains('\u{1b}'), "no colour in plain text");
+    assert!(shown["raised"]
+        .as_str()
+        .unwrap()
+        .contains("--no-such-option"));
+
     // uvx and pipx run it from the wheel without a venv of the user's.
     let mut uvx = Command::new(tools.join("bin/uvx"));
     env(&mut uvx);

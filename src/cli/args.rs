@@ -193,7 +193,7 @@ pub enum Format {
     Junit,
     /// Prometheus text format for the node_exporter textfile collector (check only)
     Prometheus,
-    /// One self-contained HTML page (fleet only)
+    /// One self-contained HTML page (check, devices, smoke, fleet)
     Html,
 }
 
@@ -219,7 +219,7 @@ pub enum ViewFormatArg {
     Json,
     /// Markdown
     Markdown,
-    /// One self-contained HTML page (fleet)
+    /// One self-contained HTML page (devices, smoke, fleet)
     Html,
     /// Accepted only to point at `check --format junit`
     #[value(hide = true)]

@@ -93,8 +93,8 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
         }
         Format::Junit => render::junit::render(&report),
         Format::Prometheus => render::prometheus::render(&report),
-        // Settings refuse --format html for check (settings::formats_of), so it never gets here.
-        Format::Human | Format::Html => human(style),
+        Format::Html => render::report_html::render(&report, g.verbose >= 1),
+        Format::Human => human(style),
     };
     match &g.output {
         // The file gets the chosen format; the terminal (or the job log) the human report,

@@ -1,5 +1,6 @@
 //! `gpudoctor devices`: the GPUs as NVML sees them.
 
+use super::args::Format;
 use super::gather::focused;
 use super::options::{exit_code, ViewFormat};
 use super::settings::Settings;
@@ -43,6 +44,7 @@ pub(super) fn devices(
     }
     let view = render::devices::view(&snapshot, &findings, &checks, index);
     let text = match format {
+        _ if g.format == Format::Html => render::devices::render_html(&view),
         ViewFormat::Json => render::devices::render_json(&view),
         ViewFormat::Markdown => render::devices::render_markdown(&view),
         ViewFormat::Human => render::devices::render_human(

@@ -258,9 +258,12 @@ pub fn formats_of(command: &str) -> &'static [Format] {
             Format::Markdown,
             Format::Junit,
             Format::Prometheus,
+            Format::Html,
         ],
-        "fleet" => &[Format::Human, Format::Json, Format::Markdown, Format::Html],
-        "toolkit" | "devices" | "smoke" | "recommend" | "diff" | "explain" => {
+        "fleet" | "devices" | "smoke" => {
+            &[Format::Human, Format::Json, Format::Markdown, Format::Html]
+        }
+        "toolkit" | "recommend" | "diff" | "explain" => {
             &[Format::Human, Format::Json, Format::Markdown]
         }
         "config" => &[Format::Human, Format::Json],

@@ -1,5 +1,6 @@
 //! `gpudoctor smoke`: the on-device smoke test now, on every GPU or one.
 
+use super::args::Format;
 use super::gather::focused_with;
 use super::options::{exit_code, ViewFormat};
 use super::settings::Settings;
@@ -47,6 +48,7 @@ pub(super) fn smoke(g: &Settings, device: Option<u32>) -> Result<u8, CliError> {
     }
     let view = render::smoke::view(&snapshot, &findings, &checks);
     let text = match format {
+        _ if g.format == Format::Html => render::smoke::render_html(&view),
         ViewFormat::Json => render::smoke::render_json(&view),
         ViewFormat::Markdown => render::smoke::render_markdown(&view),
         ViewFormat::Human => {

@@ -2,6 +2,8 @@
 //! one or all GPUs (`devices N`, `--detail`) — with what each can do and the findings about
 //! them. JSON carries the same facts.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use super::width::{display_width, pad, wrap, wrap_pieces, Piece};
@@ -779,6 +781,84 @@ pub(crate) fn fix_line(fix: &Fix, width: usize) -> String {
         None => wrap(&format!("fix: {text}"), width, "    ", "         "),
     };
     format!("{line}\n")
+}
+
+/// `gpudoctor devices --format html`: the GPU table, the topology matrix and the findings.
+pub fn render_html(v: &DevicesView) -> String {
+    let mut body = String::from("<h1>gpudoctor devices</h1>\n");
+    body.push_str(&html_body(v));
+    body.push_str(&super::html::findings(v.findings));
+    super::html::page("gpudoctor devices", &body)
+}
+
+/// The GPU table (each row marked with the findings' verdict on that GPU) and the matrix of
+/// how each pair of GPUs is connected, as NVML reports it; shared with `check`'s page.
+pub fn html_body(v: &DevicesView) -> String {
+    use super::html::{esc, mark_cell};
+    let mut out = String::from("<h2 id=\"gpus\">GPUs</h2>\n");
+    match nvml_status(v.nvml) {
+        Ok(line) | Err(line) => {
+            let _ = writeln!(out, "<p>{}</p>", esc(&line));
+        }
+    }
+    let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
+    let rows = table_rows(v, order_differs);
+    if let Some((head, body)) = rows.split_first() {
+        out.push_str("<table class=\"sortable\"><thead><tr>");
+        for h in head {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for (r, gv) in body.iter().zip(&v.gpus) {
+            out.push_str("<tr class=\"row\">");
+            out.push_str(&mark_cell(gv.verdict));
+            for c in r.iter().skip(1) {
+                let _ = write!(out, "<td>{}</td>", esc(c));
+            }
+            let _ = write!(
+                out,
+                "{}",
+                "<td></td>".repeat(head.len().saturating_sub(r.len()))
+            );
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    if !v.topology.is_empty() && v.gpus.len() > 1 {
+        out.push_str("<h2 id=\"topology\">Topology</h2>\n<p class=\"dim\">How each pair of GPUs is connected (NVML's common ancestor) and whether NVML reports peer-to-peer reads between them.</p>\n<table class=\"topo\"><thead><tr><th></th>");
+        let indices: Vec<u32> = v.gpus.iter().map(|g| g.gpu.index).collect();
+        for i in &indices {
+            let _ = write!(out, "<th>GPU {i}</th>");
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for a in &indices {
+            let _ = write!(out, "<tr><th>GPU {a}</th>");
+            for b in &indices {
+                if a == b {
+                    out.push_str("<td class=\"dim\">—</td>");
+                    continue;
+                }
+                let pair = v
+                    .topology
+                    .iter()
+                    .find(|p| (p.a == *a && p.b == *b) || (p.a == *b && p.b == *a));
+                match pair {
+                    Some(p) => {
+                        let _ = write!(
+                            out,
+                            "<td>{}<br><span class=\"dim\">P2P read: {}</span></td>",
+                            esc(&f(&p.common_ancestor)),
+                            esc(&f(&p.p2p_read))
+                        );
+                    }
+                    None => out.push_str("<td class=\"dim\">n/a</td>"),
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    out
 }
 
 #[cfg(test)]

@@ -465,28 +465,7 @@ fn finding_details(out: &mut String, details: &[Detail]) {
             d.nodes,
             plural(d.nodes)
         );
-        if !d.evidence.is_empty() {
-            out.push_str("<ul class=\"evidence\">");
-            for e in d.evidence {
-                let _ = write!(
-                    out,
-                    "<li><code>{}</code> <span class=\"dim\">[{}]</span></li>",
-                    esc(&e.value),
-                    esc(&e.source)
-                );
-            }
-            out.push_str("</ul>");
-        }
-        if !d.fix.is_empty() {
-            out.push_str("<div class=\"fix\">");
-            for fx in d.fix {
-                let _ = write!(out, "<div>fix: {}</div>", esc(&fx.text));
-                if let Some(cmd) = &fx.command {
-                    let _ = write!(out, "<code>$ {}</code>", esc(cmd));
-                }
-            }
-            out.push_str("</div>");
-        }
+        super::html::evidence_and_fixes(out, d.evidence, d.fix);
         out.push_str("</div>\n");
     }
 }

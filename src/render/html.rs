@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::findings::Severity;
+use crate::findings::{Evidence, Finding, Fix, Severity};
+use crate::verdict::Verdict;
 
 /// Text for HTML element content and quoted attribute values. Everything a report holds
 /// (node names, paths, environment values, titles) comes from the inspected machines and is
@@ -37,6 +38,76 @@ pub fn mark(sev: Severity) -> (&'static str, &'static str) {
     }
 }
 
+/// The mark and CSS class of a line's verdict (`crate::verdict`): ✓ passed, ! warning,
+/// ✗ error, i info, · not judged.
+pub fn verdict_mark(v: Verdict) -> (&'static str, &'static str) {
+    let class = match v {
+        Verdict::Error => "e",
+        Verdict::Warning => "w",
+        Verdict::Info => "i",
+        Verdict::Passed => "ok",
+        Verdict::NotJudged => "nj",
+    };
+    (super::form::symbol(v), class)
+}
+
+/// A mark as a cell of its own: `<td class="m-cell e">✗</td>`.
+pub fn mark_cell(v: Verdict) -> String {
+    let (m, class) = verdict_mark(v);
+    format!("<td class=\"mc {class}\">{m}</td>")
+}
+
+/// The findings, each with its why, evidence and fixes (the terminal's finding blocks).
+pub fn findings(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    if findings.is_empty() {
+        return out;
+    }
+    out.push_str("<h2 id=\"findings\">Findings</h2>\n");
+    for (i, f) in findings.iter().enumerate() {
+        let (m, class) = mark(f.severity);
+        let _ = write!(
+            out,
+            "<div class=\"finding\" id=\"finding-{i}\"><h3><span class=\"m {class}\">{m}</span> {}[{}]: {}</h3>",
+            f.severity.as_str(),
+            esc(&f.code),
+            esc(&f.title)
+        );
+        if !f.detail.is_empty() {
+            let _ = write!(out, "<p>{}</p>", esc(&f.detail));
+        }
+        evidence_and_fixes(&mut out, &f.evidence, &f.fix);
+        out.push_str("</div>\n");
+    }
+    out
+}
+
+/// A finding's evidence (value and where it was read) and its fixes (text, then command).
+pub fn evidence_and_fixes(out: &mut String, evidence: &[Evidence], fixes: &[Fix]) {
+    if !evidence.is_empty() {
+        out.push_str("<ul class=\"evidence\">");
+        for e in evidence {
+            let _ = write!(
+                out,
+                "<li><code>{}</code> <span class=\"dim\">[{}]</span></li>",
+                esc(&e.value),
+                esc(&e.source)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if !fixes.is_empty() {
+        out.push_str("<div class=\"fix\">");
+        for fx in fixes {
+            let _ = write!(out, "<div>fix: {}</div>", esc(&fx.text));
+            if let Some(cmd) = &fx.command {
+                let _ = write!(out, "<code>$ {}</code>", esc(cmd));
+            }
+        }
+        out.push_str("</div>");
+    }
+}
+
 const STYLE: &str = r#"
 :root{--e:#c62828;--e-bg:#fde8e8;--w:#8a5a00;--w-bg:#fff3cd;--i:#1f5f99;--i-bg:#e3f0fb;--ok:#2e7d32;--ok-bg:#e8f5e9;--line:#d0d7de;--dim:#57606a}
 *{box-sizing:border-box}
@@ -63,6 +134,10 @@ details>summary{cursor:pointer}
 .finding h3{font-size:14px;margin:0 0 4px}
 .fix code{display:block;white-space:pre-wrap;background:#f6f8fa;padding:4px 6px;margin:2px 0 4px;border-radius:4px}
 .controls{margin:8px 0}.controls input{font:inherit;padding:2px 6px}
+td.mc{text-align:center;font-weight:700;width:1.8em}td.ok,.m.ok{color:var(--ok)}td.nj{color:var(--dim)}
+.bar{position:relative;background:#eef1f4;border-radius:3px;height:16px;width:320px;display:inline-block;vertical-align:middle}
+.bar>span{position:absolute;left:0;top:0;bottom:0;background:#4a7fb5;border-radius:3px}
+.topo td,.topo th{text-align:center;font-size:12.5px}
 @media print{.controls{display:none}details{display:block}details>*{display:block}body{padding:0}a{color:inherit;text-decoration:none}}
 "#;
 

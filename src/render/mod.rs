@@ -16,6 +16,7 @@ pub mod junit;
 pub mod markdown;
 pub mod prometheus;
 pub mod recommend;
+pub mod report_html;
 pub mod smoke;
 pub mod term;
 pub mod timings;

@@ -423,3 +423,101 @@ pub fn render_markdown(v: &SmokeView) -> String {
     out.push_str(&super::markdown::findings_section(v.findings));
     out
 }
+
+/// `gpudoctor smoke --format html`: the test's verdict, each GPU's steps and copy figures
+/// drawn against its host link, and the findings.
+pub fn render_html(v: &SmokeView) -> String {
+    let mut body = String::from("<h1>gpudoctor smoke</h1>\n");
+    body.push_str(&html_body(v));
+    body.push_str(&super::html::findings(v.findings));
+    super::html::page("gpudoctor smoke", &body)
+}
+
+/// The smoke test's part of a page (shared with `check`'s): marks come from the findings'
+/// verdicts on the test, each GPU and each step.
+pub fn html_body(v: &SmokeView) -> String {
+    use super::html::{esc, mark_cell, verdict_mark};
+    use std::fmt::Write as _;
+    let mut out = String::from("<h2 id=\"smoke\">Smoke test</h2>\n");
+    let Some(probe) = probe_of(v) else {
+        out.push_str("<p>The smoke test was not run.</p>\n");
+        return out;
+    };
+    let (m, class) = verdict_mark(v.verdict);
+    let _ = writeln!(
+        out,
+        "<p><span class=\"m {class}\">{m}</span> {}{}</p>",
+        if v.tally.gpus == 0 {
+            "nothing tested — "
+        } else {
+            ""
+        },
+        esc(&status_text(&probe, &v.gpus))
+    );
+    let rows = device_table(v, &probe);
+    if rows.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "<table><thead><tr><th></th><th>GPU</th><th>step</th><th>result</th></tr></thead><tbody>\n",
+    );
+    for (d, gv, link) in &rows {
+        for (step, text) in device_rows(d, *link) {
+            let _ = writeln!(
+                out,
+                "<tr class=\"row\">{}<td>{}</td><td>{}</td><td>{}</td></tr>",
+                mark_cell(step_verdict(gv, step)),
+                esc(&device_title(d)),
+                step.as_str(),
+                esc(&text)
+            );
+        }
+    }
+    out.push_str("</tbody></table>\n");
+    // The copy figures against what the link can carry (its theoretical rate per direction).
+    let figures: Vec<_> = rows
+        .iter()
+        .filter_map(|(d, gv, link)| match &d.transfer {
+            Some(Step::Ok(t)) => Some((d, gv, t, *link)),
+            _ => None,
+        })
+        .collect();
+    if !figures.is_empty() {
+        out.push_str("<h3>Host ↔ GPU copies</h3>\n<table><thead><tr><th></th><th>GPU</th><th>copy</th><th>GB/s</th><th>of the link</th></tr></thead><tbody>\n");
+        for (d, gv, t, link) in figures {
+            for (name, gbps) in [
+                ("pinned host → GPU", t.pinned_h2d_gbps),
+                ("pinned GPU → host", t.pinned_d2h_gbps),
+                ("pageable host → GPU", t.pageable_h2d_gbps),
+                ("pageable GPU → host", t.pageable_d2h_gbps),
+            ] {
+                let Some(x) = gbps else { continue };
+                let bar = match link {
+                    Some(l) if l.gbps > 0.0 => {
+                        let share = (x / l.gbps).clamp(0.0, 1.0);
+                        format!(
+                            "<span class=\"bar\" role=\"img\" aria-label=\"{:.0} % of {}\"><span style=\"width:{:.1}%\"></span></span> {:.0} % of {} (PCIe gen {} x{})",
+                            share * 100.0,
+                            num(l.gbps),
+                            share * 100.0,
+                            share * 100.0,
+                            num(l.gbps),
+                            l.generation,
+                            l.width
+                        )
+                    }
+                    _ => "<span class=\"dim\">link unknown</span>".into(),
+                };
+                let _ = writeln!(
+                    out,
+                    "<tr class=\"row\">{}<td>{}</td><td>{name}</td><td>{}</td><td>{bar}</td></tr>",
+                    mark_cell(step_verdict(gv, SmokeStep::Transfer)),
+                    esc(&device_title(d)),
+                    num(x)
+                );
+            }
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    out
+}
