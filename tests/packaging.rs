@@ -830,6 +830,11 @@ fn the_containerfile_builds_an_image_that_runs_gpudoctor() {
 /// output, cache or fuzz corpus.
 #[test]
 fn the_crate_ships_what_its_tests_need_and_no_caches() {
+    // In the packaged crate itself (its tests run from the .crate) there is nothing to list.
+    if repo().join("Cargo.toml.orig").exists() {
+        eprintln!("this is the packaged crate: `cargo package --list` runs in a checkout; skipped");
+        return;
+    }
     let out = Command::new(env!("CARGO"))
         .current_dir(repo())
         .args(["package", "--list", "--allow-dirty", "--offline"])

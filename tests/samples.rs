@@ -62,9 +62,20 @@ fn samples() -> Vec<(&'static str, String)> {
         .env("CUDA_LAUNCH_BLOCKING", "1"));
     assert_eq!(broken.code, 1, "{}", broken.stderr);
 
-    // A healthy 8-GPU node: fake NVML and libcuda.
+    // A healthy 8-GPU node: fake NVML and libcuda. The library is named by the relative path
+    // the README shows (from a folder where it leads to the fake), so the lines wrap alike
+    // wherever the repository and its target directory are.
     let node = GpuNode::new(8);
-    let healthy = run(node.cmd().arg("check").env("COLUMNS", "80"));
+    let cwd = tempfile::tempdir().unwrap();
+    let shown_lib = std::path::Path::new("target/debug/examples/libfake_cuda.so");
+    std::fs::create_dir_all(cwd.path().join(shown_lib.parent().unwrap())).unwrap();
+    std::os::unix::fs::symlink(util::fake_cuda::fake_cuda_lib(), cwd.path().join(shown_lib))
+        .unwrap();
+    let healthy = run(node
+        .cmd_with_cuda_lib(shown_lib)
+        .current_dir(cwd.path())
+        .arg("check")
+        .env("COLUMNS", "80"));
     assert_eq!(healthy.code, 0, "{}", healthy.stderr);
     // (`devices` takes no smoke-test options: the same node without the fake libcuda.)
     let nvml_only = GpuNode::nvml_only(8, util::gpu_node::hgx(8));

@@ -48,6 +48,11 @@ impl GpuNode {
 
     /// The command with both fakes; small sizes keep the CPU-emulated kernels quick.
     pub fn cmd(&self) -> assert_cmd::Command {
+        self.cmd_with_cuda_lib(&fake_cuda::fake_cuda_lib())
+    }
+
+    /// The same, with the fake libcuda given as `cuda_lib` (a path the caller made lead to it).
+    pub fn cmd_with_cuda_lib(&self, cuda_lib: &std::path::Path) -> assert_cmd::Command {
         let mut c = self.root.cmd();
         let nvml = self.nvml.write(&self.dir.path().join("nvml"));
         c.arg("--nvml-lib")
@@ -56,7 +61,7 @@ impl GpuNode {
         if let Some(cuda) = &self.cuda {
             let cuda = cuda.write(&self.dir.path().join("cuda"));
             c.arg("--cuda-lib")
-                .arg(fake_cuda::fake_cuda_lib())
+                .arg(cuda_lib)
                 .env(FAKE_CUDA_ENV, cuda)
                 .args(["--matmul-size", "48", "--transfer-size", "4"]);
         }
