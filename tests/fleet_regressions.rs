@@ -8,15 +8,9 @@ use std::path::Path;
 
 use serde_json::{json as j, Value};
 use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
+use util::fleet_nodes::machine_id;
 use util::gpu_node::hgx;
 use util::*;
-
-fn machine_id(name: &str) -> String {
-    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    format!("{h:016x}{:016x}", h.rotate_left(17))
-}
 
 /// `check --format json --output DIR/{host}.json` for a fake node; returns the file.
 fn node_report(dir: &Path, name: &str, root: &FakeRoot, nvml: Option<&FakeNvml>) -> Value {

@@ -77,6 +77,31 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The DOM of `html` in the browser, or None when there is no browser (skipped).
+fn dom_of(html: &str) -> Option<String> {
+    let chromium = chromium()?;
+    let pages = tempfile::tempdir().unwrap();
+    let page = write_page(pages.path(), "page.html", html);
+    Some(dump_dom(&chromium, &page))
+}
+
+/// The page's own script ran, and nothing injected did: the markers an injected handler or
+/// script would set are attributes of <html> (as escaped text they appear in the body, which
+/// is right), and no injected element exists.
+fn assert_nothing_injected(dom: &str) {
+    let html_tag = &dom[dom.find("<html").unwrap()..];
+    let html_tag = &html_tag[..html_tag.find('>').unwrap()];
+    assert!(html_tag.contains("data-js=\"ready\""), "{html_tag}");
+    assert!(
+        !html_tag.contains("data-pwned"),
+        "injected script ran: {html_tag}"
+    );
+    assert!(
+        !dom.contains("<img") && !dom.contains("<svg"),
+        "injected elements"
+    );
+}
+
 fn write_page(dir: &Path, name: &str, html: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, html).unwrap();
@@ -262,19 +287,8 @@ fn hostile_reports_cannot_inject_markup_or_script() {
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;.json"));
 
     // In a browser: the page's own script ran, nothing injected did.
-    let Some(chromium) = chromium() else { return };
-    let pages = tempfile::tempdir().unwrap();
-    let page = write_page(pages.path(), "hostile.html", &html);
-    let dom = dump_dom(&chromium, &page);
-    // The markers an injected handler or script would set are attributes of <html>; as
-    // escaped text they appear in the body, which is right.
-    let html_tag = &dom[dom.find("<html").unwrap()..];
-    let html_tag = &html_tag[..html_tag.find('>').unwrap()];
-    assert!(html_tag.contains("data-js=\"ready\""), "{html_tag}");
-    assert!(
-        !html_tag.contains("data-pwned"),
-        "injected script ran: {html_tag}"
-    );
+    let Some(dom) = dom_of(&html) else { return };
+    assert_nothing_injected(&dom);
     assert!(
         dom.contains("setAttribute('data-pwned','img')"),
         "shown as text"
@@ -540,12 +554,6 @@ fn a_hostile_root_cannot_inject_into_the_check_page() {
     for tag in ["<img", "<svg", "<script>document", "onerror=\""] {
         assert!(!html.contains(tag), "{tag} reached the page");
     }
-    let Some(chromium) = chromium() else { return };
-    let pages = tempfile::tempdir().unwrap();
-    let page = write_page(pages.path(), "check.html", &html);
-    let dom = dump_dom(&chromium, &page);
-    let html_tag = &dom[dom.find("<html").unwrap()..];
-    let html_tag = &html_tag[..html_tag.find('>').unwrap()];
-    assert!(html_tag.contains("data-js=\"ready\""), "{html_tag}");
-    assert!(!html_tag.contains("data-pwned"), "{html_tag}");
+    let Some(dom) = dom_of(&html) else { return };
+    assert_nothing_injected(&dom);
 }

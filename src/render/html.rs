@@ -114,7 +114,7 @@ const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1f2328;background:#fff;margin:0;padding:16px 24px}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:24px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .verdict{font-size:16px;font-weight:600;padding:8px 12px;border-radius:6px;margin:8px 0 12px;display:inline-block}
-.verdict.e{background:var(--e-bg);color:var(--e)}.verdict.w{background:var(--w-bg);color:var(--w)}.verdict.ok{background:var(--ok-bg);color:var(--ok)}
+.verdict.e{background:var(--e-bg);color:var(--e)}.verdict.w{background:var(--w-bg);color:var(--w)}.verdict.ok{background:var(--ok-bg);color:var(--ok)}.verdict.i{background:var(--i-bg);color:var(--i)}
 .dim{color:var(--dim)}code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12.5px}
 table{border-collapse:collapse;margin:4px 0 8px}th,td{border:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600}
