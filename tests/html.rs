@@ -108,15 +108,22 @@ fn write_page(dir: &Path, name: &str, html: &str) -> PathBuf {
     path
 }
 
-/// The page's own rows of the heat map (not the other tables').
+/// The rows of the heat map, on every page (not the other tables').
 fn heat_rows(dom: &str) -> Vec<&str> {
-    let start = dom.find("<table class=\"heat").expect("the heat map");
-    let end = start + dom[start..].find("</table>").unwrap();
-    dom[start..end]
-        .split("<tr class=\"row")
-        .skip(1)
-        .map(|r| &r[..r.find("</tr>").unwrap_or(r.len())])
-        .collect()
+    let mut rows = Vec::new();
+    let mut rest = dom;
+    while let Some(start) = rest.find("<table class=\"heat") {
+        let end = start + rest[start..].find("</table>").unwrap();
+        rows.extend(
+            rest[start..end]
+                .split("<tr class=\"row")
+                .skip(1)
+                .map(|r| &r[..r.find("</tr>").unwrap_or(r.len())]),
+        );
+        rest = &rest[end..];
+    }
+    assert!(!rows.is_empty(), "no heat map");
+    rows
 }
 
 #[test]
@@ -404,6 +411,31 @@ fn ten_thousand_distinct_nodes_make_a_bounded_page() {
     let rows = heat_rows(&html);
     assert_eq!(rows.len(), n);
     assert!(html.contains(">n09999<"));
+    // In pages of 500 rows: the first open, the other 19 closed until opened; the findings
+    // in detail alike.
+    assert_eq!(html.matches("<details class=\"page\">").count(), 2 * 19);
+    assert!(html.contains("<summary>rows 501–1000 of 10000</summary>"));
+    assert!(html.contains("<summary>findings 9501–10000 of 10000</summary>"));
+    // A link from a cell into a closed page of findings opens that page in the browser.
+    if let Some(chromium) = chromium() {
+        let pages = tempfile::tempdir().unwrap();
+        let page = write_page(pages.path(), "big.html", &html);
+        let profile = tempfile::tempdir().unwrap();
+        let out = browser(&chromium, profile.path())
+            .arg("--dump-dom")
+            .arg(format!("file://{}#f9000", page.display()))
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let target = dom.find("id=\"f9000\"").expect("finding 9000");
+        let page_start = dom[..target].rfind("<details").unwrap();
+        assert!(
+            dom[page_start..].starts_with("<details class=\"page\" open"),
+            "{}",
+            &dom[page_start..target]
+        );
+        assert_eq!(dom.matches("<details class=\"page\" open").count(), 1);
+    }
     // docs/fleet.md states the bound per node; a debug build must stay well under it.
     let per_node = html.len() / n;
     assert!(per_node < 1_500, "{per_node} bytes per node");

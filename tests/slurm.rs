@@ -96,5 +96,21 @@ fn the_slurm_recipe_runs_under_srun_and_fleet_reads_it() {
     assert_eq!(fleet["shape"]["nodes"], 1);
     assert_eq!(fleet["nodes"][0]["name"], nodename);
     assert_eq!(fleet["nodes"][0]["slurm_job"], slurm["job_id"]);
+    // The fleet's HTML page over the same report: the node in the heat map, the same verdict.
+    let page = run(gpudoctor()
+        .args(["fleet", "--format", "html"])
+        .arg(&reports));
+    assert!(
+        page.stdout.starts_with("<!DOCTYPE html>"),
+        "{}",
+        page.stderr
+    );
+    assert!(
+        page.stdout.contains(&format!(">{nodename}<")),
+        "the node's row"
+    );
+    assert!(page
+        .stdout
+        .contains(&format!("1 node, {} GPU", fleet["shape"]["gpus"])));
     drop(cluster);
 }

@@ -17,6 +17,8 @@ use crate::fleet::{natural_cmp, FindingIn, NodeReport};
 
 /// Node names written in a shared row's list before "… and N more".
 const NAMES_IN_ROW: usize = 2_000;
+/// Heat-map rows per page: the first page is open, the others are closed until opened.
+const PAGE_ROWS: usize = 500;
 
 /// One distinct finding: what a heat-map cell links to.
 struct Detail<'a> {
@@ -266,22 +268,23 @@ fn heat_map(out: &mut String, f: &Fleet, columns: &[&str], rows: &[Row], details
          placeholder=\"node, model, code…\"></label> <label><input id=\"only-problems\" \
          type=\"checkbox\"> only rows with findings</label></div>\n",
     );
-    out.push_str("<table class=\"heat filterable sortable\">\n<thead><tr><th>nodes</th><th>count</th><th>differs from peers</th>");
     let title_of: HashMap<&str, &str> = f
         .findings
         .iter()
         .rev()
         .map(|g| (g.code.as_str(), g.title.as_str()))
         .collect();
+    let mut head =
+        String::from("<thead><tr><th>nodes</th><th>count</th><th>differs from peers</th>");
     for c in columns {
         let _ = write!(
-            out,
+            head,
             "<th class=\"code\" title=\"{}\">{}</th>",
             esc(title_of.get(c).copied().unwrap_or("")),
             esc(c)
         );
     }
-    out.push_str("</tr></thead>\n");
+    head.push_str("</tr></thead>\n");
 
     // Rows by model (the fleet's largest model first), worst rows first within a model.
     let mut order: Vec<&Row> = rows.iter().collect();
@@ -297,25 +300,43 @@ fn heat_map(out: &mut String, f: &Fleet, columns: &[&str], rows: &[Row], details
             .then_with(|| b.outliers.len().cmp(&a.outliers.len()))
             .then_with(|| natural_cmp(&a.nodes[0].name, &b.nodes[0].name))
     });
-    let mut current: Option<&str> = None;
-    for r in order {
-        if current != Some(r.model) {
-            if current.is_some() {
-                out.push_str("</tbody>\n");
-            }
-            current = Some(r.model);
+    // The first page of rows is open; each further page is a closed <details>, which the
+    // browser does not lay out until opened, so a fleet of 10,000 distinct rows still opens
+    // quickly. Without the script every page is there to open.
+    for (p, page) in order.chunks(PAGE_ROWS).enumerate() {
+        if p > 0 {
+            let first = p * PAGE_ROWS + 1;
             let _ = writeln!(
                 out,
-                "<tbody><tr class=\"group\"><th colspan=\"{}\">{} <span class=\"dim\">({} node{})</span></th></tr>",
-                columns.len() + 3,
-                esc(r.model),
-                model_nodes[r.model],
-                plural(model_nodes[r.model])
+                "<details class=\"page\"><summary>rows {first}–{} of {}</summary>",
+                first - 1 + page.len(),
+                order.len()
             );
         }
-        row(out, r, details);
+        let _ = write!(out, "<table class=\"heat filterable sortable\">\n{head}");
+        let mut current: Option<&str> = None;
+        for r in page {
+            if current != Some(r.model) {
+                if current.is_some() {
+                    out.push_str("</tbody>\n");
+                }
+                current = Some(r.model);
+                let _ = writeln!(
+                    out,
+                    "<tbody><tr class=\"group\"><th colspan=\"{}\">{} <span class=\"dim\">({} node{})</span></th></tr>",
+                    columns.len() + 3,
+                    esc(r.model),
+                    model_nodes[r.model],
+                    plural(model_nodes[r.model])
+                );
+            }
+            row(out, r, details);
+        }
+        out.push_str("</tbody>\n</table>\n");
+        if p > 0 {
+            out.push_str("</details>\n");
+        }
     }
-    out.push_str("</tbody>\n</table>\n");
 }
 
 fn row(out: &mut String, r: &Row, details: &[Detail]) {
@@ -455,6 +476,20 @@ fn finding_details(out: &mut String, details: &[Detail]) {
     }
     out.push_str("<h2 id=\"details\">Findings in detail</h2>\n");
     for (i, d) in details.iter().enumerate() {
+        // Like the heat map, in pages: the later ones closed (a browser opens the page a
+        // followed link leads into).
+        if i % PAGE_ROWS == 0 && i > 0 {
+            if i > PAGE_ROWS {
+                out.push_str("</details>\n");
+            }
+            let _ = writeln!(
+                out,
+                "<details class=\"page\"><summary>findings {}–{} of {}</summary>",
+                i + 1,
+                (i + PAGE_ROWS).min(details.len()),
+                details.len()
+            );
+        }
         let (m, class) = mark(d.severity);
         let _ = write!(
             out,
@@ -467,6 +502,9 @@ fn finding_details(out: &mut String, details: &[Detail]) {
         );
         super::html::evidence_and_fixes(out, d.evidence, d.fix);
         out.push_str("</div>\n");
+    }
+    if details.len() > PAGE_ROWS {
+        out.push_str("</details>\n");
     }
 }
 
