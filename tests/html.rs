@@ -327,6 +327,28 @@ fn the_screenshot_at_1280x800_shows_the_verdict_and_the_heat_map() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // It prints: the browser's PDF of the page has the pages a report of this size needs.
+    let pdf = pages.path().join("fleet.pdf");
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(&chromium, profile.path())
+        .arg("--no-pdf-header-footer")
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pdf = std::fs::read(&pdf).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    // Page objects ("/Type /Page", not the "/Type /Pages" tree).
+    let pages_in_pdf = pdf
+        .windows(12)
+        .filter(|w| w.starts_with(b"/Type /Page") && w[11] != b's')
+        .count();
+    assert!(pages_in_pdf >= 2, "{pages_in_pdf} page(s)");
     // GPUDOCTOR_KEEP_SCREENSHOT=FILE keeps it for a look.
     if let Some(keep) = std::env::var_os("GPUDOCTOR_KEEP_SCREENSHOT") {
         std::fs::copy(&shot, keep).unwrap();
