@@ -232,11 +232,18 @@ fn check_baseline_shows_the_changes_after_the_report() {
         "{}",
         r.stderr
     );
-    let r = run(root
-        .cmd()
-        .args(["check", "--format", "junit", "--baseline"])
-        .arg(&base));
-    assert_eq!(r.code, 2);
+    for format in ["junit", "prometheus", "html"] {
+        let r = run(root
+            .cmd()
+            .args(["check", "--format", format, "--baseline"])
+            .arg(&base));
+        assert_eq!(r.code, 2, "{format}");
+        assert!(
+            r.stderr.contains(&format!("not in --format {format}")),
+            "{}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

@@ -27,7 +27,9 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
     // So is a baseline that cannot be compared.
     let baseline = match &g.baseline {
         Some(path) => {
-            if matches!(g.format, Format::Junit | Format::Prometheus) && !g.fix_script {
+            if matches!(g.format, Format::Junit | Format::Prometheus | Format::Html)
+                && !g.fix_script
+            {
                 return Err(CliError::Usage(format!(
                     "--baseline shows the changes in the human, json and markdown reports, not in --format {}",
                     g.format.name()
