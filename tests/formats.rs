@@ -1029,9 +1029,14 @@ fn only_check_takes_junit_and_prometheus() {
             let r = run(root.cmd().args([sub, "--format", format]));
             assert_eq!(r.code, 2, "{sub} {format}: {}", r.stdout);
             assert!(r.stdout.is_empty());
+            let prints = if sub == "toolkit" {
+                "human, json or markdown"
+            } else {
+                "human, json, markdown or html"
+            };
             assert!(
                 r.stderr.contains(&format!(
-                    "use `gpudoctor check --format {format}` (`gpudoctor {sub}` prints human, json or markdown)"
+                    "use `gpudoctor check --format {format}` (`gpudoctor {sub}` prints {prints})"
                 )),
                 "{}",
                 r.stderr
