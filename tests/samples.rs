@@ -12,15 +12,15 @@ fn readme() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")
 }
 
+/// The fake libcuda's path as the README shows it (where `cargo test` builds it).
+const SHOWN_LIB: &str = "target/debug/examples/libfake_cuda.so";
+
 /// The output as the README shows it: the temporary root named as in the command shown,
 /// the fake libcuda's path as the repository's.
 fn shown(out: &str, root: &std::path::Path) -> String {
     let lib = util::fake_cuda::fake_cuda_lib();
     out.replace(&root.display().to_string(), "/mnt/image")
-        .replace(
-            &lib.display().to_string(),
-            "target/debug/examples/libfake_cuda.so",
-        )
+        .replace(&lib.display().to_string(), SHOWN_LIB)
 }
 
 /// Figures that change from run to run (elapsed times: a number followed by the word `s`
@@ -62,28 +62,33 @@ fn samples() -> Vec<(&'static str, String)> {
         .env("CUDA_LAUNCH_BLOCKING", "1"));
     assert_eq!(broken.code, 1, "{}", broken.stderr);
 
-    // A healthy 8-GPU node: fake NVML and libcuda. The library is named by the relative path
-    // the README shows (from a folder where it leads to the fake), so the lines wrap alike
-    // wherever the repository and its target directory are.
+    // A healthy 8-GPU node: fake NVML and libcuda. gpudoctor prints the path the library was
+    // mapped from, and the line wraps by its length: a copy at a path of fixed length
+    // (/tmp/gdXXXXXX/target/debug/examples/…) makes the sample the same wherever the
+    // repository and its target directory are.
     let node = GpuNode::new(8);
-    let cwd = tempfile::tempdir().unwrap();
-    let shown_lib = std::path::Path::new("target/debug/examples/libfake_cuda.so");
-    std::fs::create_dir_all(cwd.path().join(shown_lib.parent().unwrap())).unwrap();
-    std::os::unix::fs::symlink(util::fake_cuda::fake_cuda_lib(), cwd.path().join(shown_lib))
+    let copy_dir = tempfile::Builder::new()
+        .prefix("gd")
+        .tempdir_in("/tmp")
         .unwrap();
+    let copy = copy_dir.path().join(SHOWN_LIB);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(util::fake_cuda::fake_cuda_lib(), &copy).unwrap();
     let healthy = run(node
-        .cmd_with_cuda_lib(shown_lib)
-        .current_dir(cwd.path())
+        .cmd_with_cuda_lib(&copy)
         .arg("check")
         .env("COLUMNS", "80"));
     assert_eq!(healthy.code, 0, "{}", healthy.stderr);
+    let healthy_out = healthy
+        .stdout
+        .replace(&copy.display().to_string(), SHOWN_LIB);
     // (`devices` takes no smoke-test options: the same node without the fake libcuda.)
     let nvml_only = GpuNode::nvml_only(8, util::gpu_node::hgx(8));
     let devices = run(nvml_only.cmd().arg("devices").env("COLUMNS", "80"));
     assert_eq!(devices.code, 0, "{}", devices.stderr);
     vec![
         ("broken-image", shown(&broken.stdout, image.path())),
-        ("healthy-node", shown(&healthy.stdout, node.root.path())),
+        ("healthy-node", shown(&healthy_out, node.root.path())),
         ("devices", shown(&devices.stdout, nvml_only.root.path())),
     ]
 }
