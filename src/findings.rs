@@ -28,14 +28,14 @@ impl Severity {
 /// One observed fact a finding rests on. `fact` is the subject it marks as wrong
 /// (`Subject`'s text form); None for facts quoted only as context (e.g. "the driver
 /// itself is loaded").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
     pub fact: Option<String>,
     pub value: String,
     pub source: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Fix {
     pub text: String,
     /// A copy-pasteable shell command, when the fix is one.

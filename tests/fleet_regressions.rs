@@ -8,24 +8,12 @@ use std::path::Path;
 
 use serde_json::{json as j, Value};
 use util::fake_nvml::{self, FakeNvml, FAKE_NVML_ENV};
-use util::fleet_nodes::machine_id;
 use util::gpu_node::hgx;
 use util::*;
 
 /// `check --format json --output DIR/{host}.json` for a fake node; returns the file.
 fn node_report(dir: &Path, name: &str, root: &FakeRoot, nvml: Option<&FakeNvml>) -> Value {
-    root.file("etc/hostname", &format!("{name}\n"))
-        .file("etc/machine-id", &format!("{}\n", machine_id(name)));
-    let cfg = tempfile::tempdir().unwrap();
-    let mut c = root.cmd();
-    c.args(["check", "--format", "json", "--output"])
-        .arg(dir.join("{host}.json"));
-    if let Some(nvml) = nvml {
-        c.arg("--nvml-lib")
-            .arg(fake_nvml::fake_nvml_lib())
-            .env(FAKE_NVML_ENV, nvml.write(cfg.path()));
-    }
-    let r = run(&mut c);
+    let r = util::fleet_nodes::node_report(dir, name, root, nvml, &[]);
     assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
     serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap())
         .unwrap()

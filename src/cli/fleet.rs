@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::args::{FailOn, Format};
+use super::args::Format;
 use super::options::{exit_code, selection, ViewFormat};
 use super::settings::Settings;
 use super::{emit_report, CliError};
@@ -37,13 +37,7 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
         }
     };
     emit_report(g, text.as_bytes())?;
-    // The fleet's verdict (Fleet::verdict): an unusable report, or no report at all, fails
-    // whatever --fail-on asks, unless it is never.
-    let code = exit_code(g, fleet.verdict());
-    let unusable = fleet.unusable_reports() > 0 || fleet.nodes.is_empty();
-    Ok(if unusable && g.fail_on != FailOn::Never {
-        1
-    } else {
-        code
-    })
+    // The fleet's verdict (Fleet::verdict): an unusable report, or no report at all, is an
+    // error, so it fails unless --fail-on never.
+    Ok(exit_code(g, fleet.verdict()))
 }

@@ -8,6 +8,10 @@ use serde::Serialize;
 use super::{natural_cmp, NodeReport, Problem, Problems, SnapshotIn, StepIn};
 use crate::findings::Severity;
 
+/// The problem kind of a second report of one machine: listed, but its node is counted once
+/// (from its newest report), so it does not make the fleet's state unknown.
+pub const DUPLICATE: &str = "duplicate";
+
 /// A node's smoke figure below this share of its peers' median is an outlier.
 pub const SLOW_SHARE: f64 = 0.7;
 /// Node names listed per finding group before "… and N more".
@@ -148,8 +152,13 @@ impl Fleet {
     /// Reports that could not be used: missing, unreadable, not a report, another schema.
     /// A duplicate is listed but not counted: its node is counted once, from its newest report.
     pub fn unusable_reports(&self) -> usize {
-        let duplicates = self.problems_by_kind.get("duplicate").copied().unwrap_or(0);
+        let duplicates = self.duplicate_reports();
         self.problems_by_kind.values().sum::<usize>() - duplicates
+    }
+
+    /// Second reports of a machine already counted.
+    pub fn duplicate_reports(&self) -> usize {
+        self.problems_by_kind.get(DUPLICATE).copied().unwrap_or(0)
     }
 
     /// The fleet's verdict, which its exit code and every view's summary mark follow: an
@@ -385,7 +394,7 @@ fn one_report_per_machine(
                 };
                 problems.push(Problem {
                     source: n.source.clone(),
-                    kind: "duplicate".into(),
+                    kind: DUPLICATE.into(),
                     detail: format!(
                         "node {name} is also reported by {} ({}), which is {newer} and is the one counted",
                         w.source,

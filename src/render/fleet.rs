@@ -51,7 +51,7 @@ fn shape_rows(sh: &crate::fleet::aggregate::Shape) -> [(&'static str, String); 6
 
 /// ", 2 report(s) unusable, 1 duplicate report(s)" — duplicates are counted once, not lost.
 fn problem_counts(f: &Fleet) -> String {
-    let duplicates = f.problems_by_kind.get("duplicate").copied().unwrap_or(0);
+    let duplicates = f.duplicate_reports();
     let unusable = f.unusable_reports();
     let mut s = String::new();
     if unusable > 0 {

@@ -30,6 +30,9 @@ struct Detail<'a> {
     nodes: usize,
 }
 
+/// What makes two findings one detail: everything the detail shows.
+type DetailKey<'a> = (&'a str, Severity, &'a str, &'a [Evidence], &'a [Fix]);
+
 /// What makes two nodes share a row: the model, each column's finding, and what differs
 /// from the peers (what, value).
 type RowKey<'a> = (&'a str, Vec<Option<usize>>, Vec<(&'a str, &'a str)>);
@@ -65,7 +68,7 @@ pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
         columns.iter().enumerate().map(|(i, c)| (*c, i)).collect();
 
     let mut details: Vec<Detail> = Vec::new();
-    let mut detail_index: HashMap<(&str, Severity, &str, String), usize> = HashMap::new();
+    let mut detail_index: HashMap<DetailKey, usize> = HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
     let mut row_index: HashMap<RowKey, usize> = HashMap::new();
     for n in &f.nodes {
@@ -81,7 +84,8 @@ pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
                 fi.code.as_str(),
                 fi.severity,
                 fi.title.as_str(),
-                serde_json::to_string(&(&fi.evidence, &fi.fix)).unwrap_or_default(),
+                fi.evidence.as_slice(),
+                fi.fix.as_slice(),
             );
             let idx = *detail_index.entry(key).or_insert_with(|| {
                 details.push(Detail {
@@ -528,7 +532,7 @@ fn problems(out: &mut String, f: &Fleet) {
     if !f.problems.is_empty() {
         out.push_str("<h2 id=\"unused\">Reports not used</h2>\n<table><thead><tr><th>report</th><th>problem</th><th>detail</th></tr></thead><tbody>\n");
         for p in &f.problems {
-            let (m, class) = if p.kind == "duplicate" {
+            let (m, class) = if p.kind == crate::fleet::aggregate::DUPLICATE {
                 ("i", "i")
             } else {
                 ("✗", "e")
