@@ -55,6 +55,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Run every probe and rule and print the report (the default)')
             [CompletionResult]::new('toolkit', 'toolkit', [CompletionResultType]::ParameterValue, 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order')
+            [CompletionResult]::new('libs', 'libs', [CompletionResultType]::ParameterValue, 'What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
             [CompletionResult]::new('smoke', 'smoke', [CompletionResultType]::ParameterValue, 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth')
             [CompletionResult]::new('recommend', 'recommend', [CompletionResultType]::ParameterValue, 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes')
@@ -111,6 +112,28 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate')
+            [CompletionResult]::new('--no-config', '--no-config', [CompletionResultType]::ParameterName, 'Read no configuration file and no GPUDOCTOR_* policy variable')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'gpudoctor;libs' {
+            [CompletionResult]::new('--python', '--python', [CompletionResultType]::ParameterName, 'The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists [default: error]')
+            [CompletionResult]::new('--only', '--only', [CompletionResultType]::ParameterName, 'Run only these probes and/or report only these codes (comma-separated)')
+            [CompletionResult]::new('--skip', '--skip', [CompletionResultType]::ParameterName, 'Skip these probes and/or codes (comma-separated)')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every library bound, not only the CUDA libraries and the failures')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
@@ -295,6 +318,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
         'gpudoctor;help' {
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Run every probe and rule and print the report (the default)')
             [CompletionResult]::new('toolkit', 'toolkit', [CompletionResultType]::ParameterValue, 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order')
+            [CompletionResult]::new('libs', 'libs', [CompletionResultType]::ParameterValue, 'What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)')
             [CompletionResult]::new('smoke', 'smoke', [CompletionResultType]::ParameterValue, 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth')
             [CompletionResult]::new('recommend', 'recommend', [CompletionResultType]::ParameterValue, 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes')
@@ -312,6 +336,9 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;help;toolkit' {
+            break
+        }
+        'gpudoctor;help;libs' {
             break
         }
         'gpudoctor;help;devices' {

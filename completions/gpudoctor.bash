@@ -40,6 +40,9 @@ _gpudoctor() {
             gpudoctor,help)
                 cmd="gpudoctor__subcmd__help"
                 ;;
+            gpudoctor,libs)
+                cmd="gpudoctor__subcmd__libs"
+                ;;
             gpudoctor,man)
                 cmd="gpudoctor__subcmd__man"
                 ;;
@@ -79,6 +82,9 @@ _gpudoctor() {
             gpudoctor__subcmd__help,help)
                 cmd="gpudoctor__subcmd__help__subcmd__help"
                 ;;
+            gpudoctor__subcmd__help,libs)
+                cmd="gpudoctor__subcmd__help__subcmd__libs"
+                ;;
             gpudoctor__subcmd__help,man)
                 cmd="gpudoctor__subcmd__help__subcmd__man"
                 ;;
@@ -101,7 +107,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit devices smoke recommend fleet diff explain config schema completions man help"
+            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -116,11 +122,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -271,11 +277,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -496,11 +502,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -616,7 +622,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059"
+            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -668,11 +674,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -702,7 +708,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__help)
-            opts="check toolkit devices smoke recommend fleet diff explain config schema completions man help"
+            opts="check toolkit libs devices smoke recommend fleet diff explain config schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -827,6 +833,20 @@ _gpudoctor() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        gpudoctor__subcmd__help__subcmd__libs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         gpudoctor__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -890,6 +910,85 @@ _gpudoctor() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gpudoctor__subcmd__libs)
+            opts="-q -v -h --all --python --format --json --fail-on --only --skip --root --timeout --from --color --quiet --verbose --config --no-config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "error warning never" -- "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
+                    return 0
+                    ;;
+                --skip)
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1085,11 +1184,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1187,11 +1286,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061" -- "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -52,6 +52,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --version 'Print version'
             cand check 'Run every probe and rule and print the report (the default)'
             cand toolkit 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order'
+            cand libs 'What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load'
             cand devices 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
             cand smoke 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
             cand recommend 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes'
@@ -106,6 +107,27 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
             cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
             cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
+            cand --json 'Shorthand for --format json'
+            cand -q 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand --quiet 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand -v 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --verbose 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --no-config 'Read no configuration file and no GPUDOCTOR_* policy variable'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'gpudoctor;libs'= {
+            cand --python 'The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)'
+            cand --format 'Output format'
+            cand --fail-on 'Exit 1 when a finding at or above this severity exists [default: error]'
+            cand --only 'Run only these probes and/or report only these codes (comma-separated)'
+            cand --skip 'Skip these probes and/or codes (comma-separated)'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out'
+            cand --from 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
+            cand --all 'Show every library bound, not only the CUDA libraries and the failures'
             cand --json 'Shorthand for --format json'
             cand -q 'Print no report: only the exit code says the outcome (errors still go to stderr)'
             cand --quiet 'Print no report: only the exit code says the outcome (errors still go to stderr)'
@@ -279,6 +301,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help'= {
             cand check 'Run every probe and rule and print the report (the default)'
             cand toolkit 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader''s order'
+            cand libs 'What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load'
             cand devices 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
             cand smoke 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
             cand recommend 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes'
@@ -294,6 +317,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help;check'= {
         }
         &'gpudoctor;help;toolkit'= {
+        }
+        &'gpudoctor;help;libs'= {
         }
         &'gpudoctor;help;devices'= {
         }

@@ -84,7 +84,7 @@ codes! {
     "GD042" [Error] => "The driver is too old for torch's CUDA";
     "GD043" [Error] => "torch has no kernels for this GPU's architecture";
     "GD044" [Error, Warning] => "torch's nvidia-* wheels are missing or not the pinned versions";
-    "GD045" [Warning] => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
+    "GD045" [Warning, Info] => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
     "GD046" [Error, Warning, Info] => "torchvision/torchaudio do not match torch";
     "GD047" [Error, Warning] => "The extension-build toolkit's CUDA major differs from torch's";
     "GD048" [Error, Warning] => "torch fails to import or sees no CUDA (--python-import)";
@@ -99,6 +99,8 @@ codes! {
     "GD057" [Error, Warning] => "GPU memory failed the allocation probe (corrupted words, or far less allocatable than free)";
     "GD058" [Error, Warning] => "Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link's bandwidth";
     "GD059" [Error, Warning] => "The smoke test hung or crashed inside the CUDA driver";
+    "GD060" [Error, Warning, Info] => "A CUDA-using native module will not load: a library, version or symbol the loader cannot give it";
+    "GD061" [Error, Warning] => "The cuDNN the loader gives torch is one torch refuses";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

@@ -1,10 +1,11 @@
-//! Reads the dynamic section of a shared library (SONAME, DT_NEEDED) without loading it.
-//! Only the headers and the dynamic strings are read, so a 500 MB library costs a few KiB.
+//! Reads the dynamic section of a shared library (SONAME, DT_NEEDED, search paths, symbol
+//! versions) without loading it. Only headers, the dynamic strings and the version sections
+//! are read, so a 500 MB library costs a few KiB; symbol tables are read only on request.
 
 use std::path::Path;
 
 use object::elf;
-use object::read::elf::{Dyn, FileHeader};
+use object::read::elf::{Dyn, FileHeader, Sym};
 use object::read::{ReadCache, ReadRef};
 use object::Endianness;
 
@@ -17,7 +18,39 @@ pub struct DynamicInfo {
     /// 32- or 64-bit and the target machine (e_machine): the loader skips other kinds.
     pub class64: bool,
     pub machine: u16,
+    /// DT_RPATH and DT_RUNPATH as written (colon-separated, `$ORIGIN` unexpanded).
+    pub rpath: Option<String>,
+    pub runpath: Option<String>,
+    /// DF_1_NODEFLIB: the cache and the default directories are not searched for its needs.
+    pub nodeflib: bool,
+    /// DT_VERNEED: per needed file, the version names this object requires of it.
+    pub verneed: Vec<VersionNeed>,
+    /// DT_VERDEF: the version names this object defines (the base entry, its soname, left
+    /// out); None when it has no version definitions at all.
+    pub verdef: Option<Vec<String>>,
 }
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionNeed {
+    pub file: String,
+    pub versions: Vec<String>,
+}
+
+/// A symbol this object imports with a version: `name@version`, required of `file`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VersionedImport {
+    pub name: String,
+    pub version: String,
+    pub file: String,
+    /// A weak reference is left unbound when nothing defines it; it never fails the load.
+    pub weak: bool,
+}
+
+/// The most symbols read from one table: far above any real library (libtorch_cpu.so has
+/// about 300,000), low enough that a corrupt count cannot exhaust memory.
+const MAX_SYMBOLS: usize = 4_000_000;
+/// Version entries read from one object (real libraries have tens).
+const MAX_VERSION_ENTRIES: usize = 10_000;
 
 impl DynamicInfo {
     /// Whether the running loader (this binary's architecture) could load it.
@@ -53,10 +86,103 @@ pub fn machine_name(machine: u16, class64: bool) -> String {
     }
 }
 
+/// A file read through 64 KiB blocks with pread: ELF parsing asks for many small pieces
+/// (headers, one string at a time), which a block serves from memory instead of a
+/// seek and a read each. Large reads go to the file directly.
+pub struct Blocks {
+    file: std::fs::File,
+    len: u64,
+    pos: u64,
+    blocks: std::collections::HashMap<u64, Vec<u8>>,
+}
+
+const BLOCK: u64 = 64 * 1024;
+/// Blocks kept per file: 16 MiB at most.
+const MAX_BLOCKS: usize = 256;
+
+impl Blocks {
+    pub fn new(file: std::fs::File) -> std::io::Result<Blocks> {
+        let len = file.metadata()?.len();
+        Ok(Blocks {
+            file,
+            len,
+            pos: 0,
+            blocks: std::collections::HashMap::new(),
+        })
+    }
+
+    fn block(&mut self, index: u64) -> std::io::Result<&[u8]> {
+        use std::os::unix::fs::FileExt;
+        if !self.blocks.contains_key(&index) {
+            if self.blocks.len() >= MAX_BLOCKS {
+                self.blocks.clear();
+            }
+            let start = index * BLOCK;
+            let size = BLOCK.min(self.len.saturating_sub(start)) as usize;
+            let mut buf = vec![0u8; size];
+            let mut done = 0;
+            while done < size {
+                let n = self.file.read_at(&mut buf[done..], start + done as u64)?;
+                if n == 0 {
+                    buf.truncate(done);
+                    break;
+                }
+                done += n;
+            }
+            self.blocks.insert(index, buf);
+        }
+        Ok(self.blocks.get(&index).map(Vec::as_slice).unwrap_or(&[]))
+    }
+}
+
+impl std::io::Read for Blocks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        if self.pos >= self.len || buf.is_empty() {
+            return Ok(0);
+        }
+        if buf.len() as u64 > 4 * BLOCK {
+            let n = self.file.read_at(buf, self.pos)?;
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        let pos = self.pos;
+        let block = self.block(pos / BLOCK)?;
+        let at = (pos % BLOCK) as usize;
+        let Some(avail) = block.get(at..) else {
+            return Ok(0);
+        };
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Blocks {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let pos = match to {
+            std::io::SeekFrom::Start(p) => Some(p),
+            std::io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let Some(pos) = pos else {
+            return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        };
+        self.pos = pos;
+        Ok(pos)
+    }
+}
+
+fn reader(fs: &HostFs, path: &Path) -> Result<ReadCache<Blocks>, String> {
+    let file = fs.open_regular(path).map_err(|e| e.to_string())?;
+    let blocks = Blocks::new(file).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(ReadCache::new(blocks))
+}
+
 /// The SONAME and DT_NEEDED entries of an ELF shared object, or why they could not be read.
 pub fn read_dynamic(fs: &HostFs, path: &Path) -> Result<DynamicInfo, String> {
-    let file = fs.open_regular(path).map_err(|e| e.to_string())?;
-    let cache = ReadCache::new(file);
+    let cache = reader(fs, path)?;
     let ident = cache
         .read_bytes_at(0, 16)
         .map_err(|_| format!("{}: too short for an ELF header", path.display()))?;
@@ -96,20 +222,258 @@ where
     };
     for entry in entries {
         let tag = entry.tag(endian);
-        if tag != elf::DT_SONAME && tag != elf::DT_NEEDED {
+        if tag == elf::DT_FLAGS_1 {
+            info.nodeflib = entry.val(endian) & elf::DF_1_NODEFLIB.0 != 0;
+            continue;
+        }
+        if ![
+            elf::DT_SONAME,
+            elf::DT_NEEDED,
+            elf::DT_RPATH,
+            elf::DT_RUNPATH,
+        ]
+        .contains(&tag)
+        {
             continue;
         }
         let Ok(name) = entry.string(endian, strings) else {
             continue;
         };
         let name = String::from_utf8_lossy(name).into_owned();
-        if tag == elf::DT_SONAME {
-            info.soname = Some(name);
-        } else {
-            info.needed.push(name);
+        match tag {
+            elf::DT_SONAME => info.soname = Some(name),
+            elf::DT_NEEDED => info.needed.push(name),
+            elf::DT_RPATH => info.rpath = Some(name),
+            _ => info.runpath = Some(name),
         }
     }
+    // glibc ignores DT_RPATH when DT_RUNPATH is present (elf/get-dynamic-info.h).
+    if info.runpath.is_some() {
+        info.rpath = None;
+    }
+    read_versions::<H, R>(&sections, endian, data, &mut info)
+        .map_err(|e| format!("symbol version sections: {e}"))?;
     Ok(info)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn read_versions<'data, H, R>(
+    sections: &object::read::elf::SectionTable<'data, H, R>,
+    endian: Endianness,
+    data: R,
+    info: &mut DynamicInfo,
+) -> Result<(), String>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'data>,
+{
+    let e = |e: object::read::Error| e.to_string();
+    let mut entries = 0usize;
+    let mut count = || {
+        entries += 1;
+        if entries > MAX_VERSION_ENTRIES {
+            Err("more than 10,000 version entries".to_string())
+        } else {
+            Ok(())
+        }
+    };
+    if let Some((mut needs, link)) = sections.gnu_verneed(endian, data).map_err(e)? {
+        let strings = sections.strings(endian, data, link).map_err(e)?;
+        while let Some((need, mut auxs)) = needs.next().map_err(e)? {
+            let mut versions = Vec::new();
+            while let Some(aux) = auxs.next().map_err(e)? {
+                count()?;
+                versions.push(lossy(aux.name(endian, strings).map_err(e)?));
+            }
+            info.verneed.push(VersionNeed {
+                file: lossy(need.file(endian, strings).map_err(e)?),
+                versions,
+            });
+        }
+    }
+    if let Some((mut defs, link)) = sections.gnu_verdef(endian, data).map_err(e)? {
+        let strings = sections.strings(endian, data, link).map_err(e)?;
+        let mut names = Vec::new();
+        while let Some((def, mut auxs)) = defs.next().map_err(e)? {
+            count()?;
+            if def.vd_flags.get(endian).0 & elf::VER_FLG_BASE.0 != 0 {
+                continue;
+            }
+            if let Some(aux) = auxs.next().map_err(e)? {
+                names.push(lossy(aux.name(endian, strings).map_err(e)?));
+            }
+        }
+        info.verdef = Some(names);
+    }
+    Ok(())
+}
+
+/// Opens an ELF file and hands its class (1 = 32-bit, 2 = 64-bit) with the reader.
+fn open_elf(fs: &HostFs, path: &Path) -> Result<(ReadCache<Blocks>, u8), String> {
+    let cache = reader(fs, path)?;
+    let ident = cache
+        .read_bytes_at(0, 16)
+        .map_err(|_| format!("{}: too short for an ELF header", path.display()))?;
+    if ident.get(..4) != Some(&elf::ELFMAG[..]) {
+        return Err(format!("{}: not an ELF file", path.display()));
+    }
+    let class = ident.get(4).copied().unwrap_or(0);
+    Ok((cache, class))
+}
+
+/// The symbols `path` imports with a version required of one of `files` (DT_VERNEED file
+/// names). With a GNU hash table only the undefined symbols are read: the linker puts
+/// them first in .dynsym, before the hash table's `symoffset`.
+pub fn versioned_imports(
+    fs: &HostFs,
+    path: &Path,
+    files: &[&str],
+) -> Result<Vec<VersionedImport>, String> {
+    let (cache, class) = open_elf(fs, path)?;
+    let r = match class {
+        2 => imports_of::<elf::FileHeader64<Endianness>, _>(&cache, files),
+        1 => imports_of::<elf::FileHeader32<Endianness>, _>(&cache, files),
+        _ => Err("unknown ELF class".to_string()),
+    };
+    r.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Every defined dynamic symbol of `path` with the versions it is defined at (None for a
+/// definition without one), for checking what a consumer imports of it.
+pub fn exports(fs: &HostFs, path: &Path) -> Result<Exports, String> {
+    let (cache, class) = open_elf(fs, path)?;
+    let r = match class {
+        2 => exports_of::<elf::FileHeader64<Endianness>, _>(&cache),
+        1 => exports_of::<elf::FileHeader32<Endianness>, _>(&cache),
+        _ => Err("unknown ELF class".to_string()),
+    };
+    r.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Defined symbol name → the versions it is defined at.
+pub type Exports = std::collections::HashMap<String, Vec<Option<String>>>;
+
+fn imports_of<'data, H, R>(data: R, files: &[&str]) -> Result<Vec<VersionedImport>, String>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'data>,
+{
+    let header = H::parse(data).map_err(|e| e.to_string())?;
+    let endian = header.endian().map_err(|e| e.to_string())?;
+    let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
+    let versions = sections.versions(endian, data).map_err(|e| e.to_string())?;
+    let Some(versions) = versions else {
+        return Ok(Vec::new());
+    };
+    let (syms, strings) = dynsym::<H, R>(&sections, endian, data, true)?;
+    let mut out = Vec::new();
+    for (i, sym) in syms.iter().enumerate().skip(1) {
+        if !sym.is_undefined(endian) {
+            continue;
+        }
+        let index = versions.version_index(endian, object::read::SymbolIndex(i));
+        let Ok(Some(v)) = versions.version(index.index()) else {
+            continue;
+        };
+        let Some(file) = v.file() else { continue };
+        let file = lossy(file);
+        if !files.contains(&file.as_str()) {
+            continue;
+        }
+        let name = sym.name(endian, strings).map_err(|e| e.to_string())?;
+        out.push(VersionedImport {
+            name: lossy(name),
+            version: lossy(v.name()),
+            file,
+            weak: sym.st_bind() == elf::STB_WEAK,
+        });
+    }
+    Ok(out)
+}
+
+fn exports_of<'data, H, R>(data: R) -> Result<Exports, String>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'data>,
+{
+    let header = H::parse(data).map_err(|e| e.to_string())?;
+    let endian = header.endian().map_err(|e| e.to_string())?;
+    let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
+    let versions = sections.versions(endian, data).map_err(|e| e.to_string())?;
+    let (syms, strings) = dynsym::<H, R>(&sections, endian, data, false)?;
+    let mut out = Exports::new();
+    for (i, sym) in syms.iter().enumerate().skip(1) {
+        if sym.is_undefined(endian) {
+            continue;
+        }
+        let version = versions.as_ref().and_then(|v| {
+            let index = v.version_index(endian, object::read::SymbolIndex(i));
+            v.version(index.index())
+                .ok()
+                .flatten()
+                .map(|v| lossy(v.name()))
+        });
+        let name = sym.name(endian, strings).map_err(|e| e.to_string())?;
+        out.entry(lossy(name)).or_default().push(version);
+    }
+    Ok(out)
+}
+
+/// .dynsym and its strings; with `undefined_only` and a GNU hash table, only the entries
+/// before its `symoffset` (the undefined ones) are read.
+#[allow(clippy::type_complexity)]
+fn dynsym<'data, H, R>(
+    sections: &object::read::elf::SectionTable<'data, H, R>,
+    endian: Endianness,
+    data: R,
+    undefined_only: bool,
+) -> Result<(&'data [H::Sym], object::read::StringTable<'data, R>), String>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'data>,
+{
+    use object::read::elf::SectionHeader;
+    let Some((index, section)) = sections
+        .enumerate()
+        .find(|s| s.1.sh_type(endian) == elf::SHT_DYNSYM)
+    else {
+        return Err("no .dynsym".into());
+    };
+    let strings = sections
+        .strings(endian, data, section.link(endian))
+        .map_err(|e| e.to_string())?;
+    let entsize = std::mem::size_of::<H::Sym>() as u64;
+    let mut count = section.sh_size(endian).into() / entsize;
+    if undefined_only {
+        if let Some((_, gnu)) = sections
+            .enumerate()
+            .find(|s| s.1.sh_type(endian) == elf::SHT_GNU_HASH)
+        {
+            let offset: u64 = gnu.sh_offset(endian).into();
+            if let Ok(header) = data.read_bytes_at(offset, 8) {
+                let symoffset = match endian {
+                    Endianness::Little => {
+                        u32::from_le_bytes([header[4], header[5], header[6], header[7]])
+                    }
+                    Endianness::Big => {
+                        u32::from_be_bytes([header[4], header[5], header[6], header[7]])
+                    }
+                };
+                count = count.min(u64::from(symoffset));
+            }
+        }
+    }
+    if count as usize > MAX_SYMBOLS {
+        return Err(format!("{count} dynamic symbols: more than read"));
+    }
+    let _ = index;
+    let syms = data
+        .read_slice_at::<H::Sym>(section.sh_offset(endian).into(), count as usize)
+        .map_err(|_| "truncated .dynsym".to_string())?;
+    Ok((syms, strings))
 }
 
 #[cfg(test)]

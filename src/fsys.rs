@@ -316,6 +316,15 @@ struct Root {
     dir: Result<OwnedFd, i32>,
 }
 
+/// What a directory entry is, as its listing says (links are not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    Dir,
+    File,
+    Symlink,
+    Other,
+}
+
 #[derive(Debug, Clone)]
 pub struct HostFs {
     root: Option<Arc<Root>>,
@@ -456,6 +465,35 @@ impl HostFs {
             l.insert(key, names.clone());
         }
         Ok(names)
+    }
+
+    /// Entry names with what they are, from the directory listing itself (no stat per
+    /// entry); an entry the file system does not type is looked at with lstat.
+    pub fn read_dir_kinds(&self, logical: &Path) -> Result<Vec<(OsString, EntryKind)>, FsError> {
+        let fd = self.open(
+            logical,
+            true,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK,
+        )?;
+        let entries = list_dir_typed(fd).map_err(|e| FsError::from_io(logical, &e))?;
+        Ok(entries
+            .into_iter()
+            .map(|(name, t)| {
+                let kind = match t {
+                    libc::DT_DIR => EntryKind::Dir,
+                    libc::DT_REG => EntryKind::File,
+                    libc::DT_LNK => EntryKind::Symlink,
+                    libc::DT_UNKNOWN => match self.symlink_metadata(&logical.join(&name)) {
+                        Ok(m) if m.is_dir() => EntryKind::Dir,
+                        Ok(m) if m.is_file() => EntryKind::File,
+                        Ok(m) if m.file_type().is_symlink() => EntryKind::Symlink,
+                        _ => EntryKind::Other,
+                    },
+                    _ => EntryKind::Other,
+                };
+                (name, kind)
+            })
+            .collect())
     }
 
     pub fn read_text(&self, logical: &Path) -> Result<TextFile, FsError> {
@@ -669,6 +707,12 @@ fn read_link_fd(link: BorrowedFd) -> io::Result<PathBuf> {
 
 /// The entry names of the directory open as `dir`, "." and ".." left out.
 fn list_dir(dir: OwnedFd) -> io::Result<Vec<OsString>> {
+    Ok(list_dir_typed(dir)?.into_iter().map(|(n, _)| n).collect())
+}
+
+/// Names with their `d_type` (DT_DIR, DT_REG, DT_LNK, or DT_UNKNOWN where the file
+/// system does not say).
+fn list_dir_typed(dir: OwnedFd) -> io::Result<Vec<(OsString, u8)>> {
     struct Stream(*mut libc::DIR);
     impl Drop for Stream {
         fn drop(&mut self) {
@@ -701,8 +745,10 @@ fn list_dir(dir: OwnedFd) -> io::Result<Vec<OsString>> {
         }
         // SAFETY: readdir returns a NUL-terminated name.
         let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) }.to_bytes();
+        // SAFETY: as above.
+        let kind = unsafe { (*entry).d_type };
         if name != b"." && name != b".." {
-            names.push(OsString::from_vec(name.to_vec()));
+            names.push((OsString::from_vec(name.to_vec()), kind));
         }
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod fleet;
 pub mod fsys;
 pub mod headline;
 pub mod ldcache;
+pub(crate) mod loader;
 pub(crate) mod nvml_worker;
 pub(crate) mod probes;
 pub(crate) mod pyversion;
@@ -61,7 +62,7 @@ pub mod docs {
 #[doc(hidden)]
 pub mod fuzzing {
     pub use crate::compat::versions::{ComputeCapability, CudaVersion, DriverVersion};
-    pub use crate::elf::read_dynamic;
+    pub use crate::elf::{exports, read_dynamic, versioned_imports};
     pub use crate::probes::kernel_module::{parse_nvrm_version, parse_proc_modules};
     pub use crate::probes::libraries::{soname_major, version_from_file_name};
     pub use crate::probes::platform::{parse_os_release, parse_size_kib};

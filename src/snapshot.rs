@@ -35,6 +35,9 @@ pub struct Snapshot {
     pub environment: Option<Environment>,
     pub toolkits: Option<Toolkits>,
     pub libraries: Option<Libraries>,
+    /// Per Python environment, what the loader binds for its CUDA-using native modules
+    /// (the linkage probe); `gpudoctor libs FILE…` fills it from the files given.
+    pub linkage: Option<Vec<crate::probes::linkage::Linkage>>,
     /// Python site-packages directories the toolkit and library probes looked in.
     pub python_sites: Option<Vec<Site>>,
     pub nvml: Option<NvmlProbe>,

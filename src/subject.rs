@@ -92,6 +92,9 @@ pub enum Subject {
     LoaderPath,
     /// A shared library by soname.
     Library(String),
+    /// A native module (Python extension or shared library) of a Python environment, by
+    /// path: what `gpudoctor libs` shows a line for.
+    Extension(String),
     /// A program on PATH (nvidia-smi).
     Program(String),
     /// The live `import torch` in the primary Python.
@@ -199,6 +202,7 @@ impl Subject {
             "gpu" => rest.parse().ok().map(Subject::Gpu),
             "toolkit" => Some(Subject::Toolkit(owned)),
             "library" => Some(Subject::Library(owned)),
+            "extension" => Some(Subject::Extension(owned)),
             "program" => Some(Subject::Program(owned)),
             "torch" => Some(Subject::Torch(owned)),
             "package" => Some(Subject::Package(owned)),
@@ -249,6 +253,7 @@ impl fmt::Display for Subject {
             Subject::CudaHome => f.write_str("CUDA_HOME"),
             Subject::LoaderPath => f.write_str("loader path"),
             Subject::Library(s) => write!(f, "library:{s}"),
+            Subject::Extension(p) => write!(f, "extension:{p}"),
             Subject::Program(p) => write!(f, "program:{p}"),
             Subject::PythonImport => f.write_str("python"),
             Subject::Torch(s) => write!(f, "torch:{s}"),

@@ -75,6 +75,7 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::CudaHome => &["cuda_home", "toolkit_choice"],
         Subject::Library(l) if l == "libcuda.so.1" => &["libcuda"],
         Subject::Library(_) => &["library_majors"],
+        Subject::Extension(_) => &["extension_loading"],
         Subject::Torch(_) => &["pytorch_build"],
         Subject::PythonImport => &["pytorch_live"],
         // Only the variables the rules read are judged; the rest are context.

@@ -167,6 +167,8 @@ struct Snapshot {
     toolkits: Option<Toolkits>,
     libraries: Option<Libraries>,
     #[allow(dead_code)]
+    linkage: Option<Vec<Linkage>>,
+    #[allow(dead_code)]
     python_sites: Option<Vec<Site>>,
     nvml: Option<NvmlProbe>,
     #[allow(dead_code)]
@@ -830,6 +832,124 @@ struct Libraries {
     nvidia_smi: Option<Executable>,
 }
 
+// What the loader binds for each CUDA-using module (src/probes/linkage.rs, src/loader.rs).
+// Read for its shape: deserialising is the check.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Linkage {
+    site: String,
+    python: Option<String>,
+    ld_library_path: Vec<String>,
+    modules: Vec<LinkedModule>,
+    objects: Vec<LinkedObject>,
+    #[serde(default)]
+    limits: Vec<String>,
+    #[serde(default)]
+    versions: Vec<LibraryVersion>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkedModule {
+    package: String,
+    dist: Option<String>,
+    path: String,
+    object: Option<usize>,
+    mapped: Vec<usize>,
+    failures: Vec<LoadFailed>,
+    #[serde(default)]
+    optional: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadFailed {
+    failure: LoadFailure,
+    #[serde(default)]
+    picked_how: Option<LoaderStep>,
+    #[serde(default)]
+    would_work: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum LoadFailure {
+    Missing {
+        needed: String,
+        by: String,
+    },
+    VersionNotFound {
+        version: String,
+        library: String,
+        by: String,
+    },
+    UndefinedSymbol {
+        symbol: String,
+        version: String,
+        library: String,
+        by: String,
+    },
+    Unloadable {
+        path: String,
+        reason: String,
+    },
+    Limit {
+        detail: String,
+    },
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
+enum LoaderStep {
+    Path,
+    AlreadyLoaded,
+    Rpath { owner: String, entry: String },
+    LdLibraryPath { index: usize, entry: String },
+    Runpath { entry: String },
+    LdSoCache,
+    DefaultDir,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkedObject {
+    path: String,
+    target: String,
+    soname: Option<String>,
+    loader: Option<usize>,
+    how: LoaderStep,
+    deps: Vec<LinkedBinding>,
+    live: bool,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkedBinding {
+    needed: String,
+    object: Option<usize>,
+    how: Option<LoaderStep>,
+    #[serde(default)]
+    skipped: Vec<String>,
+    #[serde(default)]
+    searched: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LibraryVersion {
+    object: usize,
+    version: String,
+    source: String,
+}
+
 // Read for its shape: deserialising is the check.
 #[allow(dead_code)]
 #[derive(Deserialize)]
@@ -899,6 +1019,8 @@ struct Site {
     path: String,
     found_by: String,
     python: Option<String>,
+    #[serde(default)]
+    primary: bool,
 }
 
 #[derive(Deserialize)]
@@ -1107,12 +1229,35 @@ fn every_field_of_a_rich_report_matches_the_contract() {
         "040300",
         Some("snd_hda_intel"),
     );
+    // A torch whose CUDA runtime is missing and a cuDNN found: the linkage probe's
+    // bindings, failures and versions are in the report.
+    let site = root.torch_venv(
+        "2.9.0+cu130",
+        Some("13.0"),
+        &["nvidia-cudnn-cu13==9.13.0.50"],
+    );
+    root.lib(
+        &format!("{site}/torch/lib"),
+        "libtorch_global_deps.so",
+        "libtorch_global_deps.so",
+        &["libcublas.so.13", "libcudnn.so.9"],
+    )
+    .lib(
+        "usr/lib/x86_64-linux-gnu",
+        "libcudnn.so.9.1.0",
+        "libcudnn.so.9",
+        &[],
+    );
     let r = run(root
         .cmd()
         .args(["check", "--json", "--user", ALICE])
+        .env("VIRTUAL_ENV", "/venv")
         .env("CUDA_LAUNCH_BLOCKING", "1")
         .env("NCCL_SOCKET_TOKEN", "x"));
     let report = parse(&r.stdout);
+    let linkage = report.snapshot.linkage.as_ref().expect("linkage");
+    assert_eq!(linkage[0].modules[0].failures.len(), 1, "{}", r.stdout);
+    assert!(!linkage[0].versions.is_empty(), "{}", r.stdout);
     assert_eq!(
         report.schema_version, EXPECTED_SCHEMA_VERSION,
         "schema_version changed: update this test's types too"
@@ -1143,7 +1288,7 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 12);
+    assert_eq!(s.probes.len(), 13);
     // Under --root without --cuda-lib the smoke test is recorded as not run, with why.
     let smoke = s.smoke.as_ref().expect("smoke");
     assert_eq!(smoke.library, "libcuda.so.1");
@@ -1296,7 +1441,7 @@ fn every_field_of_a_rich_report_matches_the_contract() {
     let codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
     assert_eq!(
         codes,
-        ["GD008", "GD004", "GD012"],
+        ["GD008", "GD044", "GD060", "GD061", "GD004", "GD012"],
         "worst first, then by code"
     );
     for f in &report.findings {
@@ -1314,7 +1459,7 @@ fn every_field_of_a_rich_report_matches_the_contract() {
             .all(|e| !e.value.is_empty() && !e.source.is_empty()));
         assert!(f.evidence.iter().any(|e| e.fact.is_some()));
         assert!(f.fix.iter().all(|x| !x.text.is_empty()));
-        assert!(f.fix.iter().any(|x| x.command.is_some()));
+        assert!(f.fix.iter().any(|x| x.command.is_some()), "{}", f.code);
     }
 }
 

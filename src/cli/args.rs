@@ -102,6 +102,8 @@ pub enum Command {
     Check(Box<CheckArgs>),
     /// Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader's order
     Toolkit(ToolkitArgs),
+    /// What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load
+    Libs(LibsArgs),
     /// The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)
     Devices(DevicesArgs),
     /// Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth
@@ -161,6 +163,7 @@ impl Command {
         match self {
             Command::Check(_) => "check",
             Command::Toolkit(_) => "toolkit",
+            Command::Libs(_) => "libs",
             Command::Devices(_) => "devices",
             Command::Smoke(_) => "smoke",
             Command::Recommend(_) => "recommend",
@@ -408,6 +411,27 @@ pub struct ViewOutput {
 
 #[derive(Debug, Clone, Args)]
 pub struct ToolkitArgs {
+    #[command(flatten)]
+    pub output: ViewOutput,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LibsArgs {
+    /// Shared objects to open, in this order, into one emulated process (instead of the Python environments' modules)
+    #[arg(value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub files: Vec<PathBuf>,
+    /// Show every library bound, not only the CUDA libraries and the failures
+    #[arg(long)]
+    pub all: bool,
+    /// The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
+    pub python: Option<PathBuf>,
     #[command(flatten)]
     pub output: ViewOutput,
     #[command(flatten)]

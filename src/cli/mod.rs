@@ -14,6 +14,7 @@ mod diff;
 mod explain;
 mod fleet;
 mod gather;
+mod libs;
 mod man;
 mod options;
 mod recommend;
@@ -157,6 +158,7 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
     match command {
         Command::Check(_) => check::check(&g),
         Command::Toolkit(_) => toolkit::toolkit(&g),
+        Command::Libs(a) => libs::libs(&g, a.all),
         Command::Devices(a) => devices::devices(&g, a.index, a.detail, a.wide),
         Command::Smoke(a) => smoke::smoke(&g, a.device),
         Command::Recommend(a) => recommend::recommend(&g, &a),

@@ -82,6 +82,8 @@ pub struct Settings {
     pub output: Option<PathBuf>,
     pub baseline: Option<PathBuf>,
     pub fix_script: bool,
+    /// `gpudoctor libs FILE…`: the files to open instead of the environments' modules.
+    pub libs_files: Vec<PathBuf>,
     /// The configuration files read, in order.
     pub files: Vec<PathBuf>,
     /// --no-config: no file and no policy variable was read.
@@ -110,6 +112,7 @@ struct Given {
     output: Option<PathBuf>,
     baseline: Option<PathBuf>,
     fix_script: bool,
+    libs_files: Vec<PathBuf>,
 }
 
 impl Given {
@@ -133,6 +136,7 @@ impl Given {
             output: c.output.clone(),
             baseline: c.baseline.clone(),
             fix_script: c.fix_script,
+            libs_files: Vec::new(),
         }
     }
 
@@ -152,6 +156,16 @@ impl Given {
                 root: a.inspect.root.clone(),
                 timeout: a.inspect.timeout,
                 from: a.replay.from.clone(),
+                ..Given::default()
+            },
+            Command::Libs(a) => Given {
+                format: view(&a.output),
+                policy: a.policy.clone(),
+                root: a.inspect.root.clone(),
+                timeout: a.inspect.timeout,
+                from: a.replay.from.clone(),
+                python: a.python.clone(),
+                libs_files: a.files.clone(),
                 ..Given::default()
             },
             Command::Devices(a) => Given {
@@ -245,6 +259,7 @@ impl Given {
             output: self.output.or(top.output),
             baseline: self.baseline.or(top.baseline),
             fix_script: self.fix_script || top.fix_script,
+            libs_files: self.libs_files,
         }
     }
 }
@@ -263,7 +278,7 @@ pub fn formats_of(command: &str) -> &'static [Format] {
         "fleet" | "devices" | "smoke" => {
             &[Format::Human, Format::Json, Format::Markdown, Format::Html]
         }
-        "toolkit" | "recommend" | "diff" | "explain" => {
+        "toolkit" | "libs" | "recommend" | "diff" | "explain" => {
             &[Format::Human, Format::Json, Format::Markdown]
         }
         "config" => &[Format::Human, Format::Json],
@@ -603,6 +618,7 @@ impl Settings {
             output: given.output,
             baseline: given.baseline,
             fix_script: given.fix_script,
+            libs_files: given.libs_files,
             files: files.iter().map(|f| f.path.clone()).collect(),
             no_config: paths.is_none(),
             origins: std::mem::take(&mut r.origins),

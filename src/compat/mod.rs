@@ -7,6 +7,7 @@ pub mod arch;
 pub mod capabilities;
 pub mod companions;
 pub mod cuda_errors;
+pub mod cudnn;
 pub mod driver;
 pub mod packages;
 pub mod pci_ids;

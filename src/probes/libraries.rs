@@ -661,7 +661,7 @@ fn wheel_lib_dirs(fs: &HostFs, site: &Site) -> Vec<(PathBuf, String)> {
 }
 
 /// The `nvidia-*` wheel a pip library came from, by the family's project-name prefix.
-fn wheel_version<'a>(
+pub(crate) fn wheel_version<'a>(
     sites: &'a [Site],
     dir: &Path,
     family: &Family,
@@ -685,6 +685,16 @@ fn wheel_version<'a>(
 /// cuDNN and NCCL libraries in wheels and distributions are named by major only; their
 /// headers carry the full version.
 fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
+    if let Some((version, source)) = header_version_of(fs, &c.path, soname) {
+        c.version = Some(version);
+        c.version_source = Some(source);
+    }
+}
+
+/// The full version of a cuDNN or NCCL library from the header installed beside it
+/// (`../include/cudnn_version.h`, or /usr/include for the default directories), with the
+/// header's path.
+pub fn header_version_of(fs: &HostFs, lib_path: &str, soname: &str) -> Option<(String, String)> {
     let (header, defines): (&str, [&str; 3]) = if soname.starts_with("libcudnn") {
         (
             "cudnn_version.h",
@@ -693,11 +703,9 @@ fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
     } else if soname.starts_with("libnccl") {
         ("nccl.h", ["NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH"])
     } else {
-        return;
+        return None;
     };
-    let Some(dir) = Path::new(&c.path).parent() else {
-        return;
-    };
+    let dir = Path::new(lib_path).parent()?;
     let mut places = vec![dir.join("../include").join(header)];
     if DEFAULT_DIRS.iter().any(|d| Path::new(d) == dir) {
         places.push(Path::new("/usr/include").join(header));
@@ -717,10 +725,12 @@ fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
         if soname_major(soname).map(i64::from) != parts.first().copied() {
             continue;
         }
-        c.version = Some(format!("{}.{}.{}", parts[0], parts[1], parts[2]));
-        c.version_source = Some(place.display().to_string());
-        return;
+        return Some((
+            format!("{}.{}.{}", parts[0], parts[1], parts[2]),
+            place.display().to_string(),
+        ));
     }
+    None
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod environment;
 pub mod identity;
 pub mod kernel_module;
 pub mod libraries;
+pub mod linkage;
 pub mod node;
 pub mod nvml;
 pub mod pci;
@@ -36,6 +37,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "environment",
     "toolkits",
     "libraries",
+    "linkage",
     "nvml",
     "pytorch",
     "pytorch_live",
@@ -54,6 +56,9 @@ pub struct ProbeOptions {
     pub python: Option<PathBuf>,
     /// --python-import: also ask the interpreter's torch itself.
     pub python_import: bool,
+    /// `gpudoctor libs FILE…`: the linkage probe opens these instead of the modules of the
+    /// Python environments.
+    pub linkage_files: Vec<PathBuf>,
     /// The on-device smoke test, run after the other probes (it uses NVML's facts).
     pub smoke: SmokeMode,
 }
@@ -83,6 +88,7 @@ enum Output {
     Environment(environment::Environment),
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
+    Linkage(Vec<linkage::Linkage>),
     Nvml(nvml::NvmlProbe),
     Pytorch(Vec<pytorch::PythonEnv>),
     PytorchLive(pytorch_live::LiveTorch),
@@ -242,6 +248,20 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     }
     {
         let shared = shared.clone();
+        let files = opts.linkage_files.clone();
+        spawn(
+            "linkage",
+            Box::new(move || {
+                Output::Linkage(if files.is_empty() {
+                    linkage::probe(&shared.fs, &shared.env, shared.sites())
+                } else {
+                    vec![linkage::probe_files(&shared.fs, &shared.env, &files)]
+                })
+            }),
+        );
+    }
+    {
+        let shared = shared.clone();
         spawn(
             "pytorch",
             Box::new(move || Output::Pytorch(pytorch::probe(&shared.fs, shared.sites()))),
@@ -266,6 +286,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     }
     {
         let fs = fs.clone();
+        let env = env.clone();
         let lib = opts.nvml_lib.clone();
         // Most of the budget: a worker that overruns is reported by this probe, not
         // abandoned by the collector.
@@ -276,6 +297,14 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 // The module's files are read again here (a few small reads) so that NVML
                 // need not wait for the other probes.
                 let no_driver = no_kernel_driver(&fs, &kernel_module::probe(&fs));
+                // Spawning the worker is most of a check's time on a machine without NVML:
+                // when no step of the loader can find the library, dlopen would fail.
+                if lib.is_none() && fs.root().is_none() && no_driver.is_none() {
+                    let cfg = crate::loader::SearchConfig::new(&fs, &env, None);
+                    if crate::loader::find_for_program(&fs, &cfg, nvml::DEFAULT_LIB).is_none() {
+                        return Output::Nvml(nvml::not_found(&cfg));
+                    }
+                }
                 Output::Nvml(nvml::probe(&fs, lib.as_deref(), budget, no_driver))
             }),
         );
@@ -311,6 +340,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::Environment(e) => snap.environment = Some(e),
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),
+                    Output::Linkage(l) => snap.linkage = Some(l),
                     Output::Nvml(n) => snap.nvml = Some(n),
                     Output::Pytorch(p) => snap.python = Some(p),
                     Output::PytorchLive(l) => snap.python_live = Some(l),

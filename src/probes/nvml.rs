@@ -380,6 +380,31 @@ impl NvmlProbe {
 
 /// Runs the worker on `lib` (None: the loader's default) within `timeout`, unless
 /// `no_driver` says why the library must not be loaded.
+/// The result dlopen would give when no loader step finds the library, without spawning
+/// the worker to hear it.
+pub fn not_found(cfg: &crate::loader::SearchConfig) -> NvmlProbe {
+    let mut places: Vec<String> = cfg
+        .ld_library_path
+        .iter()
+        .filter(|(_, d)| d.is_some())
+        .map(|(e, _)| format!("LD_LIBRARY_PATH entry {e}"))
+        .collect();
+    if cfg.cache.is_some() {
+        places.push(crate::probes::libraries::LD_SO_CACHE.to_string());
+    }
+    places.extend(cfg.default_dirs.iter().map(|d| d.display().to_string()));
+    NvmlProbe {
+        library: DEFAULT_LIB.to_string(),
+        result: NvmlResult::InitFailed {
+            code: "library_not_found".into(),
+            message: format!(
+                "{DEFAULT_LIB}: cannot open shared object file: No such file or directory (no loader step finds it: {}; not loaded)",
+                places.join(", ")
+            ),
+        },
+    }
+}
+
 pub fn probe(
     fs: &HostFs,
     lib: Option<&Path>,

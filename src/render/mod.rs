@@ -13,6 +13,7 @@ pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod libs;
 pub mod markdown;
 pub mod prometheus;
 pub mod recommend;

@@ -5,9 +5,11 @@ pub(crate) mod alloc_conf;
 mod clocks;
 mod compute_mode;
 mod cuda_home;
+mod cudnn_runtime;
 mod debug_env;
 mod device_nodes;
 mod driver_userspace;
+mod extension_loading;
 mod fabric;
 mod fit_fixes;
 mod frameworks;
@@ -73,6 +75,8 @@ pub struct Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Toolkit,
+    /// `gpudoctor libs`: what the loader binds for each CUDA-using module.
+    Libs,
     Devices,
     Smoke,
 }
@@ -130,6 +134,8 @@ pub const RULES: &[Rule] = &[
     smoke_memory::RULE,
     smoke_transfer::RULE,
     smoke_health::RULE,
+    extension_loading::RULE,
+    cudnn_runtime::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -331,6 +337,7 @@ mod tests {
             c.sort_unstable();
             c
         };
+        assert_eq!(codes(View::Libs), ["GD044", "GD045", "GD060", "GD061"]);
         assert_eq!(
             codes(View::Toolkit),
             [

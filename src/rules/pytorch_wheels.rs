@@ -16,7 +16,7 @@ use crate::subject::Subject;
 pub const RULE: Rule = Rule {
     name: "pytorch_wheels",
     codes: &["GD044", "GD045"],
-    views: &[],
+    views: &[super::View::Libs],
     checks: "torch's nvidia-* wheels are installed as pinned and nothing on LD_LIBRARY_PATH shadows them",
     run,
 };
@@ -50,6 +50,43 @@ fn library_of(wheel: &str, spec: &str) -> Option<String> {
     } else {
         format!("{lib}.{major}")
     })
+}
+
+enum Shadow {
+    /// Bound from LD_LIBRARY_PATH by these modules, which all load.
+    Loads(Vec<String>),
+    /// Bound from LD_LIBRARY_PATH by a module that fails to load.
+    Breaks,
+    /// No module binds it from LD_LIBRARY_PATH.
+    Unused,
+}
+
+/// What the modules of an environment do with the LD_LIBRARY_PATH copy of `soname`.
+fn shadow_verdict(l: &crate::probes::linkage::Linkage, soname: &str) -> Shadow {
+    let mut users = Vec::new();
+    for m in &l.modules {
+        let binds = l.closure(m).into_iter().any(|i| {
+            l.object(i).is_some_and(|o| {
+                o.soname.as_deref() == Some(soname)
+                    && matches!(o.how, crate::loader::How::LdLibraryPath { .. })
+            })
+        });
+        if !binds {
+            continue;
+        }
+        if !m.loads() && m.optional.is_none() {
+            return Shadow::Breaks;
+        }
+        let name = crate::loader::file_name(&m.path).to_string();
+        if !users.contains(&name) {
+            users.push(name);
+        }
+    }
+    if users.is_empty() {
+        Shadow::Unused
+    } else {
+        Shadow::Loads(users)
+    }
 }
 
 fn run(snap: &Snapshot) -> Outcome {
@@ -135,7 +172,13 @@ fn run(snap: &Snapshot) -> Outcome {
                     .fix_cmd("Install the pinned version", format!("pip install {}", sh_quote(&format!("{}{}", r.name, r.spec)))),
             );
         }
-        // GD045: LD_LIBRARY_PATH shadowing this env's wheel libraries.
+        // GD045: LD_LIBRARY_PATH shadowing this env's wheel libraries. With the linkage
+        // probe's verdict the consequence is known: a copy that breaks loading is GD060's
+        // error, one that satisfies every version and symbol is information.
+        let linkage = snap
+            .linkage
+            .as_ref()
+            .and_then(|ls| ls.iter().find(|l| l.site == env.site));
         if let Some(libs) = &snap.libraries {
             for lib in &libs.libraries {
                 let wheel = lib
@@ -150,10 +193,27 @@ fn run(snap: &Snapshot) -> Outcome {
                     continue;
                 };
                 let differs = a.version.is_some() && w.version.is_some() && a.version != w.version;
+                let versions = if differs {
+                    format!(
+                        " ({} vs {})",
+                        a.version.as_deref().unwrap_or("?"),
+                        w.version.as_deref().unwrap_or("?")
+                    )
+                } else {
+                    String::new()
+                };
+                let verdict = linkage.map(|l| shadow_verdict(l, &lib.soname));
+                let f = match verdict {
+                    // Bound by a module that fails: GD060 names the failure.
+                    Some(Shadow::Breaks) => continue,
+                    Some(Shadow::Loads(users)) => Finding::new("GD045", Severity::Info, format!("torch loads {} from LD_LIBRARY_PATH ({}) instead of its wheel's{versions}; every version and symbol it needs is there", lib.soname, a.path))
+                        .detail(format!("The loader searches LD_LIBRARY_PATH before torch's RUNPATH, so {} is not used. The copy on LD_LIBRARY_PATH defines every symbol version {} import{}, so loading works; numerics and fixed bugs are those of that copy.", w.path, users.join(", "), if users.len() == 1 { "s" } else { "" })),
+                    // Nothing loads it (or no linkage): the consequence is not known.
+                    _ => Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{versions}", lib.soname, a.path))
+                        .detail(format!("torch's libraries find their wheels through RUNPATH, which the loader searches after LD_LIBRARY_PATH; whatever loads {} by name gets the LD_LIBRARY_PATH copy first (nvidia libraries loading each other, extensions, other frameworks): the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor libs` shows which copy each module binds.", lib.soname, )),
+                };
                 out.push(
-                    Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{}", lib.soname, a.path, if differs { format!(" ({} vs {})", a.version.as_deref().unwrap_or("?"), w.version.as_deref().unwrap_or("?")) } else { String::new() }))
-                        .detail(format!("torch's own libraries reach their wheels through RPATH and preload them by path, so torch itself usually keeps its {}. But libraries that find their dependencies through RUNPATH or by plain name — nvidia libraries loading each other (cuSPARSE → nvJitLink), extensions, other frameworks in the process — get the LD_LIBRARY_PATH copy first: the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor check --python-import` shows which copy the process really mapped.", w.path))
-                        .evidence(Subject::library(&lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
+                    f.evidence(Subject::library(&lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
                         .context(format!("torch's copy: {}", w.path), env.site.clone())
                         .fix_text("Remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in this environment (PyTorch's wheels need none), or unset LD_LIBRARY_PATH before starting Python"),
                 );

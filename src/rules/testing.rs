@@ -77,6 +77,7 @@ pub fn healthy() -> Snapshot {
         }),
         toolkits: Some(toolkits()),
         libraries: Some(libraries()),
+        linkage: Some(Vec::new()),
         python_sites: None,
         nvml: Some(NvmlProbe {
             library: "libnvidia-ml.so.1".into(),

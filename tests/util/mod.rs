@@ -14,6 +14,7 @@ pub mod fatbin;
 pub mod fleet_nodes;
 pub mod gpu_node;
 pub mod ldcache;
+pub mod loader_lab;
 pub mod selftest;
 use tempfile::TempDir;
 

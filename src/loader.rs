@@ -1,0 +1,935 @@
+//! glibc's dynamic loader, emulated on files: which file each DT_NEEDED entry binds to, in
+//! which order the loader looked, and whether the result would load (missing sonames,
+//! missing version nodes, missing versioned symbols). Nothing is loaded or executed.
+//!
+//! The search order follows glibc's elf/dl-load.c (`_dl_map_object`):
+//! 1. a name with a slash is opened as a path;
+//! 2. a loaded object whose soname or load name matches is reused (process-wide);
+//! 3. DT_RPATH of the requesting object and of each object up its chain of loaders, then
+//!    the executable's, unless the requesting object has DT_RUNPATH;
+//! 4. LD_LIBRARY_PATH;
+//! 5. DT_RUNPATH of the requesting object only (not inherited);
+//! 6. /etc/ld.so.cache, then the default directories, unless the object is DF_1_NODEFLIB.
+//!
+//! Each directory is tried with its glibc-hwcaps subdirectories first (glibc ≥ 2.33), and a
+//! file of another ELF class or machine is skipped, as `open_verify` does. After mapping,
+//! versions are checked as `_dl_check_map_versions` does (a needed version node missing
+//! from a library that has version definitions fails the load), and, for NVIDIA-style
+//! versions named after a soname (`libnvJitLink.so.12`), every non-weak imported symbol
+//! must be defined at that version: the `undefined symbol: X, version Y` failure of an
+//! RTLD_NOW load (Python and ctypes open libraries with RTLD_NOW). GNU-style version nodes
+//! (GLIBC_2.34, GLIBCXX_3.4.30) only ever gain symbols, so the node check is exact there.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::elf::{self, DynamicInfo, Exports};
+use crate::envvars::{self, Env};
+use crate::fsys::HostFs;
+use crate::ldcache::{self, LdCache};
+use crate::probes::libraries::{DEFAULT_DIRS, LD_SO_CACHE};
+
+/// Objects mapped into one emulated process at most: real processes with torch map about
+/// 150; this bounds hostile inputs (thousands of libraries, long DT_NEEDED chains).
+const MAX_OBJECTS: usize = 4000;
+/// DT_NEEDED entries looked at per object.
+const MAX_NEEDED: usize = 512;
+const CACHE_READ_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// How the loader found a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum How {
+    /// Opened by the path given (dlopen of a path, or a DT_NEEDED with a slash).
+    Path,
+    /// A loaded object already answers to this name: every later lookup gets it.
+    AlreadyLoaded,
+    /// DT_RPATH of `owner` (the requesting object or one up its chain).
+    Rpath {
+        owner: String,
+        entry: String,
+    },
+    /// LD_LIBRARY_PATH entry `index` (1-based) as written.
+    LdLibraryPath {
+        index: usize,
+        entry: String,
+    },
+    /// DT_RUNPATH of the requesting object.
+    Runpath {
+        entry: String,
+    },
+    LdSoCache,
+    DefaultDir,
+}
+
+impl How {
+    pub fn describe(&self) -> String {
+        match self {
+            How::Path => "by path".into(),
+            How::AlreadyLoaded => "already loaded".into(),
+            How::Rpath { owner, entry } => format!("RPATH {entry} of {}", file_name(owner)),
+            How::LdLibraryPath { index, entry } => {
+                format!("LD_LIBRARY_PATH entry {index} ({entry})")
+            }
+            How::Runpath { entry } => format!("RUNPATH {entry}"),
+            How::LdSoCache => "ld.so.cache".into(),
+            How::DefaultDir => "default directory".into(),
+        }
+    }
+}
+
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// One DT_NEEDED entry of an object and what it bound to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Binding {
+    pub needed: String,
+    /// Index of the object it bound to; None when nothing was found.
+    pub object: Option<usize>,
+    pub how: Option<How>,
+    /// Files passed over on the way (another ELF class, not ELF, unreadable), with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+    /// The directories searched, in order, when nothing was found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub searched: Vec<String>,
+}
+
+/// A mapped object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Object {
+    /// The path the loader opened (its directory is `$ORIGIN`).
+    pub path: String,
+    /// The file that path leads to.
+    pub target: String,
+    pub soname: Option<String>,
+    /// Index of the object whose DT_NEEDED brought it in (None for a root).
+    pub loader: Option<usize>,
+    pub how: How,
+    pub deps: Vec<Binding>,
+    /// Still mapped: objects of a failed dlopen are unmapped again, as dlopen does.
+    pub live: bool,
+    #[serde(skip)]
+    names: Vec<String>,
+    #[serde(skip)]
+    info: DynamicInfo,
+}
+
+impl Object {
+    pub fn info(&self) -> &DynamicInfo {
+        &self.info
+    }
+}
+
+/// Why a load fails, in the loader's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Failure {
+    /// "NEEDED: cannot open shared object file: No such file or directory"
+    Missing { needed: String, by: String },
+    /// "version `VERSION' not found (required by BY)"
+    VersionNotFound {
+        version: String,
+        library: String,
+        by: String,
+    },
+    /// "BY: undefined symbol: SYMBOL, version VERSION"
+    UndefinedSymbol {
+        symbol: String,
+        version: String,
+        library: String,
+        by: String,
+    },
+    /// The file itself cannot be loaded (not ELF, another machine, unreadable).
+    Unloadable { path: String, reason: String },
+    /// The emulation stopped at a bound (too many objects).
+    Limit { detail: String },
+}
+
+impl Failure {
+    /// The message glibc's dlerror() gives for it.
+    pub fn loader_message(&self) -> String {
+        match self {
+            Failure::Missing { needed, .. } => {
+                format!("{needed}: cannot open shared object file: No such file or directory")
+            }
+            Failure::VersionNotFound {
+                version,
+                library,
+                by,
+            } => {
+                format!("{library}: version `{version}' not found (required by {by})")
+            }
+            Failure::UndefinedSymbol {
+                symbol,
+                version,
+                by,
+                ..
+            } => format!("{by}: undefined symbol: {symbol}, version {version}"),
+            Failure::Unloadable { path, reason } => format!("{path}: {reason}"),
+            Failure::Limit { detail } => detail.clone(),
+        }
+    }
+}
+
+/// One dlopen: the root, what it mapped, and every failure found (glibc reports the first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Opened {
+    pub path: String,
+    pub object: Option<usize>,
+    /// Objects this dlopen mapped (unmapped again when it failed).
+    pub mapped: Vec<usize>,
+    pub failures: Vec<Failure>,
+}
+
+/// Where the loader looks, read once per process.
+pub struct SearchConfig {
+    /// LD_LIBRARY_PATH entries as written, with the directory each means (None: not
+    /// searched, e.g. a relative entry under --root).
+    pub ld_library_path: Vec<(String, Option<PathBuf>)>,
+    pub cache: Option<LdCache>,
+    pub default_dirs: Vec<PathBuf>,
+    /// glibc-hwcaps subdirectories this CPU supports, best first.
+    pub hwcaps: Vec<&'static str>,
+    /// `$LIB` and `$PLATFORM`.
+    pub lib: String,
+    pub platform: String,
+    /// The executable (python), whose DT_RPATH ends every chain.
+    pub main: Option<(String, DynamicInfo)>,
+}
+
+impl SearchConfig {
+    pub fn new(fs: &HostFs, env: &Env, main: Option<&Path>) -> SearchConfig {
+        let ld_library_path = env
+            .get_str(envvars::LD_LIBRARY_PATH)
+            .filter(|v| !v.is_empty())
+            .map(|v| {
+                v.split(':')
+                    .map(|d| (d.to_string(), search_dir(fs, d)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let cache = fs
+            .read_bytes(Path::new(LD_SO_CACHE), CACHE_READ_LIMIT)
+            .ok()
+            .and_then(|b| ldcache::parse(&b).ok());
+        let default_dirs = DEFAULT_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|d| fs.metadata(d).is_ok_and(|m| m.is_dir()))
+            .collect();
+        let multiarch = if cfg!(target_arch = "aarch64") {
+            "lib/aarch64-linux-gnu"
+        } else {
+            "lib/x86_64-linux-gnu"
+        };
+        // $LIB is glibc's build-time slibdir: the multiarch directory on Debian/Ubuntu,
+        // lib64 on Fedora/RHEL/SUSE.
+        let lib = if fs.exists(&Path::new("/").join(multiarch)) {
+            multiarch.to_string()
+        } else {
+            "lib64".to_string()
+        };
+        let main = main.and_then(|p| {
+            let real = fs.canonical(p).ok()?;
+            let info = elf::read_dynamic(fs, &real).ok()?;
+            Some((real.display().to_string(), info))
+        });
+        SearchConfig {
+            ld_library_path,
+            cache,
+            default_dirs,
+            hwcaps: hwcaps(fs),
+            lib,
+            platform: std::env::consts::ARCH.to_string(),
+            main,
+        }
+    }
+}
+
+/// A search-path entry as a directory: relative ones are relative to the working
+/// directory, which means nothing for a tree under --root.
+fn search_dir(fs: &HostFs, entry: &str) -> Option<PathBuf> {
+    let d = if entry.is_empty() { "." } else { entry };
+    if d.starts_with('/') {
+        return Some(PathBuf::from(d));
+    }
+    if fs.root().is_some() {
+        return None;
+    }
+    std::env::current_dir().ok().map(|cwd| cwd.join(d))
+}
+
+/// The x86-64 micro-architecture levels /proc/cpuinfo's flags support, best first
+/// (glibc's sysdeps/x86/get-isa-level.h; the flags are the kernel's names).
+fn hwcaps(fs: &HostFs) -> Vec<&'static str> {
+    if !cfg!(target_arch = "x86_64") {
+        return Vec::new();
+    }
+    let Ok(text) = fs.read_text(Path::new("/proc/cpuinfo")) else {
+        return Vec::new();
+    };
+    let Some(flags) = text
+        .text
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, f)| f.split_whitespace().collect::<HashSet<_>>())
+    else {
+        return Vec::new();
+    };
+    let has = |names: &[&str]| names.iter().all(|n| flags.contains(n));
+    let v2 = has(&["cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"]);
+    let v3 = v2
+        && has(&[
+            "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave",
+        ]);
+    let v4 = v3 && has(&["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"]);
+    [("x86-64-v4", v4), ("x86-64-v3", v3), ("x86-64-v2", v2)]
+        .into_iter()
+        .filter(|(_, ok)| *ok)
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Where a program without DT_RPATH or DT_RUNPATH of its own (gpudoctor) finds `name`:
+/// LD_LIBRARY_PATH, the cache, the default directories; None when no step has a loadable
+/// copy, in which case its dlopen fails.
+pub fn find_for_program(fs: &HostFs, cfg: &SearchConfig, name: &str) -> Option<String> {
+    let mut process = Process::new(fs, cfg);
+    let mut binding = Binding {
+        needed: name.to_string(),
+        object: None,
+        how: None,
+        skipped: Vec::new(),
+        searched: Vec::new(),
+    };
+    // A stand-in requester with no search paths of its own.
+    process.objects.push(Object {
+        path: "gpudoctor".into(),
+        target: "gpudoctor".into(),
+        soname: None,
+        loader: None,
+        how: How::Path,
+        deps: Vec::new(),
+        live: false,
+        names: Vec::new(),
+        info: DynamicInfo::default(),
+    });
+    process
+        .search(0, name, &mut binding)
+        .map(|(found, _)| found.path)
+}
+
+/// One emulated process: objects mapped so far, in load order.
+pub struct Process<'a> {
+    fs: &'a HostFs,
+    cfg: &'a SearchConfig,
+    pub objects: Vec<Object>,
+    elf: HashMap<PathBuf, Result<DynamicInfo, String>>,
+    exports: HashMap<String, Result<Exports, String>>,
+    listings: HashMap<PathBuf, Option<HashSet<String>>>,
+}
+
+/// A file the search accepted, before it is mapped.
+struct Found {
+    path: String,
+    target: PathBuf,
+    how: How,
+}
+
+impl<'a> Process<'a> {
+    pub fn new(fs: &'a HostFs, cfg: &'a SearchConfig) -> Process<'a> {
+        Process {
+            fs,
+            cfg,
+            objects: Vec::new(),
+            elf: HashMap::new(),
+            exports: HashMap::new(),
+            listings: HashMap::new(),
+        }
+    }
+
+    pub fn object(&self, i: usize) -> Option<&Object> {
+        self.objects.get(i)
+    }
+
+    /// The live object a name refers to, as `_dl_name_match_p` matches: its path, a name
+    /// it was loaded by, or its soname.
+    pub fn loaded(&self, name: &str) -> Option<usize> {
+        self.objects
+            .iter()
+            .position(|o| o.live && (o.path == name || o.names.iter().any(|n| n == name)))
+    }
+
+    fn dynamic(&mut self, target: &Path) -> Result<DynamicInfo, String> {
+        if let Some(r) = self.elf.get(target) {
+            return r.clone();
+        }
+        let r = elf::read_dynamic(self.fs, target);
+        self.elf.insert(target.to_path_buf(), r.clone());
+        r
+    }
+
+    fn listed(&mut self, dir: &Path, name: &str) -> bool {
+        if !self.listings.contains_key(dir) {
+            let names = self.fs.read_dir(dir).ok().map(|n| {
+                n.iter()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .collect::<HashSet<_>>()
+            });
+            self.listings.insert(dir.to_path_buf(), names);
+        }
+        self.listings
+            .get(dir)
+            .and_then(Option::as_ref)
+            .is_some_and(|n| n.contains(name))
+    }
+
+    /// dlopen(path) with RTLD_NOW: maps the file and its closure; on failure unmaps what
+    /// it mapped, as dlopen does, but keeps the record.
+    pub fn dlopen(&mut self, path: &Path) -> Opened {
+        let text = path.display().to_string();
+        let mut opened = Opened {
+            path: text.clone(),
+            object: None,
+            mapped: Vec::new(),
+            failures: Vec::new(),
+        };
+        if let Some(i) = self.loaded(&text) {
+            opened.object = Some(i);
+            return opened;
+        }
+        let target = match self.fs.canonical(path) {
+            Ok(t) => t,
+            Err(e) => {
+                opened.failures.push(Failure::Unloadable {
+                    path: text,
+                    reason: "cannot open shared object file: No such file or directory".to_string()
+                        + if e.kind == crate::fsys::FsErrorKind::NotFound {
+                            ""
+                        } else {
+                            " (unreadable)"
+                        },
+                });
+                return opened;
+            }
+        };
+        if let Some(i) = self.same_file(&target) {
+            opened.object = Some(i);
+            return opened;
+        }
+        let info = match self.dynamic(&target) {
+            Ok(info) if info.loadable_here() => info,
+            Ok(info) => {
+                opened.failures.push(Failure::Unloadable {
+                    path: text,
+                    reason: format!(
+                        "wrong ELF class or machine ({})",
+                        elf::machine_name(info.machine, info.class64)
+                    ),
+                });
+                return opened;
+            }
+            Err(e) => {
+                opened.failures.push(Failure::Unloadable {
+                    path: text,
+                    reason: e,
+                });
+                return opened;
+            }
+        };
+        let root = self.map(
+            Found {
+                path: text,
+                target,
+                how: How::Path,
+            },
+            info,
+            None,
+            None,
+        );
+        opened.object = Some(root);
+        opened.mapped.push(root);
+        // Breadth first, as _dl_map_object_deps maps them.
+        let mut next = 0;
+        while next < opened.mapped.len() {
+            let at = opened.mapped[next];
+            next += 1;
+            let needed: Vec<String> = self.objects[at]
+                .info
+                .needed
+                .iter()
+                .take(MAX_NEEDED)
+                .cloned()
+                .collect();
+            for name in needed {
+                if self.objects.len() >= MAX_OBJECTS {
+                    opened.failures.push(Failure::Limit {
+                        detail: format!(
+                            "more than {MAX_OBJECTS} objects; the rest was not followed"
+                        ),
+                    });
+                    break;
+                }
+                let binding = self.bind(at, &name, &mut opened.mapped);
+                if binding.object.is_none() {
+                    opened.failures.push(Failure::Missing {
+                        needed: name.clone(),
+                        by: self.objects[at].path.clone(),
+                    });
+                }
+                self.objects[at].deps.push(binding);
+            }
+        }
+        let mapped = opened.mapped.clone();
+        for &i in &mapped {
+            self.check_versions(i, &mut opened.failures);
+        }
+        if !opened.failures.is_empty() {
+            for &i in &mapped {
+                self.objects[i].live = false;
+            }
+        }
+        opened
+    }
+
+    fn same_file(&self, target: &Path) -> Option<usize> {
+        let t = target.display().to_string();
+        self.objects.iter().position(|o| o.live && o.target == t)
+    }
+
+    fn map(
+        &mut self,
+        found: Found,
+        info: DynamicInfo,
+        loader: Option<usize>,
+        name: Option<&str>,
+    ) -> usize {
+        let mut names: Vec<String> = name.map(str::to_string).into_iter().collect();
+        if let Some(s) = &info.soname {
+            if !names.contains(s) {
+                names.push(s.clone());
+            }
+        }
+        self.objects.push(Object {
+            path: found.path,
+            target: found.target.display().to_string(),
+            soname: info.soname.clone(),
+            loader,
+            how: found.how,
+            deps: Vec::new(),
+            live: true,
+            names,
+            info,
+        });
+        self.objects.len() - 1
+    }
+
+    /// Resolves one DT_NEEDED entry of object `by`, mapping a new object when needed.
+    fn bind(&mut self, by: usize, name: &str, mapped: &mut Vec<usize>) -> Binding {
+        let mut binding = Binding {
+            needed: name.to_string(),
+            object: None,
+            how: None,
+            skipped: Vec::new(),
+            searched: Vec::new(),
+        };
+        if !name.contains('/') {
+            if let Some(i) = self.loaded(name) {
+                binding.object = Some(i);
+                binding.how = Some(How::AlreadyLoaded);
+                return binding;
+            }
+        }
+        let Some((found, info)) = self.search(by, name, &mut binding) else {
+            return binding;
+        };
+        // The same file under another name is reused (glibc compares device and inode).
+        if let Some(i) = self.same_file(&found.target) {
+            if !self.objects[i].names.iter().any(|n| n == name) {
+                self.objects[i].names.push(name.to_string());
+            }
+            binding.object = Some(i);
+            binding.how = Some(found.how);
+            return binding;
+        }
+        binding.how = Some(found.how.clone());
+        let i = self.map(found, info, Some(by), Some(name));
+        mapped.push(i);
+        binding.object = Some(i);
+        binding
+    }
+
+    fn search(
+        &mut self,
+        by: usize,
+        name: &str,
+        binding: &mut Binding,
+    ) -> Option<(Found, DynamicInfo)> {
+        let requester = &self.objects[by];
+        let origin = parent(&requester.path);
+        if name.contains('/') {
+            let path = self.expand(name, &origin)?;
+            return self.try_file(&path, How::Path, binding);
+        }
+        let mut steps: Vec<(PathBuf, How)> = Vec::new();
+        if requester.info.runpath.is_none() {
+            // RPATH of the requester, then of each object up its chain of loaders.
+            let mut at = Some(by);
+            let mut seen = HashSet::new();
+            while let Some(i) = at {
+                if !seen.insert(i) {
+                    break;
+                }
+                let o = &self.objects[i];
+                if let Some(rpath) = o.info.rpath.clone() {
+                    let owner = o.path.clone();
+                    for entry in rpath.split(':') {
+                        if let Some(dir) = self.expand(entry, &parent(&owner)) {
+                            steps.push((
+                                dir,
+                                How::Rpath {
+                                    owner: owner.clone(),
+                                    entry: entry.to_string(),
+                                },
+                            ));
+                        }
+                    }
+                }
+                at = o.loader;
+            }
+            // Then the executable's.
+            if let Some((exe, info)) = &self.cfg.main {
+                if let Some(rpath) = info.rpath.clone() {
+                    for entry in rpath.split(':') {
+                        if let Some(dir) = self.expand(entry, &parent(exe)) {
+                            steps.push((
+                                dir,
+                                How::Rpath {
+                                    owner: exe.clone(),
+                                    entry: entry.to_string(),
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for (i, (entry, dir)) in self.cfg.ld_library_path.iter().enumerate() {
+            if let Some(dir) = dir {
+                steps.push((
+                    dir.clone(),
+                    How::LdLibraryPath {
+                        index: i + 1,
+                        entry: entry.clone(),
+                    },
+                ));
+            }
+        }
+        let requester = &self.objects[by];
+        if let Some(runpath) = requester.info.runpath.clone() {
+            for entry in runpath.split(':') {
+                if let Some(dir) = self.expand(entry, &origin) {
+                    steps.push((
+                        dir,
+                        How::Runpath {
+                            entry: entry.to_string(),
+                        },
+                    ));
+                }
+            }
+        }
+        for (dir, how) in steps {
+            binding.searched.push(dir.display().to_string());
+            for sub in self.cfg.hwcaps.clone() {
+                let hw = dir.join("glibc-hwcaps").join(sub);
+                if self.listed(&hw, name) {
+                    if let Some(found) = self.try_file(&hw.join(name), how.clone(), binding) {
+                        return Some(found);
+                    }
+                }
+            }
+            if self.listed(&dir, name) {
+                if let Some(found) = self.try_file(&dir.join(name), how, binding) {
+                    return Some(found);
+                }
+            }
+        }
+        if self.objects[by].info.nodeflib {
+            return None;
+        }
+        let cached = self.cache_paths(name);
+        if self.cfg.cache.is_some() {
+            binding.searched.push(LD_SO_CACHE.to_string());
+        }
+        for path in cached {
+            if let Some(found) = self.try_file(Path::new(&path), How::LdSoCache, binding) {
+                return Some(found);
+            }
+        }
+        for dir in self.cfg.default_dirs.clone() {
+            binding.searched.push(dir.display().to_string());
+            if self.listed(&dir, name) {
+                if let Some(found) = self.try_file(&dir.join(name), How::DefaultDir, binding) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+
+    /// Cache entries for a name, hwcaps subdirectories this CPU supports first (best
+    /// first), then the plain entries in cache order.
+    fn cache_paths(&self, name: &str) -> Vec<String> {
+        let Some(cache) = &self.cfg.cache else {
+            return Vec::new();
+        };
+        let arch = ldcache::host_arch();
+        let entries: Vec<&ldcache::CacheEntry> = cache.lookup(name, arch).collect();
+        let mut out = Vec::new();
+        for level in &self.cfg.hwcaps {
+            let marker = format!("/glibc-hwcaps/{level}/");
+            out.extend(
+                entries
+                    .iter()
+                    .filter(|e| e.path.contains(&marker))
+                    .map(|e| e.path.clone()),
+            );
+        }
+        out.extend(
+            entries
+                .iter()
+                .filter(|e| !e.path.contains("/glibc-hwcaps/"))
+                .map(|e| e.path.clone()),
+        );
+        out
+    }
+
+    fn try_file(
+        &mut self,
+        path: &Path,
+        how: How,
+        binding: &mut Binding,
+    ) -> Option<(Found, DynamicInfo)> {
+        let target = match self.fs.canonical(path) {
+            Ok(t) => t,
+            Err(_) => {
+                binding
+                    .skipped
+                    .push(format!("{}: broken link or missing", path.display()));
+                return None;
+            }
+        };
+        match self.dynamic(&target) {
+            Ok(info) if info.loadable_here() => Some((
+                Found {
+                    path: path.display().to_string(),
+                    target,
+                    how,
+                },
+                info,
+            )),
+            Ok(info) => {
+                binding.skipped.push(format!(
+                    "{}: wrong ELF class or machine ({})",
+                    path.display(),
+                    elf::machine_name(info.machine, info.class64)
+                ));
+                None
+            }
+            Err(e) => {
+                binding.skipped.push(e);
+                None
+            }
+        }
+    }
+
+    /// `$ORIGIN`, `$LIB`, `$PLATFORM` (and their braced forms) expanded; relative results
+    /// are relative to the working directory.
+    fn expand(&self, entry: &str, origin: &str) -> Option<PathBuf> {
+        let mut s = entry.to_string();
+        for (token, value) in [
+            ("ORIGIN", origin),
+            ("LIB", self.cfg.lib.as_str()),
+            ("PLATFORM", self.cfg.platform.as_str()),
+        ] {
+            s = s
+                .replace(&format!("${{{token}}}"), value)
+                .replace(&format!("${token}"), value);
+        }
+        search_dir(self.fs, &s).map(|p| normalize(&p))
+    }
+
+    /// Version nodes and NVIDIA-style versioned symbols of object `i` against what it got.
+    fn check_versions(&mut self, i: usize, failures: &mut Vec<Failure>) {
+        let needs = self.objects[i].info.verneed.clone();
+        let by = self.objects[i].path.clone();
+        for need in needs {
+            let Some(dep) = self.objects[i]
+                .deps
+                .iter()
+                .find(|b| b.needed == need.file)
+                .and_then(|b| b.object)
+                .or_else(|| self.loaded(&need.file))
+            else {
+                continue;
+            };
+            let Some(defined) = self.objects[dep].info.verdef.clone() else {
+                // No version definitions at all: glibc accepts the library (it says "no
+                // version information available" only when asked to be verbose).
+                continue;
+            };
+            let library = self.objects[dep].path.clone();
+            let mut symbol_versions = Vec::new();
+            for v in &need.versions {
+                if !defined.contains(v) {
+                    failures.push(Failure::VersionNotFound {
+                        version: v.clone(),
+                        library: library.clone(),
+                        by: by.clone(),
+                    });
+                } else if soname_style(v) {
+                    symbol_versions.push(v.clone());
+                }
+            }
+            if symbol_versions.is_empty() {
+                continue;
+            }
+            let imports = match elf::versioned_imports(
+                self.fs,
+                Path::new(&self.objects[i].target),
+                &[need.file.as_str()],
+            ) {
+                Ok(v) => v,
+                Err(_) => continue,
+            };
+            let target = self.objects[dep].target.clone();
+            if !self.exports.contains_key(&target) {
+                let e = elf::exports(self.fs, Path::new(&target));
+                self.exports.insert(target.clone(), e);
+            }
+            let Some(Ok(exports)) = self.exports.get(&target) else {
+                continue;
+            };
+            for imp in imports {
+                if imp.weak || !symbol_versions.contains(&imp.version) {
+                    continue;
+                }
+                let defined_here = exports.get(&imp.name).is_some_and(|vs| {
+                    vs.iter()
+                        .any(|v| v.as_deref() == Some(imp.version.as_str()))
+                });
+                if !defined_here {
+                    failures.push(Failure::UndefinedSymbol {
+                        symbol: imp.name,
+                        version: imp.version,
+                        library: library.clone(),
+                        by: by.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether the file at `path` defines `symbol` at `version` (for naming the copy that
+    /// would have worked).
+    pub fn defines(&mut self, path: &str, symbol: &str, version: &str) -> bool {
+        let Ok(target) = self.fs.canonical(Path::new(path)) else {
+            return false;
+        };
+        let key = target.display().to_string();
+        if !self.exports.contains_key(&key) {
+            let e = elf::exports(self.fs, &target);
+            self.exports.insert(key.clone(), e);
+        }
+        matches!(self.exports.get(&key), Some(Ok(e)) if e.get(symbol).is_some_and(|vs| vs.iter().any(|v| v.as_deref() == Some(version))))
+    }
+
+    /// Whether the file at `path` defines version node `version`.
+    pub fn defines_version(&mut self, path: &str, version: &str) -> bool {
+        let Ok(target) = self.fs.canonical(Path::new(path)) else {
+            return false;
+        };
+        match self.dynamic(&target) {
+            Ok(info) => info.verdef.is_none_or(|d| d.iter().any(|v| v == version)),
+            Err(_) => false,
+        }
+    }
+}
+
+/// A version named after a soname (`libcudart.so.12`, `libnvJitLink.so.12`): NVIDIA puts
+/// every symbol of a major under one such node, so the node alone says nothing about a
+/// symbol added in a later minor.
+pub fn soname_style(version: &str) -> bool {
+    version.starts_with("lib") && version.contains(".so")
+}
+
+fn parent(path: &str) -> String {
+    match path.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((dir, _)) => dir.to_string(),
+        None => ".".to_string(),
+    }
+}
+
+/// `a/b/../c` → `a/c` without touching the disk (the loader does not resolve links in
+/// search paths either; `..` is applied by the kernel on the real path, so this is only
+/// for display and for matching, and lookups go through the file system anyway).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soname_style_versions() {
+        assert!(soname_style("libnvJitLink.so.12"));
+        assert!(soname_style("libcudart.so.13"));
+        assert!(!soname_style("GLIBC_2.34"));
+        assert!(!soname_style("GLIBCXX_3.4.30"));
+    }
+
+    #[test]
+    fn parents_and_normal_forms() {
+        assert_eq!(parent("/a/b/libx.so"), "/a/b");
+        assert_eq!(parent("/libx.so"), "/");
+        assert_eq!(
+            normalize(Path::new("/a/torch/lib/../../nvidia/cu13/lib")),
+            PathBuf::from("/a/nvidia/cu13/lib")
+        );
+    }
+
+    #[test]
+    fn loader_messages_read_like_glibc() {
+        let f = Failure::UndefinedSymbol {
+            symbol: "__nvJitLinkAddData_12_1".into(),
+            version: "libnvJitLink.so.12".into(),
+            library: "/x/libnvJitLink.so.12".into(),
+            by: "/y/libcusparse.so.12".into(),
+        };
+        assert_eq!(
+            f.loader_message(),
+            "/y/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12"
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! GD061: the cuDNN the loader gives torch is one torch refuses at its first cuDNN call
+//! ("cuDNN version incompatibility: PyTorch was compiled against (9, 10, 2) but found
+//! runtime version (9, 1, 0)"). torch was built against the cuDNN its METADATA pins; the
+//! runtime one is the libcudnn.so.N the linkage probe saw bound, with its version from the
+//! wheel, the header beside it or its file name. The rule is src/compat/cudnn.rs.
+
+use super::{Outcome, Rule};
+use crate::compat::cudnn::{major_minor, torch_accepts, TORCH_RULE_SOURCE};
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::loader::How;
+use crate::snapshot::Snapshot;
+use crate::subject::Subject;
+
+pub const RULE: Rule = Rule {
+    name: "cudnn_runtime",
+    codes: &["GD061"],
+    views: &[super::View::Libs],
+    checks: "the cuDNN the loader gives torch is one torch accepts",
+    run,
+};
+
+const SKIP_CHECK: &str = "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK";
+
+fn run(snap: &Snapshot) -> Outcome {
+    let (Some(envs), Some(linkages)) = (&snap.python, &snap.linkage) else {
+        return Outcome::NotApplicable("the pytorch or linkage probe did not run".into());
+    };
+    let mut out = Vec::new();
+    let mut judged = false;
+    for env in envs {
+        let Some(t) = &env.torch else { continue };
+        let Some(pin) = t
+            .requires
+            .iter()
+            .find(|r| r.name.starts_with("nvidia-cudnn-") && r.spec.starts_with("=="))
+        else {
+            continue;
+        };
+        let compiled_text = pin.spec.trim_start_matches("==").to_string();
+        let Some(compiled) = major_minor(&compiled_text) else {
+            continue;
+        };
+        let Some(l) = linkages.iter().find(|l| l.site == env.site) else {
+            continue;
+        };
+        // The libcudnn.so.N torch's modules bound.
+        let soname = format!("libcudnn.so.{}", compiled.0);
+        let bound = l
+            .modules
+            .iter()
+            .filter(|m| m.package == "torch")
+            .flat_map(|m| l.closure(m))
+            .find(|&i| {
+                l.object(i)
+                    .is_some_and(|o| o.soname.as_deref() == Some(&soname))
+            });
+        let Some(i) = bound else { continue };
+        let Some(o) = l.object(i) else { continue };
+        let Some(v) = l.version_of(i) else { continue };
+        let Some(runtime) = major_minor(&v.version) else {
+            continue;
+        };
+        judged = true;
+        if torch_accepts(compiled, runtime) {
+            continue;
+        }
+        let skipped = snap.env_value(SKIP_CHECK) == Some("1");
+        let severity = if skipped {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        let version = t
+            .version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| t.dist_version.clone());
+        let mut f = Finding::new(
+            "GD061",
+            severity,
+            format!(
+                "torch {version} was built against cuDNN {compiled_text} but the loader gives it cuDNN {} ({})",
+                v.version, o.path
+            ),
+        )
+        .detail(format!(
+            "torch accepts another cuDNN only of the same major with a minor at least the one it was built with (from cuDNN 7 on; {TORCH_RULE_SOURCE}). {}",
+            if skipped {
+                format!("{SKIP_CHECK}=1 skips that check, so torch runs against it; kernels the older cuDNN lacks fail or fall back.")
+            } else {
+                "The first cuDNN call (any convolution, RNN or attention that uses cuDNN) raises \"RuntimeError: cuDNN version incompatibility: PyTorch was compiled against … but found runtime version …\".".to_string()
+            }
+        ))
+        .evidence(
+            Subject::library(&soname),
+            format!("{} {} ({})", o.path, v.version, o.how.describe()),
+            v.source.clone(),
+        )
+        .context(
+            format!("torch pins {}{}", pin.name, pin.spec),
+            format!("{}/torch-{}.dist-info/METADATA", env.site, t.dist_version),
+        );
+        f = match &o.how {
+            How::LdLibraryPath { entry, .. } => f.fix_text(format!(
+                "Remove {entry} from LD_LIBRARY_PATH for Python (torch then loads its own wheel's cuDNN)"
+            )),
+            _ => f.fix_cmd(
+                "Install the cuDNN torch pins",
+                format!("pip install {}", sh_quote(&format!("{}{}", pin.name, pin.spec))),
+            ),
+        };
+        out.push(f);
+    }
+    if !judged && out.is_empty() {
+        return Outcome::NotApplicable(
+            "no torch with a pinned cuDNN whose bound libcudnn has a known version".into(),
+        );
+    }
+    Outcome::Checked(out)
+}

@@ -1,0 +1,425 @@
+//! GD060: a CUDA-using native module of a Python environment that the loader will refuse,
+//! predicted from the linkage probe: a needed library no search step finds ("cannot open
+//! shared object file"), a library without a version node the module needs ("version
+//! `X' not found"), or without a versioned symbol it imports ("undefined symbol: X,
+//! version Y"). One finding per cause, naming every module it breaks.
+
+use std::collections::BTreeMap;
+
+use super::{Outcome, Rule};
+use crate::findings::{sh_quote, Finding, Severity};
+use crate::loader::{file_name, Failure, How};
+use crate::probes::linkage::{Failed, Linkage, Module, FILES_GIVEN};
+use crate::probes::pytorch::{satisfies, PythonEnv};
+use crate::snapshot::Snapshot;
+use crate::subject::Subject;
+
+pub const RULE: Rule = Rule {
+    name: "extension_loading",
+    codes: &["GD060"],
+    views: &[super::View::Libs],
+    checks: "every CUDA-using native module in the Python environments finds its libraries, versions and symbols",
+    run,
+};
+
+/// Libraries the NVIDIA driver installs: their absence is the driver's finding (no
+/// driver, a container started without GPUs), not the environment's.
+pub const DRIVER_SONAMES: &[&str] = &["libcuda.so.1", "libcuda.so", "libnvidia-ml.so.1"];
+
+/// A failure's cause: (kind, library or soname, version, symbol).
+type CauseKey = (u8, String, String, String);
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(linkages) = &snap.linkage else {
+        return Outcome::NotApplicable("the linkage probe did not run".into());
+    };
+    if linkages.is_empty() {
+        return Outcome::NotApplicable(
+            "no CUDA-using native module in any Python environment".into(),
+        );
+    }
+    let mut out = Vec::new();
+    for l in linkages {
+        let env = snap
+            .python
+            .as_ref()
+            .and_then(|envs| envs.iter().find(|e| e.site == l.site));
+        // One finding per cause: (kind, the library or soname, the version, the symbol).
+        let mut causes: BTreeMap<CauseKey, Vec<(&Module, &Failed)>> = BTreeMap::new();
+        for m in &l.modules {
+            for f in &m.failures {
+                let key = match &f.failure {
+                    Failure::Missing { needed, .. }
+                        if DRIVER_SONAMES.contains(&needed.as_str()) =>
+                    {
+                        (4, needed.clone(), String::new(), String::new())
+                    }
+                    Failure::Missing { needed, .. } => {
+                        (0, needed.clone(), String::new(), String::new())
+                    }
+                    Failure::VersionNotFound {
+                        version, library, ..
+                    } => (1, library.clone(), version.clone(), String::new()),
+                    Failure::UndefinedSymbol {
+                        symbol,
+                        version,
+                        library,
+                        ..
+                    } => (2, library.clone(), version.clone(), symbol.clone()),
+                    Failure::Unloadable { path, .. } => {
+                        (3, path.clone(), String::new(), String::new())
+                    }
+                    Failure::Limit { .. } => continue,
+                };
+                causes.entry(key).or_default().push((m, f));
+            }
+        }
+        for ((kind, soname, _, _), hits) in causes {
+            out.push(if kind == 4 {
+                driver_library(l, &soname, &hits)
+            } else {
+                finding(l, env, &hits)
+            });
+        }
+    }
+    Outcome::Checked(out)
+}
+
+/// A driver library no step finds: those modules load only where the NVIDIA driver is
+/// installed (or injected into the container). Whether that is wrong here is the driver
+/// findings' verdict; this says which modules depend on it.
+fn driver_library(l: &Linkage, soname: &str, hits: &[(&Module, &Failed)]) -> Finding {
+    let packages = modules_text(hits);
+    let site = if l.site == FILES_GIVEN {
+        "the files given".to_string()
+    } else {
+        l.site.clone()
+    };
+    let mut f = Finding::new(
+        "GD060",
+        Severity::Info,
+        format!("{packages} need {soname}, which comes with the NVIDIA driver and is not on this machine's loader path"),
+    )
+    .detail(format!(
+        "{soname} is installed by the NVIDIA driver (or injected into a container by the NVIDIA runtime), not by a Python package. These modules load only where it is; whether its absence is a fault here is what the driver findings of `gpudoctor check` say."
+    ));
+    for (m, failed) in hits {
+        f = f.evidence(
+            Subject::Extension(m.path.clone()),
+            failed.failure.loader_message(),
+            site.clone(),
+        );
+    }
+    f
+}
+
+/// "torch 2.15.0, torchvision 0.29.2": the distributions whose modules a cause breaks.
+fn modules_text(hits: &[(&Module, &Failed)]) -> String {
+    let mut packages: Vec<String> = Vec::new();
+    for (m, _) in hits {
+        let label = m.dist.clone().unwrap_or_else(|| m.package.clone());
+        if !packages.contains(&label) {
+            packages.push(label);
+        }
+    }
+    packages.join(", ")
+}
+
+fn finding(l: &Linkage, env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) -> Finding {
+    let packages = modules_text(hits);
+    let (_, first) = hits[0];
+    // Every module it breaks is optional: a feature fails, the import does not.
+    let optional: Vec<&str> = hits
+        .iter()
+        .filter_map(|(m, _)| m.optional.as_deref())
+        .collect();
+    let all_optional = optional.len() == hits.len();
+    let severity = if all_optional {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    let subject = match &first.failure {
+        Failure::Missing { needed, .. } => Subject::library(needed),
+        Failure::VersionNotFound { library, .. } | Failure::UndefinedSymbol { library, .. } => {
+            Subject::library(file_name(library))
+        }
+        Failure::Unloadable { path, .. } => Subject::File(path.clone()),
+        Failure::Limit { .. } => Subject::Environment,
+    };
+    let site = if l.site == FILES_GIVEN {
+        "the files given".to_string()
+    } else {
+        l.site.clone()
+    };
+    let consequence = if all_optional {
+        format!(
+            "The import works, but {}.",
+            optional.first().copied().unwrap_or("a feature is disabled")
+        )
+    } else if l.site == FILES_GIVEN {
+        "dlopen of these files fails.".to_string()
+    } else {
+        "Importing it fails (or, for a library the package opens later, the feature that opens it fails).".to_string()
+    };
+    let title_what = match &first.failure {
+        Failure::Missing { needed, .. } => format!("needs {needed}, which the loader cannot find"),
+        Failure::VersionNotFound {
+            version, library, ..
+        } => format!(
+            "needs version {version} of {}, which the copy the loader picks does not define",
+            file_name(library)
+        ),
+        Failure::UndefinedSymbol {
+            symbol,
+            version,
+            library,
+            ..
+        } => format!(
+            "needs {symbol}@{version}, which the {} the loader picks does not define",
+            file_name(library)
+        ),
+        Failure::Unloadable { path, reason } => format!("cannot load {path}: {reason}"),
+        Failure::Limit { detail } => detail.clone(),
+    };
+    let mut f = Finding::new("GD060", severity, format!("{packages} {title_what}"))
+        .detail(format!(
+            "The loader will print \"{}\". {consequence}",
+            first.failure.loader_message()
+        ))
+        .evidence(
+            subject,
+            first.failure.loader_message(),
+            "the dynamic loader, emulated on the files (gpudoctor libs)",
+        );
+    for (m, failed) in hits {
+        f = f.evidence(
+            Subject::Extension(m.path.clone()),
+            failed.failure.loader_message(),
+            site.clone(),
+        );
+    }
+    if let Some(how) = &first.picked_how {
+        f = f.context(
+            format!(
+                "picked {} ({})",
+                match &first.failure {
+                    Failure::VersionNotFound { library, .. }
+                    | Failure::UndefinedSymbol { library, .. } => library.as_str(),
+                    _ => "",
+                },
+                how.describe()
+            ),
+            "loader search order",
+        );
+    }
+    for w in &first.would_work {
+        f = f.context(format!("would work: {w}"), "the files on disk");
+    }
+    fixes(f, l, env, first)
+}
+
+fn fixes(mut f: Finding, l: &Linkage, env: Option<&PythonEnv>, first: &Failed) -> Finding {
+    match &first.failure {
+        Failure::Missing { needed, .. } => {
+            let cuda_major = env
+                .and_then(|e| e.torch.as_ref())
+                .and_then(|t| t.cuda.as_deref())
+                .and_then(|c| c.split('.').next()?.parse::<u32>().ok());
+            match provider(needed, cuda_major) {
+                Some((wheel, spec)) => {
+                    let pinned = env
+                        .and_then(|e| e.torch.as_ref())
+                        .and_then(|t| t.requires.iter().find(|r| r.name == wheel));
+                    let installed =
+                        env.and_then(|e| e.nvidia_wheels.iter().find(|d| d.name == wheel));
+                    match pinned {
+                        // torch pins this wheel at a release without the needed major: the two
+                        // cannot share the environment.
+                        Some(r) if !r.spec.is_empty() && !spec_overlaps(&r.spec, &spec) => {
+                            let framework = first_framework(l);
+                            f = f
+                                .context(format!("torch pins {}{} (Requires-Dist), which excludes {wheel}{spec}", r.name, r.spec), "torch METADATA")
+                                .fix_cmd(
+                                    "Choose releases that agree on this library's major (torch and the other framework)",
+                                    format!("gpudoctor recommend torch {framework}"),
+                                )
+                                .fix_text("Or give the other framework its own environment");
+                        }
+                        _ => {
+                            if let Some(d) = installed {
+                                f = f.context(format!("{} {} is installed but does not provide {needed} where the loader looks", d.name, d.version), "site-packages");
+                            }
+                            f = f.fix_cmd(
+                                format!("Install the wheel that provides {needed}"),
+                                format!("pip install {}", sh_quote(&format!("{wheel}{spec}"))),
+                            );
+                        }
+                    }
+                }
+                None => {
+                    f = f.fix_text(format!(
+                        "Install the package that provides {needed} (your distribution's package manager), or add its directory to LD_LIBRARY_PATH"
+                    ));
+                }
+            }
+        }
+        Failure::VersionNotFound { library, .. } | Failure::UndefinedSymbol { library, .. } => {
+            match &first.picked_how {
+                Some(How::LdLibraryPath { entry, .. }) => {
+                    f = f.fix_text(format!(
+                        "Remove {entry} from LD_LIBRARY_PATH for this program (PyTorch's wheels need none){}",
+                        first
+                            .would_work
+                            .first()
+                            .map(|w| format!("; the loader then takes {w}"))
+                            .unwrap_or_default()
+                    ));
+                }
+                Some(How::AlreadyLoaded) => {
+                    f = f.fix_text(format!(
+                        "{} was loaded first by another module of the process (torch or a framework imported before); install versions of both that need the same {} release",
+                        library,
+                        file_name(library)
+                    ));
+                }
+                _ => {
+                    let soname = file_name(library);
+                    let wheel = provider(soname, None).map(|(w, _)| w);
+                    f = f.fix_text(match wheel {
+                        Some(w) => format!(
+                            "Install a newer {w} (the module was built against a newer {soname})"
+                        ),
+                        None => format!(
+                            "Install a newer {soname} (the module was built against a newer one)"
+                        ),
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+    f
+}
+
+fn first_framework(l: &Linkage) -> String {
+    l.modules
+        .iter()
+        .filter(|m| m.package != "torch" && !m.failures.is_empty())
+        .find_map(|m| {
+            m.dist
+                .as_ref()
+                .and_then(|d| d.split(' ').next())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "PACKAGE".into())
+}
+
+/// Whether two specifiers can both hold: tried on the versions each names.
+fn spec_overlaps(a: &str, b: &str) -> bool {
+    let versions = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(|p| {
+                p.trim()
+                    .trim_start_matches(|c: char| "<>=!~".contains(c))
+                    .to_string()
+            })
+            .filter(|v| !v.is_empty())
+            .collect()
+    };
+    versions(a)
+        .iter()
+        .chain(versions(b).iter())
+        .any(|v| satisfies(v, a) && satisfies(v, b))
+}
+
+/// The pip wheel that ships a soname, with the version range that gives that soname's
+/// major: NVIDIA's CUDA 12 wheels carry `-cu12`; CUDA 13's toolkit libraries are
+/// unsuffixed, cuDNN, NCCL, cuSPARSELt and NVSHMEM keep `-cu13`.
+pub fn provider(soname: &str, cuda_major: Option<u32>) -> Option<(String, String)> {
+    let (stem, after) = soname.split_once(".so.")?;
+    let major: u32 = after.split('.').next()?.parse().ok()?;
+    // Libraries whose soname major is the CUDA major.
+    let cuda_named = [
+        ("libcudart", "nvidia-cuda-runtime"),
+        ("libcublas", "nvidia-cublas"),
+        ("libcublasLt", "nvidia-cublas"),
+        ("libnvrtc", "nvidia-cuda-nvrtc"),
+        ("libnvJitLink", "nvidia-nvjitlink"),
+        ("libcupti", "nvidia-cuda-cupti"),
+        ("libnvjpeg", "nvidia-nvjpeg"),
+    ];
+    let suffix = |cuda: u32, keeps: bool| -> String {
+        if cuda >= 13 && !keeps {
+            String::new()
+        } else {
+            format!("-cu{cuda}")
+        }
+    };
+    if let Some((_, wheel)) = cuda_named.iter().find(|(s, _)| *s == stem) {
+        return Some((
+            format!("{wheel}{}", suffix(major, false)),
+            format!(">={major},<{}", major + 1),
+        ));
+    }
+    let cuda = cuda_major.unwrap_or(12);
+    let other = [
+        ("libcudnn", "nvidia-cudnn", true),
+        ("libnccl", "nvidia-nccl", true),
+        ("libcusparseLt", "nvidia-cusparselt", true),
+        ("libnvshmem_host", "nvidia-nvshmem", true),
+        ("libcufft", "nvidia-cufft", false),
+        ("libcufftw", "nvidia-cufft", false),
+        ("libcurand", "nvidia-curand", false),
+        ("libcusolver", "nvidia-cusolver", false),
+        ("libcusparse", "nvidia-cusparse", false),
+        ("libcufile", "nvidia-cufile", false),
+    ];
+    let stem_family = if stem.starts_with("libcudnn") {
+        "libcudnn"
+    } else {
+        stem
+    };
+    let (_, wheel, keeps) = other.iter().find(|(s, _, _)| *s == stem_family)?;
+    Some((
+        format!("{wheel}{}", suffix(cuda, *keeps)),
+        format!(">={major},<{}", major + 1),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_follow_the_wheel_names() {
+        assert_eq!(
+            provider("libcudnn.so.9", Some(12)),
+            Some(("nvidia-cudnn-cu12".into(), ">=9,<10".into()))
+        );
+        assert_eq!(
+            provider("libcudnn_ops.so.9", Some(13)),
+            Some(("nvidia-cudnn-cu13".into(), ">=9,<10".into()))
+        );
+        assert_eq!(
+            provider("libnvJitLink.so.12", None),
+            Some(("nvidia-nvjitlink-cu12".into(), ">=12,<13".into()))
+        );
+        assert_eq!(
+            provider("libcublas.so.13", None),
+            Some(("nvidia-cublas".into(), ">=13,<14".into()))
+        );
+        assert_eq!(
+            provider("libcusparse.so.12", Some(13)),
+            Some(("nvidia-cusparse".into(), ">=12,<13".into()))
+        );
+        assert_eq!(provider("libfoo.so.1", None), None);
+    }
+
+    #[test]
+    fn pins_that_exclude_a_major_do_not_overlap() {
+        assert!(!spec_overlaps("==8.9.2.26", ">=9,<10"));
+        assert!(spec_overlaps("==9.1.0.70", ">=9,<10"));
+        assert!(spec_overlaps(">=9.1", ">=9,<10"));
+    }
+}
