@@ -89,7 +89,7 @@ codes! {
     "GD047" [Error, Warning] => "The extension-build toolkit's CUDA major differs from torch's";
     "GD048" [Error, Warning] => "torch fails to import or sees no CUDA (--python-import)";
     "GD049" [Warning] => "The torch that runs differs from the files, or loads foreign CUDA libraries";
-    "GD050" [Warning] => "Frameworks in one environment need different CUDA or cuDNN majors";
+    "GD050" [Warning, Info] => "Frameworks in one environment need different CUDA or cuDNN majors";
     "GD051" [Warning] => "/dev/shm in the container is too small for NCCL and DataLoader workers";
     "GD052" [Info] => "The GPU lacks features PyTorch recipes assume (bf16, TF32, torch.compile, FlashAttention-2)";
     "GD053" [Error, Warning] => "The smoke test could not start CUDA (libcuda missing or unusable, cuInit failed, no device)";

@@ -86,7 +86,7 @@ pub fn machine_name(machine: u16, class64: bool) -> String {
     }
 }
 
-/// A file read through 64 KiB blocks with pread: ELF parsing asks for many small pieces
+/// A file read through 16 KiB blocks with pread: ELF parsing asks for many small pieces
 /// (headers, one string at a time), which a block serves from memory instead of a
 /// seek and a read each. Large reads go to the file directly.
 pub struct Blocks {
@@ -96,9 +96,9 @@ pub struct Blocks {
     blocks: std::collections::HashMap<u64, Vec<u8>>,
 }
 
-const BLOCK: u64 = 64 * 1024;
+const BLOCK: u64 = 16 * 1024;
 /// Blocks kept per file: 16 MiB at most.
-const MAX_BLOCKS: usize = 256;
+const MAX_BLOCKS: usize = 1024;
 
 impl Blocks {
     pub fn new(file: std::fs::File) -> std::io::Result<Blocks> {
@@ -364,11 +364,10 @@ where
     let header = H::parse(data).map_err(|e| e.to_string())?;
     let endian = header.endian().map_err(|e| e.to_string())?;
     let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
-    let versions = sections.versions(endian, data).map_err(|e| e.to_string())?;
-    let Some(versions) = versions else {
+    let (syms, strings) = dynsym::<H, R>(&sections, endian, data, true)?;
+    let Some(versions) = version_table::<H, R>(&sections, endian, data, syms.len())? else {
         return Ok(Vec::new());
     };
-    let (syms, strings) = dynsym::<H, R>(&sections, endian, data, true)?;
     let mut out = Vec::new();
     for (i, sym) in syms.iter().enumerate().skip(1) {
         if !sym.is_undefined(endian) {
@@ -402,8 +401,8 @@ where
     let header = H::parse(data).map_err(|e| e.to_string())?;
     let endian = header.endian().map_err(|e| e.to_string())?;
     let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
-    let versions = sections.versions(endian, data).map_err(|e| e.to_string())?;
     let (syms, strings) = dynsym::<H, R>(&sections, endian, data, false)?;
+    let versions = version_table::<H, R>(&sections, endian, data, syms.len())?;
     let mut out = Exports::new();
     for (i, sym) in syms.iter().enumerate().skip(1) {
         if sym.is_undefined(endian) {
@@ -420,6 +419,45 @@ where
         out.entry(lossy(name)).or_default().push(version);
     }
     Ok(out)
+}
+
+/// The symbol version table for the first `count` dynamic symbols. object's
+/// `SectionTable::versions` reads the whole symbol table for it (7.5 MB in
+/// libtorch_cpu.so); only the versym entries of the symbols looked at are read here.
+fn version_table<'data, H, R>(
+    sections: &object::read::elf::SectionTable<'data, H, R>,
+    endian: Endianness,
+    data: R,
+    count: usize,
+) -> Result<Option<object::read::elf::VersionTable<'data, H>>, String>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'data>,
+{
+    use object::read::elf::SectionHeader;
+    let e = |e: object::read::Error| e.to_string();
+    let Some(versym) = sections
+        .iter()
+        .find(|s| s.sh_type(endian) == elf::SHT_GNU_VERSYM)
+    else {
+        return Ok(None);
+    };
+    let total: u64 = versym.sh_size(endian).into() / 2;
+    let versyms = data
+        .read_slice_at::<elf::Versym<Endianness>>(
+            versym.sh_offset(endian).into(),
+            (count as u64).min(total) as usize,
+        )
+        .map_err(|_| "truncated .gnu.version".to_string())?;
+    let symtab = sections.section(versym.link(endian)).map_err(e)?;
+    let strings = sections
+        .strings(endian, data, symtab.link(endian))
+        .map_err(e)?;
+    let verdefs = sections.gnu_verdef(endian, data).map_err(e)?.map(|x| x.0);
+    let verneeds = sections.gnu_verneed(endian, data).map_err(e)?.map(|x| x.0);
+    object::read::elf::VersionTable::parse(endian, versyms, verdefs, verneeds, strings)
+        .map(Some)
+        .map_err(e)
 }
 
 /// .dynsym and its strings; with `undefined_only` and a GNU hash table, only the entries

@@ -124,6 +124,22 @@ impl Object {
     pub fn info(&self) -> &DynamicInfo {
         &self.info
     }
+
+    /// A mapped object for rule tests.
+    #[cfg(test)]
+    pub fn for_test(path: &str, soname: Option<&str>, how: How, deps: Vec<Binding>) -> Object {
+        Object {
+            path: path.into(),
+            target: path.into(),
+            soname: soname.map(str::to_string),
+            loader: None,
+            how,
+            deps,
+            live: true,
+            names: soname.map(str::to_string).into_iter().collect(),
+            info: DynamicInfo::default(),
+        }
+    }
 }
 
 /// Why a load fails, in the loader's words.
@@ -334,6 +350,9 @@ pub struct Process<'a> {
     elf: HashMap<PathBuf, Result<DynamicInfo, String>>,
     exports: HashMap<String, Result<Exports, String>>,
     listings: HashMap<PathBuf, Option<HashSet<String>>>,
+    /// Directories with their links resolved: most files are not links, so a file's real
+    /// path is its directory's plus its name, for one lstat instead of a walk.
+    real_dirs: HashMap<PathBuf, PathBuf>,
 }
 
 /// A file the search accepted, before it is mapped.
@@ -352,7 +371,25 @@ impl<'a> Process<'a> {
             elf: HashMap::new(),
             exports: HashMap::new(),
             listings: HashMap::new(),
+            real_dirs: HashMap::new(),
         }
+    }
+
+    /// realpath(3) of a file, with its directory's resolution remembered.
+    fn canonical(&mut self, path: &Path) -> Result<PathBuf, crate::fsys::FsError> {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return self.fs.canonical(path);
+        };
+        let meta = self.fs.symlink_metadata(path)?;
+        if meta.file_type().is_symlink() || name == ".." || name == "." {
+            return self.fs.canonical(path);
+        }
+        if let Some(real) = self.real_dirs.get(dir) {
+            return Ok(real.join(name));
+        }
+        let real = self.fs.canonical(dir)?;
+        self.real_dirs.insert(dir.to_path_buf(), real.clone());
+        Ok(real.join(name))
     }
 
     pub fn object(&self, i: usize) -> Option<&Object> {
@@ -405,7 +442,7 @@ impl<'a> Process<'a> {
             opened.object = Some(i);
             return opened;
         }
-        let target = match self.fs.canonical(path) {
+        let target = match self.canonical(path) {
             Ok(t) => t,
             Err(e) => {
                 opened.failures.push(Failure::Unloadable {
@@ -646,19 +683,8 @@ impl<'a> Process<'a> {
             }
         }
         for (dir, how) in steps {
-            binding.searched.push(dir.display().to_string());
-            for sub in self.cfg.hwcaps.clone() {
-                let hw = dir.join("glibc-hwcaps").join(sub);
-                if self.listed(&hw, name) {
-                    if let Some(found) = self.try_file(&hw.join(name), how.clone(), binding) {
-                        return Some(found);
-                    }
-                }
-            }
-            if self.listed(&dir, name) {
-                if let Some(found) = self.try_file(&dir.join(name), how, binding) {
-                    return Some(found);
-                }
+            if let Some(found) = self.try_dir(&dir, how, name, binding) {
+                return Some(found);
             }
         }
         if self.objects[by].info.nodeflib {
@@ -674,12 +700,34 @@ impl<'a> Process<'a> {
             }
         }
         for dir in self.cfg.default_dirs.clone() {
-            binding.searched.push(dir.display().to_string());
-            if self.listed(&dir, name) {
-                if let Some(found) = self.try_file(&dir.join(name), How::DefaultDir, binding) {
-                    return Some(found);
+            if let Some(found) = self.try_dir(&dir, How::DefaultDir, name, binding) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// One search directory: its glibc-hwcaps subdirectories this CPU supports first.
+    fn try_dir(
+        &mut self,
+        dir: &Path,
+        how: How,
+        name: &str,
+        binding: &mut Binding,
+    ) -> Option<(Found, DynamicInfo)> {
+        binding.searched.push(dir.display().to_string());
+        if self.listed(dir, "glibc-hwcaps") {
+            for sub in self.cfg.hwcaps.clone() {
+                let hw = dir.join("glibc-hwcaps").join(sub);
+                if self.listed(&hw, name) {
+                    if let Some(found) = self.try_file(&hw.join(name), how.clone(), binding) {
+                        return Some(found);
+                    }
                 }
             }
+        }
+        if self.listed(dir, name) {
+            return self.try_file(&dir.join(name), how, binding);
         }
         None
     }
@@ -717,7 +765,7 @@ impl<'a> Process<'a> {
         how: How,
         binding: &mut Binding,
     ) -> Option<(Found, DynamicInfo)> {
-        let target = match self.fs.canonical(path) {
+        let target = match self.canonical(path) {
             Ok(t) => t,
             Err(_) => {
                 binding
@@ -770,6 +818,8 @@ impl<'a> Process<'a> {
     fn check_versions(&mut self, i: usize, failures: &mut Vec<Failure>) {
         let needs = self.objects[i].info.verneed.clone();
         let by = self.objects[i].path.clone();
+        // (needed file, the library it bound to, the soname-style versions to check).
+        let mut symbol_checks: Vec<(String, usize, Vec<String>)> = Vec::new();
         for need in needs {
             let Some(dep) = self.objects[i]
                 .deps
@@ -780,36 +830,39 @@ impl<'a> Process<'a> {
             else {
                 continue;
             };
-            let Some(defined) = self.objects[dep].info.verdef.clone() else {
+            let Some(defined) = &self.objects[dep].info.verdef else {
                 // No version definitions at all: glibc accepts the library (it says "no
                 // version information available" only when asked to be verbose).
                 continue;
             };
-            let library = self.objects[dep].path.clone();
             let mut symbol_versions = Vec::new();
             for v in &need.versions {
                 if !defined.contains(v) {
                     failures.push(Failure::VersionNotFound {
                         version: v.clone(),
-                        library: library.clone(),
+                        library: self.objects[dep].path.clone(),
                         by: by.clone(),
                     });
                 } else if soname_style(v) {
                     symbol_versions.push(v.clone());
                 }
             }
-            if symbol_versions.is_empty() {
-                continue;
+            if !symbol_versions.is_empty() {
+                symbol_checks.push((need.file.clone(), dep, symbol_versions));
             }
-            let imports = match elf::versioned_imports(
-                self.fs,
-                Path::new(&self.objects[i].target),
-                &[need.file.as_str()],
-            ) {
-                Ok(v) => v,
-                Err(_) => continue,
-            };
-            let target = self.objects[dep].target.clone();
+        }
+        if symbol_checks.is_empty() {
+            return;
+        }
+        // One pass over the consumer's undefined symbols for every library it checks.
+        let files: Vec<&str> = symbol_checks.iter().map(|(f, _, _)| f.as_str()).collect();
+        let Ok(imports) =
+            elf::versioned_imports(self.fs, Path::new(&self.objects[i].target), &files)
+        else {
+            return;
+        };
+        for (file, dep, versions) in &symbol_checks {
+            let target = self.objects[*dep].target.clone();
             if !self.exports.contains_key(&target) {
                 let e = elf::exports(self.fs, Path::new(&target));
                 self.exports.insert(target.clone(), e);
@@ -817,8 +870,8 @@ impl<'a> Process<'a> {
             let Some(Ok(exports)) = self.exports.get(&target) else {
                 continue;
             };
-            for imp in imports {
-                if imp.weak || !symbol_versions.contains(&imp.version) {
+            for imp in imports.iter().filter(|m| &m.file == file) {
+                if imp.weak || !versions.contains(&imp.version) {
                     continue;
                 }
                 let defined_here = exports.get(&imp.name).is_some_and(|vs| {
@@ -827,9 +880,9 @@ impl<'a> Process<'a> {
                 });
                 if !defined_here {
                     failures.push(Failure::UndefinedSymbol {
-                        symbol: imp.name,
-                        version: imp.version,
-                        library: library.clone(),
+                        symbol: imp.name.clone(),
+                        version: imp.version.clone(),
+                        library: self.objects[*dep].path.clone(),
                         by: by.clone(),
                     });
                 }
@@ -916,6 +969,51 @@ mod tests {
         assert_eq!(
             normalize(Path::new("/a/torch/lib/../../nvidia/cu13/lib")),
             PathBuf::from("/a/nvidia/cu13/lib")
+        );
+    }
+
+    /// A real ELF shared object of this machine to copy into fake trees.
+    fn system_library() -> Option<&'static Path> {
+        [
+            "/lib/x86_64-linux-gnu/libc.so.6",
+            "/lib/aarch64-linux-gnu/libc.so.6",
+            "/lib64/libc.so.6",
+        ]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+    }
+
+    #[test]
+    fn a_program_finds_nvml_on_ld_library_path_then_the_default_dirs_or_not_at_all() {
+        let Some(lib) = system_library() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let put = |rel: &str, from: Option<&Path>| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            match from {
+                Some(f) => std::fs::copy(f, &p).map(|_| ()).unwrap(),
+                None => std::fs::write(&p, b"not an ELF file").unwrap(),
+            }
+        };
+        let fs = HostFs::new(Some(root.to_path_buf()));
+        let default = format!("{}/libnvidia-ml.so.1", DEFAULT_DIRS[1]);
+        let find = |ld: &str| {
+            let env = Env::from_pairs([("LD_LIBRARY_PATH", ld)]);
+            let cfg = SearchConfig::new(&fs, &env, None);
+            find_for_program(&fs, &cfg, "libnvidia-ml.so.1")
+        };
+        assert_eq!(find("/opt/x"), None);
+        put(&default[1..], Some(lib));
+        assert_eq!(find("/opt/x").as_deref(), Some(default.as_str()));
+        // Not ELF: the loader skips it and goes on.
+        put("opt/x/libnvidia-ml.so.1", None);
+        assert_eq!(find("/opt/x").as_deref(), Some(default.as_str()));
+        put("opt/y/libnvidia-ml.so.1", Some(lib));
+        assert_eq!(
+            find("/opt/x:/opt/y").as_deref(),
+            Some("/opt/y/libnvidia-ml.so.1")
         );
     }
 

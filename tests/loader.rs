@@ -33,6 +33,10 @@ fn has_cc_and_python() -> bool {
 macro_rules! need_tools {
     () => {
         if !has_cc_and_python() {
+            assert!(
+                std::env::var_os("GPUDOCTOR_REQUIRE_LOADER_TOOLS").is_none(),
+                "cc and python3 are needed (GPUDOCTOR_REQUIRE_LOADER_TOOLS is set)"
+            );
             eprintln!("skipped: cc and python3 are needed");
             return;
         }
@@ -373,4 +377,98 @@ fn bad_elf_input_is_bounded() {
     );
     assert_eq!(modules[2]["loads"], false);
     assert_eq!(code, 1);
+}
+
+/// The steps glibc takes after the object's own paths and LD_LIBRARY_PATH — the cache (its
+/// glibc-hwcaps entries first when the CPU has the level), then the default directories —
+/// cannot be set up for the real loader without changing the machine, so they are checked
+/// under --root with a real cache file and real compiled libraries.
+#[test]
+fn under_root_ld_library_path_runpath_cache_hwcaps_then_default_dirs() {
+    need_tools!();
+    let lab = Lab::new();
+    lab.dep("build", "BUILD");
+    let consumer = lab.consumer(
+        "build/libconsumer.so",
+        "libconsumer.so",
+        "build",
+        &["-Wl,--enable-new-dtags,-rpath,/opt/a".into()],
+    );
+    let triple = if cfg!(target_arch = "aarch64") {
+        "aarch64-linux-gnu"
+    } else {
+        "x86_64-linux-gnu"
+    };
+    let root = FakeRoot::new();
+    let dep = std::fs::read(lab.p("build/libdep.so.1")).unwrap();
+    root.bytes(
+        "opt/consumer/libconsumer.so",
+        &std::fs::read(&consumer).unwrap(),
+    );
+    for dir in ["opt/a", "opt/b", "opt/c", "opt/b/glibc-hwcaps/x86-64-v3"] {
+        root.bytes(&format!("{dir}/libdep.so.1"), &dep);
+    }
+    root.bytes(&format!("usr/lib/{triple}/libdep.so.1"), &dep);
+    let bound = |ld: Option<&str>| -> (String, String) {
+        let mut cmd = root.cmd();
+        cmd.args(["libs", "/opt/consumer/libconsumer.so"]);
+        if let Some(ld) = ld {
+            cmd.env("LD_LIBRARY_PATH", ld);
+        }
+        let (_, v) = json(&mut cmd);
+        let b = v["environments"][0]["modules"][0]["libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["needed"] == "libdep.so.1")
+            .cloned()
+            .unwrap();
+        (
+            b["path"].as_str().unwrap_or("not found").to_string(),
+            b["how"]["step"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let cached = [("libdep.so.1", "/opt/b/libdep.so.1")];
+    root.ld_cache(&cached);
+    assert_eq!(
+        bound(Some("/opt/c")),
+        ("/opt/c/libdep.so.1".into(), "ld_library_path".into())
+    );
+    assert_eq!(bound(None), ("/opt/a/libdep.so.1".into(), "runpath".into()));
+    root.remove("opt/a/libdep.so.1");
+    assert_eq!(
+        bound(None),
+        ("/opt/b/libdep.so.1".into(), "ld_so_cache".into())
+    );
+    if cfg!(target_arch = "x86_64") {
+        // ldconfig lists a glibc-hwcaps copy too; the loader takes it on a CPU of that level.
+        root.ld_cache(&[
+            ("libdep.so.1", "/opt/b/glibc-hwcaps/x86-64-v3/libdep.so.1"),
+            ("libdep.so.1", "/opt/b/libdep.so.1"),
+        ]);
+        let v3 = "flags\t\t: fpu cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave\n";
+        root.file("proc/cpuinfo", v3);
+        assert_eq!(
+            bound(None),
+            (
+                "/opt/b/glibc-hwcaps/x86-64-v3/libdep.so.1".into(),
+                "ld_so_cache".into()
+            )
+        );
+        root.file("proc/cpuinfo", "flags\t\t: fpu sse2\n");
+        assert_eq!(
+            bound(None),
+            ("/opt/b/libdep.so.1".into(), "ld_so_cache".into())
+        );
+    }
+    root.ld_cache(&[]);
+    assert_eq!(
+        bound(None),
+        (
+            format!("/usr/lib/{triple}/libdep.so.1"),
+            "default_dir".into()
+        )
+    );
+    root.remove(&format!("usr/lib/{triple}/libdep.so.1"));
+    assert_eq!(bound(None), ("not found".into(), String::new()));
 }

@@ -117,6 +117,7 @@ pub(super) fn gather(
                 python: g.python.clone(),
                 python_import: g.python_import,
                 linkage_files: g.libs_files.clone(),
+                linkage_full: g.command == "libs",
                 smoke: smoke_mode(g, env, smoke_cmd)?,
             };
             probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?

@@ -154,6 +154,84 @@ impl Linkage {
         self.objects.get(i)
     }
 
+    /// Keeps the objects that are, or lead to, a CUDA library (and every module's root and
+    /// failure): what the rules read. A torch process maps about 150 objects, most of them
+    /// libc, libstdc++ and their kin; a report keeps the 40 or so that matter.
+    pub fn keep_cuda_paths(&mut self) {
+        let n = self.objects.len();
+        let mut keep: Vec<bool> = self
+            .objects
+            .iter()
+            .map(|o| {
+                o.soname
+                    .as_deref()
+                    .map_or(is_cuda_soname(loader::file_name(&o.path)), is_cuda_soname)
+            })
+            .collect();
+        for m in &self.modules {
+            if let Some(i) = m.object.filter(|&i| i < n) {
+                keep[i] = true;
+            }
+        }
+        // Up the bindings until nothing changes (the graph may have cycles).
+        loop {
+            let mut changed = false;
+            for i in 0..n {
+                if keep[i] {
+                    continue;
+                }
+                let leads = self.objects[i].deps.iter().any(|b| {
+                    b.object
+                        .is_some_and(|j| keep.get(j).copied().unwrap_or(false))
+                });
+                if leads {
+                    keep[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut index = vec![None; n];
+        let mut next = 0;
+        for (i, k) in keep.iter().enumerate() {
+            if *k {
+                index[i] = Some(next);
+                next += 1;
+            }
+        }
+        let remap = |i: usize| index.get(i).copied().flatten();
+        let objects = std::mem::take(&mut self.objects);
+        self.objects = objects
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep[*i])
+            .map(|(_, mut o)| {
+                o.loader = o.loader.and_then(remap);
+                o.deps.retain(|b| {
+                    b.object
+                        .is_none_or(|j| keep.get(j).copied().unwrap_or(false))
+                });
+                for b in &mut o.deps {
+                    b.object = b.object.and_then(remap);
+                }
+                o
+            })
+            .collect();
+        for m in &mut self.modules {
+            m.object = m.object.and_then(remap);
+            m.mapped = m.mapped.iter().filter_map(|&i| remap(i)).collect();
+        }
+        self.versions.retain_mut(|v| match remap(v.object) {
+            Some(i) => {
+                v.object = i;
+                true
+            }
+            None => false,
+        });
+    }
+
     pub fn version_of(&self, object: usize) -> Option<&LibraryVersion> {
         self.versions.iter().find(|v| v.object == object)
     }
@@ -195,22 +273,55 @@ fn interpreter(fs: &HostFs, site: &Site) -> Option<PathBuf> {
         .find(|p| fs.is_executable_file(p))
 }
 
-pub fn probe(fs: &HostFs, env: &Env, sites: &[Site]) -> Vec<Linkage> {
-    sites
-        .iter()
-        .map(|site| {
-            let python = interpreter(fs, site);
-            let cfg = SearchConfig::new(fs, env, python.as_deref());
-            let mut limits = Vec::new();
-            let roots = roots(fs, site, &mut limits);
-            let mut linkage = open_all(fs, &cfg, &site.path, roots, |p| wheel_copies(fs, site, p));
-            linkage.python = cfg.main.as_ref().map(|(p, _)| p.clone());
-            linkage.limits.extend(limits);
-            linkage.versions = versions(fs, &linkage, std::slice::from_ref(site));
-            linkage
-        })
-        .filter(|l| !l.modules.is_empty())
+/// `full`: every object mapped (`gpudoctor libs`); otherwise only what leads to a CUDA
+/// library (`keep_cuda_paths`), which is what the rules read.
+pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], full: bool) -> Vec<Linkage> {
+    // Each environment is its own process; they are emulated side by side.
+    let linkages: Vec<Linkage> = std::thread::scope(|scope| {
+        let handles: Vec<_> = sites
+            .iter()
+            .map(|site| {
+                scope.spawn(move || {
+                    let mut l = probe_site(fs, env, site);
+                    if !full {
+                        l.keep_cuda_paths();
+                    }
+                    l
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(sites)
+            .map(|(h, site)| {
+                h.join().unwrap_or_else(|_| Linkage {
+                    site: site.path.clone(),
+                    python: None,
+                    ld_library_path: Vec::new(),
+                    modules: Vec::new(),
+                    objects: Vec::new(),
+                    limits: vec![format!("{}: the emulation failed (a bug)", site.path)],
+                    versions: Vec::new(),
+                })
+            })
+            .collect()
+    });
+    linkages
+        .into_iter()
+        .filter(|l| !l.modules.is_empty() || !l.limits.is_empty())
         .collect()
+}
+
+fn probe_site(fs: &HostFs, env: &Env, site: &Site) -> Linkage {
+    let python = interpreter(fs, site);
+    let cfg = SearchConfig::new(fs, env, python.as_deref());
+    let mut limits = Vec::new();
+    let roots = roots(fs, site, &mut limits);
+    let mut linkage = open_all(fs, &cfg, &site.path, roots, |p| wheel_copies(fs, site, p));
+    linkage.python = cfg.main.as_ref().map(|(p, _)| p.clone());
+    linkage.limits.extend(limits);
+    linkage.versions = versions(fs, &linkage, std::slice::from_ref(site));
+    linkage
 }
 
 /// `gpudoctor libs FILE…`: the files opened in order into one process.
@@ -569,23 +680,35 @@ fn recorded_modules(
     let mut modules = Vec::new();
     let mut covered = HashSet::new();
     for e in site.entries.iter().filter(|e| e.ends_with(".dist-info")) {
-        let Ok(record) = fs.read_text_limited(&base.join(e).join("RECORD"), RECORD_LIMIT) else {
+        let Ok(record) = fs.read_bytes(&base.join(e).join("RECORD"), RECORD_LIMIT) else {
             continue;
         };
-        for line in record.text.lines() {
+        // Lines are grouped by top-level entry: a set insert per change, not per line.
+        let mut last_top: &[u8] = b"";
+        for line in record.split(|&b| b == b'\n') {
             *walked += 1;
-            let path = match line.strip_prefix('"') {
-                Some(rest) => rest.split('"').next().unwrap_or(""),
-                None => line.split(',').next().unwrap_or(""),
+            let path = match line.strip_prefix(b"\"") {
+                Some(rest) => rest.split(|&b| b == b'"').next().unwrap_or(b""),
+                None => line.split(|&b| b == b',').next().unwrap_or(b""),
             };
-            if path.starts_with('/') || path.starts_with("..") || path.is_empty() {
+            if path.is_empty() || path.starts_with(b"/") || path.starts_with(b"..") {
                 continue;
             }
-            let top = path.split('/').next().unwrap_or(path);
-            covered.insert(top.to_string());
+            let top = path.split(|&b| b == b'/').next().unwrap_or(path);
+            if top != last_top {
+                covered.insert(String::from_utf8_lossy(top).into_owned());
+                last_top = top;
+            }
+            let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+            if !name.windows(3).any(|w| w == b".so") || top.len() == path.len() {
+                continue;
+            }
+            let Ok(path) = std::str::from_utf8(path) else {
+                continue;
+            };
             let name = path.rsplit('/').next().unwrap_or(path);
-            if path.contains('/')
-                && is_module_name(name)
+            let top = path.split('/').next().unwrap_or(path);
+            if is_module_name(name)
                 && top != "nvidia"
                 && !top.ends_with(".libs")
                 && !path.split('/').any(|c| SKIP_DIRS.contains(&c))

@@ -59,6 +59,8 @@ pub struct ProbeOptions {
     /// `gpudoctor libs FILE…`: the linkage probe opens these instead of the modules of the
     /// Python environments.
     pub linkage_files: Vec<PathBuf>,
+    /// Keep every object the linkage probe mapped, not only those leading to CUDA libraries.
+    pub linkage_full: bool,
     /// The on-device smoke test, run after the other probes (it uses NVML's facts).
     pub smoke: SmokeMode,
 }
@@ -249,11 +251,12 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     {
         let shared = shared.clone();
         let files = opts.linkage_files.clone();
+        let full = opts.linkage_full;
         spawn(
             "linkage",
             Box::new(move || {
                 Output::Linkage(if files.is_empty() {
-                    linkage::probe(&shared.fs, &shared.env, shared.sites())
+                    linkage::probe(&shared.fs, &shared.env, shared.sites(), full)
                 } else {
                     vec![linkage::probe_files(&shared.fs, &shared.env, &files)]
                 })

@@ -118,3 +118,64 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::{How, Object};
+    use crate::rules::testing::*;
+
+    /// torch (pinning cuDNN 9.1.0.70 in the test snapshot) whose modules bound libcudnn.so.9
+    /// of `version`, found `how`.
+    fn bound(version: &str, how: How) -> Snapshot {
+        let mut s = healthy();
+        let objects = vec![
+            Object::for_test(
+                &format!("{SITE}/torch/_C.so"),
+                None,
+                How::Path,
+                vec![binding("libcudnn.so.9", Some(1), how.clone())],
+            ),
+            Object::for_test(
+                "/opt/cudnn/lib/libcudnn.so.9",
+                Some("libcudnn.so.9"),
+                how,
+                Vec::new(),
+            ),
+        ];
+        let m = linked_module("torch", "torch 2.4.1", 0, Vec::new());
+        s.linkage = Some(vec![linkage(vec![m], objects, vec![(1, version)])]);
+        s
+    }
+
+    #[test]
+    fn an_older_minor_than_torch_was_built_with_is_an_error() {
+        let entry = How::LdLibraryPath {
+            index: 1,
+            entry: "/opt/cudnn/lib".into(),
+        };
+        let f = only(run(&bound("9.0.0", entry)), "GD061", Severity::Error);
+        assert!(
+            f.title
+                .contains("built against cuDNN 9.1.0.70 but the loader gives it cuDNN 9.0.0"),
+            "{}",
+            f.title
+        );
+        assert!(f.fix[0]
+            .text
+            .starts_with("Remove /opt/cudnn/lib from LD_LIBRARY_PATH"));
+    }
+
+    #[test]
+    fn a_newer_minor_is_accepted() {
+        assert_clean(run(&bound("9.5.1", How::LdSoCache)));
+    }
+
+    #[test]
+    fn the_skip_variable_makes_it_a_warning() {
+        let mut s = bound("9.0.0", How::LdSoCache);
+        set_env(&mut s, SKIP_CHECK, "1");
+        let f = only(run(&s), "GD061", Severity::Warning);
+        assert_eq!(first_cmd(&f), "pip install nvidia-cudnn-cu12==9.1.0.70");
+    }
+}

@@ -390,6 +390,150 @@ pub fn provider(soname: &str, cuda_major: Option<u32>) -> Option<(String, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loader::Object;
+    use crate::rules::testing::*;
+
+    fn missing(needed: &str, by: &str) -> Failure {
+        Failure::Missing {
+            needed: needed.into(),
+            by: by.into(),
+        }
+    }
+
+    fn with(s: &mut Snapshot, modules: Vec<Module>) {
+        let objects = (0..4)
+            .map(|i| Object::for_test(&format!("{SITE}/m{i}.so"), None, How::Path, Vec::new()))
+            .collect();
+        s.linkage = Some(vec![linkage(modules, objects, Vec::new())]);
+    }
+
+    #[test]
+    fn nothing_to_judge_without_modules() {
+        assert_na(run(&healthy()));
+    }
+
+    #[test]
+    fn a_missing_cuda_library_is_an_error_with_the_wheel_that_provides_it() {
+        let mut s = healthy();
+        with(
+            &mut s,
+            vec![linked_module(
+                "onnxruntime",
+                "onnxruntime-gpu 1.20.1",
+                1,
+                vec![missing("libcublasLt.so.12", "x")],
+            )],
+        );
+        let f = only(run(&s), "GD060", Severity::Error);
+        assert!(
+            f.title
+                .contains("onnxruntime-gpu 1.20.1 needs libcublasLt.so.12"),
+            "{}",
+            f.title
+        );
+        assert_eq!(first_cmd(&f), "pip install 'nvidia-cublas-cu12>=12,<13'");
+    }
+
+    #[test]
+    fn a_major_torch_pins_otherwise_asks_for_a_compatible_pair() {
+        let mut s = healthy();
+        // torch pins cuDNN 8; onnxruntime-gpu's provider needs libcudnn.so.9.
+        torch_mut(&mut s).requires = vec![requirement("nvidia-cudnn-cu12", "==8.9.2.26")];
+        with(
+            &mut s,
+            vec![linked_module(
+                "onnxruntime",
+                "onnxruntime-gpu 1.20.1",
+                1,
+                vec![missing("libcudnn.so.9", "x")],
+            )],
+        );
+        let f = only(run(&s), "GD060", Severity::Error);
+        assert_eq!(first_cmd(&f), "gpudoctor recommend torch onnxruntime-gpu");
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.value.contains("torch pins nvidia-cudnn-cu12==8.9.2.26")));
+    }
+
+    #[test]
+    fn an_optional_module_only_loses_a_feature() {
+        let mut s = healthy();
+        let mut m = linked_module(
+            "torchvision",
+            "torchvision 0.19.1",
+            1,
+            vec![missing("libnvjpeg.so.12", "x")],
+        );
+        m.optional = Some("torchvision.io's image decoding".into());
+        with(&mut s, vec![m]);
+        let f = only(run(&s), "GD060", Severity::Warning);
+        assert!(
+            f.detail
+                .contains("The import works, but torchvision.io's image decoding"),
+            "{}",
+            f.detail
+        );
+    }
+
+    #[test]
+    fn a_missing_driver_library_is_context_for_the_driver_findings() {
+        let mut s = healthy();
+        with(
+            &mut s,
+            vec![linked_module(
+                "torch",
+                "torch 2.4.1",
+                1,
+                vec![missing("libcuda.so.1", "x")],
+            )],
+        );
+        let f = only(run(&s), "GD060", Severity::Info);
+        assert!(
+            f.title.contains("comes with the NVIDIA driver"),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn an_undefined_symbol_from_ld_library_path_says_which_entry_to_drop() {
+        let mut s = healthy();
+        let mut m = linked_module(
+            "torch",
+            "torch 2.4.1",
+            1,
+            vec![Failure::UndefinedSymbol {
+                symbol: "__nvJitLinkAddData_12_1".into(),
+                version: "libnvJitLink.so.12".into(),
+                library: "/opt/cuda-12.0/lib64/libnvJitLink.so.12".into(),
+                by: format!("{SITE}/nvidia/cusparse/lib/libcusparse.so.12"),
+            }],
+        );
+        m.failures[0].picked_how = Some(How::LdLibraryPath {
+            index: 1,
+            entry: "/opt/cuda-12.0/lib64".into(),
+        });
+        m.failures[0].would_work = vec![format!("{SITE}/nvidia/nvjitlink/lib/libnvJitLink.so.12")];
+        with(&mut s, vec![m]);
+        let f = only(run(&s), "GD060", Severity::Error);
+        assert!(
+            f.title
+                .contains("needs __nvJitLinkAddData_12_1@libnvJitLink.so.12"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix[0]
+                .text
+                .starts_with("Remove /opt/cuda-12.0/lib64 from LD_LIBRARY_PATH"),
+            "{:?}",
+            f.fix
+        );
+        assert!(f.fix[0]
+            .text
+            .contains("nvidia/nvjitlink/lib/libnvJitLink.so.12"));
+    }
 
     #[test]
     fn providers_follow_the_wheel_names() {

@@ -97,7 +97,27 @@ fn run(snap: &Snapshot) -> Outcome {
             if reported.contains(&group) {
                 continue;
             }
+            // The loader's verdict on this framework's modules, opened after torch's, where
+            // the linkage probe saw them: a failure is GD060's error; modules that all load
+            // make the clash a note.
+            let linked: Vec<&crate::probes::linkage::Module> = snap
+                .linkage
+                .iter()
+                .flatten()
+                .filter(|l| l.site == env.site)
+                .flat_map(|l| &l.modules)
+                .filter(|m| {
+                    m.dist
+                        .as_deref()
+                        .and_then(|x| x.split(' ').next())
+                        .is_some_and(|n| n == d.name || (group == "jax" && n.starts_with("jax")))
+                })
+                .collect();
+            if linked.iter().any(|m| !m.loads() && m.optional.is_none()) {
+                continue;
+            }
             reported.push(group);
+            let loads = !linked.is_empty();
             let what = if fc != tc {
                 format!("CUDA {fc} (torch uses CUDA {tc})")
             } else {
@@ -107,9 +127,14 @@ fn run(snap: &Snapshot) -> Outcome {
                     tn.unwrap_or(0)
                 )
             };
+            let (severity, detail) = if loads {
+                (Severity::Info, format!("The loader finds what each needs: every native module of {} loads after torch's (gpudoctor libs shows the bindings). Two majors of the CUDA libraries then live in one process, which costs memory and load time.", d.name))
+            } else {
+                (Severity::Warning, "Both load CUDA libraries by soname into one process. Whichever framework is imported first loads its majors, and the other then fails to find its own (\"libcudnn.so.9: cannot open shared object file\") or runs against the wrong ones.".to_string())
+            };
             out.push(
-                Finding::new("GD050", Severity::Warning, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
-                    .detail("Both load CUDA libraries by soname into one process. Whichever framework is imported first loads its majors, and the other then fails to find its own (\"libcudnn.so.9: cannot open shared object file\") or runs against the wrong ones.")
+                Finding::new("GD050", severity, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
+                    .detail(detail)
                     .evidence(Subject::torch(&env.site), format!("{} {} vs torch {tv}", d.name, d.version), env.site.clone())
                     .fix_text("Use one environment per framework, or versions built for the same CUDA and cuDNN majors"),
             );
@@ -190,6 +215,35 @@ mod tests {
             "{}",
             f.title
         );
+    }
+
+    #[test]
+    fn the_loaders_verdict_replaces_the_guess() {
+        use crate::loader::{Failure, How, Object};
+        let objects = vec![Object::for_test(
+            "/x/_pywrap.so",
+            None,
+            How::Path,
+            Vec::new(),
+        )];
+        // Its modules all load after torch's: a note.
+        let mut s = with_framework("tensorflow", "2.16.1");
+        let m = linked_module("tensorflow", "tensorflow 2.16.1", 0, Vec::new());
+        s.linkage = Some(vec![linkage(vec![m], objects.clone(), Vec::new())]);
+        let f = only(run(&s), "GD050", Severity::Info);
+        assert!(
+            f.detail.contains("every native module of tensorflow loads"),
+            "{}",
+            f.detail
+        );
+        // One fails: GD060 reports it, not this rule.
+        let missing = Failure::Missing {
+            needed: "libcudnn.so.8".into(),
+            by: "/x/_pywrap.so".into(),
+        };
+        let m = linked_module("tensorflow", "tensorflow 2.16.1", 0, vec![missing]);
+        s.linkage = Some(vec![linkage(vec![m], objects, Vec::new())]);
+        assert_clean(run(&s));
     }
 
     #[test]

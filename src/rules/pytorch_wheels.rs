@@ -278,6 +278,75 @@ mod tests {
         assert_eq!(first_cmd(&f), "pip install nvidia-cublas-cu12==12.4.2.65");
     }
 
+    /// The shadowing of the test below, with torch's module bound to the LD_LIBRARY_PATH
+    /// copy, loading or not.
+    fn shadowed_and_bound(loads: bool) -> Snapshot {
+        use crate::loader::{Failure, How, Object};
+        let mut s = healthy();
+        let mut lib = library(
+            "libcudnn",
+            "libcudnn.so.9",
+            candidate(
+                "/opt/cudnn/lib",
+                "libcudnn.so.9",
+                "libcudnn.so.9.0.0",
+                Via::LdLibraryPath,
+            ),
+        );
+        lib.elsewhere.push(candidate(
+            &format!("{SITE}/nvidia/cudnn/lib"),
+            "libcudnn.so.9",
+            "libcudnn.so.9.1.0",
+            Via::PipWheel,
+        ));
+        put_library(&mut s, lib);
+        let how = How::LdLibraryPath {
+            index: 1,
+            entry: "/opt/cudnn/lib".into(),
+        };
+        let objects = vec![
+            Object::for_test(
+                &format!("{SITE}/torch/_C.so"),
+                None,
+                How::Path,
+                vec![binding("libcudnn.so.9", Some(1), how.clone())],
+            ),
+            Object::for_test(
+                "/opt/cudnn/lib/libcudnn.so.9",
+                Some("libcudnn.so.9"),
+                how,
+                Vec::new(),
+            ),
+        ];
+        let failures = if loads {
+            Vec::new()
+        } else {
+            vec![Failure::VersionNotFound {
+                version: "libcudnn.so.9.1".into(),
+                library: "/opt/cudnn/lib/libcudnn.so.9".into(),
+                by: format!("{SITE}/torch/_C.so"),
+            }]
+        };
+        let m = linked_module("torch", "torch 2.4.1", 0, failures);
+        s.linkage = Some(vec![linkage(vec![m], objects, Vec::new())]);
+        s
+    }
+
+    #[test]
+    fn shadowing_that_loads_is_information_and_one_that_breaks_is_gd060s() {
+        let f = only(run(&shadowed_and_bound(true)), "GD045", Severity::Info);
+        assert!(
+            f.title
+                .contains("torch loads libcudnn.so.9 from LD_LIBRARY_PATH"),
+            "{}",
+            f.title
+        );
+        assert!(f
+            .title
+            .contains("every version and symbol it needs is there"));
+        assert_clean(run(&shadowed_and_bound(false)));
+    }
+
     #[test]
     fn ld_library_path_shadowing_a_wheel_library_is_a_warning() {
         let mut s = healthy();

@@ -1018,3 +1018,63 @@ fn unanswered_facts_never_panic() {
         let _ = (rule.run)(&s);
     }
 }
+
+/// A linkage of the primary environment (SITE): objects and the modules opened, in order.
+pub fn linkage(
+    modules: Vec<crate::probes::linkage::Module>,
+    objects: Vec<crate::loader::Object>,
+    versions: Vec<(usize, &str)>,
+) -> crate::probes::linkage::Linkage {
+    crate::probes::linkage::Linkage {
+        site: SITE.into(),
+        python: None,
+        ld_library_path: Vec::new(),
+        modules,
+        objects,
+        limits: Vec::new(),
+        versions: versions
+            .into_iter()
+            .map(|(object, v)| crate::probes::linkage::LibraryVersion {
+                object,
+                version: v.into(),
+                source: "test".into(),
+            })
+            .collect(),
+    }
+}
+
+/// A module of `package` (dist "name version") whose root is object `object`.
+pub fn linked_module(
+    package: &str,
+    dist: &str,
+    object: usize,
+    failures: Vec<crate::loader::Failure>,
+) -> crate::probes::linkage::Module {
+    crate::probes::linkage::Module {
+        package: package.into(),
+        dist: Some(dist.into()),
+        path: format!("{SITE}/{package}/module{object}.so"),
+        object: Some(object),
+        mapped: vec![object],
+        failures: failures
+            .into_iter()
+            .map(|failure| crate::probes::linkage::Failed {
+                failure,
+                picked_how: None,
+                would_work: Vec::new(),
+            })
+            .collect(),
+        optional: None,
+    }
+}
+
+/// A DT_NEEDED entry bound to object `to` (None: not found).
+pub fn binding(needed: &str, to: Option<usize>, how: crate::loader::How) -> crate::loader::Binding {
+    crate::loader::Binding {
+        needed: needed.into(),
+        object: to,
+        how: to.map(|_| how),
+        skipped: Vec::new(),
+        searched: Vec::new(),
+    }
+}
