@@ -472,3 +472,75 @@ fn under_root_ld_library_path_runpath_cache_hwcaps_then_default_dirs() {
     root.remove(&format!("usr/lib/{triple}/libdep.so.1"));
     assert_eq!(bound(None), ("not found".into(), String::new()));
 }
+
+/// NVML's worker is spawned only when a loader step can find libnvidia-ml.so.1. The driver
+/// must look loaded for NVML to be tried at all: as root, a private mount namespace puts a fake
+/// /proc/driver/nvidia over the real one (skipped where that cannot be done).
+#[test]
+fn nvml_is_not_started_when_no_loader_step_finds_it() {
+    need_tools!();
+    let fake = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(fake.path().join("nvidia")).unwrap();
+    std::fs::write(
+        fake.path().join("nvidia/version"),
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build\n",
+    )
+    .unwrap();
+    let lib_dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let nvml = |ld: Option<&Path>| -> Option<serde_json::Value> {
+        let script = format!(
+            "mount --bind {} /proc/driver && exec {} check --no-smoke --only nvml --json",
+            fake.path().display(),
+            bin.display()
+        );
+        let mut cmd = Command::new("unshare");
+        cmd.args(["-m", "sh", "-c", &script])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin");
+        if let Some(d) = ld {
+            cmd.env("LD_LIBRARY_PATH", d);
+        }
+        let out = cmd.output().ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        Some(v["snapshot"]["nvml"]["result"].clone())
+    };
+    let Some(none) = nvml(None) else {
+        eprintln!("skipped: needs root and unshare(1) to mount over /proc/driver");
+        return;
+    };
+    let system_has_nvml = Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("libnvidia-ml.so.1"));
+    if system_has_nvml {
+        eprintln!("skipped: this machine has a libnvidia-ml.so.1");
+        return;
+    }
+    assert_eq!(none["status"], "init_failed", "{none}");
+    assert_eq!(none["code"], "library_not_found");
+    assert!(
+        none["message"]
+            .as_str()
+            .unwrap()
+            .contains("no loader step finds it"),
+        "{none}"
+    );
+    // A file the loader would find: the worker runs and reports what loading it gave.
+    let libc = [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/aarch64-linux-gnu/libc.so.6",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .unwrap();
+    std::fs::copy(libc, lib_dir.path().join("libnvidia-ml.so.1")).unwrap();
+    let some = nvml(Some(lib_dir.path())).unwrap();
+    assert!(
+        !some["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no loader step finds it"),
+        "{some}"
+    );
+}
