@@ -142,8 +142,23 @@ fn missing_nvidia_wheels_case_13() {
         "nvidia-cudnn-cu11==8.5.0.96",
         "nvidia-cublas-cu11==11.10.3.66",
     ];
-    r.torch_venv("2.0.1", Some("11.7"), pins);
+    let site = r.torch_venv("2.0.1", Some("11.7"), pins);
+    // torch's library needs libcudnn.so.8, which only the missing wheel would provide: the
+    // loader's failure is GD044's to report, once.
+    r.lib(
+        &format!("{site}/torch/lib"),
+        "libtorch_global_deps.so",
+        "libtorch_global_deps.so",
+        &["libcudnn.so.8"],
+    );
     let (code, v) = check(&r);
+    assert_eq!(
+        v["snapshot"]["linkage"][0]["modules"][0]["failures"][0]["failure"]["needed"],
+        "libcudnn.so.8",
+        "{:#}",
+        v["snapshot"]["linkage"]
+    );
+    assert!(findings(&v, "GD060").is_empty(), "{:#}", v["findings"]);
     let f = findings(&v, "GD044");
     assert_eq!(f.len(), 1, "{:#}", v["findings"]);
     assert_eq!(f[0]["severity"], "error");

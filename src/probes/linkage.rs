@@ -6,7 +6,7 @@
 //! gets torch's copies of every soname they share, as it does in a real process.
 //! `gpudoctor libs FILE…` opens given files instead, in the order given.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -556,7 +556,15 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
         .iter()
         .filter_map(|e| parse_dist_info(e))
         .collect();
+    let mut walked = 0usize;
+    // The installers' RECORD files list every file a distribution put here: reading them
+    // replaces a walk of tens of thousands of entries. Packages no RECORD mentions
+    // (conda, copied trees) are walked.
+    let (recorded, covered) = recorded_modules(fs, site, &mut walked);
     let dist_of = |package: &str| -> Option<String> {
+        if let Some(label) = covered.get(package) {
+            return Some(label.clone());
+        }
         let p = normalize(package);
         dists
             .iter()
@@ -568,12 +576,7 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
             })
             .map(|(n, v)| format!("{n} {v}"))
     };
-    let mut walked = 0usize;
     let mut out: Vec<Root> = Vec::new();
-    // The installers' RECORD files list every file a distribution put here: reading them
-    // replaces a walk of tens of thousands of entries. Packages no RECORD mentions
-    // (conda, copied trees) are walked.
-    let (recorded, covered) = recorded_modules(fs, site, &mut walked);
     let mut packages: Vec<&String> = site
         .entries
         .iter()
@@ -594,7 +597,7 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
             continue;
         }
         let mut files = Vec::new();
-        if covered.contains(package.as_str()) {
+        if covered.contains_key(package.as_str()) {
             files.extend(
                 recorded
                     .iter()
@@ -643,7 +646,10 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
     }
     for (name, path) in top_files {
         let stem = name.split('.').next().unwrap_or(&name).to_string();
-        let dist = dist_of(stem.trim_end_matches("_cuda").trim_end_matches("_2"));
+        let dist = covered
+            .get(&name)
+            .cloned()
+            .or_else(|| dist_of(stem.trim_end_matches("_cuda").trim_end_matches("_2")));
         out.push(Root {
             package: stem,
             dist,
@@ -670,16 +676,20 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
 
 /// Native modules listed in the RECORD files of the site's distributions (relative
 /// paths inside the site, outside `nvidia/` and vendored `*.libs/`), and the top-level
-/// entries those files cover.
+/// entries those files cover, each with the distribution ("name version") that installed it.
 fn recorded_modules(
     fs: &HostFs,
     site: &Site,
     walked: &mut usize,
-) -> (Vec<String>, HashSet<String>) {
+) -> (Vec<String>, HashMap<String, String>) {
     let base = Path::new(&site.path);
     let mut modules = Vec::new();
-    let mut covered = HashSet::new();
+    let mut covered = HashMap::new();
     for e in site.entries.iter().filter(|e| e.ends_with(".dist-info")) {
+        let Some((name, version)) = parse_dist_info(e) else {
+            continue;
+        };
+        let label = format!("{name} {version}");
         let Ok(record) = fs.read_bytes(&base.join(e).join("RECORD"), RECORD_LIMIT) else {
             continue;
         };
@@ -696,7 +706,9 @@ fn recorded_modules(
             }
             let top = path.split(|&b| b == b'/').next().unwrap_or(path);
             if top != last_top {
-                covered.insert(String::from_utf8_lossy(top).into_owned());
+                covered
+                    .entry(String::from_utf8_lossy(top).into_owned())
+                    .or_insert_with(|| label.clone());
                 last_top = top;
             }
             let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);

@@ -54,6 +54,13 @@ fn run(snap: &Snapshot) -> Outcome {
                     {
                         (4, needed.clone(), String::new(), String::new())
                     }
+                    // torch pins the wheel that ships it and it is not installed: GD044's
+                    // verdict, which names the wheels and this same loader message.
+                    Failure::Missing { needed, .. }
+                        if env.is_some_and(|e| torch_pin_missing(e, needed)) =>
+                    {
+                        continue
+                    }
                     Failure::Missing { needed, .. } => {
                         (0, needed.clone(), String::new(), String::new())
                     }
@@ -300,6 +307,16 @@ fn fixes(mut f: Finding, l: &Linkage, env: Option<&PythonEnv>, first: &Failed) -
         _ => {}
     }
     f
+}
+
+/// Whether torch's METADATA pins the wheel that provides `soname` and it is not installed.
+fn torch_pin_missing(env: &PythonEnv, soname: &str) -> bool {
+    let Some(t) = &env.torch else { return false };
+    t.requires.iter().any(|r| {
+        let cuda = r.name.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok());
+        provider(soname, cuda).is_some_and(|(wheel, _)| wheel == r.name)
+            && !env.nvidia_wheels.iter().any(|d| d.name == r.name)
+    })
 }
 
 fn first_framework(l: &Linkage) -> String {

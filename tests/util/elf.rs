@@ -56,6 +56,21 @@ pub fn shared_object_with(
     needed: &[&str],
     extra: &[ExtraSection],
 ) -> Vec<u8> {
+    shared_object_paths(machine, soname, needed, None, extra)
+}
+
+/// A shared object for this machine with a DT_RUNPATH (`$ORIGIN/../lib`).
+pub fn shared_object_runpath(soname: &str, needed: &[&str], runpath: &str) -> Vec<u8> {
+    shared_object_paths(HOST_MACHINE, soname, needed, Some(runpath), &[])
+}
+
+fn shared_object_paths(
+    machine: u16,
+    soname: &str,
+    needed: &[&str],
+    runpath: Option<&str>,
+    extra: &[ExtraSection],
+) -> Vec<u8> {
     let mut dynstr = vec![0u8];
     let offset = |s: &str, table: &mut Vec<u8>| {
         let o = table.len() as u64;
@@ -72,6 +87,11 @@ pub fn shared_object_with(
     }
     push_u64(&mut dynamic, 14); // DT_SONAME
     push_u64(&mut dynamic, soname_off);
+    if let Some(r) = runpath {
+        let o = offset(r, &mut dynstr);
+        push_u64(&mut dynamic, 29); // DT_RUNPATH
+        push_u64(&mut dynamic, o);
+    }
     push_u64(&mut dynamic, 0); // DT_NULL
     push_u64(&mut dynamic, 0);
     let mut shstrtab = b"\0.dynstr\0.dynamic\0.shstrtab\0".to_vec();
