@@ -443,6 +443,11 @@ where
         return Ok(None);
     };
     let total: u64 = versym.sh_size(endian).into() / 2;
+    let offset: u64 = versym.sh_offset(endian).into();
+    let end = offset.saturating_add((count as u64).min(total) * 2);
+    if data.len().is_ok_and(|len| end > len) {
+        return Err("truncated .gnu.version".into());
+    }
     let versyms = data
         .read_slice_at::<elf::Versym<Endianness>>(
             versym.sh_offset(endian).into(),
@@ -506,6 +511,13 @@ where
     }
     if count as usize > MAX_SYMBOLS {
         return Err(format!("{count} dynamic symbols: more than read"));
+    }
+    // A section that claims more than the file holds is refused before anything is
+    // allocated for it.
+    let offset: u64 = section.sh_offset(endian).into();
+    let end = offset.saturating_add(count * entsize);
+    if data.len().is_ok_and(|len| end > len) {
+        return Err("truncated .dynsym".into());
     }
     let _ = index;
     let syms = data

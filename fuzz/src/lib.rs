@@ -470,6 +470,9 @@ pub fn elf(data: &[u8]) {
     }
     let fs = gpudoctor::fsys::HostFs::new(None);
     black_box(gd::read_dynamic(&fs, &path)).ok();
+    // The loader's symbol-version reads: undefined symbols by version, and exports.
+    black_box(gd::versioned_imports(&fs, &path, &["libnvJitLink.so.12", "libc.so.6"])).ok();
+    black_box(gd::exports(&fs, &path)).ok();
     black_box(gpudoctor::fatbin::scan(&fs, &path)).ok();
     let _ = std::fs::remove_file(&path);
 }
