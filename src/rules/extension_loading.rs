@@ -105,7 +105,10 @@ fn driver_library(l: &Linkage, soname: &str, hits: &[(&Module, &Failed)]) -> Fin
     let mut f = Finding::new(
         "GD060",
         Severity::Info,
-        format!("{packages} need {soname}, which comes with the NVIDIA driver and is not on this machine's loader path"),
+        format!(
+            "{packages} {} {soname}, which comes with the NVIDIA driver and is not on this machine's loader path",
+            if packages.contains(", ") { "need" } else { "needs" }
+        ),
     )
     .detail(format!(
         "{soname} is installed by the NVIDIA driver (or injected into a container by the NVIDIA runtime), not by a Python package. These modules load only where it is; whether its absence is a fault here is what the driver findings of `gpudoctor check` say."
@@ -275,7 +278,12 @@ fn fixes(mut f: Finding, l: &Linkage, env: Option<&PythonEnv>, first: &Failed) -
             match &first.picked_how {
                 Some(How::LdLibraryPath { entry, .. }) => {
                     f = f.fix_text(format!(
-                        "Remove {entry} from LD_LIBRARY_PATH for this program (PyTorch's wheels need none){}",
+                        "Remove {entry} from LD_LIBRARY_PATH for this program{}{}",
+                        if l.site == FILES_GIVEN {
+                            ""
+                        } else {
+                            " (PyTorch's and NVIDIA's wheels need none)"
+                        },
                         first
                             .would_work
                             .first()

@@ -207,7 +207,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     // Bound by a module that fails: GD060 names the failure.
                     Some(Shadow::Breaks) => continue,
                     Some(Shadow::Loads(users)) => Finding::new("GD045", Severity::Info, format!("torch loads {} from LD_LIBRARY_PATH ({}) instead of its wheel's{versions}; every version and symbol it needs is there", lib.soname, a.path))
-                        .detail(format!("The loader searches LD_LIBRARY_PATH before torch's RUNPATH, so {} is not used. The copy on LD_LIBRARY_PATH defines every symbol version {} import{}, so loading works; numerics and fixed bugs are those of that copy.", w.path, users.join(", "), if users.len() == 1 { "s" } else { "" })),
+                        .detail(format!("The loader searches LD_LIBRARY_PATH before the RUNPATH that leads to the wheel, so {} is not used. The copy on LD_LIBRARY_PATH defines every symbol version {} import{}, so loading works; numerics and fixed bugs are those of that copy.", w.path, users.join(", "), if users.len() == 1 { "s" } else { "" })),
                     // Nothing loads it (or no linkage): the consequence is not known.
                     _ => Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{versions}", lib.soname, a.path))
                         .detail(format!("torch's libraries find their wheels through RUNPATH, which the loader searches after LD_LIBRARY_PATH; whatever loads {} by name gets the LD_LIBRARY_PATH copy first (nvidia libraries loading each other, extensions, other frameworks): the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor libs` shows which copy each module binds.", lib.soname, )),
