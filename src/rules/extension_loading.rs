@@ -199,7 +199,17 @@ fn finding(l: &Linkage, env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) ->
         ))
         .evidence(
             subject,
-            first.failure.loader_message(),
+            match (&first.failure, &first.picked_how) {
+                (
+                    Failure::VersionNotFound { library, .. }
+                    | Failure::UndefinedSymbol { library, .. },
+                    Some(how),
+                ) => format!("the loader picks {library} ({})", how.describe()),
+                (Failure::Missing { needed, .. }, _) => {
+                    format!("no step of the loader's search finds {needed}")
+                }
+                _ => first.failure.loader_message(),
+            },
             "the dynamic loader, emulated on the files (gpudoctor libs)",
         );
     for (m, failed) in hits {
@@ -207,20 +217,6 @@ fn finding(l: &Linkage, env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) ->
             Subject::Extension(m.path.clone()),
             failed.failure.loader_message(),
             site.clone(),
-        );
-    }
-    if let Some(how) = &first.picked_how {
-        f = f.context(
-            format!(
-                "picked {} ({})",
-                match &first.failure {
-                    Failure::VersionNotFound { library, .. }
-                    | Failure::UndefinedSymbol { library, .. } => library.as_str(),
-                    _ => "",
-                },
-                how.describe()
-            ),
-            "loader search order",
         );
     }
     for w in &first.would_work {
