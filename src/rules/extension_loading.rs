@@ -85,7 +85,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(if kind == 4 {
                 driver_library(l, &soname, &hits)
             } else {
-                finding(l, env, &hits)
+                finding(snap, l, env, &hits)
             });
         }
     }
@@ -135,7 +135,12 @@ fn modules_text(hits: &[(&Module, &Failed)]) -> String {
     packages.join(", ")
 }
 
-fn finding(l: &Linkage, env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) -> Finding {
+fn finding(
+    snap: &Snapshot,
+    l: &Linkage,
+    env: Option<&PythonEnv>,
+    hits: &[(&Module, &Failed)],
+) -> Finding {
     let packages = modules_text(hits);
     let (_, first) = hits[0];
     // Every module it breaks is optional: a feature fails, the import does not.
@@ -222,10 +227,16 @@ fn finding(l: &Linkage, env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) ->
     for w in &first.would_work {
         f = f.context(format!("would work: {w}"), "the files on disk");
     }
-    fixes(f, l, env, first)
+    fixes(snap, f, l, env, first)
 }
 
-fn fixes(mut f: Finding, l: &Linkage, env: Option<&PythonEnv>, first: &Failed) -> Finding {
+fn fixes(
+    snap: &Snapshot,
+    mut f: Finding,
+    l: &Linkage,
+    env: Option<&PythonEnv>,
+    first: &Failed,
+) -> Finding {
     match &first.failure {
         Failure::Missing { needed, .. } => {
             let cuda_major = env
@@ -251,6 +262,27 @@ fn fixes(mut f: Finding, l: &Linkage, env: Option<&PythonEnv>, first: &Failed) -
                                     format!("gpudoctor recommend torch {framework}"),
                                 )
                                 .fix_text("Or give the other framework its own environment");
+                            // The recommender's release of that framework for torch's majors,
+                            // where it has the framework's table.
+                            if let Some(env) = env.filter(|_| {
+                                crate::compat::packages::tables()
+                                    .iter()
+                                    .any(|(n, _)| *n == framework)
+                            }) {
+                                let rec = crate::recommend::frameworks::recommend(
+                                    &crate::recommend::Machine::for_env(snap, env),
+                                    &framework,
+                                );
+                                if let Some(p) = &rec.pick {
+                                    f = rec.add_fix(
+                                        f,
+                                        format!(
+                                            "Or install {}, built for the majors torch uses",
+                                            p.label
+                                        ),
+                                    );
+                                }
+                            }
                         }
                         _ => {
                             if let Some(d) = installed {
