@@ -356,7 +356,9 @@ pub fn exports(fs: &HostFs, path: &Path) -> Result<Exports, String> {
 /// Defined symbol name → the versions it is defined at.
 pub type Exports = std::collections::HashMap<String, Vec<Option<String>>>;
 
-fn imports_of<'data, H, R>(data: R, files: &[&str]) -> Result<Vec<VersionedImport>, String>
+type SectionTable<'data, H, R> = object::read::elf::SectionTable<'data, H, R>;
+
+fn sections_of<'data, H, R>(data: R) -> Result<(Endianness, SectionTable<'data, H, R>), String>
 where
     H: FileHeader<Endian = Endianness>,
     R: ReadRef<'data>,
@@ -364,6 +366,15 @@ where
     let header = H::parse(data).map_err(|e| e.to_string())?;
     let endian = header.endian().map_err(|e| e.to_string())?;
     let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
+    Ok((endian, sections))
+}
+
+fn imports_of<'data, H, R>(data: R, files: &[&str]) -> Result<Vec<VersionedImport>, String>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'data>,
+{
+    let (endian, sections) = sections_of::<H, R>(data)?;
     let (syms, strings) = dynsym::<H, R>(&sections, endian, data, true)?;
     let Some(versions) = version_table::<H, R>(&sections, endian, data, syms.len())? else {
         return Ok(Vec::new());
@@ -398,9 +409,7 @@ where
     H: FileHeader<Endian = Endianness>,
     R: ReadRef<'data>,
 {
-    let header = H::parse(data).map_err(|e| e.to_string())?;
-    let endian = header.endian().map_err(|e| e.to_string())?;
-    let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
+    let (endian, sections) = sections_of::<H, R>(data)?;
     let (syms, strings) = dynsym::<H, R>(&sections, endian, data, false)?;
     let versions = version_table::<H, R>(&sections, endian, data, syms.len())?;
     let mut out = Exports::new();

@@ -100,6 +100,19 @@ pub struct Binding {
     pub searched: Vec<String>,
 }
 
+impl Binding {
+    /// A name not resolved yet.
+    pub fn unresolved(needed: &str) -> Binding {
+        Binding {
+            needed: needed.to_string(),
+            object: None,
+            how: None,
+            skipped: Vec::new(),
+            searched: Vec::new(),
+        }
+    }
+}
+
 /// A mapped object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Object {
@@ -318,13 +331,7 @@ fn hwcaps(fs: &HostFs) -> Vec<&'static str> {
 /// copy, in which case its dlopen fails.
 pub fn find_for_program(fs: &HostFs, cfg: &SearchConfig, name: &str) -> Option<String> {
     let mut process = Process::new(fs, cfg);
-    let mut binding = Binding {
-        needed: name.to_string(),
-        object: None,
-        how: None,
-        skipped: Vec::new(),
-        searched: Vec::new(),
-    };
+    let mut binding = Binding::unresolved(name);
     // A stand-in requester with no search paths of its own.
     process.objects.push(Object {
         path: "gpudoctor".into(),
@@ -570,13 +577,7 @@ impl<'a> Process<'a> {
 
     /// Resolves one DT_NEEDED entry of object `by`, mapping a new object when needed.
     fn bind(&mut self, by: usize, name: &str, mapped: &mut Vec<usize>) -> Binding {
-        let mut binding = Binding {
-            needed: name.to_string(),
-            object: None,
-            how: None,
-            skipped: Vec::new(),
-            searched: Vec::new(),
-        };
+        let mut binding = Binding::unresolved(name);
         if !name.contains('/') {
             if let Some(i) = self.loaded(name) {
                 binding.object = Some(i);

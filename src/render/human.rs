@@ -189,3 +189,18 @@ pub fn headline(report: &Report, st: &Style) -> String {
     };
     format!("{} {text}", super::form::mark(h.verdict(), st))
 }
+
+/// Each finding's heading and title with its first two fixes: the short form the focused
+/// views (toolkit, libs) end with.
+pub fn finding_summaries(findings: &[Finding], st: &Style, width: usize) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let head = super::form::finding_heading(f.severity, &f.code, st);
+        out.push_str(&finding_title(&head, &printable(&f.title), width));
+        out.push('\n');
+        for fix in f.fix.iter().take(2) {
+            out.push_str(&super::devices::fix_line(fix, width));
+        }
+    }
+    out
+}

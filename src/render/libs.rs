@@ -266,18 +266,7 @@ pub fn render_human(v: &LibsView, st: &Style, all: bool, width: usize) -> String
     if v.findings.is_empty() {
         put(&mut out, &st.green("Every module listed loads."), "", "");
     }
-    for f in v.findings {
-        let head = super::form::finding_heading(f.severity, &f.code, st);
-        out.push_str(&super::human::finding_title(
-            &head,
-            &printable(&f.title),
-            width,
-        ));
-        out.push('\n');
-        for fix in f.fix.iter().take(2) {
-            out.push_str(&super::devices::fix_line(fix, width));
-        }
-    }
+    out.push_str(&super::human::finding_summaries(v.findings, st, width));
     if !all && v.environments.iter().any(|e| !e.modules.is_empty()) {
         put(
             &mut out,

@@ -447,18 +447,7 @@ fn human_text(v: &ToolkitView, st: &Style, verbose: bool, width: usize) -> Strin
             "",
         );
     }
-    for f in v.findings {
-        let head = super::form::finding_heading(f.severity, &f.code, st);
-        out.push_str(&super::human::finding_title(
-            &head,
-            &printable(&f.title),
-            width,
-        ));
-        out.push('\n');
-        for fix in f.fix.iter().take(2) {
-            out.push_str(&super::devices::fix_line(fix, width));
-        }
-    }
+    out.push_str(&super::human::finding_summaries(v.findings, st, width));
     if !v.findings.is_empty() {
         put(&mut out, "", "", "");
         put(

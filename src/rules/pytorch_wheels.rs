@@ -278,10 +278,8 @@ mod tests {
         assert_eq!(first_cmd(&f), "pip install nvidia-cublas-cu12==12.4.2.65");
     }
 
-    /// The shadowing of the test below, with torch's module bound to the LD_LIBRARY_PATH
-    /// copy, loading or not.
-    fn shadowed_and_bound(loads: bool) -> Snapshot {
-        use crate::loader::{Failure, How, Object};
+    /// cuDNN 9.0.0 on LD_LIBRARY_PATH, 9.1.0 in torch's wheel.
+    fn shadowed() -> Snapshot {
         let mut s = healthy();
         let mut lib = library(
             "libcudnn",
@@ -300,6 +298,14 @@ mod tests {
             Via::PipWheel,
         ));
         put_library(&mut s, lib);
+        s
+    }
+
+    /// The shadowing of the test below, with torch's module bound to the LD_LIBRARY_PATH
+    /// copy, loading or not.
+    fn shadowed_and_bound(loads: bool) -> Snapshot {
+        use crate::loader::{Failure, How, Object};
+        let mut s = shadowed();
         let how = How::LdLibraryPath {
             index: 1,
             entry: "/opt/cudnn/lib".into(),
@@ -349,24 +355,7 @@ mod tests {
 
     #[test]
     fn ld_library_path_shadowing_a_wheel_library_is_a_warning() {
-        let mut s = healthy();
-        let mut lib = library(
-            "libcudnn",
-            "libcudnn.so.9",
-            candidate(
-                "/opt/cudnn/lib",
-                "libcudnn.so.9",
-                "libcudnn.so.9.0.0",
-                Via::LdLibraryPath,
-            ),
-        );
-        lib.elsewhere.push(candidate(
-            &format!("{SITE}/nvidia/cudnn/lib"),
-            "libcudnn.so.9",
-            "libcudnn.so.9.1.0",
-            Via::PipWheel,
-        ));
-        put_library(&mut s, lib);
+        let s = shadowed();
         let f = only(run(&s), "GD045", Severity::Warning);
         assert!(
             f.title
