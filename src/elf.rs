@@ -488,7 +488,7 @@ where
     R: ReadRef<'data>,
 {
     use object::read::elf::SectionHeader;
-    let Some((index, section)) = sections
+    let Some((_, section)) = sections
         .enumerate()
         .find(|s| s.1.sh_type(endian) == elf::SHT_DYNSYM)
     else {
@@ -528,7 +528,6 @@ where
     if data.len().is_ok_and(|len| end > len) {
         return Err("truncated .dynsym".into());
     }
-    let _ = index;
     let syms = data
         .read_slice_at::<H::Sym>(section.sh_offset(endian).into(), count as usize)
         .map_err(|_| "truncated .dynsym".to_string())?;

@@ -134,10 +134,6 @@ pub struct Object {
 }
 
 impl Object {
-    pub fn info(&self) -> &DynamicInfo {
-        &self.info
-    }
-
     /// A mapped object for rule tests.
     #[cfg(test)]
     pub fn for_test(path: &str, soname: Option<&str>, how: How, deps: Vec<Binding>) -> Object {
@@ -216,7 +212,8 @@ pub struct Opened {
     pub failures: Vec<Failure>,
 }
 
-/// Where the loader looks, read once per process.
+/// Where the loader looks: read once per run and shared by every emulated process.
+#[derive(Clone)]
 pub struct SearchConfig {
     /// LD_LIBRARY_PATH entries as written, with the directory each means (None: not
     /// searched, e.g. a relative entry under --root).
@@ -233,7 +230,7 @@ pub struct SearchConfig {
 }
 
 impl SearchConfig {
-    pub fn new(fs: &HostFs, env: &Env, main: Option<&Path>) -> SearchConfig {
+    pub fn new(fs: &HostFs, env: &Env) -> SearchConfig {
         let ld_library_path = env
             .get_str(envvars::LD_LIBRARY_PATH)
             .filter(|v| !v.is_empty())
@@ -264,11 +261,6 @@ impl SearchConfig {
         } else {
             "lib64".to_string()
         };
-        let main = main.and_then(|p| {
-            let real = fs.canonical(p).ok()?;
-            let info = elf::read_dynamic(fs, &real).ok()?;
-            Some((real.display().to_string(), info))
-        });
         SearchConfig {
             ld_library_path,
             cache,
@@ -276,7 +268,20 @@ impl SearchConfig {
             hwcaps: hwcaps(fs),
             lib,
             platform: std::env::consts::ARCH.to_string(),
+            main: None,
+        }
+    }
+
+    /// The same search for a process whose executable is `main` (its DT_RPATH counts).
+    pub fn with_main(&self, fs: &HostFs, main: Option<&Path>) -> SearchConfig {
+        let main = main.and_then(|p| {
+            let real = fs.canonical(p).ok()?;
+            let info = elf::read_dynamic(fs, &real).ok()?;
+            Some((real.display().to_string(), info))
+        });
+        SearchConfig {
             main,
+            ..self.clone()
         }
     }
 }
@@ -454,12 +459,12 @@ impl<'a> Process<'a> {
             Err(e) => {
                 opened.failures.push(Failure::Unloadable {
                     path: text,
-                    reason: "cannot open shared object file: No such file or directory".to_string()
-                        + if e.kind == crate::fsys::FsErrorKind::NotFound {
-                            ""
-                        } else {
-                            " (unreadable)"
-                        },
+                    reason: match e.kind {
+                        crate::fsys::FsErrorKind::NotFound => {
+                            "cannot open shared object file: No such file or directory".into()
+                        }
+                        _ => e.message,
+                    },
                 });
                 return opened;
             }
@@ -932,9 +937,9 @@ fn parent(path: &str) -> String {
     }
 }
 
-/// `a/b/../c` → `a/c` without touching the disk (the loader does not resolve links in
-/// search paths either; `..` is applied by the kernel on the real path, so this is only
-/// for display and for matching, and lookups go through the file system anyway).
+/// `a/b/../c` → `a/c` on the text, so expanded `$ORIGIN/../..` paths stay inside --root and
+/// read as written. The kernel applies `..` after following links: the two differ only
+/// when a directory on the path is a link (docs/libs.md, Limits).
 fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
@@ -1002,7 +1007,7 @@ mod tests {
         let default = format!("{}/libnvidia-ml.so.1", DEFAULT_DIRS[1]);
         let find = |ld: &str| {
             let env = Env::from_pairs([("LD_LIBRARY_PATH", ld)]);
-            let cfg = SearchConfig::new(&fs, &env, None);
+            let cfg = SearchConfig::new(&fs, &env);
             find_for_program(&fs, &cfg, "libnvidia-ml.so.1")
         };
         assert_eq!(find("/opt/x"), None);

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::envvars::Env;
 use crate::fsys::{EntryKind, HostFs};
 use crate::loader::{self, Failure, How, Object, Process, SearchConfig};
 use crate::probes::python_sites::{normalize, parse_dist_info, Site};
@@ -275,14 +274,14 @@ fn interpreter(fs: &HostFs, site: &Site) -> Option<PathBuf> {
 
 /// `full`: every object mapped (`gpudoctor libs`); otherwise only what leads to a CUDA
 /// library (`keep_cuda_paths`), which is what the rules read.
-pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], full: bool) -> Vec<Linkage> {
+pub fn probe(fs: &HostFs, search: &SearchConfig, sites: &[Site], full: bool) -> Vec<Linkage> {
     // Each environment is its own process; they are emulated side by side.
     let linkages: Vec<Linkage> = std::thread::scope(|scope| {
         let handles: Vec<_> = sites
             .iter()
             .map(|site| {
                 scope.spawn(move || {
-                    let mut l = probe_site(fs, env, site);
+                    let mut l = probe_site(fs, search, site);
                     if !full {
                         l.keep_cuda_paths();
                     }
@@ -312,9 +311,9 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], full: bool) -> Vec<Linkage>
         .collect()
 }
 
-fn probe_site(fs: &HostFs, env: &Env, site: &Site) -> Linkage {
+fn probe_site(fs: &HostFs, search: &SearchConfig, site: &Site) -> Linkage {
     let python = interpreter(fs, site);
-    let cfg = SearchConfig::new(fs, env, python.as_deref());
+    let cfg = search.with_main(fs, python.as_deref());
     let mut limits = Vec::new();
     let roots = roots(fs, site, &mut limits);
     let mut linkage = open_all(fs, &cfg, &site.path, roots, |p| wheel_copies(fs, site, p));
@@ -325,8 +324,8 @@ fn probe_site(fs: &HostFs, env: &Env, site: &Site) -> Linkage {
 }
 
 /// `gpudoctor libs FILE…`: the files opened in order into one process.
-pub fn probe_files(fs: &HostFs, env: &Env, files: &[PathBuf]) -> Linkage {
-    let cfg = SearchConfig::new(fs, env, None);
+pub fn probe_files(fs: &HostFs, search: &SearchConfig, files: &[PathBuf]) -> Linkage {
+    let cfg = search;
     let roots = files
         .iter()
         .map(|f| Root {
@@ -340,7 +339,7 @@ pub fn probe_files(fs: &HostFs, env: &Env, files: &[PathBuf]) -> Linkage {
         })
         .collect();
     // Every file asked about is shown, CUDA or not.
-    let mut l = open_all(fs, &cfg, FILES_GIVEN, roots, |_| Vec::new());
+    let mut l = open_all(fs, cfg, FILES_GIVEN, roots, |_| Vec::new());
     l.versions = versions(fs, &l, &[]);
     l
 }
@@ -560,7 +559,7 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
     // The installers' RECORD files list every file a distribution put here: reading them
     // replaces a walk of tens of thousands of entries. Packages no RECORD mentions
     // (conda, copied trees) are walked.
-    let (recorded, covered) = recorded_modules(fs, site, &mut walked);
+    let (recorded, covered) = recorded_modules(fs, site);
     let dist_of = |package: &str| -> Option<String> {
         if let Some(label) = covered.get(package) {
             return Some(label.clone());
@@ -677,11 +676,7 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
 /// Native modules listed in the RECORD files of the site's distributions (relative
 /// paths inside the site, outside `nvidia/` and vendored `*.libs/`), and the top-level
 /// entries those files cover, each with the distribution ("name version") that installed it.
-fn recorded_modules(
-    fs: &HostFs,
-    site: &Site,
-    walked: &mut usize,
-) -> (Vec<String>, HashMap<String, String>) {
+fn recorded_modules(fs: &HostFs, site: &Site) -> (Vec<String>, HashMap<String, String>) {
     let base = Path::new(&site.path);
     let mut modules = Vec::new();
     let mut covered = HashMap::new();
@@ -696,7 +691,6 @@ fn recorded_modules(
         // Lines are grouped by top-level entry: a set insert per change, not per line.
         let mut last_top: &[u8] = b"";
         for line in record.split(|&b| b == b'\n') {
-            *walked += 1;
             let path = match line.strip_prefix(b"\"") {
                 Some(rest) => rest.split(|&b| b == b'"').next().unwrap_or(b""),
                 None => line.split(|&b| b == b',').next().unwrap_or(b""),

@@ -104,12 +104,19 @@ struct Shared {
     python: Option<PathBuf>,
     sites: OnceLock<Vec<python_sites::Site>>,
     toolkits: OnceLock<toolkits::Toolkits>,
+    search: OnceLock<crate::loader::SearchConfig>,
 }
 
 impl Shared {
     fn sites(&self) -> &[python_sites::Site] {
         self.sites
             .get_or_init(|| python_sites::discover(&self.fs, &self.env, self.python.as_deref()))
+    }
+
+    /// The loader's search path (LD_LIBRARY_PATH, the cache, the default directories).
+    fn search(&self) -> &crate::loader::SearchConfig {
+        self.search
+            .get_or_init(|| crate::loader::SearchConfig::new(&self.fs, &self.env))
     }
 
     fn toolkits(&self) -> &toolkits::Toolkits {
@@ -223,6 +230,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         python: opts.python.clone(),
         sites: OnceLock::new(),
         toolkits: OnceLock::new(),
+        search: OnceLock::new(),
     });
     {
         let shared = shared.clone();
@@ -256,9 +264,9 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             "linkage",
             Box::new(move || {
                 Output::Linkage(if files.is_empty() {
-                    linkage::probe(&shared.fs, &shared.env, shared.sites(), full)
+                    linkage::probe(&shared.fs, shared.search(), shared.sites(), full)
                 } else {
-                    vec![linkage::probe_files(&shared.fs, &shared.env, &files)]
+                    vec![linkage::probe_files(&shared.fs, shared.search(), &files)]
                 })
             }),
         );
@@ -289,7 +297,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     }
     {
         let fs = fs.clone();
-        let env = env.clone();
+        let shared = shared.clone();
         let lib = opts.nvml_lib.clone();
         // Most of the budget: a worker that overruns is reported by this probe, not
         // abandoned by the collector.
@@ -303,9 +311,9 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 // Spawning the worker is most of a check's time on a machine without NVML:
                 // when no step of the loader can find the library, dlopen would fail.
                 if lib.is_none() && fs.root().is_none() && no_driver.is_none() {
-                    let cfg = crate::loader::SearchConfig::new(&fs, &env, None);
-                    if crate::loader::find_for_program(&fs, &cfg, nvml::DEFAULT_LIB).is_none() {
-                        return Output::Nvml(nvml::not_found(&cfg));
+                    let cfg = shared.search();
+                    if crate::loader::find_for_program(&fs, cfg, nvml::DEFAULT_LIB).is_none() {
+                        return Output::Nvml(nvml::not_found(cfg));
                     }
                 }
                 Output::Nvml(nvml::probe(&fs, lib.as_deref(), budget, no_driver))

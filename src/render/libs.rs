@@ -264,7 +264,7 @@ pub fn render_human(v: &LibsView, st: &Style, all: bool, width: usize) -> String
         out.push('\n');
     }
     if v.findings.is_empty() {
-        put(&mut out, &st.green("Every module listed loads."), "", "");
+        put(&mut out, &st.green("No library problems found."), "", "");
     }
     out.push_str(&super::human::finding_summaries(v.findings, st, width));
     if !all && v.environments.iter().any(|e| !e.modules.is_empty()) {
@@ -330,7 +330,7 @@ pub fn render_markdown(v: &LibsView, all: bool) -> String {
         out.push('\n');
     }
     if v.findings.is_empty() {
-        out.push_str("Every module listed loads.\n");
+        out.push_str("No library problems found.\n");
     }
     out.push_str(&super::markdown::findings_section(v.findings));
     out

@@ -122,29 +122,14 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::{How, Object};
+    use crate::loader::How;
     use crate::rules::testing::*;
 
     /// torch (pinning cuDNN 9.1.0.70 in the test snapshot) whose modules bound libcudnn.so.9
     /// of `version`, found `how`.
     fn bound(version: &str, how: How) -> Snapshot {
         let mut s = healthy();
-        let objects = vec![
-            Object::for_test(
-                &format!("{SITE}/torch/_C.so"),
-                None,
-                How::Path,
-                vec![binding("libcudnn.so.9", Some(1), how.clone())],
-            ),
-            Object::for_test(
-                "/opt/cudnn/lib/libcudnn.so.9",
-                Some("libcudnn.so.9"),
-                how,
-                Vec::new(),
-            ),
-        ];
-        let m = linked_module("torch", "torch 2.4.1", 0, Vec::new());
-        s.linkage = Some(vec![linkage(vec![m], objects, vec![(1, version)])]);
+        torch_bound_to_cudnn(&mut s, how, Some(version), Vec::new());
         s
     }
 

@@ -142,6 +142,7 @@ fn finding(
     hits: &[(&Module, &Failed)],
 ) -> Finding {
     let packages = modules_text(hits);
+    // A cause exists because a module failed with it: never empty.
     let (_, first) = hits[0];
     // Every module it breaks is optional: a feature fails, the import does not.
     let optional: Vec<&str> = hits
@@ -227,7 +228,7 @@ fn finding(
     for w in &first.would_work {
         f = f.context(format!("would work: {w}"), "the files on disk");
     }
-    fixes(snap, f, l, env, first)
+    fixes(snap, f, l, env, hits)
 }
 
 fn fixes(
@@ -235,8 +236,11 @@ fn fixes(
     mut f: Finding,
     l: &Linkage,
     env: Option<&PythonEnv>,
-    first: &Failed,
+    hits: &[(&Module, &Failed)],
 ) -> Finding {
+    let Some((_, first)) = hits.first() else {
+        return f;
+    };
     match &first.failure {
         Failure::Missing { needed, .. } => {
             let cuda_major = env
@@ -254,9 +258,20 @@ fn fixes(
                         // torch pins this wheel at a release without the needed major: the two
                         // cannot share the environment.
                         Some(r) if !r.spec.is_empty() && !spec_overlaps(&r.spec, &spec) => {
-                            let framework = first_framework(l);
+                            f = f.context(
+                                format!(
+                                    "torch pins {}{} (Requires-Dist), which excludes {wheel}{spec}",
+                                    r.name, r.spec
+                                ),
+                                "torch METADATA",
+                            );
+                            let Some(framework) = framework_of(hits) else {
+                                return f.fix_cmd(
+                                    "Choose the torch build for the CUDA libraries installed here",
+                                    "gpudoctor recommend torch",
+                                );
+                            };
                             f = f
-                                .context(format!("torch pins {}{} (Requires-Dist), which excludes {wheel}{spec}", r.name, r.spec), "torch METADATA")
                                 .fix_cmd(
                                     "Choose releases that agree on this library's major (torch and the other framework)",
                                     format!("gpudoctor recommend torch {framework}"),
@@ -355,17 +370,16 @@ fn torch_pin_missing(env: &PythonEnv, soname: &str) -> bool {
     })
 }
 
-fn first_framework(l: &Linkage) -> String {
-    l.modules
-        .iter()
-        .filter(|m| m.package != "torch" && !m.failures.is_empty())
-        .find_map(|m| {
+/// The distribution, other than torch, whose modules a cause breaks.
+fn framework_of(hits: &[(&Module, &Failed)]) -> Option<String> {
+    hits.iter()
+        .filter(|(m, _)| m.package != "torch")
+        .find_map(|(m, _)| {
             m.dist
                 .as_ref()
                 .and_then(|d| d.split(' ').next())
                 .map(str::to_string)
         })
-        .unwrap_or_else(|| "PACKAGE".into())
 }
 
 /// Whether two specifiers can both hold: tried on the versions each names.

@@ -304,26 +304,12 @@ mod tests {
     /// The shadowing of the test below, with torch's module bound to the LD_LIBRARY_PATH
     /// copy, loading or not.
     fn shadowed_and_bound(loads: bool) -> Snapshot {
-        use crate::loader::{Failure, How, Object};
+        use crate::loader::{Failure, How};
         let mut s = shadowed();
         let how = How::LdLibraryPath {
             index: 1,
             entry: "/opt/cudnn/lib".into(),
         };
-        let objects = vec![
-            Object::for_test(
-                &format!("{SITE}/torch/_C.so"),
-                None,
-                How::Path,
-                vec![binding("libcudnn.so.9", Some(1), how.clone())],
-            ),
-            Object::for_test(
-                "/opt/cudnn/lib/libcudnn.so.9",
-                Some("libcudnn.so.9"),
-                how,
-                Vec::new(),
-            ),
-        ];
         let failures = if loads {
             Vec::new()
         } else {
@@ -333,8 +319,7 @@ mod tests {
                 by: format!("{SITE}/torch/_C.so"),
             }]
         };
-        let m = linked_module("torch", "torch 2.4.1", 0, failures);
-        s.linkage = Some(vec![linkage(vec![m], objects, Vec::new())]);
+        torch_bound_to_cudnn(&mut s, how, None, failures);
         s
     }
 

@@ -1068,6 +1068,35 @@ pub fn linked_module(
     }
 }
 
+/// The primary environment's linkage: torch's `_C` (object 0) bound to
+/// /opt/cudnn/lib/libcudnn.so.9 (object 1, of `version` when given) found `how`, with the
+/// module's `failures`.
+pub fn torch_bound_to_cudnn(
+    s: &mut Snapshot,
+    how: crate::loader::How,
+    version: Option<&str>,
+    failures: Vec<crate::loader::Failure>,
+) {
+    use crate::loader::{How, Object};
+    let objects = vec![
+        Object::for_test(
+            &format!("{SITE}/torch/_C.so"),
+            None,
+            How::Path,
+            vec![binding("libcudnn.so.9", Some(1), how.clone())],
+        ),
+        Object::for_test(
+            "/opt/cudnn/lib/libcudnn.so.9",
+            Some("libcudnn.so.9"),
+            how,
+            Vec::new(),
+        ),
+    ];
+    let m = linked_module("torch", "torch 2.4.1", 0, failures);
+    let versions = version.map(|v| vec![(1, v)]).unwrap_or_default();
+    s.linkage = Some(vec![linkage(vec![m], objects, versions)]);
+}
+
 /// A DT_NEEDED entry bound to object `to` (None: not found).
 pub fn binding(needed: &str, to: Option<usize>, how: crate::loader::How) -> crate::loader::Binding {
     crate::loader::Binding {
