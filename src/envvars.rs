@@ -97,6 +97,10 @@ env_registry! {
     TORCH_EXTENSIONS_DIR: Build, "where torch.utils.cpp_extension caches JIT-built extensions";
     NVCC_APPEND_FLAGS: Build, "flags appended to every nvcc command line";
     NVCC_PREPEND_FLAGS: Build, "flags prepended to every nvcc command line";
+    NVIDIA_DISABLE_REQUIRE: Container, "true turns off the NVIDIA container runtime's check of NVIDIA_REQUIRE_* against the host driver";
+    CUDA_VERSION: Container, "the CUDA version NVIDIA's CUDA base images were built with (the runtime requires it when NVIDIA_REQUIRE_CUDA is absent)";
+    APPTAINER_CONTAINER: Container, "the image an Apptainer container runs";
+    SINGULARITY_CONTAINER: Container, "the image a Singularity container runs";
     KUBERNETES_SERVICE_HOST: Container, "set in every Kubernetes pod";
     NODE_NAME: Container, "the Kubernetes node, when the pod spec passes it from the downward API (spec.nodeName)";
     POD_NAME: Container, "the Kubernetes pod, when the pod spec passes it from the downward API (metadata.name)";
@@ -137,7 +141,11 @@ env_registry! {
 }
 
 /// Variables read by prefix, each shown under its category.
-pub const PREFIXES: &[(&str, Category)] = &[("NCCL_", Category::Nccl)];
+pub const PREFIXES: &[(&str, Category)] = &[
+    ("NCCL_", Category::Nccl),
+    // NVIDIA_REQUIRE_CUDA, NVIDIA_REQUIRE_DRIVER, ...: conditions the NVIDIA runtime checks.
+    ("NVIDIA_REQUIRE_", Category::Container),
+];
 
 /// Name parts that mark a value as secret: it is never printed.
 const SECRET_MARKERS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];

@@ -231,6 +231,29 @@ impl Snapshot {
             .and_then(|p| p.container.kind.as_deref())
     }
 
+    /// A container (not WSL) that was given no GPU: neither /dev/nvidiactl nor a
+    /// /dev/nvidiaN node is in it. GD062 speaks for it; the rules about missing nodes, NVML,
+    /// UVM and the smoke test's cuInit stay quiet, since they would all be this one fact.
+    pub fn container_without_gpus(&self) -> bool {
+        if self.is_wsl() || self.container_kind().is_none() {
+            return false;
+        }
+        self.device_nodes
+            .as_ref()
+            .is_some_and(|n| !n.is_present("/dev/nvidiactl") && n.gpu_nodes().is_empty())
+    }
+
+    /// Whether this snapshot describes an image judged for this host (`check --image`).
+    pub fn is_image(&self) -> bool {
+        false
+    }
+
+    /// Whether what the NVIDIA runtime checks when it starts a container is judged: inside
+    /// a container (its next start) or for an image.
+    pub fn judges_container_start(&self) -> bool {
+        self.is_image() || (self.container_kind().is_some() && !self.is_wsl())
+    }
+
     /// Any sign of NVIDIA GPU hardware: PCI GPUs, GPU device nodes, the driver's GPU list, WSL's dxg.
     pub fn nvidia_hardware_seen(&self) -> bool {
         let pci = self.pci.as_ref().is_some_and(|p| {

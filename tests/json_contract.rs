@@ -1093,6 +1093,43 @@ struct Hint {
 struct Container {
     kind: Option<String>,
     hints: Vec<Hint>,
+    given: Option<ContainerGiven>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerGiven {
+    nvidia_mounts: Fact<Vec<InjectedMount>>,
+    device_cgroup: Fact<DeviceCgroup>,
+    pod_namespace: Option<Fact<String>>,
+    apptainer_nv_libs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InjectedMount {
+    path: String,
+    source_path: String,
+    fstype: String,
+    kind: MountKind,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum MountKind {
+    DriverLibrary,
+    Program,
+    DeviceNode,
+    DriverProc,
+    Firmware,
+    Socket,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceCgroup {
+    version: u8,
+    rules: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -1466,14 +1503,25 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 #[test]
 fn container_and_wsl_hints_name_their_source() {
     let root = FakeRoot::new();
-    root.file(".dockerenv", "").file(
-        "proc/version",
-        "Linux version 5.15.153.1-microsoft-standard-WSL2\n",
-    );
+    root.file(".dockerenv", "")
+        .file(
+            "proc/version",
+            "Linux version 5.15.153.1-microsoft-standard-WSL2\n",
+        )
+        .file(
+            "proc/self/mountinfo",
+            "1041 1023 259:2 /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 ro,nosuid,nodev,relatime master:1 - ext4 /dev/nvme0n1p2 rw\n",
+        )
+        .file("sys/fs/cgroup/devices/devices.list", "c 195:* m\n");
     let report = parse(&run(root.cmd().args(["check", "--json"])).stdout);
     let p = report.snapshot.platform.unwrap();
     assert_eq!(p.container.kind.as_deref(), Some("docker"));
     assert_eq!(p.container.hints[0].source, "/.dockerenv");
+    let given = p.container.given.expect("what the runtime gave");
+    let mounts = given.nvidia_mounts.value.unwrap();
+    assert_eq!(mounts[0].source_path, "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15");
+    assert!(matches!(mounts[0].kind, MountKind::DriverLibrary));
+    assert_eq!(given.device_cgroup.value.unwrap().rules, ["c 195:* m"]);
     assert_eq!((p.wsl.detected, p.wsl.version), (true, Some(2)));
     assert_eq!(p.wsl.hints[0].source, "/proc/version");
 }

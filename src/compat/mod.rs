@@ -11,6 +11,7 @@ pub mod cudnn;
 pub mod driver;
 pub mod packages;
 pub mod pci_ids;
+pub mod require_cuda;
 pub mod sources;
 pub mod torch;
 pub mod torch_pythons;

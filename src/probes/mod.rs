@@ -1,6 +1,7 @@
 //! Probes gather facts and never judge. Each subject is one file; `collect` runs
 //! them concurrently under one deadline and assembles the Snapshot.
 
+pub mod container;
 pub mod device_nodes;
 pub mod environment;
 pub mod identity;

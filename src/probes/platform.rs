@@ -41,9 +41,13 @@ pub struct Hint {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Container {
-    /// docker, podman, kubernetes, containerd, lxc, systemd-nspawn; None when none was seen.
+    /// docker, podman, kubernetes, containerd, cri-o, apptainer, enroot, lxc, systemd-nspawn;
+    /// None when none was seen.
     pub kind: Option<String>,
     pub hints: Vec<Hint>,
+    /// What the runtime handed the container (src/probes/container.rs); None outside one.
+    #[serde(default)]
+    pub given: Option<Box<super::container::ContainerView>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -349,11 +353,32 @@ fn container(fs: &HostFs, env: &Env) -> Container {
         };
         note(k, value.clone(), "env container".into(), &mut hints);
     }
+    if fs.exists(Path::new("/.singularity.d")) {
+        note(
+            "apptainer",
+            "apptainer".into(),
+            "/.singularity.d".into(),
+            &mut hints,
+        );
+    }
+    if own_env {
+        for var in [envvars::APPTAINER_CONTAINER, envvars::SINGULARITY_CONTAINER] {
+            if env.get(var).is_some() {
+                note(
+                    "apptainer",
+                    "apptainer".into(),
+                    format!("env {}", var.name),
+                    &mut hints,
+                );
+            }
+        }
+    }
     if let Ok(f) = fs.read_text_limited(Path::new("/proc/1/cgroup"), 64 * 1024) {
         for (needle, k) in [
             ("kubepods", "kubernetes"),
             ("docker", "docker"),
             ("libpod", "podman"),
+            ("crio-", "cri-o"),
             ("containerd", "containerd"),
             ("lxc", "lxc"),
         ] {
@@ -368,9 +393,27 @@ fn container(fs: &HostFs, env: &Env) -> Container {
             }
         }
     }
+    // enroot (Slurm's pyxis) leaves no marker file: its root is a directory bind-mounted
+    // from ENROOT_DATA_PATH (`.../enroot-data/...` or `.../enroot/...`).
+    if hints.is_empty() {
+        if let Ok(f) = fs.read_text_limited(Path::new("/proc/self/mountinfo"), 4 << 20) {
+            let root_line = f.text.lines().find(|l| l.split(' ').nth(4) == Some("/"));
+            if root_line.is_some_and(|l| l.split(' ').nth(3).is_some_and(|r| r.contains("enroot")))
+            {
+                note(
+                    "enroot",
+                    "root filesystem from an enroot data directory".into(),
+                    "/proc/self/mountinfo".into(),
+                    &mut hints,
+                );
+            }
+        }
+    }
+    let given = kind.map(|_| Box::new(super::container::probe(fs)));
     Container {
         kind: kind.map(str::to_string),
         hints,
+        given,
     }
 }
 

@@ -19,6 +19,9 @@ fn run(snap: &Snapshot) -> Outcome {
             "the pci, device_nodes and kernel_module probes did not run".into(),
         );
     }
+    if snap.container_without_gpus() {
+        return Outcome::NotApplicable("a container given no GPU (GD062)".into());
+    }
     if snap.nvidia_hardware_seen() {
         return Outcome::Checked(vec![]);
     }
@@ -99,9 +102,18 @@ mod tests {
     }
 
     #[test]
-    fn no_gpu_in_a_container_says_how_to_pass_gpus_in() {
+    fn a_container_without_gpus_is_left_to_gd062() {
         let mut s = no_gpu();
         in_container(&mut s, "docker");
+        assert!(assert_na(run(&s)).contains("GD062"));
+    }
+
+    #[test]
+    fn no_gpu_in_a_container_says_how_to_pass_gpus_in() {
+        // Only the PCI probe ran: whether nodes were passed in is unknown.
+        let mut s = no_gpu();
+        in_container(&mut s, "docker");
+        s.device_nodes = None;
         set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", "void");
         let f = only(run(&s), "GD001", Severity::Info);
         assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");

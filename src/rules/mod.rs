@@ -4,10 +4,13 @@
 pub(crate) mod alloc_conf;
 mod clocks;
 mod compute_mode;
+mod container_gpus;
 mod cuda_home;
 mod cudnn_runtime;
 mod debug_env;
+mod device_cgroup;
 mod device_nodes;
+mod driver_capabilities;
 mod driver_userspace;
 mod extension_loading;
 mod fabric;
@@ -32,6 +35,7 @@ mod pytorch_companions;
 mod pytorch_extensions;
 mod pytorch_live;
 mod pytorch_wheels;
+mod require_cuda;
 mod shm;
 mod smoke_context;
 mod smoke_driver;
@@ -136,6 +140,10 @@ pub const RULES: &[Rule] = &[
     smoke_health::RULE,
     extension_loading::RULE,
     cudnn_runtime::RULE,
+    container_gpus::RULE,
+    require_cuda::RULE,
+    driver_capabilities::RULE,
+    device_cgroup::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -272,6 +280,11 @@ fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
             "the pci, device_nodes and kernel_module probes did not run".into(),
         ));
     }
+    if snap.container_without_gpus() {
+        return Some(Outcome::NotApplicable(
+            "a container given no GPU (GD062)".into(),
+        ));
+    }
     (!snap.nvidia_hardware_seen()).then(|| Outcome::NotApplicable("no NVIDIA GPU found".into()))
 }
 
@@ -350,7 +363,7 @@ mod tests {
             [
                 "GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009",
                 "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
-                "GD035", "GD036", "GD037", "GD038", "GD039", "GD040"
+                "GD035", "GD036", "GD037", "GD038", "GD039", "GD040", "GD062", "GD065"
             ]
         );
         assert_eq!(

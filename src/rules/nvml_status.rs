@@ -27,6 +27,14 @@ fn run(snap: &Snapshot) -> Outcome {
         .and_then(|k| k.nvidia_loaded())
         .unwrap_or(false)
         || snap.driver_version().is_some_and(|d| d.kernel);
+    if snap.container_without_gpus() {
+        return Outcome::NotApplicable("a container given no GPU (GD062)".into());
+    }
+    if super::device_cgroup::revoked(snap).is_some() {
+        return Outcome::NotApplicable(
+            "the container's device cgroup revoked its GPUs (GD065)".into(),
+        );
+    }
     let lib = n.library.clone();
     let f = match &n.result {
         NvmlResult::Ok { .. } => return Outcome::Checked(vec![]),
@@ -35,6 +43,11 @@ fn run(snap: &Snapshot) -> Outcome {
             return Outcome::NotApplicable("a driver/library version mismatch (GD018)".into())
         }
         NvmlResult::InitFailed { code, message } if code == "library_not_found" => {
+            if snap.judges_container_start() && !super::driver_capabilities::grants(snap, "utility") {
+                return Outcome::NotApplicable(
+                    "NVIDIA_DRIVER_CAPABILITIES leaves out utility (GD064)".into(),
+                );
+            }
             if !module_loaded {
                 return Outcome::NotApplicable(
                     "no NVIDIA kernel module is loaded, so no NVML is expected".into(),

@@ -22,6 +22,9 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return super::smoke_not_run(snap);
     };
+    if snap.container_without_gpus() {
+        return Outcome::NotApplicable("a container given no GPU (GD062)".into());
+    }
     let mut out = Vec::new();
     match &p.result {
         SmokeResult::NotRun { reason } if p.settings.requested => {

@@ -187,6 +187,7 @@ fn platform() -> Platform {
         container: Container {
             kind: None,
             hints: Vec::new(),
+            given: None,
         },
         wsl: Wsl {
             detected: false,
