@@ -1519,7 +1519,10 @@ fn container_and_wsl_hints_name_their_source() {
     assert_eq!(p.container.hints[0].source, "/.dockerenv");
     let given = p.container.given.expect("what the runtime gave");
     let mounts = given.nvidia_mounts.value.unwrap();
-    assert_eq!(mounts[0].source_path, "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15");
+    assert_eq!(
+        mounts[0].source_path,
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15"
+    );
     assert!(matches!(mounts[0].kind, MountKind::DriverLibrary));
     assert_eq!(given.device_cgroup.value.unwrap().rules, ["c 195:* m"]);
     assert_eq!((p.wsl.detected, p.wsl.version), (true, Some(2)));

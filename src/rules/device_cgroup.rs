@@ -65,7 +65,8 @@ pub fn revoked(snap: &Snapshot) -> Option<Vec<(String, String)>> {
         .map(|g| &g.device_cgroup);
     if let Some(rules) = cgroup.and_then(|c| c.get()) {
         for n in &present {
-            let (Some(major), Some(minor)) = (n.major, n.minor) else {
+            let Some((major, minor)) = n.major.zip(n.minor).or_else(|| fixed_numbers(&n.path))
+            else {
                 continue;
             };
             if major == NVIDIA_MAJOR && !rules.allows(major, minor) {
@@ -80,6 +81,15 @@ pub fn revoked(snap: &Snapshot) -> Option<Vec<(String, String)>> {
         }
     }
     (!why.is_empty()).then_some(why)
+}
+
+/// The numbers the NVIDIA driver gives its nodes: nvidiactl 195:255, nvidiaN 195:N.
+fn fixed_numbers(path: &str) -> Option<(u32, u32)> {
+    if path == "/dev/nvidiactl" {
+        return Some((NVIDIA_MAJOR, 255));
+    }
+    let n = path.strip_prefix("/dev/nvidia")?.parse().ok()?;
+    Some((NVIDIA_MAJOR, n))
 }
 
 fn run(snap: &Snapshot) -> Outcome {
