@@ -105,6 +105,7 @@ codes! {
     "GD063" [Error, Warning] => "The image's NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host's driver: the NVIDIA runtime refuses to start it";
     "GD064" [Error, Warning] => "NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)";
     "GD065" [Error] => "The container's device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)";
+    "GD071" [Error] => "The image is built for another CPU architecture than this host's";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

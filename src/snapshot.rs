@@ -23,6 +23,9 @@ use crate::probes::toolkits::{Toolkit, Toolkits};
 pub struct Snapshot {
     /// The `--root` the facts were read under; None for the running system.
     pub root: Option<String>,
+    /// `check --image`: the image whose userland this snapshot holds, judged on this host.
+    #[serde(default)]
+    pub image: Option<crate::image::ImageInfo>,
     /// Who and where: host, hashed machine id, Slurm/Kubernetes context, time, version.
     pub node: Option<crate::probes::node::Node>,
     /// How each probe went, by probe name.
@@ -245,7 +248,7 @@ impl Snapshot {
 
     /// Whether this snapshot describes an image judged for this host (`check --image`).
     pub fn is_image(&self) -> bool {
-        false
+        self.image.is_some()
     }
 
     /// Whether what the NVIDIA runtime checks when it starts a container is judged: inside

@@ -60,6 +60,8 @@ pub enum Subject {
     Kernel,
     Container,
     Wsl,
+    /// The image `check --image` judges (its platform, its configuration).
+    Image,
     /// The user whose access is judged.
     Identity,
     /// A kernel module by name (`nvidia`, `nvidia_uvm`, `nouveau`, …).
@@ -173,6 +175,7 @@ impl Subject {
             "platform:os" => Some(Subject::Os),
             "platform:kernel" => Some(Subject::Kernel),
             "platform:container" => Some(Subject::Container),
+            "image" => Some(Subject::Image),
             "platform:wsl" => Some(Subject::Wsl),
             "identity" => Some(Subject::Identity),
             "module:version" => Some(Subject::DriverVersion),
@@ -235,6 +238,7 @@ impl fmt::Display for Subject {
             Subject::Os => f.write_str("platform:os"),
             Subject::Kernel => f.write_str("platform:kernel"),
             Subject::Container => f.write_str("platform:container"),
+            Subject::Image => f.write_str("image"),
             Subject::Wsl => f.write_str("platform:wsl"),
             Subject::Identity => f.write_str("identity"),
             Subject::Module(n) => write!(f, "module:{n}"),
@@ -281,6 +285,7 @@ mod tests {
             Subject::Kernel,
             Subject::Container,
             Subject::Wsl,
+            Subject::Image,
             Subject::Identity,
             Subject::module("nvidia_uvm"),
             Subject::DriverVersion,

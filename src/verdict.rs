@@ -97,6 +97,8 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::SmokeStep(_, SmokeStep::Memory) => &["smoke_memory"],
         Subject::SmokeStep(_, SmokeStep::Transfer) => &["smoke_transfer"],
         Subject::Shm => &["shm"],
+        Subject::Container => &["container_gpus", "device_cgroup"],
+        Subject::Image => &["image_platform"],
         _ => &[],
     }
 }

@@ -308,6 +308,9 @@ pub struct CheckArgs {
     pub python: PythonArgs,
     #[command(flatten)]
     pub smoke: SmokeArgs,
+    /// Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host, without running it
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, conflicts_with_all = ["root", "from", "python_import"])]
+    pub image: Option<PathBuf>,
     /// `check` without the on-device smoke test
     #[arg(long)]
     pub no_smoke: bool,

@@ -99,6 +99,22 @@ pub(super) fn gather(
                     )));
                 }
             }
+            let unpacked = match &g.image {
+                Some(path) => Some(unpack_image(g, path)?),
+                None => None,
+            };
+            let image = unpacked.as_ref().map(|u| probes::ImageUserland {
+                root: u.root().to_path_buf(),
+                env: image_env(&u.info),
+                info: u.info.clone(),
+            });
+            let smoke = if image.is_some() {
+                probes::SmokeMode::Off(
+                    "skipped (--image: nothing from the image is run, and the host's GPUs are not what is judged)".into(),
+                )
+            } else {
+                smoke_mode(g, env, smoke_cmd)?
+            };
             let opts = ProbeOptions {
                 root: g
                     .root
@@ -118,12 +134,66 @@ pub(super) fn gather(
                 python_import: g.python_import,
                 linkage_files: g.libs_files.clone(),
                 linkage_full: g.command == "libs",
-                smoke: smoke_mode(g, env, smoke_cmd)?,
+                smoke,
+                image,
             };
-            probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?
+            // The unpacked tree lives until the probes are done, then is removed.
+            let snapshot =
+                probes::collect(&opts, env).map_err(|e| CliError::Usage(e.to_string()))?;
+            drop(unpacked);
+            snapshot
         }
     };
     Ok(snapshot)
+}
+
+/// `--image PATH` or `--image PATH:TAG`, unpacked into a private temporary directory.
+fn unpack_image(g: &Settings, given: &Path) -> Result<crate::image::Unpacked, CliError> {
+    if g.command != "check" {
+        return Err(CliError::Usage(format!(
+            "--image applies to `gpudoctor check`, not `gpudoctor {}`",
+            g.command
+        )));
+    }
+    let (path, reference) = split_reference(given);
+    crate::image::unpack(
+        &path,
+        reference.as_deref(),
+        std::env::consts::ARCH,
+        &crate::image::Limits::default(),
+    )
+    .map_err(|e| CliError::Usage(format!("--image {}: {e}", given.display())))
+}
+
+/// PATH:TAG, when PATH itself does not exist but the part before the last colon does.
+fn split_reference(given: &Path) -> (PathBuf, Option<String>) {
+    if given.exists() {
+        return (given.to_path_buf(), None);
+    }
+    let text = given.to_string_lossy();
+    match text.rsplit_once(':') {
+        Some((path, tag)) if !tag.is_empty() && !tag.contains('/') && Path::new(path).exists() => {
+            (PathBuf::from(path), Some(tag.to_string()))
+        }
+        _ => (given.to_path_buf(), None),
+    }
+}
+
+/// The environment the image's process starts with: its config's Env, and HOME as Docker
+/// sets it for root when the image does not.
+fn image_env(info: &crate::image::ImageInfo) -> Env {
+    let mut pairs: Vec<(String, String)> = info
+        .env
+        .iter()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let root_user = matches!(info.user.as_deref().map(str::trim), None | Some("" | "0" | "root"))
+        || info.user.as_deref().is_some_and(|u| u.starts_with("0:") || u.starts_with("root:"));
+    if root_user && !pairs.iter().any(|(k, _)| k == "HOME") {
+        pairs.push(("HOME".into(), "/root".into()));
+    }
+    Env::from_pairs(pairs)
 }
 
 /// The snapshot of a saved report, or a bare snapshot (`-`: stdin).

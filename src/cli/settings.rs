@@ -84,6 +84,8 @@ pub struct Settings {
     pub fix_script: bool,
     /// `gpudoctor libs FILE…`: the files to open instead of the environments' modules.
     pub libs_files: Vec<PathBuf>,
+    /// `check --image`: the image whose userland is judged against this host.
+    pub image: Option<PathBuf>,
     /// The configuration files read, in order.
     pub files: Vec<PathBuf>,
     /// --no-config: no file and no policy variable was read.
@@ -113,6 +115,7 @@ struct Given {
     baseline: Option<PathBuf>,
     fix_script: bool,
     libs_files: Vec<PathBuf>,
+    image: Option<PathBuf>,
 }
 
 impl Given {
@@ -137,6 +140,7 @@ impl Given {
             baseline: c.baseline.clone(),
             fix_script: c.fix_script,
             libs_files: Vec::new(),
+            image: c.image.clone(),
         }
     }
 
@@ -260,6 +264,7 @@ impl Given {
             baseline: self.baseline.or(top.baseline),
             fix_script: self.fix_script || top.fix_script,
             libs_files: self.libs_files,
+            image: self.image.or(top.image),
         }
     }
 }
@@ -619,6 +624,7 @@ impl Settings {
             baseline: given.baseline,
             fix_script: given.fix_script,
             libs_files: given.libs_files,
+            image: given.image,
             files: files.iter().map(|f| f.path.clone()).collect(),
             no_config: paths.is_none(),
             origins: std::mem::take(&mut r.origins),

@@ -64,6 +64,16 @@ pub struct ProbeOptions {
     pub linkage_full: bool,
     /// The on-device smoke test, run after the other probes (it uses NVML's facts).
     pub smoke: SmokeMode,
+    /// `check --image`: the userland probes read this unpacked image with its environment;
+    /// the host probes (kernel module, PCI, nodes, NVML) read this host.
+    pub image: Option<ImageUserland>,
+}
+
+/// An image's filesystem and the environment its process would start with.
+pub struct ImageUserland {
+    pub root: PathBuf,
+    pub env: Env,
+    pub info: crate::image::ImageInfo,
 }
 
 /// Whether and how the smoke test runs.
@@ -131,9 +141,18 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     let deadline = start + opts.timeout;
     let fs = Arc::new(HostFs::new(opts.root.clone()));
     let env = Arc::new(env.clone());
+    // The userland: the image's files and environment under --image, else the host's.
+    let (user_fs, user_env) = match &opts.image {
+        Some(img) => (
+            Arc::new(HostFs::new(Some(img.root.clone()))),
+            Arc::new(img.env.clone()),
+        ),
+        None => (fs.clone(), env.clone()),
+    };
     let enabled = |name: &str| opts.enabled.contains(&name);
     let mut snap = Snapshot {
         root: opts.root.as_ref().map(|r| r.display().to_string()),
+        image: opts.image.as_ref().map(|i| i.info.clone()),
         node: Some(node::probe(&fs, &env)),
         ..Snapshot::default()
     };
@@ -218,15 +237,15 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         );
     }
     {
-        let env = env.clone();
+        let env = user_env.clone();
         spawn(
             "environment",
             Box::new(move || Output::Environment(environment::probe(&env))),
         );
     }
     let shared = Arc::new(Shared {
-        fs: fs.clone(),
-        env: env.clone(),
+        fs: user_fs.clone(),
+        env: user_env.clone(),
         budget: opts.timeout,
         python: opts.python.clone(),
         sites: OnceLock::new(),
@@ -298,6 +317,8 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     }
     {
         let fs = fs.clone();
+        let env = env.clone();
+        let image = opts.image.is_some();
         let shared = shared.clone();
         let lib = opts.nvml_lib.clone();
         // Most of the budget: a worker that overruns is reported by this probe, not
@@ -312,7 +333,14 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 // Spawning the worker is most of a check's time on a machine without NVML:
                 // when no step of the loader can find the library, dlopen would fail.
                 if lib.is_none() && fs.root().is_none() && no_driver.is_none() {
-                    let cfg = shared.search();
+                    // The host's loader path; under --image the shared one is the image's.
+                    let own;
+                    let cfg = if image {
+                        own = crate::loader::SearchConfig::new(&fs, &env);
+                        &own
+                    } else {
+                        shared.search()
+                    };
                     if crate::loader::find_for_program(&fs, cfg, nvml::DEFAULT_LIB).is_none() {
                         return Output::Nvml(nvml::not_found(cfg));
                     }
@@ -345,7 +373,13 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                 );
                 let Ok(out) = out else { continue };
                 match out {
-                    Output::Platform(p) => snap.platform = Some(p),
+                    Output::Platform(mut p) => {
+                        // The image's distribution, on this host's kernel and CPU.
+                        if opts.image.is_some() {
+                            p.os = platform::os_release(&user_fs);
+                        }
+                        snap.platform = Some(p)
+                    }
                     Output::KernelModule(k) => snap.kernel_module = Some(k),
                     Output::Pci(p) => snap.pci = Some(p),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),

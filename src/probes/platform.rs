@@ -122,7 +122,7 @@ fn virtual_machine(fs: &HostFs) -> Vec<Hint> {
     hints
 }
 
-fn os_release(fs: &HostFs) -> Fact<OsRelease> {
+pub(crate) fn os_release(fs: &HostFs) -> Fact<OsRelease> {
     let mut last = None;
     for path in ["/etc/os-release", "/usr/lib/os-release"] {
         match fs.read_text(Path::new(path)) {

@@ -118,12 +118,16 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
 }
 
 fn platform_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
+    if let Some(img) = &snap.image {
+        b.line(&[Subject::Image], "Image", image_summary(img), img.path.clone());
+    }
     if let Some(p) = &snap.platform {
         let os = match p.os.get() {
             Some(os) => os.pretty_name.clone(),
             None => missing_text(&p.os),
         };
-        b.line(&[Subject::Os], "OS", os, p.os.source.clone());
+        let label = if snap.image.is_some() { "OS (image)" } else { "OS" };
+        b.line(&[Subject::Os], label, os, p.os.source.clone());
         let kernel = match (p.kernel_release.get(), p.arch.get()) {
             (Some(r), Some(a)) => format!("{r} ({a})"),
             (Some(r), None) => r.clone(),
@@ -140,7 +144,7 @@ fn platform_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
             Some(kind) => b.line(
                 &[Subject::Container],
                 "Container",
-                kind.clone(),
+                format!("{kind}{}", given_summary(p.container.given.as_deref())),
                 hint_sources(&p.container.hints),
             ),
             None if verbose => b.line(
@@ -171,6 +175,43 @@ fn platform_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
             format!("{who})")
         };
         b.line(&[Subject::Identity], "User", value, id.source.clone());
+    }
+}
+
+/// `example/cuda:12.8 (docker archive, linux/amd64, 5 layers, 412 MiB)`.
+fn image_summary(img: &crate::image::ImageInfo) -> String {
+    let name = img.reference.clone().unwrap_or_else(|| img.path.clone());
+    let format = match img.format {
+        crate::image::ImageFormat::OciLayout => "OCI layout",
+        crate::image::ImageFormat::OciArchive => "OCI archive",
+        crate::image::ImageFormat::DockerArchive => "docker archive",
+    };
+    let platform = match &img.variant {
+        Some(v) => format!("{}/{}/{v}", img.os, img.architecture),
+        None => format!("{}/{}", img.os, img.architecture),
+    };
+    format!(
+        "{name} ({format}, {platform}, {} layer{}, {} MiB)",
+        img.layers.len(),
+        if img.layers.len() == 1 { "" } else { "s" },
+        img.unpacked_bytes >> 20
+    )
+}
+
+/// What the runtime mounted from the host, after the container's kind.
+fn given_summary(given: Option<&crate::probes::container::ContainerView>) -> String {
+    use crate::probes::container::MountKind;
+    let Some(mounts) = given.and_then(|g| g.nvidia_mounts.get()) else {
+        return String::new();
+    };
+    let libs = mounts
+        .iter()
+        .filter(|m| m.kind == MountKind::DriverLibrary)
+        .count();
+    match libs {
+        0 => ", no NVIDIA driver library mounted from the host".into(),
+        1 => ", 1 NVIDIA driver library mounted from the host".into(),
+        n => format!(", {n} NVIDIA driver libraries mounted from the host"),
     }
 }
 

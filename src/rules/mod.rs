@@ -19,6 +19,7 @@ mod frameworks;
 mod gpu_capabilities;
 mod gpu_presence;
 mod gpu_recovery;
+mod image_platform;
 mod kernel_module;
 mod libcuda;
 mod library_majors;
@@ -144,6 +145,7 @@ pub const RULES: &[Rule] = &[
     require_cuda::RULE,
     driver_capabilities::RULE,
     device_cgroup::RULE,
+    image_platform::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -49,6 +49,32 @@ pub fn bus_id(i: u32) -> String {
 }
 
 /// A healthy host: every probe ran and found nothing wrong.
+/// What `check --image` records about an image built for `arch` (amd64, arm64).
+pub fn image_info(arch: &str, matches_host: bool) -> crate::image::ImageInfo {
+    crate::image::ImageInfo {
+        path: "/tmp/cuda-image.tar".into(),
+        format: crate::image::ImageFormat::DockerArchive,
+        reference: Some("example/cuda:12.8".into()),
+        manifest_digest: None,
+        config_digest: "sha256:0".into(),
+        os: "linux".into(),
+        architecture: arch.into(),
+        variant: None,
+        platforms: vec![],
+        matches_host,
+        env: vec![],
+        user: None,
+        working_dir: None,
+        entrypoint: vec![],
+        cmd: vec![],
+        labels: Default::default(),
+        layers: vec![],
+        skipped: vec![],
+        skipped_more: 0,
+        unpacked_bytes: 0,
+    }
+}
+
 pub fn healthy() -> Snapshot {
     let probes: BTreeMap<String, ProbeRun> = crate::probes::PROBE_NAMES
         .iter()

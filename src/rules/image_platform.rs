@@ -1,0 +1,66 @@
+//! GD071: `check --image` of an image built for another CPU architecture. Its programs
+//! cannot run on this host ("exec format error"); a multi-platform index that lacks this
+//! host's platform is the same failure.
+
+use super::{Outcome, Rule};
+use crate::findings::{Finding, Severity};
+use crate::snapshot::Snapshot;
+use crate::subject::Subject;
+
+pub const RULE: Rule = Rule {
+    name: "image_platform",
+    codes: &["GD071"],
+    views: &[],
+    checks: "the image is built for this host's CPU architecture",
+    run,
+};
+
+fn run(snap: &Snapshot) -> Outcome {
+    let Some(img) = &snap.image else {
+        return Outcome::NotApplicable("no --image".into());
+    };
+    if img.matches_host {
+        return Outcome::Checked(vec![]);
+    }
+    let platform = match &img.variant {
+        Some(v) => format!("{}/{}/{v}", img.os, img.architecture),
+        None => format!("{}/{}", img.os, img.architecture),
+    };
+    let host = std::env::consts::ARCH;
+    let mut f = Finding::new("GD071", Severity::Error, format!("The image is built for {platform}, not this host's {host}"))
+        .detail(format!("Every program in the image is compiled for {platform}; on this {host} host the container fails at once with \"exec format error\". The findings about its userland describe files that cannot run here."))
+        .evidence(Subject::Image, format!("{} ({platform})", img.path), "image configuration");
+    if img.platforms.len() > 1 {
+        f = f.evidence(Subject::Image, format!("the index offers {}", img.platforms.join(", ")), "image index");
+    }
+    f = f
+        .fix_text(format!("Build or pull the image for this host's platform (docker buildx build --platform linux/{}, or a multi-platform tag that includes it)", oci_arch(host)))
+        .fix_text("Emulation (qemu-user with binfmt_misc) runs CPU code only: CUDA does not work under it");
+    Outcome::Checked(vec![f])
+}
+
+fn oci_arch(machine: &str) -> &str {
+    match machine {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    #[test]
+    fn an_image_for_another_architecture_cannot_start() {
+        let mut s = healthy();
+        assert_na(run(&s));
+        s.image = Some(image_info("arm64", false));
+        let f = only(run(&s), "GD071", Severity::Error);
+        assert!(f.title.contains("linux/arm64"), "{}", f.title);
+        assert!(f.detail.contains("exec format error"));
+        s.image = Some(image_info("amd64", true));
+        assert_clean(run(&s));
+    }
+}
