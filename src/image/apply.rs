@@ -171,19 +171,20 @@ impl<'a> Tree<'a> {
 
         // Whiteouts.
         if let Some(hidden) = name.as_bytes().strip_prefix(b".wh.") {
-            let parent = match self.resolve_dir(&parts, hidden == b".wh..opq")? {
-                Parent::Dir(p) => p,
-                Parent::Missing | Parent::NotDir(_) => return Ok(Applied::Nothing),
-            };
-            if hidden == b".wh..opq" {
-                self.clear_opaque(&parent)?;
-                return Ok(Applied::Nothing);
-            }
-            if hidden.is_empty() || hidden == b"." || hidden == b".." || hidden.contains(&b'/') {
+            let opaque = hidden == b".wh..opq";
+            if !opaque && (hidden.is_empty() || hidden == b"." || hidden == b"..") {
                 return Err(EntryError::Escape(format!(
                     "a whiteout of {:?} is not a name in its directory",
                     OsStr::from_bytes(hidden)
                 )));
+            }
+            let parent = match self.resolve_dir(&parts, opaque)? {
+                Parent::Dir(p) => p,
+                Parent::Missing | Parent::NotDir(_) => return Ok(Applied::Nothing),
+            };
+            if opaque {
+                self.clear_opaque(&parent)?;
+                return Ok(Applied::Nothing);
             }
             let target = parent.join(OsStr::from_bytes(hidden));
             if !self.touched.contains(&target) {
@@ -318,6 +319,12 @@ impl<'a> Tree<'a> {
             if written > budget {
                 return Err(EntryError::Io(io::Error::other(BudgetExceeded(written))));
             }
+            if written < size {
+                return Err(EntryError::Io(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("its data ends after {written} of {size} bytes"),
+                )));
+            }
             file.flush()?;
             file.set_permissions(fs::Permissions::from_mode(mode))?;
             self.touched.insert(here);
@@ -354,7 +361,11 @@ pub(crate) struct BudgetExceeded(pub u64);
 
 impl std::fmt::Display for BudgetExceeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "a file of {} bytes exceeds the unpacked-size limit", self.0)
+        write!(
+            f,
+            "a file of {} bytes exceeds the unpacked-size limit",
+            self.0
+        )
     }
 }
 
@@ -412,7 +423,10 @@ mod tests {
         assert_eq!(dir_of(&mut tree, "up/etc"), PathBuf::from("etc"));
         assert_eq!(dir_of(&mut tree, "usr/climb/tmp"), PathBuf::from("tmp"));
         assert!(root.join("etc").is_dir() && root.join("tmp").is_dir());
-        assert!(matches!(tree.resolve_dir(&parts("a/x"), true), Err(EntryError::Loop(_))));
+        assert!(matches!(
+            tree.resolve_dir(&parts("a/x"), true),
+            Err(EntryError::Loop(_))
+        ));
         fs::write(root.join("file"), "x").unwrap();
         assert!(matches!(
             tree.resolve_dir(&parts("file/x"), true),

@@ -590,7 +590,11 @@ fn select_by_reference(
     let all: Vec<String> = distinct(names.iter().flat_map(|n| n.first().cloned()));
     if !reference.contains(['/', ':', '@']) {
         let by_tag: Vec<usize> = (0..names.len())
-            .filter(|&i| names[i].iter().any(|n| n == reference || tag_of(n) == Some(reference)))
+            .filter(|&i| {
+                names[i]
+                    .iter()
+                    .any(|n| n == reference || tag_of(n) == Some(reference))
+            })
             .collect();
         let images = distinct(by_tag.iter().filter_map(|&i| names[i].first().cloned()));
         if images.len() > 1 {
@@ -859,7 +863,10 @@ impl Image<'_> {
             if l.media_type.contains("encrypted") {
                 return Err(ImageError::Unsupported {
                     what: format!("layer {}", l.digest),
-                    why: format!("media type {} (encrypted layers are not read)", l.media_type),
+                    why: format!(
+                        "media type {} (encrypted layers are not read)",
+                        l.media_type
+                    ),
                 });
             }
             layers.push(LayerJob {
@@ -963,7 +970,9 @@ impl Image<'_> {
             None if entries.len() > 1 => {
                 return Err(ImageError::Ambiguous {
                     image: self.shown.to_string(),
-                    refs: (0..entries.len()).map(|i| docker_name(&names[i], i)).collect(),
+                    refs: (0..entries.len())
+                        .map(|i| docker_name(&names[i], i))
+                        .collect(),
                 });
             }
             None => 0,
@@ -989,8 +998,10 @@ impl Image<'_> {
         let named = format!("sha256:{}", base.strip_suffix(".json").unwrap_or(base));
         let expect = sha256_hex(&named).map(|_| named.as_str());
         let config_bytes = self.read_json_bytes(&config_name, "config", expect)?;
-        let config: ImageConfig =
-            self.parse(&config_bytes, format!("{} config {config_name}", self.shown))?;
+        let config: ImageConfig = self.parse(
+            &config_bytes,
+            format!("{} config {config_name}", self.shown),
+        )?;
         let diff_ids = config
             .rootfs
             .as_ref()
@@ -1102,7 +1113,11 @@ impl Image<'_> {
                         why: format!(
                             "{}-compressed layers are not read (media type {})",
                             other.name(),
-                            if job.media_type.is_empty() { "unknown" } else { &job.media_type }
+                            if job.media_type.is_empty() {
+                                "unknown"
+                            } else {
+                                &job.media_type
+                            }
                         ),
                     })
                 }
@@ -1172,7 +1187,8 @@ impl Image<'_> {
                             })
                         }
                         Err(EntryError::Io(e)) => {
-                            if let Some(b) = e.get_ref().and_then(|i| i.downcast_ref::<BudgetExceeded>())
+                            if let Some(b) =
+                                e.get_ref().and_then(|i| i.downcast_ref::<BudgetExceeded>())
                             {
                                 return Err(ImageError::Limit {
                                     what: format!("layer {layer}: entry {shown_path}"),
@@ -1192,8 +1208,7 @@ impl Image<'_> {
             Ok(diff.finish())
         })();
         let diff_actual = result?;
-        io::copy(&mut blob, &mut io::sink())
-            .map_err(|e| layer_err(format!("reading: {e}")))?;
+        io::copy(&mut blob, &mut io::sink()).map_err(|e| layer_err(format!("reading: {e}")))?;
         if let (Some(want), Some(actual)) = (&job.blob_sha256, blob.finish()) {
             if *want != actual {
                 return Err(ImageError::DigestMismatch {

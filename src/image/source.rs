@@ -185,8 +185,14 @@ mod tests {
 
     #[test]
     fn names_are_normalised_and_never_climb_out() {
-        assert_eq!(normal_name("./blobs/sha256/ab").as_deref(), Some("blobs/sha256/ab"));
-        assert_eq!(normal_name("/manifest.json").as_deref(), Some("manifest.json"));
+        assert_eq!(
+            normal_name("./blobs/sha256/ab").as_deref(),
+            Some("blobs/sha256/ab")
+        );
+        assert_eq!(
+            normal_name("/manifest.json").as_deref(),
+            Some("manifest.json")
+        );
         assert_eq!(normal_name("a/../b").as_deref(), Some("b"));
         assert_eq!(normal_name("../etc/passwd"), None);
         assert_eq!(normal_name("./"), None);
