@@ -324,6 +324,7 @@ pub fn unpack(
         src: &source,
         shown: &shown,
         limits,
+        visited: Cell::new(0),
     };
     let picked = match format {
         ImageFormat::DockerArchive => img.pick_docker(reference)?,
@@ -672,6 +673,8 @@ struct Image<'a> {
     src: &'a Source,
     shown: &'a str,
     limits: &'a Limits,
+    /// Manifests and indexes read so far.
+    visited: Cell<usize>,
 }
 
 /// `sha256:<64 hex>` → the hex.
@@ -852,6 +855,12 @@ impl Image<'_> {
             .or_else(|| leaves.iter().position(|l| plat(l).os == "linux"))
             .or_else(|| leaves.iter().position(|l| offered(&plat(l))))
             .unwrap_or(0);
+        if leaves.is_empty() {
+            return Err(ImageError::Invalid {
+                what: format!("{} index.json", self.shown),
+                why: "its indexes list no image manifests".into(),
+            });
+        }
         let leaf = leaves.swap_remove(pick);
         let (config, config_bytes) = match configs.swap_remove(pick) {
             Some(c) => c,
@@ -908,12 +917,13 @@ impl Image<'_> {
         depth: u32,
         out: &mut Vec<Leaf>,
     ) -> Result<(), ImageError> {
-        if depth > MAX_INDEX_DEPTH || out.len() >= MAX_MANIFESTS {
+        self.visited.set(self.visited.get() + 1);
+        if depth > MAX_INDEX_DEPTH || self.visited.get() > MAX_MANIFESTS {
             return Err(ImageError::Limit {
                 what: format!("{} index {}", self.shown, desc.digest),
                 why: format!(
                     "indexes nest more than {MAX_INDEX_DEPTH} deep or list more than \
-                     {MAX_MANIFESTS} manifests"
+                     {MAX_MANIFESTS} manifests in all"
                 ),
             });
         }
