@@ -391,10 +391,11 @@ fn open_source(
     let meta = std::fs::metadata(path).map_err(read_err)?;
     if meta.is_dir() {
         let src = Source::Dir(path.to_path_buf());
-        return if src.has("index.json") {
-            Ok((src, ImageFormat::OciLayout))
-        } else if src.has("manifest.json") {
+        // An extracted docker 25 save has both; manifest.json carries its tags.
+        return if src.has("manifest.json") {
             Ok((src, ImageFormat::DockerArchive))
+        } else if src.has("index.json") {
+            Ok((src, ImageFormat::OciLayout))
         } else {
             Err(ImageError::NotAnImage {
                 path: shown.to_string(),
