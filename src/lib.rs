@@ -13,6 +13,7 @@ pub(crate) mod findings;
 pub(crate) mod fleet;
 pub mod fsys;
 pub mod headline;
+pub mod image;
 pub mod ldcache;
 pub(crate) mod loader;
 pub(crate) mod nvml_worker;
