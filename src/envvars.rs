@@ -284,7 +284,7 @@ impl Env {
         }
     }
 
-    #[cfg(test)]
+    /// An environment given as pairs: a test's, or an image's configured Env.
     pub fn from_pairs<I, K, V>(pairs: I) -> Self
     where
         I: IntoIterator<Item = (K, V)>,

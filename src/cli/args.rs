@@ -308,8 +308,8 @@ pub struct CheckArgs {
     pub python: PythonArgs,
     #[command(flatten)]
     pub smoke: SmokeArgs,
-    /// Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host, without running it
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, conflicts_with_all = ["root", "from", "python_import"])]
+    /// Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, conflicts_with_all = ["from", "python_import"])]
     pub image: Option<PathBuf>,
     /// `check` without the on-device smoke test
     #[arg(long)]
