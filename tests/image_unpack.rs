@@ -748,6 +748,8 @@ fn symlinks_in_parents_are_followed_inside_the_root_only() {
             Ent::Dir("usr/"),
             Ent::Sym("usr/back", "../.."),
             Ent::File("usr/back/etc/pwned3", b"3"),
+            Ent::Sym("usr/abs", "/opt"),
+            Ent::File("usr/abs/pwned4", b"4"),
         ],
     );
     let u = ok(&image);
@@ -768,6 +770,11 @@ fn symlinks_in_parents_are_followed_inside_the_root_only() {
     assert_eq!(
         fs::read_to_string(u.root().join("etc/pwned3")).unwrap(),
         "3"
+    );
+    assert_eq!(
+        fs::read_to_string(u.root().join("opt/pwned4")).unwrap(),
+        "4",
+        "an absolute target restarts at the root"
     );
     assert_eq!(
         fs::read_link(u.root().join("evil")).unwrap(),
