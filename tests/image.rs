@@ -56,7 +56,9 @@ fn cuda_tree() -> FakeRoot {
 fn build_image(dir: &Path, tree: &FakeRoot, config: &[&str]) -> PathBuf {
     let layout = dir.join("layout");
     let bundle = dir.join("bundle");
-    sh(Command::new("umoci").args(["init", "--layout"]).arg(&layout));
+    sh(Command::new("umoci")
+        .args(["init", "--layout"])
+        .arg(&layout));
     sh(Command::new("umoci")
         .args(["new", "--image"])
         .arg(format!("{}:t", layout.display())));
@@ -80,7 +82,10 @@ fn build_image(dir: &Path, tree: &FakeRoot, config: &[&str]) -> PathBuf {
     sh(Command::new("skopeo")
         .args(["copy", "--quiet"])
         .arg(format!("oci:{}:t", layout.display()))
-        .arg(format!("docker-archive:{}:example/cuda:12.8", archive.display())));
+        .arg(format!(
+            "docker-archive:{}:example/cuda:12.8",
+            archive.display()
+        )));
     archive
 }
 
@@ -111,7 +116,7 @@ fn host(driver: &str, cuda: &str) -> Host {
     let mut nvml = FakeNvml::hgx_h100_8gpu();
     nvml.system.driver_version = Some(driver.into());
     nvml.system.cuda_driver_version = Some(cuda_encoded(cuda));
-    nvml.gpus.truncate(1);
+    nvml.devices.truncate(1);
     let dir = tempfile::tempdir().unwrap();
     let cfg = nvml.write(dir.path());
     Host {
@@ -156,13 +161,22 @@ fn a_cuda_12_8_image_is_refused_by_a_cuda_12_3_driver_and_runs_on_a_12_8_one() {
     assert_eq!(code, 1, "{report:#}");
     let f = findings(&report, "GD063")[0];
     assert_eq!(f["severity"], "error");
-    assert!(f.to_string().contains("unsatisfied condition: cuda>=12.8"), "{f:#}");
+    assert!(
+        f.to_string().contains("unsatisfied condition: cuda>=12.8"),
+        "{f:#}"
+    );
     // The userland is the image's: its toolkit, its torch, its distribution.
     let snap = &report["snapshot"];
-    assert_eq!(snap["image"]["reference"], "example/cuda:12.8");
+    assert_eq!(snap["image"]["reference"], "docker.io/example/cuda:12.8");
     assert_eq!(snap["image"]["format"], "docker_archive");
-    assert_eq!(snap["platform"]["os"]["value"]["pretty_name"], "Ubuntu 24.04.2 LTS");
-    assert_eq!(snap["toolkits"]["installs"][0]["version"]["value"], "12.8.93");
+    assert_eq!(
+        snap["platform"]["os"]["value"]["pretty_name"],
+        "Ubuntu 24.04.2 LTS"
+    );
+    assert_eq!(
+        snap["toolkits"]["installs"][0]["version"]["value"],
+        "12.8.93"
+    );
     assert!(snap["python"].to_string().contains("2.8.0+cu128"));
     // The host's driver judged it: its kernel module, not anything in the image.
     assert!(report.to_string().contains("545.29.06"));
@@ -196,8 +210,13 @@ fn the_images_own_ld_library_path_is_what_its_loader_searches() {
     let dir = tempfile::tempdir().unwrap();
     let tree = cuda_tree();
     // The toolkit's link-time stub, put ahead of the driver's libcuda by the image's Env.
-    tree.lib("usr/local/cuda-12.8/lib64/stubs", "libcuda.so", "libcuda.so.1", &[])
-        .link("libcuda.so", "usr/local/cuda-12.8/lib64/stubs/libcuda.so.1");
+    tree.lib(
+        "usr/local/cuda-12.8/lib64/stubs",
+        "libcuda.so",
+        "libcuda.so.1",
+        &[],
+    )
+    .link("libcuda.so", "usr/local/cuda-12.8/lib64/stubs/libcuda.so.1");
     let mut config = CUDA_ENV.to_vec();
     config.push("--config.env=LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs");
     let image = build_image(dir.path(), &tree, &config);
@@ -207,7 +226,10 @@ fn the_images_own_ld_library_path_is_what_its_loader_searches() {
     assert!(f.to_string().contains("stubs"), "{f:#}");
     // The caller's own LD_LIBRARY_PATH is not the image's.
     let env = &report["snapshot"]["environment"]["variables"];
-    assert!(env.to_string().contains("/usr/local/cuda/lib64/stubs"), "{env:#}");
+    assert!(
+        env.to_string().contains("/usr/local/cuda/lib64/stubs"),
+        "{env:#}"
+    );
 }
 
 #[test]
@@ -222,14 +244,20 @@ fn an_arm64_image_on_this_host_cannot_start() {
     let (code, report) = host("570.133.20", "12.8").check(&image);
     assert_eq!(code, 1);
     let f = findings(&report, "GD071")[0];
-    assert!(f["title"].as_str().unwrap().contains("linux/arm64"), "{f:#}");
+    assert!(
+        f["title"].as_str().unwrap().contains("linux/arm64"),
+        "{f:#}"
+    );
     let (_, text) = {
         let h = host("570.133.20", "12.8");
         let mut c = h.root.cmd();
         c.args(["check", "--image"]).arg(&image);
         human(&h.root, &mut c)
     };
-    assert!(text.contains("example/cuda:12.8 (docker archive, linux/arm64"), "{text}");
+    assert!(
+        text.contains("example/cuda:12.8 (docker archive, linux/arm64"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -188,8 +188,13 @@ fn image_env(info: &crate::image::ImageInfo) -> Env {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let root_user = matches!(info.user.as_deref().map(str::trim), None | Some("" | "0" | "root"))
-        || info.user.as_deref().is_some_and(|u| u.starts_with("0:") || u.starts_with("root:"));
+    let root_user = matches!(
+        info.user.as_deref().map(str::trim),
+        None | Some("" | "0" | "root")
+    ) || info
+        .user
+        .as_deref()
+        .is_some_and(|u| u.starts_with("0:") || u.starts_with("root:"));
     if root_user && !pairs.iter().any(|(k, _)| k == "HOME") {
         pairs.push(("HOME".into(), "/root".into()));
     }

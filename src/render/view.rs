@@ -119,14 +119,23 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
 
 fn platform_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
     if let Some(img) = &snap.image {
-        b.line(&[Subject::Image], "Image", image_summary(img), img.path.clone());
+        b.line(
+            &[Subject::Image],
+            "Image",
+            image_summary(img),
+            img.path.clone(),
+        );
     }
     if let Some(p) = &snap.platform {
         let os = match p.os.get() {
             Some(os) => os.pretty_name.clone(),
             None => missing_text(&p.os),
         };
-        let label = if snap.image.is_some() { "OS (image)" } else { "OS" };
+        let label = if snap.image.is_some() {
+            "OS (image)"
+        } else {
+            "OS"
+        };
         b.line(&[Subject::Os], label, os, p.os.source.clone());
         let kernel = match (p.kernel_release.get(), p.arch.get()) {
             (Some(r), Some(a)) => format!("{r} ({a})"),

@@ -26,6 +26,10 @@ pub struct Intent {
 /// The signs of GPU intent in the environment and the installed software.
 pub fn gpu_intent(snap: &Snapshot) -> Vec<Intent> {
     let mut out = Vec::new();
+    // Under --image the environment and software are the image's, not this container's.
+    if snap.is_image() {
+        return out;
+    }
     let env = |name: &str| snap.env_value(name).filter(|v| !v.trim().is_empty());
     if let Some(v) = env("NVIDIA_VISIBLE_DEVICES").filter(|v| !matches!(v.trim(), "void" | "none"))
     {
@@ -246,6 +250,14 @@ mod tests {
         let f = only(run(&s), "GD062", Severity::Error);
         assert!(fixes_mention(&f, "nvidia.com/gpu: 1"));
         assert!(evidence_mentions(&f, "told to pass no GPU"));
+    }
+
+    #[test]
+    fn under_image_the_images_intent_is_not_this_containers() {
+        let mut s = container_without_gpus("docker");
+        set_env(&mut s, "CUDA_VERSION", "12.4.1");
+        s.image = Some(image_info("amd64", true));
+        only(run(&s), "GD062", Severity::Info);
     }
 
     #[test]

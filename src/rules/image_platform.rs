@@ -31,7 +31,11 @@ fn run(snap: &Snapshot) -> Outcome {
         .detail(format!("Every program in the image is compiled for {platform}; on this {host} host the container fails at once with \"exec format error\". The findings about its userland describe files that cannot run here."))
         .evidence(Subject::Image, format!("{} ({platform})", img.path), "image configuration");
     if img.platforms.len() > 1 {
-        f = f.evidence(Subject::Image, format!("the index offers {}", img.platforms.join(", ")), "image index");
+        f = f.evidence(
+            Subject::Image,
+            format!("the index offers {}", img.platforms.join(", ")),
+            "image index",
+        );
     }
     f = f
         .fix_text(format!("Build or pull the image for this host's platform (docker buildx build --platform linux/{}, or a multi-platform tag that includes it)", oci_arch(host)))

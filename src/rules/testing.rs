@@ -91,6 +91,7 @@ pub fn healthy() -> Snapshot {
         .collect();
     Snapshot {
         root: None,
+        image: None,
         node: None,
         probes,
         identity: Some(identity()),
