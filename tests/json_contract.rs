@@ -155,6 +155,7 @@ struct Fix {
 #[serde(deny_unknown_fields)]
 struct Snapshot {
     root: Option<String>,
+    image: Option<Image>,
     #[allow(dead_code)]
     node: Option<NodeIdentity>,
     probes: BTreeMap<String, ProbeRun>,
@@ -1098,6 +1099,50 @@ struct Container {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct Image {
+    path: String,
+    format: String,
+    reference: Option<String>,
+    manifest_digest: Option<String>,
+    config_digest: String,
+    os: String,
+    architecture: String,
+    variant: Option<String>,
+    platforms: Vec<String>,
+    matches_host: bool,
+    env: Vec<String>,
+    user: Option<String>,
+    working_dir: Option<String>,
+    entrypoint: Vec<String>,
+    cmd: Vec<String>,
+    labels: BTreeMap<String, String>,
+    layers: Vec<ImageLayer>,
+    skipped: Vec<SkippedEntry>,
+    skipped_more: u64,
+    unpacked_bytes: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImageLayer {
+    digest: String,
+    media_type: String,
+    compressed_bytes: u64,
+    unpacked_bytes: u64,
+    entries: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SkippedEntry {
+    layer: String,
+    path: String,
+    reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ContainerGiven {
     nvidia_mounts: Fact<Vec<InjectedMount>>,
     device_cgroup: Fact<DeviceCgroup>,
@@ -1512,7 +1557,12 @@ fn container_and_wsl_hints_name_their_source() {
             "proc/self/mountinfo",
             "1041 1023 259:2 /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 ro,nosuid,nodev,relatime master:1 - ext4 /dev/nvme0n1p2 rw\n",
         )
-        .file("sys/fs/cgroup/devices/devices.list", "c 195:* m\n");
+        .file("sys/fs/cgroup/devices/devices.list", "c 195:* m\n")
+        .file(
+            "var/run/secrets/kubernetes.io/serviceaccount/namespace",
+            "training\n",
+        )
+        .file(".singularity.d/libs/libcuda.so.1", "");
     let report = parse(&run(root.cmd().args(["check", "--json"])).stdout);
     let p = report.snapshot.platform.unwrap();
     assert_eq!(p.container.kind.as_deref(), Some("docker"));
@@ -1524,7 +1574,21 @@ fn container_and_wsl_hints_name_their_source() {
         "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15"
     );
     assert!(matches!(mounts[0].kind, MountKind::DriverLibrary));
-    assert_eq!(given.device_cgroup.value.unwrap().rules, ["c 195:* m"]);
+    assert_eq!(mounts[0].path, mounts[0].source_path);
+    assert_eq!(mounts[0].fstype, "ext4");
+    let cgroup = given.device_cgroup.value.unwrap();
+    assert_eq!(
+        (cgroup.version, cgroup.rules),
+        (1, vec!["c 195:* m".to_string()])
+    );
+    assert_eq!(
+        given.pod_namespace.unwrap().value.as_deref(),
+        Some("training")
+    );
+    assert_eq!(
+        given.apptainer_nv_libs,
+        ["/.singularity.d/libs/libcuda.so.1"]
+    );
     assert_eq!((p.wsl.detected, p.wsl.version), (true, Some(2)));
     assert_eq!(p.wsl.hints[0].source, "/proc/version");
 }
@@ -1608,4 +1672,74 @@ fn a_smoke_run_matches_the_contract() {
     assert_eq!(stuck_at.len(), 1);
     assert!(run.devices[0].finished && !run.devices[1].finished);
     assert_eq!(run.devices[1].running.as_deref(), Some("context"));
+}
+
+#[test]
+fn an_image_report_matches_the_contract() {
+    use std::process::Command;
+    let tool = |t: &str| {
+        Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !tool("umoci") {
+        assert!(
+            std::env::var_os("GPUDOCTOR_REQUIRE_IMAGE_TOOLS").is_none(),
+            "GPUDOCTOR_REQUIRE_IMAGE_TOOLS is set but umoci is missing"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let layout = dir.path().join("layout");
+    let image = format!("{}:v1", layout.display());
+    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    ok(Command::new("umoci")
+        .args(["init", "--layout"])
+        .arg(&layout));
+    ok(Command::new("umoci").args(["new", "--image", &image]));
+    ok(Command::new("umoci").args([
+        "config",
+        "--image",
+        &image,
+        "--config.env=CUDA_VERSION=12.8.1",
+        "--config.user=1000",
+        "--config.workingdir=/work",
+        "--config.label=org.opencontainers.image.title=cuda",
+        "--config.entrypoint=/bin/sh",
+        "--config.cmd=-c",
+    ]));
+    let root = FakeRoot::new();
+    let r = run(root.cmd().args(["check", "--json", "--image"]).arg(&layout));
+    let report = parse(&r.stdout);
+    let img = report.snapshot.image.expect("the image");
+    assert_eq!(img.path, layout.display().to_string());
+    assert_eq!(img.format, "oci_layout");
+    assert_eq!(img.reference.as_deref(), Some("v1"));
+    assert!(img.manifest_digest.unwrap().starts_with("sha256:"));
+    assert!(img.config_digest.starts_with("sha256:"));
+    assert_eq!(img.os, "linux");
+    assert!(!img.architecture.is_empty() && img.variant.is_none());
+    assert!(
+        img.platforms.len() <= 1 && img.matches_host,
+        "{:?}",
+        img.platforms
+    );
+    assert!(img.env.contains(&"CUDA_VERSION=12.8.1".to_string()));
+    assert_eq!(img.user.as_deref(), Some("1000"));
+    assert_eq!(img.working_dir.as_deref(), Some("/work"));
+    assert_eq!(
+        (img.entrypoint, img.cmd),
+        (vec!["/bin/sh".to_string()], vec!["-c".to_string()])
+    );
+    assert_eq!(img.labels["org.opencontainers.image.title"], "cuda");
+    for l in &img.layers {
+        assert!(l.digest.starts_with("sha256:") && !l.media_type.is_empty());
+        assert!(l.compressed_bytes > 0 && l.unpacked_bytes >= l.entries);
+    }
+    assert!(img.skipped.is_empty() && img.skipped_more == 0);
+    assert_eq!(
+        img.unpacked_bytes,
+        img.layers.iter().map(|l| l.unpacked_bytes).sum::<u64>()
+    );
 }
