@@ -1186,3 +1186,45 @@ fn an_oci_archive_built_by_hand_reads_like_its_layout_and_errors_are_typed() {
     .unwrap_err();
     assert!(matches!(e, ImageError::Read { .. }), "{e}");
 }
+
+#[test]
+fn a_zstd_compressed_image_from_skopeo_is_read() {
+    if !have("umoci") || !have("skopeo") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let layout = work.path().join("L");
+    let bundle = work.path().join("B");
+    let image = format!("{}:t", layout.display());
+    sh(Command::new("umoci")
+        .args(["init", "--layout"])
+        .arg(&layout));
+    sh(Command::new("umoci").args(["new", "--image", &image]));
+    sh(Command::new("umoci")
+        .args(["unpack", "--image", &image])
+        .arg(&bundle));
+    fs::create_dir_all(bundle.join("rootfs/usr/local/cuda-12.8")).unwrap();
+    fs::write(
+        bundle.join("rootfs/usr/local/cuda-12.8/version.json"),
+        r#"{"cuda": {"version": "12.8.1"}}"#,
+    )
+    .unwrap();
+    sh(Command::new("umoci")
+        .args(["repack", "--image", &image])
+        .arg(&bundle));
+    let zstd = work.path().join("Z");
+    sh(Command::new("skopeo")
+        .args(["copy", "--quiet", "--dest-compress-format", "zstd"])
+        .arg(format!("oci:{image}"))
+        .arg(format!("oci:{}:t", zstd.display())));
+    let u = ok(&zstd);
+    assert!(
+        u.info.layers.iter().any(|l| l.media_type.contains("zstd")),
+        "{:?}",
+        u.info.layers
+    );
+    assert_eq!(
+        fs::read_to_string(u.root().join("usr/local/cuda-12.8/version.json")).unwrap(),
+        r#"{"cuda": {"version": "12.8.1"}}"#
+    );
+}

@@ -11,8 +11,8 @@
 //! An outer tar is indexed once (name → offset, size) and each blob is then read by seeking
 //! to it; it is never extracted. A gzip-compressed outer archive (`docker save | gzip`) is
 //! first decompressed into a private temporary file (bounded by
-//! [`Limits::max_unpacked_bytes`]), removed when unpacking ends. Layers may be gzip or plain
-//! tar (the magic bytes decide, whatever the media type says); zstd, xz and bzip2 layers are
+//! [`Limits::max_unpacked_bytes`]), removed when unpacking ends. Layers may be gzip, zstd or
+//! plain tar (the magic bytes decide, whatever the media type says); xz and bzip2 layers are
 //! refused with a message saying so.
 //!
 //! Every blob read is checked against its SHA-256 digest (for the layers of a `docker save`
@@ -1118,6 +1118,10 @@ impl Image<'_> {
             let decoded: Box<dyn Read + '_> = match compression_seen {
                 Compression::None => Box::new(buf),
                 Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buf)),
+                Compression::Zstd => Box::new(
+                    zstd::stream::read::Decoder::with_buffer(buf)
+                        .map_err(|e| layer_err(format!("starting zstd: {e}")))?,
+                ),
                 other => {
                     return Err(ImageError::Unsupported {
                         what: format!("layer {layer}"),
