@@ -1,6 +1,7 @@
 //! Probes gather facts and never judge. Each subject is one file; `collect` runs
 //! them concurrently under one deadline and assembles the Snapshot.
 
+pub mod container_host;
 pub mod device_nodes;
 pub mod environment;
 pub mod identity;
@@ -34,6 +35,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "kernel_module",
     "pci",
     "device_nodes",
+    "container_host",
     "environment",
     "toolkits",
     "libraries",
@@ -87,6 +89,7 @@ enum Output {
     KernelModule(kernel_module::KernelModule),
     Pci(pci::Pci),
     DeviceNodes(device_nodes::DeviceNodes),
+    ContainerHost(container_host::ContainerHost),
     Environment(environment::Environment),
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
@@ -214,6 +217,13 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             Box::new(move || {
                 Output::DeviceNodes(device_nodes::probe(&fs, (*ident).as_ref(), &accounts))
             }),
+        );
+    }
+    {
+        let fs = fs.clone();
+        spawn(
+            "container_host",
+            Box::new(move || Output::ContainerHost(container_host::probe(&fs))),
         );
     }
     {
@@ -348,6 +358,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::KernelModule(k) => snap.kernel_module = Some(k),
                     Output::Pci(p) => snap.pci = Some(p),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),
+                    Output::ContainerHost(c) => snap.container_host = Some(c),
                     Output::Environment(e) => snap.environment = Some(e),
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),
