@@ -101,6 +101,11 @@ codes! {
     "GD059" [Error, Warning] => "The smoke test hung or crashed inside the CUDA driver";
     "GD060" [Error, Warning, Info] => "A CUDA-using native module will not load: a library, version or symbol the loader cannot give it";
     "GD061" [Error, Warning] => "The cuDNN the loader gives torch is one torch refuses";
+    "GD066" [Error] => "A container engine on this GPU host has no NVIDIA integration";
+    "GD067" [Error, Warning] => "Docker is installed as a snap";
+    "GD068" [Error] => "A CDI specification of the NVIDIA GPUs is stale";
+    "GD069" [Warning] => "NVIDIA device nodes lack /dev/char links under the systemd cgroup driver";
+    "GD070" [Warning] => "The NVIDIA Container Toolkit is too old or has known vulnerabilities";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.
