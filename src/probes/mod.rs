@@ -89,7 +89,7 @@ enum Output {
     KernelModule(kernel_module::KernelModule),
     Pci(pci::Pci),
     DeviceNodes(device_nodes::DeviceNodes),
-    ContainerHost(container_host::ContainerHost),
+    ContainerHost(Box<container_host::ContainerHost>),
     Environment(environment::Environment),
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
@@ -223,7 +223,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         let fs = fs.clone();
         spawn(
             "container_host",
-            Box::new(move || Output::ContainerHost(container_host::probe(&fs))),
+            Box::new(move || Output::ContainerHost(Box::new(container_host::probe(&fs)))),
         );
     }
     {
@@ -358,7 +358,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::KernelModule(k) => snap.kernel_module = Some(k),
                     Output::Pci(p) => snap.pci = Some(p),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),
-                    Output::ContainerHost(c) => snap.container_host = Some(c),
+                    Output::ContainerHost(c) => snap.container_host = Some(*c),
                     Output::Environment(e) => snap.environment = Some(e),
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),
