@@ -23,7 +23,9 @@ pub const RULE: Rule = Rule {
 pub const UDEV_RULE: &str = "ACTION==\"add\", DEVPATH==\"/bus/pci/drivers/nvidia\", RUN+=\"/usr/bin/nvidia-ctk system create-dev-char-symlinks --create-all\"";
 pub const UDEV_FILE: &str = "/lib/udev/rules.d/71-nvidia-dev-char.rules";
 
-/// Engines whose containers' cgroups systemd manages: (engine, the setting, its source).
+/// Engines whose containers' cgroups systemd manages, with why. Docker defaults to the systemd
+/// driver on cgroup v2 (moby/moby pull request 40846); CRI-O's default cgroup_manager is
+/// systemd (cri-o internal/config/cgmgr: DefaultCgroupManager).
 fn systemd_engines(host: &ContainerHost) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if host.docker_outside_snap() {
