@@ -1,7 +1,6 @@
 //! NVIDIA Container Toolkit releases that matter to a host: the first release with
 //! `nvidia-ctk cdi generate`, and the releases that fixed container-escape vulnerabilities.
-//! Each row cites its source; a source starting with `secondary` is a packager's or the
-//! press's word, not NVIDIA's.
+//! Each row cites its source.
 
 /// A toolkit version as (major, minor, patch).
 pub type ToolkitVersion = (u32, u32, u32);
@@ -46,9 +45,9 @@ pub const ADVISORIES: &[Advisory] = &[
     },
     Advisory {
         fixed_in: (1, 17, 8),
-        cves: &["CVE-2025-23266"],
-        what: "a container can escape to the host through a toolkit hook",
-        source: "secondary: distribution updates to 1.17.8 \"to resolve CVE-2025-23266\" (microsoft/azurelinux pull request 14382); NVIDIA's 1.17.8 release notes name no CVE",
+        cves: &["CVE-2025-23266", "CVE-2025-23267"],
+        what: "a container can run code on the host through a toolkit hook, and a crafted image can make the update-ldcache hook follow links",
+        source: "NVIDIA GPU Operator release notes, 25.3.2 (NVIDIA/cloud-native-docs gpu-operator/release-notes.rst): security bulletin https://nvidia.custhelp.com/app/answers/detail/a_id/5659; that release moved to toolkit 1.17.8 (NVIDIA/gpu-operator PR #1466), and distributions ship 1.17.8 to resolve CVE-2025-23266 (microsoft/azurelinux PR #14382). The toolkit's own 1.17.8 notes name no CVE.",
     },
 ];
 
