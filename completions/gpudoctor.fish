@@ -38,6 +38,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -106,12 +107,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -180,7 +187,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -235,6 +247,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -303,12 +316,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -377,7 +396,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -415,6 +439,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -483,12 +508,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -557,7 +588,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -583,6 +619,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -651,12 +688,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -725,7 +768,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -751,6 +799,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -819,12 +868,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -893,7 +948,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -923,6 +983,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -991,12 +1052,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -1065,7 +1132,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1122,6 +1194,7 @@ platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -1190,12 +1263,18 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
 device_nodes\t'probe'
+container_host\t'probe'
 environment\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
@@ -1264,7 +1343,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1427,7 +1511,12 @@ GD057\t'GPU memory failed the allocation probe (corrupted words, or far less all
 GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link\'s bandwidth'
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
-GD061\t'The cuDNN the loader gives torch is one torch refuses'"
+GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD066\t'A container engine on this GPU host has no NVIDIA integration'
+GD067\t'Docker is installed as a snap'
+GD068\t'A CDI specification of the NVIDIA GPUs is stale'
+GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

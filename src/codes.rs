@@ -105,6 +105,11 @@ codes! {
     "GD063" [Error, Warning] => "The image's NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host's driver: the NVIDIA runtime refuses to start it";
     "GD064" [Error, Warning] => "NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)";
     "GD065" [Error] => "The container's device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)";
+    "GD066" [Error] => "A container engine on this GPU host has no NVIDIA integration";
+    "GD067" [Error, Warning] => "Docker is installed as a snap";
+    "GD068" [Error] => "A CDI specification of the NVIDIA GPUs is stale";
+    "GD069" [Warning] => "NVIDIA device nodes lack /dev/char links under the systemd cgroup driver";
+    "GD070" [Warning] => "The NVIDIA Container Toolkit is too old or has known vulnerabilities";
     "GD071" [Error] => "The image is built for another CPU architecture than this host's";
 }
 

@@ -35,6 +35,9 @@ pub struct Snapshot {
     pub kernel_module: Option<KernelModule>,
     pub pci: Option<Pci>,
     pub device_nodes: Option<DeviceNodes>,
+    /// What the host's container stack provides for GPUs (engines, toolkit, CDI specs).
+    #[serde(default)]
+    pub container_host: Option<crate::probes::container_host::ContainerHost>,
     pub environment: Option<Environment>,
     pub toolkits: Option<Toolkits>,
     pub libraries: Option<Libraries>,

@@ -164,6 +164,7 @@ struct Snapshot {
     kernel_module: Option<KernelModule>,
     pci: Option<Pci>,
     device_nodes: Option<DeviceNodes>,
+    container_host: Option<ContainerHost>,
     environment: Option<Environment>,
     toolkits: Option<Toolkits>,
     libraries: Option<Libraries>,
@@ -1245,6 +1246,184 @@ struct PciDevice {
     source: String,
 }
 
+// The host's container stack (src/probes/container_host.rs).
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerHost {
+    packages: Fact<Vec<HostPackage>>,
+    rpm_db: Option<Fact<Vec<HostPackage>>>,
+    docker: Docker,
+    podman: Podman,
+    containerd: Vec<Containerd>,
+    crio: Crio,
+    kubernetes: Vec<String>,
+    toolkit: ContainerToolkit,
+    cdi: Cdi,
+    dev_char: DevChar,
+    cgroup: Fact<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostPackage {
+    name: String,
+    version: String,
+    source: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostBinary {
+    name: String,
+    path: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Docker {
+    binaries: Vec<HostBinary>,
+    packages: Vec<HostPackage>,
+    snap: Option<DockerSnap>,
+    daemon_configs: Vec<Fact<DaemonConfig>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DockerSnap {
+    evidence: Vec<String>,
+    version: Fact<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DaemonConfig {
+    runtimes: BTreeMap<String, Option<String>>,
+    default_runtime: Option<String>,
+    cdi: Option<bool>,
+    cgroup_driver: Option<String>,
+    cdi_spec_dirs: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Podman {
+    binaries: Vec<HostBinary>,
+    nvidia_hooks: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Containerd {
+    flavor: String,
+    binaries: Vec<HostBinary>,
+    config: Fact<ContainerdConfig>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerdConfig {
+    version: Option<i64>,
+    runtimes: BTreeMap<String, Option<String>>,
+    default_runtime_name: Option<String>,
+    systemd_cgroup: Option<bool>,
+    enable_cdi: Option<bool>,
+    cdi_spec_dirs: Vec<String>,
+    imports: Vec<String>,
+    import_errors: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Crio {
+    binaries: Vec<HostBinary>,
+    configs: Vec<Fact<CrioConfig>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CrioConfig {
+    runtimes: BTreeMap<String, Option<String>>,
+    default_runtime: Option<String>,
+    cgroup_manager: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerToolkit {
+    binaries: Vec<HostBinary>,
+    config: Fact<ToolkitConfig>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolkitConfig {
+    mode: Option<String>,
+    no_cgroups: Option<bool>,
+    ldconfig: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Cdi {
+    dirs: Vec<String>,
+    specs: Vec<Fact<CdiSpec>>,
+    notes: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CdiSpec {
+    cdi_version: Option<String>,
+    kind: Option<String>,
+    device_count: usize,
+    devices: Vec<String>,
+    hooks: Vec<String>,
+    driver_version: Option<String>,
+    host_paths: Vec<HostPath>,
+    notes: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostPath {
+    path: String,
+    kind: String,
+    exists: bool,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DevChar {
+    listing: Fact<usize>,
+    nodes: Vec<CharNode>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CharNode {
+    path: String,
+    major_minor: Option<String>,
+    link: Option<String>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeviceNodes {
@@ -1370,7 +1549,9 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 13);
+    assert_eq!(s.probes.len(), 14);
+    let host = s.container_host.as_ref().expect("container_host");
+    assert_eq!(host.cdi.dirs, ["/etc/cdi", "/var/run/cdi"]);
     // Under --root without --cuda-lib the smoke test is recorded as not run, with why.
     let smoke = s.smoke.as_ref().expect("smoke");
     assert_eq!(smoke.library, "libcuda.so.1");

@@ -6,6 +6,7 @@
 pub mod arch;
 pub mod capabilities;
 pub mod companions;
+pub mod container_toolkit;
 pub mod cuda_errors;
 pub mod cudnn;
 pub mod driver;

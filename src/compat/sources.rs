@@ -78,6 +78,14 @@ pub fn rows() -> Vec<SourcedRow> {
             );
         }
     }
+    push(
+        "container toolkit",
+        "nvidia-ctk cdi generate".into(),
+        super::container_toolkit::CDI_GENERATE_SOURCE,
+    );
+    for a in super::container_toolkit::ADVISORIES {
+        push("container toolkit", a.cves.join(" "), a.source);
+    }
     for e in super::cuda_errors::CU_RESULTS {
         push("CUresult", e.name.to_string(), e.source);
     }

@@ -2,6 +2,7 @@
 //! them concurrently under one deadline and assembles the Snapshot.
 
 pub mod container;
+pub mod container_host;
 pub mod device_nodes;
 pub mod environment;
 pub mod identity;
@@ -35,6 +36,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "kernel_module",
     "pci",
     "device_nodes",
+    "container_host",
     "environment",
     "toolkits",
     "libraries",
@@ -98,6 +100,7 @@ enum Output {
     KernelModule(kernel_module::KernelModule),
     Pci(pci::Pci),
     DeviceNodes(device_nodes::DeviceNodes),
+    ContainerHost(Box<container_host::ContainerHost>),
     Environment(environment::Environment),
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
@@ -234,6 +237,13 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             Box::new(move || {
                 Output::DeviceNodes(device_nodes::probe(&fs, (*ident).as_ref(), &accounts))
             }),
+        );
+    }
+    {
+        let fs = fs.clone();
+        spawn(
+            "container_host",
+            Box::new(move || Output::ContainerHost(Box::new(container_host::probe(&fs)))),
         );
     }
     {
@@ -383,6 +393,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::KernelModule(k) => snap.kernel_module = Some(k),
                     Output::Pci(p) => snap.pci = Some(p),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),
+                    Output::ContainerHost(c) => snap.container_host = Some(*c),
                     Output::Environment(e) => snap.environment = Some(e),
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),

@@ -2,14 +2,19 @@
 //! one table sorted by the first code each emits.
 
 pub(crate) mod alloc_conf;
+mod cdi;
 mod clocks;
 mod compute_mode;
+mod container_engine;
 mod container_gpus;
+mod container_toolkit;
 mod cuda_home;
 mod cudnn_runtime;
 mod debug_env;
+mod dev_char_links;
 mod device_cgroup;
 mod device_nodes;
+mod docker_snap;
 mod driver_capabilities;
 mod driver_userspace;
 mod extension_loading;
@@ -145,6 +150,11 @@ pub const RULES: &[Rule] = &[
     require_cuda::RULE,
     driver_capabilities::RULE,
     device_cgroup::RULE,
+    container_engine::RULE,
+    docker_snap::RULE,
+    cdi::RULE,
+    dev_char_links::RULE,
+    container_toolkit::RULE,
     image_platform::RULE,
 ];
 
@@ -301,6 +311,76 @@ fn smoke_not_run(snap: &Snapshot) -> Outcome {
             .and_then(|r| r.detail.clone())
             .unwrap_or_else(|| "the smoke test did not run".into()),
     )
+}
+
+/// The host's container stack, or why a host-stack rule does not apply: inside a container
+/// the host's engines and toolkit are not visible, and without an NVIDIA GPU there is
+/// nothing to give containers.
+fn container_host(
+    snap: &Snapshot,
+) -> Result<&crate::probes::container_host::ContainerHost, Outcome> {
+    if snap.place().is_contained() {
+        return Err(Outcome::NotApplicable(
+            "inside a container: the host's container stack is not visible from here".into(),
+        ));
+    }
+    let Some(host) = &snap.container_host else {
+        return Err(Outcome::NotApplicable(
+            "the container_host probe did not run".into(),
+        ));
+    };
+    if !snap.nvidia_hardware_seen() {
+        return Err(Outcome::NotApplicable("no NVIDIA GPU found".into()));
+    }
+    Ok(host)
+}
+
+/// Package commands for the NVIDIA Container Toolkit on this distribution, from NVIDIA's
+/// installation guide (docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html).
+struct ToolkitPackaging {
+    /// Adds NVIDIA's repository.
+    repository: &'static str,
+    install: &'static str,
+    upgrade: &'static str,
+}
+
+fn toolkit_packaging(snap: &Snapshot) -> ToolkitPackaging {
+    let id = snap
+        .platform
+        .as_ref()
+        .and_then(|p| p.os.get())
+        .and_then(|o| o.id.clone())
+        .unwrap_or_default();
+    let rpm = [
+        "rhel",
+        "centos",
+        "rocky",
+        "almalinux",
+        "fedora",
+        "amzn",
+        "ol",
+        "azurelinux",
+        "mariner",
+    ];
+    if rpm.contains(&id.as_str()) {
+        ToolkitPackaging {
+            repository: "curl -s -L https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo | sudo tee /etc/yum.repos.d/nvidia-container-toolkit.repo",
+            install: "sudo dnf install -y nvidia-container-toolkit",
+            upgrade: "sudo dnf upgrade -y nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container-tools libnvidia-container1",
+        }
+    } else if id.starts_with("opensuse") || id == "sles" || id == "sled" {
+        ToolkitPackaging {
+            repository: "sudo zypper ar https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo",
+            install: "sudo zypper --gpg-auto-import-keys install -y nvidia-container-toolkit",
+            upgrade: "sudo zypper --gpg-auto-import-keys update -y nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container-tools libnvidia-container1",
+        }
+    } else {
+        ToolkitPackaging {
+            repository: "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor -o /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg && curl -s -L https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list | sed 's#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://#g' | sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list",
+            install: "sudo apt-get update && sudo apt-get install -y nvidia-container-toolkit",
+            upgrade: "sudo apt-get update && sudo apt-get install --only-upgrade -y nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container-tools libnvidia-container1",
+        }
+    }
 }
 
 fn smoke_run(snap: &Snapshot) -> Result<&crate::probes::smoke::SmokeRun, Outcome> {

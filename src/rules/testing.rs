@@ -99,6 +99,7 @@ pub fn healthy() -> Snapshot {
         kernel_module: Some(kernel_module()),
         pci: Some(pci()),
         device_nodes: Some(device_nodes()),
+        container_host: Some(container_host()),
         environment: Some(Environment {
             variables: Vec::new(),
         }),
@@ -869,6 +870,146 @@ pub fn pci_devices_mut(s: &mut Snapshot) -> &mut Vec<PciDevice> {
         crate::fact::Outcome::Value(d) => d,
         _ => panic!("PCI devices missing in this snapshot"),
     }
+}
+
+// --- the host's container stack ----------------------------------------------------------
+
+/// A host with no container engine, no toolkit and no CDI spec.
+pub fn container_host() -> crate::probes::container_host::ContainerHost {
+    use crate::probes::container_host::*;
+    ContainerHost {
+        packages: Fact::value(DPKG_STATUS, Vec::new()),
+        rpm_db: None,
+        docker: Docker {
+            binaries: Vec::new(),
+            packages: Vec::new(),
+            snap: None,
+            daemon_configs: vec![Fact::missing(
+                DAEMON_JSON,
+                MissingReason::NotFound,
+                "no such file",
+            )],
+        },
+        podman: Podman {
+            binaries: Vec::new(),
+            nvidia_hooks: Vec::new(),
+        },
+        containerd: Vec::new(),
+        crio: Crio {
+            binaries: Vec::new(),
+            configs: Vec::new(),
+        },
+        kubernetes: Vec::new(),
+        toolkit: ContainerToolkit {
+            binaries: Vec::new(),
+            config: Fact::missing(TOOLKIT_CONFIG, MissingReason::NotFound, "no such file"),
+        },
+        cdi: Cdi {
+            dirs: CDI_DIRS.iter().map(|d| d.to_string()).collect(),
+            specs: Vec::new(),
+            notes: Vec::new(),
+        },
+        dev_char: DevChar {
+            listing: Fact::value("/dev/char", 0),
+            nodes: [
+                ("/dev/nvidiactl", "195:255"),
+                ("/dev/nvidia0", "195:0"),
+                ("/dev/nvidia1", "195:1"),
+                ("/dev/nvidia-uvm", "510:0"),
+            ]
+            .iter()
+            .map(|(p, mm)| CharNode {
+                path: p.to_string(),
+                major_minor: Some(mm.to_string()),
+                link: Some(format!("/dev/char/{mm}")),
+            })
+            .collect(),
+        },
+        cgroup: Fact::value(CGROUP_CONTROLLERS, "v2".to_string()),
+    }
+}
+
+pub fn host_mut(s: &mut Snapshot) -> &mut crate::probes::container_host::ContainerHost {
+    s.container_host.as_mut().unwrap()
+}
+
+pub fn bin(name: &str) -> crate::probes::container_host::Binary {
+    crate::probes::container_host::Binary {
+        name: name.into(),
+        path: format!("/usr/bin/{name}"),
+    }
+}
+
+pub fn dpkg(name: &str, version: &str) -> crate::probes::container_host::Package {
+    crate::probes::container_host::Package {
+        name: name.into(),
+        version: version.into(),
+        source: crate::probes::container_host::DPKG_STATUS.into(),
+    }
+}
+
+/// Docker from docker-ce, without any NVIDIA integration.
+pub fn with_docker(s: &mut Snapshot) {
+    let h = host_mut(s);
+    h.docker.binaries = vec![bin("dockerd"), bin("docker")];
+    h.docker.packages = vec![dpkg("docker-ce", "5:27.3.1-1~ubuntu.22.04~jammy")];
+}
+
+/// The toolkit installed at `version` (packages and binaries) and Docker configured for it.
+pub fn with_toolkit(s: &mut Snapshot, version: &str) {
+    use crate::probes::container_host::*;
+    let h = host_mut(s);
+    let pkgs: Vec<Package> = TOOLKIT_PACKAGES
+        .iter()
+        .map(|n| dpkg(n, &format!("{version}-1")))
+        .collect();
+    if let crate::fact::Outcome::Value(p) = &mut h.packages.outcome {
+        p.extend(pkgs);
+    }
+    h.toolkit.binaries = TOOLKIT_BINARIES.iter().map(|n| bin(n)).collect();
+    let mut runtimes = std::collections::BTreeMap::new();
+    runtimes.insert(
+        "nvidia".to_string(),
+        Some("nvidia-container-runtime".to_string()),
+    );
+    h.docker.daemon_configs = vec![Fact::value(
+        DAEMON_JSON,
+        DaemonConfig {
+            runtimes,
+            ..DaemonConfig::default()
+        },
+    )];
+}
+
+/// A CDI spec for nvidia.com/gpu generated for `driver`, whose files exist unless listed in `missing`.
+pub fn nvidia_spec(s: &mut Snapshot, path: &str, driver: &str, missing: &[&str]) {
+    use crate::probes::container_host::*;
+    let lib = format!("{LIB_DIR}/libcuda.so.{driver}");
+    let paths = [
+        ("/dev/nvidiactl".to_string(), "device_node"),
+        ("/dev/nvidia0".to_string(), "device_node"),
+        (lib, "mount"),
+        (format!("{LIB_DIR}/libnvidia-ml.so.{driver}"), "mount"),
+        ("/usr/bin/nvidia-cdi-hook".to_string(), "hook"),
+    ];
+    let spec = CdiSpec {
+        cdi_version: Some("0.5.0".into()),
+        kind: Some("nvidia.com/gpu".into()),
+        device_count: 3,
+        devices: vec!["0".into(), uuid(0), "all".into()],
+        hooks: vec!["create-symlinks".into(), "update-ldcache".into()],
+        driver_version: Some(driver.into()),
+        host_paths: paths
+            .iter()
+            .map(|(p, k)| HostPath {
+                path: p.clone(),
+                kind: k.to_string(),
+                exists: !missing.contains(&p.as_str()),
+            })
+            .collect(),
+        notes: Vec::new(),
+    };
+    host_mut(s).cdi.specs.push(Fact::value(path, spec));
 }
 
 // --- assertions ---------------------------------------------------------------------
