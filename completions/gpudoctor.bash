@@ -107,7 +107,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema completions man help"
+            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --image --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -122,11 +122,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -202,6 +202,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -262,7 +266,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --image --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -277,11 +281,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -357,6 +361,10 @@ _gpudoctor() {
                     return 0
                     ;;
                 --transfer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -502,11 +510,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -622,7 +630,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070"
+            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -674,11 +682,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -937,11 +945,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1184,11 +1192,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1286,11 +1294,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD066 GD067 GD068 GD069 GD070" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071" -- "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
+    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= image= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -108,11 +108,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -188,11 +193,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -203,6 +213,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l cuda-lib -d 'Load l
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -317,11 +328,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -397,11 +413,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -412,6 +433,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l cuda-lib -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -509,11 +531,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -589,11 +616,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -689,11 +721,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -769,11 +806,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -869,11 +911,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -949,11 +996,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1053,11 +1105,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1133,11 +1190,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1264,11 +1326,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1344,11 +1411,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1512,11 +1584,16 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
+GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
+GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
+GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
 GD066\t'A container engine on this GPU host has no NVIDIA integration'
 GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
-GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'"
+GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
+GD071\t'The image is built for another CPU architecture than this host\'s'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish
