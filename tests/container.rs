@@ -202,6 +202,7 @@ fn a_device_cgroup_rewritten_by_a_systemd_reload_is_named() {
     let f = findings(&report, "GD065")[0];
     assert_eq!(f["severity"], "error");
     assert!(f.to_string().contains("does not allow c 195:0"), "{f:#}");
+    assert!(fix_commands(f).contains("On the host"), "{f:#}");
     assert!(fix_commands(f).contains("nvidia-ctk system create-dev-char-symlinks --create-all"));
 
     // The same container before the reload.

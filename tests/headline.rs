@@ -343,9 +343,14 @@ fn an_import_that_fails_is_marked_with_its_error() {
                 .contains("failed: ImportError: libcudnn.so.9: cannot open shared object file"),
         "{import}"
     );
-    // The headline counts it.
+    // The headline counts it (beside GD062 where the test machine is itself a container
+    // without GPUs).
     let second = r.stdout.lines().nth(1).unwrap_or_default();
-    assert!(second.contains("1 blocker (GD048)"), "{}", r.stdout);
+    assert!(
+        second.contains("1 blocker (GD048)") || second.contains("2 blockers (GD048, GD062)"),
+        "{}",
+        r.stdout
+    );
     let md = with_import(&py, "markdown").stdout;
     assert!(
         md.contains("| ✗ | import torch | Python 3.12.3: failed: ImportError: libcudnn.so.9"),

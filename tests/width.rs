@@ -423,7 +423,7 @@ fn a_container_without_gpus_wraps_its_fix_at_a_word() {
     assert_fits("container without GPUs", &text, 80, &[]);
     assert_same_words("container without GPUs", &text, &render(UNWRAPPED), 80);
     assert!(
-        flat(&text).contains("(needs the NVIDIA Container Toolkit on the host)"),
+        flat(&text).contains("(the host needs the NVIDIA Container Toolkit)"),
         "{text}"
     );
     assert!(text.lines().all(|l| !l.ends_with("Container T")), "{text}");

@@ -11,7 +11,7 @@ use crate::subject::Subject;
 pub const RULE: Rule = Rule {
     name: "container_gpus",
     codes: &["GD062"],
-    views: &[super::View::Devices],
+    views: &[super::View::Devices, super::View::Smoke],
     checks: "a container built for GPUs was started with them",
     run,
 };
@@ -95,11 +95,25 @@ fn run(snap: &Snapshot) -> Outcome {
         Finding::new("GD062", Severity::Error, format!("This {kind} container was started without GPUs, but it is built to use them"))
             .detail("No NVIDIA device node (/dev/nvidiactl, /dev/nvidiaN) is in this container: the runtime was not asked for GPUs, so it passed none and mounted none of the host's driver libraries. Everything CUDA here fails: torch.cuda.is_available() is False, cudaGetDeviceCount returns \"no CUDA-capable device is detected\" (100) or \"found no NVIDIA driver\" (35), nvidia-smi is missing. The GPUs and the driver live on the host and are passed in at start; nothing inside the container can add them.")
     };
-    f = f.evidence(
-        Subject::GpuNodes,
-        "no /dev/nvidiactl and no /dev/nvidia[0-9]* in the container",
-        "/dev",
-    );
+    let hints = snap
+        .platform
+        .as_ref()
+        .map(|p| {
+            p.container
+                .hints
+                .iter()
+                .map(|h| h.source.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    f = f
+        .evidence(Subject::Container, format!("a {kind} container"), hints)
+        .evidence(
+            Subject::GpuNodes,
+            "no /dev/nvidiactl and no /dev/nvidia[0-9]* in the container",
+            "/dev",
+        );
     if let Some(mounts) = snap
         .platform
         .as_ref()
@@ -136,6 +150,23 @@ pub fn with_runtime_fixes(mut f: Finding, kind: &str, snap: &Snapshot) -> Findin
         || snap
             .env_value("KUBERNETES_SERVICE_HOST")
             .is_some_and(|v| !v.is_empty());
+    // The device plugin sets NVIDIA_VISIBLE_DEVICES to the GPUs it allocated (UUIDs, or a
+    // path under /var/run/nvidia-container-devices with its volume-mounts strategy): the pod
+    // got GPUs, and the node's runtime did not inject them.
+    let allocated = snap.env_value("NVIDIA_VISIBLE_DEVICES").filter(|v| {
+        v.split(',').any(|d| {
+            let d = d.trim();
+            d.starts_with("GPU-")
+                || d.starts_with("MIG-")
+                || d.starts_with("/var/run/nvidia-container-devices")
+        })
+    });
+    if kubernetes && allocated.is_some() {
+        return f
+            .fix_text("The NVIDIA device plugin allocated GPUs to this pod (NVIDIA_VISIBLE_DEVICES), but the node's container runtime did not inject them: the pod ran under a runtime that is not NVIDIA's. Add `runtimeClassName: nvidia` to the pod spec")
+            .fix_text("On the node, to make NVIDIA's runtime containerd's default instead: `sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default`, then restart containerd")
+            .fix_cmd("Check the RuntimeClass exists", "kubectl get runtimeclass nvidia");
+    }
     if kubernetes {
         return f
             .fix_text("Kubernetes: request GPUs in the container's spec, `resources: {limits: {nvidia.com/gpu: 1}}`; the NVIDIA device plugin (or the GPU Operator) must run on the node to offer them")
@@ -154,10 +185,7 @@ pub fn with_runtime_fixes(mut f: Finding, kind: &str, snap: &Snapshot) -> Findin
                     "Start the container with the GPUs through CDI",
                     "podman run --device nvidia.com/gpu=all IMAGE",
                 )
-                .fix_cmd(
-                    "On the host, once (and after each driver upgrade): generate the CDI spec",
-                    "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
-                );
+                .fix_text("On the host, once and after each driver upgrade, generate the CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`");
         }
         "containerd" | "cri-o" => {
             f = f
@@ -250,6 +278,15 @@ mod tests {
         let f = only(run(&s), "GD062", Severity::Error);
         assert!(fixes_mention(&f, "nvidia.com/gpu: 1"));
         assert!(evidence_mentions(&f, "told to pass no GPU"));
+        // Allocated by the device plugin, not injected: the runtime class is the fix.
+        set_env(
+            &mut s,
+            "NVIDIA_VISIBLE_DEVICES",
+            "GPU-5a4c7e1e-8a7f-2c4b-93b1-0e7d9b1c2f3a",
+        );
+        let f = only(run(&s), "GD062", Severity::Error);
+        assert!(fixes_mention(&f, "runtimeClassName: nvidia"), "{:?}", f.fix);
+        assert!(!fixes_mention(&f, "nvidia.com/gpu: 1"));
     }
 
     #[test]

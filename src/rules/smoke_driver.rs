@@ -22,9 +22,9 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return super::smoke_not_run(snap);
     };
-    if snap.container_without_gpus() {
-        return Outcome::NotApplicable("a container given no GPU (GD062)".into());
-    }
+    // In a container given no GPU, a missing libcuda and "no device" are GD062's fact; a
+    // libcuda that is there but broken is still this rule's.
+    let no_gpus = snap.container_without_gpus();
     let mut out = Vec::new();
     match &p.result {
         SmokeResult::NotRun { reason } if p.settings.requested => {
@@ -38,12 +38,15 @@ fn run(snap: &Snapshot) -> Outcome {
             .fix_text("Run `gpudoctor smoke` on the machine itself (without --root), with the driver's libcuda on the loader path or named by --cuda-lib")])
         }
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
+        SmokeResult::LoadFailed { code, .. } if no_gpus && code == "library_not_found" => {}
         SmokeResult::LoadFailed { code, message } => out.push(load_failed(snap, p, code, message)),
         _ => {}
     }
     if let Some(run) = p.run() {
         if let Some(e) = &run.init_error {
-            out.push(init_failed(snap, p, run, e));
+            if !(no_gpus && e.code == 100) {
+                out.push(init_failed(snap, p, run, e));
+            }
         } else if let Some(e) = &run.count_error {
             out.push(cuda_error_finding(
                 snap,
