@@ -23,9 +23,13 @@ fn serious_codes(report: &serde_json::Value) -> Vec<String> {
 /// A GPU host seen from a container started without GPUs: the host's PCI functions and
 /// driver are visible through /sys and /proc, but no /dev/nvidia* node and no driver library.
 fn container_without_gpus(marker: &str) -> FakeRoot {
+    container_without_gpus_on(marker, "580.95.05")
+}
+
+fn container_without_gpus_on(marker: &str, driver: &str) -> FakeRoot {
     let root = FakeRoot::new();
     root.modules(&["nvidia_uvm", "nvidia"])
-        .nvidia_version("580.95.05")
+        .nvidia_version(driver)
         .gpu("0000:18:00.0", Some("nvidia"))
         .driver_gpu("0000:18:00.0", "NVIDIA H100 80GB HBM3", 0);
     match marker {
@@ -132,8 +136,9 @@ fn container_with_gpu(driver: &str) -> FakeRoot {
 
 #[test]
 fn an_image_needing_a_newer_driver_than_the_hosts_is_refused_in_the_runtimes_words() {
-    // 545 is outside the branches the image lists for forward compatibility.
-    let root = container_with_gpu("545.29.06");
+    // Started without its GPUs: its next start with them is what the runtime checks. 545 is
+    // outside the branches the image lists for forward compatibility.
+    let root = container_without_gpus_on("docker", "545.29.06");
     let (code, report) = json(
         root.cmd()
             .arg("check")
@@ -151,7 +156,7 @@ fn an_image_needing_a_newer_driver_than_the_hosts_is_refused_in_the_runtimes_wor
     assert!(text.contains("NVIDIA_DISABLE_REQUIRE=1"), "{text}");
 
     // A listed branch depends on the GPU's brand, which is not read: undecided, not failed.
-    let root = container_with_gpu("550.54.15");
+    let root = container_without_gpus_on("docker", "550.54.15");
     let (_, report) = json(
         root.cmd()
             .arg("check")
@@ -160,7 +165,16 @@ fn an_image_needing_a_newer_driver_than_the_hosts_is_refused_in_the_runtimes_wor
     assert!(findings(&report, "GD063").is_empty(), "{report:#}");
 
     // A driver of CUDA 12.8 or newer satisfies it.
-    let root = container_with_gpu("570.133.20");
+    let root = container_without_gpus_on("docker", "570.133.20");
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+    );
+    assert!(findings(&report, "GD063").is_empty(), "{report:#}");
+
+    // A container that started with its GPUs: the condition held, or nothing checked it.
+    let root = container_with_gpu("545.29.06");
     let (_, report) = json(
         root.cmd()
             .arg("check")

@@ -179,7 +179,14 @@ fn a_cuda_12_8_image_is_refused_by_a_cuda_12_3_driver_and_runs_on_a_12_8_one() {
     );
     assert!(snap["python"].to_string().contains("2.8.0+cu128"));
     // The host's driver judged it: its kernel module, not anything in the image.
-    assert!(report.to_string().contains("545.29.06"));
+    let driver = f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["fact"] == "module:version")
+        .expect("the driver's evidence");
+    assert_eq!(driver["source"], "/proc/driver/nvidia/version", "{f:#}");
+    assert!(driver["value"].as_str().unwrap().contains("545.29.06"));
 
     let (_, report) = host("570.133.20", "12.8").check(&image);
     assert!(findings(&report, "GD063").is_empty(), "{report:#}");
@@ -220,7 +227,18 @@ fn the_images_own_ld_library_path_is_what_its_loader_searches() {
     let mut config = CUDA_ENV.to_vec();
     config.push("--config.env=LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs");
     let image = build_image(dir.path(), &tree, &config);
-    let (code, report) = host("570.133.20", "12.8").check(&image);
+    let h = host("570.133.20", "12.8");
+    let (code, report) = json(
+        h.root
+            .cmd()
+            .arg("--nvml-lib")
+            .arg(fake_nvml_lib())
+            .env(FAKE_NVML_ENV, &h.cfg)
+            .env("LD_LIBRARY_PATH", "/caller/lib")
+            .arg("check")
+            .arg("--image")
+            .arg(&image),
+    );
     assert_eq!(code, 1, "{report:#}");
     let f = findings(&report, "GD024")[0];
     assert!(f.to_string().contains("stubs"), "{f:#}");
@@ -230,6 +248,7 @@ fn the_images_own_ld_library_path_is_what_its_loader_searches() {
         env.to_string().contains("/usr/local/cuda/lib64/stubs"),
         "{env:#}"
     );
+    assert!(!report.to_string().contains("/caller/lib"), "{env:#}");
 }
 
 #[test]
@@ -274,6 +293,33 @@ fn unusable_images_are_usage_errors_that_say_why() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("garbage.tar"), "{}", r.stderr);
 
-    let r = run(gpudoctor().args(["devices", "--image"]).arg(&garbage));
+    // Before another command, --image is refused: only check takes it.
+    let r = run(gpudoctor().arg("--image").arg(&garbage).arg("devices"));
     assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("--image means nothing to `gpudoctor devices`"),
+        "{}",
+        r.stderr
+    );
+    let r = run(gpudoctor()
+        .arg("--python-import")
+        .args(["check", "--image"])
+        .arg(&garbage));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--python-import does not apply"),
+        "{}",
+        r.stderr
+    );
+    let saved = dir.path().join("saved.json");
+    std::fs::write(&saved, "{}").unwrap();
+    let r = run(gpudoctor()
+        .arg("--image")
+        .arg(&garbage)
+        .arg("check")
+        .arg("--from")
+        .arg(&saved));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--image"), "{}", r.stderr);
 }

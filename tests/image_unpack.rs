@@ -1228,3 +1228,30 @@ fn a_zstd_compressed_image_from_skopeo_is_read() {
         r#"{"cuda": {"version": "12.8.1"}}"#
     );
 }
+
+#[test]
+fn an_index_repeating_one_manifest_is_bounded_by_the_json_budget() {
+    let work = tempfile::tempdir().unwrap();
+    let l = Layout::new(work.path());
+    // A 3 KB config behind a manifest listed 40 times without a platform: each listing
+    // makes the reader read the config to learn its platform.
+    let pad = format!("PAD={}", "x".repeat(3000));
+    let m = l.image("amd64", &[&pad], &[layer_tar(&[Ent::File("x", b"x")])]);
+    l.index(vec![m; 40]);
+    let limits = Limits {
+        max_json_bytes: 8 << 10,
+        ..Limits::default()
+    };
+    let e = err(work.path(), &limits);
+    assert!(
+        e.contains("JSON documents together pass 32768 bytes"),
+        "{e}"
+    );
+    // The same image listed once reads.
+    let one = tempfile::tempdir().unwrap();
+    let l = Layout::new(one.path());
+    let m = l.image("amd64", &[&pad], &[layer_tar(&[Ent::File("x", b"x")])]);
+    l.index(vec![m]);
+    let u = unpack(one.path(), None, "x86_64", &limits).unwrap();
+    assert!(u.info.env.iter().any(|e| e.starts_with("PAD=")));
+}

@@ -64,6 +64,7 @@ pub(super) fn gather(
         Some(path) => {
             let mut probing: Vec<&str> = [
                 (g.root.is_some(), "--root"),
+                (g.image.is_some(), "--image"),
                 (g.user.is_some(), "--user"),
                 (g.nvml_lib.is_some(), "--nvml-lib"),
                 (g.python.is_some(), "--python"),
@@ -105,7 +106,7 @@ pub(super) fn gather(
             };
             let image = unpacked.as_ref().map(|u| probes::ImageUserland {
                 root: u.root().to_path_buf(),
-                env: image_env(&u.info),
+                env: image_env(&u.info, u.root()),
                 info: u.info.clone(),
             });
             let smoke = if image.is_some() {
@@ -149,11 +150,10 @@ pub(super) fn gather(
 
 /// `--image PATH` or `--image PATH:TAG`, unpacked into a private temporary directory.
 fn unpack_image(g: &Settings, given: &Path) -> Result<crate::image::Unpacked, CliError> {
-    if g.command != "check" {
-        return Err(CliError::Usage(format!(
-            "--image applies to `gpudoctor check`, not `gpudoctor {}`",
-            g.command
-        )));
+    if g.python_import {
+        return Err(CliError::Usage(
+            "--image runs nothing from the image: --python-import does not apply".into(),
+        ));
     }
     let (path, reference) = split_reference(given);
     crate::image::unpack(
@@ -179,26 +179,48 @@ fn split_reference(given: &Path) -> (PathBuf, Option<String>) {
     }
 }
 
-/// The environment the image's process starts with: its config's Env, and HOME as Docker
-/// sets it for root when the image does not.
-fn image_env(info: &crate::image::ImageInfo) -> Env {
+/// The environment the image's process starts with, as Docker builds it: the config's Env,
+/// PATH defaulted when the image sets none, and HOME from the image's /etc/passwd entry for its
+/// user (`/root` for root, `/` when the user has no entry).
+fn image_env(info: &crate::image::ImageInfo, root: &Path) -> Env {
     let mut pairs: Vec<(String, String)> = info
         .env
         .iter()
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let root_user = matches!(
-        info.user.as_deref().map(str::trim),
-        None | Some("" | "0" | "root")
-    ) || info
-        .user
-        .as_deref()
-        .is_some_and(|u| u.starts_with("0:") || u.starts_with("root:"));
-    if root_user && !pairs.iter().any(|(k, _)| k == "HOME") {
-        pairs.push(("HOME".into(), "/root".into()));
+    if !pairs.iter().any(|(k, _)| k == "PATH") {
+        pairs.push((
+            "PATH".into(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ));
+    }
+    if !pairs.iter().any(|(k, _)| k == "HOME") {
+        pairs.push(("HOME".into(), image_home(info.user.as_deref(), root)));
     }
     Env::from_pairs(pairs)
+}
+
+/// The home directory of the image's USER (`name`, `uid`, `name:group`, `uid:gid`).
+fn image_home(user: Option<&str>, root: &Path) -> String {
+    let who = user
+        .map(|u| u.split(':').next().unwrap_or("").trim())
+        .unwrap_or("");
+    if who.is_empty() || who == "root" || who == "0" {
+        return "/root".into();
+    }
+    let fs = crate::fsys::HostFs::new(Some(root.to_path_buf()));
+    let passwd = fs
+        .read_text_limited(Path::new("/etc/passwd"), 4 << 20)
+        .map(|f| f.text)
+        .unwrap_or_default();
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 6 && (f[0] == who || f[2] == who))
+        .map(|f| f[5].to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "/".into())
 }
 
 /// The snapshot of a saved report, or a bare snapshot (`-`: stdin).

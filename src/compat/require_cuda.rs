@@ -117,6 +117,7 @@ impl Requirement {
     }
 
     /// The version a leading `cuda>=X.Y` asks for (the image's CUDA).
+    #[cfg(test)]
     pub fn cuda_minimum(&self) -> Option<&str> {
         let first = self.alternatives.first()?;
         first
@@ -227,15 +228,27 @@ pub enum Verdict {
     Unsatisfied(Vec<String>),
     /// No alternative is known to hold and some depend on facts not known here (named).
     Unknown(Vec<&'static str>),
+    /// The runtime reaches an expression it cannot read and stops with "invalid expression".
+    Invalid(String),
 }
 
-pub fn evaluate(req: &Requirement, host: &Host) -> Verdict {
+/// Evaluates `text` as dsl_evaluate does: alternatives left to right, stopping at the first
+/// that holds; within one, conditions left to right, stopping at the first that fails. An
+/// expression is parsed only when reached, so one the runtime never reaches cannot fail it.
+/// A condition on a fact not known here leaves its alternative undecided; an invalid
+/// expression after it in the same alternative is then undecided too.
+pub fn evaluate(text: &str, host: &Host) -> Verdict {
     let mut failed = Vec::new();
     let mut unknown: Vec<&'static str> = Vec::new();
-    for alt in &req.alternatives {
-        let mut alt_unknown = Vec::new();
+    for alt in text.split(' ').filter(|a| !a.is_empty()) {
+        let mut alt_unknown: Vec<&'static str> = Vec::new();
         let mut alt_failed = None;
-        for c in alt {
+        for expr in alt.split(',').filter(|e| !e.is_empty()) {
+            let c = match parse_condition(expr) {
+                Ok(c) => c,
+                Err(e) if alt_unknown.is_empty() => return Verdict::Invalid(e),
+                Err(_) => break,
+            };
             let fact = match c.name {
                 Name::Cuda => host.cuda.as_deref(),
                 Name::Driver => host.driver.as_deref(),
@@ -247,14 +260,7 @@ pub fn evaluate(req: &Requirement, host: &Host) -> Verdict {
                 continue;
             };
             let holds = match c.name {
-                Name::Brand => {
-                    let equal = fact.eq_ignore_ascii_case(&c.value);
-                    if c.op == Op::Eq {
-                        equal
-                    } else {
-                        !equal
-                    }
-                }
+                Name::Brand => fact.eq_ignore_ascii_case(&c.value) == (c.op == Op::Eq),
                 _ => c.op.holds(compare_versions(fact, &c.value)),
             };
             if !holds {
@@ -262,13 +268,10 @@ pub fn evaluate(req: &Requirement, host: &Host) -> Verdict {
                 break;
             }
         }
-        match (alt_failed, alt_unknown.is_empty()) {
-            (Some(f), _) => failed.push(f),
-            (None, true) => {
-                let text = alt.iter().map(|c| c.to_string()).collect::<Vec<_>>();
-                return Verdict::Satisfied(text.join(","));
-            }
-            (None, false) => {
+        match alt_failed {
+            Some(f) => failed.push(f),
+            None if alt_unknown.is_empty() => return Verdict::Satisfied(alt.to_string()),
+            None => {
                 for u in alt_unknown {
                     if !unknown.contains(&u) {
                         unknown.push(u);
@@ -334,7 +337,7 @@ mod tests {
     fn a_new_enough_driver_satisfies_the_first_alternative() {
         let r = parse(PUBLISHED[1].1).unwrap();
         assert_eq!(
-            evaluate(&r, &host("12.9", "575.51.03", None)),
+            evaluate(&r.text, &host("12.9", "575.51.03", None)),
             Verdict::Satisfied("cuda>=12.8".into())
         );
     }
@@ -342,7 +345,7 @@ mod tests {
     #[test]
     fn an_old_driver_outside_the_forward_compatible_branches_is_refused() {
         let r = parse(PUBLISHED[1].1).unwrap();
-        match evaluate(&r, &host("12.2", "537.13", Some("tesla"))) {
+        match evaluate(&r.text, &host("12.2", "537.13", Some("tesla"))) {
             Verdict::Unsatisfied(failed) => assert_eq!(failed[0], "cuda>=12.8"),
             v => panic!("{v:?}"),
         }
@@ -353,13 +356,33 @@ mod tests {
     fn a_listed_branch_and_brand_admit_an_older_driver() {
         let r = parse(PUBLISHED[1].1).unwrap();
         assert_eq!(
-            evaluate(&r, &host("12.2", "535.183.01", Some("tesla"))),
+            evaluate(&r.text, &host("12.2", "535.183.01", Some("tesla"))),
             Verdict::Satisfied("brand=tesla,driver>=535,driver<536".into())
         );
         // Without the brand the branch alternatives cannot be decided.
         assert_eq!(
-            evaluate(&r, &host("12.2", "535.183.01", None)),
+            evaluate(&r.text, &host("12.2", "535.183.01", None)),
             Verdict::Unknown(vec!["brand"])
+        );
+    }
+
+    #[test]
+    fn only_what_the_runtime_reaches_can_be_invalid() {
+        let h = host("12.4", "550.54.15", None);
+        // The first alternative holds: the runtime never reads the second.
+        assert!(matches!(
+            evaluate("cuda>=12.0 brand=x,driver>=abc", &h),
+            Verdict::Satisfied(_)
+        ));
+        // It fails, so the second is read, and its second expression is invalid.
+        assert!(matches!(
+            evaluate("cuda>=12.8 driver>=550,driver>=abc", &h),
+            Verdict::Invalid(e) if e.contains("driver>=abc")
+        ));
+        // A failed condition stops its alternative before the invalid one.
+        assert_eq!(
+            evaluate("cuda>=12.8,gpu>=1", &h),
+            Verdict::Unsatisfied(vec!["cuda>=12.8".into()])
         );
     }
 

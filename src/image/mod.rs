@@ -325,6 +325,7 @@ pub fn unpack(
         shown: &shown,
         limits,
         visited: Cell::new(0),
+        json_total: Cell::new(0),
     };
     let picked = match format {
         ImageFormat::DockerArchive => img.pick_docker(reference)?,
@@ -676,7 +677,13 @@ struct Image<'a> {
     limits: &'a Limits,
     /// Manifests and indexes read so far.
     visited: Cell<usize>,
+    /// Bytes of JSON read so far: an index listing one document thousands of times must not
+    /// hold thousands of copies.
+    json_total: Cell<u64>,
 }
+
+/// All JSON documents of one image together: four times the per-document limit.
+const JSON_TOTAL_FACTOR: u64 = 4;
 
 /// `sha256:<64 hex>` → the hex.
 fn sha256_hex(digest: &str) -> Option<&str> {
@@ -746,6 +753,17 @@ impl Image<'_> {
             return Err(ImageError::Limit {
                 what: label,
                 why: format!("over the {max}-byte limit for JSON documents"),
+            });
+        }
+        let total = self.json_total.get().saturating_add(bytes.len() as u64);
+        self.json_total.set(total);
+        let budget = max.saturating_mul(JSON_TOTAL_FACTOR);
+        if total > budget {
+            return Err(ImageError::Limit {
+                what: label,
+                why: format!(
+                    "the image's JSON documents together pass {budget} bytes (an index repeating its manifests?)"
+                ),
             });
         }
         if let Some(d) = digest {

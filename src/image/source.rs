@@ -142,7 +142,15 @@ impl Source {
                 let Some(path) = member_path(dir, name) else {
                     return Ok(None);
                 };
-                match File::open(&path) {
+                // O_NONBLOCK: a fifo planted as a blob must not block the open.
+                let opened = {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    std::fs::OpenOptions::new()
+                        .read(true)
+                        .custom_flags(libc::O_NONBLOCK)
+                        .open(&path)
+                };
+                match opened {
                     Ok(f) => {
                         let meta = f.metadata()?;
                         if !meta.is_file() {

@@ -144,6 +144,36 @@ fn run(snap: &Snapshot) -> Outcome {
     Outcome::Checked(vec![with_runtime_fixes(f, kind, snap)])
 }
 
+/// How to start this kind of container (or, under --image, the image) with VAR=VALUE.
+pub fn with_env_fix(f: Finding, snap: &Snapshot, var: &str, value: &str, why: &str) -> Finding {
+    let kubernetes = snap.place() == crate::snapshot::Place::KubernetesPod;
+    let kind = if snap.is_image() {
+        None
+    } else {
+        snap.container_kind()
+    };
+    if kubernetes && !snap.is_image() {
+        return f.fix_text(format!(
+            "{why}: in the pod spec, the container's `env: [{{name: {var}, value: \"{value}\"}}]`"
+        ));
+    }
+    match kind {
+        Some("podman") => f.fix_cmd(
+            why,
+            format!("podman run --device nvidia.com/gpu=all -e {var}={value} IMAGE"),
+        ),
+        Some("apptainer") => f.fix_cmd(
+            why,
+            format!("apptainer exec --nv --env {var}={value} IMAGE.sif COMMAND"),
+        ),
+        _ => f
+            .fix_cmd(why, format!("docker run --gpus all -e {var}={value} IMAGE"))
+            .fix_text(format!(
+                "Kubernetes: `env: [{{name: {var}, value: \"{value}\"}}]` in the container's spec"
+            )),
+    }
+}
+
 /// How to start this kind of container with the GPUs.
 pub fn with_runtime_fixes(mut f: Finding, kind: &str, snap: &Snapshot) -> Finding {
     let kubernetes = kind == "kubernetes"

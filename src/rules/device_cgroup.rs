@@ -38,6 +38,24 @@ pub fn revoked(snap: &Snapshot) -> Option<Vec<(String, String)>> {
     {
         return None; // no nodes, or a plain permission problem (GD008)
     }
+    let cgroup = snap
+        .platform
+        .as_ref()
+        .and_then(|p| p.container.given.as_ref())
+        .map(|g| &g.device_cgroup);
+    let numbers = |n: &&crate::probes::device_nodes::DeviceNode| {
+        n.major.zip(n.minor).or_else(|| fixed_numbers(&n.path))
+    };
+    // A readable v1 list that allows every node acquits the cgroup, whatever NVML says.
+    if let Some(rules) = cgroup.and_then(|c| c.get()) {
+        if present
+            .iter()
+            .filter_map(numbers)
+            .all(|(major, minor)| rules.allows(major, minor))
+        {
+            return None;
+        }
+    }
     let mut why = Vec::new();
     if let Some(n) = &snap.nvml {
         match &n.result {
@@ -58,15 +76,9 @@ pub fn revoked(snap: &Snapshot) -> Option<Vec<(String, String)>> {
             _ => {}
         }
     }
-    let cgroup = snap
-        .platform
-        .as_ref()
-        .and_then(|p| p.container.given.as_ref())
-        .map(|g| &g.device_cgroup);
     if let Some(rules) = cgroup.and_then(|c| c.get()) {
         for n in &present {
-            let Some((major, minor)) = n.major.zip(n.minor).or_else(|| fixed_numbers(&n.path))
-            else {
+            let Some((major, minor)) = numbers(n) else {
                 continue;
             };
             if major == NVIDIA_MAJOR && !rules.allows(major, minor) {
@@ -187,6 +199,21 @@ mod tests {
         ));
         // Host commands are advice here, never a command to run in the container.
         assert!(f.fix.iter().all(|x| x.command.is_none()), "{:?}", f.fix);
+    }
+
+    #[test]
+    fn a_v1_list_allowing_every_node_leaves_nvmls_error_to_the_nvml_rule() {
+        let mut s = container();
+        with_cgroup(&mut s, &["a *:* rwm"]);
+        set_nvml(
+            &mut s,
+            NvmlResult::InitFailed {
+                code: "unknown".into(),
+                message: "Unknown Error".into(),
+            },
+        );
+        assert_clean(run(&s));
+        assert!(revoked(&s).is_none());
     }
 
     #[test]

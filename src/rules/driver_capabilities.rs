@@ -45,6 +45,23 @@ pub fn grants(snap: &Snapshot, cap: &str) -> bool {
     }
 }
 
+/// In a container with GPUs: `compute` left out and no libcuda on the loader path.
+pub fn compute_missing(snap: &Snapshot) -> bool {
+    snap.container_kind().is_some()
+        && !snap.is_wsl()
+        && !snap.container_without_gpus()
+        && !grants(snap, "compute")
+        && libcuda_missing(snap)
+}
+
+fn libcuda_missing(snap: &Snapshot) -> bool {
+    snap.libraries.as_ref().is_some_and(|l| {
+        l.by_soname("libcuda.so.1")
+            .and_then(|x| x.loaded())
+            .is_none()
+    })
+}
+
 fn run(snap: &Snapshot) -> Outcome {
     let image = snap.is_image();
     if !image && (snap.container_kind().is_none() || snap.is_wsl()) {
@@ -63,32 +80,33 @@ fn run(snap: &Snapshot) -> Outcome {
         .iter()
         .filter(|c| !KNOWN.contains(&c.as_str()))
         .collect();
-    let libcuda_missing = image
-        || snap.libraries.as_ref().is_some_and(|l| {
-            l.by_soname("libcuda.so.1")
-                .and_then(|x| x.loaded())
-                .is_none()
-        });
-    if !grants(snap, "compute") && libcuda_missing {
-        out.push(
-            Finding::new("GD064", Severity::Error, "NVIDIA_DRIVER_CAPABILITIES leaves out compute: the runtime mounts no libcuda, so CUDA cannot start")
-                .detail("The NVIDIA runtime mounts only the driver libraries of the capabilities asked for. Without `compute` there is no libcuda.so.1 in the container: CUDA programs fail with \"found no NVIDIA driver on your system\" (error 35/100) and torch.cuda.is_available() is False, although the GPU's device nodes are there.")
-                .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence.clone(), "environment")
-                .fix_cmd("Start the container with the compute capability (utility for nvidia-smi)", "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility IMAGE")
-                .fix_text("Kubernetes: set NVIDIA_DRIVER_CAPABILITIES=compute,utility in the container's env (or remove it: unset means compute,utility)"),
-        );
+    if !grants(snap, "compute") && (image || libcuda_missing(snap)) {
+        let f = Finding::new("GD064", Severity::Error, "NVIDIA_DRIVER_CAPABILITIES leaves out compute: the runtime mounts no libcuda, so CUDA cannot start")
+            .detail("The NVIDIA runtime mounts only the driver libraries of the capabilities asked for. Without `compute` there is no libcuda.so.1 in the container: CUDA programs fail with \"found no NVIDIA driver on your system\" (error 35/100) and torch.cuda.is_available() is False, although the GPU's device nodes are there.")
+            .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence.clone(), "environment");
+        out.push(super::container_gpus::with_env_fix(
+            f,
+            snap,
+            "NVIDIA_DRIVER_CAPABILITIES",
+            "compute,utility",
+            "Start the container with the compute capability (utility for nvidia-smi); unset also means compute,utility",
+        ));
     }
     let nvml_missing = image
         || snap.nvml.as_ref().is_some_and(|n| {
             matches!(&n.result, NvmlResult::InitFailed { code, .. } if code == "library_not_found")
         });
     if !grants(snap, "utility") && nvml_missing {
-        out.push(
-            Finding::new("GD064", Severity::Warning, "NVIDIA_DRIVER_CAPABILITIES leaves out utility: no nvidia-smi and no NVML in the container")
-                .detail("Without `utility` the runtime mounts neither libnvidia-ml.so.1 nor nvidia-smi. CUDA still works, but nvidia-smi, NVML-based monitoring (DCGM exporters, pynvml, torch.cuda.device_memory_used) and gpudoctor's own GPU checks fail with \"libnvidia-ml.so.1: cannot open shared object file\".")
-                .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence.clone(), "environment")
-                .fix_cmd("Add utility to the capabilities", "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility IMAGE"),
-        );
+        let f = Finding::new("GD064", Severity::Warning, "NVIDIA_DRIVER_CAPABILITIES leaves out utility: no nvidia-smi and no NVML in the container")
+            .detail("Without `utility` the runtime mounts neither libnvidia-ml.so.1 nor nvidia-smi. CUDA still works, but nvidia-smi, NVML-based monitoring (DCGM exporters, pynvml, torch.cuda.device_memory_used) and gpudoctor's own GPU checks fail with \"libnvidia-ml.so.1: cannot open shared object file\".")
+            .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence.clone(), "environment");
+        out.push(super::container_gpus::with_env_fix(
+            f,
+            snap,
+            "NVIDIA_DRIVER_CAPABILITIES",
+            "compute,utility",
+            "Add utility to the capabilities",
+        ));
     }
     if !unknown.is_empty() && out.is_empty() {
         let names: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();

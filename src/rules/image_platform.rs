@@ -26,7 +26,12 @@ fn run(snap: &Snapshot) -> Outcome {
         Some(v) => format!("{}/{}/{v}", img.os, img.architecture),
         None => format!("{}/{}", img.os, img.architecture),
     };
-    let host = std::env::consts::ARCH;
+    let host = snap
+        .platform
+        .as_ref()
+        .and_then(|p| p.arch.get().cloned())
+        .unwrap_or_else(|| "unknown".into());
+    let host = host.as_str();
     let mut f = Finding::new("GD071", Severity::Error, format!("The image is built for {platform}, not this host's {host}"))
         .detail(format!("Every program in the image is compiled for {platform}; on this {host} host the container fails at once with \"exec format error\". The findings about its userland describe files that cannot run here."))
         .evidence(Subject::Image, format!("{} ({platform})", img.path), "image configuration");

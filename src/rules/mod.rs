@@ -286,6 +286,26 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
 }
 
 /// Shared guard: GPU-dependent rules stay quiet where there is no NVIDIA GPU at all.
+/// The container rule that speaks for "CUDA cannot work in this container", when one does:
+/// GD062 (no GPU was given), GD065 (the device cgroup revoked the GPUs), GD064 (no libcuda:
+/// `compute` left out of NVIDIA_DRIVER_CAPABILITIES). The smoke test's, NVML's and the live
+/// import's failures are then that one fact and are not reported again.
+pub(crate) fn container_cause(snap: &Snapshot) -> Option<&'static str> {
+    if snap.is_image() {
+        return None;
+    }
+    if snap.container_without_gpus() {
+        return Some("GD062");
+    }
+    if device_cgroup::revoked(snap).is_some() {
+        return Some("GD065");
+    }
+    if driver_capabilities::compute_missing(snap) {
+        return Some("GD064");
+    }
+    None
+}
+
 fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
     if snap.pci.is_none() && snap.device_nodes.is_none() && snap.kernel_module.is_none() {
         return Some(Outcome::NotApplicable(

@@ -43,7 +43,10 @@ fn run(snap: &Snapshot) -> Outcome {
             return Outcome::NotApplicable("a driver/library version mismatch (GD018)".into())
         }
         NvmlResult::InitFailed { code, message } if code == "library_not_found" => {
-            if snap.judges_container_start() && !super::driver_capabilities::grants(snap, "utility") {
+            if !snap.is_image()
+                && snap.judges_container_start()
+                && !super::driver_capabilities::grants(snap, "utility")
+            {
                 return Outcome::NotApplicable(
                     "NVIDIA_DRIVER_CAPABILITIES leaves out utility (GD064)".into(),
                 );

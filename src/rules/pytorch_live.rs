@@ -48,6 +48,7 @@ fn run(snap: &Snapshot) -> Outcome {
     } else if a.cuda.is_some()
         && a.is_available == Some(false)
         && (snap.nvidia_hardware_seen() || snap.nvml_system().is_some())
+        && super::container_cause(snap).is_none()
     {
         let mut f = Finding::new("GD048", Severity::Error, format!("torch {} imports but torch.cuda.is_available() is False", a.torch.as_deref().unwrap_or("?")))
             .detail("This machine has an NVIDIA GPU and torch is a CUDA build, yet torch cannot use it. torch's own warnings (below) and the driver, device-node and library findings in this report say why.")
@@ -182,6 +183,22 @@ mod tests {
             f.title
         );
         assert!(evidence_mentions(&f, "CUDA unknown error"));
+    }
+
+    #[test]
+    fn cuda_unavailable_in_a_container_given_no_gpu_is_gd062s_fact() {
+        let mut s = with(|a| a.is_available = Some(false));
+        in_container(&mut s, "docker");
+        nodes_mut(&mut s).nodes.clear();
+        assert_clean(run(&s));
+        // The same container without `compute`: GD064's fact.
+        let mut s = with(|a| a.is_available = Some(false));
+        in_container(&mut s, "docker");
+        set_env(&mut s, "NVIDIA_DRIVER_CAPABILITIES", "utility");
+        libs_mut(&mut s)
+            .libraries
+            .retain(|l| l.soname != "libcuda.so.1");
+        assert_clean(run(&s));
     }
 
     #[test]

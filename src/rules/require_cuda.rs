@@ -23,13 +23,19 @@ pub const RULE: Rule = Rule {
 };
 
 /// Each condition the runtime checks: (variable, value). NVIDIA_REQUIRE_CUDA, or `cuda>=X.Y`
-/// from CUDA_VERSION when an older CUDA image has no NVIDIA_REQUIRE_CUDA.
+/// from CUDA_VERSION when an older CUDA image has no NVIDIA_REQUIRE_CUDA. NVIDIA_REQUIRE_JETPACK*
+/// are skipped, as the runtime skips them (nvidia-container-toolkit,
+/// internal/config/image/cuda_image.go).
 fn requirements(snap: &Snapshot) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = snap
         .environment
         .iter()
         .flat_map(|e| e.variables.iter())
-        .filter(|v| v.name.starts_with("NVIDIA_REQUIRE_") && !v.value.trim().is_empty())
+        .filter(|v| {
+            v.name.starts_with("NVIDIA_REQUIRE_")
+                && !v.name.starts_with("NVIDIA_REQUIRE_JETPACK")
+                && !v.value.trim().is_empty()
+        })
         .map(|v| (v.name.clone(), v.value.clone()))
         .collect();
     if !out.iter().any(|(n, _)| n == "NVIDIA_REQUIRE_CUDA") {
@@ -43,9 +49,34 @@ fn requirements(snap: &Snapshot) -> Vec<(String, String)> {
     out
 }
 
+/// Why the runtime's check does not apply here, if it does not.
+fn not_checked(snap: &Snapshot) -> Option<String> {
+    if snap.is_image() {
+        let cdi_mode = snap
+            .container_host
+            .as_ref()
+            .and_then(|h| h.toolkit.config.get())
+            .and_then(|c| c.mode.as_deref())
+            == Some("cdi");
+        return cdi_mode.then(|| "the host's NVIDIA runtime is in CDI mode, which does not check NVIDIA_REQUIRE_* (GD017 and GD042 judge the image's CUDA)".into());
+    }
+    if snap.container_kind().is_none() || snap.is_wsl() {
+        return Some("not in a container or an image".into());
+    }
+    if snap.container_kind() == Some("apptainer") {
+        return Some("Apptainer does not check NVIDIA_REQUIRE_*".into());
+    }
+    if !snap.container_without_gpus() {
+        // It started with its GPUs: the condition held, or nothing checked it (CDI,
+        // NVIDIA_DISABLE_REQUIRE); what the image's CUDA needs is GD017's and GD042's.
+        return Some("this container started with its GPUs".into());
+    }
+    None
+}
+
 fn run(snap: &Snapshot) -> Outcome {
-    if !snap.judges_container_start() {
-        return Outcome::NotApplicable("not in a container or an image".into());
+    if let Some(why) = not_checked(snap) {
+        return Outcome::NotApplicable(why);
     }
     let reqs = requirements(snap);
     if reqs.is_empty() {
@@ -70,39 +101,45 @@ fn run(snap: &Snapshot) -> Outcome {
         .iter()
         .map(|g| format!("{}.{}", g.cc.major, g.cc.minor))
         .collect();
+    // Every GPU must satisfy it; with none known, the driver alone decides.
+    let hosts: Vec<Host> = if archs.is_empty() {
+        vec![host(&driver, cuda.clone(), None)]
+    } else {
+        archs
+            .iter()
+            .map(|a| host(&driver, cuda.clone(), Some(a.clone())))
+            .collect()
+    };
     let mut findings = Vec::new();
     for (name, text) in reqs {
-        let req = match require_cuda::parse(&text) {
-            Ok(r) => r,
-            Err(e) => {
-                if !disabled {
-                    findings.push(
-                        Finding::new("GD063", Severity::Error, format!("{name} is not a condition the NVIDIA runtime can read"))
-                            .detail(format!("The NVIDIA container runtime parses {name} before it starts the container and stops with \"invalid expression\" when it cannot: {e}."))
-                            .evidence(Subject::env(&name), format!("{name}={text}"), "environment")
-                            .fix_text(format!("Fix or remove {name} in the image (or override it with -e {name}=...)")),
-                    );
+        let mut failed = None;
+        for h in &hosts {
+            match require_cuda::evaluate(&text, h) {
+                Verdict::Invalid(e) => {
+                    if !disabled {
+                        findings.push(
+                            Finding::new("GD063", Severity::Error, format!("{name} is not a condition the NVIDIA runtime can read"))
+                                .detail(format!("The NVIDIA container runtime evaluates {name} before it starts the container and stops with \"invalid expression\" when it reaches one it cannot read: {e}."))
+                                .evidence(Subject::env(&name), format!("{name}={}", short(&text)), "environment")
+                                .fix_text(format!("Fix or remove {name} in the image, or override it when starting the container")),
+                        );
+                    }
+                    failed = None;
+                    break;
                 }
-                continue;
+                Verdict::Unsatisfied(f) => {
+                    failed = Some(f);
+                    break;
+                }
+                _ => {}
             }
-        };
-        // Every GPU must satisfy it; with none known, the driver alone decides.
-        let hosts: Vec<Host> = if archs.is_empty() {
-            vec![host(&driver, cuda.clone(), None)]
-        } else {
-            archs
-                .iter()
-                .map(|a| host(&driver, cuda.clone(), Some(a.clone())))
-                .collect()
-        };
-        let failed = hosts
-            .iter()
-            .find_map(|h| match require_cuda::evaluate(&req, h) {
-                Verdict::Unsatisfied(f) => Some(f),
-                _ => None,
-            });
+        }
         if let Some(failed) = failed {
-            findings.push(unsatisfied(
+            let req = require_cuda::parse(&text).unwrap_or(Requirement {
+                text: text.clone(),
+                alternatives: Vec::new(),
+            });
+            if let Some(f) = unsatisfied(
                 snap,
                 &name,
                 &req,
@@ -110,7 +147,9 @@ fn run(snap: &Snapshot) -> Outcome {
                 cuda.as_deref(),
                 disabled,
                 &failed,
-            ));
+            ) {
+                findings.push(f);
+            }
         }
     }
     Outcome::Checked(findings)
@@ -134,10 +173,16 @@ fn unsatisfied(
     cuda: Option<&str>,
     disabled: bool,
     failed: &[String],
-) -> Finding {
+) -> Option<Finding> {
     let first = req.first_alternative();
-    let wanted = req.cuda_minimum().and_then(CudaVersion::parse);
-    let have = cuda.unwrap_or("unknown");
+    let wanted = first
+        .split(',')
+        .find_map(|c| c.strip_prefix("cuda>="))
+        .and_then(CudaVersion::parse);
+    let have = match cuda {
+        Some(c) => format!("driver {} (CUDA {c})", driver.version.as_str()),
+        None => format!("driver {}", driver.version.as_str()),
+    };
     let message = if first.starts_with("cuda>=") {
         format!("unsatisfied condition: {first}, please update your driver to a newer version, or use an earlier cuda container")
     } else {
@@ -145,17 +190,20 @@ fn unsatisfied(
     };
     let minor_compat = wanted.map(|w| driver_verdict_on(w, &driver.version, driver.os()));
     let mut f = if disabled {
+        // Without the check only the image's CUDA against the driver matters; other
+        // conditions (driver, arch, brand) have no known consequence once skipped.
+        wanted?;
         let works = matches!(minor_compat, Some(DriverVerdict::MinorVersionCompat { .. }));
         let (severity, what) = if works {
             (Severity::Warning, "the image's CUDA runs on this driver only through minor-version compatibility: PTX newer than the driver cannot be JIT-compiled (error 222) and calls that need a newer driver fail (error 36)")
         } else {
             (Severity::Error, "the image's CUDA cannot initialise on this driver: cudaErrorInsufficientDriver (35), \"CUDA driver version is insufficient for CUDA runtime version\"")
         };
-        Finding::new("GD063", severity, format!("NVIDIA_DISABLE_REQUIRE skips the runtime's check, and this driver (CUDA {have}) does not meet {first}"))
+        Finding::new("GD063", severity, format!("NVIDIA_DISABLE_REQUIRE skips the runtime's check, and {have} does not meet {first}"))
             .detail(format!("The NVIDIA runtime would refuse this container ({message}); NVIDIA_DISABLE_REQUIRE turns that check off, so the container starts, but {what}."))
     } else {
-        Finding::new("GD063", Severity::Error, format!("The NVIDIA runtime will refuse to start this image here: {name} needs {first}, the driver gives CUDA {have}"))
-            .detail(format!("Before it starts a container, the NVIDIA container runtime checks the image's {name} against the host's driver. No alternative holds here, so `docker run --gpus` (or a Kubernetes pod) fails with: {message}."))
+        Finding::new("GD063", Severity::Error, format!("The NVIDIA runtime will refuse to start this image here: {name} needs {first}, and {have} does not meet it"))
+            .detail(format!("Before it starts a container with GPUs, the NVIDIA container runtime's hook (nvidia-container-cli) checks the image's {name} against the host's driver and GPUs. No alternative holds here, so `docker run --gpus` (or a Kubernetes pod under NVIDIA's runtime) fails with: {message}. CDI injection and Apptainer do not check it; the image's CUDA then meets the driver at initialisation instead."))
     };
     f = f
         .evidence(
@@ -163,18 +211,17 @@ fn unsatisfied(
             format!("{name}={}", short(&req.text)),
             "environment",
         )
-        .evidence(
-            Subject::DriverVersion,
-            format!("driver {} (CUDA {have})", driver.version.as_str()),
-            driver.source.clone(),
-        );
+        .evidence(Subject::DriverVersion, have.clone(), driver.source.clone());
     for c in failed.iter().take(3) {
         f = f.context(format!("fails: {c}"), "the runtime's condition language");
     }
-    if let Some(w) = wanted {
-        if let Some(row) = toolkit_min_driver(w) {
-            f = f.fix_text(format!("On the host: {}", driver.upgrade_to(row.min_linux)));
-        }
+    let Some(w) = wanted else {
+        return Some(f
+            .fix_text(format!("Run it on a host whose driver and GPUs meet {first}"))
+            .fix_text(format!("Or, if the image does not need it, override {name} when starting the container (an empty value turns the condition off)")));
+    };
+    if let Some(row) = toolkit_min_driver(w) {
+        f = f.fix_text(format!("On the host: {}", driver.upgrade_to(row.min_linux)));
     }
     if let Some(mc) = max_cuda_for_driver(&driver.version) {
         f = f.fix_text(format!(
@@ -185,15 +232,14 @@ fn unsatisfied(
     if !disabled {
         match minor_compat {
             Some(DriverVerdict::MinorVersionCompat { .. }) => {
-                f = f.fix_cmd("Or skip the check: the image's CUDA runs on this driver through minor-version compatibility (no PTX JIT of newer code, no APIs newer than the driver)", "docker run --gpus all -e NVIDIA_DISABLE_REQUIRE=1 IMAGE");
+                f = super::container_gpus::with_env_fix(f, snap, "NVIDIA_DISABLE_REQUIRE", "1", "Or skip the check: the image's CUDA runs on this driver through minor-version compatibility (no PTX JIT of newer code, no APIs newer than the driver)");
             }
             _ => {
                 f = f.fix_text("NVIDIA_DISABLE_REQUIRE=1 would not help: minor-version compatibility does not cover this pair, so CUDA would fail at initialisation instead (error 35); only forward compatibility (a data-center GPU and the image's cuda-compat package, within its support matrix) would");
             }
         }
     }
-    let _ = snap;
-    f
+    Some(f)
 }
 
 fn short(text: &str) -> String {
@@ -211,9 +257,12 @@ mod tests {
     use crate::compat::require_cuda::PUBLISHED;
     use crate::rules::testing::*;
 
+    /// A container started without its GPUs on a host with `driver`: its next start with
+    /// them is what the runtime checks.
     fn container_with(require: &str, driver: &str) -> Snapshot {
         let mut s = healthy();
         in_container(&mut s, "docker");
+        nodes_mut(&mut s).nodes.clear();
         set_driver(&mut s, driver);
         nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
         set_env(&mut s, "NVIDIA_REQUIRE_CUDA", require);
@@ -267,6 +316,7 @@ mod tests {
     fn cuda_version_alone_is_required_like_the_runtime_does() {
         let mut s = healthy();
         in_container(&mut s, "docker");
+        nodes_mut(&mut s).nodes.clear();
         set_driver(&mut s, "535.104.05");
         nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
         set_env(&mut s, "CUDA_VERSION", "12.4.1");
@@ -279,6 +329,61 @@ mod tests {
         let s = container_with("cuda>=twelve", "570.133.20");
         let f = only(run(&s), "GD063", Severity::Error);
         assert!(f.detail.contains("invalid expression"));
+    }
+
+    #[test]
+    fn jetpack_conditions_are_skipped_as_the_runtime_skips_them() {
+        let mut s = container_with("cuda>=12.0", "570.133.20");
+        set_env(&mut s, "NVIDIA_REQUIRE_JETPACK_HOST_MOUNTS", "csv-mounts");
+        assert_clean(run(&s));
+    }
+
+    #[test]
+    fn a_failed_driver_condition_is_worded_as_one() {
+        let s = container_with("driver>=580", "570.133.20");
+        let f = only(run(&s), "GD063", Severity::Error);
+        assert!(
+            f.title.contains("needs driver>=580, and driver 570.133.20"),
+            "{}",
+            f.title
+        );
+        assert!(!fixes_mention(&f, "nvidia/cuda:"), "{:?}", f.fix);
+        assert!(fixes_mention(&f, "meet driver>=580"));
+    }
+
+    #[test]
+    fn where_nothing_checks_it_there_is_no_verdict() {
+        // A running container with its GPUs: it started, so the check held or did not run.
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        set_env(&mut s, "NVIDIA_REQUIRE_CUDA", "cuda>=99.0");
+        assert!(assert_na(run(&s)).contains("started with its GPUs"));
+        let mut s = container_with("cuda>=99.0", "570.133.20");
+        in_container(&mut s, "apptainer");
+        assert!(assert_na(run(&s)).contains("Apptainer"));
+    }
+
+    #[test]
+    fn an_image_is_judged_unless_the_host_runtime_is_in_cdi_mode() {
+        let mut s = healthy();
+        s.image = Some(image_info("amd64", true));
+        set_driver(&mut s, "545.29.06");
+        nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
+        set_env(&mut s, "NVIDIA_REQUIRE_CUDA", PUBLISHED[1].1);
+        let f = only(run(&s), "GD063", Severity::Error);
+        // Not in a container: the fix names docker and the pod spec, not this container.
+        assert!(f.fix.iter().any(|x| x.command.as_deref()
+            == Some("docker run --gpus all -e NVIDIA_DISABLE_REQUIRE=1 IMAGE")));
+        let mut host = container_host();
+        host.toolkit.config = crate::fact::Fact::value(
+            "/etc/nvidia-container-runtime/config.toml",
+            crate::probes::container_host::ToolkitConfig {
+                mode: Some("cdi".into()),
+                ..Default::default()
+            },
+        );
+        s.container_host = Some(host);
+        assert!(assert_na(run(&s)).contains("CDI mode"));
     }
 
     #[test]

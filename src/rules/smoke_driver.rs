@@ -22,9 +22,10 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return super::smoke_not_run(snap);
     };
-    // In a container given no GPU, a missing libcuda and "no device" are GD062's fact; a
-    // libcuda that is there but broken is still this rule's.
-    let no_gpus = snap.container_without_gpus();
+    // A missing libcuda in a container given no GPU (GD062) or without `compute` (GD064), and
+    // cuInit's "no device" or "unknown" there or with the GPUs revoked (GD065), are the
+    // container rule's fact; a libcuda that is there but broken is still this rule's.
+    let cause = super::container_cause(snap);
     let mut out = Vec::new();
     match &p.result {
         SmokeResult::NotRun { reason } if p.settings.requested => {
@@ -38,13 +39,14 @@ fn run(snap: &Snapshot) -> Outcome {
             .fix_text("Run `gpudoctor smoke` on the machine itself (without --root), with the driver's libcuda on the loader path or named by --cuda-lib")])
         }
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
-        SmokeResult::LoadFailed { code, .. } if no_gpus && code == "library_not_found" => {}
+        SmokeResult::LoadFailed { code, .. }
+            if matches!(cause, Some("GD062" | "GD064")) && code == "library_not_found" => {}
         SmokeResult::LoadFailed { code, message } => out.push(load_failed(snap, p, code, message)),
         _ => {}
     }
     if let Some(run) = p.run() {
         if let Some(e) = &run.init_error {
-            if !(no_gpus && e.code == 100) {
+            if !(cause.is_some() && matches!(e.code, 100 | 999)) {
                 out.push(init_failed(snap, p, run, e));
             }
         } else if let Some(e) = &run.count_error {
@@ -340,6 +342,40 @@ mod tests {
             code: code.into(),
             message: format!("{lib}: cannot open shared object file"),
         };
+    }
+
+    #[test]
+    fn a_missing_libcuda_in_a_container_is_the_container_rules_fact() {
+        // Given no GPU: GD062.
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        nodes_mut(&mut s).nodes.clear();
+        load_failed(
+            &mut s,
+            crate::probes::smoke::DEFAULT_LIB,
+            "library_not_found",
+        );
+        assert_clean(run(&s.clone()));
+        // A libcuda that is there but broken is still this rule's, even there.
+        load_failed(
+            &mut s,
+            crate::probes::smoke::DEFAULT_LIB,
+            "library_unloadable",
+        );
+        only(run(&s), "GD053", Severity::Error);
+        // Given GPUs but no `compute`: GD064.
+        let mut s = healthy();
+        in_container(&mut s, "docker");
+        set_env(&mut s, "NVIDIA_DRIVER_CAPABILITIES", "utility");
+        libs_mut(&mut s)
+            .libraries
+            .retain(|l| l.soname != "libcuda.so.1");
+        load_failed(
+            &mut s,
+            crate::probes::smoke::DEFAULT_LIB,
+            "library_not_found",
+        );
+        assert_clean(run(&s));
     }
 
     fn init_error(s: &mut Snapshot, code: i32, name: &str) {
