@@ -323,3 +323,42 @@ fn unusable_images_are_usage_errors_that_say_why() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--image"), "{}", r.stderr);
 }
+
+#[test]
+fn an_interrupted_check_leaves_no_unpacked_image_behind() {
+    if !have("umoci") || !have("skopeo") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = cuda_tree();
+    // 256 MiB of zeros: a while to write out, little to store.
+    tree.dir("opt");
+    let big = std::fs::File::create(tree.p("opt/weights.bin")).unwrap();
+    big.set_len(256 << 20).unwrap();
+    let layout = dir.path().join("layout");
+    build_image(dir.path(), &tree, CUDA_ENV);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpudoctor"))
+        .args(["check", "--image"])
+        .arg(&layout)
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the unpacking to start, then interrupt it.
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(tmp.path()).unwrap().next().is_none() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no temporary directory appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -26,6 +26,7 @@
 //! are skipped and listed in [`ImageInfo::skipped`]. Nothing in the image is executed.
 
 mod apply;
+mod cleanup;
 mod source;
 
 use std::cell::Cell;
@@ -333,13 +334,18 @@ pub fn unpack(
     };
 
     let tmp_parent = std::env::temp_dir();
-    let dir = tempfile::Builder::new()
-        .prefix("gpudoctor-image-")
-        .tempdir_in(&tmp_parent)
-        .map_err(|e| ImageError::TempDir {
-            dir: tmp_parent.display().to_string(),
-            source: e,
-        })?;
+    let dir = cleanup::create(
+        || {
+            tempfile::Builder::new()
+                .prefix("gpudoctor-image-")
+                .tempdir_in(&tmp_parent)
+        },
+        |d| d.path(),
+    )
+    .map_err(|e| ImageError::TempDir {
+        dir: tmp_parent.display().to_string(),
+        source: e,
+    })?;
 
     let mut state = State::default();
     let mut tree = Tree::new(dir.path());
@@ -458,13 +464,18 @@ fn gunzip_to_scratch(
     limits: &Limits,
 ) -> Result<tempfile::NamedTempFile, ImageError> {
     let tmp_parent = std::env::temp_dir();
-    let mut tmp = tempfile::Builder::new()
-        .prefix("gpudoctor-image-")
-        .tempfile_in(&tmp_parent)
-        .map_err(|e| ImageError::TempDir {
-            dir: tmp_parent.display().to_string(),
-            source: e,
-        })?;
+    let mut tmp = cleanup::create(
+        || {
+            tempfile::Builder::new()
+                .prefix("gpudoctor-image-")
+                .tempfile_in(&tmp_parent)
+        },
+        |f| f.path(),
+    )
+    .map_err(|e| ImageError::TempDir {
+        dir: tmp_parent.display().to_string(),
+        source: e,
+    })?;
     let f = File::open(path).map_err(|e| ImageError::Read {
         what: shown.to_string(),
         source: e,
