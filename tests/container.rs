@@ -113,15 +113,8 @@ fn a_plain_container_without_gpus_is_an_info() {
 
 /// A container given one GPU by the NVIDIA runtime, on a host with driver `driver`.
 fn container_with_gpu(driver: &str) -> FakeRoot {
-    let root = FakeRoot::new();
-    root.modules(&["nvidia_uvm", "nvidia"])
-        .nvidia_version(driver)
-        .gpu("0000:18:00.0", Some("nvidia"))
-        .driver_gpu("0000:18:00.0", "NVIDIA H100 80GB HBM3", 0)
-        .node("nvidiactl", 0o666)
-        .node("nvidia-uvm", 0o666)
-        .node("nvidia0", 0o666)
-        .driver_libs(driver)
+    let root = gpu_host(driver, "NVIDIA H100 80GB HBM3");
+    root.driver_libs(driver)
         .ld_cache(&[
             ("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
             ("libnvidia-ml.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"),

@@ -9,33 +9,10 @@ use std::process::Command;
 
 use tempfile::TempDir;
 use util::fake_nvml::*;
+use util::image_tools::{have, sh};
 use util::*;
 
 const REQUIRE_12_8: &str = "cuda>=12.8 brand=unknown,driver>=470,driver<471 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=535,driver<536 brand=tesla,driver>=535,driver<536 brand=unknown,driver>=550,driver<551 brand=tesla,driver>=550,driver<551";
-
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("GPUDOCTOR_REQUIRE_IMAGE_TOOLS").is_none(),
-            "GPUDOCTOR_REQUIRE_IMAGE_TOOLS is set but {tool} is missing"
-        );
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
-}
-
-fn sh(cmd: &mut Command) {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A CUDA 12.8 image as NVIDIA's base images and a pip install of torch lay it out: the toolkit
 /// at /usr/local/cuda-12.8, a venv with torch 2.8.0+cu128 on PATH, and the images' Env.
@@ -105,14 +82,7 @@ struct Host {
 }
 
 fn host(driver: &str, cuda: &str) -> Host {
-    let root = FakeRoot::new();
-    root.modules(&["nvidia_uvm", "nvidia"])
-        .nvidia_version(driver)
-        .gpu("0000:18:00.0", Some("nvidia"))
-        .driver_gpu("0000:18:00.0", "NVIDIA H100 80GB HBM3", 0)
-        .node("nvidiactl", 0o666)
-        .node("nvidia-uvm", 0o666)
-        .node("nvidia0", 0o666);
+    let root = gpu_host(driver, "NVIDIA H100 80GB HBM3");
     let mut nvml = FakeNvml::hgx_h100_8gpu();
     nvml.system.driver_version = Some(driver.into());
     nvml.system.cuda_driver_version = Some(cuda_encoded(cuda));

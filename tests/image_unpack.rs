@@ -2,6 +2,8 @@
 //! format, hand-assembled `docker save` archives and multi-platform indexes, and hostile
 //! archives that must never write outside the private directory.
 
+mod util;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
@@ -11,6 +13,7 @@ use std::process::Command;
 
 use gpudoctor::image::{unpack, ImageError, ImageFormat, Limits, Unpacked};
 use sha2::{Digest, Sha256};
+use util::image_tools::{have, sh};
 
 // ------------------------------------------------------------------------------------------------
 // Builders.
@@ -159,6 +162,14 @@ fn one_layer_image(dir: &Path, entries: &[Ent]) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// Appends a plain file (mode 0644) to an outer archive.
+fn append_file(b: &mut tar::Builder<fs::File>, name: &str, data: &[u8]) {
+    let mut h = tar::Header::new_ustar();
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, name, data).unwrap();
+}
+
 /// Tars a directory's contents (an OCI archive from a layout).
 fn tar_dir(dir: &Path, out: &Path) {
     let mut b = tar::Builder::new(fs::File::create(out).unwrap());
@@ -236,33 +247,6 @@ impl Canary {
 
 // ------------------------------------------------------------------------------------------------
 // Real tools.
-
-/// Whether `tool` is installed; without it the test is skipped, unless
-/// GPUDOCTOR_REQUIRE_IMAGE_TOOLS is set (CI installs umoci, skopeo and buildah), then it fails.
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("GPUDOCTOR_REQUIRE_IMAGE_TOOLS").is_none(),
-            "{tool} is not installed and GPUDOCTOR_REQUIRE_IMAGE_TOOLS is set"
-        );
-        eprintln!("{tool} is not installed: this image test is skipped");
-    }
-    found
-}
-
-fn sh(cmd: &mut Command) {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 #[test]
 fn an_umoci_image_reads_the_same_as_a_layout_an_oci_archive_and_a_docker_archive() {
@@ -530,12 +514,7 @@ fn an_old_docker_save_archive_and_its_gzip_are_read() {
     let archive = work.path().join("old.tar");
     {
         let mut b = tar::Builder::new(fs::File::create(&archive).unwrap());
-        let mut add = |name: &str, data: &[u8]| {
-            let mut h = tar::Header::new_ustar();
-            h.set_size(data.len() as u64);
-            h.set_mode(0o644);
-            b.append_data(&mut h, name, data).unwrap();
-        };
+        let mut add = |name: &str, data: &[u8]| append_file(&mut b, name, data);
         add("aaa/layer.tar", &l1);
         add("ccc/layer.tar", &l2);
         add(&cfg_name, config.as_bytes());
@@ -598,12 +577,7 @@ fn an_old_docker_save_archive_and_its_gzip_are_read() {
     let bad = work.path().join("bad.tar");
     {
         let mut b = tar::Builder::new(fs::File::create(&bad).unwrap());
-        let mut add = |name: &str, data: &[u8]| {
-            let mut h = tar::Header::new_ustar();
-            h.set_size(data.len() as u64);
-            h.set_mode(0o644);
-            b.append_data(&mut h, name, data).unwrap();
-        };
+        let mut add = |name: &str, data: &[u8]| append_file(&mut b, name, data);
         add("aaa/layer.tar", &l2);
         add("bbb/layer.tar", &l2);
         add(&cfg_name, config.as_bytes());

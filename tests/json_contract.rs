@@ -1858,17 +1858,7 @@ fn a_smoke_run_matches_the_contract() {
 #[test]
 fn an_image_report_matches_the_contract() {
     use std::process::Command;
-    let tool = |t: &str| {
-        Command::new(t)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !tool("umoci") {
-        assert!(
-            std::env::var_os("GPUDOCTOR_REQUIRE_IMAGE_TOOLS").is_none(),
-            "GPUDOCTOR_REQUIRE_IMAGE_TOOLS is set but umoci is missing"
-        );
+    if !util::image_tools::have("umoci") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,7 @@ pub mod fake_nvml;
 pub mod fatbin;
 pub mod fleet_nodes;
 pub mod gpu_node;
+pub mod image_tools;
 pub mod ldcache;
 pub mod loader_lab;
 pub mod selftest;
