@@ -247,6 +247,8 @@ fn an_arm64_image_on_this_host_cannot_start() {
         text.contains("example/cuda:12.8 (docker archive, linux/arm64"),
         "{text}"
     );
+    assert!(text.contains("OS (image)  Ubuntu 24.04.2 LTS"), "{text}");
+    assert!(text.contains("\nEnvironment (image)\n"), "{text}");
 }
 
 #[test]

@@ -111,7 +111,11 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     python_import_lines(&mut b, snap, verbose);
     out.extend(b.take("Python and PyTorch"));
     environment_lines(&mut b, snap, verbose);
-    out.extend(b.take("Environment"));
+    out.extend(b.take(if snap.image.is_some() {
+        "Environment (image)"
+    } else {
+        "Environment"
+    }));
     probe_lines(&mut b, snap, verbose);
     out.extend(b.take("Probes"));
     out
