@@ -774,21 +774,25 @@ fn the_containerfile_builds_an_image_that_runs_gpudoctor() {
             "--version",
         ]);
         assert_eq!(stdout(&version).trim(), format!("gpudoctor {VERSION}"));
-        let json = bah(&[
-            "run",
-            "--isolation",
-            "chroot",
-            &ctr,
-            "--",
-            "gpudoctor",
-            "check",
-            "--no-smoke",
-            "--format",
-            "json",
-        ]);
+        // The image asks for GPUs (NVIDIA_VISIBLE_DEVICES=all) and was started without them:
+        // GD062, an error, exit code 1.
+        let json = Command::new(&buildah)
+            .arg("--root")
+            .arg(store.join("root"))
+            .arg("--runroot")
+            .arg(store.join("run"))
+            .args(["--storage-driver", "vfs", "run", "--isolation", "chroot"])
+            .arg(&ctr)
+            .args(["--", "gpudoctor", "check", "--no-smoke", "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(json.status.code(), Some(1), "{json:?}");
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let f = util::findings(&report, "GD062");
+        assert!(f.len() == 1 && f[0]["severity"] == "error", "{report}");
+        // buildah marks its containers as Podman's (/run/.containerenv): the CDI device.
         assert!(
-            util::codes(&report).contains(&"GD001".to_string()),
+            util::fix_commands(f[0]).contains("podman run --device nvidia.com/gpu=all"),
             "{report}"
         );
         // The configuration the DaemonSet relies on.
