@@ -9,7 +9,7 @@ use std::process::Command;
 
 use tempfile::TempDir;
 use util::fake_nvml::*;
-use util::image_tools::{have, sh};
+use util::image_tools::{have, sh, umoci_bundle};
 use util::*;
 
 const REQUIRE_12_8: &str = "cuda>=12.8 brand=unknown,driver>=470,driver<471 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=535,driver<536 brand=tesla,driver>=535,driver<536 brand=unknown,driver>=550,driver<551 brand=tesla,driver>=550,driver<551";
@@ -33,32 +33,21 @@ fn cuda_tree() -> FakeRoot {
 fn build_image(dir: &Path, tree: &FakeRoot, config: &[&str]) -> PathBuf {
     let layout = dir.join("layout");
     let bundle = dir.join("bundle");
-    sh(Command::new("umoci")
-        .args(["init", "--layout"])
-        .arg(&layout));
-    sh(Command::new("umoci")
-        .args(["new", "--image"])
-        .arg(format!("{}:t", layout.display())));
-    sh(Command::new("umoci")
-        .args(["unpack", "--image"])
-        .arg(format!("{}:t", layout.display()))
-        .arg(&bundle));
+    let image = umoci_bundle(&layout, &bundle);
     sh(Command::new("cp")
         .arg("-a")
         .arg(format!("{}/.", tree.path().display()))
         .arg(bundle.join("rootfs")));
     sh(Command::new("umoci")
-        .args(["repack", "--image"])
-        .arg(format!("{}:t", layout.display()))
+        .args(["repack", "--image", &image])
         .arg(&bundle));
     sh(Command::new("umoci")
-        .args(["config", "--image"])
-        .arg(format!("{}:t", layout.display()))
+        .args(["config", "--image", &image])
         .args(config));
     let archive = dir.join("image.tar");
     sh(Command::new("skopeo")
         .args(["copy", "--quiet"])
-        .arg(format!("oci:{}:t", layout.display()))
+        .arg(format!("oci:{image}"))
         .arg(format!(
             "docker-archive:{}:example/cuda:12.8",
             archive.display()

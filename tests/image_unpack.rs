@@ -13,7 +13,7 @@ use std::process::Command;
 
 use gpudoctor::image::{unpack, ImageError, ImageFormat, Limits, Unpacked};
 use sha2::{Digest, Sha256};
-use util::image_tools::{have, sh};
+use util::image_tools::{have, sh, umoci_bundle};
 
 // ------------------------------------------------------------------------------------------------
 // Builders.
@@ -256,16 +256,9 @@ fn an_umoci_image_reads_the_same_as_a_layout_an_oci_archive_and_a_docker_archive
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let layout = w.join("L");
-    let image = format!("{}:t", layout.display());
     let bundle = w.join("B");
     let rootfs = bundle.join("rootfs");
-    sh(Command::new("umoci")
-        .args(["init", "--layout"])
-        .arg(&layout));
-    sh(Command::new("umoci").args(["new", "--image", &image]));
-    sh(Command::new("umoci")
-        .args(["unpack", "--image", &image])
-        .arg(&bundle));
+    let image = umoci_bundle(&layout, &bundle);
     // Layer 1: a merged-usr tree, a library with its soname link, a hard link, a directory
     // that layer 2 replaces, a file that layer 2 deletes.
     fs::create_dir_all(rootfs.join("usr/lib/x86_64-linux-gnu")).unwrap();
@@ -1167,16 +1160,8 @@ fn a_zstd_compressed_image_from_skopeo_is_read() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let layout = work.path().join("L");
     let bundle = work.path().join("B");
-    let image = format!("{}:t", layout.display());
-    sh(Command::new("umoci")
-        .args(["init", "--layout"])
-        .arg(&layout));
-    sh(Command::new("umoci").args(["new", "--image", &image]));
-    sh(Command::new("umoci")
-        .args(["unpack", "--image", &image])
-        .arg(&bundle));
+    let image = umoci_bundle(&work.path().join("L"), &bundle);
     fs::create_dir_all(bundle.join("rootfs/usr/local/cuda-12.8")).unwrap();
     fs::write(
         bundle.join("rootfs/usr/local/cuda-12.8/version.json"),

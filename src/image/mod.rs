@@ -333,19 +333,7 @@ pub fn unpack(
         _ => img.pick_oci(reference, host_arch)?,
     };
 
-    let tmp_parent = std::env::temp_dir();
-    let dir = cleanup::create(
-        || {
-            tempfile::Builder::new()
-                .prefix("gpudoctor-image-")
-                .tempdir_in(&tmp_parent)
-        },
-        |d| d.path(),
-    )
-    .map_err(|e| ImageError::TempDir {
-        dir: tmp_parent.display().to_string(),
-        source: e,
-    })?;
+    let dir = private_temp(|b, parent| b.tempdir_in(parent), |d| d.path())?;
 
     let mut state = State::default();
     let mut tree = Tree::new(dir.path());
@@ -463,19 +451,7 @@ fn gunzip_to_scratch(
     shown: &str,
     limits: &Limits,
 ) -> Result<tempfile::NamedTempFile, ImageError> {
-    let tmp_parent = std::env::temp_dir();
-    let mut tmp = cleanup::create(
-        || {
-            tempfile::Builder::new()
-                .prefix("gpudoctor-image-")
-                .tempfile_in(&tmp_parent)
-        },
-        |f| f.path(),
-    )
-    .map_err(|e| ImageError::TempDir {
-        dir: tmp_parent.display().to_string(),
-        source: e,
-    })?;
+    let mut tmp = private_temp(|b, parent| b.tempfile_in(parent), |f| f.path())?;
     let f = File::open(path).map_err(|e| ImageError::Read {
         what: shown.to_string(),
         source: e,
@@ -533,6 +509,21 @@ fn compression(magic: &[u8]) -> Compression {
     }
 }
 
+/// A temporary file or directory `gpudoctor-image-*` under TMPDIR (mode 0600/0700), removed
+/// on drop and, through [`cleanup`], when the process is interrupted.
+fn private_temp<T>(
+    make: impl FnOnce(&tempfile::Builder, &Path) -> io::Result<T>,
+    path: impl Fn(&T) -> &Path,
+) -> Result<T, ImageError> {
+    let parent = std::env::temp_dir();
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("gpudoctor-image-");
+    cleanup::create(|| make(&builder, &parent), path).map_err(|e| ImageError::TempDir {
+        dir: parent.display().to_string(),
+        source: e,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Platforms.
 
@@ -549,6 +540,11 @@ fn host_platform(host_arch: &str) -> (&str, &'static [&'static str]) {
         "riscv64" => ("riscv64", &[""]),
         other => (other, &[""]),
     }
+}
+
+/// The OCI architecture of a host `uname -m` names (`x86_64` → `amd64`).
+pub fn oci_arch(host_arch: &str) -> &str {
+    host_platform(host_arch).0
 }
 
 /// Whether linux/`arch`/`variant` runs on a host of `host_arch`.

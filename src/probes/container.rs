@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fact::{Fact, MissingReason};
-use crate::fsys::HostFs;
+use crate::fsys::{FsError, HostFs, TextFile};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ContainerView {
@@ -88,25 +88,29 @@ fn rule_allows(rule: &str, major: u32, minor: u32) -> bool {
     matches(maj, major) && matches(min, minor)
 }
 
-pub fn probe(fs: &HostFs) -> ContainerView {
+/// `mountinfo`: /proc/self/mountinfo as the platform probe read it (it is read once).
+pub fn probe(fs: &HostFs, mountinfo: &Result<TextFile, FsError>) -> ContainerView {
     ContainerView {
-        nvidia_mounts: nvidia_mounts(fs),
+        nvidia_mounts: nvidia_mounts(mountinfo),
         device_cgroup: device_cgroup(fs),
         pod_namespace: pod_namespace(fs),
         apptainer_nv_libs: apptainer_libs(fs),
     }
 }
 
-const MOUNTINFO: &str = "/proc/self/mountinfo";
+pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 
-fn nvidia_mounts(fs: &HostFs) -> Fact<Vec<InjectedMount>> {
-    match fs.read_text_limited(Path::new(MOUNTINFO), 4 << 20) {
+/// Large enough for a node with thousands of mounts (Kubernetes hosts with many pods).
+pub const MOUNTINFO_LIMIT: u64 = 4 << 20;
+
+fn nvidia_mounts(mountinfo: &Result<TextFile, FsError>) -> Fact<Vec<InjectedMount>> {
+    match mountinfo {
         Ok(f) if f.binary => Fact::missing(MOUNTINFO, MissingReason::Malformed, "binary content"),
         Ok(f) => Fact::value(
             MOUNTINFO,
             f.text.lines().filter_map(parse_mountinfo_line).collect(),
         ),
-        Err(e) => Fact::from_fs_error(&e),
+        Err(e) => Fact::from_fs_error(e),
     }
 }
 

@@ -395,8 +395,12 @@ fn container(fs: &HostFs, env: &Env) -> Container {
     }
     // enroot (Slurm's pyxis) leaves no marker file: its root is a directory bind-mounted
     // from ENROOT_DATA_PATH (`.../enroot-data/...` or `.../enroot/...`).
+    let mountinfo = fs.read_text_limited(
+        Path::new(super::container::MOUNTINFO),
+        super::container::MOUNTINFO_LIMIT,
+    );
     if hints.is_empty() {
-        if let Ok(f) = fs.read_text_limited(Path::new("/proc/self/mountinfo"), 4 << 20) {
+        if let Ok(f) = &mountinfo {
             let root_line = f.text.lines().find(|l| l.split(' ').nth(4) == Some("/"));
             if root_line.is_some_and(|l| l.split(' ').nth(3).is_some_and(|r| r.contains("enroot")))
             {
@@ -409,7 +413,7 @@ fn container(fs: &HostFs, env: &Env) -> Container {
             }
         }
     }
-    let given = kind.map(|_| Box::new(super::container::probe(fs)));
+    let given = kind.map(|_| Box::new(super::container::probe(fs, &mountinfo)));
     Container {
         kind: kind.map(str::to_string),
         hints,

@@ -43,17 +43,9 @@ fn run(snap: &Snapshot) -> Outcome {
         );
     }
     f = f
-        .fix_text(format!("Build or pull the image for this host's platform (docker buildx build --platform linux/{}, or a multi-platform tag that includes it)", oci_arch(host)))
+        .fix_text(format!("Build or pull the image for this host's platform (docker buildx build --platform linux/{}, or a multi-platform tag that includes it)", crate::image::oci_arch(host)))
         .fix_text("Emulation (qemu-user with binfmt_misc) runs CPU code only: CUDA does not work under it");
     Outcome::Checked(vec![f])
-}
-
-fn oci_arch(machine: &str) -> &str {
-    match machine {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
-    }
 }
 
 #[cfg(test)]

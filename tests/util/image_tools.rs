@@ -29,3 +29,15 @@ pub fn sh(cmd: &mut Command) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A new empty image `LAYOUT:t` made by umoci and unpacked into the runtime bundle `bundle`
+/// (its tree at `bundle/rootfs`, packed again by `umoci repack`); returns `LAYOUT:t`.
+pub fn umoci_bundle(layout: &std::path::Path, bundle: &std::path::Path) -> String {
+    let image = format!("{}:t", layout.display());
+    sh(Command::new("umoci").args(["init", "--layout"]).arg(layout));
+    sh(Command::new("umoci").args(["new", "--image", &image]));
+    sh(Command::new("umoci")
+        .args(["unpack", "--image", &image])
+        .arg(bundle));
+    image
+}
