@@ -4,10 +4,23 @@
 //! expects (128 + the signal).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
+use std::time::Duration;
 
 static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static WATCH: Once = Once::new();
+/// Set by the watcher: writers stop before their next entry, so the tree stops growing
+/// while it is removed.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Called by the unpacking loop before each entry: once interrupted, it waits here for the
+/// watcher to remove the tree and exit, instead of writing into it (or racing it to an exit).
+pub(crate) fn hold_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::park_timeout(Duration::from_secs(1));
+    }
+}
 
 /// Creates a temporary file or directory with `create` and registers it for removal if the
 /// process is interrupted before it is dropped. The registry's lock is held across the
@@ -32,6 +45,7 @@ fn watch() {
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                INTERRUPTED.store(true, Ordering::SeqCst);
                 remove_all();
                 std::process::exit(128 + signal);
             }
@@ -42,16 +56,18 @@ fn watch() {
 fn remove_all() {
     let paths = PATHS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for p in paths {
-        // The unpacking thread may still be writing into it: try again once.
-        for _ in 0..2 {
-            let gone = if p.is_dir() {
-                std::fs::remove_dir_all(&p).is_ok()
+        // A writer may still be finishing the entry it started: retry until the tree stays
+        // gone, for at most a few seconds.
+        for _ in 0..200 {
+            let result = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
             } else {
-                std::fs::remove_file(&p).is_ok() || !p.exists()
+                std::fs::remove_file(&p)
             };
-            if gone {
+            if result.is_ok() || !p.exists() {
                 break;
             }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }

@@ -1192,6 +1192,7 @@ impl Image<'_> {
                 let mut archive = tar::Archive::new(&mut diff);
                 let entries = archive.entries().map_err(|e| stream_err(e, None))?;
                 for entry in entries {
+                    cleanup::hold_if_interrupted();
                     let mut entry = entry.map_err(|e| stream_err(e, None))?;
                     let shown_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
                     state.entries += 1;
