@@ -14,7 +14,8 @@ use crate::probes::pci::sysfs_address;
 use crate::probes::topology::{Bridge, TopoGpu};
 use crate::snapshot::Snapshot;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// Serialised as its `nvidia-smi topo -m` cell (`NV18`, `PIX`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LinkClass {
     /// NVLink, with the number of links bonded between the pair (through NVSwitches: the
     /// links each GPU has to the switches).
@@ -24,6 +25,12 @@ pub enum LinkClass {
     Phb,
     Node,
     Sys,
+}
+
+impl Serialize for LinkClass {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.label())
+    }
 }
 
 impl LinkClass {
@@ -112,6 +119,14 @@ pub struct GpuPair {
     pub acs_redirecting: Vec<String>,
     /// Of those, the ones whose ACS state could not be read.
     pub acs_unknown: Vec<String>,
+}
+
+/// How one GPU reaches one RDMA NIC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NicLink {
+    pub gpu: String,
+    pub nic: String,
+    pub link: Option<LinkClass>,
 }
 
 impl GpuPair {
@@ -296,6 +311,43 @@ impl Snapshot {
         self.gpu_pairs().into_iter().find(|p| {
             (p.a.address == a && p.b.address == b) || (p.a.address == b && p.b.address == a)
         })
+    }
+
+    /// How each GPU reaches each RDMA NIC (sysfs paths; the same classes as GPU pairs).
+    pub fn nic_links(&self) -> Vec<NicLink> {
+        let Some(topo) = &self.topology else {
+            return Vec::new();
+        };
+        let (Some(gpus), Some(nics)) = (topo.gpus.get(), topo.nics.get()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for g in gpus {
+            for n in nics {
+                let as_gpu = TopoGpu {
+                    address: n.address.clone().unwrap_or_default(),
+                    host_bridge: n.host_bridge.clone(),
+                    path: n.path.clone(),
+                    source: String::new(),
+                    numa_node: match n.numa_node {
+                        Some(v) => crate::fact::Fact::value("numa_node", v),
+                        None => crate::fact::Fact::missing(
+                            "numa_node",
+                            crate::fact::MissingReason::NotFound,
+                            "unknown",
+                        ),
+                    },
+                    local_cpulist: crate::fact::Fact::value("local_cpulist", String::new()),
+                    iommu_group: None,
+                };
+                out.push(NicLink {
+                    gpu: g.address.clone(),
+                    nic: n.name.clone(),
+                    link: sysfs_class(g, &as_gpu).0,
+                });
+            }
+        }
+        out
     }
 
     /// The pair of two GPUs by NVML index, in either order.
