@@ -21,7 +21,7 @@ enum Port {
     PlxUpstream,
     /// Intel Haswell-E root port 2 (8086:2f04): SSID 0x40 → MSI 0x60 → PCIe 0x90 (type 4) →
     /// PM 0xe0; extended: vendor 0x100 → ACS 0x110 (capability 0x001f) → AER 0x148 → …
-    IntelRootPort,
+    IntelRoot,
 }
 
 fn put16(b: &mut [u8], at: usize, v: u16) {
@@ -80,7 +80,7 @@ fn config(port: Port, acs_control: u16) -> Vec<u8> {
                 ecap(&mut b, 0xb70, 0x000b, 0);
             }
         }
-        Port::IntelRootPort => {
+        Port::IntelRoot => {
             put16(&mut b, 0, 0x8086);
             put16(&mut b, 2, 0x2f04);
             b[0x0e] = 0x81;
@@ -212,7 +212,7 @@ fn check_status<'a>(report: &'a serde_json::Value, rule: &str) -> &'a serde_json
 /// Two GPUs behind one PLX switch below an Intel root port.
 fn switch_pair(ds_control: u16) -> Host {
     let h = Host::new(2);
-    let rp = config(Port::IntelRootPort, LINUX_ACS);
+    let rp = config(Port::IntelRoot, LINUX_ACS);
     let us = config(Port::PlxUpstream, 0);
     let ds = config(Port::PlxDownstream, ds_control);
     h.place(
@@ -393,7 +393,7 @@ fn one_gpu_is_not_applicable() {
 /// first switch.
 fn eight_gpus() -> Host {
     let h = Host::new(8);
-    let rp = config(Port::IntelRootPort, 0);
+    let rp = config(Port::IntelRoot, 0);
     let us = config(Port::PlxUpstream, 0);
     let ds = config(Port::PlxDownstream, 0);
     for i in 0..4 {

@@ -350,7 +350,7 @@ fn topo_matrix(v: &DevicesView, st: &Style, width: usize) -> String {
     };
     let name_w = devices.iter().map(|d| d.label.len()).max().unwrap_or(4);
     let col_w = 5;
-    let mut head = format!("{}", pad("", name_w));
+    let mut head = pad("", name_w);
     for d in &devices {
         head.push(' ');
         head.push_str(&pad(&d.label, col_w));

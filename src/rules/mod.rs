@@ -535,6 +535,7 @@ mod tests {
         nvml_gpu(&mut s, 0).persistence_mode = crate::probes::nvml::Field::Value(false);
         nvml_gpu(&mut s, 1).recovery_action = crate::probes::nvml::Field::Value("gpu_reset".into());
         snaps.push(s);
+        snaps.push(topology::tests::acs_switch());
         let mut out = Vec::new();
         for mut s in snaps {
             match place {
