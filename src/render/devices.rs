@@ -227,6 +227,18 @@ fn human_text(v: &DevicesView, opts: &Options) -> String {
     let st = &opts.style;
     let w = opts.width;
     let mut out = String::new();
+    if opts.topo {
+        if let Err(why) = nvml_status(v.nvml) {
+            let text = format!(
+                "NVLinks are not seen without NVML ({why}); the PCIe classes come from sysfs."
+            );
+            out.push_str(&wrap(&st.dim(&printable(&text)), w, "", "  "));
+            out.push_str("\n\n");
+        }
+        out.push_str(&topo_matrix(v, st, w));
+        out.push_str(&findings_block(v.findings, st, true, w));
+        return out;
+    }
     match nvml_status(v.nvml) {
         Ok(line) => out.push_str(&format!(
             "{}\n{}",
@@ -245,11 +257,6 @@ fn human_text(v: &DevicesView, opts: &Options) -> String {
                 out.push_str("What NVML answered before it stopped:\n\n");
             }
         }
-    }
-    if opts.topo {
-        out.push_str(&topo_matrix(v, st, w));
-        out.push_str(&findings_block(v.findings, st, true, w));
-        return out;
     }
     let order_differs = v.gpus.iter().any(|g| g.cuda_index != g.gpu.index as usize);
     if !v.gpus.is_empty() && !opts.detail {
@@ -442,11 +449,21 @@ fn topo_matrix(v: &DevicesView, st: &Style, width: usize) -> String {
         }
     }
     out.push('\n');
-    let addresses: Vec<String> = devices
-        .iter()
-        .map(|d| format!("{} {}", d.label, d.address))
-        .collect();
-    out.push_str(&wrap(&addresses.join(", "), width, "", ""));
+    // Each GPU's address whole on one line: entries are packed, never split.
+    let mut line = String::new();
+    for d in &devices {
+        let entry = format!("{} {}", d.label, d.address);
+        if !line.is_empty() && display_width(&line) + 2 + display_width(&entry) > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(&entry);
+    }
+    out.push_str(&line);
     out.push('\n');
     if let Some(t) = v.pci_topology {
         out.push_str(&wrap(
