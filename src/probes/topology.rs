@@ -283,13 +283,19 @@ pub fn parse_config(b: &[u8]) -> Result<ConfigSpace, (MissingReason, String)> {
     let acs = if capabilities_read && port_type.is_none() {
         // Conventional PCI has no extended space.
         AcsRead::Absent
-    } else if b.len() <= 256 {
+    } else if b.len() < 256 {
+        // sysfs gives other users the first 64 bytes (128 for CardBus bridges).
         AcsRead::Unknown(
             MissingReason::PermissionDenied,
             format!(
                 "only {} bytes of config space were readable: the extended space, where ACS is, is readable by root only",
                 b.len()
             ),
+        )
+    } else if b.len() == 256 {
+        AcsRead::Unknown(
+            MissingReason::Unreadable,
+            "only the 256-byte conventional config space is accessible: no extended config access (MMCONFIG/ECAM off, or a hypervisor that hides it)".into(),
         )
     } else {
         walk_extended(b)
@@ -768,14 +774,20 @@ mod tests {
     #[test]
     fn short_reads_are_unknown_never_off() {
         let b = bridge(6, &[], 4096);
-        for len in [64, 256] {
-            let c = parse_config(&b[..len]).unwrap();
-            match c.acs {
-                AcsRead::Unknown(MissingReason::PermissionDenied, d) => {
-                    assert!(d.contains("root only"), "{d}")
-                }
-                other => panic!("{len}: {other:?}"),
+        match parse_config(&b[..64]).unwrap().acs {
+            AcsRead::Unknown(MissingReason::PermissionDenied, d) => {
+                assert!(d.contains("root only"), "{d}")
             }
+            other => panic!("{other:?}"),
+        }
+        // 256 bytes as root: no extended config access at all.
+        let c = parse_config(&b[..256]).unwrap();
+        assert_eq!(c.port_type, Some(6));
+        match c.acs {
+            AcsRead::Unknown(MissingReason::Unreadable, d) => {
+                assert!(d.contains("MMCONFIG"), "{d}")
+            }
+            other => panic!("{other:?}"),
         }
         // Below the header nothing is said at all.
         assert!(parse_config(&b[..40]).is_err());
