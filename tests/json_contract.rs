@@ -163,7 +163,6 @@ struct Snapshot {
     platform: Option<Platform>,
     kernel_module: Option<KernelModule>,
     pci: Option<Pci>,
-    #[allow(dead_code)]
     topology: Option<Topology>,
     device_nodes: Option<DeviceNodes>,
     container_host: Option<ContainerHost>,
@@ -1636,7 +1635,9 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 14);
+    assert_eq!(s.probes.len(), 15);
+    let topo = s.topology.as_ref().expect("topology");
+    assert!(topo.gpus.value.as_ref().is_some_and(|g| !g.is_empty()));
     let host = s.container_host.as_ref().expect("container_host");
     assert_eq!(host.cdi.dirs, ["/etc/cdi", "/var/run/cdi"]);
     // Under --root without --cuda-lib the smoke test is recorded as not run, with why.
