@@ -182,7 +182,7 @@ fn acs_redirect(
         )
     };
     let mut f = Finding::new("GD072", Severity::Warning, title).detail(format!(
-        "These GPUs share a PCIe switch, so their peer-to-peer traffic could go straight across it, but Access Control Services request/completion redirect is on at {} of its ports: every peer request goes up to the root complex (and through the IOMMU when it translates) and back down. NCCL and torch peer-to-peer copies then run at a fraction of the switch's bandwidth or hang (NCCL troubleshooting guide, \"PCI Access Control Services\"). A warning: it slows or stalls multi-GPU jobs rather than stopping CUDA.",
+        "These GPUs share PCIe switches, so their peer-to-peer traffic could go straight across them, but Access Control Services request/completion redirect is on at {} switch port(s) between them: every peer request goes up to the root complex (and through the IOMMU when it translates) and back down. NCCL and torch peer-to-peer copies then run at a fraction of the switch's bandwidth or hang (NCCL troubleshooting guide, \"PCI Access Control Services\"). A warning: it slows or stalls multi-GPU jobs rather than stopping CUDA.",
         bridges.len()
     ));
     for p in &affected {
@@ -208,11 +208,13 @@ fn acs_redirect(
         bridges.join(";"),
         if translated { " and `iommu=pt`" } else { "" }
     ));
-    let now = bridges
-        .iter()
-        .map(|b| format!("sudo setpci -s {b} ECAP_ACS+6.w=0000"))
-        .collect::<Vec<_>>()
-        .join(" && ");
+    let now = match bridges.as_slice() {
+        [one] => format!("sudo setpci -s {one} ECAP_ACS+6.w=0000"),
+        many => format!(
+            "for port in {}; do sudo setpci -s $port ECAP_ACS+6.w=0000; done",
+            many.join(" ")
+        ),
+    };
     f = f.fix_cmd(
         "Turn redirect off now, until the next reboot (setpci, as NCCL's guide does)",
         now,
@@ -476,7 +478,7 @@ pub(crate) mod tests {
         let cmd = f.fix[2].command.as_deref().unwrap();
         assert_eq!(
             cmd,
-            "sudo setpci -s 0000:11:08.0 ECAP_ACS+6.w=0000 && sudo setpci -s 0000:11:10.0 ECAP_ACS+6.w=0000"
+            "for port in 0000:11:08.0 0000:11:10.0; do sudo setpci -s $port ECAP_ACS+6.w=0000; done"
         );
         assert!(
             f.fix[1]
@@ -597,10 +599,9 @@ pub(crate) mod tests {
             f.fix
         );
         assert!(
-            f.fix
-                .iter()
-                .any(|x| x.text.starts_with("On the host")
-                    && x.text.contains("setpci -s 0000:11:08.0")),
+            f.fix.iter().any(|x| x.text.starts_with("On the host")
+                && x.text.contains("setpci -s $port")
+                && x.text.contains("0000:11:08.0")),
             "{:?}",
             f.fix
         );
