@@ -611,3 +611,53 @@ fn nvlink_pairs_from_nvml_are_nv_and_not_judged_for_acs() {
         run.stdout
     );
 }
+
+#[test]
+fn gpus_on_two_host_bridges_of_one_numa_node_are_node_from_nvml_or_sysfs() {
+    let h = Host::new(2);
+    let rp = config(Port::IntelRoot, LINUX_ACS);
+    h.place("0000:18:00.0", "pci0000:00", &[("0000:00:02.0", &rp)], 0)
+        .place("0000:19:00.0", "pci0000:17", &[("0000:17:02.0", &rp)], 0);
+    // sysfs alone.
+    let (_, v) = json(h.root.cmd().arg("devices"));
+    let p = &v["gpu_pairs"][0];
+    assert_eq!(
+        (p["link"].as_str(), p["source"].as_str()),
+        (Some("NODE"), Some("sysfs")),
+        "{p:#}"
+    );
+    // Through a host bridge: not a pair whose traffic ACS keeps from a switch.
+    assert!(p["acs_redirecting"].as_array().unwrap().len() == 2);
+    assert_eq!(p["verdict"], "passed");
+    // NVML's common ancestor decides when it answers, with no NVLink between them.
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.devices.truncate(2);
+    for i in 0..2 {
+        cfg.gpu(i).nvlinks = None;
+    }
+    cfg.topology.pairs = vec![TopoPair {
+        a: 0,
+        b: 1,
+        level: Some(TOPOLOGY_NODE),
+        p2p: None,
+    }];
+    let dir = tempfile::tempdir().unwrap();
+    let path = cfg.write(dir.path());
+    let mut cmd = h.root.cmd();
+    cmd.arg("--nvml-lib")
+        .arg(fake_nvml_lib())
+        .env(FAKE_NVML_ENV, &path);
+    let (_, v) = json(cmd.arg("devices"));
+    let p = &v["gpu_pairs"][0];
+    assert_eq!(p["link"], "NODE", "{p:#}");
+    assert_eq!(p["source"], "nvml_topology");
+    assert_eq!(
+        (p["a"]["nvml_index"].as_u64(), p["b"]["nvml_index"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert!(
+        v["gpus"][0]["nvlink_remotes"] == "not_supported",
+        "{:#}",
+        v["gpus"][0]["nvlink_remotes"]
+    );
+}
