@@ -160,6 +160,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)')
             [CompletionResult]::new('--detail', '--detail', [CompletionResultType]::ParameterName, 'Show everything about every GPU')
             [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Show every column of the table, however wide')
+            [CompletionResult]::new('--topo', '--topo', [CompletionResultType]::ParameterName, 'Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Shorthand for --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')

@@ -153,6 +153,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
             cand --detail 'Show everything about every GPU'
             cand --wide 'Show every column of the table, however wide'
+            cand --topo 'Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU'
             cand --json 'Shorthand for --format json'
             cand -q 'Print no report: only the exit code says the outcome (errors still go to stderr)'
             cand --quiet 'Print no report: only the exit code says the outcome (errors still go to stderr)'

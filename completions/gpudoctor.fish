@@ -37,6 +37,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l only -d 'Run only t
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -117,11 +118,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -202,7 +206,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -257,6 +263,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l only -d 'R
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -337,11 +344,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -422,7 +432,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -460,6 +472,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l only -d 
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -540,11 +553,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -625,7 +641,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -650,6 +668,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l only -d 'Ru
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -730,11 +749,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -815,7 +837,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -840,6 +864,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l only -d 
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -920,11 +945,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1005,7 +1033,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1017,6 +1047,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l detail -d 'Show everything about every GPU'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l wide -d 'Show every column of the table, however wide'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l topo -d 'Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
@@ -1034,6 +1065,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l only -d 'R
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1114,11 +1146,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1199,7 +1234,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1255,6 +1292,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l only -d 'R
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1335,11 +1373,14 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
+topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1420,7 +1461,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1593,7 +1636,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
+GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

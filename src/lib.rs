@@ -27,6 +27,7 @@ pub(crate) mod runner;
 pub(crate) mod smoke;
 pub(crate) mod snapshot;
 pub(crate) mod subject;
+pub(crate) mod topology;
 pub(crate) mod verdict;
 pub(crate) mod worker;
 

@@ -243,6 +243,7 @@ fn lost(index: u32, e: &NvmlError) -> Gpu {
         },
         processes: err(&m),
         nvlinks: err(&m),
+        nvlink_remotes: err(&m),
         fabric: err(&m),
         recovery_action: err(&m),
     }
@@ -254,6 +255,7 @@ fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
     let ecc_mode = field(d.is_ecc_enabled());
     let mig_mode = field(d.mig_mode());
     let mig_enabled = mig_mode.clone().map(|m| m.current == 1);
+    let links = nvlinks(d);
     let instances = if mig_enabled.get() == Some(&true) {
         mig_instances(d)
     } else {
@@ -330,7 +332,8 @@ fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
             instances,
         },
         processes: processes(d),
-        nvlinks: nvlinks(d),
+        nvlinks: links.0,
+        nvlink_remotes: links.1,
         fabric: fabric(d, raw),
         recovery_action: recovery_action(d, raw),
     }
@@ -403,19 +406,48 @@ fn processes(d: &Device) -> Field<Vec<Process>> {
     }
 }
 
-fn nvlinks(d: &Device) -> Field<Vec<bool>> {
+/// Each NVLink's state and, for an active one, the PCI bus id at its other end
+/// (nvmlDeviceGetNvLinkRemotePciInfo_v2): a peer GPU or an NVSwitch.
+type NvLinks = (Field<Vec<bool>>, Field<Vec<Option<String>>>);
+
+fn nvlinks(d: &Device) -> NvLinks {
     let mut links = Vec::new();
+    let mut remotes = Vec::new();
+    let mut remote_error = None;
     for link in 0..MAX_NVLINKS {
-        match d.link_wrapper_for(link).is_active() {
-            Ok(up) => links.push(up),
+        let wrapper = d.link_wrapper_for(link);
+        match wrapper.is_active() {
+            Ok(up) => {
+                links.push(up);
+                let remote = if up {
+                    match wrapper.remote_pci_info() {
+                        Ok(info) => Some(info.bus_id),
+                        Err(e) => {
+                            remote_error.get_or_insert(e);
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                remotes.push(remote);
+            }
             // Past the last link NVML says invalid argument; a GPU without NVLink says
             // not supported on link 0.
             Err(NvmlError::InvalidArg) => break,
-            Err(e) if links.is_empty() => return field(Err(e)),
+            Err(e) if links.is_empty() => {
+                let m = field::<()>(Err(e));
+                return (m.clone().map(|_| Vec::new()), m.map(|_| Vec::new()));
+            }
             Err(_) => break,
         }
     }
-    Field::Value(links)
+    // Every active link's remote failed: say why rather than a list of unknowns.
+    let remotes = match remote_error {
+        Some(e) if remotes.iter().all(Option::is_none) => field(Err(e)),
+        _ => Field::Value(remotes),
+    };
+    (Field::Value(links), remotes)
 }
 
 fn remapped_rows(d: &Device, raw: Option<&NvmlLib>) -> Field<RemappedRows> {

@@ -34,6 +34,9 @@ pub struct Snapshot {
     pub platform: Option<Platform>,
     pub kernel_module: Option<KernelModule>,
     pub pci: Option<Pci>,
+    /// Where the GPUs sit on the PCI bus: bridges and their ACS, NUMA, IOMMU, RDMA NICs.
+    #[serde(default)]
+    pub topology: Option<crate::probes::topology::Topology>,
     pub device_nodes: Option<DeviceNodes>,
     /// What the host's container stack provides for GPUs (engines, toolkit, CDI specs).
     #[serde(default)]

@@ -121,6 +121,10 @@ pub enum Subject {
     Shm,
     /// A file that could not be read, by path.
     File(String),
+    /// Two GPUs as a pair, by PCI address, lower first: how they reach each other.
+    GpuPair(String, String),
+    /// The IOMMU (its mode, the GPUs' groups).
+    Iommu,
 }
 
 impl Subject {
@@ -144,6 +148,11 @@ impl Subject {
     }
     pub fn pci(address: &str) -> Subject {
         Subject::PciFunction(address.to_string())
+    }
+    /// A GPU pair by PCI address, in either order.
+    pub fn gpu_pair(a: &str, b: &str) -> Subject {
+        let (x, y) = if a <= b { (a, b) } else { (b, a) };
+        Subject::GpuPair(x.to_string(), y.to_string())
     }
 
     /// The summary this subject rolls up into: a summary line is as bad as its worst part.
@@ -191,6 +200,7 @@ impl Subject {
             "smoke" => Some(Subject::Smoke),
             "shm" => Some(Subject::Shm),
             "env" => Some(Subject::Environment),
+            "iommu" => Some(Subject::Iommu),
             _ => None,
         };
         if fixed.is_some() {
@@ -213,6 +223,9 @@ impl Subject {
             "probe" => Some(Subject::Probe(owned)),
             "model" => Some(Subject::GpuModel(owned)),
             "file" => Some(Subject::File(owned)),
+            "gpupair" => rest
+                .split_once(',')
+                .map(|(a, b)| Subject::GpuPair(a.to_string(), b.to_string())),
             "smoke" => match rest.split_once(':') {
                 None => rest.parse().ok().map(Subject::SmokeGpu),
                 Some((gpu, step)) => {
@@ -270,6 +283,8 @@ impl fmt::Display for Subject {
             Subject::Probe(p) => write!(f, "probe:{p}"),
             Subject::Shm => f.write_str("shm"),
             Subject::File(p) => write!(f, "file:{p}"),
+            Subject::GpuPair(a, b) => write!(f, "gpupair:{a},{b}"),
+            Subject::Iommu => f.write_str("iommu"),
         }
     }
 }
@@ -315,6 +330,8 @@ mod tests {
             Subject::Probe("nvml".into()),
             Subject::Shm,
             Subject::File("/proc/modules".into()),
+            Subject::gpu_pair("0000:19:00.0", "0000:18:00.0"),
+            Subject::Iommu,
         ];
         for s in all {
             assert_eq!(Subject::parse(&s.to_string()), Some(s.clone()), "{s}");

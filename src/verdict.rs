@@ -71,6 +71,7 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
             "compute_mode",
             "gpu_recovery",
         ],
+        Subject::GpuPair(..) | Subject::Iommu => &["topology"],
         Subject::NvccOnPath => &["toolkit_choice"],
         Subject::CudaHome => &["cuda_home", "toolkit_choice"],
         Subject::Library(l) if l == "libcuda.so.1" => &["libcuda"],

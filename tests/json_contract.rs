@@ -163,6 +163,7 @@ struct Snapshot {
     platform: Option<Platform>,
     kernel_module: Option<KernelModule>,
     pci: Option<Pci>,
+    topology: Option<Topology>,
     device_nodes: Option<DeviceNodes>,
     container_host: Option<ContainerHost>,
     environment: Option<Environment>,
@@ -610,6 +611,7 @@ struct NvmlGpu {
     mig: NvmlMig,
     processes: NField<Vec<NvmlProcess>>,
     nvlinks: NField<Vec<bool>>,
+    nvlink_remotes: NField<Vec<Option<String>>>,
     fabric: NField<NvmlFabric>,
     recovery_action: NField<String>,
 }
@@ -1246,6 +1248,90 @@ struct PciDevice {
     source: String,
 }
 
+// Where the GPUs sit on the PCI bus (src/probes/topology.rs).
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Topology {
+    gpus: Fact<Vec<TopoGpu>>,
+    bridges: Vec<TopoBridge>,
+    iommu: Iommu,
+    nics: Fact<Vec<Nic>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopoGpu {
+    address: String,
+    host_bridge: Option<String>,
+    path: Vec<String>,
+    source: String,
+    numa_node: Fact<i32>,
+    local_cpulist: Fact<String>,
+    iommu_group: Option<u32>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopoBridge {
+    address: String,
+    id: Option<String>,
+    kind: String,
+    acs: Fact<Option<Acs>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Acs {
+    offset: u16,
+    capability: u16,
+    control: u16,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Iommu {
+    units: Fact<Vec<IommuUnit>>,
+    groups: Vec<IommuGroup>,
+    cmdline: Fact<Vec<String>>,
+    mode: String,
+    mode_source: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IommuUnit {
+    name: String,
+    kind: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IommuGroup {
+    number: u32,
+    kind: Fact<String>,
+    devices: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Nic {
+    name: String,
+    address: Option<String>,
+    host_bridge: Option<String>,
+    path: Vec<String>,
+    numa_node: Option<i32>,
+    link_layers: Vec<String>,
+    netdevs: Vec<String>,
+}
+
 // The host's container stack (src/probes/container_host.rs).
 #[allow(dead_code)]
 #[derive(Deserialize)]
@@ -1549,7 +1635,9 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 14);
+    assert_eq!(s.probes.len(), 15);
+    let topo = s.topology.as_ref().expect("topology");
+    assert!(topo.gpus.value.as_ref().is_some_and(|g| !g.is_empty()));
     let host = s.container_host.as_ref().expect("container_host");
     assert_eq!(host.cdi.dirs, ["/etc/cdi", "/var/run/cdi"]);
     // Under --root without --cuda-lib the smoke test is recorded as not run, with why.

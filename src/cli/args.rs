@@ -491,6 +491,9 @@ pub struct DevicesArgs {
     /// Show every column of the table, however wide
     #[arg(long, conflicts_with_all = ["index", "detail", "json"])]
     pub wide: bool,
+    /// Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU
+    #[arg(long, conflicts_with_all = ["index", "detail", "wide"])]
+    pub topo: bool,
     #[command(flatten)]
     pub output: ViewOutput,
     #[command(flatten)]

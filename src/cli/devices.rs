@@ -14,6 +14,7 @@ const DEVICES_PROBES: &[&str] = &[
     "platform",
     "kernel_module",
     "pci",
+    "topology",
     "device_nodes",
     "environment",
     "libraries",
@@ -25,6 +26,7 @@ pub(super) fn devices(
     index: Option<u32>,
     detail: bool,
     wide: bool,
+    topo: bool,
 ) -> Result<u8, CliError> {
     let format = ViewFormat::of(g);
     let (snapshot, checks, findings) = focused(g, DEVICES_PROBES, View::Devices)?;
@@ -54,6 +56,7 @@ pub(super) fn devices(
                 detail: detail || index.is_some(),
                 width: render::width::for_stdout(),
                 wide,
+                topo,
             },
         ),
     };

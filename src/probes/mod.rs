@@ -18,6 +18,7 @@ pub mod pytorch;
 pub mod pytorch_live;
 pub mod smoke;
 pub mod toolkits;
+pub mod topology;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -35,6 +36,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "platform",
     "kernel_module",
     "pci",
+    "topology",
     "device_nodes",
     "container_host",
     "environment",
@@ -99,6 +101,7 @@ enum Output {
     Platform(platform::Platform),
     KernelModule(kernel_module::KernelModule),
     Pci(pci::Pci),
+    Topology(Box<topology::Topology>),
     DeviceNodes(device_nodes::DeviceNodes),
     ContainerHost(Box<container_host::ContainerHost>),
     Environment(environment::Environment),
@@ -227,6 +230,22 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     {
         let fs = fs.clone();
         spawn("pci", Box::new(move || Output::Pci(pci::probe(&fs))));
+    }
+    {
+        let fs = fs.clone();
+        spawn(
+            "topology",
+            Box::new(move || {
+                // The GPU functions are listed again here (one small read each) so that
+                // this probe need not wait for the pci probe.
+                let gpus: Vec<String> = pci::probe(&fs)
+                    .gpus()
+                    .iter()
+                    .map(|d| d.address.clone())
+                    .collect();
+                Output::Topology(Box::new(topology::probe(&fs, &gpus)))
+            }),
+        );
     }
     {
         let fs = fs.clone();
@@ -392,6 +411,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     }
                     Output::KernelModule(k) => snap.kernel_module = Some(k),
                     Output::Pci(p) => snap.pci = Some(p),
+                    Output::Topology(t) => snap.topology = Some(*t),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),
                     Output::ContainerHost(c) => snap.container_host = Some(*c),
                     Output::Environment(e) => snap.environment = Some(e),

@@ -111,8 +111,17 @@ pub struct Gpu {
     pub processes: Field<Vec<Process>>,
     /// Active state of each NVLink, in link order.
     pub nvlinks: Field<Vec<bool>>,
+    /// For each NVLink in link order, the PCI bus id at its other end when it is active
+    /// (a peer GPU, or an NVSwitch).
+    #[serde(default = "not_recorded::<Vec<Option<String>>>")]
+    pub nvlink_remotes: Field<Vec<Option<String>>>,
     pub fabric: Field<Fabric>,
     pub recovery_action: Field<String>,
+}
+
+/// A field a snapshot from an older gpudoctor does not have.
+fn not_recorded<T>() -> Field<T> {
+    Field::Error("not recorded in this snapshot".into())
 }
 
 impl Gpu {

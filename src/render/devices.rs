@@ -27,6 +27,13 @@ pub struct DevicesView<'a> {
     pub cuda_device_order: &'a str,
     pub gpus: Vec<GpuView<'a>>,
     pub topology: &'a [TopologyPair],
+    /// The topology probe: GPUs' PCI paths, bridges with ACS, IOMMU, RDMA NICs.
+    pub pci_topology: Option<&'a crate::probes::topology::Topology>,
+    /// Every GPU pair's link class (NV#, PIX, PXB, PHB, NODE, SYS), which facts decided
+    /// it, the bridges between them and their ACS, with the findings' verdict on the pair.
+    pub gpu_pairs: Vec<PairView>,
+    /// How each GPU reaches each RDMA NIC.
+    pub nic_links: Vec<crate::topology::NicLink>,
     pub findings: &'a [Finding],
     pub summary: Summary,
 }
@@ -41,6 +48,14 @@ pub struct GpuView<'a> {
     #[serde(flatten)]
     pub gpu: &'a Gpu,
     pub capabilities: Vec<CapabilityView>,
+}
+
+#[derive(Serialize)]
+pub struct PairView {
+    #[serde(flatten)]
+    pub pair: crate::topology::GpuPair,
+    /// The findings' verdict on this pair (GD072, GD073).
+    pub verdict: Verdict,
 }
 
 #[derive(Serialize)]
@@ -118,6 +133,16 @@ pub fn view<'a>(
         cuda_device_order: order,
         gpus,
         topology: sys.map(|s| s.topology.as_slice()).unwrap_or(&[]),
+        pci_topology: snap.topology.as_ref(),
+        gpu_pairs: snap
+            .gpu_pairs()
+            .into_iter()
+            .map(|pair| PairView {
+                verdict: verdicts.of(&Subject::gpu_pair(&pair.a.address, &pair.b.address)),
+                pair,
+            })
+            .collect(),
+        nic_links: snap.nic_links(),
         findings,
         summary: Summary::of(findings),
     }
@@ -189,6 +214,8 @@ pub struct Options {
     /// Every column of the table, however wide; otherwise columns are shortened, then
     /// left out, until the table fits the width.
     pub wide: bool,
+    /// The GPU×GPU link matrix (`--topo`) instead of the table.
+    pub topo: bool,
 }
 
 /// `gpudoctor devices` for a terminal (ASCII where it needs it).
@@ -200,6 +227,18 @@ fn human_text(v: &DevicesView, opts: &Options) -> String {
     let st = &opts.style;
     let w = opts.width;
     let mut out = String::new();
+    if opts.topo {
+        if let Err(why) = nvml_status(v.nvml) {
+            let text = format!(
+                "NVLinks are not seen without NVML ({why}); the PCIe classes come from sysfs."
+            );
+            out.push_str(&wrap(&st.dim(&printable(&text)), w, "", "  "));
+            out.push_str("\n\n");
+        }
+        out.push_str(&topo_matrix(v, st, w));
+        out.push_str(&findings_block(v.findings, st, true, w));
+        return out;
+    }
     match nvml_status(v.nvml) {
         Ok(line) => out.push_str(&format!(
             "{}\n{}",
@@ -239,6 +278,256 @@ fn human_text(v: &DevicesView, opts: &Options) -> String {
     out.push_str(&findings_block(v.findings, st, looked, w));
     out
 }
+
+/// One matrix row or column: a GPU by its NVML index (else its place in address order).
+struct TopoDevice {
+    label: String,
+    address: String,
+}
+
+/// The GPUs of the pair list and the topology probe, NVML's order where it answered.
+fn topo_devices(v: &DevicesView) -> Vec<TopoDevice> {
+    let mut by_addr: std::collections::BTreeMap<String, Option<u32>> = Default::default();
+    for p in &v.gpu_pairs {
+        for g in [&p.pair.a, &p.pair.b] {
+            by_addr.insert(g.address.clone(), g.nvml_index);
+        }
+    }
+    if let Some(gpus) = v.pci_topology.and_then(|t| t.gpus.get()) {
+        for g in gpus {
+            by_addr.entry(g.address.clone()).or_insert(None);
+        }
+    }
+    let mut list: Vec<(String, Option<u32>)> = by_addr.into_iter().collect();
+    list.sort_by_key(|(a, i)| (i.is_none(), *i, a.clone()));
+    list.into_iter()
+        .enumerate()
+        .map(|(n, (address, i))| TopoDevice {
+            label: format!("GPU{}", i.map_or(n as u32, |i| i)),
+            address,
+        })
+        .collect()
+}
+
+/// `devices --topo`: the link class of every GPU pair (`nvidia-smi topo -m`'s cells and
+/// legend), each cell marked with the findings' verdict on that pair, then the GPUs' CPU
+/// and NUMA affinity, the GPU↔NIC classes and the IOMMU mode.
+fn topo_matrix(v: &DevicesView, st: &Style, width: usize) -> String {
+    let devices = topo_devices(v);
+    let mut out = String::new();
+    if devices.is_empty() {
+        out.push_str(&wrap(
+            "No NVIDIA GPU on the PCI bus: no topology to show.",
+            width,
+            "",
+            "",
+        ));
+        out.push('\n');
+        return out;
+    }
+    let pair = |a: &str, b: &str| {
+        v.gpu_pairs.iter().find(|p| {
+            (p.pair.a.address == a && p.pair.b.address == b)
+                || (p.pair.a.address == b && p.pair.b.address == a)
+        })
+    };
+    let gpu = |a: &str| {
+        v.pci_topology
+            .and_then(|t| t.gpus.get())
+            .and_then(|g| g.iter().find(|g| g.address == a))
+    };
+    let cell = |a: &TopoDevice, b: &TopoDevice| -> (String, usize) {
+        if a.address == b.address {
+            return ("X".into(), 1);
+        }
+        let Some(p) = pair(&a.address, &b.address) else {
+            return (st.dim("?"), 1);
+        };
+        let label = p.pair.link.map_or_else(|| "?".to_string(), |l| l.label());
+        match p.verdict {
+            Verdict::Warning | Verdict::Error | Verdict::Info => {
+                let w = display_width(&label) + 1;
+                (format!("{label}{}", form::mark(p.verdict, st)), w)
+            }
+            _ => {
+                let w = display_width(&label);
+                (label, w)
+            }
+        }
+    };
+    let name_w = devices.iter().map(|d| d.label.len()).max().unwrap_or(4);
+    let col_w = 5;
+    let mut head = pad("", name_w);
+    for d in &devices {
+        head.push(' ');
+        head.push_str(&pad(&d.label, col_w));
+    }
+    head.push_str(" NUMA CPU affinity");
+    out.push_str(&st.bold(head.trim_end()));
+    out.push('\n');
+    let used = name_w + devices.len() * (col_w + 1) + 6;
+    for a in &devices {
+        let mut line = pad(&a.label, name_w);
+        for b in &devices {
+            let (c, w) = cell(a, b);
+            line.push(' ');
+            line.push_str(&c);
+            line.push_str(&" ".repeat(col_w.saturating_sub(w)));
+        }
+        let g = gpu(&a.address);
+        let numa = g
+            .and_then(|g| g.numa_node.get())
+            .map_or("?".to_string(), |n| {
+                if *n < 0 {
+                    "N/A".into()
+                } else {
+                    n.to_string()
+                }
+            });
+        let mut cpus = g
+            .and_then(|g| g.local_cpulist.get())
+            .cloned()
+            .unwrap_or_else(|| "?".into());
+        let room = width.saturating_sub(used).max(4);
+        if display_width(&cpus) > room {
+            cpus = format!("{}…", cpus.chars().take(room - 1).collect::<String>());
+        }
+        line.push_str(&format!(" {} {cpus}", pad(&numa, 4)));
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    // GPU↔NIC classes: a second block, so the GPU matrix keeps its width.
+    let mut nics: Vec<&str> = v.nic_links.iter().map(|l| l.nic.as_str()).collect();
+    nics.dedup();
+    if !nics.is_empty() {
+        out.push('\n');
+        let nic_w = nics.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
+        let mut head = pad("", name_w);
+        for n in &nics {
+            head.push(' ');
+            head.push_str(&pad(n, nic_w));
+        }
+        out.push_str(&st.bold(head.trim_end()));
+        out.push('\n');
+        for a in &devices {
+            let mut line = pad(&a.label, name_w);
+            for n in &nics {
+                let l = v
+                    .nic_links
+                    .iter()
+                    .find(|l| l.gpu == a.address && l.nic == *n)
+                    .and_then(|l| l.link)
+                    .map_or("?".to_string(), |l| l.label());
+                line.push(' ');
+                line.push_str(&pad(&l, nic_w));
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        if let Some(list) = v.pci_topology.and_then(|t| t.nics.get()) {
+            for n in list {
+                let kind = if n.link_layers.iter().any(|l| l == "InfiniBand") {
+                    "InfiniBand"
+                } else if n.link_layers.iter().any(|l| l == "Ethernet") {
+                    "RoCE"
+                } else {
+                    "RDMA"
+                };
+                let text = format!(
+                    "{}: {kind} at {}{}",
+                    n.name,
+                    n.address.as_deref().unwrap_or("?"),
+                    if n.netdevs.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", n.netdevs.join(", "))
+                    }
+                );
+                out.push_str(&wrap(&text, width, "  ", "    "));
+                out.push('\n');
+            }
+        }
+    }
+    out.push('\n');
+    // Each GPU's address whole on one line: entries are packed, never split.
+    let mut line = String::new();
+    for d in &devices {
+        let entry = format!("{} {}", d.label, d.address);
+        if !line.is_empty() && display_width(&line) + 2 + display_width(&entry) > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(&entry);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    if let Some(t) = v.pci_topology {
+        out.push_str(&wrap(
+            &format!("IOMMU: {} ({})", t.iommu.mode.as_str(), t.iommu.mode_source),
+            width,
+            "",
+            "  ",
+        ));
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&st.bold("Legend:"));
+    out.push('\n');
+    for (k, text) in TOPO_LEGEND {
+        out.push_str(&wrap(&format!("{k:<5} {text}"), width, "  ", "        "));
+        out.push('\n');
+    }
+    let sources: Vec<&str> = {
+        let mut s: Vec<&str> = v
+            .gpu_pairs
+            .iter()
+            .filter_map(|p| p.pair.source.map(|s| s.describe()))
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    if !sources.is_empty() {
+        out.push_str(&wrap(
+            &format!(
+                "Decided by: {}. A mark after a cell is a finding about that pair (below).",
+                sources.join("; ")
+            ),
+            width,
+            "",
+            "",
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+/// `nvidia-smi topo -m`'s legend, in its own words where they fit.
+pub const TOPO_LEGEND: [(&str, &str); 7] = [
+    ("X", "the GPU itself"),
+    (
+        "SYS",
+        "through PCIe and the SMP interconnect between NUMA nodes (QPI/UPI, Infinity Fabric)",
+    ),
+    (
+        "NODE",
+        "through PCIe and the interconnect between PCIe host bridges within a NUMA node",
+    ),
+    (
+        "PHB",
+        "through PCIe and a PCIe host bridge (typically the CPU)",
+    ),
+    (
+        "PXB",
+        "through several PCIe bridges, without a PCIe host bridge",
+    ),
+    ("PIX", "through at most one PCIe bridge (one switch)"),
+    ("NV#", "through a bonded set of # NVLinks"),
+];
 
 /// The table as Markdown: real rows under the header.
 pub fn render_markdown(v: &DevicesView) -> String {
@@ -825,7 +1114,7 @@ pub fn html_body(v: &DevicesView) -> String {
         out.push_str("</tbody></table>\n");
     }
     if !v.topology.is_empty() && v.gpus.len() > 1 {
-        out.push_str("<h2 id=\"topology\">Topology</h2>\n<p class=\"dim\">How each pair of GPUs is connected (NVML's common ancestor) and whether NVML reports peer-to-peer reads between them.</p>\n<table class=\"topo\"><thead><tr><th></th>");
+        out.push_str("<h2 id=\"topology\">Topology</h2>\n<p class=\"dim\">How each pair of GPUs is connected, in <code>nvidia-smi topo -m</code>'s classes (NV# NVLinks, PIX one PCIe switch, PXB several bridges, PHB a host bridge, NODE between host bridges of a NUMA node, SYS across NUMA nodes), and whether NVML reports peer-to-peer reads between them.</p>\n<table class=\"topo\"><thead><tr><th></th>");
         let indices: Vec<u32> = v.gpus.iter().map(|g| g.gpu.index).collect();
         for i in &indices {
             let _ = write!(out, "<th>GPU {i}</th>");
@@ -842,14 +1131,32 @@ pub fn html_body(v: &DevicesView) -> String {
                     .topology
                     .iter()
                     .find(|p| (p.a == *a && p.b == *b) || (p.a == *b && p.b == *a));
+                // The class every view shows (NVLink, else NVML's common ancestor, else sysfs).
+                let class = v.gpu_pairs.iter().find(|p| {
+                    let (x, y) = (p.pair.a.nvml_index, p.pair.b.nvml_index);
+                    (x == Some(*a) && y == Some(*b)) || (x == Some(*b) && y == Some(*a))
+                });
+                let label = class
+                    .and_then(|c| c.pair.link)
+                    .map_or_else(|| "?".to_string(), |l| l.label());
+                let mark = class
+                    .filter(|c| {
+                        matches!(c.verdict, Verdict::Warning | Verdict::Error | Verdict::Info)
+                    })
+                    .map(|c| format!(" {}", form::symbol(c.verdict)))
+                    .unwrap_or_default();
                 match pair {
                     Some(p) => {
                         let _ = write!(
                             out,
-                            "<td>{}<br><span class=\"dim\">P2P read: {}</span></td>",
-                            esc(&f(&p.common_ancestor)),
+                            "<td>{}{}<br><span class=\"dim\">P2P read: {}</span></td>",
+                            esc(&label),
+                            esc(&mark),
                             esc(&f(&p.p2p_read))
                         );
+                    }
+                    None if class.is_some() => {
+                        let _ = write!(out, "<td>{}{}</td>", esc(&label), esc(&mark));
                     }
                     None => out.push_str("<td class=\"dim\">n/a</td>"),
                 }
@@ -876,6 +1183,7 @@ mod tests {
                 detail,
                 width,
                 wide,
+                topo: false,
             },
         )
     }

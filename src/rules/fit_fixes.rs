@@ -19,6 +19,9 @@ const HOST_ONLY: &[&str] = &[
     "update-initramfs",
     "mkinitrd",
     "reboot",
+    "setpci",
+    "update-grub",
+    "grub2-mkconfig",
 ];
 
 fn host_only(command: &str) -> bool {

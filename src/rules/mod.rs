@@ -54,6 +54,7 @@ pub(crate) mod testing;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;
+mod topology;
 mod uvm;
 mod visible_devices;
 mod wsl_driver;
@@ -156,6 +157,7 @@ pub const RULES: &[Rule] = &[
     dev_char_links::RULE,
     container_toolkit::RULE,
     image_platform::RULE,
+    topology::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -465,7 +467,8 @@ mod tests {
             [
                 "GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009",
                 "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
-                "GD035", "GD036", "GD037", "GD038", "GD039", "GD040", "GD062", "GD065"
+                "GD035", "GD036", "GD037", "GD038", "GD039", "GD040", "GD062", "GD065", "GD072",
+                "GD073"
             ]
         );
         assert_eq!(
@@ -532,6 +535,7 @@ mod tests {
         nvml_gpu(&mut s, 0).persistence_mode = crate::probes::nvml::Field::Value(false);
         nvml_gpu(&mut s, 1).recovery_action = crate::probes::nvml::Field::Value("gpu_reset".into());
         snaps.push(s);
+        snaps.push(topology::tests::acs_switch());
         let mut out = Vec::new();
         for mut s in snaps {
             match place {

@@ -98,6 +98,7 @@ pub fn healthy() -> Snapshot {
         platform: Some(platform()),
         kernel_module: Some(kernel_module()),
         pci: Some(pci()),
+        topology: None,
         device_nodes: Some(device_nodes()),
         container_host: Some(container_host()),
         environment: Some(Environment {
@@ -526,6 +527,7 @@ pub fn gpu(i: u32) -> Gpu {
         },
         processes: Field::Value(Vec::new()),
         nvlinks: Field::NotSupported,
+        nvlink_remotes: Field::NotSupported,
         fabric: Field::Value(Fabric {
             state: "not_supported".into(),
             status: "success".into(),
@@ -1149,6 +1151,7 @@ fn unanswered_facts_never_panic() {
             },
             processes: Field::NotSupported,
             nvlinks: Field::NotSupported,
+            nvlink_remotes: Field::NotSupported,
             fabric: Field::NotSupported,
             recovery_action: Field::NotSupported,
         };

@@ -103,6 +103,10 @@ pub struct Gpu {
     /// One entry per link (true = active); links past the end are INVALID_ARGUMENT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvlinks: Option<Vec<bool>>,
+    /// Per link, the PCI bus id nvmlDeviceGetNvLinkRemotePciInfo_v2 answers ("00000000:19:00.0");
+    /// null or past the end → NOT_SUPPORTED for that link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvlink_remotes: Option<Vec<Option<String>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<Fabric>,
     /// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: 0 none, 1 GPU reset, 2 node reboot,

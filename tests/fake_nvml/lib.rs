@@ -40,6 +40,7 @@
 //!                              "gpu_instance_id": 1, "compute_instance_id": 0 } ],
 //!     "graphics_processes": [],
 //!     "nvlinks": [true, true, false],
+//!     "nvlink_remotes": ["00000000:19:00.0", "00000000:19:00.0", null],
 //!     "fabric": { "cluster_uuid": "…32 hex…", "status": 0, "clique_id": 1,
 //!                 "state": "COMPLETED", "health_mask": 0, "health_summary": 0 },
 //!     "recovery_action": 0,
@@ -1072,6 +1073,45 @@ pub unsafe extern "C" fn nvmlDeviceGetNvLinkState(
         let links = g.nvlinks.as_ref().ok_or(NOT_SUPPORTED)?;
         let up = links.get(link as usize).ok_or(INVALID_ARGUMENT)?;
         put(active, enable(*up))
+    })
+}
+
+/// The PCI info of a bus id, as nvmlDeviceGetPciInfo_v3 fills it.
+fn pci_info(bus_id: &str) -> Option<nvmlPciInfo_t> {
+    let (domain, bus, device, func) = parse_bus_id(bus_id)?;
+    // SAFETY: plain C data; all-zero is valid.
+    let mut info: nvmlPciInfo_t = unsafe { std::mem::zeroed() };
+    fill(
+        &mut info.busIdLegacy,
+        &format!("{domain:04X}:{bus:02X}:{device:02X}.{func:X}"),
+    );
+    fill(
+        &mut info.busId,
+        &format!("{domain:08X}:{bus:02X}:{device:02X}.{func:X}"),
+    );
+    info.domain = domain;
+    info.bus = bus;
+    info.device = device;
+    Some(info)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetNvLinkRemotePciInfo_v2(
+    device: nvmlDevice_t,
+    link: c_uint,
+    pci: *mut nvmlPciInfo_t,
+) -> nvmlReturn_t {
+    gpu("nvmlDeviceGetNvLinkRemotePciInfo_v2", device, |g| {
+        let links = g.nvlinks.as_ref().ok_or(NOT_SUPPORTED)?;
+        if link as usize >= links.len() {
+            return Err(INVALID_ARGUMENT);
+        }
+        let remote = g
+            .nvlink_remotes
+            .as_ref()
+            .and_then(|r| r.get(link as usize).cloned().flatten())
+            .ok_or(NOT_SUPPORTED)?;
+        put(pci, pci_info(&remote).ok_or(UNKNOWN)?)
     })
 }
 

@@ -198,6 +198,7 @@ impl Gpu {
             compute_processes: Some(Vec::new()),
             graphics_processes: Some(Vec::new()),
             nvlinks: Some(vec![true; 18]),
+            nvlink_remotes: None,
             fabric: Some(Fabric {
                 cluster_uuid: "7f3c9a10-5b2e-4d8f-9c61-0a4e2b7d5e31".into(),
                 status: 0,
