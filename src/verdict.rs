@@ -96,6 +96,7 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::SmokeStep(_, SmokeStep::Matmul) => &["smoke_matmul"],
         Subject::SmokeStep(_, SmokeStep::Memory) => &["smoke_memory"],
         Subject::SmokeStep(_, SmokeStep::Transfer) => &["smoke_transfer"],
+        Subject::SmokePeer(..) => &["smoke_peer"],
         Subject::Shm => &["shm"],
         Subject::Container => &["container_gpus", "device_cgroup"],
         Subject::Image => &["image_platform"],
@@ -347,6 +348,7 @@ mod tests {
             Subject::Environment,
             Subject::Smoke,
             Subject::SmokeGpu(0),
+            Subject::SmokePeer(0, 1),
             Subject::Shm,
         ];
         subjects.extend(SmokeStep::ALL.map(|s| Subject::SmokeStep(0, s)));

@@ -140,11 +140,25 @@ pub struct SmokeRun {
     #[serde(default)]
     pub stage: Option<String>,
     pub devices: Vec<SmokeDevice>,
+    /// Peer-to-peer copies between every ordered pair of tested GPUs (two or more), in the
+    /// order they ran; a pair that started and never reported has `finished: false`.
+    #[serde(default)]
+    pub peers: Vec<PeerCopy>,
     pub finished: bool,
     pub elapsed_ms: f64,
 }
 
 impl SmokeRun {
+    /// The peer pair the worker was in when it stopped (a hang or crash in its calls).
+    pub fn peer_unfinished(&self) -> Option<&PeerCopy> {
+        self.peers.iter().find(|p| !p.finished)
+    }
+
+    /// The peer pair from CUDA device `from` to `to`.
+    pub fn peer(&self, from: u32, to: u32) -> Option<&PeerCopy> {
+        self.peers.iter().find(|p| p.from == from && p.to == to)
+    }
+
     /// "12.4" from 12040.
     pub fn driver_cuda(&self) -> Option<String> {
         self.driver_version
@@ -274,6 +288,58 @@ pub struct Transfer {
     pub cpu_affinity: Option<String>,
 }
 
+/// One ordered pair of the peer step: can `from` reach `to`'s memory directly, and what a
+/// copy `from` → `to` delivered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PeerCopy {
+    /// CUDA ordinals of the source and destination GPU.
+    pub from: u32,
+    pub to: u32,
+    /// cuDeviceGetPCIBusId of each ("0000:18:00.0").
+    pub from_bus_id: Option<String>,
+    pub to_bus_id: Option<String>,
+    /// cuDeviceCanAccessPeer(from, to): true, false (copies are staged through host
+    /// memory), or the call's error. None: not asked (the pair was skipped).
+    pub can_access: Option<Step<bool>>,
+    /// cuCtxEnablePeerAccess from `from`'s primary context to `to`'s; None when access was
+    /// not offered. An already enabled access counts as done.
+    pub enable: Option<Step<Timing>>,
+    /// The timed, verified cuMemcpyPeerAsync; None when access was not offered or enabling
+    /// it failed.
+    pub copy: Option<Step<PeerBandwidth>>,
+    /// The driver call announced and not answered (set while the pair runs; kept when the
+    /// worker hung or died in it).
+    pub running: Option<String>,
+    pub finished: bool,
+}
+
+impl PeerCopy {
+    /// "CUDA device 0 → 1".
+    pub fn label(&self) -> String {
+        format!("CUDA device {} → {}", self.from, self.to)
+    }
+
+    /// cuDeviceCanAccessPeer said yes.
+    pub fn access_offered(&self) -> bool {
+        matches!(self.can_access, Some(Step::Ok(true)))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PeerBandwidth {
+    /// Bytes per copy.
+    pub bytes: u64,
+    /// Timed copies after one warm-up.
+    pub iterations: u32,
+    /// Median of the timed copies (each to cuStreamSynchronize), and the GB/s (10⁹ B/s) it gives.
+    pub ms: f64,
+    pub gbps: f64,
+    /// Words of the destination that differ from the source's pattern after the copies.
+    pub mismatches: u64,
+    /// Every word arrived as sent.
+    pub verified: bool,
+}
+
 /// One line of the worker's answer, flushed as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -328,6 +394,16 @@ pub enum WorkerLine {
     DeviceDone {
         ordinal: u32,
         elapsed_ms: f64,
+    },
+    /// The peer step is about to call `call` for the pair from → to.
+    PeerStage {
+        from: u32,
+        to: u32,
+        call: String,
+    },
+    /// The pair's outcome.
+    Peer {
+        peer: PeerCopy,
     },
     Done {
         elapsed_ms: f64,
@@ -438,6 +514,32 @@ fn assemble(lines: Vec<WorkerLine>) -> Assembled {
                 d.running = None;
                 d.elapsed_ms = elapsed_ms;
             }
+            WorkerLine::PeerStage { from, to, call } => {
+                match run.peers.iter_mut().find(|p| p.from == from && p.to == to) {
+                    Some(p) => p.running = Some(call),
+                    None => run.peers.push(PeerCopy {
+                        from,
+                        to,
+                        running: Some(call),
+                        ..PeerCopy::default()
+                    }),
+                }
+            }
+            WorkerLine::Peer { peer } => {
+                let done = PeerCopy {
+                    running: None,
+                    finished: true,
+                    ..peer
+                };
+                match run
+                    .peers
+                    .iter_mut()
+                    .find(|p| p.from == done.from && p.to == done.to)
+                {
+                    Some(p) => *p = done,
+                    None => run.peers.push(done),
+                }
+            }
             WorkerLine::Done { elapsed_ms } => {
                 run.finished = true;
                 run.elapsed_ms = elapsed_ms;
@@ -483,6 +585,13 @@ fn unfinished(run: &SmokeRun, device: Option<u32>) -> Vec<String> {
                 None => format!("{}: between steps", d.label()),
             }),
     );
+    if let Some(p) = run.peer_unfinished() {
+        out.push(format!(
+            "peer copy {}: {}",
+            p.label(),
+            p.running.as_deref().unwrap_or("between calls")
+        ));
+    }
     if out.is_empty() && !run.finished {
         out.push("after the last GPU finished (driver teardown)".into());
     }

@@ -48,6 +48,7 @@ mod smoke_driver;
 mod smoke_health;
 mod smoke_matmul;
 mod smoke_memory;
+pub(crate) mod smoke_peer;
 mod smoke_transfer;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -156,6 +157,7 @@ pub const RULES: &[Rule] = &[
     dev_char_links::RULE,
     container_toolkit::RULE,
     image_platform::RULE,
+    smoke_peer::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
