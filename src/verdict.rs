@@ -280,6 +280,40 @@ impl Verdicts {
     }
 }
 
+/// One ordered GPU pair's peer-copy verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PeerVerdict {
+    pub from: u32,
+    pub to: u32,
+    pub verdict: Verdict,
+}
+
+impl Verdicts {
+    /// Each pair of the peer step: as bad as the findings citing it; a finished pair no
+    /// finding cites passed when the peer rule ran; an unfinished one is not judged.
+    pub fn smoke_peers(&self, snap: &Snapshot) -> Vec<PeerVerdict> {
+        let Some(run) = snap.smoke.as_ref().and_then(|p| p.run()) else {
+            return Vec::new();
+        };
+        run.peers
+            .iter()
+            .map(|p| {
+                let s = Subject::SmokePeer(p.from, p.to);
+                let verdict = match (self.worst(&s), p.finished) {
+                    (Some(sev), _) => Verdict::of(sev),
+                    (None, true) => self.of(&s),
+                    (None, false) => Verdict::NotJudged,
+                };
+                PeerVerdict {
+                    from: p.from,
+                    to: p.to,
+                    verdict,
+                }
+            })
+            .collect()
+    }
+}
+
 /// How many tested GPUs passed, passed with warnings, failed, or could not be judged.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SmokeTally {

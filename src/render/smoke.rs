@@ -6,13 +6,14 @@ use super::width::wrap;
 use super::{form, printable, Style};
 use crate::findings::{Finding, Summary};
 use crate::probes::smoke::{
-    link, nvml_gpu, Link, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings, Step,
+    link, nvml_gpu, Link, PeerCopy, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings,
+    Step,
 };
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
 use crate::subject::{SmokeStep, Subject};
-use crate::verdict::{SmokeGpuVerdict, SmokeTally, Verdict, Verdicts};
+use crate::verdict::{PeerVerdict, SmokeGpuVerdict, SmokeTally, Verdict, Verdicts};
 
 #[derive(Serialize)]
 pub struct SmokeView<'a> {
@@ -28,6 +29,8 @@ pub struct SmokeView<'a> {
     pub verdict: Verdict,
     /// Each tested GPU's verdict, step by step (from the findings, as `check` marks them).
     pub gpus: Vec<SmokeGpuVerdict>,
+    /// Each ordered GPU pair's peer-copy verdict (from the findings).
+    pub peers: Vec<PeerVerdict>,
     pub tally: SmokeTally,
     pub findings: &'a [Finding],
     pub summary: Summary,
@@ -60,6 +63,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], checks: &[Check]) -
         .unwrap_or_default();
     let verdicts = Verdicts::new(findings, checks);
     let gpus = verdicts.smoke_gpus(snap);
+    let peers = verdicts.smoke_peers(snap);
     SmokeView {
         schema_version: SCHEMA_VERSION,
         gpudoctor_version: env!("CARGO_PKG_VERSION"),
@@ -70,6 +74,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], checks: &[Check]) -
         verdict: verdicts.of(&Subject::Smoke),
         tally: SmokeTally::of(&gpus),
         gpus,
+        peers,
         findings,
         summary: Summary::of(findings),
     }
@@ -354,12 +359,91 @@ fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&peer_section(v, &probe, st, width));
     out.push_str(&super::devices::findings_block(
         v.findings,
         st,
         v.tally.gpus > 0,
         width,
     ));
+    out
+}
+
+/// A pair's cell: its GB/s, or what stopped it ("host": no peer access, copies are staged
+/// through host memory).
+pub fn peer_cell(p: &PeerCopy) -> String {
+    if !p.finished {
+        return "hung".into();
+    }
+    match (&p.can_access, &p.enable, &p.copy) {
+        (Some(Step::Ok(false)), _, _) => "host".into(),
+        (Some(Step::Failed { .. }), _, _) | (_, Some(Step::Failed { .. }), _) => "failed".into(),
+        (_, _, Some(Step::Failed { .. })) => "failed".into(),
+        (_, _, Some(Step::Ok(c))) if !c.verified => "WRONG".into(),
+        (_, _, Some(Step::Ok(c))) => num(c.gbps),
+        _ => "skipped".into(),
+    }
+}
+
+/// The peer step: a matrix of GB/s (rows: source GPU, columns: destination) when it fits
+/// the width, else a line per pair; each mark is the pair's verdict.
+fn peer_section(v: &SmokeView, probe: &SmokeProbe, st: &Style, width: usize) -> String {
+    let Some(run) = probe.run().filter(|r| !r.peers.is_empty()) else {
+        return String::new();
+    };
+    let verdict = |p: &PeerCopy| {
+        v.peers
+            .iter()
+            .find(|x| x.from == p.from && x.to == p.to)
+            .map_or(Verdict::NotJudged, |x| x.verdict)
+    };
+    let bytes = run.peers.iter().find_map(|p| match &p.copy {
+        Some(Step::Ok(c)) => Some(c.bytes),
+        _ => None,
+    });
+    let mut out = format!(
+        "\n{}\n",
+        st.bold(&format!(
+            "Peer copies{} (GB/s; host: no peer access, staged through host memory)",
+            bytes.map_or(String::new(), |b| format!(" of {}", size(b)))
+        ))
+    );
+    let mut ordinals: Vec<u32> = run.peers.iter().flat_map(|p| [p.from, p.to]).collect();
+    ordinals.sort_unstable();
+    ordinals.dedup();
+    const CELL: usize = 9;
+    const LABEL: usize = 9;
+    if LABEL + CELL * ordinals.len() <= width {
+        out.push_str(&" ".repeat(LABEL));
+        for o in &ordinals {
+            out.push_str(&format!("{:>CELL$}", format!("to {o}")));
+        }
+        out.push('\n');
+        for &from in &ordinals {
+            out.push_str(&format!("{:<LABEL$}", format!("  from {from}")));
+            for &to in &ordinals {
+                match run.peer(from, to) {
+                    Some(p) => {
+                        let cell = peer_cell(p);
+                        let text = printable(&cell);
+                        out.push_str(&" ".repeat(CELL.saturating_sub(text.chars().count() + 2)));
+                        out.push_str(&form::mark(verdict(p), st));
+                        out.push(' ');
+                        out.push_str(&text);
+                    }
+                    None => out.push_str(&format!("{:>CELL$}", "–")),
+                }
+            }
+            out.push('\n');
+        }
+    } else {
+        for p in &run.peers {
+            let prefix = format!("  {} ", form::mark(verdict(p), st));
+            let text = format!("GPU {} → {}  {}", p.from, p.to, peer_cell(p));
+            out.push_str(&wrap(&printable(&text), width, &prefix, "    "));
+            out.push('\n');
+        }
+    }
     out
 }
 

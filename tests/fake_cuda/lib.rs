@@ -514,6 +514,11 @@ const ERRORS: &[(c_int, &CStr, &CStr)] = &[
         c"uncorrectable ECC error encountered",
     ),
     (
+        217,
+        c"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        c"peer access is not supported between these two devices",
+    ),
+    (
         218,
         c"CUDA_ERROR_INVALID_PTX",
         c"a PTX JIT compilation failed",
@@ -533,6 +538,16 @@ const ERRORS: &[(c_int, &CStr, &CStr)] = &[
         700,
         c"CUDA_ERROR_ILLEGAL_ADDRESS",
         c"an illegal memory access was encountered",
+    ),
+    (
+        704,
+        c"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+        c"peer access is already enabled",
+    ),
+    (
+        711,
+        c"CUDA_ERROR_TOO_MANY_PEERS",
+        c"peer mapping resources exhausted",
     ),
     (
         719,
