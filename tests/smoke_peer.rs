@@ -260,3 +260,34 @@ fn cuda_and_nvml_disagreeing_about_peer_access() {
     );
     assert!(f["detail"].as_str().unwrap().contains("CUDA is believed"));
 }
+
+/// Measures the peer step on 8 fake GPUs (56 pairs) with copies of `MIB` MiB (default 4):
+/// `MIB=4 cargo test --test smoke_peer measure_the_eight_gpu_peer_step -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_the_eight_gpu_peer_step() {
+    let mib: u64 = std::env::var("MIB").map_or(4, |n| n.parse().expect("MIB=N"));
+    let mut node = node(8);
+    for d in &mut node.cuda().devices {
+        d.total_memory = (2 * mib + 32) * MIB;
+    }
+    let t = Instant::now();
+    let (_, v) = smoke(
+        &node,
+        &["--transfer-size", &mib.to_string(), "--mem-fraction", "0.05"],
+    );
+    let wall = t.elapsed();
+    let run = &v["result"]["run"];
+    let own_steps = run["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["elapsed_ms"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let worker = run["elapsed_ms"].as_f64().unwrap();
+    eprintln!(
+        "{} pairs of {mib} MiB: gpudoctor smoke {wall:.2?}, worker {worker:.0} ms, of which the GPUs' own steps {own_steps:.0} ms and the peer step {:.0} ms",
+        peers(&v).len(),
+        worker - own_steps
+    );
+}
