@@ -736,6 +736,66 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
             }
         }
     }
+    peer_lines(b, snap, run, verbose);
+}
+
+/// The peer step: one line for the pairs with nothing to say (their count and GB/s range),
+/// a line for each pair a finding marks (every pair with -v).
+fn peer_lines(
+    b: &mut Builder,
+    snap: &Snapshot,
+    run: &crate::probes::smoke::SmokeRun,
+    verbose: bool,
+) {
+    use crate::probes::smoke::Step;
+    let verdicts = b.verdicts.smoke_peers(snap);
+    let mut quiet: Vec<(Mark, &crate::probes::smoke::PeerCopy)> = Vec::new();
+    for (p, v) in run.peers.iter().zip(&verdicts) {
+        if verbose || !matches!(v.verdict, Mark::Passed | Mark::NotJudged) {
+            b.push(
+                v.verdict,
+                format!("GPU {} → {} peer", p.from, p.to),
+                super::smoke::peer_cell(p),
+                "smoke test (peer step)",
+            );
+        } else {
+            quiet.push((v.verdict, p));
+        }
+    }
+    if quiet.is_empty() {
+        return;
+    }
+    let rates: Vec<f64> = quiet
+        .iter()
+        .filter_map(|(_, p)| match &p.copy {
+            Some(Step::Ok(c)) => Some(c.gbps),
+            _ => None,
+        })
+        .collect();
+    let staged = quiet
+        .iter()
+        .filter(|(_, p)| matches!(p.can_access, Some(Step::Ok(false))))
+        .count();
+    let mut value = format!("{} pair(s)", quiet.len());
+    if !rates.is_empty() {
+        let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = rates.iter().copied().fold(0.0, f64::max);
+        value.push_str(&format!(
+            ": {} copied and verified at {lo:.1}–{hi:.1} GB/s",
+            rates.len()
+        ));
+    }
+    if staged > 0 {
+        value.push_str(&format!(
+            "; {staged} without peer access (staged through host memory)"
+        ));
+    }
+    let mark = quiet
+        .iter()
+        .map(|(m, _)| *m)
+        .max()
+        .unwrap_or(Mark::NotJudged);
+    b.push(mark, "GPU peer copies", value, "smoke test (peer step)");
 }
 
 fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {
