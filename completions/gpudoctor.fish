@@ -117,7 +117,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -202,7 +204,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -212,7 +216,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Pyth
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -337,7 +341,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -422,7 +428,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -432,7 +440,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -540,7 +548,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -625,7 +635,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -730,7 +742,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -815,7 +829,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -920,7 +936,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1005,7 +1023,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1114,7 +1134,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1199,14 +1221,16 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1335,7 +1359,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1420,7 +1446,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1593,7 +1621,9 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

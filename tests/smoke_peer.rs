@@ -108,7 +108,13 @@ fn refused_access_is_recorded_without_copying() {
     let mut node = node(2);
     let mut p = pair(0, 1);
     p.can_access = false;
-    node.cuda().peers = vec![p, PeerPair { can_access: false, ..pair(1, 0) }];
+    node.cuda().peers = vec![
+        p,
+        PeerPair {
+            can_access: false,
+            ..pair(1, 0)
+        },
+    ];
     // NVML agrees: no P2P between them.
     node.nvml.topology.pairs.push(TopoPair {
         a: 0,
@@ -199,10 +205,9 @@ fn a_hung_copy_is_bounded_by_the_timeout_and_names_the_pair() {
     assert_eq!(v["result"]["status"], "timed_out");
     let f = the(&v, "GD074");
     assert!(
-        f["title"]
-            .as_str()
-            .unwrap()
-            .contains("Peer copy CUDA device 1 → 0 hung in cuMemcpyPeerAsync (no answer within 5.0 s)"),
+        f["title"].as_str().unwrap().contains(
+            "Peer copy CUDA device 1 → 0 hung in cuMemcpyPeerAsync (no answer within 5.0 s)"
+        ),
         "{f:#}"
     );
     assert!(f["detail"].as_str().unwrap().contains("NCCL"));
@@ -274,7 +279,12 @@ fn measure_the_eight_gpu_peer_step() {
     let t = Instant::now();
     let (_, v) = smoke(
         &node,
-        &["--transfer-size", &mib.to_string(), "--mem-fraction", "0.05"],
+        &[
+            "--transfer-size",
+            &mib.to_string(),
+            "--mem-fraction",
+            "0.05",
+        ],
     );
     let wall = t.elapsed();
     let run = &v["result"]["run"];

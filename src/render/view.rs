@@ -765,37 +765,29 @@ fn peer_lines(
     if quiet.is_empty() {
         return;
     }
-    let rates: Vec<f64> = quiet
-        .iter()
-        .filter_map(|(_, p)| match &p.copy {
-            Some(Step::Ok(c)) => Some(c.gbps),
-            _ => None,
-        })
-        .collect();
-    let staged = quiet
-        .iter()
-        .filter(|(_, p)| matches!(p.can_access, Some(Step::Ok(false))))
-        .count();
-    let mut value = format!("{} pair(s)", quiet.len());
-    if !rates.is_empty() {
-        let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = rates.iter().copied().fold(0.0, f64::max);
-        value.push_str(&format!(
-            ": {} copied and verified at {lo:.1}–{hi:.1} GB/s",
-            rates.len()
-        ));
-    }
-    if staged > 0 {
-        value.push_str(&format!(
-            "; {staged} without peer access (staged through host memory)"
-        ));
-    }
+    let count = |f: &dyn Fn(&crate::probes::smoke::PeerCopy) -> bool| {
+        quiet.iter().filter(|(_, p)| f(p)).count()
+    };
+    let copied = count(&|p| matches!(&p.copy, Some(Step::Ok(c)) if c.verified));
+    let staged = count(&|p| matches!(p.can_access, Some(Step::Ok(false))));
+    let other = quiet.len() - copied - staged;
+    // The GB/s figures are in `gpudoctor smoke`; this line says what was proved.
+    let parts: Vec<String> = [
+        (copied, "copied and verified"),
+        (staged, "without peer access (staged through host memory)"),
+        (other, "not copied (see `gpudoctor smoke`)"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let value = format!("{} ordered pair(s): {}", quiet.len(), parts.join("; "));
     let mark = quiet
         .iter()
         .map(|(m, _)| *m)
         .max()
         .unwrap_or(Mark::NotJudged);
-    b.push(mark, "GPU peer copies", value, "smoke test (peer step)");
+    b.push(mark, "GPU pairs", value, "smoke test (peer step)");
 }
 
 fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {

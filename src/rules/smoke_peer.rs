@@ -308,10 +308,9 @@ fn disagreement(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Findin
     let nvml_fact = format!("GPU {} ↔ GPU {}: P2P read {read}", a.index, b.index);
     let f = if *cuda {
         let proved = match &p.copy {
-            Some(Step::Ok(c)) if c.verified => format!(
-                " and the copy arrived intact at {:.1} GB/s",
-                c.gbps
-            ),
+            Some(Step::Ok(c)) if c.verified => {
+                format!(" and the copy arrived intact at {:.1} GB/s", c.gbps)
+            }
             _ => String::new(),
         };
         Finding::new(
@@ -420,7 +419,11 @@ mod tests {
         c.mismatches = 8;
         c.verified = false;
         let f = only(run(&s), "GD074", Severity::Error);
-        assert!(f.title.contains("delivered wrong data: 8 of"), "{}", f.title);
+        assert!(
+            f.title.contains("delivered wrong data: 8 of"),
+            "{}",
+            f.title
+        );
         assert!(fixes_mention(&f, "ACSCtl"));
         let mut s = healthy();
         let p = peer(&mut s, 1, 0);
@@ -430,7 +433,9 @@ mod tests {
         });
         p.copy = None;
         let f = only(run(&s), "GD074", Severity::Error);
-        assert!(f.title.contains("cannot be enabled: CUDA_ERROR_TOO_MANY_PEERS"));
+        assert!(f
+            .title
+            .contains("cannot be enabled: CUDA_ERROR_TOO_MANY_PEERS"));
         assert!(f.detail.contains("limit of peer mappings"), "{}", f.detail);
     }
 
@@ -454,7 +459,11 @@ mod tests {
         assert_clean(run(&s));
         bandwidth(&mut s, 0, 1).gbps = 7.0;
         let f = only(run(&s), "GD075", Severity::Warning);
-        assert!(f.title.contains("31.5 GB/s a pair on PCIe gen5 x16"), "{}", f.title);
+        assert!(
+            f.title.contains("31.5 GB/s a pair on PCIe gen5 x16"),
+            "{}",
+            f.title
+        );
         assert_eq!(first_cmd(&f), "nvidia-smi topo -m");
         // Across the sockets the bound halves: 7.0 GB/s is then above 3.9.
         topology(&mut s, "system", "ok");
@@ -491,7 +500,9 @@ mod tests {
         topology(&mut s, "system", "chipset_not_supported");
         let out = findings(run(&s));
         assert_eq!(out.len(), 2, "{out:?}");
-        assert!(out.iter().all(|f| f.code == "GD075" && f.severity == Severity::Info));
+        assert!(out
+            .iter()
+            .all(|f| f.code == "GD075" && f.severity == Severity::Info));
         assert!(out[0].detail.contains("CUDA is believed"));
         // NVML yes, CUDA no: staged through host memory, a warning.
         let mut s = healthy();
@@ -501,7 +512,11 @@ mod tests {
         p.enable = None;
         p.copy = None;
         let f = only(run(&s), "GD075", Severity::Warning);
-        assert!(f.title.contains("no peer access although NVML"), "{}", f.title);
+        assert!(
+            f.title.contains("no peer access although NVML"),
+            "{}",
+            f.title
+        );
         // Both no: consistent, nothing to say.
         topology(&mut s, "system", "chipset_not_supported");
         for (a, b) in [(0, 1), (1, 0)] {

@@ -172,7 +172,13 @@ impl Drop for Stream<'_> {
     }
 }
 
-fn copy(drv: &Driver, a: &Ready, b: &Ready, bytes: u64, stage: &dyn Fn(&str)) -> Step<PeerBandwidth> {
+fn copy(
+    drv: &Driver,
+    a: &Ready,
+    b: &Ready,
+    bytes: u64,
+    stage: &dyn Fn(&str),
+) -> Step<PeerBandwidth> {
     stage("cuMemAlloc");
     // No room for the buffers is the GPUs' business (the memory step's), not the link's.
     let (src, dst, counter) = match (|| {

@@ -195,7 +195,9 @@ fn validate(cfg: &FakeCuda) -> Result<(), String> {
     let n = cfg.devices.len() as u32;
     for (i, p) in cfg.peers.iter().enumerate() {
         if p.from >= n || p.to >= n || p.from == p.to {
-            return Err(format!("peers[{i}] is not a pair of two configured devices"));
+            return Err(format!(
+                "peers[{i}] is not a pair of two configured devices"
+            ));
         }
         if p.gbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
             return Err(format!("peers[{i}].gbps must be a positive number"));
