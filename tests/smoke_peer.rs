@@ -188,6 +188,20 @@ fn wrong_data_is_gd074_and_marks_the_pair_in_the_view() {
     let r = run(node.cmd().args(["smoke", "--color", "never"]));
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("✗ WRONG"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("2 of 2 GPU(s) passed, of 2 GPU pair(s) 1 failed"),
+        "{}",
+        r.stdout
+    );
+    let r = run(node.cmd().args(["smoke", "--format", "markdown"]));
+    assert!(
+        r.stdout.contains("| ✗ | GPU 0 → 1 | 4 MiB at "),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("WRONG: 8 words differ |"), "{}", r.stdout);
+    assert!(r.stdout.contains("| ✓ | GPU 1 → 0 |"), "{}", r.stdout);
 }
 
 #[test]

@@ -628,10 +628,11 @@ fn probe_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
 fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) {
     use crate::probes::smoke::{link, nvml_gpu};
     let gpus = b.verdicts.smoke_gpus(snap);
+    let peers = b.verdicts.smoke_peers(snap);
     b.line(
         &[Subject::Smoke],
         "smoke test",
-        super::smoke::status_text(p, &gpus),
+        super::smoke::status_text(p, &gpus, &peers),
         p.library.clone(),
     );
     let Some(run) = p.run() else { return };
