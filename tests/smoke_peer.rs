@@ -232,6 +232,9 @@ fn a_hung_copy_is_bounded_by_the_timeout_and_names_the_pair() {
     let p = peer(&v, 1, 0);
     assert_eq!(p["finished"], false);
     assert_eq!(p["running"], "cuMemcpyPeerAsync");
+    // Keyed by bus id too, though the pair never reported.
+    assert_eq!(p["from_bus_id"], "0000:19:00.0");
+    assert_eq!(p["to_bus_id"], "0000:18:00.0");
 }
 
 #[test]

@@ -5,7 +5,9 @@
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::{Gpu, NvmlSystem};
-use crate::probes::smoke::{link, nvml_gpu, PeerCopy, SmokeResult, SmokeRun, Step};
+use crate::probes::smoke::{
+    link, nvml_gpu, CudaError, PeerCopy, PeerFault, SmokeResult, SmokeRun, Step,
+};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -63,6 +65,14 @@ fn hung_seconds(snap: &Snapshot) -> Option<f64> {
     }
 }
 
+/// A step's error, when it failed.
+fn failed<T>(s: &Option<Step<T>>) -> Option<&CudaError> {
+    match s {
+        Some(Step::Failed { error, .. }) => Some(error),
+        _ => None,
+    }
+}
+
 fn subject(p: &PeerCopy) -> Subject {
     Subject::SmokePeer(p.from, p.to)
 }
@@ -75,63 +85,74 @@ fn buses(p: &PeerCopy) -> String {
 
 /// GD074 for one pair: a hang, a failed call, or wrong data.
 fn failure(snap: &Snapshot, p: &PeerCopy, hung: Option<f64>) -> Option<Finding> {
-    let (title, detail, evidence) = if !p.finished {
-        // A pair left unfinished by a crash is GD059's: it reports the signal.
-        let seconds = hung?;
-        let call = p.running.as_deref().unwrap_or("the peer step");
-        (
-            format!(
-                "Peer copy {} hung in {call} (no answer within {seconds:.1} s)",
-                p.label()
-            ),
-            "The driver never returned from a peer-to-peer call between these two GPUs. NCCL (and so PyTorch DDP/FSDP) uses the same peer-to-peer path for its all-reduce between them and will hang the same way, usually with no error, until its watchdog kills the job. Typical causes: PCIe Access Control Services on a switch port between the GPUs redirecting peer traffic to a root complex that drops it, an IOMMU translating DMA, or a GPU or switch in a bad state.".to_string(),
-            format!("stopped in {call}"),
-        )
-    } else if let Some(Step::Failed { error, .. }) = &p.can_access {
-        (
-            format!("{}: cuDeviceCanAccessPeer failed: {}", p.label(), error.name),
-            "The driver could not say whether these GPUs reach each other's memory; NCCL asks the same question before every peer-to-peer connection.".to_string(),
-            error.to_string(),
-        )
-    } else if let Some(Step::Failed { error, .. }) = &p.enable {
-        (
-            format!(
-                "{}: peer access is offered but cannot be enabled: {}",
-                p.label(),
-                error.name
-            ),
-            format!(
-                "cuDeviceCanAccessPeer said yes and cuCtxEnablePeerAccess failed{}. Programs that enable peer access (NCCL, PyTorch's peer copies) fail or fall back here.",
-                match error.code {
-                    711 => ": the GPU has reached its limit of peer mappings (8 on most GPUs), so processes spanning more GPUs than that cannot map them all",
-                    217 => ": the driver refuses peer access between these devices although it reported it possible",
-                    _ => "",
-                }
-            ),
-            error.to_string(),
-        )
-    } else if let Some(Step::Failed { error, .. }) = &p.copy {
-        (
-            format!("{}: peer copy failed: {}", p.label(), error.name),
-            "cuMemcpyPeerAsync between these GPUs returned an error. NCCL's peer-to-peer transport uses the same copies and will fail the same way.".to_string(),
-            error.to_string(),
-        )
-    } else if let Some(Step::Ok(c)) = &p.copy {
-        if c.verified {
-            return None;
+    let (title, detail, evidence) = match p.fault(hung.is_some())? {
+        PeerFault::Hung => {
+            let seconds = hung.unwrap_or_default();
+            let call = p.running.as_deref().unwrap_or("the peer step");
+            (
+                format!(
+                    "Peer copy {} hung in {call} (no answer within {seconds:.1} s)",
+                    p.label()
+                ),
+                "The driver never returned from a peer-to-peer call between these two GPUs. NCCL (and so PyTorch DDP/FSDP) uses the same peer-to-peer path for its all-reduce between them and will hang the same way, usually with no error, until its watchdog kills the job. Typical causes: PCIe Access Control Services on a switch port between the GPUs redirecting peer traffic to a root complex that drops it, an IOMMU translating DMA, or a GPU or switch in a bad state.".to_string(),
+                format!("stopped in {call}"),
+            )
         }
-        (
-            format!(
-                "Peer copy {} delivered wrong data: {} of {} words differ",
-                p.label(),
-                c.mismatches,
-                c.bytes / 4
-            ),
-            "The destination GPU did not receive what the source GPU sent. Gradients exchanged over this path are silently corrupted: training diverges or produces wrong models with no error. Typical causes: a PCIe switch or bridge with broken peer-to-peer forwarding, ACS or IOMMU settings that route peer traffic through a root complex that mangles it, or failing hardware.".to_string(),
-            format!("{} mismatched words after {} copies of {} MiB", c.mismatches, c.iterations + 1, c.bytes >> 20),
-        )
-    } else {
-        return None;
+        PeerFault::AccessQueryFailed => {
+            let error = failed(&p.can_access)?;
+            (
+                format!("{}: cuDeviceCanAccessPeer failed: {}", p.label(), error.name),
+                "The driver could not say whether these GPUs reach each other's memory; NCCL asks the same question before every peer-to-peer connection.".to_string(),
+                error.to_string(),
+            )
+        }
+        PeerFault::EnableFailed => {
+            let error = failed(&p.enable)?;
+            (
+                format!(
+                    "{}: peer access is offered but cannot be enabled: {}",
+                    p.label(),
+                    error.name
+                ),
+                format!(
+                    "cuDeviceCanAccessPeer said yes and cuCtxEnablePeerAccess failed{}. Programs that enable peer access (NCCL, PyTorch's peer copies) fail or fall back here.",
+                    match error.code {
+                        711 => ": the GPU has reached its limit of peer mappings (8 on most GPUs), so processes spanning more GPUs than that cannot map them all",
+                        217 => ": the driver refuses peer access between these devices although it reported it possible",
+                        _ => "",
+                    }
+                ),
+                error.to_string(),
+            )
+        }
+        PeerFault::CopyFailed => {
+            let error = failed(&p.copy)?;
+            (
+                format!("{}: peer copy failed: {}", p.label(), error.name),
+                "cuMemcpyPeerAsync between these GPUs (or the fill, stream or verify around it) returned an error. NCCL's peer-to-peer transport uses the same copies and will fail the same way.".to_string(),
+                error.to_string(),
+            )
+        }
+        PeerFault::WrongData => {
+            let Some(Step::Ok(c)) = &p.copy else {
+                return None;
+            };
+            (
+                format!(
+                    "Peer copy {} delivered wrong data: {} of {} words differ",
+                    p.label(),
+                    c.mismatches,
+                    c.bytes / 4
+                ),
+                "The destination GPU did not receive what the source GPU sent. Gradients exchanged over this path are silently corrupted: training diverges or produces wrong models with no error. Typical causes: a PCIe switch or bridge with broken peer-to-peer forwarding, ACS or IOMMU settings that route peer traffic through a root complex that mangles it, or failing hardware.".to_string(),
+                format!(
+                    "{} mismatched words after {} copies of {} MiB",
+                    c.mismatches,
+                    c.iterations + 1,
+                    c.bytes >> 20
+                ),
+            )
+        }
     };
     let f = Finding::new("GD074", Severity::Error, title)
         .detail(detail)
