@@ -290,7 +290,8 @@ pub struct PeerVerdict {
 
 impl Verdicts {
     /// Each pair of the peer step: as bad as the findings citing it; a finished pair no
-    /// finding cites passed when the peer rule ran; an unfinished one is not judged.
+    /// finding cites passed when the peer rule ran; an unfinished or skipped one is not
+    /// judged.
     pub fn smoke_peers(&self, snap: &Snapshot) -> Vec<PeerVerdict> {
         let Some(run) = snap.smoke.as_ref().and_then(|p| p.run()) else {
             return Vec::new();
@@ -299,10 +300,11 @@ impl Verdicts {
             .iter()
             .map(|p| {
                 let s = Subject::SmokePeer(p.from, p.to);
+                let skipped = matches!(p.copy, Some(Step::Skipped { .. }));
                 let verdict = match (self.worst(&s), p.finished) {
                     (Some(sev), _) => Verdict::of(sev),
-                    (None, true) => self.of(&s),
-                    (None, false) => Verdict::NotJudged,
+                    (None, true) if !skipped => self.of(&s),
+                    (None, _) => Verdict::NotJudged,
                 };
                 PeerVerdict {
                     from: p.from,

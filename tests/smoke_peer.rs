@@ -97,10 +97,17 @@ fn eight_gpus_report_every_ordered_pair_within_the_time_bound() {
     }
     // Far inside the smoke test's 30 s default deadline, on a loaded CI machine too.
     assert!(wall < Duration::from_secs(25), "took {wall:?}");
-    // The human view draws the matrix: one row per source GPU.
-    let r = run(node.cmd().arg("smoke"));
-    assert!(r.stdout.contains("Peer copies"), "{}", r.stdout);
-    assert!(r.stdout.contains("from 7"), "{}", r.stdout);
+    // The human view: a line per source GPU, every destination on it.
+    let r = run(node.cmd().args(["smoke", "--color", "never"]));
+    assert!(
+        r.stdout.contains("Peer copies of 4 MiB, GB/s"),
+        "{}",
+        r.stdout
+    );
+    let row = r.stdout.split("✓ GPU 7 → ").nth(1).expect("GPU 7's row");
+    for to in 0..7 {
+        assert!(row.contains(&format!("{to} ✓ ")), "{to}: {row}");
+    }
 }
 
 #[test]
@@ -128,8 +135,8 @@ fn refused_access_is_recorded_without_copying() {
     assert_eq!(p["can_access"]["ok"], false);
     assert!(p["enable"].is_null() && p["copy"].is_null(), "{p:#}");
     assert!(findings(&v, "GD074").is_empty() && findings(&v, "GD075").is_empty());
-    let r = run(node.cmd().arg("smoke"));
-    assert!(r.stdout.contains("host"), "{}", r.stdout);
+    let r = run(node.cmd().args(["smoke", "--color", "never"]));
+    assert!(r.stdout.contains("✓ GPU 0 → 1 ✓ host"), "{}", r.stdout);
 }
 
 #[test]
@@ -187,7 +194,8 @@ fn wrong_data_is_gd074_and_marks_the_pair_in_the_view() {
     assert_eq!(verdict(1, 0), "passed");
     let r = run(node.cmd().args(["smoke", "--color", "never"]));
     assert_eq!(r.code, 1);
-    assert!(r.stdout.contains("✗ WRONG"), "{}", r.stdout);
+    assert!(r.stdout.contains("✗ GPU 0 → 1 ✗ WRONG"), "{}", r.stdout);
+    assert!(r.stdout.contains("✓ GPU 1 → 0 ✓ "), "{}", r.stdout);
     assert!(
         r.stdout
             .contains("2 of 2 GPU(s) passed, of 2 GPU pair(s) 1 failed"),
@@ -202,6 +210,26 @@ fn wrong_data_is_gd074_and_marks_the_pair_in_the_view() {
     );
     assert!(r.stdout.contains("WRONG: 8 words differ |"), "{}", r.stdout);
     assert!(r.stdout.contains("| ✓ | GPU 1 → 0 |"), "{}", r.stdout);
+}
+
+#[test]
+fn a_source_gpu_with_bad_memory_is_its_memory_finding_not_the_copys() {
+    let mut node = node(2);
+    node.cuda().devices[0].bit_flips = 3;
+    let (code, v) = smoke(&node, &[]);
+    assert_eq!(code, 1);
+    assert!(findings(&v, "GD074").is_empty(), "{:?}", codes(&v));
+    assert_eq!(findings(&v, "GD057").len(), 1, "{:?}", codes(&v));
+    let reason = peer(&v, 0, 1)["copy"]["skipped"]["reason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("source buffer on CUDA device 0 read back 3 wrong words"),
+        "{reason}"
+    );
+    // The other direction fills on GPU 1 (the fake flips bits in GPU 0's fills only): the
+    // copy arrives intact.
+    assert_eq!(peer(&v, 1, 0)["copy"]["ok"]["verified"], true);
 }
 
 #[test]

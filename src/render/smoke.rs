@@ -409,13 +409,13 @@ pub fn peer_cell(p: &PeerCopy) -> String {
     }
 }
 
-/// The peer step: a matrix of GB/s (rows: source GPU, columns: destination) when it fits
-/// the width, else a line per pair; each mark is the pair's verdict.
+/// The peer step: a line per source GPU listing each destination's GB/s (or what stopped
+/// the pair) behind the pair's verdict mark; the line's mark is its worst pair. Wrapped like
+/// every other line, so it fits any width.
 fn peer_section(v: &SmokeView, probe: &SmokeProbe, st: &Style, width: usize) -> String {
     let Some(run) = probe.run().filter(|r| !r.peers.is_empty()) else {
         return String::new();
     };
-    let verdict = |p: &PeerCopy| peer_verdict(v, p);
     let bytes = run.peers.iter().find_map(|p| match &p.copy {
         Some(Step::Ok(c)) => Some(c.bytes),
         _ => None,
@@ -423,45 +423,33 @@ fn peer_section(v: &SmokeView, probe: &SmokeProbe, st: &Style, width: usize) -> 
     let mut out = format!(
         "\n{}\n",
         st.bold(&format!(
-            "Peer copies{} (GB/s; host: no peer access, staged through host memory)",
+            "Peer copies{}, GB/s (host: no peer access, staged through host memory)",
             bytes.map_or(String::new(), |b| format!(" of {}", size(b)))
         ))
     );
-    let mut ordinals: Vec<u32> = run.peers.iter().flat_map(|p| [p.from, p.to]).collect();
-    ordinals.sort_unstable();
-    ordinals.dedup();
-    const CELL: usize = 9;
-    const LABEL: usize = 9;
-    if LABEL + CELL * ordinals.len() <= width {
-        out.push_str(&" ".repeat(LABEL));
-        for o in &ordinals {
-            out.push_str(&format!("{:>CELL$}", format!("to {o}")));
-        }
+    let mut sources: Vec<u32> = run.peers.iter().map(|p| p.from).collect();
+    sources.dedup();
+    for from in sources {
+        let row: Vec<&PeerCopy> = run.peers.iter().filter(|p| p.from == from).collect();
+        let worst = row
+            .iter()
+            .map(|p| peer_verdict(v, p))
+            .max()
+            .unwrap_or(Verdict::NotJudged);
+        let cells: Vec<String> = row
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} {}",
+                    p.to,
+                    form::mark(peer_verdict(v, p), st),
+                    printable(&peer_cell(p))
+                )
+            })
+            .collect();
+        let prefix = format!("{} GPU {from} → ", form::mark(worst, st));
+        out.push_str(&wrap(&cells.join(" · "), width, &prefix, "          "));
         out.push('\n');
-        for &from in &ordinals {
-            out.push_str(&format!("{:<LABEL$}", format!("  from {from}")));
-            for &to in &ordinals {
-                match run.peer(from, to) {
-                    Some(p) => {
-                        let cell = peer_cell(p);
-                        let text = printable(&cell);
-                        out.push_str(&" ".repeat(CELL.saturating_sub(text.chars().count() + 2)));
-                        out.push_str(&form::mark(verdict(p), st));
-                        out.push(' ');
-                        out.push_str(&text);
-                    }
-                    None => out.push_str(&format!("{:>CELL$}", "–")),
-                }
-            }
-            out.push('\n');
-        }
-    } else {
-        for p in &run.peers {
-            let prefix = format!("  {} ", form::mark(verdict(p), st));
-            let text = format!("GPU {} → {}  {}", p.from, p.to, peer_cell(p));
-            out.push_str(&wrap(&printable(&text), width, &prefix, "    "));
-            out.push('\n');
-        }
     }
     out
 }

@@ -197,10 +197,59 @@ fn copy(
     };
     match timed_copies(drv, a, b, bytes, &src, &dst, &counter, stage) {
         Ok(bw) => Step::Ok(bw),
-        Err(error) => Step::Failed {
+        Err(Stop::Failed(error)) => Step::Failed {
             error,
             detail: None,
         },
+        Err(Stop::Skipped(reason)) => Step::Skipped { reason },
+    }
+}
+
+/// Words of `buf` (on `gpu`) that differ from the source pattern, counted on that GPU.
+fn count_mismatches(
+    drv: &Driver,
+    gpu: &Ready,
+    buf: &Buf,
+    counter: &Buf,
+    words: u64,
+) -> Result<u64, CudaError> {
+    drv.set_current(gpu.ctx)?;
+    drv.memset_d32(counter.ptr, 0, 2)?;
+    let (mut p, mut w, mut seed, mut inv, mut c) = (buf.ptr, words, SEED, 0u32, counter.ptr);
+    let mut params = [
+        arg(&mut p),
+        arg(&mut w),
+        arg(&mut seed),
+        arg(&mut inv),
+        arg(&mut c),
+    ];
+    // SAFETY: gd_verify_u32(const unsigned*, unsigned long long, unsigned, unsigned,
+    // unsigned long long*) on buf's words, counting into `counter`.
+    unsafe {
+        drv.launch(
+            gpu.kernels.verify,
+            (grid(words, gpu.blocks), 1),
+            (256, 1),
+            &mut params,
+        )?
+    };
+    drv.synchronize()?;
+    let mut mismatches = 0u64;
+    // SAFETY: the counter holds one u64.
+    unsafe { drv.dtoh((&mut mismatches as *mut u64).cast(), counter.ptr, 8)? };
+    Ok(mismatches)
+}
+
+/// Why the timed copies gave no figure: a failed call, or a reason not to judge the copy
+/// (reported as skipped).
+enum Stop {
+    Failed(CudaError),
+    Skipped(String),
+}
+
+impl From<CudaError> for Stop {
+    fn from(e: CudaError) -> Stop {
+        Stop::Failed(e)
     }
 }
 
@@ -214,7 +263,7 @@ fn timed_copies(
     dst: &Buf,
     counter: &Buf,
     stage: &dyn Fn(&str),
-) -> Result<PeerBandwidth, CudaError> {
+) -> Result<PeerBandwidth, Stop> {
     let words = bytes / 4;
     stage("gd_fill_u32");
     drv.set_current(a.ctx)?;
@@ -250,30 +299,19 @@ fn timed_copies(
     }
     drop(stream);
     stage("gd_verify_u32");
-    drv.set_current(b.ctx)?;
-    drv.memset_d32(counter.ptr, 0, 2)?;
-    let (mut p, mut w, mut seed, mut inv, mut c) = (dst.ptr, words, SEED, 0u32, counter.ptr);
-    let mut params = [
-        arg(&mut p),
-        arg(&mut w),
-        arg(&mut seed),
-        arg(&mut inv),
-        arg(&mut c),
-    ];
-    // SAFETY: gd_verify_u32(const unsigned*, unsigned long long, unsigned, unsigned,
-    // unsigned long long*) on dst's words, counting into `counter`.
-    unsafe {
-        drv.launch(
-            b.kernels.verify,
-            (grid(words, b.blocks), 1),
-            (256, 1),
-            &mut params,
-        )?
-    };
-    drv.synchronize()?;
-    let mut mismatches = 0u64;
-    // SAFETY: the counter holds one u64.
-    unsafe { drv.dtoh((&mut mismatches as *mut u64).cast(), counter.ptr, 8)? };
+    let mismatches = count_mismatches(drv, b, dst, counter, words)?;
+    if mismatches > 0 {
+        // A source that already reads back wrong is its GPU's memory fault (the memory
+        // step's finding), not the copy's.
+        let src_counter = Buf::new(drv, a.ctx, 8)?;
+        let at_source = count_mismatches(drv, a, src, &src_counter, words)?;
+        if at_source > 0 {
+            return Err(Stop::Skipped(format!(
+                "the source buffer on CUDA device {} read back {at_source} wrong words before it was copied: that GPU's memory (see its memory step)",
+                a.ordinal
+            )));
+        }
+    }
     let secs = median(&mut times).unwrap_or(f64::NAN);
     let gbps = bytes as f64 / secs / 1e9;
     Ok(PeerBandwidth {
