@@ -189,10 +189,14 @@ pub(crate) fn peer_fixes(snap: &Snapshot, p: &PeerCopy, f: Finding) -> Finding {
     .fix_text("Update the NVIDIA driver and the system BIOS and PCIe switch firmware; peer-to-peer faults are often fixed there")
 }
 
-/// The NVML GPUs of the pair's two CUDA devices.
+/// The NVML GPUs of the pair's two CUDA devices. None with MIG on either: CUDA then
+/// enumerates MIG instances, which have no peer access, and NVML's pair facts are about
+/// whole GPUs.
 fn nvml_pair<'a>(sys: &'a NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<(&'a Gpu, &'a Gpu)> {
     let dev = |o: u32| run.devices.iter().find(|d| d.ordinal == o);
-    Some((nvml_gpu(sys, dev(p.from)?)?, nvml_gpu(sys, dev(p.to)?)?))
+    let (a, b) = (nvml_gpu(sys, dev(p.from)?)?, nvml_gpu(sys, dev(p.to)?)?);
+    let mig = |g: &Gpu| g.mig.enabled.get() == Some(&true);
+    (!mig(a) && !mig(b)).then_some((a, b))
 }
 
 /// NVML's topology facts for two GPUs: (common ancestor, P2P read status).
@@ -538,6 +542,10 @@ mod tests {
             "{}",
             f.title
         );
+        // MIG instances have no peer access, whatever NVML says of the whole GPUs.
+        crate::rules::testing::nvml_gpu(&mut s, 0).mig.enabled = Field::Value(true);
+        assert_clean(run(&s));
+        crate::rules::testing::nvml_gpu(&mut s, 0).mig.enabled = Field::Value(false);
         // Both no: consistent, nothing to say.
         topology(&mut s, "system", "chipset_not_supported");
         for (a, b) in [(0, 1), (1, 0)] {
