@@ -37,7 +37,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l only -d 'Run only t
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -119,13 +118,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -207,8 +205,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -218,7 +216,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Pyth
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -263,7 +261,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l only -d 'R
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -345,13 +342,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -433,8 +429,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -444,7 +440,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -472,7 +468,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l only -d 
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -554,13 +549,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -642,8 +636,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -668,7 +662,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l only -d 'Ru
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -750,13 +743,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -838,8 +830,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -864,7 +856,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l only -d 
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -946,13 +937,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1034,8 +1024,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1047,7 +1037,6 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l detail -d 'Show everything about every GPU'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l wide -d 'Show every column of the table, however wide'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l topo -d 'Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
@@ -1065,7 +1054,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l only -d 'R
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1147,13 +1135,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1235,15 +1222,15 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1292,7 +1279,6 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l only -d 'R
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1374,13 +1360,12 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
 pci\t'probe'
-topology\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
@@ -1462,8 +1447,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1637,8 +1622,8 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD072\t'PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex'
-GD073\t'The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group'"
+GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
+GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

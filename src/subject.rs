@@ -115,6 +115,8 @@ pub enum Subject {
     SmokeGpu(u32),
     /// One step on one CUDA device.
     SmokeStep(u32, SmokeStep),
+    /// The smoke test's peer copy from one CUDA device to another (ordinals).
+    SmokePeer(u32, u32),
     /// A probe that failed or timed out, by name.
     Probe(String),
     /// /dev/shm.
@@ -160,6 +162,7 @@ impl Subject {
         match self {
             Subject::SmokeStep(gpu, _) => Some(Subject::SmokeGpu(*gpu)),
             Subject::SmokeGpu(_) => Some(Subject::Smoke),
+            Subject::SmokePeer(..) => Some(Subject::Smoke),
             Subject::Gpu(_) => Some(Subject::Nvml),
             Subject::Node(path) if is_gpu_node(path) => Some(Subject::GpuNodes),
             Subject::PciFunction(_) => Some(Subject::Pci),
@@ -226,6 +229,10 @@ impl Subject {
             "gpupair" => rest
                 .split_once(',')
                 .map(|(a, b)| Subject::GpuPair(a.to_string(), b.to_string())),
+            "smoke" if rest.starts_with("peer:") => {
+                let (from, to) = rest.strip_prefix("peer:")?.split_once('-')?;
+                Some(Subject::SmokePeer(from.parse().ok()?, to.parse().ok()?))
+            }
             "smoke" => match rest.split_once(':') {
                 None => rest.parse().ok().map(Subject::SmokeGpu),
                 Some((gpu, step)) => {
@@ -280,6 +287,7 @@ impl fmt::Display for Subject {
             Subject::Smoke => f.write_str("smoke"),
             Subject::SmokeGpu(g) => write!(f, "smoke:{g}"),
             Subject::SmokeStep(g, s) => write!(f, "smoke:{g}:{}", s.as_str()),
+            Subject::SmokePeer(a, b) => write!(f, "smoke:peer:{a}-{b}"),
             Subject::Probe(p) => write!(f, "probe:{p}"),
             Subject::Shm => f.write_str("shm"),
             Subject::File(p) => write!(f, "file:{p}"),
@@ -327,6 +335,7 @@ mod tests {
             Subject::Smoke,
             Subject::SmokeGpu(1),
             Subject::SmokeStep(7, SmokeStep::Transfer),
+            Subject::SmokePeer(0, 7),
             Subject::Probe("nvml".into()),
             Subject::Shm,
             Subject::File("/proc/modules".into()),

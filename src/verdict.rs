@@ -97,6 +97,7 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::SmokeStep(_, SmokeStep::Matmul) => &["smoke_matmul"],
         Subject::SmokeStep(_, SmokeStep::Memory) => &["smoke_memory"],
         Subject::SmokeStep(_, SmokeStep::Transfer) => &["smoke_transfer"],
+        Subject::SmokePeer(..) => &["smoke_peer"],
         Subject::Shm => &["shm"],
         Subject::Container => &["container_gpus", "device_cgroup"],
         Subject::Image => &["image_platform"],
@@ -280,6 +281,42 @@ impl Verdicts {
     }
 }
 
+/// One ordered GPU pair's peer-copy verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PeerVerdict {
+    pub from: u32,
+    pub to: u32,
+    pub verdict: Verdict,
+}
+
+impl Verdicts {
+    /// Each pair of the peer step: as bad as the findings citing it; a finished pair no
+    /// finding cites passed when the peer rule ran; an unfinished or skipped one is not
+    /// judged.
+    pub fn smoke_peers(&self, snap: &Snapshot) -> Vec<PeerVerdict> {
+        let Some(run) = snap.smoke.as_ref().and_then(|p| p.run()) else {
+            return Vec::new();
+        };
+        run.peers
+            .iter()
+            .map(|p| {
+                let s = Subject::SmokePeer(p.from, p.to);
+                let skipped = matches!(p.copy, Some(Step::Skipped { .. }));
+                let verdict = match (self.worst(&s), p.finished) {
+                    (Some(sev), _) => Verdict::of(sev),
+                    (None, true) if !skipped => self.of(&s),
+                    (None, _) => Verdict::NotJudged,
+                };
+                PeerVerdict {
+                    from: p.from,
+                    to: p.to,
+                    verdict,
+                }
+            })
+            .collect()
+    }
+}
+
 /// How many tested GPUs passed, passed with warnings, failed, or could not be judged.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SmokeTally {
@@ -348,6 +385,7 @@ mod tests {
             Subject::Environment,
             Subject::Smoke,
             Subject::SmokeGpu(0),
+            Subject::SmokePeer(0, 1),
             Subject::Shm,
         ];
         subjects.extend(SmokeStep::ALL.map(|s| Subject::SmokeStep(0, s)));

@@ -79,6 +79,12 @@ struct Cu {
     ) -> c_int,
     cuGetErrorName: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int,
     cuGetErrorString: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int,
+    cuDeviceCanAccessPeer: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> c_int,
+    cuCtxEnablePeerAccess: unsafe extern "C" fn(Ctx, c_uint) -> c_int,
+    cuStreamCreate: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> c_int,
+    cuStreamSynchronize: unsafe extern "C" fn(*mut c_void) -> c_int,
+    cuStreamDestroy_v2: unsafe extern "C" fn(*mut c_void) -> c_int,
+    cuMemcpyPeerAsync: unsafe extern "C" fn(u64, Ctx, u64, Ctx, usize, *mut c_void) -> c_int,
 }
 
 fn load(path: &Path) -> Cu {
@@ -119,7 +125,13 @@ fn load(path: &Path) -> Cu {
         cuModuleUnload,
         cuLaunchKernel,
         cuGetErrorName,
-        cuGetErrorString
+        cuGetErrorString,
+        cuDeviceCanAccessPeer,
+        cuCtxEnablePeerAccess,
+        cuStreamCreate,
+        cuStreamSynchronize,
+        cuStreamDestroy_v2,
+        cuMemcpyPeerAsync
     )
 }
 
@@ -720,6 +732,132 @@ fn copy_rates_are_floors() {
     let t = Instant::now();
     assert_eq!(unsafe { (c.cuMemcpyDtoH_v2)(h, a, n) }, 0);
     assert!(t.elapsed() < Duration::from_millis(50), "{:?}", t.elapsed());
+}
+
+// ---- peers ----
+
+#[test]
+fn peer_access_copies_and_faults() {
+    let name = "peer_access_copies_and_faults";
+    if !is_child(name) {
+        let mut c = FakeCuda::h100(3);
+        c.peers = vec![
+            PeerPair {
+                from: 0,
+                to: 2,
+                can_access: false,
+                ..PeerPair::default()
+            },
+            PeerPair {
+                from: 2,
+                to: 0,
+                enable_error: Some(711),
+                ..PeerPair::default()
+            },
+            PeerPair {
+                from: 1,
+                to: 0,
+                corrupt: true,
+                gbps: Some(0.01),
+                ..PeerPair::default()
+            },
+        ];
+        run_ok(name, Cfg::Json(&c), &[]);
+        return;
+    }
+    let c = cu();
+    c.init();
+    let can = |a, b| {
+        let mut v = -1;
+        assert_eq!(unsafe { (c.cuDeviceCanAccessPeer)(&mut v, a, b) }, 0);
+        v
+    };
+    assert_eq!(
+        (can(0, 1), can(1, 0), can(0, 2), can(2, 0), can(1, 1)),
+        (1, 1, 0, 1, 0)
+    );
+    let mut v = 0;
+    assert_eq!(unsafe { (c.cuDeviceCanAccessPeer)(&mut v, 0, 7) }, 101);
+    let ctx: Vec<Ctx> = (0..3).map(|d| c.use_device(d)).collect();
+    let bufs: Vec<u64> = (0..3)
+        .map(|d| {
+            c.use_device(d);
+            c.alloc(MIB)
+        })
+        .collect();
+    unsafe {
+        // From 0: enabling twice answers 704; refused access answers 217.
+        assert_eq!((c.cuCtxSetCurrent)(ctx[0]), 0);
+        assert_eq!((c.cuCtxEnablePeerAccess)(ctx[1], 0), 0);
+        assert_eq!((c.cuCtxEnablePeerAccess)(ctx[1], 0), 704);
+        assert_eq!((c.cuCtxEnablePeerAccess)(ctx[2], 0), 217);
+        assert_eq!((c.cuCtxEnablePeerAccess)(ctx[1], 1), 1, "flags must be 0");
+        assert_eq!((c.cuCtxSetCurrent)(ctx[2]), 0);
+        assert_eq!((c.cuCtxEnablePeerAccess)(ctx[0], 0), 711);
+        // A correct copy 0 → 1 on a stream.
+        assert_eq!((c.cuCtxSetCurrent)(ctx[0]), 0);
+        let data: Vec<u32> = (0..(MIB / 4) as u32).collect();
+        c.put(bufs[0], &data);
+        let mut s = null_mut();
+        assert_eq!((c.cuStreamCreate)(&mut s, 0), 0);
+        assert_eq!(
+            (c.cuMemcpyPeerAsync)(bufs[1], ctx[1], bufs[0], ctx[0], MIB, s),
+            0
+        );
+        assert_eq!((c.cuStreamSynchronize)(s), 0);
+        assert_eq!((c.cuCtxSetCurrent)(ctx[1]), 0);
+        assert_eq!(c.get::<u32>(bufs[1], MIB / 4), data);
+        // Out of the allocation, or the wrong context for it: 1.
+        assert_eq!(
+            (c.cuMemcpyPeerAsync)(bufs[1], ctx[1], bufs[0], ctx[0], MIB + 4, s),
+            1
+        );
+        assert_eq!(
+            (c.cuMemcpyPeerAsync)(bufs[1], ctx[0], bufs[0], ctx[0], 4, s),
+            1
+        );
+        // 1 → 0 flips 8 words and holds to 0.01 GB/s: 1 MiB takes 105 ms.
+        let t = Instant::now();
+        c.put(bufs[1], &data);
+        assert_eq!(
+            (c.cuMemcpyPeerAsync)(bufs[0], ctx[0], bufs[1], ctx[1], MIB, s),
+            0
+        );
+        assert!(
+            t.elapsed() >= Duration::from_micros(104_857),
+            "{:?}",
+            t.elapsed()
+        );
+        assert_eq!((c.cuCtxSetCurrent)(ctx[0]), 0);
+        let got = c.get::<u32>(bufs[0], MIB / 4);
+        assert_eq!(got.iter().zip(&data).filter(|(a, b)| a != b).count(), 8);
+        assert_eq!((c.cuStreamDestroy_v2)(s), 0);
+        assert_eq!((c.cuStreamSynchronize)(s), 400, "a destroyed stream");
+    }
+}
+
+#[test]
+fn a_peer_copy_hangs_when_told() {
+    let name = "a_peer_copy_hangs_when_told";
+    if is_child(name) {
+        let c = cu();
+        c.init();
+        let a = c.use_device(0);
+        let pa = c.alloc(4096);
+        let b = c.use_device(1);
+        let pb = c.alloc(4096);
+        println!("{MARK}");
+        unsafe { (c.cuMemcpyPeerAsync)(pb, b, pa, a, 4096, null_mut()) };
+        panic!("returned");
+    }
+    let mut c = FakeCuda::h100(2);
+    c.peers = vec![PeerPair {
+        from: 0,
+        to: 1,
+        hang: true,
+        ..PeerPair::default()
+    }];
+    assert_hangs(spawn(name, Cfg::Json(&c), &[]), "peer copy 0 → 1");
 }
 
 // ---- modules and kernels ----

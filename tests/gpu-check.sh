@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real-GPU check, in one go: build gpudoctor (release), run `check`, `devices` and
-# `smoke` on this machine's GPUs, and save the JSON, the human output and the timings.
+# `smoke` on this machine's GPUs, and save the JSON, the human output and the timings
+# (peers.txt: the smoke test's copy between every ordered GPU pair).
 #
 #   tests/gpu-check.sh [OUTDIR]        (default: $OUT, else ./gpu-check-out)
 #
@@ -58,6 +59,33 @@ for f in "$out"/*.out; do
     esac
 done
 
+# The peer step's figures from smoke.json, one line per ordered GPU pair (python3 or jq).
+peer_lines() {
+    if command -v python3 >/dev/null; then
+        python3 - "$out/smoke.json" <<'PY'
+import json, sys
+run = (json.load(open(sys.argv[1])).get("result") or {}).get("run") or {}
+for p in run.get("peers", []):
+    def step(s):
+        if s is None:
+            return "-"
+        k, v = next(iter(s.items()))
+        return v["error"]["name"] if k == "failed" else (k if k == "skipped" else v)
+    c = p.get("copy") or {}
+    ok = c.get("ok")
+    figure = f"{ok['gbps']:.1f} GB/s of {ok['bytes'] >> 20} MiB verified={ok['verified']}" if ok else step(p.get("copy"))
+    print(f"{p['from']}->{p['to']} {p.get('from_bus_id')}->{p.get('to_bus_id')} "
+          f"can_access={step(p.get('can_access'))} enable={'ok' if (p.get('enable') or {}).get('ok') else step(p.get('enable'))} "
+          f"copy={figure} finished={p['finished']}")
+PY
+    elif command -v jq >/dev/null; then
+        jq -r '.result.run.peers[]? | "\(.from)->\(.to) \(.from_bus_id)->\(.to_bus_id) can_access=\(.can_access) copy=\(.copy) finished=\(.finished)"' "$out/smoke.json"
+    else
+        echo "neither python3 nor jq: read result.run.peers in smoke.json"
+    fi
+}
+peer_lines >"$out/peers.txt" 2>&1
+
 # The static check's own cost next to the smoke test's, when hyperfine is there.
 if command -v hyperfine >/dev/null && [ -z "${GPUDOCTOR_NO_HYPERFINE:-}" ]; then
     hyperfine -N --warmup 3 --runs 20 --export-json "$out/hyperfine.json" \
@@ -65,4 +93,5 @@ if command -v hyperfine >/dev/null && [ -z "${GPUDOCTOR_NO_HYPERFINE:-}" ]; then
 fi
 
 cat "$out/timings.txt"
+echo "peer copies ($(wc -l <"$out/peers.txt") pairs): $out/peers.txt"
 echo "saved in $out"

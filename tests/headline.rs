@@ -127,7 +127,7 @@ fn a_healthy_node_is_ready_and_its_smoke_test_takes_one_line() {
         "Ready: 8× H100 80GB HBM3, driver 580.95.05",
         &[],
     );
-    // The smoke section: the run, then one line for the eight GPUs.
+    // The smoke section: the run, one line for the eight GPUs, one for their 56 pairs.
     let section: Vec<&str> = l
         .out
         .split("\nSmoke test\n")
@@ -136,7 +136,7 @@ fn a_healthy_node_is_ready_and_its_smoke_test_takes_one_line() {
         .lines()
         .take_while(|l| !l.is_empty())
         .collect();
-    assert_eq!(section.len(), 2, "{section:#?}");
+    assert_eq!(section.len(), 3, "{section:#?}");
     assert!(
         section[0].starts_with("  ✓ smoke test") && section[0].contains("8 of 8 GPU(s) passed"),
         "{}",
@@ -149,7 +149,11 @@ fn a_healthy_node_is_ready_and_its_smoke_test_takes_one_line() {
         "{}",
         section[1]
     );
-    // Verbose keeps every GPU's figures.
+    assert_eq!(
+        section[2],
+        "  ✓ GPU pairs   56 ordered pair(s): 56 copied and verified"
+    );
+    // Verbose keeps every GPU's figures, and every pair's.
     let r = run(node.cmd().args(["check", "-v"]));
     for gpu in 0..8 {
         assert!(
@@ -158,6 +162,7 @@ fn a_healthy_node_is_ready_and_its_smoke_test_takes_one_line() {
             r.stdout
         );
     }
+    assert!(r.stdout.contains("GPU 7 → 6 peer"), "{}", r.stdout);
 }
 
 #[test]

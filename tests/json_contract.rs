@@ -293,8 +293,36 @@ struct SmokeRun {
     cuda_visible_devices: Option<String>,
     stage: Option<String>,
     devices: Vec<SmokeDevice>,
+    peers: Vec<SmokePeer>,
     finished: bool,
     elapsed_ms: f64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokePeer {
+    from: u32,
+    to: u32,
+    from_bus_id: Option<String>,
+    to_bus_id: Option<String>,
+    can_access: Option<SmokeStep<bool>>,
+    enable: Option<SmokeStep<SmokeTiming>>,
+    copy: Option<SmokeStep<SmokePeerBandwidth>>,
+    running: Option<String>,
+    finished: bool,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmokePeerBandwidth {
+    bytes: u64,
+    iterations: u32,
+    ms: f64,
+    gbps: f64,
+    mismatches: u64,
+    verified: bool,
 }
 
 #[allow(dead_code)]
@@ -1925,6 +1953,12 @@ fn a_smoke_run_matches_the_contract() {
         run.devices[1].memory,
         Some(SmokeStep::Skipped { .. })
     ));
+    // Both peer pairs are skipped: GPU 1 has no kernels.
+    assert_eq!(run.peers.len(), 2);
+    assert!(run
+        .peers
+        .iter()
+        .all(|p| p.finished && matches!(p.copy, Some(SmokeStep::Skipped { .. }))));
     assert_eq!(report.snapshot.probes["smoke"].status, "ok");
 
     // A hang keeps the partial run in the same shape.

@@ -31,7 +31,8 @@ fn from_json(report: &Value) -> (Verdicts, Vec<u32>) {
                 continue;
             };
             let parts: Vec<&str> = fact.split(':').collect();
-            if parts.len() == 3 && parts[0] == "smoke" {
+            // GPU pairs (`smoke:peer:0-1`) are no GPU's step: tests/smoke_peer.rs checks them.
+            if parts.len() == 3 && parts[0] == "smoke" && parts[1] != "peer" {
                 let key = (parts[1].parse().unwrap(), parts[2].to_string());
                 let r = rank(f["severity"].as_str().unwrap());
                 let w = worst.entry(key).or_insert(0);

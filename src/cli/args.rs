@@ -396,7 +396,7 @@ pub struct SmokeArgs {
     /// Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]
     #[arg(long, value_name = "F")]
     pub mem_fraction: Option<f64>,
-    /// Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]
+    /// Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]
     #[arg(long, value_name = "MIB")]
     pub transfer_size: Option<u64>,
 }

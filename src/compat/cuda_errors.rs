@@ -17,6 +17,10 @@ pub struct CuResultInfo {
 }
 
 const CUDA_H: &str = "cuda.h of the nvidia-cuda-runtime-cu12 12.9.79 wheel";
+/// The peer-access rows: names from cuda.h, messages as the real driver's cuGetErrorString
+/// words them (the strings in Debian's libcuda1 535).
+const PEER_SOURCE: &str =
+    "cuda.h of the nvidia-cuda-runtime-cu12 12.9.79 wheel; cuGetErrorString of Debian's libcuda1 535";
 
 pub static CU_RESULTS: &[CuResultInfo] = &[
     CuResultInfo {
@@ -102,6 +106,14 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         source: CUDA_H,
     },
     CuResultInfo {
+        code: 217,
+        name: "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        message: "peer access is not supported between these two devices",
+        cause: "the platform does not route peer-to-peer traffic between these GPUs (no common PCIe switch or root port that forwards it, ACS, an IOMMU, or a VM without peer-to-peer)",
+        fix: "Run `nvidia-smi topo -p2p r` to see which pairs support it; `export NCCL_P2P_DISABLE=1` makes NCCL stage through host memory",
+        source: PEER_SOURCE,
+    },
+    CuResultInfo {
         code: 218,
         name: "CUDA_ERROR_INVALID_PTX",
         message: "a PTX JIT compilation failed",
@@ -140,6 +152,22 @@ pub static CU_RESULTS: &[CuResultInfo] = &[
         cause: "a kernel touched memory it does not own; for gpudoctor's own fixed kernels that points at the GPU or driver",
         fix: "Check `sudo dmesg | grep -i xid` for the Xid behind it; reset the GPU and retest",
         source: CUDA_H,
+    },
+    CuResultInfo {
+        code: 704,
+        name: "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+        message: "peer access is already enabled",
+        cause: "cuCtxEnablePeerAccess was called twice for the same pair (harmless)",
+        fix: "Nothing to fix: the access asked for is there",
+        source: PEER_SOURCE,
+    },
+    CuResultInfo {
+        code: 711,
+        name: "CUDA_ERROR_TOO_MANY_PEERS",
+        message: "peer mapping resources exhausted",
+        cause: "the GPU has no hardware resources left for another peer mapping (most GPUs map at most 8 peers)",
+        fix: "Use at most 8 GPUs per process with peer access, or `export NCCL_P2P_DISABLE=1`",
+        source: PEER_SOURCE,
     },
     CuResultInfo {
         code: 719,

@@ -140,11 +140,25 @@ pub struct SmokeRun {
     #[serde(default)]
     pub stage: Option<String>,
     pub devices: Vec<SmokeDevice>,
+    /// Peer-to-peer copies between every ordered pair of tested GPUs (two or more), in the
+    /// order they ran; a pair that started and never reported has `finished: false`.
+    #[serde(default)]
+    pub peers: Vec<PeerCopy>,
     pub finished: bool,
     pub elapsed_ms: f64,
 }
 
 impl SmokeRun {
+    /// The peer pair the worker was in when it stopped (a hang or crash in its calls).
+    pub fn peer_unfinished(&self) -> Option<&PeerCopy> {
+        self.peers.iter().find(|p| !p.finished)
+    }
+
+    /// The peer pair from CUDA device `from` to `to`.
+    pub fn peer(&self, from: u32, to: u32) -> Option<&PeerCopy> {
+        self.peers.iter().find(|p| p.from == from && p.to == to)
+    }
+
     /// "12.4" from 12040.
     pub fn driver_cuda(&self) -> Option<String> {
         self.driver_version
@@ -274,6 +288,104 @@ pub struct Transfer {
     pub cpu_affinity: Option<String>,
 }
 
+/// One ordered pair of the peer step: can `from` reach `to`'s memory directly, and what a
+/// copy `from` → `to` delivered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PeerCopy {
+    /// CUDA ordinals of the source and destination GPU.
+    pub from: u32,
+    pub to: u32,
+    /// cuDeviceGetPCIBusId of each ("0000:18:00.0").
+    pub from_bus_id: Option<String>,
+    pub to_bus_id: Option<String>,
+    /// cuDeviceCanAccessPeer(from, to): true, false (copies are staged through host
+    /// memory), or the call's error. None: not asked (the pair was skipped).
+    pub can_access: Option<Step<bool>>,
+    /// cuCtxEnablePeerAccess from `from`'s primary context to `to`'s; None when access was
+    /// not offered. An already enabled access counts as done.
+    pub enable: Option<Step<Timing>>,
+    /// The timed, verified cuMemcpyPeerAsync; None when access was not offered or enabling
+    /// it failed.
+    pub copy: Option<Step<PeerBandwidth>>,
+    /// The driver call announced and not answered (set while the pair runs; kept when the
+    /// worker hung or died in it).
+    pub running: Option<String>,
+    pub finished: bool,
+}
+
+impl PeerCopy {
+    /// "CUDA device 0 → 1".
+    pub fn label(&self) -> String {
+        format!("CUDA device {} → {}", self.from, self.to)
+    }
+
+    /// cuDeviceCanAccessPeer said yes.
+    pub fn access_offered(&self) -> bool {
+        matches!(self.can_access, Some(Step::Ok(true)))
+    }
+
+    /// What went wrong on this pair (GD074's cases), if anything. `timed_out`: the worker
+    /// was killed at its deadline, so a pair left unfinished hung (after a crash it is the
+    /// crash's, GD059).
+    pub fn fault(&self, timed_out: bool) -> Option<PeerFault> {
+        if !self.finished {
+            return timed_out.then_some(PeerFault::Hung);
+        }
+        match (&self.can_access, &self.enable, &self.copy) {
+            (Some(Step::Failed { .. }), _, _) => Some(PeerFault::AccessQueryFailed),
+            (_, Some(Step::Failed { .. }), _) => Some(PeerFault::EnableFailed),
+            (_, _, Some(Step::Failed { .. })) => Some(PeerFault::CopyFailed),
+            (_, _, Some(Step::Ok(c))) if !c.verified => Some(PeerFault::WrongData),
+            _ => None,
+        }
+    }
+}
+
+/// A peer pair's fault, as GD074 reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerFault {
+    /// The worker was killed at its deadline inside this pair's calls (`running` names the call).
+    Hung,
+    /// cuDeviceCanAccessPeer returned an error.
+    AccessQueryFailed,
+    /// Access was offered and cuCtxEnablePeerAccess failed.
+    EnableFailed,
+    /// A peer copy (or its fill, stream or verify call) returned an error.
+    CopyFailed,
+    /// The copy arrived with mismatched words.
+    WrongData,
+}
+
+impl SmokeProbe {
+    /// Every peer pair with a fault, in the order the pairs ran.
+    pub fn peer_faults(&self) -> Vec<(&PeerCopy, PeerFault)> {
+        let timed_out = matches!(self.result, SmokeResult::TimedOut { .. });
+        self.run()
+            .map(|r| {
+                r.peers
+                    .iter()
+                    .filter_map(|p| Some((p, p.fault(timed_out)?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PeerBandwidth {
+    /// Bytes per copy.
+    pub bytes: u64,
+    /// Timed copies after one warm-up.
+    pub iterations: u32,
+    /// Median of the timed copies (each to cuStreamSynchronize), and the GB/s (10⁹ B/s) it gives.
+    pub ms: f64,
+    pub gbps: f64,
+    /// Words of the destination that differ from the source's pattern after the copies.
+    pub mismatches: u64,
+    /// Every word arrived as sent.
+    pub verified: bool,
+}
+
 /// One line of the worker's answer, flushed as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -328,6 +440,16 @@ pub enum WorkerLine {
     DeviceDone {
         ordinal: u32,
         elapsed_ms: f64,
+    },
+    /// The peer step is about to call `call` for the pair from → to.
+    PeerStage {
+        from: u32,
+        to: u32,
+        call: String,
+    },
+    /// The pair's outcome.
+    Peer {
+        peer: PeerCopy,
     },
     Done {
         elapsed_ms: f64,
@@ -438,11 +560,47 @@ fn assemble(lines: Vec<WorkerLine>) -> Assembled {
                 d.running = None;
                 d.elapsed_ms = elapsed_ms;
             }
+            WorkerLine::PeerStage { from, to, call } => {
+                match run.peers.iter_mut().find(|p| p.from == from && p.to == to) {
+                    Some(p) => p.running = Some(call),
+                    None => run.peers.push(PeerCopy {
+                        from,
+                        to,
+                        running: Some(call),
+                        ..PeerCopy::default()
+                    }),
+                }
+            }
+            WorkerLine::Peer { peer } => {
+                let done = PeerCopy {
+                    running: None,
+                    finished: true,
+                    ..peer
+                };
+                match run
+                    .peers
+                    .iter_mut()
+                    .find(|p| p.from == done.from && p.to == done.to)
+                {
+                    Some(p) => *p = done,
+                    None => run.peers.push(done),
+                }
+            }
             WorkerLine::Done { elapsed_ms } => {
                 run.finished = true;
                 run.elapsed_ms = elapsed_ms;
             }
         }
+    }
+    // A pair stopped before its report knows its GPUs' bus ids from their own steps.
+    let bus = |o: u32| {
+        devices
+            .get(&o)
+            .and_then(|d| d.info.as_ref()?.pci_bus_id.clone())
+    };
+    for p in &mut run.peers {
+        p.from_bus_id = p.from_bus_id.take().or_else(|| bus(p.from));
+        p.to_bus_id = p.to_bus_id.take().or_else(|| bus(p.to));
     }
     run.devices = devices.into_values().collect();
     Assembled::Run(Box::new(run))
@@ -483,6 +641,13 @@ fn unfinished(run: &SmokeRun, device: Option<u32>) -> Vec<String> {
                 None => format!("{}: between steps", d.label()),
             }),
     );
+    if let Some(p) = run.peer_unfinished() {
+        out.push(format!(
+            "peer copy {}: {}",
+            p.label(),
+            p.running.as_deref().unwrap_or("between calls")
+        ));
+    }
     if out.is_empty() && !run.finished {
         out.push("after the last GPU finished (driver teardown)".into());
     }
@@ -781,6 +946,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_peer_stage_names_the_pair_a_hang_stopped_in() {
+        let lines = [
+            r#"{"kind":"init","error":null,"driver_version":12040,"device_count":2,"count_error":null,"cuda_visible_devices":null}"#,
+            r#"{"kind":"device","ordinal":0,"info":{"name":"G","uuid":null,"pci_bus_id":"0000:18:00.0","compute_capability":"9.0","sm_count":1,"total_memory":1},"error":null}"#,
+            r#"{"kind":"device_done","ordinal":0,"elapsed_ms":3.0}"#,
+            r#"{"kind":"device_done","ordinal":1,"elapsed_ms":3.0}"#,
+            r#"{"kind":"peer_stage","from":0,"to":1,"call":"cuDeviceCanAccessPeer"}"#,
+            r#"{"kind":"peer","peer":{"from":0,"to":1,"from_bus_id":"0000:18:00.0","to_bus_id":"0000:19:00.0","can_access":{"ok":false},"enable":null,"copy":null,"running":null,"finished":false}}"#,
+            r#"{"kind":"peer_stage","from":1,"to":0,"call":"cuDeviceCanAccessPeer"}"#,
+            r#"{"kind":"peer_stage","from":1,"to":0,"call":"cuMemcpyPeerAsync"}"#,
+        ];
+        let Assembled::Run(run) = assemble(worker::parse_lines(&lines.join("\n"))) else {
+            panic!("not a run")
+        };
+        assert_eq!(run.peers.len(), 2);
+        // A reported pair is finished whatever the line said.
+        assert!(run.peers[0].finished && run.peers[0].running.is_none());
+        let hung = run.peer_unfinished().unwrap();
+        assert_eq!((hung.from, hung.to), (1, 0));
+        assert_eq!(
+            unfinished(&run, None),
+            vec!["peer copy CUDA device 1 → 0: cuMemcpyPeerAsync".to_string()]
+        );
+        assert_eq!(hung.fault(true), Some(PeerFault::Hung));
+        assert_eq!(hung.fault(false), None);
+        let probe = SmokeProbe {
+            library: DEFAULT_LIB.into(),
+            settings: SmokeSettings::default(),
+            result: SmokeResult::TimedOut {
+                seconds: 5.0,
+                run: *run,
+                stuck_at: Vec::new(),
+                unkillable: false,
+            },
+        };
+        let faults = probe.peer_faults();
+        assert_eq!(faults.len(), 1);
+        // The hung pair's bus ids come from its GPUs' device lines.
+        assert_eq!(
+            (faults[0].0.to_bus_id.as_deref(), faults[0].1),
+            (Some("0000:18:00.0"), PeerFault::Hung)
+        );
     }
 
     #[test]

@@ -6,13 +6,14 @@ use super::width::wrap;
 use super::{form, printable, Style};
 use crate::findings::{Finding, Summary};
 use crate::probes::smoke::{
-    link, nvml_gpu, Link, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings, Step,
+    link, nvml_gpu, Link, PeerCopy, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings,
+    Step,
 };
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
 use crate::subject::{SmokeStep, Subject};
-use crate::verdict::{SmokeGpuVerdict, SmokeTally, Verdict, Verdicts};
+use crate::verdict::{PeerVerdict, SmokeGpuVerdict, SmokeTally, Verdict, Verdicts};
 
 #[derive(Serialize)]
 pub struct SmokeView<'a> {
@@ -28,6 +29,8 @@ pub struct SmokeView<'a> {
     pub verdict: Verdict,
     /// Each tested GPU's verdict, step by step (from the findings, as `check` marks them).
     pub gpus: Vec<SmokeGpuVerdict>,
+    /// Each ordered GPU pair's peer-copy verdict (from the findings).
+    pub peers: Vec<PeerVerdict>,
     pub tally: SmokeTally,
     pub findings: &'a [Finding],
     pub summary: Summary,
@@ -60,6 +63,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], checks: &[Check]) -
         .unwrap_or_default();
     let verdicts = Verdicts::new(findings, checks);
     let gpus = verdicts.smoke_gpus(snap);
+    let peers = verdicts.smoke_peers(snap);
     SmokeView {
         schema_version: SCHEMA_VERSION,
         gpudoctor_version: env!("CARGO_PKG_VERSION"),
@@ -70,6 +74,7 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], checks: &[Check]) -
         verdict: verdicts.of(&Subject::Smoke),
         tally: SmokeTally::of(&gpus),
         gpus,
+        peers,
         findings,
         summary: Summary::of(findings),
     }
@@ -79,13 +84,14 @@ pub fn render_json(v: &SmokeView) -> String {
     super::json::pretty(v, "smoke view")
 }
 
-/// One line about the whole run: the library, the driver API version, the GPUs.
-pub fn status_text(p: &SmokeProbe, gpus: &[SmokeGpuVerdict]) -> String {
+/// One line about the whole run: the library, the driver API version, the GPUs (and the GPU
+/// pairs, when a finding marks one).
+pub fn status_text(p: &SmokeProbe, gpus: &[SmokeGpuVerdict], peers: &[PeerVerdict]) -> String {
     match &p.result {
         SmokeResult::NotRun { reason } => format!("not run: {reason}"),
         SmokeResult::LoadFailed { message, .. } => format!("libcuda could not be used: {message}"),
         SmokeResult::WorkerFailed { detail } => detail.clone(),
-        SmokeResult::Ran { run } => run_text(p, run, gpus),
+        SmokeResult::Ran { run } => run_text(p, run, gpus, peers),
         SmokeResult::TimedOut {
             seconds, stuck_at, ..
         } => format!(
@@ -103,17 +109,40 @@ pub fn status_text(p: &SmokeProbe, gpus: &[SmokeGpuVerdict]) -> String {
     }
 }
 
-fn run_text(p: &SmokeProbe, run: &SmokeRun, gpus: &[SmokeGpuVerdict]) -> String {
+fn run_text(
+    p: &SmokeProbe,
+    run: &SmokeRun,
+    gpus: &[SmokeGpuVerdict],
+    peers: &[PeerVerdict],
+) -> String {
     let lib = run.loaded_from.as_deref().unwrap_or(&p.library);
     if let Some(e) = &run.init_error {
         return format!("cuInit failed: {} {} ({lib})", e.code, e.name);
     }
     format!(
-        "{} · driver API CUDA {} · {lib} · {:.2} s",
+        "{}{} · driver API CUDA {} · {lib} · {:.2} s",
         SmokeTally::of(gpus).text(),
+        peer_tally(peers),
         run.driver_cuda().unwrap_or_else(|| "?".into()),
         run.elapsed_ms / 1e3
     )
+}
+
+/// ", 1 of 56 GPU pair(s) failed" when findings mark pairs; nothing when none does.
+fn peer_tally(peers: &[PeerVerdict]) -> String {
+    let count = |v: Verdict| peers.iter().filter(|p| p.verdict == v).count();
+    let parts: Vec<String> = [
+        (count(Verdict::Error), "failed"),
+        (count(Verdict::Warning), "with warnings"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(", of {} GPU pair(s) {}", peers.len(), parts.join(", "))
 }
 
 /// The slower pinned direction as a share of the link, when both are known.
@@ -325,10 +354,10 @@ fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
     let head = if v.tally.gpus == 0 {
         format!(
             "Smoke test: nothing tested — {}",
-            status_text(&probe, &v.gpus)
+            status_text(&probe, &v.gpus, &v.peers)
         )
     } else {
-        format!("Smoke test: {}", status_text(&probe, &v.gpus))
+        format!("Smoke test: {}", status_text(&probe, &v.gpus, &v.peers))
     };
     let mark = format!("{} ", form::mark(v.verdict, st));
     out.push_str(&wrap(&st.bold(&printable(&head)), width, &mark, "  "));
@@ -354,12 +383,74 @@ fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&peer_section(v, &probe, st, width));
     out.push_str(&super::devices::findings_block(
         v.findings,
         st,
         v.tally.gpus > 0,
         width,
     ));
+    out
+}
+
+/// A pair's cell: its GB/s, or what stopped it ("host": no peer access, copies are staged
+/// through host memory).
+pub fn peer_cell(p: &PeerCopy) -> String {
+    if !p.finished {
+        return "hung".into();
+    }
+    match (&p.can_access, &p.enable, &p.copy) {
+        (Some(Step::Ok(false)), _, _) => "host".into(),
+        (Some(Step::Failed { .. }), _, _) | (_, Some(Step::Failed { .. }), _) => "failed".into(),
+        (_, _, Some(Step::Failed { .. })) => "failed".into(),
+        (_, _, Some(Step::Ok(c))) if !c.verified => "WRONG".into(),
+        (_, _, Some(Step::Ok(c))) => num(c.gbps),
+        _ => "skipped".into(),
+    }
+}
+
+/// The peer step: a line per source GPU listing each destination's GB/s (or what stopped
+/// the pair) behind the pair's verdict mark; the line's mark is its worst pair. Wrapped like
+/// every other line, so it fits any width.
+fn peer_section(v: &SmokeView, probe: &SmokeProbe, st: &Style, width: usize) -> String {
+    let Some(run) = probe.run().filter(|r| !r.peers.is_empty()) else {
+        return String::new();
+    };
+    let bytes = run.peers.iter().find_map(|p| match &p.copy {
+        Some(Step::Ok(c)) => Some(c.bytes),
+        _ => None,
+    });
+    let mut out = format!(
+        "\n{}\n",
+        st.bold(&format!(
+            "Peer copies{}, GB/s (host: no peer access, staged through host memory)",
+            bytes.map_or(String::new(), |b| format!(" of {}", size(b)))
+        ))
+    );
+    let mut sources: Vec<u32> = run.peers.iter().map(|p| p.from).collect();
+    sources.dedup();
+    for from in sources {
+        let row: Vec<&PeerCopy> = run.peers.iter().filter(|p| p.from == from).collect();
+        let worst = row
+            .iter()
+            .map(|p| peer_verdict(v, p))
+            .max()
+            .unwrap_or(Verdict::NotJudged);
+        let cells: Vec<String> = row
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} {}",
+                    p.to,
+                    form::mark(peer_verdict(v, p), st),
+                    printable(&peer_cell(p))
+                )
+            })
+            .collect();
+        let prefix = format!("{} GPU {from} → ", form::mark(worst, st));
+        out.push_str(&wrap(&cells.join(" · "), width, &prefix, "          "));
+        out.push('\n');
+    }
     out
 }
 
@@ -402,7 +493,7 @@ pub fn render_markdown(v: &SmokeView) -> String {
     out.push_str(&format!(
         "**{} {}**\n\n",
         form::symbol(v.verdict),
-        super::markdown::cell(&status_text(&probe, &v.gpus))
+        super::markdown::cell(&status_text(&probe, &v.gpus, &v.peers))
     ));
     let rows = device_table(v, &probe);
     if !rows.is_empty() {
@@ -420,8 +511,65 @@ pub fn render_markdown(v: &SmokeView) -> String {
         }
         out.push('\n');
     }
+    if let Some(run) = probe.run().filter(|r| !r.peers.is_empty()) {
+        out.push_str("| | Peer copy | Result |\n|---|---|---|\n");
+        for p in &run.peers {
+            out.push_str(&format!(
+                "| {} | GPU {} → {} | {} |\n",
+                form::symbol(peer_verdict(v, p)),
+                p.from,
+                p.to,
+                super::markdown::cell(&peer_text(p))
+            ));
+        }
+        out.push('\n');
+    }
     out.push_str(&super::markdown::findings_section(v.findings));
     out
+}
+
+fn step_failure<T>(s: &Option<Step<T>>) -> Option<String> {
+    match s {
+        Some(Step::Failed { error, .. }) => Some(error.to_string()),
+        _ => None,
+    }
+}
+
+/// A pair's verdict, from the view's findings.
+fn peer_verdict(v: &SmokeView, p: &PeerCopy) -> Verdict {
+    v.peers
+        .iter()
+        .find(|x| x.from == p.from && x.to == p.to)
+        .map_or(Verdict::NotJudged, |x| x.verdict)
+}
+
+/// A pair's result in words, for the markdown and HTML tables.
+fn peer_text(p: &PeerCopy) -> String {
+    match (&p.copy, peer_cell(p).as_str()) {
+        (Some(Step::Ok(c)), _) => format!(
+            "{} at {} GB/s, {}",
+            size(c.bytes),
+            num(c.gbps),
+            if c.verified {
+                "verified".to_string()
+            } else {
+                format!("WRONG: {} words differ", c.mismatches)
+            }
+        ),
+        (_, "host") => "no peer access: staged through host memory".into(),
+        (_, "hung") => format!(
+            "did not finish: stopped in {}",
+            p.running.as_deref().unwrap_or("the peer step")
+        ),
+        (Some(Step::Skipped { reason }), _) => format!("skipped: {reason}"),
+        _ => {
+            let failed = |s: Option<String>| s.map(|e| format!("failed: {e}"));
+            failed(step_failure(&p.can_access))
+                .or_else(|| failed(step_failure(&p.enable)))
+                .or_else(|| failed(step_failure(&p.copy)))
+                .unwrap_or_else(|| peer_cell(p))
+        }
+    }
 }
 
 /// `gpudoctor smoke --format html`: the test's verdict, each GPU's steps and copy figures
@@ -452,7 +600,7 @@ pub fn html_body(v: &SmokeView) -> String {
         } else {
             ""
         },
-        esc(&status_text(&probe, &v.gpus))
+        esc(&status_text(&probe, &v.gpus, &v.peers))
     );
     let rows = device_table(v, &probe);
     if rows.is_empty() {
@@ -516,6 +664,20 @@ pub fn html_body(v: &SmokeView) -> String {
                     num(x)
                 );
             }
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    if let Some(run) = probe.run().filter(|r| !r.peers.is_empty()) {
+        out.push_str("<h3>Peer copies between GPUs</h3>\n<table><thead><tr><th></th><th>pair</th><th>result</th></tr></thead><tbody>\n");
+        for p in &run.peers {
+            let _ = writeln!(
+                out,
+                "<tr class=\"row\">{}<td>GPU {} → {}</td><td>{}</td></tr>",
+                mark_cell(peer_verdict(v, p)),
+                p.from,
+                p.to,
+                esc(&peer_text(p))
+            );
         }
         out.push_str("</tbody></table>\n");
     }

@@ -628,10 +628,11 @@ fn probe_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
 fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) {
     use crate::probes::smoke::{link, nvml_gpu};
     let gpus = b.verdicts.smoke_gpus(snap);
+    let peers = b.verdicts.smoke_peers(snap);
     b.line(
         &[Subject::Smoke],
         "smoke test",
-        super::smoke::status_text(p, &gpus),
+        super::smoke::status_text(p, &gpus, &peers),
         p.library.clone(),
     );
     let Some(run) = p.run() else { return };
@@ -736,6 +737,58 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
             }
         }
     }
+    peer_lines(b, snap, run, verbose);
+}
+
+/// The peer step: one line for the pairs with nothing to say (their count and GB/s range),
+/// a line for each pair a finding marks (every pair with -v).
+fn peer_lines(
+    b: &mut Builder,
+    snap: &Snapshot,
+    run: &crate::probes::smoke::SmokeRun,
+    verbose: bool,
+) {
+    use crate::probes::smoke::Step;
+    let verdicts = b.verdicts.smoke_peers(snap);
+    let mut quiet: Vec<(Mark, &crate::probes::smoke::PeerCopy)> = Vec::new();
+    for (p, v) in run.peers.iter().zip(&verdicts) {
+        if verbose || !matches!(v.verdict, Mark::Passed | Mark::NotJudged) {
+            b.push(
+                v.verdict,
+                format!("GPU {} → {} peer", p.from, p.to),
+                super::smoke::peer_cell(p),
+                "smoke test (peer step)",
+            );
+        } else {
+            quiet.push((v.verdict, p));
+        }
+    }
+    if quiet.is_empty() {
+        return;
+    }
+    let count = |f: &dyn Fn(&crate::probes::smoke::PeerCopy) -> bool| {
+        quiet.iter().filter(|(_, p)| f(p)).count()
+    };
+    let copied = count(&|p| matches!(&p.copy, Some(Step::Ok(c)) if c.verified));
+    let staged = count(&|p| matches!(p.can_access, Some(Step::Ok(false))));
+    let other = quiet.len() - copied - staged;
+    // The GB/s figures are in `gpudoctor smoke`; this line says what was proved.
+    let parts: Vec<String> = [
+        (copied, "copied and verified"),
+        (staged, "without peer access (staged through host memory)"),
+        (other, "not copied (see `gpudoctor smoke`)"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let value = format!("{} ordered pair(s): {}", quiet.len(), parts.join("; "));
+    let mark = quiet
+        .iter()
+        .map(|(m, _)| *m)
+        .max()
+        .unwrap_or(Mark::NotJudged);
+    b.push(mark, "GPU pairs", value, "smoke test (peer step)");
 }
 
 fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {

@@ -48,6 +48,7 @@ mod smoke_driver;
 mod smoke_health;
 mod smoke_matmul;
 mod smoke_memory;
+pub(crate) mod smoke_peer;
 mod smoke_transfer;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -158,6 +159,7 @@ pub const RULES: &[Rule] = &[
     container_toolkit::RULE,
     image_platform::RULE,
     topology::RULE,
+    smoke_peer::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -475,7 +477,7 @@ mod tests {
             codes(View::Smoke),
             [
                 "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058",
-                "GD059", "GD062"
+                "GD059", "GD062", "GD074", "GD075"
             ]
         );
     }

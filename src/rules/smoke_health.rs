@@ -21,6 +21,10 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let f = match &p.result {
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
+        // A hang in a peer copy is GD074's (smoke_peer), which names the pair.
+        SmokeResult::TimedOut { run, .. } if run.peer_unfinished().is_some() => {
+            return Outcome::Checked(vec![])
+        }
         SmokeResult::TimedOut { seconds, stuck_at, unkillable, .. } => Finding::new(
             "GD059",
             Severity::Error,
@@ -136,6 +140,24 @@ mod tests {
         );
         let f = only(run(&s), "GD059", Severity::Error);
         assert!(f.title.contains("could not be killed"), "{}", f.title);
+    }
+
+    #[test]
+    fn a_hang_in_a_peer_copy_is_left_to_gd074() {
+        let mut s = healthy();
+        let mut r = smoke_run();
+        r.peers[0].finished = false;
+        r.peers[0].running = Some("cuMemcpyPeerAsync".into());
+        result(
+            &mut s,
+            SmokeResult::TimedOut {
+                seconds: 30.0,
+                run: r,
+                stuck_at: vec!["peer copy CUDA device 0 → 1: cuMemcpyPeerAsync".into()],
+                unkillable: false,
+            },
+        );
+        assert_clean(run(&s));
     }
 
     #[test]

@@ -698,8 +698,32 @@ pub fn smoke_run() -> SmokeRun {
         cuda_visible_devices: None,
         stage: None,
         devices: vec![smoke_device(0), smoke_device(1)],
+        peers: vec![smoke_peer(0, 1), smoke_peer(1, 0)],
         finished: true,
         elapsed_ms: 900.0,
+    }
+}
+
+/// A verified 64 MiB peer copy at 40 GB/s (a PCIe Gen5 pair).
+pub fn smoke_peer(from: u32, to: u32) -> crate::probes::smoke::PeerCopy {
+    use crate::probes::smoke::{PeerBandwidth, PeerCopy, Step, Timing};
+    PeerCopy {
+        from,
+        to,
+        from_bus_id: Some(bus_id(from)),
+        to_bus_id: Some(bus_id(to)),
+        can_access: Some(Step::Ok(true)),
+        enable: Some(Step::Ok(Timing { ms: 2.0 })),
+        copy: Some(Step::Ok(PeerBandwidth {
+            bytes: 64 << 20,
+            iterations: 4,
+            ms: 1.68,
+            gbps: 40.0,
+            mismatches: 0,
+            verified: true,
+        })),
+        running: None,
+        finished: true,
     }
 }
 

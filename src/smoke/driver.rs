@@ -80,6 +80,12 @@ entry_points! {
     memcpy_dtoh: "cuMemcpyDtoH_v2" => fn(*mut c_void, CUdeviceptr, usize);
     memset_d32: "cuMemsetD32_v2" => fn(CUdeviceptr, c_uint, usize);
     launch_kernel: "cuLaunchKernel" => fn(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
+    device_can_access_peer: "cuDeviceCanAccessPeer" => fn(*mut c_int, CUdevice, CUdevice);
+    ctx_enable_peer_access: "cuCtxEnablePeerAccess" => fn(CUcontext, c_uint);
+    stream_create: "cuStreamCreate" => fn(*mut CUstream, c_uint);
+    stream_synchronize: "cuStreamSynchronize" => fn(CUstream);
+    stream_destroy: "cuStreamDestroy_v2" => fn(CUstream);
+    memcpy_peer_async: "cuMemcpyPeerAsync" => fn(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize, CUstream);
     get_error_name: "cuGetErrorName" => fn(c_int, *mut *const c_char);
     get_error_string: "cuGetErrorString" => fn(c_int, *mut *const c_char);
 }
@@ -412,6 +418,80 @@ impl Driver {
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             ),
+        )
+    }
+}
+
+/// CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: the access asked for is already there.
+pub const PEER_ACCESS_ALREADY_ENABLED: c_int = 704;
+
+/// The peer-to-peer calls of the smoke test's peer step.
+impl Driver {
+    /// Makes a context from primary_context current on this thread.
+    pub fn set_current(&self, ctx: CUcontext) -> Result<(), CudaError> {
+        // SAFETY: ctx came from the driver.
+        self.check("cuCtxSetCurrent", unsafe {
+            (self.fns.ctx_set_current)(ctx)
+        })
+    }
+
+    /// cuDeviceCanAccessPeer: whether `dev` can address `peer`'s memory directly.
+    pub fn can_access_peer(&self, dev: CUdevice, peer: CUdevice) -> Result<bool, CudaError> {
+        let mut v = 0;
+        // SAFETY: v is a valid out-pointer.
+        self.check("cuDeviceCanAccessPeer", unsafe {
+            (self.fns.device_can_access_peer)(&mut v, dev, peer)
+        })?;
+        Ok(v != 0)
+    }
+
+    /// cuCtxEnablePeerAccess from the current context to `peer`; an access already enabled
+    /// is success.
+    pub fn enable_peer_access(&self, peer: CUcontext) -> Result<(), CudaError> {
+        // SAFETY: peer came from primary_context; flags must be 0.
+        match unsafe { (self.fns.ctx_enable_peer_access)(peer, 0) } {
+            PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            rc => self.check("cuCtxEnablePeerAccess", rc),
+        }
+    }
+
+    /// A stream on the current context.
+    pub fn stream_create(&self) -> Result<CUstream, CudaError> {
+        let mut s: CUstream = std::ptr::null_mut();
+        // SAFETY: s is a valid out-pointer; flags 0 = default stream semantics.
+        self.check("cuStreamCreate", unsafe {
+            (self.fns.stream_create)(&mut s, 0)
+        })?;
+        Ok(s)
+    }
+
+    pub fn stream_synchronize(&self, s: CUstream) -> Result<(), CudaError> {
+        // SAFETY: s came from stream_create.
+        self.check("cuStreamSynchronize", unsafe {
+            (self.fns.stream_synchronize)(s)
+        })
+    }
+
+    pub fn stream_destroy(&self, s: CUstream) -> Result<(), CudaError> {
+        // SAFETY: s came from stream_create and is destroyed once.
+        self.check("cuStreamDestroy", unsafe { (self.fns.stream_destroy)(s) })
+    }
+
+    /// # Safety
+    /// `dst` is an allocation of `dst_ctx` and `src` one of `src_ctx`, both of at least
+    /// `bytes`; `stream` came from stream_create.
+    pub unsafe fn memcpy_peer_async(
+        &self,
+        dst: CUdeviceptr,
+        dst_ctx: CUcontext,
+        src: CUdeviceptr,
+        src_ctx: CUcontext,
+        bytes: usize,
+        stream: CUstream,
+    ) -> Result<(), CudaError> {
+        self.check(
+            "cuMemcpyPeerAsync",
+            (self.fns.memcpy_peer_async)(dst, dst_ctx, src, src_ctx, bytes, stream),
         )
     }
 }

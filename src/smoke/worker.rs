@@ -11,6 +11,7 @@ use std::time::Instant;
 use cudarc::driver::sys::{CUdevice_attribute, CUdeviceptr, CUfunction};
 
 use super::driver::Driver;
+use super::peer::Ready;
 use super::{check_matmul, matmul_inputs, median, MATMUL_TOLERANCE};
 use crate::probes::smoke::{
     CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer, WorkerLine,
@@ -97,19 +98,35 @@ fn run(args: &WorkerArgs, out: &AnswerOut) {
         transfer: fit_transfer(args.settings.transfer_bytes, ordinals.len()),
     };
     let args = &plan;
-    std::thread::scope(|s| {
-        for &o in &ordinals {
-            let drv = &drv;
-            s.spawn(move || {
-                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    device(drv, o, args, out)
-                }));
-                if caught.is_err() {
-                    eprintln!("gpudoctor smoke worker: GPU {o}: internal error (a bug)");
-                }
-            });
-        }
+    let ready: Vec<Ready> = std::thread::scope(|s| {
+        let threads: Vec<_> = ordinals
+            .iter()
+            .map(|&o| {
+                let drv = &drv;
+                s.spawn(move || {
+                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        device(drv, o, args, out)
+                    }));
+                    if caught.is_err() {
+                        eprintln!("gpudoctor smoke worker: GPU {o}: internal error (a bug)");
+                    }
+                    caught.ok().flatten()
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .filter_map(|t| t.join().ok().flatten())
+            .collect()
     });
+    // Peer copies between every pair, once every GPU's own steps are done.
+    super::peer::run(
+        &drv,
+        &ordinals,
+        &ready,
+        super::peer::copy_bytes(args.transfer.0),
+        out,
+    );
     out.emit(&WorkerLine::Done {
         elapsed_ms: ms(start),
     });
@@ -126,13 +143,14 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-struct Kernels {
+pub(super) struct Kernels {
     matmul: CUfunction,
-    fill: CUfunction,
-    verify: CUfunction,
+    pub fill: CUfunction,
+    pub verify: CUfunction,
 }
 
-fn device(drv: &Driver, o: u32, args: &Plan, out: &AnswerOut) {
+/// One GPU's own steps; what the peer step needs when its context and kernels work.
+fn device(drv: &Driver, o: u32, args: &Plan, out: &AnswerOut) -> Option<Ready> {
     let start = Instant::now();
     out.emit(&WorkerLine::Started {
         ordinal: o,
@@ -152,7 +170,8 @@ fn device(drv: &Driver, o: u32, args: &Plan, out: &AnswerOut) {
                 info: None,
                 error: Some(e),
             });
-            return done(out);
+            done(out);
+            return None;
         }
     };
     let attr = |a: CUdevice_attribute| drv.attribute(dev, a).ok();
@@ -195,16 +214,20 @@ fn device(drv: &Driver, o: u32, args: &Plan, out: &AnswerOut) {
     };
     started("context");
     let t = Instant::now();
-    if let Err(e) = drv.primary_context(dev) {
-        out.emit(&WorkerLine::Context {
-            ordinal: o,
-            step: Step::Failed {
-                error: e,
-                detail: None,
-            },
-        });
-        return done(out);
-    }
+    let ctx = match drv.primary_context(dev) {
+        Ok(c) => c,
+        Err(e) => {
+            out.emit(&WorkerLine::Context {
+                ordinal: o,
+                step: Step::Failed {
+                    error: e,
+                    detail: None,
+                },
+            });
+            done(out);
+            return None;
+        }
+    };
     out.emit(&WorkerLine::Context {
         ordinal: o,
         step: Step::Ok(Timing { ms: ms(t) }),
@@ -269,7 +292,15 @@ fn device(drv: &Driver, o: u32, args: &Plan, out: &AnswerOut) {
         },
     );
     out.emit(&WorkerLine::Transfer { ordinal: o, step });
-    done(out)
+    done(out);
+    kernels.map(|kernels| Ready {
+        ordinal: o,
+        dev,
+        ctx,
+        kernels,
+        blocks,
+        bus_id,
+    })
 }
 
 fn load_kernels(drv: &Driver) -> Result<Kernels, (CudaError, String)> {
@@ -562,7 +593,7 @@ fn chunk_seed(i: usize) -> u32 {
 }
 
 /// Blocks of 256 threads for a grid-stride loop over `words`: enough to fill the GPU.
-fn grid(words: u64, blocks: u32) -> u32 {
+pub(super) fn grid(words: u64, blocks: u32) -> u32 {
     (words.div_ceil(256).max(1)).min(blocks as u64) as u32
 }
 

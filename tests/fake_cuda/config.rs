@@ -29,6 +29,50 @@ pub struct FakeCuda {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_in: Option<String>,
     pub devices: Vec<Device>,
+    /// Faults of ordered GPU pairs in the peer-to-peer calls; pairs not listed can reach
+    /// each other and copy correctly at memcpy speed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerPair>,
+}
+
+/// One ordered pair (config indices, `from` → `to`) of the peer-to-peer calls.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PeerPair {
+    pub from: u32,
+    pub to: u32,
+    /// cuDeviceCanAccessPeer's answer (false: cuCtxEnablePeerAccess then answers 217).
+    pub can_access: bool,
+    /// cuCtxEnablePeerAccess returns this (711 TOO_MANY_PEERS, 217 PEER_ACCESS_UNSUPPORTED).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_error: Option<i32>,
+    /// cuMemcpyPeerAsync returns this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_error: Option<i32>,
+    /// cuMemcpyPeerAsync sleeps forever.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hang: bool,
+    /// cuMemcpyPeerAsync flips bit k of word k * words / 8 of the destination, k < 8.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub corrupt: bool,
+    /// GB/s (1e9 bytes) of cuMemcpyPeerAsync: a copy sleeps until bytes / rate has passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+}
+
+impl Default for PeerPair {
+    fn default() -> PeerPair {
+        PeerPair {
+            from: 0,
+            to: 1,
+            can_access: true,
+            enable_error: None,
+            copy_error: None,
+            hang: false,
+            corrupt: false,
+            gbps: None,
+        }
+    }
 }
 
 impl Default for FakeCuda {
@@ -41,6 +85,7 @@ impl Default for FakeCuda {
             hang_in: None,
             crash_in: None,
             devices: Vec::new(),
+            peers: Vec::new(),
         }
     }
 }

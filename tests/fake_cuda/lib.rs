@@ -20,7 +20,9 @@
 //!     "ctx_error": 46, "module_error": 218, "oom_after_bytes": 1048576,
 //!     "matmul_wrong": true, "bit_flips": 3, "hang_in": "cuLaunchKernel",
 //!     "crash_in": "cuMemcpyDtoH_v2", "h2d_gbps": 25.0, "d2h_gbps": 25.0,
-//!     "pageable_gbps": 5.0 } ] }
+//!     "pageable_gbps": 5.0 } ],
+//!   "peers": [ { "from": 0, "to": 1, "can_access": true, "enable_error": 711,
+//!     "copy_error": 700, "hang": true, "corrupt": true, "gbps": 2.0 } ] }
 //! ```
 //!
 //! Rules worth knowing:
@@ -37,6 +39,9 @@
 //! - Kernels run synchronously on the CPU, on up to 8 threads; unknown kernels answer 999.
 //!   Misaligned or out-of-allocation kernel pointers answer 700 (not sticky).
 //! - Bad module/function handles answer 400 (CUDA_ERROR_INVALID_HANDLE).
+//! - Peers (config indices): every pair of two devices can access each other unless a
+//!   `peers` entry says otherwise; cuCtxEnablePeerAccess answers 704 the second time for a
+//!   pair. Streams are handles only: work runs when it is issued.
 
 #![allow(non_snake_case)]
 // Entry points of a C ABI: the safety contract is CUDA's (valid pointers, true lengths).
@@ -70,6 +75,8 @@ const UNSUPPORTED_PTX_VERSION: c_int = 222;
 const INVALID_HANDLE: c_int = 400;
 const NOT_FOUND: c_int = 500;
 const ILLEGAL_ADDRESS: c_int = 700;
+const PEER_ACCESS_UNSUPPORTED: c_int = 217;
+const PEER_ACCESS_ALREADY_ENABLED: c_int = 704;
 const UNKNOWN: c_int = 999;
 
 // CUdevice_attribute values.
@@ -91,6 +98,7 @@ const HOST_ALIGN: usize = 4096;
 const CTX_TAG: usize = 0xC7C7;
 const MOD_TAG: usize = 0x3D3D;
 const FN_TAG: usize = 0xF7F7;
+const STREAM_TAG: usize = 0x5757;
 
 type R = Result<(), c_int>;
 type CUcontext = *mut c_void;
@@ -121,6 +129,11 @@ struct State {
     host: BTreeMap<usize, usize>,
     modules: BTreeMap<usize, Module>,
     next_module: usize,
+    /// Peer access enabled (from, to), by config index.
+    peer_enabled: Vec<(usize, usize)>,
+    /// Live streams by id → config index of their context's device.
+    streams: BTreeMap<usize, usize>,
+    next_stream: usize,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -132,6 +145,9 @@ static STATE: Mutex<State> = Mutex::new(State {
     host: BTreeMap::new(),
     modules: BTreeMap::new(),
     next_module: 1,
+    peer_enabled: Vec::new(),
+    streams: BTreeMap::new(),
+    next_stream: 1,
 });
 
 thread_local! {
@@ -174,6 +190,17 @@ fn validate(cfg: &FakeCuda) -> Result<(), String> {
             if r.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
                 return Err(format!("devices[{i}].{field} must be a positive number"));
             }
+        }
+    }
+    let n = cfg.devices.len() as u32;
+    for (i, p) in cfg.peers.iter().enumerate() {
+        if p.from >= n || p.to >= n || p.from == p.to {
+            return Err(format!(
+                "peers[{i}] is not a pair of two configured devices"
+            ));
+        }
+        if p.gbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+            return Err(format!("peers[{i}].gbps must be a positive number"));
         }
     }
     Ok(())
@@ -489,6 +516,11 @@ const ERRORS: &[(c_int, &CStr, &CStr)] = &[
         c"uncorrectable ECC error encountered",
     ),
     (
+        217,
+        c"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        c"peer access is not supported between these two devices",
+    ),
+    (
         218,
         c"CUDA_ERROR_INVALID_PTX",
         c"a PTX JIT compilation failed",
@@ -508,6 +540,16 @@ const ERRORS: &[(c_int, &CStr, &CStr)] = &[
         700,
         c"CUDA_ERROR_ILLEGAL_ADDRESS",
         c"an illegal memory access was encountered",
+    ),
+    (
+        704,
+        c"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+        c"peer access is already enabled",
+    ),
+    (
+        711,
+        c"CUDA_ERROR_TOO_MANY_PEERS",
+        c"peer mapping resources exhausted",
     ),
     (
         719,
@@ -891,6 +933,145 @@ pub unsafe extern "C" fn cuMemsetD32_v2(dst: u64, value: c_uint, words: usize) -
         }
         let p = std::slice::from_raw_parts_mut(dst as usize as *mut u32, words);
         par_chunks(p, |_, chunk| chunk.fill(value));
+        Ok(())
+    })
+}
+
+// ---- peers and streams ----
+
+/// The configured faults of the ordered pair (config indices), if any.
+fn peer_pair(cfg: &FakeCuda, from: usize, to: usize) -> Option<&config::PeerPair> {
+    cfg.peers
+        .iter()
+        .rev()
+        .find(|p| (p.from as usize, p.to as usize) == (from, to))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut c_int, dev: c_int, peer: c_int) -> c_int {
+    guarded("cuDeviceCanAccessPeer", For::Ordinal(dev), |c| {
+        let from = c.dev.expect("ordinal");
+        let to = *usize::try_from(peer)
+            .ok()
+            .and_then(|o| state().visible.get(o).copied())
+            .as_ref()
+            .ok_or(INVALID_DEVICE)?;
+        let yes = from != to && peer_pair(&c.cfg, from, to).is_none_or(|p| p.can_access);
+        put(can, c_int::from(yes))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> c_int {
+    guarded("cuCtxEnablePeerAccess", For::Current, |c| {
+        let from = c.ctx_dev()?;
+        if flags != 0 {
+            return Err(INVALID_VALUE);
+        }
+        let mut s = state();
+        let to = ctx_dev(&s, peer).ok_or(INVALID_CONTEXT)?;
+        if let Some(p) = peer_pair(&c.cfg, from, to) {
+            if let Some(e) = p.enable_error {
+                return Err(e);
+            }
+            if !p.can_access {
+                return Err(PEER_ACCESS_UNSUPPORTED);
+            }
+        }
+        if from == to {
+            return Err(INVALID_DEVICE);
+        }
+        if s.peer_enabled.contains(&(from, to)) {
+            return Err(PEER_ACCESS_ALREADY_ENABLED);
+        }
+        s.peer_enabled.push((from, to));
+        Ok(())
+    })
+}
+
+fn stream_handle(id: usize) -> CUstream {
+    std::ptr::without_provenance_mut(STREAM_TAG << 48 | id)
+}
+
+fn stream_id(s: &State, stream: CUstream) -> Result<usize, c_int> {
+    let a = stream.addr();
+    let id = a & 0xFFFF_FFFF_FFFF;
+    (a >> 48 == STREAM_TAG && s.streams.contains_key(&id))
+        .then_some(id)
+        .ok_or(INVALID_HANDLE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, _flags: c_uint) -> c_int {
+    guarded("cuStreamCreate", For::Current, |c| {
+        let dev = c.ctx_dev()?;
+        let mut s = state();
+        let id = s.next_stream;
+        s.next_stream += 1;
+        s.streams.insert(id, dev);
+        put(stream, stream_handle(id))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamSynchronize(stream: CUstream) -> c_int {
+    // Copies and kernels run synchronously: there is nothing to wait for.
+    guarded("cuStreamSynchronize", For::Current, |_| {
+        stream_id(&state(), stream).map(drop)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamDestroy_v2(stream: CUstream) -> c_int {
+    guarded("cuStreamDestroy_v2", For::Current, |_| {
+        let mut s = state();
+        let id = stream_id(&s, stream)?;
+        s.streams.remove(&id);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync(
+    dst: u64,
+    dst_ctx: CUcontext,
+    src: u64,
+    src_ctx: CUcontext,
+    bytes: usize,
+    stream: CUstream,
+) -> c_int {
+    guarded("cuMemcpyPeerAsync", For::Ctx(src_ctx), |c| {
+        let from = c.dev.ok_or(INVALID_CONTEXT)?;
+        let to = {
+            let s = state();
+            let to = ctx_dev(&s, dst_ctx).ok_or(INVALID_CONTEXT)?;
+            if !stream.is_null() {
+                stream_id(&s, stream)?;
+            }
+            if bytes > 0
+                && !(inside(&s, from, src, bytes as u64) && inside(&s, to, dst, bytes as u64))
+            {
+                return Err(INVALID_VALUE);
+            }
+            to
+        };
+        let pair = peer_pair(&c.cfg, from, to);
+        if pair.is_some_and(|p| p.hang) {
+            hang();
+        }
+        if let Some(e) = pair.and_then(|p| p.copy_error) {
+            return Err(e);
+        }
+        let start = Instant::now();
+        std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, bytes);
+        if pair.is_some_and(|p| p.corrupt) {
+            let words = bytes / 4;
+            let w = std::slice::from_raw_parts_mut(dst as usize as *mut u32, words);
+            for k in 0..8.min(words) {
+                w[k * words / 8] ^= 1 << k;
+            }
+        }
+        throttle(start, bytes, pair.and_then(|p| p.gbps));
         Ok(())
     })
 }

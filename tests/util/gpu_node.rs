@@ -41,6 +41,34 @@ impl GpuNode {
         }
     }
 
+    /// No GPU pair has peer access, by CUDA's answer and by NVML's: the smoke test's peer
+    /// step copies nothing (for tests of other steps with copies too big to repeat 56 times).
+    pub fn without_peer_access(&mut self) {
+        let n = self.nvml.devices.len() as u32;
+        let cuda = self.cuda();
+        cuda.peers = (0..n)
+            .flat_map(|from| (0..n).map(move |to| (from, to)))
+            .filter(|(from, to)| from != to)
+            .map(|(from, to)| fake_cuda::PeerPair {
+                from,
+                to,
+                can_access: false,
+                ..fake_cuda::PeerPair::default()
+            })
+            .collect();
+        for a in 0..n {
+            for b in a + 1..n {
+                self.nvml.topology.pairs.push(fake_nvml::TopoPair {
+                    a,
+                    b,
+                    level: None,
+                    // NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED
+                    p2p: Some(1),
+                });
+            }
+        }
+    }
+
     /// The fake libcuda's config (for per-test faults).
     pub fn cuda(&mut self) -> &mut FakeCuda {
         self.cuda.as_mut().expect("a node with the fake libcuda")
