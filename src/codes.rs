@@ -111,6 +111,9 @@ codes! {
     "GD069" [Warning] => "NVIDIA device nodes lack /dev/char links under the systemd cgroup driver";
     "GD070" [Warning] => "The NVIDIA Container Toolkit is too old or has known vulnerabilities";
     "GD071" [Error] => "The image is built for another CPU architecture than this host's";
+    "GD076" [Error, Warning, Info] => "NCCL's environment names interfaces or HCAs that are not here, or switches its transports off";
+    "GD077" [Warning, Info] => "GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs";
+    "GD079" [Error, Warning] => "The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

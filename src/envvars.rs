@@ -125,6 +125,7 @@ env_registry! {
     COLUMNS: Tool, "terminal width when the terminal cannot be asked: wrapping explanations, fitting the smoke test's progress line";
     GPUDOCTOR_NVML_LIB: Tool, "NVML library to load instead of the loader's libnvidia-ml.so.1 (same as --nvml-lib)";
     GPUDOCTOR_CUDA_LIB: Tool, "libcuda to load for the smoke test instead of the loader's libcuda.so.1 (same as --cuda-lib)";
+    GPUDOCTOR_NCCL_LIB: Tool, "libnccl to load for the smoke test's --nccl step instead of the one the loader gives torch (same as --nccl-lib)";
     GPUDOCTOR_CONFIG: Tool, "a configuration file read after the system's and the user's (same as --config)";
     GPUDOCTOR_FAIL_ON: Tool, "policy: the severity that fails the run (as --fail-on)";
     GPUDOCTOR_ONLY: Tool, "policy: probes and codes to run and report, comma-separated (as --only)";

@@ -115,6 +115,8 @@ pub enum Subject {
     SmokeGpu(u32),
     /// One step on one CUDA device.
     SmokeStep(u32, SmokeStep),
+    /// The smoke test's NCCL all-reduce over every tested GPU (`--nccl`).
+    SmokeNccl,
     /// A probe that failed or timed out, by name.
     Probe(String),
     /// /dev/shm.
@@ -151,6 +153,7 @@ impl Subject {
         match self {
             Subject::SmokeStep(gpu, _) => Some(Subject::SmokeGpu(*gpu)),
             Subject::SmokeGpu(_) => Some(Subject::Smoke),
+            Subject::SmokeNccl => Some(Subject::Smoke),
             Subject::Gpu(_) => Some(Subject::Nvml),
             Subject::Node(path) if is_gpu_node(path) => Some(Subject::GpuNodes),
             Subject::PciFunction(_) => Some(Subject::Pci),
@@ -189,6 +192,7 @@ impl Subject {
             "loader path" => Some(Subject::LoaderPath),
             "python" => Some(Subject::PythonImport),
             "smoke" => Some(Subject::Smoke),
+            "smoke:nccl" => Some(Subject::SmokeNccl),
             "shm" => Some(Subject::Shm),
             "env" => Some(Subject::Environment),
             _ => None,
@@ -267,6 +271,7 @@ impl fmt::Display for Subject {
             Subject::Smoke => f.write_str("smoke"),
             Subject::SmokeGpu(g) => write!(f, "smoke:{g}"),
             Subject::SmokeStep(g, s) => write!(f, "smoke:{g}:{}", s.as_str()),
+            Subject::SmokeNccl => f.write_str("smoke:nccl"),
             Subject::Probe(p) => write!(f, "probe:{p}"),
             Subject::Shm => f.write_str("shm"),
             Subject::File(p) => write!(f, "file:{p}"),
@@ -312,6 +317,7 @@ mod tests {
             Subject::Smoke,
             Subject::SmokeGpu(1),
             Subject::SmokeStep(7, SmokeStep::Transfer),
+            Subject::SmokeNccl,
             Subject::Probe("nvml".into()),
             Subject::Shm,
             Subject::File("/proc/modules".into()),

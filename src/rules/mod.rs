@@ -30,6 +30,8 @@ mod libcuda;
 mod library_majors;
 mod memory_health;
 mod mig;
+mod nccl_env;
+mod nccl_peermem;
 mod node_count;
 mod nvml_status;
 mod pci_binding;
@@ -48,6 +50,7 @@ mod smoke_driver;
 mod smoke_health;
 mod smoke_matmul;
 mod smoke_memory;
+mod smoke_nccl;
 mod smoke_transfer;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -156,6 +159,9 @@ pub const RULES: &[Rule] = &[
     dev_char_links::RULE,
     container_toolkit::RULE,
     image_platform::RULE,
+    nccl_env::RULE,
+    nccl_peermem::RULE,
+    smoke_nccl::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

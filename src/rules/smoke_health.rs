@@ -19,8 +19,18 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return super::smoke_not_run(snap);
     };
+    // A hang in the --nccl step, after every GPU finished its own steps, is GD079's.
+    let in_nccl = |run: &crate::probes::smoke::SmokeRun| {
+        run.devices.iter().all(|d| d.finished)
+            && run
+                .nccl
+                .as_ref()
+                .and_then(crate::smoke::nccl::stuck_at)
+                .is_some()
+    };
     let f = match &p.result {
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
+        SmokeResult::TimedOut { run, .. } if in_nccl(run) => return Outcome::Checked(vec![]),
         SmokeResult::TimedOut { seconds, stuck_at, unkillable, .. } => Finding::new(
             "GD059",
             Severity::Error,

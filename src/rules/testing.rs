@@ -103,6 +103,7 @@ pub fn healthy() -> Snapshot {
         environment: Some(Environment {
             variables: Vec::new(),
         }),
+        nccl: Some(nccl_host()),
         toolkits: Some(toolkits()),
         libraries: Some(libraries()),
         linkage: Some(Vec::new()),
@@ -116,6 +117,16 @@ pub fn healthy() -> Snapshot {
         python: Some(vec![python_env()]),
         python_live: None,
         smoke: Some(smoke()),
+    }
+}
+
+/// A host with eth0 and lo, no RDMA device and no GPUDirect RDMA module.
+pub fn nccl_host() -> crate::probes::nccl::NcclHost {
+    use crate::probes::nccl::{INFINIBAND_DIR, NET_DIR, SYS_MODULE_DIR};
+    crate::probes::nccl::NcclHost {
+        net_interfaces: Fact::value(NET_DIR, vec!["eth0".into(), "lo".into()]),
+        ib_devices: Fact::value(INFINIBAND_DIR, Vec::new()),
+        peermem_sysfs: Fact::value(SYS_MODULE_DIR, Vec::new()),
     }
 }
 

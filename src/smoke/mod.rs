@@ -4,6 +4,7 @@
 //! This file holds the host-side arithmetic both sides agree on.
 
 pub mod driver;
+pub mod nccl;
 pub mod worker;
 
 /// The kernels, PTX ISA 6.0 for sm_50: every driver from R384 (CUDA 9.0) on can JIT them
