@@ -60,7 +60,10 @@ fn a_healthy_all_reduce_is_checked_timed_and_names_its_transport() {
         a["algbw_gbps"].as_f64().unwrap(),
         a["busbw_gbps"].as_f64().unwrap(),
     );
-    assert!(alg > 0.0 && (bus - alg).abs() < 1e-9 * alg.max(1.0), "2 ranks: busbw = algbw ({alg}, {bus})");
+    assert!(
+        alg > 0.0 && (bus - alg).abs() < 1e-9 * alg.max(1.0),
+        "2 ranks: busbw = algbw ({alg}, {bus})"
+    );
     // The request and what NCCL_DEBUG=INFO said.
     assert_eq!(v["nccl"]["chosen_by"], "--nccl-lib");
     assert_eq!(v["nccl"]["verdict"], "passed");
@@ -80,11 +83,16 @@ fn a_healthy_all_reduce_is_checked_timed_and_names_its_transport() {
         .arg(fake_nccl::fake_nccl_lib())
         .env(FAKE_NCCL_ENV, cfg));
     assert!(
-        out.stdout.contains("NCCL all-reduce: 2 GPUs, 4 MiB each: sum correct; busbw"),
+        out.stdout
+            .contains("NCCL all-reduce: 2 GPUs, 4 MiB each: sum correct; busbw"),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("via P2P/CUMEM/read; NCCL 2.21.5"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("via P2P/CUMEM/read; NCCL 2.21.5"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -99,9 +107,17 @@ fn p2p_disabled_is_measured_as_configured_and_named() {
             .env("NCCL_P2P_DISABLE", "1"),
     );
     let req = &v["snapshot"]["smoke"]["nccl"];
-    assert_eq!(req["environment"], serde_json::json!(["NCCL_P2P_DISABLE=1"]));
-    assert_eq!(req["debug"]["transports"], serde_json::json!(["SHM/direct/direct"]));
-    assert!(req["debug"]["settings"].to_string().contains("NCCL_P2P_DISABLE set by environment to 1"));
+    assert_eq!(
+        req["environment"],
+        serde_json::json!(["NCCL_P2P_DISABLE=1"])
+    );
+    assert_eq!(
+        req["debug"]["transports"],
+        serde_json::json!(["SHM/direct/direct"])
+    );
+    assert!(req["debug"]["settings"]
+        .to_string()
+        .contains("NCCL_P2P_DISABLE set by environment to 1"));
     // The lint judges the variable (a warning with two GPUs); the all-reduce passed.
     let f = findings(&v, "GD076");
     assert_eq!(f.len(), 1, "{:?}", codes(&v));
@@ -122,7 +138,11 @@ fn a_wrong_sum_is_an_error_with_the_element() {
     let f = findings(&v, "GD079");
     assert_eq!(f.len(), 1, "{:?}", codes(&v));
     assert_eq!(f[0]["severity"], "error");
-    assert!(f[0]["title"].as_str().unwrap().contains("wrong sum (1 of"), "{}", f[0]["title"]);
+    assert!(
+        f[0]["title"].as_str().unwrap().contains("wrong sum (1 of"),
+        "{}",
+        f[0]["title"]
+    );
     assert!(f[0]["detail"]
         .as_str()
         .unwrap()
@@ -143,13 +163,23 @@ fn an_init_failure_carries_nccls_own_words() {
     let f = findings(&v, "GD079");
     assert_eq!(f.len(), 1, "{:?}", codes(&v));
     let title = f[0]["title"].as_str().unwrap();
-    assert!(title.contains("could not initialise a communicator (ncclCommInitAll: ncclSystemError)"), "{title}");
+    assert!(
+        title.contains("could not initialise a communicator (ncclCommInitAll: ncclSystemError)"),
+        "{title}"
+    );
     let detail = f[0]["detail"].as_str().unwrap();
     assert!(detail.contains("unhandled system error"), "{detail}");
-    assert!(detail.contains("last error: Bootstrap : no socket interface found"), "{detail}");
+    assert!(
+        detail.contains("last error: Bootstrap : no socket interface found"),
+        "{detail}"
+    );
     assert_eq!(nccl_run(&v)["error"]["name"], "ncclSystemError");
     // The NCCL WARN line from the debug file is context.
-    assert!(f[0].to_string().contains("NCCL WARN Bootstrap"), "{:#}", f[0]);
+    assert!(
+        f[0].to_string().contains("NCCL WARN Bootstrap"),
+        "{:#}",
+        f[0]
+    );
     // An unhandled CUDA error the same way.
     let nccl = FakeNccl {
         init_error: Some(1),
@@ -179,8 +209,16 @@ fn a_hang_is_bounded_by_the_timeout_and_names_the_call() {
         assert!(stuck.contains(&format!("NCCL: {sym}")), "{sym}: {stuck}");
         let f = findings(&v, "GD079");
         assert_eq!(f.len(), 1, "{sym}: {:?}", codes(&v));
-        assert!(f[0]["title"].as_str().unwrap().contains("hung"), "{}", f[0]["title"]);
-        assert!(f[0]["detail"].as_str().unwrap().contains("GPU 0,1"), "{}", f[0]["detail"]);
+        assert!(
+            f[0]["title"].as_str().unwrap().contains("hung"),
+            "{}",
+            f[0]["title"]
+        );
+        assert!(
+            f[0]["detail"].as_str().unwrap().contains("GPU 0,1"),
+            "{}",
+            f[0]["detail"]
+        );
         // One verdict: the generic hang (GD059) defers to it.
         assert!(findings(&v, "GD059").is_empty(), "{sym}: {:?}", codes(&v));
         // The GPUs' own steps finished and passed.
@@ -213,13 +251,19 @@ fn a_missing_library_is_an_error_and_under_root_nothing_is_loaded_from_the_tree(
     assert_eq!(code, 1);
     let f = findings(&v, "GD079");
     assert_eq!(f.len(), 1, "{:?}", codes(&v));
-    assert!(f[0]["title"].as_str().unwrap().contains("could not be loaded: not found"));
+    assert!(f[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("could not be loaded: not found"));
     assert_eq!(nccl_run(&v)["load_error"]["code"], "library_not_found");
     // GpuNode inspects a fake --root: without --nccl-lib the step is refused, the GPUs'
     // own steps still run.
     let (code, v) = json(node.cmd().args(["smoke", "--nccl"]));
     let refused = v["nccl"]["refused"].as_str().unwrap();
-    assert!(refused.contains("under --root nothing is loaded"), "{refused}");
+    assert!(
+        refused.contains("under --root nothing is loaded"),
+        "{refused}"
+    );
     assert!(v["result"]["run"]["nccl"].is_null());
     assert_eq!(v["result"]["status"], "ran");
     let f = findings(&v, "GD079");
@@ -227,8 +271,15 @@ fn a_missing_library_is_an_error_and_under_root_nothing_is_loaded_from_the_tree(
     assert_eq!(code, 0);
     // A path inside the tree is refused too.
     let inside = node.root.p("usr/lib/libnccl.so.2");
-    let (_, v) = json(node.cmd().args(["smoke", "--nccl", "--nccl-lib"]).arg(&inside));
-    assert!(v["nccl"]["refused"].as_str().unwrap().contains("lies under --root"));
+    let (_, v) = json(
+        node.cmd()
+            .args(["smoke", "--nccl", "--nccl-lib"])
+            .arg(&inside),
+    );
+    assert!(v["nccl"]["refused"]
+        .as_str()
+        .unwrap()
+        .contains("lies under --root"));
 }
 
 #[test]
@@ -259,7 +310,10 @@ fn socket_ifname_naming_no_interface_is_an_error() {
     let f = findings(&v, "GD076");
     assert_eq!(f.len(), 1, "{:?}", codes(&v));
     assert_eq!(f[0]["severity"], "error");
-    assert!(f[0]["detail"].as_str().unwrap().contains("Bootstrap : no socket interface found"));
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("Bootstrap : no socket interface found"));
     assert!(f[0].to_string().contains("interfaces here: eth0, lo"));
     assert_eq!(code, 1);
     // Prefixes and exclusions that leave an interface are clean.
@@ -273,7 +327,10 @@ fn socket_ifname_naming_no_interface_is_an_error() {
 fn ib_hca_naming_no_device_is_a_warning_and_disabled_transports_are_named() {
     let r = host(&["eth0"]);
     r.file("sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n")
-        .file("sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n")
+        .file(
+            "sys/class/infiniband/mlx5_0/ports/1/link_layer",
+            "InfiniBand\n",
+        )
         .modules(&["nvidia_uvm", "nvidia", "nvidia_peermem"]);
     let (_, v) = json(r.cmd().arg("check").env("NCCL_IB_HCA", "=mlx5_4"));
     let f = findings(&v, "GD076");
@@ -314,12 +371,16 @@ fn hcas_without_peermem_are_a_warning_with_the_host_fix() {
     assert_eq!(f[0]["severity"], "warning");
     let fixes = fix_commands(f[0]);
     assert!(fixes.contains("sudo modprobe nvidia-peermem"), "{fixes}");
-    assert!(fixes.contains("/etc/modules-load.d/nvidia-peermem.conf"), "{fixes}");
+    assert!(
+        fixes.contains("/etc/modules-load.d/nvidia-peermem.conf"),
+        "{fixes}"
+    );
     // Loaded (or the legacy module, or seen in /sys/module): clean.
     r.modules(&["nvidia_uvm", "nvidia", "nv_peer_mem"]);
     let (_, v) = json(r.cmd().arg("check"));
     assert!(findings(&v, "GD077").is_empty(), "{:?}", codes(&v));
-    r.modules(&["nvidia_uvm", "nvidia"]).dir("sys/module/nvidia_peermem");
+    r.modules(&["nvidia_uvm", "nvidia"])
+        .dir("sys/module/nvidia_peermem");
     let (_, v) = json(r.cmd().arg("check"));
     assert!(findings(&v, "GD077").is_empty(), "{:?}", codes(&v));
     // No HCA: nothing to say.

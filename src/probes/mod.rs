@@ -560,16 +560,20 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
 /// environment whose torch module maps one.
 fn torch_binds_nccl(snap: &Snapshot) -> Option<(String, String)> {
     snap.linkage.iter().flatten().find_map(|l| {
-        l.modules.iter().filter(|m| m.package == "torch").find_map(|m| {
-            m.mapped.iter().find_map(|&i| {
-                let o = l.object(i)?;
-                let name = o
-                    .soname
-                    .as_deref()
-                    .unwrap_or_else(|| crate::loader::file_name(&o.path));
-                (o.live && name.starts_with("libnccl.so")).then(|| (o.path.clone(), l.site.clone()))
+        l.modules
+            .iter()
+            .filter(|m| m.package == "torch")
+            .find_map(|m| {
+                m.mapped.iter().find_map(|&i| {
+                    let o = l.object(i)?;
+                    let name = o
+                        .soname
+                        .as_deref()
+                        .unwrap_or_else(|| crate::loader::file_name(&o.path));
+                    (o.live && name.starts_with("libnccl.so"))
+                        .then(|| (o.path.clone(), l.site.clone()))
+                })
             })
-        })
     })
 }
 

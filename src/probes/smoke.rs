@@ -577,7 +577,10 @@ fn nccl_debug_dir(ask: &NcclAsk) -> Option<tempfile::TempDir> {
     if user_set {
         return None;
     }
-    tempfile::Builder::new().prefix("gpudoctor-nccl-").tempdir().ok()
+    tempfile::Builder::new()
+        .prefix("gpudoctor-nccl-")
+        .tempdir()
+        .ok()
 }
 
 const NCCL_DEBUG_FILE: &str = "nccl-debug.txt";
@@ -642,7 +645,9 @@ fn run(
     if let (Some(n), Some(dir)) = (nccl, nccl_dir) {
         let fs = crate::fsys::HostFs::new(None);
         if let Ok(bytes) = fs.read_bytes(&dir.path().join(NCCL_DEBUG_FILE), NCCL_DEBUG_LIMIT) {
-            n.debug = Some(crate::smoke::nccl::parse_debug(&String::from_utf8_lossy(&bytes)));
+            n.debug = Some(crate::smoke::nccl::parse_debug(&String::from_utf8_lossy(
+                &bytes,
+            )));
         }
     }
     match outcome {

@@ -478,7 +478,7 @@ mod tests {
             codes(View::Smoke),
             [
                 "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058",
-                "GD059", "GD062"
+                "GD059", "GD062", "GD079"
             ]
         );
     }

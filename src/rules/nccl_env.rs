@@ -164,10 +164,8 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(f);
         }
     }
-    if let (Some(v), Some(devices)) = (
-        value("NCCL_IB_HCA"),
-        host.and_then(|h| h.ib_devices.get()),
-    ) {
+    if let (Some(v), Some(devices)) = (value("NCCL_IB_HCA"), host.and_then(|h| h.ib_devices.get()))
+    {
         let forced_ib = value("NCCL_NET").is_some_and(|n| n.trim().eq_ignore_ascii_case("IB"));
         if let Some(f) = ib_hca(v, devices, forced_ib) {
             out.push(f);
@@ -274,12 +272,24 @@ fn ib_hca(value: &str, devices: &[IbDevice], forced_ib: bool) -> Option<Finding>
         format!(
             "{} (active ports: {})",
             names.join(", "),
-            if active.is_empty() { "none".into() } else { active.join(", ") }
+            if active.is_empty() {
+                "none".into()
+            } else {
+                active.join(", ")
+            }
         )
     };
     let evidence = |f: Finding| {
-        f.evidence(Subject::env("NCCL_IB_HCA"), format!("NCCL_IB_HCA={value}"), "environment")
-            .evidence(Subject::Environment, format!("RDMA devices here: {listing}"), crate::probes::nccl::INFINIBAND_DIR)
+        f.evidence(
+            Subject::env("NCCL_IB_HCA"),
+            format!("NCCL_IB_HCA={value}"),
+            "environment",
+        )
+        .evidence(
+            Subject::Environment,
+            format!("RDMA devices here: {listing}"),
+            crate::probes::nccl::INFINIBAND_DIR,
+        )
     };
     if kept.is_empty() {
         let (severity, consequence) = if forced_ib {
@@ -306,7 +316,9 @@ fn ib_hca(value: &str, devices: &[IbDevice], forced_ib: bool) -> Option<Finding>
 
 /// A variable's value, unless it was redacted.
 fn var<'a>(env: &'a Environment, name: &str) -> Option<&'a str> {
-    env.get(name).filter(|e| !e.redacted).map(|e| e.value.as_str())
+    env.get(name)
+        .filter(|e| !e.redacted)
+        .map(|e| e.value.as_str())
 }
 
 fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) -> Vec<Finding> {
@@ -318,7 +330,11 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
     // P2P: ncclGetLevel disables only on exactly 1; SHM and IB: any non-zero integer.
     let p2p = value("NCCL_P2P_DISABLE").filter(|v| nccl_int(v) == 1);
     if let Some(v) = p2p {
-        let severity = if gpus > 1 { Severity::Warning } else { Severity::Info };
+        let severity = if gpus > 1 {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
         out.push(
             Finding::new("GD076", severity, format!("NCCL_P2P_DISABLE={v}: GPUs exchange data through host memory instead of directly"))
                 .detail(format!("With P2P off NCCL copies between the GPUs of one node through shared host memory (the SHM transport). All-reduce bus bandwidth falls from NVLink's hundreds of GB/s to what host memory gives (often 10–20 GB/s), and on PCIe-only machines to about half. It is a legitimate workaround where P2P hangs or corrupts data (PCIe ACS or an IOMMU redirecting peer traffic, some virtual machines, GPUs without P2P support); otherwise it is a leftover.{}", if gpus > 1 { "" } else { " With one GPU here it changes nothing on this node." }))
@@ -327,7 +343,11 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
         );
     }
     if let Some(v) = value("NCCL_SHM_DISABLE").filter(|v| nccl_int(v) != 0) {
-        let severity = if gpus > 1 { Severity::Warning } else { Severity::Info };
+        let severity = if gpus > 1 {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
         out.push(
             Finding::new("GD076", severity, format!("NCCL_SHM_DISABLE={v}: GPUs without P2P talk over the network, even within this node"))
                 .detail("NCCL uses shared host memory between GPUs that cannot reach each other directly (different CPU sockets, P2P off). With it disabled that traffic goes through the network stack (InfiniBand or TCP sockets) even inside one node: slower, and an error where no usable network exists. It is set to work around a small /dev/shm in containers; giving the container more shared memory is the fix for that.")
@@ -389,7 +409,9 @@ mod tests {
         assert!(f.keeps("mlx5_0", Some(1)) && !f.keeps("mlx5_0", Some(2)));
         assert!(f.keeps("mlx5_1", Some(2)));
         assert_eq!(f.unmatched(&["mlx5_0"]).len(), 1);
-        assert!(NameFilter::parse("^mlx5_9").unmatched(&["mlx5_0"]).is_empty());
+        assert!(NameFilter::parse("^mlx5_9")
+            .unmatched(&["mlx5_0"])
+            .is_empty());
     }
 
     #[test]
@@ -424,11 +446,19 @@ mod tests {
         let mut s = healthy();
         set_env(&mut s, "NCCL_SOCKET_IFNAME", "=ib0");
         let f = only(run(&s), "GD076", Severity::Error);
-        assert!(f.detail.contains("Bootstrap : no socket interface found"), "{}", f.detail);
+        assert!(
+            f.detail.contains("Bootstrap : no socket interface found"),
+            "{}",
+            f.detail
+        );
         assert!(evidence_mentions(&f, "eth0, lo"));
         in_container(&mut s, "docker");
         let f = only(run(&s), "GD076", Severity::Error);
-        assert!(f.detail.contains("container's network namespace"), "{}", f.detail);
+        assert!(
+            f.detail.contains("container's network namespace"),
+            "{}",
+            f.detail
+        );
         // A partly matching list works, with a warning.
         set_env(&mut s, "NCCL_SOCKET_IFNAME", "eth,ib");
         let f = only(run(&s), "GD076", Severity::Warning);

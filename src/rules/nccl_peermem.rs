@@ -59,10 +59,7 @@ fn run(snap: &Snapshot) -> Outcome {
         mods.iter()
             .any(|m| PEERMEM_MODULES.contains(&m.name.as_str()))
     });
-    let in_sys = host
-        .peermem_sysfs
-        .get()
-        .map(|m| !m.is_empty());
+    let in_sys = host.peermem_sysfs.get().map(|m| !m.is_empty());
     match (in_proc, in_sys) {
         (Some(true), _) | (_, Some(true)) => return Outcome::Checked(vec![]),
         (None, None) => {
@@ -80,7 +77,11 @@ fn run(snap: &Snapshot) -> Outcome {
         .as_ref()
         .and_then(|p| p.kernel_release.get())
         .cloned();
-    let dmabuf = open && kernel.as_deref().and_then(kernel_version).is_some_and(|v| v >= (5, 12));
+    let dmabuf = open
+        && kernel
+            .as_deref()
+            .and_then(kernel_version)
+            .is_some_and(|v| v >= (5, 12));
     let listed = hcas.join(", ");
     let mut f = if dmabuf {
         Finding::new("GD077", Severity::Info, format!("nvidia_peermem is not loaded; GPUDirect RDMA can use DMA-BUF here ({listed})"))
@@ -92,10 +93,21 @@ fn run(snap: &Snapshot) -> Outcome {
             .fix_cmd("Load it at every boot", "echo nvidia-peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf")
     };
     f = f
-        .evidence(Subject::module("nvidia_peermem"), "nvidia_peermem not loaded (nor nv_peer_mem)".to_string(), crate::probes::kernel_module::MODULES_FILE)
-        .evidence(Subject::Environment, format!("RDMA devices: {listed}"), crate::probes::nccl::INFINIBAND_DIR);
+        .evidence(
+            Subject::module("nvidia_peermem"),
+            "nvidia_peermem not loaded (nor nv_peer_mem)".to_string(),
+            crate::probes::kernel_module::MODULES_FILE,
+        )
+        .evidence(
+            Subject::Environment,
+            format!("RDMA devices: {listed}"),
+            crate::probes::nccl::INFINIBAND_DIR,
+        );
     if snap.place().is_contained() {
-        f = f.context("the module list is the host kernel's; only the host can load a module", "gpudoctor");
+        f = f.context(
+            "the module list is the host kernel's; only the host can load a module",
+            "gpudoctor",
+        );
     }
     super::fit_fixes::fit(snap.place(), &mut f);
     Outcome::Checked(vec![f])
@@ -172,7 +184,8 @@ mod tests {
         let mut v = km.version_file.get().unwrap().clone();
         v.flavor = "open".into();
         km.version_file = Fact::value(crate::probes::kernel_module::VERSION_FILE, v);
-        s.platform.as_mut().unwrap().kernel_release = Fact::value("uname", "6.8.0-45-generic".to_string());
+        s.platform.as_mut().unwrap().kernel_release =
+            Fact::value("uname", "6.8.0-45-generic".to_string());
         let f = only(run(&s), "GD077", Severity::Info);
         assert!(f.detail.contains("DMA-BUF"), "{}", f.detail);
         s.platform.as_mut().unwrap().kernel_release = Fact::value("uname", "5.4.0-1".to_string());

@@ -103,7 +103,12 @@ fn run(snap: &Snapshot) -> Outcome {
     } else if let Some(a) = n.all_reduce.as_ref().filter(|a| !a.correct()) {
         let first = a
             .first_wrong
-            .map(|(gpu, i, x)| format!("; first on GPU {gpu}, element {i}: {x} instead of {}", a.expected))
+            .map(|(gpu, i, x)| {
+                format!(
+                    "; first on GPU {gpu}, element {i}: {x} instead of {}",
+                    a.expected
+                )
+            })
             .unwrap_or_default();
         out.push(
             Finding::new("GD079", Severity::Error, format!("The NCCL all-reduce returned a wrong sum ({} of {} elements)", a.wrong_elements, a.bytes / 4 * u64::from(a.ranks)))
@@ -187,8 +192,17 @@ mod tests {
         with_nccl(&mut s, ran(Some(sum(7))));
         let f = only(run(&s), "GD079", Severity::Error);
         assert!(f.title.contains("wrong sum (7 of 524288"), "{}", f.title);
-        assert!(f.detail.contains("GPU 0,1 over SHM/direct/direct with NCCL_P2P_DISABLE=1, NCCL 2.21.5"), "{}", f.detail);
-        assert!(f.detail.contains("element 5: 4 instead of 3"), "{}", f.detail);
+        assert!(
+            f.detail
+                .contains("GPU 0,1 over SHM/direct/direct with NCCL_P2P_DISABLE=1, NCCL 2.21.5"),
+            "{}",
+            f.detail
+        );
+        assert!(
+            f.detail.contains("element 5: 4 instead of 3"),
+            "{}",
+            f.detail
+        );
     }
 
     #[test]
@@ -206,7 +220,11 @@ mod tests {
         with_nccl(&mut s, n);
         let f = only(run(&s), "GD079", Severity::Error);
         assert!(f.title.contains("could not initialise"), "{}", f.title);
-        assert!(f.detail.contains("no socket interface found"), "{}", f.detail);
+        assert!(
+            f.detail.contains("no socket interface found"),
+            "{}",
+            f.detail
+        );
         let mut s = healthy();
         let mut n = ran(None);
         n.load_error = Some(NcclLoadError {
@@ -233,7 +251,11 @@ mod tests {
             unkillable: false,
         };
         let f = only(run(&s), "GD079", Severity::Error);
-        assert!(f.title.contains("hung") && f.title.contains("NCCL: ncclGroupEnd"), "{}", f.title);
+        assert!(
+            f.title.contains("hung") && f.title.contains("NCCL: ncclGroupEnd"),
+            "{}",
+            f.title
+        );
         let mut s = healthy();
         with_nccl(&mut s, ran(None));
         smoke_probe(&mut s).nccl.as_mut().unwrap().refused = Some("under --root".into());

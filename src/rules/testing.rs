@@ -187,6 +187,7 @@ pub fn no_gpu() -> Snapshot {
         result: SmokeResult::NotRun {
             reason: "no NVIDIA GPU seen".into(),
         },
+        nccl: None,
     });
     s
 }
@@ -707,6 +708,7 @@ pub fn smoke_run() -> SmokeRun {
         cuda_visible_devices: None,
         stage: None,
         devices: vec![smoke_device(0), smoke_device(1)],
+        nccl: None,
         finished: true,
         elapsed_ms: 900.0,
     }
@@ -717,6 +719,7 @@ fn smoke() -> SmokeProbe {
         library: crate::probes::smoke::DEFAULT_LIB.into(),
         settings: SmokeSettings::default(),
         result: SmokeResult::Ran { run: smoke_run() },
+        nccl: None,
     }
 }
 

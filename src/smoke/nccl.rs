@@ -113,7 +113,7 @@ pub struct NcclError {
     /// ncclGetLastError: the detail NCCL kept ("Bootstrap : no socket interface found").
     pub last_error: Option<String>,
     /// The driver call that failed instead (allocation, copy, synchronise).
-    pub cuda: Option<CudaError>,
+    pub cuda: Option<Box<CudaError>>,
 }
 
 impl std::fmt::Display for NcclError {
@@ -121,7 +121,11 @@ impl std::fmt::Display for NcclError {
         if let Some(c) = &self.cuda {
             return write!(f, "{c}");
         }
-        write!(f, "{} returned {} ({}: {})", self.call, self.code, self.name, self.message)?;
+        write!(
+            f,
+            "{} returned {} ({}: {})",
+            self.call, self.code, self.name, self.message
+        )?;
         if let Some(l) = self.last_error.as_deref().filter(|l| !l.is_empty()) {
             write!(f, "; last error: {l}")?;
         }
@@ -159,12 +163,27 @@ impl AllReduce {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum NcclLine {
-    Stage { call: String },
-    LoadFailed { code: String, message: String },
-    Loaded { path: String, version: Option<i32>, ranks: Vec<u32> },
-    Failed { error: NcclError },
-    Skipped { reason: String },
-    Result { all_reduce: AllReduce },
+    Stage {
+        call: String,
+    },
+    LoadFailed {
+        code: String,
+        message: String,
+    },
+    Loaded {
+        path: String,
+        version: Option<i32>,
+        ranks: Vec<u32>,
+    },
+    Failed {
+        error: NcclError,
+    },
+    Skipped {
+        reason: String,
+    },
+    Result {
+        all_reduce: AllReduce,
+    },
     Done,
 }
 
@@ -304,7 +323,10 @@ fn load(lib: &str) -> Result<Api, (String, String)> {
             let s = unsafe { library.get(concat!($name, "\0").as_bytes()) }.map_err(|_| {
                 (
                     "symbol_missing".to_string(),
-                    format!("{lib} has no {}: it is not libnccl, or one older than NCCL 2.4", $name),
+                    format!(
+                        "{lib} has no {}: it is not libnccl, or one older than NCCL 2.4",
+                        $name
+                    ),
                 )
             })?;
             *s
@@ -388,7 +410,7 @@ fn cuda(e: CudaError) -> NcclError {
         name: e.name.clone(),
         message: e.message.clone(),
         last_error: None,
-        cuda: Some(e),
+        cuda: Some(Box::new(e)),
     }
 }
 
@@ -552,8 +574,7 @@ fn all_reduce(
         let dev = drv.device(rank.ordinal as i32).map_err(cuda)?;
         drv.primary_context(dev).map_err(cuda)?;
         // SAFETY: host holds count floats, recv as many.
-        unsafe { drv.dtoh(host.as_mut_ptr().cast(), rank.recv, bytes as usize) }
-            .map_err(cuda)?;
+        unsafe { drv.dtoh(host.as_mut_ptr().cast(), rank.recv, bytes as usize) }.map_err(cuda)?;
         for (i, &x) in host.iter().enumerate() {
             if x != expected {
                 wrong += 1;
@@ -566,7 +587,11 @@ fn all_reduce(
         times.push(once()?);
     }
     let secs = super::median(&mut times).unwrap_or(f64::NAN);
-    let algbw = if secs > 0.0 { bytes as f64 / secs / 1e9 } else { 0.0 };
+    let algbw = if secs > 0.0 {
+        bytes as f64 / secs / 1e9
+    } else {
+        0.0
+    };
     let busbw = algbw * 2.0 * (n as f64 - 1.0) / n as f64;
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
     Ok(AllReduce {
@@ -608,7 +633,10 @@ h:1:2 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via P2P/CUMEM/read
 h:1:1 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found
 ";
         let d = parse_debug(log);
-        assert_eq!(d.version_line.as_deref(), Some("NCCL version 2.21.5+cuda12.4"));
+        assert_eq!(
+            d.version_line.as_deref(),
+            Some("NCCL version 2.21.5+cuda12.4")
+        );
         assert_eq!(d.transports, vec!["SHM/direct/direct", "P2P/CUMEM/read"]);
         assert_eq!(d.settings, vec!["NCCL_P2P_DISABLE set by environment to 1"]);
         assert_eq!(d.warnings, vec!["Bootstrap : no socket interface found"]);
@@ -628,14 +656,20 @@ h:1:1 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found
     #[test]
     fn lines_fold_into_a_run_and_an_unfinished_one_names_its_call() {
         let mut run = None;
-        apply(&mut run, NcclLine::Stage { call: "ncclGroupEnd".into() });
-        assert_eq!(stuck_at(run.as_ref().unwrap()).as_deref(), Some("NCCL: ncclGroupEnd"));
+        apply(
+            &mut run,
+            NcclLine::Stage {
+                call: "ncclGroupEnd".into(),
+            },
+        );
+        assert_eq!(
+            stuck_at(run.as_ref().unwrap()).as_deref(),
+            Some("NCCL: ncclGroupEnd")
+        );
         apply(&mut run, NcclLine::Done);
         assert_eq!(stuck_at(run.as_ref().unwrap()), None);
-        let line = serde_json::to_string(&WorkerLine::Nccl(NcclLine::Stage {
-            call: "x".into(),
-        }))
-        .unwrap();
+        let line =
+            serde_json::to_string(&WorkerLine::Nccl(NcclLine::Stage { call: "x".into() })).unwrap();
         assert_eq!(line, r#"{"kind":"nccl","event":"stage","call":"x"}"#);
     }
 }

@@ -75,7 +75,10 @@ fn cfg() -> &'static FakeNccl {
         {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("fake libnccl: {}: {e}", std::path::Path::new(&path).display());
+                eprintln!(
+                    "fake libnccl: {}: {e}",
+                    std::path::Path::new(&path).display()
+                );
                 FakeNccl::default()
             }
         }
@@ -105,10 +108,18 @@ fn log(dev: i32, level: &str, text: &str) {
     if !show {
         return;
     }
-    let line = format!("fakehost:{}:{} [{dev}] NCCL {level} {text}\n", std::process::id(), 1);
+    let line = format!(
+        "fakehost:{}:{} [{dev}] NCCL {level} {text}\n",
+        std::process::id(),
+        1
+    );
     match std::env::var_os("NCCL_DEBUG_FILE") {
         Some(p) => {
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+            {
                 let _ = f.write_all(line.as_bytes());
             }
         }
@@ -163,12 +174,19 @@ pub unsafe extern "C" fn ncclCommInitAll(
 ) -> c_int {
     fault("ncclCommInitAll");
     let c = cfg();
-    log(0, "INFO", &format!("NCCL version {}+cuda12.4", version_text(c.version)));
+    log(
+        0,
+        "INFO",
+        &format!("NCCL version {}+cuda12.4", version_text(c.version)),
+    );
     if comms.is_null() || ndev <= 0 {
         return INVALID_ARGUMENT;
     }
     if let Some(code) = c.init_error {
-        let msg = c.init_message.clone().unwrap_or_else(|| "fake init failure".into());
+        let msg = c
+            .init_message
+            .clone()
+            .unwrap_or_else(|| "fake init failure".into());
         log(0, "WARN", &msg);
         state().last_error = Some(CString::new(msg).unwrap_or_default());
         return code;
@@ -177,10 +195,20 @@ pub unsafe extern "C" fn ncclCommInitAll(
     if p2p_off {
         log(0, "INFO", "NCCL_P2P_DISABLE set by environment to 1");
     }
-    let transport = if p2p_off { "SHM/direct/direct" } else { c.transport.as_str() };
+    let transport = if p2p_off {
+        "SHM/direct/direct"
+    } else {
+        c.transport.as_str()
+    };
     let n = ndev as usize;
     let devs: Vec<i32> = (0..n)
-        .map(|i| if devlist.is_null() { i as i32 } else { *devlist.add(i) })
+        .map(|i| {
+            if devlist.is_null() {
+                i as i32
+            } else {
+                *devlist.add(i)
+            }
+        })
         .collect();
     for r in 0..n {
         *comms.add(r) = Box::into_raw(Box::new(Comm { rank: r, ranks: n })).cast();
