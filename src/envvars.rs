@@ -207,7 +207,10 @@ impl Category {
                 "Building CUDA code",
                 "Compiling CUDA code: extension builds and JIT-compiled ops.",
             ),
-            Category::Nccl => ("NCCL", "NVIDIA's collective-communication library."),
+            Category::Nccl => (
+                "NCCL",
+                "NVIDIA's collective-communication library. GD076 checks `NCCL_SOCKET_IFNAME` and `NCCL_IB_HCA` against the interfaces and RDMA devices here, `NCCL_P2P_DISABLE`, `NCCL_SHM_DISABLE` and `NCCL_IB_DISABLE` left set, `NCCL_P2P_LEVEL` and `NCCL_NET_GDR_LEVEL` values NCCL ignores, and `NCCL_DEBUG=INFO` left on ([codes.md](codes.md#gd076)).",
+            ),
             Category::Container => (
                 "Container and scheduler",
                 "The container or scheduler around the process; they name the node in the report.",

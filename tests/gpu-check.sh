@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real-GPU check, in one go: build gpudoctor (release), run `check`, `devices` and
-# `smoke` on this machine's GPUs, and save the JSON, the human output and the timings.
+# `smoke` (also with the NCCL all-reduce) on this machine's GPUs, and save the JSON, the human output and the timings.
 #
 #   tests/gpu-check.sh [OUTDIR]        (default: $OUT, else ./gpu-check-out)
 #
@@ -49,6 +49,8 @@ run check check --json
 run devices devices --json
 run smoke smoke --json
 run smoke-gpu0 smoke --json --device 0
+# NCCL all-reduce over every GPU (the libnccl torch would load; GPUDOCTOR_NCCL_LIB names another).
+run smoke-nccl smoke --json --nccl
 run smoke-human smoke --color never
 run check-human check --color never
 for f in "$out"/*.out; do

@@ -333,8 +333,8 @@ pub fn nccl_text(p: &SmokeProbe) -> Option<String> {
     if let Some(why) = &req.refused {
         return Some(format!("not run: {why}"));
     }
-    let Some(n) = p.run().and_then(|r| r.nccl.as_ref()) else {
-        return Some("not reached".into());
+    let Some(n) = p.run()?.nccl.as_ref() else {
+        return Some("not reached (the worker stopped before it)".into());
     };
     let mut t = match (&n.load_error, &n.error, &n.all_reduce, &n.skipped) {
         (Some(e), ..) => format!("libnccl could not be used: {}", e.message),
