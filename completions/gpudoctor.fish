@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= image= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
+    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -40,6 +40,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -117,7 +118,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -125,6 +129,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -202,7 +207,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -212,7 +220,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Pyth
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -222,6 +231,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
@@ -260,6 +270,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -337,7 +348,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -345,6 +359,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -422,7 +437,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -432,7 +450,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -442,6 +461,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
@@ -463,6 +483,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -540,7 +561,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -548,6 +572,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -625,7 +650,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -653,6 +681,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -730,7 +759,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -738,6 +770,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -815,7 +848,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -843,6 +879,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -920,7 +957,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -928,6 +968,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1005,7 +1046,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1037,6 +1081,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1114,7 +1159,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1122,6 +1170,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1199,19 +1248,24 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
@@ -1258,6 +1312,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1335,7 +1390,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1343,6 +1401,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1420,7 +1479,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1593,7 +1655,10 @@ GD067\t'Docker is installed as a snap'
 GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
-GD071\t'The image is built for another CPU architecture than this host\'s'"
+GD071\t'The image is built for another CPU architecture than this host\'s'
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish
