@@ -387,3 +387,26 @@ fn hcas_without_peermem_are_a_warning_with_the_host_fix() {
     let (_, v) = json(FakeRoot::healthy(2).cmd().arg("check"));
     assert!(findings(&v, "GD077").is_empty());
 }
+
+#[test]
+fn check_shows_the_all_reduce_under_the_smoke_test_with_its_verdict() {
+    let node = node(2);
+    let nccl = FakeNccl {
+        wrong_sum: true,
+        ..FakeNccl::default()
+    };
+    let cfg = nccl.write(&node.dir.path().join("nccl"));
+    let out = run(node
+        .cmd()
+        .args(["check", "--color", "never", "--nccl-lib"])
+        .arg(fake_nccl::fake_nccl_lib())
+        .env(FAKE_NCCL_ENV, cfg));
+    assert_eq!(out.code, 1);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("✗ NCCL"))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains("1 wrong elements"), "{line}");
+    assert!(out.stdout.contains("error[GD079]"), "{}", out.stdout);
+}

@@ -634,7 +634,16 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
         super::smoke::status_text(p, &gpus),
         p.library.clone(),
     );
-    let Some(run) = p.run() else { return };
+    // --nccl: the all-reduce over every GPU, after their lines.
+    let nccl_line = |b: &mut Builder| {
+        if let (Some(text), Some(req)) = (super::smoke::nccl_text(p), &p.nccl) {
+            b.line(&[Subject::SmokeNccl], "NCCL", text, req.library.clone());
+        }
+    };
+    let Some(run) = p.run() else {
+        nccl_line(b);
+        return;
+    };
     struct Tested<'a> {
         ordinal: u32,
         name: Option<&'a str>,
@@ -736,6 +745,7 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
             }
         }
     }
+    nccl_line(b);
 }
 
 fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {

@@ -337,7 +337,7 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
         };
         out.push(
             Finding::new("GD076", severity, format!("NCCL_P2P_DISABLE={v}: GPUs exchange data through host memory instead of directly"))
-                .detail(format!("With P2P off NCCL copies between the GPUs of one node through shared host memory (the SHM transport). All-reduce bus bandwidth falls from NVLink's hundreds of GB/s to what host memory gives (often 10–20 GB/s), and on PCIe-only machines to about half. It is a legitimate workaround where P2P hangs or corrupts data (PCIe ACS or an IOMMU redirecting peer traffic, some virtual machines, GPUs without P2P support); otherwise it is a leftover.{}", if gpus > 1 { "" } else { " With one GPU here it changes nothing on this node." }))
+                .detail(format!("With P2P off NCCL copies between the GPUs of one node through shared host memory (the SHM transport). All-reduce bus bandwidth falls from NVLink's hundreds of GB/s to what host memory gives (often 10–20 GB/s), and on PCIe-only machines to about half. It is a legitimate workaround where P2P hangs or corrupts data (PCIe ACS or an IOMMU redirecting peer traffic, some virtual machines, GPUs without P2P support); otherwise it is a leftover.{}", if gpus > 1 { "" } else { " With fewer than two GPUs here it changes nothing on this node." }))
                 .evidence(Subject::env("NCCL_P2P_DISABLE"), format!("NCCL_P2P_DISABLE={v}"), "environment")
                 .fix_cmd("Unset it unless P2P is broken on this machine (`gpudoctor smoke --nccl` measures both ways)", "unset NCCL_P2P_DISABLE"),
         );
