@@ -410,3 +410,23 @@ fn check_shows_the_all_reduce_under_the_smoke_test_with_its_verdict() {
     assert!(line.contains("1 wrong elements"), "{line}");
     assert!(out.stdout.contains("error[GD079]"), "{}", out.stdout);
 }
+
+#[test]
+fn a_crash_inside_libnccl_is_its_finding_not_the_drivers() {
+    let node = node(2);
+    let nccl = FakeNccl {
+        crash_in: Some("ncclAllReduce".into()),
+        ..FakeNccl::default()
+    };
+    let (code, v, _) = smoke_nccl(&node, &nccl, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(v["result"]["status"], "crashed");
+    let f = findings(&v, "GD079");
+    assert_eq!(f.len(), 1, "{:?}", codes(&v));
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("crashed the smoke test (signal 11, NCCL: ncclAllReduce (GPU 0))"),
+        "{title}"
+    );
+    assert!(findings(&v, "GD059").is_empty(), "{:?}", codes(&v));
+}

@@ -19,7 +19,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return super::smoke_not_run(snap);
     };
-    // A hang in the --nccl step, after every GPU finished its own steps, is GD079's.
+    // A hang or crash in the --nccl step, after every GPU finished its own steps, is GD079's.
     let in_nccl = |run: &crate::probes::smoke::SmokeRun| {
         run.devices.iter().all(|d| d.finished)
             && run
@@ -30,7 +30,9 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let f = match &p.result {
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
-        SmokeResult::TimedOut { run, .. } if in_nccl(run) => return Outcome::Checked(vec![]),
+        SmokeResult::TimedOut { run, .. } | SmokeResult::Crashed { run, .. } if in_nccl(run) => {
+            return Outcome::Checked(vec![])
+        }
         SmokeResult::TimedOut { seconds, stuck_at, unkillable, .. } => Finding::new(
             "GD059",
             Severity::Error,

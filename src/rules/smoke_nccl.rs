@@ -118,6 +118,17 @@ fn run(snap: &Snapshot) -> Outcome {
                 .fix_text("If that passes, fix P2P (ACS/IOMMU settings in the BIOS or kernel, `nvidia-smi topo -m`); else test each GPU alone"),
         );
     }
+    if let SmokeResult::Crashed { signal, stderr, .. } = &p.result {
+        if let Some(stuck) = crate::smoke::nccl::stuck_at(n) {
+            let mut f = Finding::new("GD079", Severity::Error, format!("The NCCL step crashed the smoke test (signal {signal}, {stuck})"))
+                .detail(format!("The smoke worker died of signal {signal} while in {stuck}, with {config}. torch.distributed's NCCL backend crashes the same way here: a libnccl built for another CUDA major than the driver or torch, or a broken install."))
+                .evidence(Subject::SmokeNccl, format!("signal {signal} in {stuck}"), SOURCE);
+            if let Some(last) = stderr.lines().last().filter(|l| !l.trim().is_empty()) {
+                f = f.context(last.to_string(), "smoke worker stderr");
+            }
+            out.push(f.fix_text(format!("Reinstall the NCCL torch pins (`pip install --force-reinstall nvidia-nccl-cu12`), or test another library with --nccl-lib; library: {library}")));
+        }
+    }
     if let SmokeResult::TimedOut { seconds, .. } = &p.result {
         if let Some(stuck) = crate::smoke::nccl::stuck_at(n) {
             out.push(

@@ -19,6 +19,9 @@ pub struct FakeNccl {
     /// This exported symbol sleeps forever (ncclCommInitAll, ncclGroupEnd, ncclCommDestroy…).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hang_in: Option<String>,
+    /// This exported symbol raises SIGSEGV.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_in: Option<String>,
     /// The all-reduce adds 1.0 to element 7 of the last rank's result.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub wrong_sum: bool,
@@ -34,6 +37,7 @@ impl Default for FakeNccl {
             init_error: None,
             init_message: None,
             hang_in: None,
+            crash_in: None,
             wrong_sum: false,
             transport: "P2P/CUMEM/read".into(),
         }

@@ -10,7 +10,7 @@
 //! `GPUDOCTOR_FAKE_NCCL` names a JSON file read at the first call (types and defaults:
 //! tests/fake_nccl/config.rs); unset, the fake works. Faults:
 //! `{"init_error": 2, "init_message": "Bootstrap : no socket interface found"}`,
-//! `{"hang_in": "ncclGroupEnd"}`, `{"wrong_sum": true}`, `{"version": 21805}`.
+//! `{"hang_in": "ncclGroupEnd"}`, `{"crash_in": "ncclAllReduce"}`, `{"wrong_sum": true}`, `{"version": 21805}`.
 //!
 //! With NCCL_DEBUG=INFO it writes NCCL-style lines ("NCCL version …", "… set by
 //! environment to …", "Channel 00/0 : 0[0] -> 1[1] via …", "NCCL WARN …") to
@@ -86,6 +86,14 @@ fn cfg() -> &'static FakeNccl {
 }
 
 fn fault(sym: &str) {
+    if cfg().crash_in.as_deref() == Some(sym) {
+        // SAFETY: the default action for SIGSEGV, then raise it: the process dies as a
+        // segfaulting library would make it.
+        unsafe {
+            libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+            libc::raise(libc::SIGSEGV);
+        }
+    }
     if cfg().hang_in.as_deref() == Some(sym) {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
