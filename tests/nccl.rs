@@ -430,3 +430,17 @@ fn a_crash_inside_libnccl_is_its_finding_not_the_drivers() {
     );
     assert!(findings(&v, "GD059").is_empty(), "{:?}", codes(&v));
 }
+
+#[test]
+fn nccl_flags_are_refused_where_nothing_runs() {
+    let r = FakeRoot::healthy(1);
+    let saved = r.p("report.json");
+    let out = run(r.cmd().args(["check", "--json", "--output"]).arg(&saved));
+    assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+    let out = run(gpudoctor().args(["check", "--nccl", "--from"]).arg(&saved));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--nccl"), "{}", out.stderr);
+    // `devices` has no smoke test to add it to.
+    let out = run(gpudoctor().args(["devices", "--nccl"]));
+    assert_eq!(out.code, 2);
+}
