@@ -444,3 +444,47 @@ fn nccl_flags_are_refused_where_nothing_runs() {
     let out = run(gpudoctor().args(["devices", "--nccl"]));
     assert_eq!(out.code, 2);
 }
+
+#[test]
+fn a_slow_nccl_call_shows_on_a_terminal() {
+    if which::which("script").is_err() {
+        eprintln!("skipped: script(1) is not installed");
+        return;
+    }
+    let node = node(2);
+    let nccl = FakeNccl {
+        hang_in: Some("ncclCommInitAll".into()),
+        ..FakeNccl::default()
+    };
+    let nccl_cfg = nccl.write(&node.dir.path().join("nccl"));
+    let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+    let cuda = node
+        .cuda
+        .as_ref()
+        .unwrap()
+        .write(&node.dir.path().join("cuda"));
+    let line = format!(
+        "{} smoke --root {} --nvml-lib {} --cuda-lib {} --nccl-lib {} --matmul-size 48 --transfer-size 4 --timeout 3",
+        assert_cmd::cargo::cargo_bin("gpudoctor").display(),
+        node.root.path().display(),
+        util::fake_nvml::fake_nvml_lib().display(),
+        util::fake_cuda::fake_cuda_lib().display(),
+        fake_nccl::fake_nccl_lib().display(),
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env(util::fake_nvml::FAKE_NVML_ENV, nvml)
+        .env(util::fake_cuda::FAKE_CUDA_ENV, cuda)
+        .env(FAKE_NCCL_ENV, nccl_cfg)
+        .output()
+        .expect("run script(1)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("smoke test: NCCL ncclCommInitAll"), "{text}");
+    assert!(
+        text.contains("NCCL all-reduce: stopped in NCCL: ncclCommInitAll"),
+        "{text}"
+    );
+}

@@ -698,6 +698,8 @@ struct Progress {
 
 struct ProgressState {
     running: BTreeMap<u32, (String, Instant)>,
+    /// --nccl: the NCCL call in progress, after the GPUs' own steps.
+    nccl: Option<(String, Instant)>,
     shown: bool,
     done: bool,
 }
@@ -707,6 +709,7 @@ impl Progress {
         let p = Progress {
             state: Arc::new(Mutex::new(ProgressState {
                 running: BTreeMap::new(),
+                nccl: None,
                 shown: false,
                 done: false,
             })),
@@ -726,7 +729,23 @@ impl Progress {
                 .filter(|(_, (_, t))| t.elapsed() >= Duration::from_millis(500))
                 .map(|(o, (step, t))| (*o, step.as_str(), t.elapsed().as_secs_f64()))
                 .collect();
-            if !slow.is_empty() {
+            let nccl = s
+                .nccl
+                .as_ref()
+                .filter(|(_, t)| slow.is_empty() && t.elapsed() >= Duration::from_millis(500))
+                .map(|(call, t)| {
+                    format!("smoke test: NCCL {call} {:.1} s", t.elapsed().as_secs_f64())
+                });
+            if let Some(line) = nccl {
+                let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
+                let line = if ascii {
+                    crate::render::term::to_ascii(&line).into_owned()
+                } else {
+                    line
+                };
+                eprint!("\r\x1b[K{}", line.chars().take(width).collect::<String>());
+                s.shown = true;
+            } else if !slow.is_empty() {
                 // One column short of the width: a line that fills the last column wraps
                 // on some terminals, and `\r` then redraws only its second half.
                 let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
@@ -746,6 +765,10 @@ impl Progress {
             WorkerLine::DeviceDone { ordinal, .. } => {
                 s.running.remove(ordinal);
             }
+            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Stage { call }) => {
+                s.nccl = Some((call.clone(), Instant::now()));
+            }
+            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => s.nccl = None,
             _ => {}
         }
     }
