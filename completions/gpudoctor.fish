@@ -121,6 +121,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -210,6 +211,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
@@ -351,6 +353,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -440,6 +443,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
@@ -564,6 +568,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -653,6 +658,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
@@ -762,6 +768,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -851,6 +858,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
@@ -960,6 +968,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -1049,6 +1058,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
@@ -1162,6 +1172,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -1251,6 +1262,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
@@ -1393,6 +1405,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
@@ -1482,6 +1495,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
@@ -1658,6 +1672,7 @@ GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
 GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish

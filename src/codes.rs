@@ -113,6 +113,7 @@ codes! {
     "GD071" [Error] => "The image is built for another CPU architecture than this host's";
     "GD076" [Error, Warning, Info] => "NCCL's environment names interfaces or HCAs that are not here, or switches its transports off";
     "GD077" [Warning, Info] => "GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs";
+    "GD078" [Warning] => "torch loads a libnccl from outside its wheel, of another version than it pins";
     "GD079" [Error, Warning] => "The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang";
 }
 

@@ -488,3 +488,45 @@ fn a_slow_nccl_call_shows_on_a_terminal() {
         "{text}"
     );
 }
+
+#[test]
+fn torch_bound_to_a_system_nccl_of_another_version_is_a_warning() {
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let r = FakeRoot::healthy(1);
+    let site = r.torch_venv("2.5.1+cu124", Some("12.4"), &["nvidia-nccl-cu12==2.21.5"]);
+    r.dist(&site, "nvidia-nccl-cu12", "2.21.5");
+    // A libtorch_cuda.so without the RUNPATH into the wheel: the loader cache decides.
+    r.bytes(
+        &format!("{site}/torch/lib/libtorch_cuda.so"),
+        &util::elf::shared_object("libtorch_cuda.so", &["libnccl.so.2"]),
+    );
+    r.lib(
+        "usr/lib/x86_64-linux-gnu",
+        "libnccl.so.2.18.3",
+        "libnccl.so.2",
+        &[],
+    )
+    .ld_cache(&[
+        ("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+        ("libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2"),
+    ]);
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["check", "--no-smoke"]),
+    );
+    let f = findings(&v, "GD078");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("torch loads NCCL 2.18.3 from /usr/lib/x86_64-linux-gnu/libnccl.so.2")
+            && title.contains("nvidia-nccl-cu12==2.21.5"),
+        "{title}"
+    );
+    // `libs` reports it too.
+    let (_, v) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("libs"));
+    assert_eq!(findings(&v, "GD078").len(), 1, "{:#}", v["findings"]);
+}

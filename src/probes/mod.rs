@@ -564,13 +564,9 @@ fn torch_binds_nccl(snap: &Snapshot) -> Option<(String, String)> {
             .iter()
             .filter(|m| m.package == "torch")
             .find_map(|m| {
-                m.mapped.iter().find_map(|&i| {
+                l.closure(m).into_iter().find_map(|i| {
                     let o = l.object(i)?;
-                    let name = o
-                        .soname
-                        .as_deref()
-                        .unwrap_or_else(|| crate::loader::file_name(&o.path));
-                    (o.live && name.starts_with("libnccl.so"))
+                    (o.live && crate::rules::is_libnccl(o))
                         .then(|| (o.path.clone(), l.site.clone()))
                 })
             })

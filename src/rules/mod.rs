@@ -31,6 +31,7 @@ mod library_majors;
 mod memory_health;
 mod mig;
 mod nccl_env;
+mod nccl_library;
 mod nccl_peermem;
 mod node_count;
 mod nvml_status;
@@ -161,6 +162,7 @@ pub const RULES: &[Rule] = &[
     image_platform::RULE,
     nccl_env::RULE,
     nccl_peermem::RULE,
+    nccl_library::RULE,
     smoke_nccl::RULE,
 ];
 
@@ -190,6 +192,14 @@ impl<F: Fn(&str) -> bool> CodeFilter for F {
     fn wants(&self, code: &str) -> bool {
         self(code)
     }
+}
+
+/// Whether a mapped object is NCCL's library (libnccl.so.2 by soname, else by file name).
+pub fn is_libnccl(o: &crate::loader::Object) -> bool {
+    o.soname
+        .as_deref()
+        .unwrap_or_else(|| crate::loader::file_name(&o.path))
+        .starts_with("libnccl.so")
 }
 
 /// A finding that rests on a table row no primary source confirms says so (the row's
@@ -458,7 +468,10 @@ mod tests {
             c.sort_unstable();
             c
         };
-        assert_eq!(codes(View::Libs), ["GD044", "GD045", "GD060", "GD061"]);
+        assert_eq!(
+            codes(View::Libs),
+            ["GD044", "GD045", "GD060", "GD061", "GD078"]
+        );
         assert_eq!(
             codes(View::Toolkit),
             [
