@@ -107,7 +107,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --image --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema completions man help"
+            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --image --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -122,11 +122,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -203,6 +203,21 @@ _gpudoctor() {
                     ;;
                 --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nccl-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --image)
@@ -266,7 +281,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --image --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --image --no-smoke --quick --output --baseline --fix-script --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,11 +296,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -362,6 +377,21 @@ _gpudoctor() {
                     ;;
                 --transfer-size)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nccl-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --image)
@@ -510,11 +540,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -630,7 +660,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075"
+            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -682,11 +712,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -945,11 +975,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1173,7 +1203,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__smoke)
-            opts="-q -v -h --device --format --json --fail-on --only --skip --root --timeout --nvml-lib --cuda-lib --matmul-size --mem-fraction --transfer-size --color --quiet --verbose --config --no-config --help"
+            opts="-q -v -h --device --format --json --fail-on --only --skip --root --timeout --nvml-lib --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1192,11 +1222,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1252,6 +1282,21 @@ _gpudoctor() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --nccl-lib)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1294,11 +1339,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD074 GD075" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module pci device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD076 GD077 GD078 GD079" -- "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= image= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
+    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -40,6 +40,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -118,8 +119,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -127,6 +130,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -205,8 +209,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -216,7 +222,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python -d 'The Pyth
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -226,6 +233,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
@@ -264,6 +272,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -342,8 +351,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -351,6 +362,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -429,8 +441,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -440,7 +454,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python -d 
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
@@ -450,6 +465,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-import -d 'Also import torch in that interpreter (never under --root) and compare its answers; the default --timeout becomes 60 s'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
@@ -471,6 +487,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -549,8 +566,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -558,6 +577,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -636,8 +656,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -665,6 +687,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -743,8 +766,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -752,6 +777,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -830,8 +856,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -859,6 +887,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -937,8 +966,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -946,6 +977,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1024,8 +1056,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1057,6 +1091,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1135,8 +1170,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1144,6 +1181,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1222,20 +1260,24 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l json -d 'Shorthand for --format json'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
@@ -1282,6 +1324,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1360,8 +1403,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1369,6 +1414,7 @@ pci\t'probe'
 device_nodes\t'probe'
 container_host\t'probe'
 environment\t'probe'
+nccl\t'probe'
 toolkits\t'probe'
 libraries\t'probe'
 linkage\t'probe'
@@ -1447,8 +1493,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1622,8 +1670,10 @@ GD068\t'A CDI specification of the NVIDIA GPUs is stale'
 GD069\t'NVIDIA device nodes lack /dev/char links under the systemd cgroup driver'
 GD070\t'The NVIDIA Container Toolkit is too old or has known vulnerabilities'
 GD071\t'The image is built for another CPU architecture than this host\'s'
-GD074\t'A peer-to-peer copy between two GPUs hung, failed or delivered wrong data'
-GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access'"
+GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
+GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
+GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

@@ -115,6 +115,10 @@ codes! {
     "GD073" [Warning, Info] => "The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group";
     "GD074" [Error] => "A peer-to-peer copy between two GPUs hung, failed or delivered wrong data";
     "GD075" [Warning, Info] => "Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access";
+    "GD076" [Error, Warning, Info] => "NCCL's environment names interfaces or HCAs that are not here, or switches its transports off";
+    "GD077" [Warning, Info] => "GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs";
+    "GD078" [Warning] => "torch loads a libnccl from outside its wheel, of another version than it pins";
+    "GD079" [Error, Warning] => "The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

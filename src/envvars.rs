@@ -125,6 +125,7 @@ env_registry! {
     COLUMNS: Tool, "terminal width when the terminal cannot be asked: wrapping explanations, fitting the smoke test's progress line";
     GPUDOCTOR_NVML_LIB: Tool, "NVML library to load instead of the loader's libnvidia-ml.so.1 (same as --nvml-lib)";
     GPUDOCTOR_CUDA_LIB: Tool, "libcuda to load for the smoke test instead of the loader's libcuda.so.1 (same as --cuda-lib)";
+    GPUDOCTOR_NCCL_LIB: Tool, "libnccl to load for the smoke test's --nccl step instead of the one the loader gives torch (same as --nccl-lib)";
     GPUDOCTOR_CONFIG: Tool, "a configuration file read after the system's and the user's (same as --config)";
     GPUDOCTOR_FAIL_ON: Tool, "policy: the severity that fails the run (as --fail-on)";
     GPUDOCTOR_ONLY: Tool, "policy: probes and codes to run and report, comma-separated (as --only)";
@@ -206,7 +207,10 @@ impl Category {
                 "Building CUDA code",
                 "Compiling CUDA code: extension builds and JIT-compiled ops.",
             ),
-            Category::Nccl => ("NCCL", "NVIDIA's collective-communication library."),
+            Category::Nccl => (
+                "NCCL",
+                "NVIDIA's collective-communication library. GD076 checks `NCCL_SOCKET_IFNAME` and `NCCL_IB_HCA` against the interfaces and RDMA devices here, `NCCL_P2P_DISABLE`, `NCCL_SHM_DISABLE` and `NCCL_IB_DISABLE` left set, `NCCL_P2P_LEVEL` and `NCCL_NET_GDR_LEVEL` values NCCL ignores, and `NCCL_DEBUG=INFO` left on ([codes.md](codes.md#gd076)).",
+            ),
             Category::Container => (
                 "Container and scheduler",
                 "The container or scheduler around the process; they name the node in the report.",

@@ -42,6 +42,10 @@ pub struct Snapshot {
     #[serde(default)]
     pub container_host: Option<crate::probes::container_host::ContainerHost>,
     pub environment: Option<Environment>,
+    /// What NCCL's variables can name here: IP interfaces, RDMA devices, the GPUDirect
+    /// RDMA module.
+    #[serde(default)]
+    pub nccl: Option<crate::probes::nccl::NcclHost>,
     pub toolkits: Option<Toolkits>,
     pub libraries: Option<Libraries>,
     /// Per Python environment, what the loader binds for its CUDA-using native modules

@@ -117,6 +117,8 @@ pub enum Subject {
     SmokeStep(u32, SmokeStep),
     /// The smoke test's peer copy from one CUDA device to another (ordinals).
     SmokePeer(u32, u32),
+    /// The smoke test's NCCL all-reduce over every tested GPU (`--nccl`).
+    SmokeNccl,
     /// A probe that failed or timed out, by name.
     Probe(String),
     /// /dev/shm.
@@ -163,6 +165,7 @@ impl Subject {
             Subject::SmokeStep(gpu, _) => Some(Subject::SmokeGpu(*gpu)),
             Subject::SmokeGpu(_) => Some(Subject::Smoke),
             Subject::SmokePeer(..) => Some(Subject::Smoke),
+            Subject::SmokeNccl => Some(Subject::Smoke),
             Subject::Gpu(_) => Some(Subject::Nvml),
             Subject::Node(path) if is_gpu_node(path) => Some(Subject::GpuNodes),
             Subject::PciFunction(_) => Some(Subject::Pci),
@@ -201,6 +204,7 @@ impl Subject {
             "loader path" => Some(Subject::LoaderPath),
             "python" => Some(Subject::PythonImport),
             "smoke" => Some(Subject::Smoke),
+            "smoke:nccl" => Some(Subject::SmokeNccl),
             "shm" => Some(Subject::Shm),
             "env" => Some(Subject::Environment),
             "iommu" => Some(Subject::Iommu),
@@ -288,6 +292,7 @@ impl fmt::Display for Subject {
             Subject::SmokeGpu(g) => write!(f, "smoke:{g}"),
             Subject::SmokeStep(g, s) => write!(f, "smoke:{g}:{}", s.as_str()),
             Subject::SmokePeer(a, b) => write!(f, "smoke:peer:{a}-{b}"),
+            Subject::SmokeNccl => f.write_str("smoke:nccl"),
             Subject::Probe(p) => write!(f, "probe:{p}"),
             Subject::Shm => f.write_str("shm"),
             Subject::File(p) => write!(f, "file:{p}"),
@@ -336,6 +341,7 @@ mod tests {
             Subject::SmokeGpu(1),
             Subject::SmokeStep(7, SmokeStep::Transfer),
             Subject::SmokePeer(0, 7),
+            Subject::SmokeNccl,
             Subject::Probe("nvml".into()),
             Subject::Shm,
             Subject::File("/proc/modules".into()),

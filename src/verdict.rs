@@ -88,7 +88,11 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         {
             &["debug_env", "alloc_conf", "visible_devices"]
         }
+        Subject::Env(name) if crate::envvars::category_of(name) == Some(Category::Nccl) => {
+            &["nccl_env"]
+        }
         Subject::Environment => &["debug_env", "alloc_conf", "visible_devices"],
+        Subject::SmokeNccl => &["smoke_nccl"],
         Subject::Smoke => &["smoke_driver", "smoke_health"],
         Subject::SmokeGpu(_) | Subject::SmokeStep(_, SmokeStep::Device | SmokeStep::Context) => {
             &["smoke_context"]

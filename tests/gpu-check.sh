@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-GPU check, in one go: build gpudoctor (release), run `check`, `devices` and
-# `smoke` on this machine's GPUs, and save the JSON, the human output and the timings
-# (peers.txt: the smoke test's copy between every ordered GPU pair).
+# `smoke` (also with the NCCL all-reduce) on this machine's GPUs, and save the JSON, the human
+# output and the timings (peers.txt: the smoke test's copy between every ordered GPU pair).
 #
 #   tests/gpu-check.sh [OUTDIR]        (default: $OUT, else ./gpu-check-out)
 #
@@ -50,6 +50,8 @@ run check check --json
 run devices devices --json
 run smoke smoke --json
 run smoke-gpu0 smoke --json --device 0
+# NCCL all-reduce over every GPU (the libnccl torch would load; GPUDOCTOR_NCCL_LIB names another).
+run smoke-nccl smoke --json --nccl
 run smoke-human smoke --color never
 run check-human check --color never
 for f in "$out"/*.out; do

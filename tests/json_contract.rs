@@ -167,6 +167,8 @@ struct Snapshot {
     device_nodes: Option<DeviceNodes>,
     container_host: Option<ContainerHost>,
     environment: Option<Environment>,
+    #[allow(dead_code)]
+    nccl: Option<NcclHost>,
     toolkits: Option<Toolkits>,
     libraries: Option<Libraries>,
     #[allow(dead_code)]
@@ -226,6 +228,107 @@ struct SmokeProbe {
     library: String,
     settings: SmokeSettings,
     result: SmokeResult,
+    #[serde(default)]
+    nccl: Option<NcclRequest>,
+}
+
+// What NCCL's variables can name here (src/probes/nccl.rs).
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclHost {
+    net_interfaces: Fact<Vec<String>>,
+    ib_devices: Fact<Vec<IbDevice>>,
+    peermem_sysfs: Fact<Vec<String>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IbDevice {
+    name: String,
+    ports: Vec<IbPort>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IbPort {
+    number: u32,
+    state: Option<String>,
+    link_layer: Option<String>,
+}
+
+// The smoke test's --nccl step (src/smoke/nccl.rs).
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclRequest {
+    library: String,
+    chosen_by: String,
+    refused: Option<String>,
+    environment: Vec<String>,
+    debug: Option<NcclDebug>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclDebug {
+    version_line: Option<String>,
+    transports: Vec<String>,
+    settings: Vec<String>,
+    warnings: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclRun {
+    loaded_from: Option<String>,
+    load_error: Option<NcclLoadError>,
+    version: Option<i32>,
+    ranks: Vec<u32>,
+    stage: Option<String>,
+    error: Option<NcclError>,
+    skipped: Option<String>,
+    all_reduce: Option<NcclAllReduce>,
+    finished: bool,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclLoadError {
+    code: String,
+    message: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclError {
+    call: String,
+    code: i32,
+    name: String,
+    message: String,
+    last_error: Option<String>,
+    cuda: Option<CudaError>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclAllReduce {
+    bytes: u64,
+    ranks: u32,
+    expected: f32,
+    wrong_elements: u64,
+    first_wrong: Option<(u32, u64, f32)>,
+    iterations: u32,
+    ms: f64,
+    algbw_gbps: f64,
+    busbw_gbps: f64,
 }
 
 #[allow(dead_code)]
@@ -294,6 +397,8 @@ struct SmokeRun {
     stage: Option<String>,
     devices: Vec<SmokeDevice>,
     peers: Vec<SmokePeer>,
+    #[serde(default)]
+    nccl: Option<NcclRun>,
     finished: bool,
     elapsed_ms: f64,
 }
@@ -1960,6 +2065,25 @@ fn a_smoke_run_matches_the_contract() {
         .iter()
         .all(|p| p.finished && matches!(p.copy, Some(SmokeStep::Skipped { .. }))));
     assert_eq!(report.snapshot.probes["smoke"].status, "ok");
+    assert!(smoke.nccl.is_none());
+
+    // --nccl: the request and the worker's all-reduce.
+    let mut ok = cuda.clone();
+    ok.devices[1].module_error = None;
+    ok.write(dir.path());
+    let nccl_lib = util::fake_nccl::fake_nccl_lib();
+    let report = parse(&util::run(&mut cmd(&["--nccl-lib", nccl_lib.to_str().unwrap()])).stdout);
+    let smoke = report.snapshot.smoke.as_ref().expect("smoke");
+    let req = smoke.nccl.as_ref().expect("nccl request");
+    assert_eq!(req.chosen_by, "--nccl-lib");
+    assert_eq!(req.debug.as_ref().unwrap().transports, ["P2P/CUMEM/read"]);
+    let SmokeResult::Ran { run: ran } = &smoke.result else {
+        panic!("not ran")
+    };
+    let n = ran.nccl.as_ref().expect("nccl run");
+    assert!(n.finished);
+    assert_eq!(n.all_reduce.as_ref().unwrap().wrong_elements, 0);
+    assert!(report.snapshot.nccl.is_some());
 
     // A hang keeps the partial run in the same shape.
     let mut hung = cuda.clone();

@@ -932,6 +932,7 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
         .env("GPUDOCTOR_EXTRA_ARGS", extra)
         .env("GPUDOCTOR_NO_HYPERFINE", "1")
         .env("GPUDOCTOR_CUDA_LIB", fake_cuda::fake_cuda_lib())
+        .env("GPUDOCTOR_NCCL_LIB", util::fake_nccl::fake_nccl_lib())
         .env("GPUDOCTOR_MATMUL_SIZE", "32")
         .env("GPUDOCTOR_TRANSFER_SIZE", "2")
         .env(FAKE_NVML_ENV, nvml)
@@ -959,8 +960,15 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
         serde_json::from_str(&std::fs::read_to_string(out.join("check-quick.json")).unwrap())
             .unwrap();
     assert!(quick["snapshot"]["smoke"].is_null());
+    let nccl: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("smoke-nccl.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        nccl["result"]["run"]["nccl"]["all_reduce"]["ranks"], 2,
+        "{nccl:#}"
+    );
     let timings = std::fs::read_to_string(out.join("timings.txt")).unwrap();
-    assert_eq!(timings.lines().count(), 7, "{timings}");
+    assert_eq!(timings.lines().count(), 8, "{timings}");
     // Every command ran (a healthy node: exit 0 everywhere, `devices` included).
     for line in timings.lines() {
         assert!(line.contains(" rc=0 "), "{timings}");

@@ -154,6 +154,10 @@ pub enum Command {
         transfer_bytes: u64,
         #[arg(long)]
         shared_gpu: Vec<String>,
+        #[arg(long)]
+        nccl_lib: Option<String>,
+        #[arg(long)]
+        nccl_debug_file: Option<String>,
     },
 }
 
@@ -396,9 +400,15 @@ pub struct SmokeArgs {
     /// Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]
     #[arg(long, value_name = "F")]
     pub mem_fraction: Option<f64>,
-    /// Smoke test: MiB per host↔device copy in the bandwidth test, and per GPU↔GPU peer copy up to 64 (1–4096) [default: 256]
+    /// Smoke test: MiB per host↔device copy in the bandwidth test, per GPU↔GPU peer copy (up to 64), and per GPU in --nccl's all-reduce (1–4096) [default: 256]
     #[arg(long, value_name = "MIB")]
     pub transfer_size: Option<u64>,
+    /// Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)
+    #[arg(long)]
+    pub nccl: bool,
+    /// With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    pub nccl_lib: Option<PathBuf>,
 }
 
 /// The output format of a view.

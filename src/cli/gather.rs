@@ -70,6 +70,7 @@ pub(super) fn gather(
                 (g.python.is_some(), "--python"),
                 (g.python_import, "--python-import"),
                 (g.cuda_lib.is_some(), "--cuda-lib"),
+                (g.nccl, "--nccl"),
                 (sel.names_probes, "probe names in --only/--skip"),
             ]
             .into_iter()

@@ -180,6 +180,13 @@ pub(super) fn smoke_mode(
         // Context creation on a multi-GPU node without persistence takes seconds: the
         // smoke test's own default budget is longer than the static probes'.
         timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
+        nccl: g.nccl.then(|| probes::NcclOptions {
+            lib: g.nccl_lib.clone().or_else(|| {
+                env.get_str(envvars::GPUDOCTOR_NCCL_LIB)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            }),
+        }),
         always: smoke_cmd.is_some(),
         // A dumb terminal cannot erase a line: no live progress there.
         progress: format == Format::Human

@@ -15,6 +15,8 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
             mem_fraction,
             transfer_bytes,
             shared_gpu,
+            nccl_lib,
+            nccl_debug_file,
         } => Ok(smoke_worker(
             lib,
             probes::smoke::SmokeSettings {
@@ -25,6 +27,7 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
                 requested: false,
             },
             shared_gpu,
+            (nccl_lib, nccl_debug_file),
         )),
         Command::NvmlWorker { lib } => Ok(nvml_worker(&lib)),
         Command::CompatTables => Ok(compat_tables()),
@@ -63,11 +66,14 @@ fn smoke_worker(
     lib: String,
     settings: probes::smoke::SmokeSettings,
     shared_gpus: Vec<String>,
+    (nccl_lib, nccl_debug_file): (Option<String>, Option<String>),
 ) -> Result<u8, CliError> {
     crate::smoke::worker::main(crate::smoke::worker::WorkerArgs {
         lib,
         settings,
         shared_gpus,
+        nccl_lib,
+        nccl_debug_file,
     })
     .map(|_| 0)
     .map_err(|e| CliError::Internal(format!("smoke worker: {e}")))

@@ -29,6 +29,8 @@ fn of_interest(name: &str) -> bool {
         || CONFLICTING_DRIVERS.contains(&name)
         || PASSTHROUGH_DRIVERS.contains(&name)
         || name == "nova_drm"
+        // The GPUDirect RDMA module of MLNX_OFED's era (nvidia_peermem replaced it).
+        || name == "nv_peer_mem"
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -9,6 +9,7 @@ pub mod identity;
 pub mod kernel_module;
 pub mod libraries;
 pub mod linkage;
+pub mod nccl;
 pub mod node;
 pub mod nvml;
 pub mod pci;
@@ -40,6 +41,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "device_nodes",
     "container_host",
     "environment",
+    "nccl",
     "toolkits",
     "libraries",
     "linkage",
@@ -92,9 +94,16 @@ pub struct SmokeOptions {
     pub lib: Option<PathBuf>,
     pub settings: smoke::SmokeSettings,
     pub timeout: Duration,
+    /// --nccl: the NCCL all-reduce step.
+    pub nccl: Option<NcclOptions>,
     /// Run even when no NVIDIA GPU is seen (`gpudoctor smoke`, or --cuda-lib given).
     pub always: bool,
     pub progress: bool,
+}
+
+pub struct NcclOptions {
+    /// --nccl-lib (None: the libnccl the loader gives torch, else libnccl.so.2).
+    pub lib: Option<PathBuf>,
 }
 
 enum Output {
@@ -105,6 +114,7 @@ enum Output {
     DeviceNodes(device_nodes::DeviceNodes),
     ContainerHost(Box<container_host::ContainerHost>),
     Environment(environment::Environment),
+    Nccl(nccl::NcclHost),
     Toolkits(toolkits::Toolkits),
     Libraries(libraries::Libraries),
     Linkage(Vec<linkage::Linkage>),
@@ -272,6 +282,11 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             Box::new(move || Output::Environment(environment::probe(&env))),
         );
     }
+    {
+        // The host's interfaces and RDMA devices, as NCCL in this namespace sees them.
+        let fs = fs.clone();
+        spawn("nccl", Box::new(move || Output::Nccl(nccl::probe(&fs))));
+    }
     let shared = Arc::new(Shared {
         fs: user_fs.clone(),
         env: user_env.clone(),
@@ -415,6 +430,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),
                     Output::ContainerHost(c) => snap.container_host = Some(*c),
                     Output::Environment(e) => snap.environment = Some(e),
+                    Output::Nccl(n) => snap.nccl = Some(n),
                     Output::Toolkits(t) => snap.toolkits = Some(t),
                     Output::Libraries(l) => snap.libraries = Some(l),
                     Output::Linkage(l) => snap.linkage = Some(l),
@@ -512,6 +528,7 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
             result: smoke::SmokeResult::NotRun {
                 reason: "no NVIDIA GPU seen (no NVML device, no PCI display controller, no /dev/nvidiaN)".into(),
             },
+            nccl: None,
         };
         return (Some(probe), String::new());
     }
@@ -544,8 +561,36 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
         timeout: so.timeout,
         progress: so.progress,
         no_driver,
+        nccl: so.nccl.as_ref().map(|n| smoke::NcclAsk {
+            lib: n.lib.as_deref(),
+            torch_binds: torch_binds_nccl(snap),
+            environment: snap
+                .environment
+                .iter()
+                .flat_map(|e| &e.variables)
+                .filter(|v| v.name.starts_with("NCCL_") && !v.redacted)
+                .map(|v| (v.name.clone(), v.value.clone()))
+                .collect(),
+        }),
     });
     (Some(probe), String::new())
+}
+
+/// The libnccl the loader gives torch, and the site it was worked out for: the first
+/// environment whose torch module maps one.
+fn torch_binds_nccl(snap: &Snapshot) -> Option<(String, String)> {
+    snap.linkage.iter().flatten().find_map(|l| {
+        l.modules
+            .iter()
+            .filter(|m| m.package == "torch")
+            .find_map(|m| {
+                l.closure(m).into_iter().find_map(|i| {
+                    let o = l.object(i)?;
+                    (o.live && crate::rules::is_libnccl(o))
+                        .then(|| (o.path.clone(), l.site.clone()))
+                })
+            })
+    })
 }
 
 /// Why the driver's libraries (libnvidia-ml, libcuda) are not loaded: the files show no

@@ -72,6 +72,9 @@ pub struct SmokeProbe {
     pub library: String,
     pub settings: SmokeSettings,
     pub result: SmokeResult,
+    /// `--nccl`: the NCCL all-reduce step asked for (what the worker ran is in the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<crate::smoke::nccl::NcclRequest>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -144,6 +147,9 @@ pub struct SmokeRun {
     /// order they ran; a pair that started and never reported has `finished: false`.
     #[serde(default)]
     pub peers: Vec<PeerCopy>,
+    /// `--nccl`: the all-reduce over every tested GPU, after their own steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<crate::smoke::nccl::NcclRun>,
     pub finished: bool,
     pub elapsed_ms: f64,
 }
@@ -451,6 +457,8 @@ pub enum WorkerLine {
     Peer {
         peer: PeerCopy,
     },
+    /// The NCCL step (`--nccl`), after every GPU's own steps.
+    Nccl(crate::smoke::nccl::NcclLine),
     Done {
         elapsed_ms: f64,
     },
@@ -586,6 +594,7 @@ fn assemble(lines: Vec<WorkerLine>) -> Assembled {
                     None => run.peers.push(done),
                 }
             }
+            WorkerLine::Nccl(line) => crate::smoke::nccl::apply(&mut run.nccl, line),
             WorkerLine::Done { elapsed_ms } => {
                 run.finished = true;
                 run.elapsed_ms = elapsed_ms;
@@ -648,6 +657,10 @@ fn unfinished(run: &SmokeRun, device: Option<u32>) -> Vec<String> {
             p.running.as_deref().unwrap_or("between calls")
         ));
     }
+    // --nccl: the all-reduce runs after every GPU's own steps.
+    if out.is_empty() {
+        out.extend(run.nccl.as_ref().and_then(crate::smoke::nccl::stuck_at));
+    }
     if out.is_empty() && !run.finished {
         out.push("after the last GPU finished (driver teardown)".into());
     }
@@ -668,19 +681,82 @@ pub struct SmokeRequest<'a> {
     /// Why libcuda must not be loaded here (no NVIDIA kernel module: see
     /// `probes::no_kernel_driver`).
     pub no_driver: Option<String>,
+    /// `--nccl`: the NCCL all-reduce step, and which libnccl it loads.
+    pub nccl: Option<NcclAsk<'a>>,
+}
+
+/// What the NCCL step needs from the parent.
+pub struct NcclAsk<'a> {
+    /// --nccl-lib (None: `torch_binds`, else the loader's libnccl.so.2).
+    pub lib: Option<&'a Path>,
+    /// The libnccl the loader gives torch (the linkage probe) and which environment.
+    pub torch_binds: Option<(String, String)>,
+    /// NCCL_* variables of the environment the worker inherits.
+    pub environment: Vec<(String, String)>,
 }
 
 pub fn probe(req: &SmokeRequest) -> SmokeProbe {
     let (lib, library) = worker::library_to_load(req.lib, DEFAULT_LIB);
-    let result = run(req, lib.as_deref(), &library);
+    let mut nccl = req.nccl.as_ref().map(|ask| nccl_request(req, ask));
+    let result = run(req, lib.as_deref(), &library, nccl.as_mut());
     SmokeProbe {
         library,
         settings: req.settings.clone(),
         result,
+        nccl,
     }
 }
 
-fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
+// ---- --nccl: which libnccl, and NCCL_DEBUG's file -------------------------------------
+
+fn nccl_request(req: &SmokeRequest, ask: &NcclAsk) -> crate::smoke::nccl::NcclRequest {
+    let (lib, library) = worker::library_to_load(ask.lib, crate::smoke::nccl::DEFAULT_LIB);
+    let chosen_by = match (&lib, &ask.torch_binds) {
+        (Some(_), _) => "--nccl-lib".to_string(),
+        (None, Some((_, site))) => format!("the library the loader gives torch in {site}"),
+        (None, None) => "the loader's libnccl.so.2 (no torch binding found)".to_string(),
+    };
+    let library = match (&lib, &ask.torch_binds) {
+        (None, Some((path, _))) => path.clone(),
+        _ => library,
+    };
+    let refused = worker::refuse_under_root(req.root, lib.as_deref(), "--nccl-lib");
+    crate::smoke::nccl::NcclRequest {
+        library,
+        chosen_by,
+        refused,
+        environment: ask
+            .environment
+            .iter()
+            .filter(|(k, _)| crate::smoke::nccl::TRANSPORT_VARIABLES.contains(&k.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect(),
+        debug: None,
+    }
+}
+
+/// NCCL_DEBUG=INFO into a private file, unless the user set NCCL_DEBUG: then NCCL logs
+/// where they asked and gpudoctor reads nothing.
+fn nccl_debug_dir(ask: &NcclAsk) -> Option<tempfile::TempDir> {
+    let user_set = ask.environment.iter().any(|(k, _)| k == "NCCL_DEBUG");
+    if user_set {
+        return None;
+    }
+    tempfile::Builder::new()
+        .prefix("gpudoctor-nccl-")
+        .tempdir()
+        .ok()
+}
+
+const NCCL_DEBUG_FILE: &str = "nccl-debug.txt";
+const NCCL_DEBUG_LIMIT: u64 = 4 * 1024 * 1024;
+
+fn run(
+    req: &SmokeRequest,
+    lib: Option<&Path>,
+    library: &str,
+    nccl: Option<&mut crate::smoke::nccl::NcclRequest>,
+) -> SmokeResult {
     if let Some(reason) =
         worker::refuse_under_root(req.root, lib, "--cuda-lib").or(req.no_driver.clone())
     {
@@ -700,6 +776,20 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
     for u in &req.shared_gpus {
         args.push(format!("--shared-gpu={u}"));
     }
+    let nccl_dir = match (&nccl, &req.nccl) {
+        (Some(n), Some(ask)) if n.refused.is_none() => {
+            args.push(format!("--nccl-lib={}", n.library));
+            let dir = nccl_debug_dir(ask);
+            if let Some(d) = &dir {
+                args.push(format!(
+                    "--nccl-debug-file={}",
+                    d.path().join(NCCL_DEBUG_FILE).display()
+                ));
+            }
+            dir
+        }
+        _ => None,
+    };
     let progress = req.progress.then(Progress::start);
     let on_line = progress
         .clone()
@@ -716,6 +806,14 @@ fn run(req: &SmokeRequest, lib: Option<&Path>, library: &str) -> SmokeResult {
     );
     if let Some(p) = progress {
         p.finish();
+    }
+    if let (Some(n), Some(dir)) = (nccl, nccl_dir) {
+        let fs = crate::fsys::HostFs::new(None);
+        if let Ok(bytes) = fs.read_bytes(&dir.path().join(NCCL_DEBUG_FILE), NCCL_DEBUG_LIMIT) {
+            n.debug = Some(crate::smoke::nccl::parse_debug(&String::from_utf8_lossy(
+                &bytes,
+            )));
+        }
     }
     match outcome {
         Outcome::TimedOut {
@@ -765,6 +863,8 @@ struct Progress {
 
 struct ProgressState {
     running: BTreeMap<u32, (String, Instant)>,
+    /// --nccl: the NCCL call in progress, after the GPUs' own steps.
+    nccl: Option<(String, Instant)>,
     shown: bool,
     done: bool,
 }
@@ -774,6 +874,7 @@ impl Progress {
         let p = Progress {
             state: Arc::new(Mutex::new(ProgressState {
                 running: BTreeMap::new(),
+                nccl: None,
                 shown: false,
                 done: false,
             })),
@@ -793,7 +894,23 @@ impl Progress {
                 .filter(|(_, (_, t))| t.elapsed() >= Duration::from_millis(500))
                 .map(|(o, (step, t))| (*o, step.as_str(), t.elapsed().as_secs_f64()))
                 .collect();
-            if !slow.is_empty() {
+            let nccl = s
+                .nccl
+                .as_ref()
+                .filter(|(_, t)| slow.is_empty() && t.elapsed() >= Duration::from_millis(500))
+                .map(|(call, t)| {
+                    format!("smoke test: NCCL {call} {:.1} s", t.elapsed().as_secs_f64())
+                });
+            if let Some(line) = nccl {
+                let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
+                let line = if ascii {
+                    crate::render::term::to_ascii(&line).into_owned()
+                } else {
+                    line
+                };
+                eprint!("\r\x1b[K{}", line.chars().take(width).collect::<String>());
+                s.shown = true;
+            } else if !slow.is_empty() {
                 // One column short of the width: a line that fills the last column wraps
                 // on some terminals, and `\r` then redraws only its second half.
                 let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
@@ -813,6 +930,10 @@ impl Progress {
             WorkerLine::DeviceDone { ordinal, .. } => {
                 s.running.remove(ordinal);
             }
+            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Stage { call }) => {
+                s.nccl = Some((call.clone(), Instant::now()));
+            }
+            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => s.nccl = None,
             _ => {}
         }
     }
@@ -977,6 +1098,7 @@ mod tests {
         let probe = SmokeProbe {
             library: DEFAULT_LIB.into(),
             settings: SmokeSettings::default(),
+            nccl: None,
             result: SmokeResult::TimedOut {
                 seconds: 5.0,
                 run: *run,

@@ -32,8 +32,19 @@ pub struct SmokeView<'a> {
     /// Each ordered GPU pair's peer-copy verdict (from the findings).
     pub peers: Vec<PeerVerdict>,
     pub tally: SmokeTally,
+    /// `--nccl`: what was asked and the verdict on the all-reduce (its figures are in
+    /// `result.run.nccl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<NcclView<'a>>,
     pub findings: &'a [Finding],
     pub summary: Summary,
+}
+
+#[derive(Serialize)]
+pub struct NcclView<'a> {
+    #[serde(flatten)]
+    pub request: &'a crate::smoke::nccl::NcclRequest,
+    pub verdict: Verdict,
 }
 
 #[derive(Serialize)]
@@ -75,6 +86,10 @@ pub fn view<'a>(snap: &'a Snapshot, findings: &'a [Finding], checks: &[Check]) -
         tally: SmokeTally::of(&gpus),
         gpus,
         peers,
+        nccl: probe.and_then(|p| p.nccl.as_ref()).map(|request| NcclView {
+            request,
+            verdict: verdicts.of(&Subject::SmokeNccl),
+        }),
         findings,
         summary: Summary::of(findings),
     }
@@ -337,7 +352,52 @@ fn probe_of(v: &SmokeView) -> Option<SmokeProbe> {
         library: v.library.unwrap_or_default().to_string(),
         settings: v.settings.cloned().unwrap_or_default(),
         result: v.result?.clone(),
+        nccl: v.nccl.as_ref().map(|n| n.request.clone()),
     })
+}
+
+/// The NCCL step in one line: what ran, the sum, the bandwidth, the transports.
+pub fn nccl_text(p: &SmokeProbe) -> Option<String> {
+    let req = p.nccl.as_ref()?;
+    if let Some(why) = &req.refused {
+        return Some(format!("not run: {why}"));
+    }
+    let Some(n) = p.run()?.nccl.as_ref() else {
+        return Some("not reached (the worker stopped before it)".into());
+    };
+    let mut t = match (&n.load_error, &n.error, &n.all_reduce, &n.skipped) {
+        (Some(e), ..) => format!("libnccl could not be used: {}", e.message),
+        (_, Some(e), ..) => format!("{e}"),
+        (_, _, Some(a), _) => {
+            let mib = a.bytes as f64 / (1u64 << 20) as f64;
+            let sum = if a.correct() {
+                "sum correct".to_string()
+            } else {
+                format!("{} wrong elements", a.wrong_elements)
+            };
+            format!(
+                "{} GPUs, {mib:.0} MiB each: {sum}; busbw {:.1} GB/s, algbw {:.1} GB/s ({:.2} ms, median of {})",
+                a.ranks, a.busbw_gbps, a.algbw_gbps, a.ms, a.iterations
+            )
+        }
+        (_, _, _, Some(why)) => format!("skipped: {why}"),
+        _ => match crate::smoke::nccl::stuck_at(n) {
+            Some(s) => format!("stopped in {s}"),
+            None => "no result".into(),
+        },
+    };
+    if let Some(d) = &req.debug {
+        if !d.transports.is_empty() {
+            t.push_str(&format!("; via {}", d.transports.join(", ")));
+        }
+    }
+    if !req.environment.is_empty() {
+        t.push_str(&format!("; {}", req.environment.join(" ")));
+    }
+    if let Some(v) = n.version_text() {
+        t.push_str(&format!("; NCCL {v}"));
+    }
+    Some(t)
 }
 
 /// `gpudoctor smoke` for a terminal (ASCII where it needs it).
@@ -384,6 +444,17 @@ fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
         }
     }
     out.push_str(&peer_section(v, &probe, st, width));
+    if let (Some(text), Some(n)) = (nccl_text(&probe), &v.nccl) {
+        let mark = format!("{} ", form::mark(n.verdict, st));
+        out.push('\n');
+        out.push_str(&wrap(
+            &printable(&format!("NCCL all-reduce: {text}")),
+            width,
+            &mark,
+            "  ",
+        ));
+        out.push('\n');
+    }
     out.push_str(&super::devices::findings_block(
         v.findings,
         st,
@@ -523,6 +594,13 @@ pub fn render_markdown(v: &SmokeView) -> String {
             ));
         }
         out.push('\n');
+    }
+    if let (Some(text), Some(n)) = (nccl_text(&probe), &v.nccl) {
+        out.push_str(&format!(
+            "**{} NCCL all-reduce:** {}\n\n",
+            form::symbol(n.verdict),
+            super::markdown::cell(&text)
+        ));
     }
     out.push_str(&super::markdown::findings_section(v.findings));
     out

@@ -635,7 +635,16 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
         super::smoke::status_text(p, &gpus, &peers),
         p.library.clone(),
     );
-    let Some(run) = p.run() else { return };
+    // --nccl: the all-reduce over every GPU, after their lines.
+    let nccl_line = |b: &mut Builder| {
+        if let (Some(text), Some(req)) = (super::smoke::nccl_text(p), &p.nccl) {
+            b.line(&[Subject::SmokeNccl], "NCCL", text, req.library.clone());
+        }
+    };
+    let Some(run) = p.run() else {
+        nccl_line(b);
+        return;
+    };
     struct Tested<'a> {
         ordinal: u32,
         name: Option<&'a str>,
@@ -738,6 +747,7 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
         }
     }
     peer_lines(b, snap, run, verbose);
+    nccl_line(b);
 }
 
 /// The peer step: one line for the pairs with nothing to say (their count and GB/s range),

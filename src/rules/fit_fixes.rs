@@ -15,6 +15,7 @@ const HOST_ONLY: &[&str] = &[
     "sudo nvidia-smi",
     "systemctl",
     "/etc/modprobe.d",
+    "/etc/modules-load.d",
     "dmesg",
     "update-initramfs",
     "mkinitrd",

@@ -30,6 +30,9 @@ mod libcuda;
 mod library_majors;
 mod memory_health;
 mod mig;
+mod nccl_env;
+mod nccl_library;
+mod nccl_peermem;
 mod node_count;
 mod nvml_status;
 mod pci_binding;
@@ -48,6 +51,7 @@ mod smoke_driver;
 mod smoke_health;
 mod smoke_matmul;
 mod smoke_memory;
+mod smoke_nccl;
 pub(crate) mod smoke_peer;
 mod smoke_transfer;
 #[cfg(test)]
@@ -160,6 +164,10 @@ pub const RULES: &[Rule] = &[
     image_platform::RULE,
     topology::RULE,
     smoke_peer::RULE,
+    nccl_env::RULE,
+    nccl_peermem::RULE,
+    nccl_library::RULE,
+    smoke_nccl::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -188,6 +196,14 @@ impl<F: Fn(&str) -> bool> CodeFilter for F {
     fn wants(&self, code: &str) -> bool {
         self(code)
     }
+}
+
+/// Whether a mapped object is NCCL's library (libnccl.so.2 by soname, else by file name).
+pub fn is_libnccl(o: &crate::loader::Object) -> bool {
+    o.soname
+        .as_deref()
+        .unwrap_or_else(|| crate::loader::file_name(&o.path))
+        .starts_with("libnccl.so")
 }
 
 /// A finding that rests on a table row no primary source confirms says so (the row's
@@ -456,7 +472,10 @@ mod tests {
             c.sort_unstable();
             c
         };
-        assert_eq!(codes(View::Libs), ["GD044", "GD045", "GD060", "GD061"]);
+        assert_eq!(
+            codes(View::Libs),
+            ["GD044", "GD045", "GD060", "GD061", "GD078"]
+        );
         assert_eq!(
             codes(View::Toolkit),
             [
@@ -477,7 +496,7 @@ mod tests {
             codes(View::Smoke),
             [
                 "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058",
-                "GD059", "GD062", "GD074", "GD075"
+                "GD059", "GD062", "GD074", "GD075", "GD079"
             ]
         );
     }

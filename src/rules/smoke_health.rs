@@ -19,10 +19,22 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(p) = &snap.smoke else {
         return super::smoke_not_run(snap);
     };
+    // A hang or crash in the --nccl step, after every GPU finished its own steps, is GD079's.
+    let in_nccl = |run: &crate::probes::smoke::SmokeRun| {
+        run.devices.iter().all(|d| d.finished)
+            && run
+                .nccl
+                .as_ref()
+                .and_then(crate::smoke::nccl::stuck_at)
+                .is_some()
+    };
     let f = match &p.result {
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
         // A hang in a peer copy is GD074's (smoke_peer), which names the pair.
         SmokeResult::TimedOut { run, .. } if run.peer_unfinished().is_some() => {
+            return Outcome::Checked(vec![])
+        }
+        SmokeResult::TimedOut { run, .. } | SmokeResult::Crashed { run, .. } if in_nccl(run) => {
             return Outcome::Checked(vec![])
         }
         SmokeResult::TimedOut { seconds, stuck_at, unkillable, .. } => Finding::new(

@@ -104,6 +104,7 @@ pub fn healthy() -> Snapshot {
         environment: Some(Environment {
             variables: Vec::new(),
         }),
+        nccl: Some(nccl_host()),
         toolkits: Some(toolkits()),
         libraries: Some(libraries()),
         linkage: Some(Vec::new()),
@@ -117,6 +118,16 @@ pub fn healthy() -> Snapshot {
         python: Some(vec![python_env()]),
         python_live: None,
         smoke: Some(smoke()),
+    }
+}
+
+/// A host with eth0 and lo, no RDMA device and no GPUDirect RDMA module.
+pub fn nccl_host() -> crate::probes::nccl::NcclHost {
+    use crate::probes::nccl::{INFINIBAND_DIR, NET_DIR, SYS_MODULE_DIR};
+    crate::probes::nccl::NcclHost {
+        net_interfaces: Fact::value(NET_DIR, vec!["eth0".into(), "lo".into()]),
+        ib_devices: Fact::value(INFINIBAND_DIR, Vec::new()),
+        peermem_sysfs: Fact::value(SYS_MODULE_DIR, Vec::new()),
     }
 }
 
@@ -177,6 +188,7 @@ pub fn no_gpu() -> Snapshot {
         result: SmokeResult::NotRun {
             reason: "no NVIDIA GPU seen".into(),
         },
+        nccl: None,
     });
     s
 }
@@ -699,6 +711,7 @@ pub fn smoke_run() -> SmokeRun {
         stage: None,
         devices: vec![smoke_device(0), smoke_device(1)],
         peers: vec![smoke_peer(0, 1), smoke_peer(1, 0)],
+        nccl: None,
         finished: true,
         elapsed_ms: 900.0,
     }
@@ -732,6 +745,7 @@ fn smoke() -> SmokeProbe {
         library: crate::probes::smoke::DEFAULT_LIB.into(),
         settings: SmokeSettings::default(),
         result: SmokeResult::Ran { run: smoke_run() },
+        nccl: None,
     }
 }
 

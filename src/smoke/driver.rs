@@ -506,7 +506,7 @@ fn c_buf(buf: &[c_char]) -> String {
 }
 
 /// The file that holds `addr`, as the dynamic loader mapped it.
-fn loaded_path(addr: *const c_void) -> Option<String> {
+pub(crate) fn loaded_path(addr: *const c_void) -> Option<String> {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the loader's tables.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {

@@ -4,6 +4,7 @@
 //! This file holds the host-side arithmetic both sides agree on.
 
 pub mod driver;
+pub mod nccl;
 mod peer;
 pub mod worker;
 

@@ -33,6 +33,10 @@ pub struct WorkerArgs {
     pub lib: String,
     pub settings: SmokeSettings,
     pub shared_gpus: Vec<String>,
+    /// `--nccl`: the libnccl to run the all-reduce step with (src/smoke/nccl.rs).
+    pub nccl_lib: Option<String>,
+    /// Where NCCL_DEBUG=INFO goes (None: the user's own NCCL_DEBUG, or no NCCL step).
+    pub nccl_debug_file: Option<String>,
 }
 
 /// The worker's arguments with what it decided once for all GPUs.
@@ -46,6 +50,11 @@ struct Plan<'a> {
 /// Runs the worker; the answer goes to the original stdout, and the vendor library gets
 /// stderr as its stdout so nothing it prints can corrupt the answer.
 pub fn main(args: WorkerArgs) -> std::io::Result<()> {
+    // Before any thread exists and before libnccl reads its environment.
+    if let Some(file) = &args.nccl_debug_file {
+        std::env::set_var("NCCL_DEBUG", "INFO");
+        std::env::set_var("NCCL_DEBUG_FILE", file);
+    }
     let out = AnswerOut::take_stdout()?;
     run(&args, &out);
     Ok(())
@@ -92,6 +101,8 @@ fn run(args: &WorkerArgs, out: &AnswerOut) {
         cuda_visible_devices: visible,
     });
     let ordinals = crate::smoke::ordinals(args.settings.device, count);
+    let nccl_lib = args.nccl_lib.as_deref();
+    let nccl_bytes = args.settings.transfer_bytes;
     let plan = Plan {
         settings: &args.settings,
         shared_gpus: &args.shared_gpus,
@@ -127,6 +138,10 @@ fn run(args: &WorkerArgs, out: &AnswerOut) {
         super::peer::copy_bytes(args.transfer.0),
         out,
     );
+    // --nccl: one all-reduce over every GPU, after their own steps.
+    if let Some(lib) = nccl_lib {
+        super::nccl::run(&drv, lib, &ordinals, nccl_bytes, out);
+    }
     out.emit(&WorkerLine::Done {
         elapsed_ms: ms(start),
     });

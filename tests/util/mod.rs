@@ -9,6 +9,7 @@ use assert_cmd::Command;
 
 pub mod elf;
 pub mod fake_cuda;
+pub mod fake_nccl;
 pub mod fake_nvml;
 pub mod fatbin;
 pub mod fleet_nodes;
