@@ -111,7 +111,7 @@ codes! {
     "GD069" [Warning] => "NVIDIA device nodes lack /dev/char links under the systemd cgroup driver";
     "GD070" [Warning] => "The NVIDIA Container Toolkit is too old or has known vulnerabilities";
     "GD071" [Error] => "The image is built for another CPU architecture than this host's";
-    "GD072" [Warning] => "PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex";
+    "GD072" [Error, Warning] => "PCIe ACS redirects peer-to-peer traffic between GPUs behind a PCIe switch to the root complex";
     "GD073" [Warning, Info] => "The IOMMU translates DMA on a multi-GPU host, or GPUs share an IOMMU group";
     "GD074" [Error] => "A peer-to-peer copy between two GPUs hung, failed or delivered wrong data";
     "GD075" [Warning, Info] => "Peer-to-peer copies run far below the link, or CUDA and NVML disagree about peer access";

@@ -661,3 +661,74 @@ fn gpus_on_two_host_bridges_of_one_numa_node_are_node_from_nvml_or_sysfs() {
         v["gpus"][0]["nvlink_remotes"]
     );
 }
+
+/// The smoke test's peer copy across the redirecting ports failed: GD072 turns into an
+/// error that names the copy, and GD074 names the ports with the command that turns
+/// redirect off (the one verdict per fact: the cause is GD072's, the failed copy GD074's).
+#[test]
+fn a_failed_peer_copy_across_acs_ports_makes_gd072_an_error_and_gd074_names_the_ports() {
+    use util::fake_cuda::PeerPair;
+    use util::gpu_node::GpuNode;
+    let mut node = GpuNode::new(2);
+    node.root = switch_pair(LINUX_ACS).root;
+    for d in &mut node.nvml.devices {
+        d.nvlinks = None;
+    }
+    // NVML agrees: one switch between them (NVML_TOPOLOGY_SINGLE), peer reads supported.
+    node.nvml.topology.pairs = vec![TopoPair {
+        a: 0,
+        b: 1,
+        level: Some(TOPOLOGY_SINGLE),
+        p2p: Some(0),
+    }];
+    let cmd = |node: &GpuNode| {
+        let mut c = node.cmd();
+        c.arg("check");
+        c
+    };
+    // Clean copies: the redirect is what will hurt (warning), nothing failed.
+    let (_, v) = json(&mut cmd(&node));
+    let f = finding(&v, "GD072");
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    assert!(findings(&v, "GD074").is_empty(), "{:?}", codes(&v));
+
+    node.cuda().peers = vec![PeerPair {
+        from: 0,
+        to: 1,
+        corrupt: true,
+        ..PeerPair::default()
+    }];
+    let (code, v) = json(&mut cmd(&node));
+    assert_eq!(code, 1, "{:?}", codes(&v));
+    let f = finding(&v, "GD072");
+    assert_eq!(f["severity"], "error", "{f:#}");
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("CUDA device 0 → 1 delivered wrong data"),
+        "{detail}"
+    );
+    assert!(
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["fact"].is_null() && e["value"] == "CUDA device 0 → 1 delivered wrong data"),
+        "{f:#}"
+    );
+    let g = finding(&v, "GD074");
+    assert_eq!(g["severity"], "error");
+    let text = g.to_string();
+    assert!(
+        text.contains("ECAP_ACS+6.w=0000") && text.contains("0000:17:08.0"),
+        "{g:#}"
+    );
+    assert!(
+        g["detail"]
+            .as_str()
+            .unwrap()
+            .contains("between these two GPUs (GD072): that is the likely cause"),
+        "{g:#}"
+    );
+    // The generic "go look for ACS" advice gives way to the ports themselves.
+    assert!(!text.contains("grep -E '^[0-9a-f]|ACSCtl'"), "{g:#}");
+}

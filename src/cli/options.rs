@@ -179,7 +179,11 @@ pub(super) fn smoke_mode(
         },
         // Context creation on a multi-GPU node without persistence takes seconds: the
         // smoke test's own default budget is longer than the static probes'.
-        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(SMOKE_TIMEOUT_SECS)),
+        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(if g.nccl {
+            SMOKE_NCCL_TIMEOUT_SECS
+        } else {
+            SMOKE_TIMEOUT_SECS
+        })),
         nccl: g.nccl.then(|| probes::NcclOptions {
             lib: g.nccl_lib.clone().or_else(|| {
                 env.get_str(envvars::GPUDOCTOR_NCCL_LIB)
@@ -198,6 +202,9 @@ pub(super) fn smoke_mode(
 
 /// The smoke test's deadline when --timeout is not given.
 const SMOKE_TIMEOUT_SECS: f64 = 30.0;
+/// With --nccl: ncclCommInitAll over 8 GPUs sets up every channel and transport, seconds on
+/// top of the GPUs' own steps; a slow start must not read as a hang.
+const SMOKE_NCCL_TIMEOUT_SECS: f64 = 60.0;
 
 /// A day: longer budgets are typos, and they must not overflow a deadline.
 pub(super) const MAX_TIMEOUT_SECS: f64 = 86_400.0;

@@ -37,6 +37,9 @@ pub struct NcclHost {
 pub struct IbDevice {
     /// mlx5_0
     pub name: String,
+    /// The kernel driver of its PCI function (`device/driver`): mlx5_core, irdma, bnxt_en…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
     pub ports: Vec<IbPort>,
 }
 
@@ -124,8 +127,13 @@ fn ib_devices(fs: &HostFs) -> Fact<Vec<IbDevice>> {
                 })
                 .unwrap_or_default();
             ports.sort_by_key(|p| p.number);
+            let driver = fs
+                .read_link(Path::new(&format!("{INFINIBAND_DIR}/{name}/device/driver")))
+                .ok()
+                .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
             IbDevice {
                 name: name.clone(),
+                driver,
                 ports,
             }
         })

@@ -362,6 +362,19 @@ pub enum PeerFault {
     WrongData,
 }
 
+impl PeerFault {
+    /// What happened, after the pair's label ("CUDA device 0 → 1 hung").
+    pub fn describe(self) -> &'static str {
+        match self {
+            PeerFault::Hung => "hung",
+            PeerFault::AccessQueryFailed => "could not query peer access",
+            PeerFault::EnableFailed => "could not enable peer access",
+            PeerFault::CopyFailed => "failed",
+            PeerFault::WrongData => "delivered wrong data",
+        }
+    }
+}
+
 impl SmokeProbe {
     /// Every peer pair with a fault, in the order the pairs ran.
     pub fn peer_faults(&self) -> Vec<(&PeerCopy, PeerFault)> {
@@ -863,7 +876,8 @@ struct Progress {
 
 struct ProgressState {
     running: BTreeMap<u32, (String, Instant)>,
-    /// --nccl: the NCCL call in progress, after the GPUs' own steps.
+    /// The peer copy or NCCL call in progress, after the GPUs' own steps ("peer 1 → 0
+    /// cuMemcpyPeerAsync", "NCCL ncclGroupEnd").
     nccl: Option<(String, Instant)>,
     shown: bool,
     done: bool,
@@ -898,9 +912,7 @@ impl Progress {
                 .nccl
                 .as_ref()
                 .filter(|(_, t)| slow.is_empty() && t.elapsed() >= Duration::from_millis(500))
-                .map(|(call, t)| {
-                    format!("smoke test: NCCL {call} {:.1} s", t.elapsed().as_secs_f64())
-                });
+                .map(|(call, t)| format!("smoke test: {call} {:.1} s", t.elapsed().as_secs_f64()));
             if let Some(line) = nccl {
                 let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
                 let line = if ascii {
@@ -930,8 +942,12 @@ impl Progress {
             WorkerLine::DeviceDone { ordinal, .. } => {
                 s.running.remove(ordinal);
             }
+            WorkerLine::PeerStage { from, to, call } => {
+                s.nccl = Some((format!("peer {from} → {to} {call}"), Instant::now()));
+            }
+            WorkerLine::Peer { .. } => s.nccl = None,
             WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Stage { call }) => {
-                s.nccl = Some((call.clone(), Instant::now()));
+                s.nccl = Some((format!("NCCL {call}"), Instant::now()));
             }
             WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => s.nccl = None,
             _ => {}

@@ -465,10 +465,11 @@ fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
 }
 
 /// A pair's cell: its GB/s, or what stopped it ("host": no peer access, copies are staged
-/// through host memory).
+/// through host memory). An unfinished pair is "stopped": whether the worker hung or crashed
+/// there is the findings' to say (GD074, GD059).
 pub fn peer_cell(p: &PeerCopy) -> String {
     if !p.finished {
-        return "hung".into();
+        return "stopped".into();
     }
     match (&p.can_access, &p.enable, &p.copy) {
         (Some(Step::Ok(false)), _, _) => "host".into(),
@@ -635,7 +636,7 @@ fn peer_text(p: &PeerCopy) -> String {
             }
         ),
         (_, "host") => "no peer access: staged through host memory".into(),
-        (_, "hung") => format!(
+        (_, "stopped") => format!(
             "did not finish: stopped in {}",
             p.running.as_deref().unwrap_or("the peer step")
         ),

@@ -156,8 +156,10 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut out = Vec::new();
     let value = |name: &str| var(env, name);
 
+    // NCCL ignores a value of one character or none and picks interfaces itself
+    // (ncclFindInterfaces: `if (env && strlen(env) > 1)`).
     if let (Some(v), Some(names)) = (
-        value("NCCL_SOCKET_IFNAME"),
+        value("NCCL_SOCKET_IFNAME").filter(|v| v.len() > 1),
         host.and_then(|h| h.net_interfaces.get()),
     ) {
         if let Some(f) = socket_ifname(v, names, contained) {
@@ -380,6 +382,7 @@ mod tests {
             .iter()
             .map(|(n, ports)| IbDevice {
                 name: n.to_string(),
+                driver: None,
                 ports: ports
                     .iter()
                     .map(|&p| IbPort {
@@ -466,6 +469,11 @@ mod tests {
         // Excluding everything there is.
         set_env(&mut s, "NCCL_SOCKET_IFNAME", "^eth,lo");
         only(run(&s), "GD076", Severity::Error);
+        // NCCL ignores a value of one character or none and picks interfaces itself.
+        for ignored in ["", "x"] {
+            set_env(&mut s, "NCCL_SOCKET_IFNAME", ignored);
+            assert_clean(run(&s));
+        }
     }
 
     #[test]

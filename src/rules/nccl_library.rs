@@ -52,7 +52,9 @@ fn run(snap: &Snapshot) -> Outcome {
         let Some(o) = l.object(i) else { continue };
         judged = true;
         // The wheel's own copy (GD044 judges its version) or LD_LIBRARY_PATH's (GD045).
-        if o.path.starts_with(&env.site) || matches!(o.how, How::LdLibraryPath { .. }) {
+        if std::path::Path::new(&o.path).starts_with(&env.site)
+            || matches!(o.how, How::LdLibraryPath { .. })
+        {
             continue;
         }
         let Some(v) = l.version_of(i) else { continue };
@@ -64,8 +66,8 @@ fn run(snap: &Snapshot) -> Outcome {
                 .detail(format!("The loader gives torch's libtorch_cuda.so this libnccl.so.2 ({}) instead of the copy in the {} wheel. torch was built and tested against the pinned NCCL; another version works for most collectives but can differ in protocol, performance and bugs, and ranks on nodes with different NCCL versions can hang or fail at initialisation.", o.how.describe(), pin.name))
                 .evidence(Subject::torch(&env.site), format!("{} {} pins {}{}", "torch", t.dist_version, pin.name, pin.spec), env.site.clone())
                 .evidence(Subject::library("libnccl.so.2"), format!("{} {} ({})", o.path, v.version, o.how.describe()), v.source.clone())
-                .fix_cmd("Make sure the pinned wheel is installed in this environment", format!("pip install {}", sh_quote(&format!("{}{}", pin.name, pin.spec))))
-                .fix_text(format!("Then find why the loader prefers {} (an RPATH or a library directory ahead of torch's own), or remove that copy", o.path)),
+                .fix_text(format!("Find why the loader prefers {} (an RPATH or a library directory ahead of torch's own: `gpudoctor libs` shows each step), and remove that path or that copy", o.path))
+                .fix_cmd("Then check that the pinned wheel is intact in this environment", format!("pip install --force-reinstall --no-deps {}", sh_quote(&format!("{}{}", pin.name, pin.spec)))),
         );
     }
     if !judged {
@@ -136,7 +138,7 @@ mod tests {
             "{}",
             f.title
         );
-        assert_eq!(first_cmd(&f), "pip install nvidia-nccl-cu12==2.21.5");
+        assert_eq!(first_cmd(&f), "pip install --force-reinstall --no-deps nvidia-nccl-cu12==2.21.5");
     }
 
     #[test]

@@ -22,10 +22,16 @@ pub const RULE: Rule = Rule {
     run,
 };
 
-/// RDMA devices that are not NVIDIA/Mellanox HCAs: software RDMA and AWS EFA (which
-/// registers GPU memory through its own path).
-fn is_hca(name: &str) -> bool {
-    !["rxe", "siw", "efa"].iter().any(|p| name.starts_with(p))
+/// NVIDIA/Mellanox HCAs, the ones nvidia_peermem serves: it plugs into the peer-memory API
+/// of MLNX_OFED / DOCA-OFED's mlx4/mlx5 drivers. Other RDMA devices (Intel irdma, Broadcom
+/// bnxt_re, software rxe/siw, AWS EFA) register GPU memory through DMA-BUF or their own
+/// path, if at all. By the PCI driver when sysfs shows it (rdma-core may rename devices),
+/// else by the kernel's device name.
+fn is_hca(d: &crate::probes::nccl::IbDevice) -> bool {
+    match &d.driver {
+        Some(driver) => driver.starts_with("mlx4") || driver.starts_with("mlx5"),
+        None => d.name.starts_with("mlx4_") || d.name.starts_with("mlx5_"),
+    }
 }
 
 /// "5.15.0-91-generic" → (5, 15).
@@ -43,8 +49,8 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let hcas: Vec<&str> = devices
         .iter()
+        .filter(|d| is_hca(d))
         .map(|d| d.name.as_str())
-        .filter(|n| is_hca(n))
         .collect();
     if hcas.is_empty() {
         return Outcome::NotApplicable("no InfiniBand/RoCE HCA here".into());
@@ -89,7 +95,7 @@ fn run(snap: &Snapshot) -> Outcome {
     } else {
         Finding::new("GD077", Severity::Warning, format!("GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with HCAs ({listed})"))
             .detail("Without nvidia_peermem (or DMA-BUF, which needs the open NVIDIA kernel modules and Linux 5.12 or later) the HCAs cannot read or write GPU memory, so NCCL copies every inter-node transfer through host memory: lower bandwidth, higher latency and CPU load for multi-node jobs. NCCL_DEBUG=INFO shows \"NET/IB : GPU Direct RDMA Disabled\". Single-node jobs are not affected.")
-            .fix_cmd("Load the GPUDirect RDMA module (it ships with the driver since R470)", "sudo modprobe nvidia-peermem")
+            .fix_cmd("Load the GPUDirect RDMA module (it ships with the driver since R470 and needs the HCA driver of MLNX_OFED / DOCA-OFED: with the kernel's inbox mlx5 driver it fails with \"Unknown symbol ib_register_peer_memory_client\", and DMA-BUF is the way there)", "sudo modprobe nvidia-peermem")
             .fix_cmd("Load it at every boot", "echo nvidia-peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf")
     };
     f = f
@@ -125,6 +131,7 @@ mod tests {
             INFINIBAND_DIR,
             vec![IbDevice {
                 name: "mlx5_0".into(),
+                driver: Some("mlx5_core".into()),
                 ports: Vec::new(),
             }],
         );
@@ -150,6 +157,34 @@ mod tests {
         let f = only(run(&s), "GD077", Severity::Warning);
         assert!(f.fix.iter().all(|x| x.command.is_none()), "{:?}", f.fix);
         assert!(fixes_mention(&f, "On the host"));
+    }
+
+    #[test]
+    fn only_mellanox_hcas_are_held_to_nvidia_peermem() {
+        // Intel's irdma (E810) and Broadcom's bnxt_re cannot use nvidia_peermem; a renamed
+        // mlx5 device is still one, by its PCI driver.
+        for (name, driver, judged) in [
+            ("irdma0", Some("ice"), false),
+            ("bnxt_re0", Some("bnxt_en"), false),
+            ("rocep59s0f0", Some("mlx5_core"), true),
+            ("mlx5_0", None, true),
+            ("rxe0", None, false),
+        ] {
+            let mut s = healthy();
+            s.nccl.as_mut().unwrap().ib_devices = Fact::value(
+                INFINIBAND_DIR,
+                vec![IbDevice {
+                    name: name.into(),
+                    driver: driver.map(String::from),
+                    ports: Vec::new(),
+                }],
+            );
+            if judged {
+                only(run(&s), "GD077", Severity::Warning);
+            } else {
+                assert_na(run(&s));
+            }
+        }
     }
 
     #[test]

@@ -21,6 +21,39 @@ pub const RULE: Rule = Rule {
 
 const SOURCE: &str = "smoke worker (NCCL step)";
 
+/// The NCCL wheel torch pins here ("nvidia-nccl-cu13==2.28.9"), for the install fixes.
+fn pinned_wheel(snap: &Snapshot) -> Option<String> {
+    snap.python.iter().flatten().find_map(|env| {
+        let t = env.torch.as_ref()?;
+        let r = t
+            .requires
+            .iter()
+            .find(|r| r.name.starts_with("nvidia-nccl-"))?;
+        Some(format!("{}{}", r.name, r.spec))
+    })
+}
+
+/// The ports with ACS redirect on between GPU pairs whose peer traffic would stay inside a
+/// PCIe switch (GD072): the first suspect for a hung or wrong collective.
+fn acs_suspects(snap: &Snapshot) -> String {
+    let mut ports: Vec<String> = snap
+        .gpu_pairs()
+        .into_iter()
+        .filter(|p| p.over_pcie() && p.link.is_some_and(|l| l.stays_below_root()))
+        .flat_map(|p| p.acs_redirecting)
+        .collect();
+    ports.sort();
+    ports.dedup();
+    if ports.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ACS redirect is on at {} between GPUs here (GD072): the likely cause.",
+            ports.join(", ")
+        )
+    }
+}
+
 /// "GPUs 0,1 over P2P/CUMEM/read with NCCL_P2P_DISABLE=1": the configuration measured.
 fn configuration(req: &NcclRequest, run: &NcclRun) -> String {
     let gpus: Vec<String> = run.ranks.iter().map(u32::to_string).collect();
@@ -71,7 +104,10 @@ fn run(snap: &Snapshot) -> Outcome {
             Finding::new("GD079", Severity::Error, format!("libnccl could not be loaded: {}", if e.code == "library_not_found" { "not found" } else { "unusable" }))
                 .detail(format!("The NCCL step loads the libnccl torch would load ({}). {} torch.distributed's NCCL backend needs the same library.", req.chosen_by, e.message))
                 .evidence(Subject::SmokeNccl, e.message.clone(), SOURCE)
-                .fix_cmd("Install the NCCL wheel torch pins (it matches the CUDA major of torch)", "pip install nvidia-nccl-cu12")
+                .fix_text(match pinned_wheel(snap) {
+                    Some(w) => format!("Install the NCCL wheel torch pins: `pip install '{w}'`"),
+                    None => "Install the nvidia-nccl wheel torch pins (`pip show torch` lists it under Requires)".to_string(),
+                })
                 .fix_text("Or name a libnccl.so.2 with --nccl-lib PATH"),
         );
     } else if let Some(e) = &n.error {
@@ -98,7 +134,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         out.push(
             f.fix_text("Fix what NCCL's message names: an interface (NCCL_SOCKET_IFNAME), /dev/shm (ncclSystemError in a container), or a CUDA error in the driver")
-                .fix_cmd("See NCCL's own account of it", "NCCL_DEBUG=INFO gpudoctor smoke --nccl"),
+                .fix_cmd("See NCCL's own account of it (NCCL writes its log to that file)", "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log gpudoctor smoke --nccl"),
         );
     } else if let Some(a) = n.all_reduce.as_ref().filter(|a| !a.correct()) {
         let first = a
@@ -112,7 +148,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .unwrap_or_default();
         out.push(
             Finding::new("GD079", Severity::Error, format!("The NCCL all-reduce returned a wrong sum ({} of {} elements)", a.wrong_elements, a.bytes / 4 * u64::from(a.ranks)))
-                .detail(format!("Every rank added its own constant and every element of every rank must hold {}{first}. Measured with {config}. Wrong data from a collective corrupts training silently: a broken P2P path (PCIe ACS or an IOMMU redirecting peer traffic, a bad NVLink), or a faulty GPU.", a.expected))
+                .detail(format!("Every rank added its own constant and every element of every rank must hold {}{first}. Measured with {config}. Wrong data from a collective corrupts training silently: a broken P2P path (PCIe ACS or an IOMMU redirecting peer traffic, a bad NVLink), or a faulty GPU.{}", a.expected, acs_suspects(snap)))
                 .evidence(Subject::SmokeNccl, format!("{} wrong elements", a.wrong_elements), SOURCE)
                 .fix_cmd("Check whether the direct path is at fault: rerun with P2P off", "NCCL_P2P_DISABLE=1 gpudoctor smoke --nccl")
                 .fix_text("If that passes, fix P2P (ACS/IOMMU settings in the BIOS or kernel, `nvidia-smi topo -m`); else test each GPU alone"),
@@ -126,14 +162,26 @@ fn run(snap: &Snapshot) -> Outcome {
             if let Some(last) = stderr.lines().last().filter(|l| !l.trim().is_empty()) {
                 f = f.context(last.to_string(), "smoke worker stderr");
             }
-            out.push(f.fix_text(format!("Reinstall the NCCL torch pins (`pip install --force-reinstall nvidia-nccl-cu12`), or test another library with --nccl-lib; library: {library}")));
+            let wheel =
+                pinned_wheel(snap).unwrap_or_else(|| "the nvidia-nccl wheel torch pins".into());
+            out.push(f.fix_text(format!("Reinstall the NCCL torch pins (`pip install --force-reinstall '{wheel}'`), or test another library with --nccl-lib; library: {library}")));
         }
     }
-    if let SmokeResult::TimedOut { seconds, .. } = &p.result {
+    if let SmokeResult::TimedOut {
+        seconds,
+        unkillable,
+        ..
+    } = &p.result
+    {
         if let Some(stuck) = crate::smoke::nccl::stuck_at(n) {
+            let unkillable = if *unkillable {
+                " The worker could not be killed: it is stuck inside the kernel driver, and the GPUs need a reset (`sudo nvidia-smi -r`) or a reboot before anything else runs on them."
+            } else {
+                ""
+            };
             out.push(
                 Finding::new("GD079", Severity::Error, format!("The NCCL all-reduce hung: no answer within {seconds:.1} s ({stuck})"))
-                    .detail(format!("The NCCL step was killed at the smoke test's deadline while in {stuck}, with {config}. A collective that never completes hangs torch.distributed jobs the same way, usually in P2P or shared-memory transfers the platform does not deliver (PCIe ACS or an IOMMU on peer traffic, a virtual machine without P2P, a too small /dev/shm)."))
+                    .detail(format!("The NCCL step was killed at the smoke test's deadline while in {stuck}, with {config}. A collective that never completes hangs torch.distributed jobs the same way, usually in P2P or shared-memory transfers the platform does not deliver (PCIe ACS or an IOMMU on peer traffic, a virtual machine without P2P, a too small /dev/shm).{}{unkillable}", acs_suspects(snap)))
                     .evidence(Subject::SmokeNccl, stuck.clone(), SOURCE)
                     .fix_cmd("Rerun with P2P off to see whether the direct path hangs", "NCCL_P2P_DISABLE=1 gpudoctor smoke --nccl")
                     .fix_cmd("Then with shared memory off too", "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 gpudoctor smoke --nccl")

@@ -8,8 +8,10 @@ use crate::probes::nvml::{Gpu, NvmlSystem};
 use crate::probes::smoke::{
     link, nvml_gpu, CudaError, PeerCopy, PeerFault, SmokeResult, SmokeRun, Step,
 };
+use crate::probes::topology::IommuMode;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::topology::{GpuPair, LinkClass};
 
 pub const RULE: Rule = Rule {
     name: "smoke_peer",
@@ -52,7 +54,7 @@ fn run(snap: &Snapshot) -> Outcome {
             continue;
         };
         out.extend(disagreement(sys, run, p));
-        out.extend(slow(sys, run, p));
+        out.extend(slow(snap, sys, run, p));
     }
     Outcome::Checked(out)
 }
@@ -63,6 +65,17 @@ fn hung_seconds(snap: &Snapshot) -> Option<f64> {
         SmokeResult::TimedOut { seconds, .. } => Some(*seconds),
         _ => None,
     }
+}
+
+/// The timed-out worker could not be killed (stuck in the kernel driver).
+fn unkillable(snap: &Snapshot) -> bool {
+    matches!(
+        snap.smoke.as_ref().map(|s| &s.result),
+        Some(SmokeResult::TimedOut {
+            unkillable: true,
+            ..
+        })
+    )
 }
 
 /// A step's error, when it failed.
@@ -94,7 +107,7 @@ fn failure(snap: &Snapshot, p: &PeerCopy, hung: Option<f64>) -> Option<Finding> 
                     "Peer copy {} hung in {call} (no answer within {seconds:.1} s)",
                     p.label()
                 ),
-                "The driver never returned from a peer-to-peer call between these two GPUs. NCCL (and so PyTorch DDP/FSDP) uses the same peer-to-peer path for its all-reduce between them and will hang the same way, usually with no error, until its watchdog kills the job. Typical causes: PCIe Access Control Services on a switch port between the GPUs redirecting peer traffic to a root complex that drops it, an IOMMU translating DMA, or a GPU or switch in a bad state.".to_string(),
+                format!("The driver never returned from a peer-to-peer call between these two GPUs. NCCL (and so PyTorch DDP/FSDP) uses the same peer-to-peer path for its all-reduce between them and will hang the same way, usually with no error, until its watchdog kills the job. Typical causes: PCIe Access Control Services on a switch port between the GPUs redirecting peer traffic to a root complex that drops it, an IOMMU translating DMA, or a GPU or switch in a bad state.{}", if unkillable(snap) { " The worker could not be killed: it is stuck inside the kernel driver, and the GPUs need a reset (`sudo nvidia-smi -r`) or a reboot before anything else runs on them." } else { "" }),
                 format!("stopped in {call}"),
             )
         }
@@ -161,28 +174,59 @@ fn failure(snap: &Snapshot, p: &PeerCopy, hung: Option<f64>) -> Option<Finding> 
     Some(peer_fixes(snap, p, f))
 }
 
-/// GD074's fixes, in order: the immediate workaround, then what to check on the host.
-/// Whatever else names the cause (the PCIe bridges with ACS on between the two GPUs) adds
-/// its fix here.
-pub(crate) fn peer_fixes(snap: &Snapshot, p: &PeerCopy, f: Finding) -> Finding {
+/// The topology's view of a peer pair (link class, the ports between them and their ACS
+/// state), found by the pair's PCI bus ids.
+pub(crate) fn topo_pair(snap: &Snapshot, p: &PeerCopy) -> Option<GpuPair> {
+    snap.gpu_pair(p.from_bus_id.as_deref()?, p.to_bus_id.as_deref()?)
+}
+
+/// GD074's fixes, in order: the immediate workaround, then the cause the topology probe
+/// saw on this pair's path (ACS redirect at named ports, an IOMMU translating DMA), else
+/// what to check on the host.
+pub(crate) fn peer_fixes(snap: &Snapshot, p: &PeerCopy, mut f: Finding) -> Finding {
     let on_host = if snap.place().is_contained() {
         "On the host (not in this container): "
     } else {
         ""
     };
-    f.fix_cmd(
+    let pair = topo_pair(snap, p);
+    let redirecting = pair
+        .as_ref()
+        .map(|g| g.acs_redirecting.clone())
+        .unwrap_or_default();
+    let iommu = snap.topology.as_ref().map(|t| t.iommu.mode);
+    f = f.fix_cmd(
         "Work around it now: NCCL then moves data between the GPUs through host memory (slower, but correct)",
         "export NCCL_P2P_DISABLE=1",
-    )
-    .fix_cmd(
-        format!("{on_host}Check for PCIe Access Control Services on the bridges between {} (ACSCtl with SrcValid+ or ReqRedir+ sends peer traffic to the root complex); turn ACS off on those ports in the BIOS", buses(p)),
-        "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
-    )
-    .fix_cmd(
-        format!("{on_host}Check the IOMMU mode: DMA translation (intel_iommu=on or amd_iommu=on without iommu=pt) breaks peer-to-peer on many platforms"),
-        "cat /proc/cmdline",
-    )
-    .fix_cmd(
+    );
+    if redirecting.is_empty() {
+        f = f.fix_cmd(
+            format!("{on_host}Check for PCIe Access Control Services on the bridges between {} (ACSCtl with ReqRedir+ or CmpltRedir+ sends peer traffic to the root complex); turn ACS off on those ports in the BIOS", buses(p)),
+            "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
+        );
+    } else {
+        f.detail.push_str(&format!(
+            " ACS request/completion redirect is on at {} between these two GPUs (GD072): that is the likely cause.",
+            redirecting.join(", ")
+        ));
+        f = f.fix_cmd(
+            format!("{on_host}Turn ACS redirect off at the ports between them until the next boot, then rerun the smoke test (GD072 has the permanent fix)"),
+            super::topology::acs_off_command(&redirecting),
+        );
+    }
+    match iommu {
+        Some(IommuMode::Off | IommuMode::Passthrough) => {}
+        Some(IommuMode::Translated) => {
+            f = f.fix_text(format!("{on_host}The IOMMU translates DMA here (GD073): add `iommu=pt` to the kernel command line and reboot"));
+        }
+        _ => {
+            f = f.fix_cmd(
+                format!("{on_host}Check the IOMMU mode: DMA translation (intel_iommu=on or amd_iommu=on without iommu=pt) breaks peer-to-peer on many platforms"),
+                "cat /proc/cmdline",
+            );
+        }
+    }
+    f.fix_cmd(
         "Look for the Xid, AER and DMAR errors the copy caused",
         "sudo dmesg | grep -i -E 'xid|aer|dmar|iommu'",
     )
@@ -211,6 +255,11 @@ fn nvml_topology<'a>(sys: &'a NvmlSystem, a: &Gpu, b: &Gpu) -> (Option<&'a str>,
     )
 }
 
+/// NVML said where each of the GPU's NVLinks goes (nvmlDeviceGetNvLinkRemotePciInfo).
+fn remotes_known(g: &Gpu) -> bool {
+    g.nvlink_remotes.get().is_some()
+}
+
 fn has_nvlink(g: &Gpu) -> bool {
     g.nvlinks.get().is_some_and(|l| l.contains(&true))
 }
@@ -224,9 +273,16 @@ pub struct Expected {
     pub why: String,
 }
 
-/// The lower bound for the pair's link class, from NVML's NVLink states, PCIe maximum
-/// generation and width of both GPUs, and their common ancestor.
-pub fn expected(a: &Gpu, b: &Gpu, common_ancestor: Option<&str>) -> Option<Expected> {
+/// The lower bound for the pair's link class. `link` is the topology's class of the pair
+/// (NVLink count from NVML's remote PCI info, else the PCIe path); without it, NVML's
+/// NVLink states and common ancestor decide. PCIe from the maximum generation and width of
+/// both GPUs.
+pub fn expected(
+    a: &Gpu,
+    b: &Gpu,
+    common_ancestor: Option<&str>,
+    class: Option<LinkClass>,
+) -> Option<Expected> {
     let (la, lb) = (link(a)?, link(b)?);
     let narrow = if la.gbps <= lb.gbps { la } else { lb };
     let mut pcie = narrow.gbps * PCIE_SHARE;
@@ -237,20 +293,35 @@ pub fn expected(a: &Gpu, b: &Gpu, common_ancestor: Option<&str>) -> Option<Expec
         narrow.width,
         narrow.gbps
     );
-    if common_ancestor == Some("system") {
+    let crosses_sockets = match class {
+        Some(l) => l == LinkClass::Sys,
+        None => common_ancestor == Some("system"),
+    };
+    if crosses_sockets {
         pcie *= CROSS_SOCKET_SHARE;
-        why.push_str(&format!(
-            ", halved because the path crosses the CPUs' interconnect (NVML: common ancestor {})",
-            common_ancestor.unwrap_or_default()
-        ));
+        why.push_str(", halved because the path crosses the CPUs' interconnect (SYS)");
     }
-    if has_nvlink(a) && has_nvlink(b) {
-        let lower = pcie.max(NVLINK_LINK_GBPS);
-        return Some(Expected {
-            class: "NVLink".into(),
-            lower_gbps: lower,
-            why: format!("both GPUs have active NVLinks: at least one link ({NVLINK_LINK_GBPS:.0} GB/s) and never less than the PCIe path's {why}"),
-        });
+    match class {
+        Some(LinkClass::Nvlink(n)) => {
+            let links = NVLINK_LINK_GBPS * f64::from(n);
+            return Some(Expected {
+                class: format!("NVLink (NV{n})"),
+                lower_gbps: pcie.max(links),
+                why: format!("{n} NVLink(s) between them at least {NVLINK_LINK_GBPS:.0} GB/s each, and never less than the PCIe path's {why}"),
+            });
+        }
+        // The NVLinks' far ends are known and none joins this pair (on a mesh, both
+        // GPUs' links may go elsewhere): the PCIe bound.
+        Some(_) if remotes_known(a) && remotes_known(b) => {}
+        _ if has_nvlink(a) && has_nvlink(b) => {
+            let lower = pcie.max(NVLINK_LINK_GBPS);
+            return Some(Expected {
+                class: "NVLink".into(),
+                lower_gbps: lower,
+                why: format!("both GPUs have active NVLinks: at least one link ({NVLINK_LINK_GBPS:.0} GB/s) and never less than the PCIe path's {why}"),
+            });
+        }
+        _ => {}
     }
     Some(Expected {
         class: format!("PCIe gen{} x{}", narrow.generation, narrow.width),
@@ -260,7 +331,7 @@ pub fn expected(a: &Gpu, b: &Gpu, common_ancestor: Option<&str>) -> Option<Expec
 }
 
 /// GD075: copies under a quarter of the lower bound.
-fn slow(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Finding> {
+fn slow(snap: &Snapshot, sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Finding> {
     let Some(Step::Ok(c)) = &p.copy else {
         return None;
     };
@@ -270,7 +341,7 @@ fn slow(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Finding> {
     }
     let (a, b) = nvml_pair(sys, run, p)?;
     let (ancestor, _) = nvml_topology(sys, a, b);
-    let e = expected(a, b, ancestor)?;
+    let e = expected(a, b, ancestor, topo_pair(snap, p).and_then(|g| g.link))?;
     let floor = e.lower_gbps * SLOW_FRACTION;
     if c.gbps >= floor {
         return None;
@@ -311,7 +382,7 @@ fn slow(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Finding> {
         .context(buses(p), "cuDeviceGetPCIBusId")
         .fix_cmd("See how the driver connects the two GPUs (NV# is NVLink; PHB, NODE, SYS go through the host)", "nvidia-smi topo -m")
         .fix_cmd(
-            "Check for PCIe Access Control Services redirecting peer traffic (ACSCtl with SrcValid+ or ReqRedir+)",
+            "Check for PCIe Access Control Services redirecting peer traffic (ACSCtl with ReqRedir+ or CmpltRedir+)",
             "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
         )
         .fix_cmd("Check the NVLinks are all up", "nvidia-smi nvlink --status"),
@@ -508,14 +579,40 @@ mod tests {
     #[test]
     fn the_lower_bound_per_link_class() {
         let (a, mut b) = (gpu(0), gpu(1));
-        let e = expected(&a, &b, Some("node")).unwrap();
+        let e = expected(&a, &b, Some("node"), None).unwrap();
         assert!((e.lower_gbps - 31.5).abs() < 0.1, "{e:?}");
         b.pcie.max_generation = Field::Value(4);
-        let e = expected(&a, &b, Some("system")).unwrap();
+        let e = expected(&a, &b, Some("system"), None).unwrap();
         assert!((e.lower_gbps - 31.5 / 4.0).abs() < 0.1, "{e:?}");
         assert_eq!(e.class, "PCIe gen4 x16");
         b.pcie.max_width = Field::NotSupported;
-        assert_eq!(expected(&a, &b, None), None);
+        assert_eq!(expected(&a, &b, None, None), None);
+    }
+
+    #[test]
+    fn the_topology_class_decides_over_nvml_link_states() {
+        let (mut a, mut b) = (gpu(0), gpu(1));
+        a.nvlinks = Field::Value(vec![true; 4]);
+        b.nvlinks = Field::Value(vec![true; 4]);
+        // NV4: four links of at least 20 GB/s.
+        let e = expected(&a, &b, Some("node"), Some(LinkClass::Nvlink(4))).unwrap();
+        assert_eq!(e.class, "NVLink (NV4)");
+        assert!((e.lower_gbps - 80.0).abs() < 0.1, "{e:?}");
+        // NVML's common ancestor alone does not rule NVLink out: at least one link.
+        let e = expected(&a, &b, Some("node"), Some(LinkClass::Node)).unwrap();
+        assert_eq!(e.class, "NVLink");
+        // Both GPUs' links go elsewhere (a mesh): the PCIe bound.
+        a.nvlink_remotes = Field::Value(vec![Some("0000:99:00.0".into()); 4]);
+        b.nvlink_remotes = Field::Value(vec![Some("0000:98:00.0".into()); 4]);
+        let e = expected(&a, &b, Some("node"), Some(LinkClass::Node)).unwrap();
+        assert!(e.class.starts_with("PCIe"), "{e:?}");
+        assert!((e.lower_gbps - 31.5).abs() < 0.1, "{e:?}");
+        // SYS from the topology halves it even where NVML's ancestor is unknown.
+        let e = expected(&a, &b, None, Some(LinkClass::Sys)).unwrap();
+        assert!((e.lower_gbps - 31.5 / 2.0).abs() < 0.1, "{e:?}");
+        // Without a class, NVML's link states: at least one link.
+        let e = expected(&a, &b, Some("node"), None).unwrap();
+        assert_eq!(e.class, "NVLink");
     }
 
     #[test]

@@ -181,8 +181,22 @@ fn acs_redirect(
             affected.len()
         )
     };
-    let mut f = Finding::new("GD072", Severity::Warning, title).detail(format!(
-        "These GPUs share PCIe switches, so their peer-to-peer traffic could go straight across them, but Access Control Services request/completion redirect is on at {} switch port(s) between them: every peer request goes up to the root complex (and through the IOMMU when it translates) and back down. NCCL and torch peer-to-peer copies then run at a fraction of the switch's bandwidth or hang (NCCL troubleshooting guide, \"PCI Access Control Services\"). A warning: it slows or stalls multi-GPU jobs rather than stopping CUDA.",
+    let failed = failed_peer_copies(snap, &affected);
+    let consequence = if failed.is_empty() {
+        "A warning: it slows or stalls multi-GPU jobs rather than stopping CUDA.".to_string()
+    } else {
+        format!(
+            "An error here: the smoke test's peer copies across these ports failed ({}), and NCCL's peer-to-peer transport (PyTorch DDP/FSDP) takes the same path.",
+            failed.join("; ")
+        )
+    };
+    let severity = if failed.is_empty() {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    let mut f = Finding::new("GD072", severity, title).detail(format!(
+        "These GPUs share PCIe switches, so their peer-to-peer traffic could go straight across them, but Access Control Services request/completion redirect is on at {} switch port(s) between them: every peer request goes up to the root complex (and through the IOMMU when it translates) and back down. NCCL and torch peer-to-peer copies then run at a fraction of the switch's bandwidth or hang (NCCL troubleshooting guide, \"PCI Access Control Services\"). {consequence}",
         bridges.len()
     ));
     for p in &affected {
@@ -197,6 +211,10 @@ fn acs_redirect(
             p.source.map(|s| s.describe()).unwrap_or("sysfs"),
         );
     }
+    // Context, not evidence: the copy's own verdict is GD074's.
+    for what in &failed {
+        f = f.context(what.clone(), "smoke test (peer step)");
+    }
     for b in &bridges {
         let (value, source) = bridge_words(topo, b);
         f = f.context(value, source);
@@ -208,16 +226,9 @@ fn acs_redirect(
         bridges.join(";"),
         if translated { " and `iommu=pt`" } else { "" }
     ));
-    let now = match bridges.as_slice() {
-        [one] => format!("sudo setpci -s {one} ECAP_ACS+6.w=0000"),
-        many => format!(
-            "for port in {}; do sudo setpci -s $port ECAP_ACS+6.w=0000; done",
-            many.join(" ")
-        ),
-    };
     f = f.fix_cmd(
         "Turn redirect off now, until the next reboot (setpci, as NCCL's guide does)",
-        now,
+        acs_off_command(&bridges),
     );
     f = f.fix_cmd(
         "Until then, make NCCL copy through host memory instead (slower, but it does not hang)",
@@ -227,6 +238,37 @@ fn acs_redirect(
         f.detail.push_str(" The ports and the kernel command line belong to the host: the fixes are for whoever runs it.");
     }
     Ok(Some(f))
+}
+
+/// The setpci command that clears the ACS control register of `ports` until the next boot
+/// (GD072's fix, and GD074's when a peer copy failed across them).
+pub(crate) fn acs_off_command<S: AsRef<str>>(ports: &[S]) -> String {
+    match ports {
+        [one] => format!("sudo setpci -s {} ECAP_ACS+6.w=0000", one.as_ref()),
+        many => format!(
+            "for port in {}; do sudo setpci -s $port ECAP_ACS+6.w=0000; done",
+            many.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(" ")
+        ),
+    }
+}
+
+/// The smoke test's peer copies that failed or hung between the given pairs ("CUDA device
+/// 0 → 1 hung"): they turn GD072 from what will hurt into what failed.
+fn failed_peer_copies(snap: &Snapshot, affected: &[&GpuPair]) -> Vec<String> {
+    let Some(smoke) = &snap.smoke else {
+        return Vec::new();
+    };
+    smoke
+        .peer_faults()
+        .into_iter()
+        .filter_map(|(p, fault)| {
+            let pair = snap.gpu_pair(p.from_bus_id.as_deref()?, p.to_bus_id.as_deref()?)?;
+            affected
+                .iter()
+                .any(|a| a.a == pair.a && a.b == pair.b)
+                .then(|| format!("{} {}", p.label(), fault.describe()))
+        })
+        .collect()
 }
 
 /// The kernel option that turns the IOMMU off on this CPU's vendor, from its units' names.

@@ -415,6 +415,15 @@ fn cuda(e: CudaError) -> NcclError {
 }
 
 /// The NCCL step over `ordinals`, `bytes` per rank, with `lib`.
+/// Host memory the result is read back through, per piece.
+const READ_BACK_BYTES: usize = 64 << 20;
+
+/// The NCCL step does not run, and why.
+pub fn skip(out: &AnswerOut, reason: String) {
+    out.emit(&WorkerLine::Nccl(NcclLine::Skipped { reason }));
+    out.emit(&WorkerLine::Nccl(NcclLine::Done));
+}
+
 pub fn run(drv: &Driver, lib: &str, ordinals: &[u32], bytes: u64, out: &AnswerOut) {
     let emit = |line: NcclLine| out.emit(&WorkerLine::Nccl(line));
     let stage = |call: &str| emit(NcclLine::Stage { call: call.into() });
@@ -568,18 +577,26 @@ fn all_reduce(
     let expected = (n * (n + 1) / 2) as f32;
     let mut wrong = 0u64;
     let mut first_wrong = None;
-    let mut host = vec![0f32; count];
+    // Read back in pieces: a 4 GiB buffer must not take 4 GiB of host memory.
+    let piece = (READ_BACK_BYTES / 4).min(count).max(1);
+    let mut host = vec![0f32; piece];
     for rank in &ranks {
         stage(&format!("GPU {}: reading the result", rank.ordinal));
         let dev = drv.device(rank.ordinal as i32).map_err(cuda)?;
         drv.primary_context(dev).map_err(cuda)?;
-        // SAFETY: host holds count floats, recv as many.
-        unsafe { drv.dtoh(host.as_mut_ptr().cast(), rank.recv, bytes as usize) }.map_err(cuda)?;
-        for (i, &x) in host.iter().enumerate() {
-            if x != expected {
-                wrong += 1;
-                first_wrong.get_or_insert((rank.ordinal, i as u64, x));
+        let mut done = 0usize;
+        while done < count {
+            let n_el = piece.min(count - done);
+            let src = rank.recv + (done * 4) as u64;
+            // SAFETY: host holds n_el floats; recv holds count floats, done + n_el ≤ count.
+            unsafe { drv.dtoh(host.as_mut_ptr().cast(), src, n_el * 4) }.map_err(cuda)?;
+            for (i, &x) in host[..n_el].iter().enumerate() {
+                if x != expected {
+                    wrong += 1;
+                    first_wrong.get_or_insert((rank.ordinal, (done + i) as u64, x));
+                }
             }
+            done += n_el;
         }
     }
     let mut times = Vec::with_capacity(ITERATIONS);

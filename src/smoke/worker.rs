@@ -138,9 +138,25 @@ fn run(args: &WorkerArgs, out: &AnswerOut) {
         super::peer::copy_bytes(args.transfer.0),
         out,
     );
-    // --nccl: one all-reduce over every GPU, after their own steps.
+    // --nccl: one all-reduce over every GPU, after their own steps; not over a GPU whose
+    // own steps failed (its finding is already there, and NCCL would fail or hang on it).
     if let Some(lib) = nccl_lib {
-        super::nccl::run(&drv, lib, &ordinals, nccl_bytes, out);
+        let failed: Vec<String> = ordinals
+            .iter()
+            .filter(|o| !ready.iter().any(|r| r.ordinal == **o))
+            .map(u32::to_string)
+            .collect();
+        if failed.is_empty() {
+            super::nccl::run(&drv, lib, &ordinals, nccl_bytes, out);
+        } else {
+            super::nccl::skip(
+                out,
+                format!(
+                    "CUDA device {} did not pass its own steps (context or kernels)",
+                    failed.join(", ")
+                ),
+            );
+        }
     }
     out.emit(&WorkerLine::Done {
         elapsed_ms: ms(start),
