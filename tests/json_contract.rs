@@ -1768,7 +1768,7 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 15);
+    assert_eq!(s.probes.len(), 16);
     let topo = s.topology.as_ref().expect("topology");
     assert!(topo.gpus.value.as_ref().is_some_and(|g| !g.is_empty()));
     let host = s.container_host.as_ref().expect("container_host");

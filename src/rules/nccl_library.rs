@@ -138,7 +138,10 @@ mod tests {
             "{}",
             f.title
         );
-        assert_eq!(first_cmd(&f), "pip install --force-reinstall --no-deps nvidia-nccl-cu12==2.21.5");
+        assert_eq!(
+            first_cmd(&f),
+            "pip install --force-reinstall --no-deps nvidia-nccl-cu12==2.21.5"
+        );
     }
 
     #[test]

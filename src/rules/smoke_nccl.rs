@@ -5,7 +5,7 @@
 //! view, not judged: what an interconnect should give depends on the machine.
 
 use super::{Outcome, Rule};
-use crate::findings::{Finding, Severity};
+use crate::findings::{sh_quote, Finding, Severity};
 use crate::probes::smoke::{SmokeResult, Step};
 use crate::smoke::nccl::{NcclRequest, NcclRun};
 use crate::snapshot::Snapshot;
@@ -104,9 +104,9 @@ fn run(snap: &Snapshot) -> Outcome {
             Finding::new("GD079", Severity::Error, format!("libnccl could not be loaded: {}", if e.code == "library_not_found" { "not found" } else { "unusable" }))
                 .detail(format!("The NCCL step loads the libnccl torch would load ({}). {} torch.distributed's NCCL backend needs the same library.", req.chosen_by, e.message))
                 .evidence(Subject::SmokeNccl, e.message.clone(), SOURCE)
-                .fix_text(match pinned_wheel(snap) {
-                    Some(w) => format!("Install the NCCL wheel torch pins: `pip install '{w}'`"),
-                    None => "Install the nvidia-nccl wheel torch pins (`pip show torch` lists it under Requires)".to_string(),
+                .fix_cmd("Install the NCCL wheel torch pins (`pip show torch` lists it under Requires)", match pinned_wheel(snap) {
+                    Some(w) => format!("pip install {}", sh_quote(&w)),
+                    None => "pip show torch".to_string(),
                 })
                 .fix_text("Or name a libnccl.so.2 with --nccl-lib PATH"),
         );
@@ -164,7 +164,7 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             let wheel =
                 pinned_wheel(snap).unwrap_or_else(|| "the nvidia-nccl wheel torch pins".into());
-            out.push(f.fix_text(format!("Reinstall the NCCL torch pins (`pip install --force-reinstall '{wheel}'`), or test another library with --nccl-lib; library: {library}")));
+            out.push(f.fix_text(format!("Reinstall the NCCL torch pins (`pip install --force-reinstall {wheel}`), or test another library with --nccl-lib; library: {library}")));
         }
     }
     if let SmokeResult::TimedOut {
@@ -292,7 +292,13 @@ mod tests {
         });
         with_nccl(&mut s, n);
         let f = only(run(&s), "GD079", Severity::Error);
-        assert_eq!(first_cmd(&f), "pip install nvidia-nccl-cu12");
+        // Without a pin in torch's metadata: where to look it up; with one, that wheel.
+        assert_eq!(first_cmd(&f), "pip show torch");
+        torch_mut(&mut s)
+            .requires
+            .push(requirement("nvidia-nccl-cu13", "==2.28.9"));
+        let f = only(run(&s), "GD079", Severity::Error);
+        assert_eq!(first_cmd(&f), "pip install nvidia-nccl-cu13==2.28.9");
     }
 
     #[test]
