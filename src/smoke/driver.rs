@@ -103,31 +103,37 @@ pub struct Driver {
 unsafe impl Sync for Driver {}
 unsafe impl Send for Driver {}
 
+/// Opens `lib` (a path, or a soname for the loader to search) with every symbol bound now;
+/// the error says whether it was not found or found and unusable (libcuda, libnccl).
+pub(crate) fn open_library(lib: &str) -> Result<Library, LoadError> {
+    // SAFETY: loading a shared library runs its initialisers; that is the point here,
+    // and it happens in the worker process, never in gpudoctor itself.
+    unsafe { Library::open(Some(lib), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| {
+        // A path: whether the file is there. A soname: glibc says "<name>: cannot open
+        // shared object file" only when the search found nothing usable; a corrupt
+        // copy, or a missing dependency (named in the message), is unloadable.
+        let exists = if lib.contains('/') {
+            std::path::Path::new(lib).exists()
+        } else {
+            !e.to_string()
+                .contains(&format!("{lib}: cannot open shared object file"))
+        };
+        LoadError {
+            code: if exists {
+                "library_unloadable"
+            } else {
+                "library_not_found"
+            }
+            .into(),
+            message: format!("dlopen({lib}): {e}"),
+        }
+    })
+}
+
 impl Driver {
     /// Loads `lib` (a path, or a soname for the loader to search) with every symbol bound now.
     pub fn load(lib: &str) -> Result<Driver, LoadError> {
-        // SAFETY: loading a shared library runs its initialisers; that is the point here,
-        // and it happens in the worker process, never in gpudoctor itself.
-        let library = unsafe { Library::open(Some(lib), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| {
-            // A path: whether the file is there. A soname: glibc says "<name>: cannot open
-            // shared object file" only when the search found nothing usable; a corrupt
-            // copy, or a missing dependency (named in the message), is unloadable.
-            let exists = if lib.contains('/') {
-                std::path::Path::new(lib).exists()
-            } else {
-                !e.to_string()
-                    .contains(&format!("{lib}: cannot open shared object file"))
-            };
-            LoadError {
-                code: if exists {
-                    "library_unloadable"
-                } else {
-                    "library_not_found"
-                }
-                .into(),
-                message: format!("dlopen({lib}): {e}"),
-            }
-        })?;
+        let library = open_library(lib)?;
         let fns = Fns::resolve(&library).map_err(|sym| LoadError {
             code: "symbol_missing".into(),
             message: format!("{lib} has no {sym}: it is not a CUDA driver library, or one older than CUDA 11.4 (R470)"),

@@ -298,25 +298,7 @@ struct Api {
 }
 
 fn load(lib: &str) -> Result<Api, (String, String)> {
-    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-    // SAFETY: loading runs the library's initialisers, in the worker process only.
-    let library = unsafe { Library::open(Some(lib), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| {
-        let exists = if lib.contains('/') {
-            std::path::Path::new(lib).exists()
-        } else {
-            !e.to_string()
-                .contains(&format!("{lib}: cannot open shared object file"))
-        };
-        (
-            if exists {
-                "library_unloadable"
-            } else {
-                "library_not_found"
-            }
-            .to_string(),
-            format!("dlopen({lib}): {e}"),
-        )
-    })?;
+    let library = super::driver::open_library(lib).map_err(|e| (e.code, e.message))?;
     macro_rules! sym {
         ($name:literal) => {{
             // SAFETY: typed as nccl.h declares it.
