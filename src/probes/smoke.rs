@@ -878,7 +878,7 @@ struct ProgressState {
     running: BTreeMap<u32, (String, Instant)>,
     /// The peer copy or NCCL call in progress, after the GPUs' own steps ("peer 1 → 0
     /// cuMemcpyPeerAsync", "NCCL ncclGroupEnd").
-    nccl: Option<(String, Instant)>,
+    after_gpus: Option<(String, Instant)>,
     shown: bool,
     done: bool,
 }
@@ -888,7 +888,7 @@ impl Progress {
         let p = Progress {
             state: Arc::new(Mutex::new(ProgressState {
                 running: BTreeMap::new(),
-                nccl: None,
+                after_gpus: None,
                 shown: false,
                 done: false,
             })),
@@ -908,12 +908,12 @@ impl Progress {
                 .filter(|(_, (_, t))| t.elapsed() >= Duration::from_millis(500))
                 .map(|(o, (step, t))| (*o, step.as_str(), t.elapsed().as_secs_f64()))
                 .collect();
-            let nccl = s
-                .nccl
+            let after_gpus = s
+                .after_gpus
                 .as_ref()
                 .filter(|(_, t)| slow.is_empty() && t.elapsed() >= Duration::from_millis(500))
                 .map(|(call, t)| format!("smoke test: {call} {:.1} s", t.elapsed().as_secs_f64()));
-            if let Some(line) = nccl {
+            if let Some(line) = after_gpus {
                 let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
                 let line = if ascii {
                     crate::render::term::to_ascii(&line).into_owned()
@@ -943,13 +943,13 @@ impl Progress {
                 s.running.remove(ordinal);
             }
             WorkerLine::PeerStage { from, to, call } => {
-                s.nccl = Some((format!("peer {from} → {to} {call}"), Instant::now()));
+                s.after_gpus = Some((format!("peer {from} → {to} {call}"), Instant::now()));
             }
-            WorkerLine::Peer { .. } => s.nccl = None,
+            WorkerLine::Peer { .. } => s.after_gpus = None,
             WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Stage { call }) => {
-                s.nccl = Some((format!("NCCL {call}"), Instant::now()));
+                s.after_gpus = Some((format!("NCCL {call}"), Instant::now()));
             }
-            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => s.nccl = None,
+            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => s.after_gpus = None,
             _ => {}
         }
     }
