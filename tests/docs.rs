@@ -2,10 +2,17 @@
 //! what the code's registries render (`UPDATE_DOCS=1 cargo test --test docs` rewrites them),
 //! every relative link in README.md, CHANGELOG.md and docs/*.md reaches a file (and, for
 //! Markdown targets, a heading) that exists, and the Slurm recipe in docs/fleet.md runs the
-//! command lines tests/slurm.rs runs.
+//! command lines tests/slurm.rs runs. Every Python install command in the repository names the
+//! distribution pyproject.toml builds.
+
+mod util;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+use util::install_commands::{
+    distribution_of, is_ours, named_distributions, normalize, python_distribution, wheel_stem,
+};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -292,4 +299,133 @@ fn the_readme_set_up_commands_come_first_and_ci_runs_the_test_command() {
         ".ci/run must run the README's test command `{}`",
         blocks[1]
     );
+}
+
+/// Every text file of the repository a user may read a command in (docs, README, man page,
+/// recipes, scripts, the source's own messages and the tests' expectations).
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !matches!(
+                name.as_str(),
+                "target" | ".git" | "__pycache__" | "snapshots"
+            ) {
+                text_files(&path, out);
+            }
+        } else if std::fs::metadata(&path).is_ok_and(|m| m.len() < 4 << 20) {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_python_install_command_names_the_distribution_pyproject_builds() {
+    let dist = python_distribution(repo());
+    let mut files = Vec::new();
+    text_files(repo(), &mut files);
+    // These two hold the wrong names on purpose, as test vectors.
+    let vectors = [
+        repo().join("tests/docs.rs"),
+        repo().join("tests/util/install_commands.rs"),
+    ];
+    let mut wrong = Vec::new();
+    let mut right = 0;
+    for path in files.iter().filter(|p| !vectors.contains(p)) {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        for named in named_distributions(&text) {
+            let target = distribution_of(&named.target);
+            if !is_ours(&target) {
+                continue;
+            }
+            let is_wheel = named.target.ends_with(".whl");
+            if (is_wheel && target == wheel_stem(&dist))
+                || (!is_wheel && normalize(&target) == normalize(&dist))
+            {
+                right += 1;
+            } else {
+                wrong.push(format!(
+                    "{}:{}: `{}` installs {:?}, but pyproject.toml builds {dist:?}",
+                    path.strip_prefix(repo()).unwrap().display(),
+                    named.line,
+                    named.command,
+                    named.target
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // README's install line and docs/install.md's table, at least.
+    assert!(right >= 4, "only {right} install commands found");
+}
+
+fn targets_of(text: &str) -> Vec<String> {
+    named_distributions(text)
+        .into_iter()
+        .map(|n| n.target)
+        .collect()
+}
+
+#[test]
+fn the_install_command_reader_finds_each_installers_distribution() {
+    assert_eq!(targets_of("pip install gpudoctor"), ["gpudoctor"]);
+    assert_eq!(
+        targets_of("`uvx gpudoctor check` or `pipx run gpudoctor check`"),
+        ["gpudoctor", "gpudoctor"]
+    );
+    assert_eq!(
+        targets_of("uvx --from gpudoctor-cli gpudoctor check"),
+        ["gpudoctor-cli"]
+    );
+    assert_eq!(
+        targets_of("pipx run --spec=gpudoctor-cli gpudoctor check"),
+        ["gpudoctor-cli"]
+    );
+    assert_eq!(
+        targets_of(
+            "python -m pip install -U --index-url https://x/simple torch gpudoctor-cli==0.1"
+        ),
+        ["torch", "gpudoctor-cli==0.1"]
+    );
+    assert_eq!(
+        targets_of("| pip | `pip install dist/gpudoctor_cli-*_x86_64.whl` |"),
+        ["dist/gpudoctor_cli-*_x86_64.whl"]
+    );
+    assert_eq!(
+        targets_of("uv tool install gpudoctor-cli"),
+        ["gpudoctor-cli"]
+    );
+    // Not commands: placeholders, variables, other words.
+    assert!(targets_of("pip install DIST; uvx --from WHEEL gpudoctor").is_empty());
+    assert!(targets_of("pip install \"$wheel\"; cargo install gpudoctor").is_empty());
+    assert!(targets_of("the pipx installs; cuvx gpudoctor").is_empty());
+
+    assert_eq!(
+        distribution_of("gpudoctor-cli[extra]>=0.1"),
+        "gpudoctor-cli"
+    );
+    assert_eq!(distribution_of("dist/gpudoctor-*_x86_64.whl"), "gpudoctor");
+    assert_eq!(normalize("GpuDoctor__CLI"), "gpudoctor-cli");
+    assert_eq!(wheel_stem("gpudoctor-cli"), "gpudoctor_cli");
+    assert!(is_ours("gpu-doctor") && is_ours("gpudoctor_cli") && !is_ours("torch"));
+}
+
+#[test]
+fn the_install_check_fails_on_the_old_name() {
+    // What the README said before the distribution was renamed: all three are caught.
+    let old = "pip install gpudoctor        # or run it without installing: uvx gpudoctor check\n\
+               | no environment at hand (pipx) | `pipx run gpudoctor check` |";
+    let dist = python_distribution(repo());
+    let caught: Vec<_> = named_distributions(old)
+        .into_iter()
+        .filter(|n| normalize(&distribution_of(&n.target)) != normalize(&dist))
+        .collect();
+    assert_eq!(caught.len(), 3, "{caught:?}");
 }

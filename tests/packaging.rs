@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 use object::read::elf::{Dyn, FileHeader};
 use sha2::{Digest, Sha256};
 use util::gpu_node::GpuNode;
-use util::{gpu_host, FakeRoot, ALICE};
+use util::{gpu_host, install_commands, FakeRoot, ALICE};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const ARCHES: [(&str, &str); 2] = [("x86_64", "amd64"), ("aarch64", "arm64")];
@@ -431,10 +431,16 @@ fn the_aarch64_binary_under_qemu_reports_what_the_x86_64_binary_reports() {
     assert_eq!(untimed(&arm_text), untimed(&x86_text));
 }
 
+/// The distribution pyproject.toml builds, as its wheel's file names spell it (`gpudoctor_cli`).
+fn wheel_stem() -> String {
+    install_commands::wheel_stem(&install_commands::python_distribution(repo()))
+}
+
 /// The wheel's file name for `arch`.
 fn wheel(dir: &Path, arch: &str) -> PathBuf {
+    let stem = wheel_stem();
     let path = dir.join(format!(
-        "gpudoctor-{VERSION}-py3-none-manylinux2014_{arch}.manylinux_2_17_{arch}.whl"
+        "{stem}-{VERSION}-py3-none-manylinux2014_{arch}.manylinux_2_17_{arch}.whl"
     ));
     assert!(path.exists(), "{} is missing", path.display());
     path
@@ -470,7 +476,8 @@ fn the_wheels_carry_the_binary_and_complete_metadata() {
         let path = wheel(&dir, arch);
         let (files, meta) = wheel_contents(&path);
         let names: BTreeSet<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-        let data = format!("gpudoctor-{VERSION}.data/scripts/gpudoctor");
+        let stem = wheel_stem();
+        let data = format!("{stem}-{VERSION}.data/scripts/gpudoctor");
         assert!(names.contains(data.as_str()), "{arch}: {names:?}");
         for module in ["gpudoctor/__init__.py", "gpudoctor/__main__.py"] {
             assert!(names.contains(module), "{arch}: no {module}");
@@ -479,7 +486,7 @@ fn the_wheels_carry_the_binary_and_complete_metadata() {
         for name in &names {
             assert!(
                 name.starts_with("gpudoctor/")
-                    || name.starts_with(&format!("gpudoctor-{VERSION}.dist-info/"))
+                    || name.starts_with(&format!("{stem}-{VERSION}.dist-info/"))
                     || *name == data,
                 "{arch}: unexpected {name}"
             );
@@ -500,7 +507,7 @@ fn the_wheels_carry_the_binary_and_complete_metadata() {
 
         for field in [
             "Metadata-Version: 2.4",
-            "Name: gpudoctor",
+            &format!("Name: {}\n", install_commands::python_distribution(repo())),
             &format!("Version: {VERSION}"),
             "Summary: Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments",
             "License-Expression: MIT OR Apache-2.0",
@@ -521,6 +528,21 @@ fn the_wheels_carry_the_binary_and_complete_metadata() {
     }
 }
 
+/// The command docs/install.md's table gives for `channel` ("pip", "uv", "pipx"), as words.
+fn documented_install_command(channel: &str) -> Vec<String> {
+    let doc = fs::read_to_string(repo().join("docs/install.md")).unwrap();
+    let row = doc
+        .lines()
+        .find(|l| l.starts_with('|') && l.contains(&format!("({channel}) |")))
+        .unwrap_or_else(|| panic!("docs/install.md has no ({channel}) row"));
+    let cell = row.split('|').nth(2).unwrap();
+    let code = cell
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("no command in {row:?}"));
+    code.split_whitespace().map(str::to_string).collect()
+}
+
 #[test]
 fn pip_uv_and_pipx_install_the_wheel_and_give_the_gpudoctor_command() {
     let Some(dir) = release_dir() else { return };
@@ -529,11 +551,26 @@ fn pip_uv_and_pipx_install_the_wheel_and_give_the_gpudoctor_command() {
     };
     let whl = wheel(&dir, "x86_64");
     let tmp = tempfile::tempdir().unwrap();
+    // The wheel as PyPI would serve it: by its distribution's name from an index that holds it
+    // (a find-links folder, nothing else), so that the documented commands run word for word.
+    let index = tmp.path().join("index");
+    fs::create_dir(&index).unwrap();
+    fs::copy(&whl, index.join(whl.file_name().unwrap())).unwrap();
+    let uv_config = tmp.path().join("uv.toml");
+    fs::write(
+        &uv_config,
+        format!(
+            "no-index = true\nfind-links = [{:?}]\n",
+            index.to_str().unwrap()
+        ),
+    )
+    .unwrap();
     let env = |cmd: &mut Command| {
         cmd.env("HOME", tmp.path())
             .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", &index)
             .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-            .env("UV_OFFLINE", "1")
+            .env("UV_CONFIG_FILE", &uv_config)
             .env("UV_CACHE_DIR", tmp.path().join("uv-cache"))
             .env("PIPX_HOME", tmp.path().join("pipx"))
             .env("PIPX_BIN_DIR", tmp.path().join("pipx-bin"))
@@ -546,13 +583,37 @@ fn pip_uv_and_pipx_install_the_wheel_and_give_the_gpudoctor_command() {
             .arg("--json"),
     );
     let expected: serde_json::Value = serde_json::from_str(&this_check.stdout).unwrap();
+    // A documented command that ends in `gpudoctor check` printed the report.
+    let printed_a_check = |out: &Output, how: &str| {
+        let text = stdout(out);
+        assert!(
+            text.starts_with(&format!("gpudoctor {VERSION}")),
+            "{how}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{how}: exit {:?}",
+            out.status
+        );
+    };
 
-    // pip into a fresh venv: the command, `python -m gpudoctor`, and the check itself.
+    // pip into a fresh venv, as docs/install.md says: the command, `python -m gpudoctor`, and
+    // the check itself.
     let venv = tmp.path().join("venv");
     ok(Command::new("python3").arg("-m").arg("venv").arg(&venv));
+    let pip_words = documented_install_command("pip");
+    assert_eq!(pip_words[..2], ["pip", "install"], "{pip_words:?}");
     let mut pip = Command::new(venv.join("bin/pip"));
     env(&mut pip);
-    ok(pip.arg("install").arg(&whl));
+    ok(pip.args(&pip_words[1..]));
+    let shown = stdout(&ok(
+        Command::new(venv.join("bin/pip")).args(["show", &pip_words[2]])
+    ));
+    assert!(
+        shown.contains(&format!("\nVersion: {VERSION}\n")),
+        "{shown}"
+    );
     let out = ok(Command::new(venv.join("bin/gpudoctor")).arg("--version"));
     assert_eq!(stdout(&out).trim(), format!("gpudoctor {VERSION}"));
     let mut module = Command::new(venv.join("bin/python"));
@@ -621,18 +682,26 @@ print(json.dumps({"exit": r.exit_code, "codes": [f["code"] for f in r.findings],
         .unwrap()
         .contains("--no-such-option"));
 
-    // uvx and pipx run it from the wheel without a venv of the user's.
-    let mut uvx = Command::new(tools.join("bin/uvx"));
-    env(&mut uvx);
-    let out = ok(uvx.arg("--from").arg(&whl).args(["gpudoctor", "--version"]));
-    assert_eq!(stdout(&out).trim(), format!("gpudoctor {VERSION}"));
-    let mut pipx = Command::new(tools.join("bin/pipx"));
-    env(&mut pipx);
-    let out = ok(pipx
-        .args(["run", "--pip-args=--no-index", "--spec"])
-        .arg(&whl)
-        .args(["gpudoctor", "--version"]));
-    assert_eq!(stdout(&out).trim(), format!("gpudoctor {VERSION}"));
+    // uvx and pipx run it without a venv of the user's: docs/install.md's commands, word for
+    // word, then the same with `--version` for the exact version.
+    for channel in ["uv", "pipx"] {
+        let words = documented_install_command(channel);
+        let program = tools.join("bin").join(&words[0]);
+        assert!(program.exists(), "{channel}: {words:?}");
+        let mut documented = Command::new(&program);
+        env(&mut documented);
+        let out = documented.args(&words[1..]).output().unwrap();
+        printed_a_check(&out, &words.join(" "));
+        assert_eq!(words.last().map(String::as_str), Some("check"), "{words:?}");
+        let mut version = Command::new(&program);
+        env(&mut version);
+        let out = ok(version.args(&words[1..words.len() - 1]).arg("--version"));
+        assert_eq!(
+            stdout(&out).trim(),
+            format!("gpudoctor {VERSION}"),
+            "{channel}"
+        );
+    }
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod fatbin;
 pub mod fleet_nodes;
 pub mod gpu_node;
 pub mod image_tools;
+pub mod install_commands;
 pub mod ldcache;
 pub mod loader_lab;
 pub mod selftest;
