@@ -103,10 +103,12 @@ impl Finding {
         self
     }
 
-    pub fn fix_cmd(mut self, text: impl Into<String>, command: impl Into<String>) -> Self {
+    /// A fix with a command. The command is a `Shell`: a literal, or built by `sh!`, which
+    /// quotes every value it interpolates; a `String` does not compile here.
+    pub fn fix_cmd(mut self, text: impl Into<String>, command: impl Into<Shell>) -> Self {
         self.fix.push(Fix {
             text: text.into(),
-            command: Some(command.into()),
+            command: Some(command.into().0),
         });
         self
     }
@@ -142,6 +144,163 @@ pub fn sort_findings(findings: &mut [Finding]) {
     });
 }
 
+/// A command line for a fix: a literal of the source, or what `sh!` built from a literal
+/// template and quoted values. Nothing read from the inspected system (a path, a bus id, a
+/// package name, a report's field) can reach a command any other way, so none can turn it into
+/// another command.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shell(String);
+
+impl Shell {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// For `sh!` only: `text` is its template with every value already a `ShellArg` word.
+    #[doc(hidden)]
+    pub fn from_sh_macro(text: String) -> Shell {
+        Shell(text)
+    }
+
+    /// `gpudoctor recommend`'s install lines (src/recommend/commands.rs): built from the
+    /// compatibility tables' requirements, with every name read from the environment quoted.
+    pub(crate) fn recommended(lines: &[String]) -> Shell {
+        Shell(lines.join(" && "))
+    }
+
+    /// Commands joined by a literal separator (`" && "`, `"; "`, `" "`).
+    pub fn join(parts: impl IntoIterator<Item = Shell>, separator: &'static str) -> Shell {
+        let words: Vec<String> = parts.into_iter().map(|p| p.0).collect();
+        Shell(words.join(separator))
+    }
+}
+
+impl From<&'static str> for Shell {
+    fn from(literal: &'static str) -> Shell {
+        Shell(literal.to_string())
+    }
+}
+
+impl std::fmt::Display for Shell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A value as one word of a shell command: text is quoted (`sh_quote`), numbers are digits,
+/// a `Shell` is already a command fragment.
+pub trait ShellArg {
+    fn shell_word(&self) -> String;
+}
+
+impl ShellArg for str {
+    fn shell_word(&self) -> String {
+        sh_quote(self)
+    }
+}
+
+impl ShellArg for String {
+    fn shell_word(&self) -> String {
+        sh_quote(self)
+    }
+}
+
+impl ShellArg for std::path::Path {
+    fn shell_word(&self) -> String {
+        sh_quote(&self.to_string_lossy())
+    }
+}
+
+impl ShellArg for std::path::PathBuf {
+    fn shell_word(&self) -> String {
+        self.as_path().shell_word()
+    }
+}
+
+impl ShellArg for Shell {
+    fn shell_word(&self) -> String {
+        self.0.clone()
+    }
+}
+
+/// A list is that many words, each quoted, separated by spaces.
+impl<T: ShellArg> ShellArg for [T] {
+    fn shell_word(&self) -> String {
+        let words: Vec<String> = self.iter().map(ShellArg::shell_word).collect();
+        words.join(" ")
+    }
+}
+
+impl<T: ShellArg> ShellArg for Vec<T> {
+    fn shell_word(&self) -> String {
+        self.as_slice().shell_word()
+    }
+}
+
+impl<T: ShellArg + ?Sized> ShellArg for &T {
+    fn shell_word(&self) -> String {
+        (**self).shell_word()
+    }
+}
+
+macro_rules! digits_are_words {
+    ($($t:ty),*) => {$(
+        impl ShellArg for $t {
+            fn shell_word(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+digits_are_words!(u8, u16, u32, u64, usize, i32, i64);
+
+/// Whether `sh!`'s template interpolates only with bare `{}` outside quotes: a named or
+/// inline `{name}` would bypass the quoting, and a quoted word inside `'…'` or `"…"` would
+/// end the outer quotes. Checked at compile time.
+pub const fn shell_template_ok(template: &str) -> bool {
+    let b = template.as_bytes();
+    let (mut i, mut single, mut double) = (0, false, false);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' && !single {
+            i += 2;
+            continue;
+        }
+        if c == b'\'' && !double {
+            single = !single;
+        } else if c == b'"' && !single {
+            double = !double;
+        } else if c == b'{' {
+            if i + 1 < b.len() && b[i + 1] == b'{' {
+                i += 2;
+                continue;
+            }
+            if single || double || i + 1 >= b.len() || b[i + 1] != b'}' {
+                return false;
+            }
+        }
+        i += 1;
+    }
+    !single && !double
+}
+
+/// A fix command from a literal template and values, each value quoted as one shell word
+/// (`ShellArg`): `sh!("sudo nvidia-smi -i {} -r", index)`. Templates take bare `{}` only,
+/// outside quotes (`shell_template_ok`, checked when it compiles).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! sh {
+    ($template:literal $(, $arg:expr)* $(,)?) => {{
+        const _: () = assert!(
+            $crate::findings::shell_template_ok($template),
+            "sh!: interpolate with bare {{}} outside quotes only"
+        );
+        $crate::findings::Shell::from_sh_macro(format!(
+            $template $(, $crate::findings::ShellArg::shell_word(&$arg))*
+        ))
+    }};
+}
+
 /// Quotes a value for a POSIX shell command line, unless it is plainly safe as is.
 /// Names read from an inspected system must never turn a suggested command into another one.
 pub fn sh_quote(s: &str) -> String {
@@ -167,5 +326,36 @@ mod tests {
         assert_eq!(sh_quote("x;rm -rf /"), "'x;rm -rf /'");
         assert_eq!(sh_quote("it's"), "'it'\\''s'");
         assert_eq!(sh_quote(""), "''");
+    }
+
+    #[test]
+    fn sh_quotes_every_value_it_interpolates() {
+        let bus = "0000:1b:00.0$(touch PWNED)";
+        assert_eq!(
+            sh!("cat /sys/bus/pci/devices/{}/numa_node", bus).as_str(),
+            "cat /sys/bus/pci/devices/'0000:1b:00.0$(touch PWNED)'/numa_node"
+        );
+        assert_eq!(
+            sh!("nvidia-smi -i {} -r", 3u32).as_str(),
+            "nvidia-smi -i 3 -r"
+        );
+        let inner = sh!("unset {}", "X");
+        assert_eq!(sh!("{} && echo ok", inner).as_str(), "unset X && echo ok");
+        assert_eq!(
+            sh!("{} -c 'import torch'", std::path::Path::new("/a b/python")).as_str(),
+            "'/a b/python' -c 'import torch'"
+        );
+    }
+
+    #[test]
+    fn a_template_may_not_interpolate_inside_quotes_or_by_name() {
+        assert!(shell_template_ok("echo {} | sudo tee /etc/x"));
+        assert!(shell_template_ok("printf 'a\\n%s' {} {{literal}}"));
+        assert!(!shell_template_ok("echo '{}'"));
+        assert!(!shell_template_ok("echo \"x {}\""));
+        assert!(!shell_template_ok("echo {name}"));
+        assert!(!shell_template_ok("echo {0}"));
+        assert!(!shell_template_ok("echo {:?}"));
+        assert!(!shell_template_ok("echo 'unterminated"));
     }
 }

@@ -33,6 +33,49 @@ pub fn read_stream_limited(
     Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
+/// Why a small file could not be read whole (`read_regular_limited`).
+#[derive(Debug, thiserror::Error)]
+pub enum SmallFileError {
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("not a regular file ({0}); name a file")]
+    NotRegular(&'static str),
+    #[error("larger than {} KiB", .0 / 1024)]
+    TooLarge(u64),
+}
+
+/// Reads a regular file of at most `limit` bytes. The open never waits (a FIFO, a device or a
+/// socket named, or linked to, is refused without reading: `/dev/zero` would never end) and a
+/// file past the limit is refused before it is read, or when it grows past it while read.
+pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, SmallFileError> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(SmallFileError::NotRegular(if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        }));
+    }
+    if meta.len() > limit {
+        return Err(SmallFileError::TooLarge(limit));
+    }
+    read_stream_limited(file, limit, meta.len())?.ok_or(SmallFileError::TooLarge(limit))
+}
+
 /// Why a report could not be written: the file that failed (a link's target once the
 /// link is followed) and what went wrong.
 #[derive(Debug, thiserror::Error)]

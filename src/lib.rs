@@ -104,6 +104,30 @@ pub mod fuzzing {
         Ok(())
     }
 
+    /// `check --from` of a saved report or bare snapshot, as `check --fix-script` sees it:
+    /// each finding's code with its fix commands, and the fix script. The error is the
+    /// reader's message.
+    pub fn fix_commands(bytes: &[u8]) -> Result<(Vec<(String, String)>, String), String> {
+        let saved = crate::report::parse_saved::<crate::snapshot::Snapshot, serde::de::IgnoredAny>(
+            bytes,
+            crate::report::Saved::ReportOrSnapshot,
+        )
+        .map_err(|e| e.to_string())?;
+        let (checks, findings) = crate::rules::evaluate(&saved.snapshot, &|_: &str| true);
+        let report = crate::report::Report::new(saved.snapshot, checks, findings);
+        let commands = report
+            .findings
+            .iter()
+            .flat_map(|f| {
+                f.fix
+                    .iter()
+                    .filter_map(|x| x.command.clone())
+                    .map(|c| (f.code.clone(), c))
+            })
+            .collect();
+        Ok((commands, crate::render::fix_script::render(&report)))
+    }
+
     /// `fleet`: one node's report read into fleet's own types.
     pub fn fleet_report(bytes: &[u8]) -> Result<(), String> {
         crate::report::parse_saved::<crate::fleet::SnapshotIn, crate::fleet::FindingIn>(

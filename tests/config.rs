@@ -316,6 +316,100 @@ fn bad_configuration_names_the_file_and_line() {
     );
 }
 
+/// Runs the binary under python3, whose RUSAGE_CHILDREN is that one process: its exit code,
+/// stderr, peak RSS in KiB and wall time.
+fn measured(
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::path::Path)],
+) -> (i32, String, u64, f64) {
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let script = "import resource, subprocess, sys, time, json\n\
+        t = time.monotonic()\n\
+        p = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)\n\
+        print(json.dumps([p.returncode, p.stderr.decode(errors='replace'), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, time.monotonic() - t]))\n";
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg("-c").arg(script).arg(&bin).args(args);
+    cmd.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        v[0].as_i64().unwrap() as i32,
+        v[1].as_str().unwrap().to_string(),
+        v[2].as_u64().unwrap(),
+        v[3].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn a_configuration_that_is_no_small_file_fails_at_once_naming_it() {
+    let l = Layers::new();
+    let dir = l.dir.path();
+    // A FIFO, /dev/zero behind a link, a 200 MB (sparse) file and a directory.
+    let fifo = dir.join("fifo.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path in our own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let zero = dir.join("zero.toml");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let big = dir.join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    let folder = dir.join("folder.toml");
+    std::fs::create_dir(&folder).unwrap();
+    for (path, says) in [
+        (&fifo, "not a regular file (a FIFO)"),
+        (&zero, "not a regular file (a character device)"),
+        (&big, "larger than 1024 KiB"),
+        (&folder, "not a regular file (a directory)"),
+    ] {
+        let (code, stderr, rss_kib, secs) = measured(
+            &["config".as_ref(), "--config".as_ref(), path.as_os_str()],
+            &[],
+        );
+        assert_eq!(code, 2, "{}: {stderr}", path.display());
+        assert!(
+            stderr.contains(&format!("configuration {}: {says}", path.display())),
+            "{stderr}"
+        );
+        assert!(secs < 1.0, "{}: {secs} s", path.display());
+        assert!(rss_kib < 20 * 1024, "{}: {rss_kib} KiB", path.display());
+    }
+    // The user's file is read on every command: one linked to /dev/zero fails `check` at once
+    // too, instead of growing without end.
+    let xdg = dir.join("xdg");
+    std::fs::create_dir_all(xdg.join("gpudoctor")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", xdg.join("gpudoctor/config.toml")).unwrap();
+    let (code, stderr, rss_kib, secs) = measured(
+        &["check".as_ref(), "--no-smoke".as_ref()],
+        &[("XDG_CONFIG_HOME", &xdg)],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("gpudoctor/config.toml: not a regular file"),
+        "{stderr}"
+    );
+    assert!(secs < 1.0 && rss_kib < 20 * 1024, "{secs} s, {rss_kib} KiB");
+    // A file at the limit is still read (and judged as TOML).
+    let padded = l.named(
+        "padded.toml",
+        &format!("fail_on = \"error\"\n{}", "#\n".repeat(400_000)),
+    );
+    let r = run(gpudoctor().args(["config", "--config"]).arg(&padded));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
 #[test]
 fn a_configured_format_applies_where_the_command_can_produce_it() {
     let root = FakeRoot::healthy(1);

@@ -258,7 +258,7 @@ fn acs_redirect_on_a_switch_is_gd072_with_the_real_ports() {
     );
     let cmds = fix_commands(f);
     assert!(
-        cmds.contains("for port in 0000:17:08.0 0000:17:10.0; do sudo setpci -s $port ECAP_ACS+6.w=0000; done"),
+        cmds.contains("for port in 0000:17:08.0 0000:17:10.0; do sudo setpci -s \"$port\" ECAP_ACS+6.w=0000; done"),
         "{cmds}"
     );
     assert!(cmds.contains("export NCCL_P2P_DISABLE=1"), "{cmds}");

@@ -165,15 +165,23 @@ impl Paths {
     }
 }
 
-/// Reads every file that exists, in order.
+/// A configuration is a few lines of TOML; anything larger is not one.
+pub const CONFIG_LIMIT: u64 = 1 << 20;
+
+/// Reads every file that exists, in order. Each is read as a regular file of at most
+/// `CONFIG_LIMIT` bytes: these files are read on every command, so one linked to /dev/zero or
+/// made a FIFO must fail at once, naming the file, not grow or hang every run.
 pub fn load(paths: &Paths) -> Result<Vec<Loaded>, CliError> {
+    use crate::fsys::{read_regular_limited, SmallFileError};
     let mut out = Vec::new();
     for (path, required) in &paths.files {
-        let text = match std::fs::read(path) {
+        let text = match read_regular_limited(path, CONFIG_LIMIT) {
             Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
                 CliError::Usage(format!("configuration {}: not UTF-8 text", path.display()))
             })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
+            Err(SmallFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+                continue
+            }
             Err(e) => {
                 return Err(CliError::Usage(format!(
                     "configuration {}: {e}",

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::machine::{Installer, Machine};
 use super::Pick;
+use crate::findings::sh_quote;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct InstallCommand {
@@ -67,10 +68,13 @@ pub fn command(installer: Installer, p: &Pick) -> InstallCommand {
     let mut c = command_body(installer, p);
     let mut first = Vec::new();
     if !p.conda_remove.is_empty() {
-        first.push(format!("conda remove --force {}", p.conda_remove.join(" ")));
+        // Names read from the environment: quoted, like every value in a command.
+        let names: Vec<String> = p.conda_remove.iter().map(|n| sh_quote(n)).collect();
+        first.push(format!("conda remove --force {}", names.join(" ")));
     }
     if !p.uninstall.is_empty() {
-        let names = p.uninstall.join(" ");
+        let names: Vec<String> = p.uninstall.iter().map(|n| sh_quote(n)).collect();
+        let names = names.join(" ");
         first.push(match installer {
             Installer::Pip => format!("pip uninstall -y {names}"),
             Installer::Conda => format!("python -m pip uninstall -y {names}"),

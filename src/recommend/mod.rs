@@ -36,14 +36,6 @@ pub struct Recommendation {
 }
 
 impl Recommendation {
-    /// The pick's command for the installer in use, as one shell line (several steps joined
-    /// with `&&`): what `check`'s fixes print. None where the installer needs a file edited
-    /// first (a pdm project's source): `fix_text` says what.
-    pub fn fix_command(&self) -> Option<String> {
-        let c = self.commands.first()?;
-        (!c.lines.is_empty()).then(|| c.lines.join(" && "))
-    }
-
     /// For an installer whose command needs pyproject.toml edited first: the edit and the
     /// command, as one instruction.
     pub fn fix_text(&self) -> Option<String> {
@@ -57,8 +49,9 @@ impl Recommendation {
 
     /// `f` with this recommendation's fix: the command, or the edit-then-command text.
     pub fn add_fix(&self, f: crate::findings::Finding, title: String) -> crate::findings::Finding {
-        match (self.fix_command(), self.fix_text()) {
-            (Some(cmd), _) => f.fix_cmd(title, cmd),
+        let lines = self.commands.first().map(|c| c.lines.as_slice());
+        match (lines.filter(|l| !l.is_empty()), self.fix_text()) {
+            (Some(lines), _) => f.fix_cmd(title, crate::findings::Shell::recommended(lines)),
             (None, Some(text)) => f.fix_text(format!("{title}. {text}")),
             (None, None) => f,
         }

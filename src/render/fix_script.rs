@@ -743,7 +743,10 @@ mod tests {
             .evidence(crate::subject::Subject::Os, evil, evil)
             .fix_text(format!("Reseat {evil}"))
             .fix_cmd("First", "true")
-            .fix_cmd(format!("Then {evil}"), format!("echo {evil}"));
+            .fix_cmd(
+                format!("Then {evil}"),
+                crate::findings::Shell::from_sh_macro(format!("echo {evil}")),
+            );
         let mut r = report(vec![f]);
         if let Some(n) = r.snapshot.node.as_mut() {
             n.hostname = Some("host\nrm -rf / #".to_string());

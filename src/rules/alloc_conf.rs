@@ -390,7 +390,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD015", Severity::Warning, format!("torch {t} ignores PYTORCH_ALLOC_CONF (read from torch 2.9 on)"))
                     .detail("Before torch 2.9 the caching allocator reads only PYTORCH_CUDA_ALLOC_CONF, so these settings have no effect with the installed torch.")
                     .evidence(Subject::env("PYTORCH_ALLOC_CONF"), format!("PYTORCH_ALLOC_CONF={v}"), "environment")
-                    .fix_cmd("Use the name this torch reads", format!("export PYTORCH_CUDA_ALLOC_CONF={}", crate::findings::sh_quote(v))),
+                    .fix_cmd("Use the name this torch reads", crate::sh!("export PYTORCH_CUDA_ALLOC_CONF={}", v)),
             );
         }
     }
@@ -432,7 +432,7 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             out.push(
                 f.fix_text("Options are comma-separated key:value pairs, e.g. expandable_segments:True,max_split_size_mb:128")
-                    .fix_cmd("Or unset it to use PyTorch's defaults", format!("unset {name}")),
+                    .fix_cmd("Or unset it to use PyTorch's defaults", crate::sh!("unset {}", name)),
             );
         }
         if !conf.ignored.is_empty() {

@@ -4,7 +4,7 @@
 //! GPUs fail to start after a driver upgrade until the spec is generated again.
 
 use super::{container_host, Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -101,7 +101,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         f = f.fix_cmd(
             "Generate the specification again for the installed driver",
-            format!("sudo nvidia-ctk cdi generate --output={}", sh_quote(path)),
+            crate::sh!("sudo nvidia-ctk cdi generate --output={}", path),
         );
         if refresh {
             f = f.fix_cmd(

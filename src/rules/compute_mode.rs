@@ -54,7 +54,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD036", Severity::Error, format!("{} is in Prohibited compute mode: no process may use it", g.label()))
                     .detail("In Prohibited mode the driver refuses every CUDA context on this GPU (\"all CUDA-capable devices are busy or unavailable\", error 46).")
                     .evidence(key.clone(), "compute mode prohibited", "NVML")
-                    .fix_cmd("If you administer the node and the GPU should be usable", format!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
+                    .fix_cmd("If you administer the node and the GPU should be usable", crate::sh!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
             ),
             Some(mode @ ("exclusive_process" | "exclusive_thread")) if !procs.is_empty() => out.push(
                 Finding::new("GD036", Severity::Error, format!("{} is in Exclusive_Process mode and already held by {holders}", g.label()))
@@ -62,7 +62,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .evidence(key.clone(), format!("compute mode {mode}; in use by {holders}"), "NVML")
                     .fix_cmd("Use another GPU", "export CUDA_VISIBLE_DEVICES=<a free GPU's index>")
                     .fix_text("Or stop the holding process")
-                    .fix_cmd("If sharing is intended and you administer the node (or run the jobs under MPS)", format!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
+                    .fix_cmd("If sharing is intended and you administer the node (or run the jobs under MPS)", crate::sh!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
             ),
             _ => {}
         }

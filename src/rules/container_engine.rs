@@ -69,16 +69,16 @@ fn run(snap: &Snapshot) -> Outcome {
                     .fix_cmd("Install the NVIDIA Container Toolkit", pkg.install)
                     .fix_cmd(
                         "Add the nvidia runtime to containerd",
-                        format!("sudo nvidia-ctk runtime configure --runtime={runtime}"),
+                        crate::sh!("sudo nvidia-ctk runtime configure --runtime={}", runtime),
                     )
                     .fix_cmd(
                         "Restart containerd",
-                        format!("sudo systemctl restart {service}"),
+                        crate::sh!("sudo systemctl restart {}", service),
                     );
             } else {
                 f = f
                     .fix_cmd("Install the NVIDIA Container Toolkit (k3s and RKE2 add an nvidia runtime when they find nvidia-container-runtime)", pkg.install)
-                    .fix_cmd(format!("Restart {} so it regenerates its containerd configuration", c.flavor), format!("sudo systemctl restart {service}"));
+                    .fix_cmd(format!("Restart {} so it regenerates its containerd configuration", c.flavor), crate::sh!("sudo systemctl restart {}", service));
             }
             out.push(f);
         }
@@ -123,8 +123,8 @@ fn names<'a>(it: impl Iterator<Item = &'a String>) -> String {
 fn docker(
     host: &ContainerHost,
     has_spec: bool,
-    repository: &str,
-    install: &str,
+    repository: &'static str,
+    install: &'static str,
 ) -> Option<Finding> {
     let hook = HOOKS.iter().find_map(|h| host.toolkit_binary(h));
     let runtime = host

@@ -160,14 +160,26 @@ pub fn with_env_fix(f: Finding, snap: &Snapshot, var: &str, value: &str, why: &s
     match kind {
         Some("podman") => f.fix_cmd(
             why,
-            format!("podman run --device nvidia.com/gpu=all -e {var}={value} IMAGE"),
+            crate::sh!(
+                "podman run --device nvidia.com/gpu=all -e {} IMAGE",
+                format!("{var}={value}")
+            ),
         ),
         Some("apptainer") => f.fix_cmd(
             why,
-            format!("apptainer exec --nv --env {var}={value} IMAGE.sif COMMAND"),
+            crate::sh!(
+                "apptainer exec --nv --env {} IMAGE.sif COMMAND",
+                format!("{var}={value}")
+            ),
         ),
         _ => f
-            .fix_cmd(why, format!("docker run --gpus all -e {var}={value} IMAGE"))
+            .fix_cmd(
+                why,
+                crate::sh!(
+                    "docker run --gpus all -e {} IMAGE",
+                    format!("{var}={value}")
+                ),
+            )
             .fix_text(format!(
                 "Kubernetes: `env: [{{name: {var}, value: \"{value}\"}}]` in the container's spec"
             )),

@@ -64,14 +64,11 @@ fn run(snap: &Snapshot) -> Outcome {
                     "Point it at an installed toolkit (CUDA {})",
                     t.cuda.map_or("?".into(), |v| v.to_string())
                 ),
-                format!(
-                    "export {var}={}",
-                    crate::findings::sh_quote(&cuda_home_value(t))
-                ),
+                crate::sh!("export {}={}", var, cuda_home_value(t)),
             ),
             None => f.fix_cmd(
                 "Unset it until a toolkit is installed",
-                format!("unset {var}"),
+                crate::sh!("unset {}", var),
             ),
         };
         findings.push(f);
@@ -96,7 +93,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     "Name the real toolkit (CUDA {})",
                     t.cuda.map_or("?".into(), |v| v.to_string())
                 ),
-                format!("export CUDA_HOME={}", crate::findings::sh_quote(&t.root)),
+                crate::sh!("export CUDA_HOME={}", t.root),
             ),
             None => f.fix_text("Set CUDA_HOME to the toolkit that nvcc belongs to"),
         };
@@ -117,7 +114,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         (ToolkitKind::Conda, _) => f.fix_cmd("Add the compiler to the conda env", "conda install -c nvidia cuda-nvcc"),
                         (_, Some(v)) => f.fix_cmd(
                             format!("Install CUDA {v}'s compiler (NVIDIA's apt repository; in containers use the -devel image)"),
-                            format!("sudo apt install cuda-nvcc-{}-{}", v.major, v.minor),
+                            crate::sh!("sudo apt install cuda-nvcc-{}-{}", v.major, v.minor),
                         ),
                         _ => f,
                     };
@@ -141,7 +138,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD022", Severity::Warning, format!("CUDA {} is installed at {}, but torch extension builds cannot find it", t.cuda.map_or("?".into(), |v| v.to_string()), t.root))
                     .detail(format!("CUDA_HOME and CUDA_PATH are unset, no nvcc is on PATH and /usr/local/cuda does not exist, so torch.utils.cpp_extension raises \"OSError: CUDA_HOME environment variable is not set\" while building {builders_note}."))
                     .evidence(Subject::toolkit(&t.root), format!("CUDA toolkit at {}", t.root), t.version.source.clone())
-                    .fix_cmd("Point builds at it", format!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", crate::findings::sh_quote(&cuda_home_value(t)), crate::findings::sh_quote(&t.root))),
+                    .fix_cmd("Point builds at it", crate::sh!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", cuda_home_value(t), t.root)),
             );
         }
     }

@@ -6,7 +6,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::cudnn::{major_minor, torch_accepts, TORCH_RULE_SOURCE};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::loader::How;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -106,7 +106,7 @@ fn run(snap: &Snapshot) -> Outcome {
             )),
             _ => f.fix_cmd(
                 "Install the cuDNN torch pins",
-                format!("pip install {}", sh_quote(&format!("{}{}", pin.name, pin.spec))),
+                crate::sh!("pip install {}", format!("{}{}", pin.name, pin.spec)),
             ),
         };
         out.push(f);

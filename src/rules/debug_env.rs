@@ -59,7 +59,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(Subject::env(name), format!("{name}={v}"), "environment")
                 .fix_cmd(
                     format!("Unset {name} unless you are debugging or profiling"),
-                    format!("unset {name}"),
+                    crate::sh!("unset {}", name),
                 ),
         );
     }

@@ -1,7 +1,7 @@
 //! GD007–GD008: the /dev/nvidia* nodes CUDA opens must exist and be read+write for the user.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
@@ -135,13 +135,9 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
         } else {
             vec![0]
         };
-        let cmd = minors
-            .iter()
-            .map(|m| format!("-c={m}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let flags: Vec<String> = minors.iter().map(|m| format!("-c={m}")).collect();
         f = f
-            .fix_cmd("Create the control and per-GPU nodes", format!("sudo nvidia-modprobe {cmd}"))
+            .fix_cmd("Create the control and per-GPU nodes", crate::sh!("sudo nvidia-modprobe {}", flags))
             .fix_cmd("Or let nvidia-smi create them (it runs nvidia-modprobe)", "sudo nvidia-smi")
             .fix_text("To have them at every boot, enable nvidia-persistenced or install the driver's udev rules");
     }
@@ -230,12 +226,12 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
         || snap.container_kind() == Some("podman");
     if let Some(group) = &grant_group {
         let (who, who_arg) = match ident.and_then(|i| i.user_name.clone()) {
-            Some(name) => (name.clone(), sh_quote(&name)),
-            None => ("the user".to_string(), "\"$USER\"".to_string()),
+            Some(name) => (name.clone(), crate::sh!("{}", name)),
+            None => ("the user".to_string(), "\"$USER\"".into()),
         };
         f = f.fix_cmd(
             format!("Add {who} to the {group} group, then log out and in again"),
-            format!("sudo usermod -aG {} {who_arg}", sh_quote(group)),
+            crate::sh!("sudo usermod -aG {} {}", group, who_arg),
         );
     }
     if rootless {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::loader::{file_name, Failure, How};
 use crate::probes::linkage::{Failed, Linkage, Module, FILES_GIVEN};
 use crate::probes::pytorch::{satisfies, PythonEnv};
@@ -274,7 +274,7 @@ fn fixes(
                             f = f
                                 .fix_cmd(
                                     "Choose releases that agree on this library's major (torch and the other framework)",
-                                    format!("gpudoctor recommend torch {framework}"),
+                                    crate::sh!("gpudoctor recommend torch {}", framework),
                                 )
                                 .fix_text("Or give the other framework its own environment");
                             // The recommender's release of that framework for torch's majors,
@@ -305,7 +305,7 @@ fn fixes(
                             }
                             f = f.fix_cmd(
                                 format!("Install the wheel that provides {needed}"),
-                                format!("pip install {}", sh_quote(&format!("{wheel}{spec}"))),
+                                crate::sh!("pip install {}", format!("{wheel}{spec}")),
                             );
                         }
                     }

@@ -120,12 +120,12 @@ fn unreachable(snap: &Snapshot, index: u32, error: &str, what: &str) -> Finding 
         (Place::KubernetesPod, "no_permission") => f
             .fix_text("Request the GPUs in the pod spec (resources.limits: nvidia.com/gpu: N) instead of mounting /dev/nvidia* by hand; the device plugin then grants access"),
         (Place::Host | Place::VirtualMachine, "no_permission") => f
-            .fix_cmd("See who may open the GPU's node", format!("ls -l /dev/nvidia{index} /dev/nvidiactl"))
+            .fix_cmd("See who may open the GPU's node", crate::sh!("ls -l /dev/nvidia{} /dev/nvidiactl", index))
             .fix_text("Add the user to the group that owns the nodes (often video or render), then log in again"),
         (Place::Host, "insufficient_power") => f
             .fix_text("Power the node off and connect (or reseat) the GPU's auxiliary power cables"),
         (Place::Host | Place::VirtualMachine, "reset_required") => f
-            .fix_cmd("Reset the GPU when no process uses it", format!("sudo nvidia-smi -r -i {index}")),
+            .fix_cmd("Reset the GPU when no process uses it", crate::sh!("sudo nvidia-smi -r -i {}", index)),
         (Place::VirtualMachine, _) => f
             .fix_cmd("Read the driver's reason in the guest's kernel log", "sudo dmesg | grep -iE 'nvrm|xid|rminitadapter'")
             .fix_text("On the hypervisor, check the passthrough: the GPU bound to vfio-pci, its IOMMU group passed whole, MSI/interrupt remapping enabled, and for vGPU a valid licence and a guest driver of the host's branch"),

@@ -8,7 +8,7 @@ use super::{Outcome, Rule};
 use crate::compat::arch::ProductClass;
 use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
 use crate::compat::{CudaVersion, DriverVersion};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::libraries::{Candidate, SearchPath, Via};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -90,12 +90,14 @@ fn stub_finding(c: &Candidate, search: &SearchPath, severity: Severity, soname: 
     f = match c.via {
         Via::LdLibraryPath => f.fix_cmd(
             "Keep the stubs directory out of LD_LIBRARY_PATH at run time (it is for linking only)",
-            format!(
+            crate::sh!(
                 "export LD_LIBRARY_PATH=$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF{} | paste -sd:)",
-                if entries.is_empty() { vec![dir.clone()] } else { entries.iter().map(|e| e.to_string()).collect() }
-                    .iter()
-                    .map(|e| format!(" -e {}", sh_quote(e)))
-                    .collect::<String>()
+                crate::findings::Shell::join(
+                    if entries.is_empty() { vec![dir.clone()] } else { entries.iter().map(|e| e.to_string()).collect() }
+                        .iter()
+                        .map(|e| crate::sh!(" -e {}", e)),
+                    ""
+                )
             ),
         ),
         _ => f.fix_text(format!("Remove {dir} from /etc/ld.so.conf.d and any libcuda.so.1 link placed in it, then run sudo ldconfig")),

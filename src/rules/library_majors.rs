@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::{Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::libraries::{family_of, soname_major, Libraries};
 use crate::probes::toolkits::ToolkitKind;
 use crate::snapshot::Snapshot;
@@ -84,9 +84,10 @@ fn run(snap: &Snapshot) -> Outcome {
                         .context(format!("toolkit in use: CUDA {major} at {}", t.root), t.version.source.clone())
                         .fix_cmd(
                             "Register the toolkit's library directory with the loader",
-                            format!(
-                                "echo {} | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda-{major}.conf && sudo ldconfig",
-                                sh_quote(t.lib_dirs.first().map(String::as_str).unwrap_or(&t.root))
+                            crate::sh!(
+                                "echo {} | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda-{}.conf && sudo ldconfig",
+                                t.lib_dirs.first().map(String::as_str).unwrap_or(&t.root),
+                                major
                             ),
                         ),
                 );

@@ -31,7 +31,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD037", Severity::Warning, format!("{}: MIG mode change is pending ({} → {})", g.label(), if *on { "on" } else { "off" }, if *on { "off" } else { "on" }))
                     .detail("The new MIG mode takes effect only after a GPU reset or reboot; until then the GPU keeps the old mode.")
                     .evidence(key.clone(), "MIG current ≠ pending", "NVML")
-                    .fix_cmd("Reset the GPU (no process may use it)", format!("sudo nvidia-smi -r -i {}", g.index)),
+                    .fix_cmd("Reset the GPU (no process may use it)", crate::sh!("sudo nvidia-smi -r -i {}", g.index)),
             );
         }
         if !*on {
@@ -73,11 +73,11 @@ fn run(snap: &Snapshot) -> Outcome {
         f = match uuids.first() {
             Some(u) => f.fix_cmd(
                 "Pick an instance",
-                format!("export CUDA_VISIBLE_DEVICES={u}"),
+                crate::sh!("export CUDA_VISIBLE_DEVICES={}", u),
             ),
             None => f.fix_cmd(
                 "Create instances (an administrator)",
-                format!("sudo nvidia-smi mig -i {} -cgi 19,19 -C", g.index),
+                crate::sh!("sudo nvidia-smi mig -i {} -cgi 19,19 -C", g.index),
             ),
         };
         out.push(f);

@@ -181,7 +181,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .detail(format!("NCCL compares {name} case-sensitively with its path types ({}) or reads a leading number as the legacy numbering. Any other value is ignored without a warning and NCCL picks the level itself, so the setting you meant is not in force.", PATH_LEVELS.join(", ")))
                     .evidence(Subject::env(name), format!("{name}={v}"), "environment")
                     .fix_text(format!("Set {name} to one of {} (upper case), or unset it to let NCCL decide", PATH_LEVELS.join(", ")))
-                    .fix_cmd(format!("Unset {name}"), format!("unset {name}")),
+                    .fix_cmd(format!("Unset {name}"), crate::sh!("unset {}", name)),
             );
         }
     }

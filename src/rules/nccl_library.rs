@@ -6,7 +6,7 @@
 //! (the wheel's METADATA, nccl.h beside the library, or its file name: libnccl.so.2.21.5).
 
 use super::{Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::loader::How;
 use crate::probes::pytorch::satisfies;
 use crate::snapshot::Snapshot;
@@ -67,7 +67,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(Subject::torch(&env.site), format!("{} {} pins {}{}", "torch", t.dist_version, pin.name, pin.spec), env.site.clone())
                 .evidence(Subject::library("libnccl.so.2"), format!("{} {} ({})", o.path, v.version, o.how.describe()), v.source.clone())
                 .fix_text(format!("Find why the loader prefers {} (an RPATH or a library directory ahead of torch's own: `gpudoctor libs` shows each step), and remove that path or that copy", o.path))
-                .fix_cmd("Then check that the pinned wheel is intact in this environment", format!("pip install --force-reinstall --no-deps {}", sh_quote(&format!("{}{}", pin.name, pin.spec)))),
+                .fix_cmd("Then check that the pinned wheel is intact in this environment", crate::sh!("pip install --force-reinstall --no-deps {}", format!("{}{}", pin.name, pin.spec))),
         );
     }
     if !judged {

@@ -1,7 +1,7 @@
 //! GD003–GD005: which kernel driver owns each NVIDIA GPU (the PCI `driver` link).
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::{CONFLICTING_DRIVERS, MODULES_FILE};
 use crate::probes::pci::PciDevice;
 use crate::snapshot::Snapshot;
@@ -99,7 +99,11 @@ fn run(snap: &Snapshot) -> Outcome {
         f = if plain {
             f.fix_cmd(
                 "Blacklist the conflicting driver",
-                format!("printf 'blacklist {owner}\\noptions {owner} modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-{owner}.conf"),
+                crate::sh!(
+                    "printf {} | sudo tee /etc/modprobe.d/blacklist-{}.conf",
+                    format!("blacklist {owner}\\noptions {owner} modeset=0\\n"),
+                    owner
+                ),
             )
         } else {
             f.fix_text(
@@ -131,7 +135,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .detail(format!("{drv} holds this GPU so a virtual machine can take it; processes on this host cannot use it. That is right on a hypervisor that passes GPUs to guests, and wrong on a machine meant to run CUDA itself."))
                 .evidence(Subject::pci(&g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
                 .fix_text("If the GPU should serve this host: remove its PCI id from vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot")
-                .fix_cmd("Or hand it back now", format!("echo {addr} | sudo tee {} && echo {addr} | sudo tee /sys/bus/pci/drivers/nvidia/bind", sh_quote(&format!("/sys/bus/pci/drivers/{drv}/unbind")), addr = sh_quote(&g.address))),
+                .fix_cmd("Or hand it back now", crate::sh!("echo {} | sudo tee /sys/bus/pci/drivers/{}/unbind && echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address, drv, g.address)),
         );
     }
 
@@ -144,7 +148,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .context("nvidia loaded", MODULES_FILE)
                     .fix_cmd("Read the driver's reason for skipping the GPU", "sudo dmesg | grep -iE 'NVRM|nvidia' | tail -n 30")
                     .fix_text("If the log says the GPU is not supported by this release, install a driver branch that supports it (and the open kernel modules for Turing and newer on R560+)")
-                    .fix_cmd("Try binding it by hand to see the error", format!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", sh_quote(&g.address))),
+                    .fix_cmd("Try binding it by hand to see the error", crate::sh!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address)),
             );
         }
     }

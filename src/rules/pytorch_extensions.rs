@@ -5,7 +5,7 @@
 
 use super::{Outcome, Rule, View};
 use crate::compat::CudaVersion;
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::toolkits::cuda_home_value;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -69,7 +69,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .evidence(Subject::toolkit(&tk.root), format!("CUDA {tv}"), tk.version.source.clone())
         .evidence(Subject::torch(&env.site), format!("torch.version.cuda = {torch_cuda}"), t.version.source.clone());
         f = match alt {
-            Some(a) => f.fix_cmd(format!("Build with the installed CUDA {}", a.cuda.map_or("?".into(), |c| c.to_string())), format!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", sh_quote(&cuda_home_value(a)), sh_quote(&a.root))),
+            Some(a) => f.fix_cmd(format!("Build with the installed CUDA {}", a.cuda.map_or("?".into(), |c| c.to_string())), crate::sh!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", cuda_home_value(a), a.root)),
             None => f.fix_text(format!("Install a CUDA {}.x toolkit (conda install -c nvidia cuda-toolkit={torch_cuda}) and point CUDA_HOME at it", torch_cuda.major)),
         };
         out.push(f);

@@ -28,7 +28,7 @@ fn run(snap: &Snapshot) -> Outcome {
             return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Importing torch in {} did not finish within {seconds:.1} s", live.python))
                 .detail("A first import after installation or on a network filesystem can take long; an import that hangs usually waits on a wedged driver or a lock.")
                 .evidence(Subject::PythonImport, format!("timed out after {seconds:.1} s"), live.python.clone())
-                .fix_cmd("Give it more time", format!("gpudoctor check --python {} --python-import --timeout 180", crate::findings::sh_quote(&live.python)))])
+                .fix_cmd("Give it more time", crate::sh!("gpudoctor check --python {} --python-import --timeout 180", live.python))])
         }
         LiveResult::Failed { detail } => {
             return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Could not ask {} about torch", live.python))
@@ -72,7 +72,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     Finding::new("GD049", Severity::Warning, format!("{} imports torch {live_v}, not the torch {static_v} in {}", live.python, env.site))
                         .detail("The interpreter finds torch somewhere else than the environment gpudoctor read (PYTHONPATH, a user site-packages, another venv activated in the shell), so what you inspect is not what runs.")
                         .evidence(Subject::torch(&env.site), format!("files: {static_v}; import: {live_v}"), live.python.clone())
-                        .fix_cmd("See where it comes from", format!("{} -c 'import torch; print(torch.__file__)'", live.python)),
+                        .fix_cmd("See where it comes from", crate::sh!("{} -c 'import torch; print(torch.__file__)'", live.python)),
                 );
             }
             // CUDA libraries mapped from outside the environment's wheels.

@@ -3,7 +3,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::cuda_errors;
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::smoke::CudaError;
 use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
@@ -326,7 +326,7 @@ fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<F
         .detail("cuDriverGetVersion and nvmlSystemGetCudaDriverVersion come from the same driver release, so they agree on a consistent install. Different answers mean the libcuda loaded belongs to another driver than libnvidia-ml: a leftover library on LD_LIBRARY_PATH or in /usr/local/lib, or a container image that ships its own.")
         .evidence(Subject::Smoke, format!("cuDriverGetVersion = {api}"), lib.clone())
         .evidence(Subject::Nvml, format!("CUDA {nvml}"), "NVML")
-        .fix_cmd("See which libcuda files exist and remove the one that does not match the driver", format!("ls -l {} $(ldconfig -p | awk '/libcuda.so.1/{{print $NF}}')", sh_quote(&lib))),
+        .fix_cmd("See which libcuda files exist and remove the one that does not match the driver", crate::sh!("ls -l {} $(ldconfig -p | awk '/libcuda.so.1/{{print $NF}}')", lib)),
     )
 }
 

@@ -5,7 +5,7 @@
 //! view, not judged: what an interconnect should give depends on the machine.
 
 use super::{Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeResult, Step};
 use crate::smoke::nccl::{NcclRequest, NcclRun};
 use crate::snapshot::Snapshot;
@@ -105,8 +105,8 @@ fn run(snap: &Snapshot) -> Outcome {
                 .detail(format!("The NCCL step loads the libnccl torch would load ({}). {} torch.distributed's NCCL backend needs the same library.", req.chosen_by, e.message))
                 .evidence(Subject::SmokeNccl, e.message.clone(), SOURCE)
                 .fix_cmd("Install the NCCL wheel torch pins (`pip show torch` lists it under Requires)", match pinned_wheel(snap) {
-                    Some(w) => format!("pip install {}", sh_quote(&w)),
-                    None => "pip show torch".to_string(),
+                    Some(w) => crate::sh!("pip install {}", w),
+                    None => "pip show torch".into(),
                 })
                 .fix_text("Or name a libnccl.so.2 with --nccl-lib PATH"),
         );

@@ -85,7 +85,10 @@ fn run(snap: &Snapshot) -> Outcome {
             f = f.context(format!("link now gen{gen} x{width}"), "NVML");
         }
         out.push(
-            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", format!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", g.pci_bus_id.get().map_or("<bus id>".to_string(), |b| crate::probes::pci::sysfs_address(b))))
+            f.fix_cmd("Check the GPU's NUMA node and CPU affinity", match g.pci_bus_id.get() {
+                Some(b) => crate::sh!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", crate::probes::pci::sysfs_address(b)),
+                None => "nvidia-smi topo -m; cat /sys/bus/pci/devices/<bus id>/numa_node".into(),
+            })
                 .fix_text("Run the job with `numactl --cpunodebind=N --membind=N` on the GPU's node; if the link is below its maximum width, reseat the card or riser"),
         );
     }

@@ -4,7 +4,7 @@
 //! gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda_case_15).
 
 use super::{Outcome, Rule};
-use crate::findings::{sh_quote, Finding, Severity};
+use crate::findings::{Finding, Severity, Shell};
 use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -18,11 +18,11 @@ pub const RULE: Rule = Rule {
 };
 
 /// The shell line that makes a shell and torch's builds use toolkit `t`.
-fn use_toolkit(t: &Toolkit) -> String {
-    format!(
+fn use_toolkit(t: &Toolkit) -> Shell {
+    crate::sh!(
         "export CUDA_HOME={} PATH={}/bin:\"$PATH\"",
-        sh_quote(&cuda_home_value(t)),
-        sh_quote(&t.root)
+        cuda_home_value(t),
+        t.root
     )
 }
 

@@ -17,7 +17,7 @@
 //! the IOMMU's). GPUs sharing an IOMMU group are a separate fact (GD073 info).
 
 use super::{Outcome, Rule};
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, Severity, Shell};
 use crate::probes::topology::{IommuMode, Topology};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -242,12 +242,13 @@ fn acs_redirect(
 
 /// The setpci command that clears the ACS control register of `ports` until the next boot
 /// (GD072's fix, and GD074's when a peer copy failed across them).
-pub(crate) fn acs_off_command<S: AsRef<str>>(ports: &[S]) -> String {
-    match ports {
-        [one] => format!("sudo setpci -s {} ECAP_ACS+6.w=0000", one.as_ref()),
-        many => format!(
-            "for port in {}; do sudo setpci -s $port ECAP_ACS+6.w=0000; done",
-            many.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(" ")
+pub(crate) fn acs_off_command<S: AsRef<str>>(ports: &[S]) -> Shell {
+    let ports: Vec<&str> = ports.iter().map(AsRef::as_ref).collect();
+    match ports.as_slice() {
+        [one] => crate::sh!("sudo setpci -s {} ECAP_ACS+6.w=0000", one),
+        many => crate::sh!(
+            "for port in {}; do sudo setpci -s \"$port\" ECAP_ACS+6.w=0000; done",
+            many
         ),
     }
 }
@@ -520,7 +521,7 @@ pub(crate) mod tests {
         let cmd = f.fix[2].command.as_deref().unwrap();
         assert_eq!(
             cmd,
-            "for port in 0000:11:08.0 0000:11:10.0; do sudo setpci -s $port ECAP_ACS+6.w=0000; done"
+            "for port in 0000:11:08.0 0000:11:10.0; do sudo setpci -s \"$port\" ECAP_ACS+6.w=0000; done"
         );
         assert!(
             f.fix[1]
@@ -642,7 +643,7 @@ pub(crate) mod tests {
         );
         assert!(
             f.fix.iter().any(|x| x.text.starts_with("On the host")
-                && x.text.contains("setpci -s $port")
+                && x.text.contains("setpci -s \"$port\"")
                 && x.text.contains("0000:11:08.0")),
             "{:?}",
             f.fix

@@ -257,7 +257,7 @@ fn run(snap: &Snapshot) -> Outcome {
             };
             out.push(unset_fix(count_evidence(f)).fix_cmd(
                 "Or name GPUs that exist",
-                format!("export CUDA_VISIBLE_DEVICES={valid}"),
+                crate::sh!("export CUDA_VISIBLE_DEVICES={}", valid),
             ));
         }
         Some((pos, stop @ (Stop::Repeated(_) | Stop::Invalid(_) | Stop::Hidden(_)))) => {
@@ -329,7 +329,7 @@ fn run(snap: &Snapshot) -> Outcome {
             Finding::new("GD011", Severity::Warning, format!("CUDA_VISIBLE_DEVICES has spaces or stray characters: {}", parsed.sloppy.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")))
                 .detail("CUDA reads the leading digits of each entry and skips the rest, so this works by accident; other readers (Slurm, MPI launchers, frameworks that parse the variable themselves) may not agree.")
                 .evidence(fact(), shown.clone(), "environment")
-                .fix_cmd("Write it without spaces", format!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
+                .fix_cmd("Write it without spaces", crate::sh!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
         );
     }
     if out.is_empty() && count.is_none() && !parsed.uuid_mode {
