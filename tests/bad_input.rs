@@ -349,3 +349,52 @@ fn odd_toolkit_and_library_trees_are_facts_not_failures() {
         "{gd016:#?}"
     );
 }
+
+/// Text that reorders or hides itself (bidi overrides and isolates, marks, zero-width
+/// characters) is shown escaped on every surface, as control characters are: what a
+/// reviewer reads is what is there.
+#[test]
+fn bidi_and_invisible_characters_are_escaped_on_every_surface() {
+    const HIDING: [(char, &str); 6] = [
+        ('\u{202e}', "\\u{202e}"),
+        ('\u{2066}', "\\u{2066}"),
+        ('\u{2069}', "\\u{2069}"),
+        ('\u{200f}', "\\u{200f}"),
+        ('\u{061c}', "\\u{61c}"),
+        ('\u{200b}', "\\u{200b}"),
+    ];
+    let hostile: String = HIDING.iter().map(|(c, _)| format!("/x{c}")).collect();
+    let cuda_home = format!("/opt/cuda{hostile}");
+    let root = FakeRoot::healthy(1);
+    let reports = tempfile::tempdir().unwrap();
+    let json_path = reports.path().join("node.json");
+    let base = |args: &[&str]| {
+        let mut c = root.cmd();
+        c.arg("check").args(args).env("CUDA_HOME", &cuda_home);
+        run(&mut c)
+    };
+    let saved = base(&["--format", "json"]);
+    std::fs::write(&json_path, &saved.stdout).unwrap();
+    assert!(saved.stdout.contains("GD021"), "{}", saved.stdout);
+    let fleet = run(gpudoctor()
+        .args(["fleet", "--format", "html"])
+        .arg(&json_path));
+    let surfaces = [
+        ("terminal", base(&["--format", "human", "-v"]).stdout),
+        ("markdown", base(&["--format", "markdown"]).stdout),
+        ("html", base(&["--format", "html"]).stdout),
+        ("junit", base(&["--format", "junit"]).stdout),
+        ("fix script", base(&["--fix-script"]).stdout),
+        ("fleet html", fleet.stdout),
+    ];
+    for (surface, text) in surfaces {
+        assert!(
+            text.contains("/opt/cuda/x"),
+            "{surface} does not show the value:\n{text}"
+        );
+        for (c, escaped) in HIDING {
+            assert!(!text.contains(c), "{surface} shows U+{:04X} raw", c as u32);
+            assert!(text.contains(escaped), "{surface} lacks {escaped}:\n{text}");
+        }
+    }
+}

@@ -379,6 +379,65 @@ fn bad_elf_input_is_bounded() {
     assert_eq!(code, 1);
 }
 
+/// A chain deeper than the emulation follows, whose last library is missing: glibc refuses
+/// it ("cannot open shared object file", as the tests above show for a short chain); `libs`
+/// must not call it loading, nor say "no problems".
+#[test]
+fn a_chain_past_the_object_bound_is_not_judged_as_loading() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.p("deep")).unwrap();
+    const DEPTH: usize = 5000;
+    for i in 0..DEPTH {
+        let next = if i + 1 == DEPTH {
+            "libdeepmissing.so.1".to_string()
+        } else {
+            format!("libdeep{}.so.1", i + 1)
+        };
+        let name = format!("libdeep{i}.so.1");
+        std::fs::write(
+            lab.p(&format!("deep/{name}")),
+            util::elf::shared_object(&name, &[&next]),
+        )
+        .unwrap();
+    }
+    let ld = lab.p("deep").display().to_string();
+    let top = lab.p("deep/libdeep0.so.1");
+    let (code, v) = json(
+        gpudoctor()
+            .env("LD_LIBRARY_PATH", &ld)
+            .arg("libs")
+            .arg(&top),
+    );
+    let module = &v["environments"][0]["modules"][0];
+    assert_eq!(module["loads"], false, "{module}");
+    assert_eq!(module["verdict"], "warning", "{module}");
+    let gd016: Vec<&serde_json::Value> = findings(&v, "GD016");
+    assert_eq!(gd016.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(gd016[0]["severity"], "warning");
+    assert!(gd016[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("libdeep0.so.1"));
+    assert_eq!(code, 0, "a warning: the exit code follows --fail-on");
+
+    let r = run(gpudoctor()
+        .env("LD_LIBRARY_PATH", &ld)
+        .args(["libs", "--format", "human"])
+        .arg(&top));
+    assert!(
+        !r.stdout.contains("No library problems found"),
+        "{}",
+        r.stdout
+    );
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("libdeep0.so.1"))
+        .unwrap();
+    assert!(!line.contains('✓'), "{line}");
+    assert!(r.stdout.contains("GD016"), "{}", r.stdout);
+}
+
 /// The steps glibc takes after the object's own paths and LD_LIBRARY_PATH — the cache (its
 /// glibc-hwcaps entries first when the CPU has the level), then the default directories —
 /// cannot be set up for the real loader without changing the machine, so they are checked

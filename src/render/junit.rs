@@ -171,7 +171,7 @@ fn escape(s: &str, in_attr: bool) -> String {
             // either forbidden by XML 1.0 (C0) or discouraged (DEL, C1), and U+FFFE/U+FFFF
             // are not characters. Values come from the inspected system: show them as
             // escapes, as the human report does.
-            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => {
+            c if super::hides_text(c) || c == '\u{FFFE}' || c == '\u{FFFF}' => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),

@@ -33,12 +33,14 @@ use owo_colors::OwoColorize;
 /// Escapes control characters (escape sequences, newlines, bells) in text that came
 /// from the inspected system, so a hostile --root cannot rewrite the terminal.
 pub fn printable(s: &str) -> Cow<'_, str> {
-    if s.chars().any(char::is_control) {
+    if s.chars().any(hides_text) {
         Cow::Owned(
             s.chars()
                 .map(|c| {
                     if c.is_control() {
                         c.escape_default().to_string()
+                    } else if hides_text(c) {
+                        format!("\\u{{{:x}}}", c as u32)
                     } else {
                         c.to_string()
                     }
@@ -48,6 +50,24 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(s)
     }
+}
+
+/// Characters that make what a reader sees differ from what is there: control characters
+/// (Cc), and the invisible format characters that reorder or hide text: the bidirectional
+/// embeddings, overrides and isolates (U+202A–E, U+2066–9), the marks (U+200E/F, U+061C),
+/// zero-width spaces and joiners (U+200B–D, U+2060–4) and the byte-order mark (U+FEFF).
+/// Every surface shows text from the inspected machine with these escaped.
+pub fn hides_text(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+        )
 }
 
 /// How human output is written: `enabled` colours it (false for `--color never`, pipes and
@@ -132,5 +152,21 @@ impl Style {
     }
     pub fn dim(&self, s: &str) -> String {
         self.paint(s, |s| s.dimmed().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_escapes_controls_and_text_that_hides_itself() {
+        assert_eq!(printable("GPU 0"), "GPU 0");
+        assert_eq!(printable("a\nb"), "a\\nb");
+        assert_eq!(printable("evil\u{202e}gpj.exe"), "evil\\u{202e}gpj.exe");
+        assert_eq!(printable("x\u{2066}y\u{2069}"), "x\\u{2066}y\\u{2069}");
+        assert_eq!(printable("\u{feff}bom"), "\\u{feff}bom");
+        // Other non-ASCII text is text.
+        assert_eq!(printable("Müller → é"), "Müller → é");
     }
 }

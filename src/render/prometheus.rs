@@ -255,9 +255,21 @@ fn smoke_families(report: &Report) -> Vec<Family> {
     vec![passed, gflops, correct, mismatches, allocated, transfer]
 }
 
-/// HELP text: backslash and line feed escaped.
+/// HELP text: backslash and line feed escaped, and what hides text (`hides_text`) written as
+/// visible `\u{…}` text.
 fn escape_help(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('\n', "\\n")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if super::hides_text(c) => {
+                let _ = write!(out, "\\\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A label value: backslash, double quote and line feed escaped as the format requires.
@@ -271,7 +283,7 @@ fn escape_label(s: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
-            c if c.is_control() => {
+            c if super::hides_text(c) => {
                 let _ = write!(out, "\\\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
@@ -283,6 +295,12 @@ fn escape_label(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_that_hides_itself_is_escaped_in_labels_and_help() {
+        assert_eq!(escape_label("a\u{202e}b"), "a\\\\u{202e}b");
+        assert_eq!(escape_help("a\u{2066}b\nc"), "a\\\\u{2066}b\\nc");
+    }
 
     #[test]
     fn label_values_are_escaped() {

@@ -2,7 +2,9 @@
 //! predicted from the linkage probe: a needed library no search step finds ("cannot open
 //! shared object file"), a library without a version node the module needs ("version
 //! `X' not found"), or without a versioned symbol it imports ("undefined symbol: X,
-//! version Y"). One finding per cause, naming every module it breaks.
+//! version Y"). One finding per cause, naming every module it breaks. Where the emulation or
+//! the walk of the environment stopped at a bound, probe_health's GD016 says what was not
+//! judged.
 
 use std::collections::BTreeMap;
 

@@ -474,7 +474,7 @@ mod tests {
         };
         assert_eq!(
             codes(View::Libs),
-            ["GD044", "GD045", "GD060", "GD061", "GD078"]
+            ["GD016", "GD044", "GD045", "GD060", "GD061", "GD078"]
         );
         assert_eq!(
             codes(View::Toolkit),

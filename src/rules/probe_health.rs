@@ -1,16 +1,19 @@
-//! GD016: be honest about what could not be seen — a probe that ran out of time,
-//! or a file a probe needed that could not be read.
+//! GD016: be honest about what could not be seen — a probe that ran out of time, a file a
+//! probe needed that could not be read, or a bound the loader emulation stopped at (a module
+//! whose dependencies were not followed to the end is never reported as loading).
 
 use super::{Outcome, Rule};
 use crate::fact::{Fact, MissingReason};
 use crate::findings::{Finding, Severity};
+use crate::loader::Failure;
+use crate::probes::linkage::Linkage;
 use crate::snapshot::{ProbeStatus, Snapshot};
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "probe_health",
     codes: &["GD016"],
-    views: &[],
+    views: &[super::View::Libs],
     checks: "every probe finished and could read what it needed",
     run,
 };
@@ -29,6 +32,9 @@ fn unreadable<T>(fact: &Fact<T>) -> Option<String> {
 
 fn run(snap: &Snapshot) -> Outcome {
     let mut out = Vec::new();
+    for l in snap.linkage.iter().flatten() {
+        out.extend(not_followed(l));
+    }
     for (name, run) in &snap.probes {
         if run.status == ProbeStatus::TimedOut || run.status == ProbeStatus::Failed {
             // An error: a report that could not look must not pass a CI gate.
@@ -91,11 +97,107 @@ fn run(snap: &Snapshot) -> Outcome {
     Outcome::Checked(out)
 }
 
+/// GD016 for what the bounds left unexamined: the environment's modules past the walk's
+/// bounds, and each module whose dependencies were not followed to the end.
+fn not_followed(l: &Linkage) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if !l.limits.is_empty() {
+        let mut f = Finding::new(
+            "GD016",
+            Severity::Warning,
+            format!("Not every native module in {} was examined", l.site),
+        )
+        .detail(format!(
+            "The walk of the environment stopped at its bounds: {}. The modules it did not open were not judged, so whether they load is unknown.",
+            l.limits.join("; ")
+        ));
+        for limit in &l.limits {
+            f = f.evidence(Subject::Environment, limit.clone(), l.site.clone());
+        }
+        out.push(f.fix_text(
+            "Examine the modules that matter one by one: gpudoctor libs --all PATH/TO/MODULE.so …",
+        ));
+    }
+    for m in &l.modules {
+        let stopped: Vec<&str> = m
+            .failures
+            .iter()
+            .filter_map(|f| match &f.failure {
+                Failure::Limit { detail } => Some(detail.as_str()),
+                _ => None,
+            })
+            .collect();
+        if stopped.is_empty() {
+            continue;
+        }
+        out.push(
+            Finding::new(
+                "GD016",
+                Severity::Warning,
+                format!("Whether {} loads was not judged: its dependencies were not followed to the end", m.path),
+            )
+            .detail(format!(
+                "The loader emulation stops at a bound ({}). The libraries past it were not looked for, and a missing one would make the real loader refuse the module.",
+                stopped.join("; ")
+            ))
+            .evidence(Subject::Extension(m.path.clone()), stopped.join("; "), "loader emulation")
+            .fix_cmd(
+                "Ask the real loader: ldd prints every library it maps, and `not found` for one it cannot",
+                crate::sh!("ldd {}", m.path),
+            ),
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loader::{How, Object};
     use crate::rules::testing::*;
     use crate::snapshot::ProbeRun;
+
+    fn with_modules(s: &mut Snapshot, modules: Vec<crate::probes::linkage::Module>) {
+        let objects = (0..4)
+            .map(|i| Object::for_test(&format!("{SITE}/m{i}.so"), None, How::Path, Vec::new()))
+            .collect();
+        s.linkage = Some(vec![linkage(modules, objects, Vec::new())]);
+    }
+
+    #[test]
+    fn a_module_not_followed_to_the_end_is_not_judged_as_loading() {
+        let mut s = healthy();
+        let detail = "more than 4000 objects; the rest was not followed";
+        with_modules(
+            &mut s,
+            vec![linked_module(
+                "deep",
+                "deep 1.0",
+                1,
+                vec![Failure::Limit {
+                    detail: detail.into(),
+                }],
+            )],
+        );
+        let f = only(run(&s), "GD016", Severity::Warning);
+        assert!(f.title.contains("was not judged"), "{}", f.title);
+        assert!(f.detail.contains(detail), "{}", f.detail);
+        assert!(first_cmd(&f).starts_with("ldd "), "{}", first_cmd(&f));
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.fact.as_deref().is_some_and(|x| x.contains("deep"))));
+    }
+
+    #[test]
+    fn a_walk_stopped_at_its_bound_says_what_was_not_examined() {
+        let mut s = healthy();
+        with_modules(&mut s, Vec::new());
+        let limit = format!("{SITE}: 2400 native modules; the first 2000 were opened");
+        s.linkage.as_mut().unwrap()[0].limits = vec![limit.clone()];
+        let f = only(run(&s), "GD016", Severity::Warning);
+        assert!(f.detail.contains(&limit), "{}", f.detail);
+    }
 
     fn with_probe(status: ProbeStatus) -> Snapshot {
         let mut s = healthy();
