@@ -1214,3 +1214,322 @@ fn an_index_repeating_one_manifest_is_bounded_by_the_json_budget() {
     let u = unpack(one.path(), None, "x86_64", &limits).unwrap();
     assert!(u.info.env.iter().any(|e| e.starts_with("PAD=")));
 }
+
+// ------------------------------------------------------------------------------------------------
+// What a layout may make us read, and how much it may make us write.
+
+/// A file outside every layout whose bytes must never be shown.
+const SECRET: &str = "root:$6$SECRETSALT$neverprintthis:19000:0:99999:7:::\n";
+
+fn secret_file(dir: &Path) -> PathBuf {
+    let p = dir.join("shadow");
+    fs::write(&p, SECRET.repeat(20)).unwrap();
+    p
+}
+
+fn assert_no_secret(text: &str) {
+    for part in ["SECRETSALT", "neverprintthis", "root:$6$"] {
+        assert!(
+            !text.contains(part),
+            "a byte of the host file is shown: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_layer_linked_to_a_host_file_is_refused_without_reading_it() {
+    let work = tempfile::tempdir().unwrap();
+    let secret = secret_file(work.path());
+
+    // An extracted `docker save` whose layer.tar links to the host file.
+    let save = work.path().join("save");
+    fs::create_dir_all(save.join("aaa")).unwrap();
+    let config = serde_json::json!({"architecture": "amd64", "os": "linux",
+        "rootfs": {"type": "layers", "diff_ids": [format!("sha256:{}", "cd".repeat(32))]}})
+    .to_string();
+    fs::write(save.join("cfg.json"), &config).unwrap();
+    fs::write(
+        save.join("manifest.json"),
+        r#"[{"Config": "cfg.json", "RepoTags": ["x:1"], "Layers": ["aaa/layer.tar"]}]"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&secret, save.join("aaa/layer.tar")).unwrap();
+    let e = err(&save, &Limits::default());
+    assert!(e.contains("outside the image layout"), "{e}");
+    assert_no_secret(&e);
+
+    // An OCI layout whose layer blob links to it, the manifest giving its real size.
+    let oci = work.path().join("oci");
+    let l = Layout::new(&oci);
+    let cfg = l.blob(
+        "application/vnd.oci.image.config.v1+json",
+        br#"{"architecture":"amd64","os":"linux"}"#,
+    );
+    let hex = "ab".repeat(32);
+    std::os::unix::fs::symlink(&secret, oci.join("blobs/sha256").join(&hex)).unwrap();
+    let layer = serde_json::json!({"mediaType": "application/vnd.oci.image.layer.v1.tar",
+        "digest": format!("sha256:{hex}"), "size": fs::metadata(&secret).unwrap().len()});
+    let m = l.blob(
+        MANIFEST,
+        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [layer]})
+            .to_string()
+            .as_bytes(),
+    );
+    l.index(vec![m]);
+    let e = err(&oci, &Limits::default());
+    assert!(e.contains("outside the image layout"), "{e}");
+    assert_no_secret(&e);
+
+    // Through the command: a usage error, nothing of the file in any output.
+    for image in [&save, &oci] {
+        let r = util::run(util::gpudoctor().args(["check", "--image"]).arg(image));
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert_no_secret(&r.stdout);
+        assert_no_secret(&r.stderr);
+    }
+    // A link that stays inside the layout is read (docker links repeated layers so).
+    fs::remove_file(oci.join("blobs/sha256").join(&hex)).unwrap();
+    let data = layer_tar(&[Ent::File("inside", b"ok")]);
+    let inner = l.blob("application/vnd.oci.image.layer.v1.tar", &data);
+    let real = inner["digest"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("sha256:")
+        .to_string();
+    fs::rename(oci.join("blobs/sha256").join(&real), oci.join("real-layer")).unwrap();
+    std::os::unix::fs::symlink("../../real-layer", oci.join("blobs/sha256").join(&real)).unwrap();
+    let m = l.blob(
+        MANIFEST,
+        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [inner]})
+            .to_string()
+            .as_bytes(),
+    );
+    l.index(vec![m]);
+    let u = ok(&oci);
+    assert_eq!(fs::read(u.root().join("inside")).unwrap(), b"ok");
+}
+
+#[test]
+fn an_index_that_is_no_regular_file_says_what_it_is_at_once() {
+    let work = tempfile::tempdir().unwrap();
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Make, &str); 3] = [
+        (
+            "fifo",
+            &|p| {
+                let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+                // SAFETY: mkfifo on a NUL-terminated path in our temporary directory.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            },
+            "its index.json is a FIFO, not a regular file",
+        ),
+        (
+            "dir",
+            &|p| fs::create_dir(p).unwrap(),
+            "its index.json is a directory, not a regular file",
+        ),
+        (
+            "zero",
+            &|p| std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
+            "its index.json is a link out of the layout, not a regular file",
+        ),
+    ];
+    for (name, make, says) in cases {
+        let dir = work.path().join(name);
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        make(&dir.join("index.json"));
+        let t = std::time::Instant::now();
+        let e = err(&dir, &Limits::default());
+        assert!(e.contains(says), "{name}: {e}");
+        assert!(t.elapsed().as_secs() < 2, "{name}");
+    }
+}
+
+#[test]
+fn an_unreadable_tar_header_is_quoted_short_and_escaped() {
+    let work = tempfile::tempdir().unwrap();
+    // A header whose name holds an escape sequence and a long run, and whose size field is
+    // not a number: tar's error names the entry.
+    let mut h = tar::Header::new_gnu();
+    let name = format!("x\u{1b}[31mEVIL{}", "B".repeat(90));
+    h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+    h.as_old_mut().size.copy_from_slice(b"zzzzzzzzzzz\0");
+    h.set_cksum();
+    let mut blob = h.as_bytes().to_vec();
+    blob.extend_from_slice(&[0u8; 1024]);
+    let l = Layout::new(work.path());
+    let cfg = l.blob(
+        "application/vnd.oci.image.config.v1+json",
+        br#"{"architecture":"amd64","os":"linux"}"#,
+    );
+    let layer = l.blob("application/vnd.oci.image.layer.v1.tar", &blob);
+    let m = l.blob(
+        MANIFEST,
+        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [layer]})
+            .to_string()
+            .as_bytes(),
+    );
+    l.index(vec![m]);
+    let e = err(work.path(), &Limits::default());
+    assert!(e.contains("EVIL"), "the error names the entry: {e}");
+    assert!(
+        !e.contains('\u{1b}'),
+        "a raw escape reaches the terminal: {e:?}"
+    );
+    assert!(
+        e.chars().count() < 400,
+        "{} characters: {e}",
+        e.chars().count()
+    );
+}
+
+/// A layer of one file of `size` zeros, zstd-compressed (a few hundred bytes).
+fn zstd_zeros_layer(name: &str, size: usize) -> Vec<u8> {
+    let tar = layer_tar(&[Ent::File(name, &vec![0u8; size])]);
+    zstd::encode_all(&tar[..], 19).unwrap()
+}
+
+#[test]
+fn the_image_has_one_decompression_budget_for_all_its_layers() {
+    let work = tempfile::tempdir().unwrap();
+    // Twenty layers of 4 MiB of zeros, ~300 bytes each compressed: each fits a per-layer
+    // allowance, all together do not fit one.
+    let l = Layout::new(work.path());
+    let cfg = l.blob(
+        "application/vnd.oci.image.config.v1+json",
+        br#"{"architecture":"amd64","os":"linux"}"#,
+    );
+    let layers: Vec<serde_json::Value> = (0..20)
+        .map(|i| {
+            l.blob(
+                "application/vnd.oci.image.layer.v1.tar+zstd",
+                &zstd_zeros_layer(&format!("zeros{i}"), 4 << 20),
+            )
+        })
+        .collect();
+    let compressed: u64 = layers.iter().map(|d| d["size"].as_u64().unwrap()).sum();
+    let m = l.blob(
+        MANIFEST,
+        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": layers})
+            .to_string()
+            .as_bytes(),
+    );
+    l.index(vec![m]);
+    let limits = Limits {
+        allowance: 16 << 20,
+        ..Limits::default()
+    };
+    let e = err(work.path(), &limits);
+    assert!(
+        e.contains(&format!("the image's {compressed} compressed bytes"))
+            && e.contains("all layers together")
+            && e.contains("decompression bomb"),
+        "{e}"
+    );
+
+    // Through the command, with the default budget (200 times + 64 MiB): 80 MiB of zeros
+    // stop at the budget, and the private directory is removed.
+    let tmp = tempfile::tempdir().unwrap();
+    let r = util::run(
+        util::gpudoctor()
+            .env("TMPDIR", tmp.path())
+            .args(["check", "--image"])
+            .arg(work.path()),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("decompression bomb"), "{}", r.stderr);
+    assert_eq!(
+        fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "temp space left behind"
+    );
+}
+
+#[test]
+fn a_manifest_may_list_no_more_layers_than_docker_chains_and_repeats_apply_once() {
+    let work = tempfile::tempdir().unwrap();
+    let l = Layout::new(work.path());
+    let cfg = l.blob(
+        "application/vnd.oci.image.config.v1+json",
+        br#"{"architecture":"amd64","os":"linux"}"#,
+    );
+    let a = l.blob(
+        "application/vnd.oci.image.layer.v1.tar",
+        &layer_tar(&[Ent::File("f", b"a"), Ent::File("only-a", b"1")]),
+    );
+    let b = l.blob(
+        "application/vnd.oci.image.layer.v1.tar",
+        &layer_tar(&[
+            Ent::File("f", b"b"),
+            Ent::File("only-b", b"2"),
+            Ent::File(".wh.only-a", b""),
+        ]),
+    );
+    let write = |layers: Vec<serde_json::Value>| {
+        let m = l.blob(
+            MANIFEST,
+            serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": layers})
+                .to_string()
+                .as_bytes(),
+        );
+        l.index(vec![m]);
+    };
+    // One layer listed 1,000 times.
+    write(vec![a.clone(); 1000]);
+    let e = err(work.path(), &Limits::default());
+    assert!(e.contains("lists 1000 layers, more than the 127"), "{e}");
+    // A, B, A: A applied once, last, as overlayfs would give it.
+    write(vec![a.clone(), b.clone(), a.clone()]);
+    let u = ok(work.path());
+    assert_eq!(u.info.layers.len(), 2);
+    assert_eq!(fs::read(u.root().join("f")).unwrap(), b"a");
+    assert_eq!(fs::read(u.root().join("only-a")).unwrap(), b"1");
+    assert_eq!(fs::read(u.root().join("only-b")).unwrap(), b"2");
+}
+
+#[test]
+fn a_gzipped_outer_archive_gets_the_same_ratio() {
+    let work = tempfile::tempdir().unwrap();
+    // An OCI archive of one 40 MiB layer of zeros (uncompressed), gzipped: ~40 KB.
+    let layout = work.path().join("layout");
+    let l = Layout::new(&layout);
+    let cfg = l.blob(
+        "application/vnd.oci.image.config.v1+json",
+        br#"{"architecture":"amd64","os":"linux"}"#,
+    );
+    let layer = l.blob(
+        "application/vnd.oci.image.layer.v1.tar",
+        &layer_tar(&[Ent::File("zeros", &vec![0u8; 40 << 20])]),
+    );
+    let m = l.blob(
+        MANIFEST,
+        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [layer]})
+            .to_string()
+            .as_bytes(),
+    );
+    l.index(vec![m]);
+    let tar = work.path().join("image.tar");
+    tar_dir(&layout, &tar);
+    let gz = work.path().join("image.tar.gz");
+    fs::write(&gz, gzip(&fs::read(&tar).unwrap())).unwrap();
+    let size = fs::metadata(&gz).unwrap().len();
+    let limits = Limits {
+        allowance: 8 << 20,
+        max_ratio: 10,
+        ..Limits::default()
+    };
+    let e = err(&gz, &limits);
+    assert!(
+        e.contains(&format!(
+            "its {size} gzip-compressed bytes decompress to more than"
+        )) && e.contains("decompression bomb"),
+        "{e}"
+    );
+    // Within the ratio it reads.
+    let u = ok(&gz);
+    assert_eq!(
+        fs::metadata(u.root().join("zeros")).unwrap().len(),
+        40 << 20
+    );
+}

@@ -48,6 +48,8 @@ const MAX_SKIPPED_LISTED: usize = 100;
 /// Indexes inside indexes, and manifests listed in all of them, at most.
 const MAX_INDEX_DEPTH: u32 = 8;
 const MAX_MANIFESTS: usize = 4096;
+/// An error quotes at most this much of what an image holds (a tar header's name field, say).
+const MAX_QUOTED: usize = 120;
 
 /// Bounds on what an image may make us read and write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +60,16 @@ pub struct Limits {
     pub max_entries: u64,
     /// Any one JSON document (index, manifest, config).
     pub max_json_bytes: u64,
-    /// A layer may not decompress to more than `max_ratio * compressed + 64 MiB`.
+    /// The whole image may not decompress to more than `max_ratio` times its compressed
+    /// size plus `allowance`: all its layers together, and a gzip-compressed outer archive.
     pub max_ratio: u64,
+    /// The bytes of decompressed data every image may have beyond `max_ratio` (once, not per
+    /// layer: twenty tiny layers do not get twenty allowances).
+    pub allowance: u64,
+    /// Layers a manifest may list. Docker refuses to chain more than 125 (`maxLayerDepth` in
+    /// moby's layer/layer_store.go: "the 127 max in some graphdrivers plus the 2 additional
+    /// layers used to create a rwlayer").
+    pub max_layers: usize,
 }
 
 impl Default for Limits {
@@ -69,7 +79,30 @@ impl Default for Limits {
             max_entries: 2_000_000,
             max_json_bytes: 16 * MIB,
             max_ratio: 200,
+            allowance: 64 * MIB,
+            max_layers: 127,
         }
+    }
+}
+
+impl Limits {
+    /// What `compressed` bytes may decompress to: the ratio and the allowance, within the
+    /// unpacked-size limit.
+    pub fn decompressed_budget(&self, compressed: u64) -> u64 {
+        self.max_ratio
+            .saturating_mul(compressed)
+            .saturating_add(self.allowance)
+            .min(self.max_unpacked_bytes)
+    }
+}
+
+/// At most `MAX_QUOTED` characters of text read from an image, control and bidi characters
+/// escaped: an error may show where a file went wrong, never its contents at length.
+pub(crate) fn excerpt(text: &str) -> String {
+    let shown = crate::render::printable(text);
+    match shown.char_indices().nth(MAX_QUOTED) {
+        Some((at, _)) => format!("{}…", &shown[..at]),
+        None => shown.into_owned(),
     }
 }
 
@@ -202,14 +235,16 @@ pub enum ImageError {
     #[error("layer {layer}: {why}")]
     Layer { layer: String, why: String },
     #[error(
-        "layer {layer}: {compressed} compressed bytes decompress to more than {limit} bytes \
-         (limit: {ratio} times the compressed size + 64 MiB); refusing a likely decompression bomb"
+        "layer {layer}: the image's {compressed} compressed bytes decompress to more than {limit} \
+         bytes (limit: {ratio} times the compressed size + {allowance} bytes, all layers together); \
+         refusing a likely decompression bomb"
     )]
     Bomb {
         layer: String,
         compressed: u64,
         limit: u64,
         ratio: u64,
+        allowance: u64,
     },
     #[error("creating a private directory in {dir}: {source}")]
     TempDir {
@@ -335,10 +370,39 @@ pub fn unpack(
 
     let dir = private_temp(|b, parent| b.tempdir_in(parent), |d| d.path())?;
 
-    let mut state = State::default();
+    if picked.layers.len() > limits.max_layers {
+        return Err(ImageError::Limit {
+            what: shown.clone(),
+            why: format!(
+                "its manifest lists {} layers, more than the {} an image may have (Docker refuses \
+                 to chain more than 125)",
+                picked.layers.len(),
+                limits.max_layers
+            ),
+        });
+    }
+    // A layer listed twice is applied once, where it is listed last: overlayfs gives the same
+    // tree (what the later copy holds wins over everything between).
+    let jobs: Vec<&LayerJob> = picked
+        .layers
+        .iter()
+        .enumerate()
+        .filter(|(i, job)| !picked.layers[i + 1..].iter().any(|j| j.name == job.name))
+        .map(|(_, job)| job)
+        .collect();
+    // One budget for the image: every layer's compressed size counts once.
+    let mut compressed = 0u64;
+    for job in &jobs {
+        compressed = compressed.saturating_add(img.blob_size(job)?);
+    }
+    let mut state = State {
+        compressed,
+        budget: limits.decompressed_budget(compressed),
+        ..State::default()
+    };
     let mut tree = Tree::new(dir.path());
     let mut layers = Vec::new();
-    for job in &picked.layers {
+    for job in jobs {
         tree.next_layer();
         layers.push(img.apply_layer(job, &mut tree, &mut state)?);
     }
@@ -385,7 +449,15 @@ fn open_source(
     };
     let meta = std::fs::metadata(path).map_err(read_err)?;
     if meta.is_dir() {
-        let src = Source::Dir(path.to_path_buf());
+        let src = Source::dir(path).map_err(read_err)?;
+        for name in ["manifest.json", "index.json"] {
+            if let Some(what) = src.not_a_member(name) {
+                return Err(ImageError::NotAnImage {
+                    path: shown.to_string(),
+                    why: format!("its {name} is {what}, not a regular file"),
+                });
+            }
+        }
         // An extracted docker 25 save has both; manifest.json carries its tags.
         return if src.has("manifest.json") {
             Ok((src, ImageFormat::DockerArchive))
@@ -456,18 +528,23 @@ fn gunzip_to_scratch(
         what: shown.to_string(),
         source: e,
     })?;
-    let mut gz = flate2::read::MultiGzDecoder::new(BufReader::new(f))
-        .take(limits.max_unpacked_bytes.saturating_add(1));
+    let compressed = f.metadata().map_or(0, |m| m.len());
+    // The archive holds the layers, compressed already: it gets the image's ratio too.
+    let budget = limits.decompressed_budget(compressed);
+    let mut gz =
+        flate2::read::MultiGzDecoder::new(BufReader::new(f)).take(budget.saturating_add(1));
     let n = io::copy(&mut gz, tmp.as_file_mut()).map_err(|e| ImageError::Read {
         what: format!("{shown} (decompressing gzip)"),
         source: e,
     })?;
-    if n > limits.max_unpacked_bytes {
+    if n > budget {
         return Err(ImageError::Limit {
             what: shown.to_string(),
             why: format!(
-                "decompresses to more than {} bytes (the unpacked-size limit)",
-                limits.max_unpacked_bytes
+                "its {compressed} gzip-compressed bytes decompress to more than {budget} bytes \
+                 (limit: {} times the compressed size + {} bytes); refusing a likely \
+                 decompression bomb",
+                limits.max_ratio, limits.allowance
             ),
         });
     }
@@ -674,6 +751,11 @@ struct Leaf {
 struct State {
     bytes: u64,
     entries: u64,
+    /// The compressed size of every layer applied, and what they may decompress to in all.
+    compressed: u64,
+    budget: u64,
+    /// What the layers applied so far decompressed to.
+    decompressed: u64,
     skipped: Vec<SkippedEntry>,
     skipped_more: u64,
 }
@@ -1095,6 +1177,25 @@ impl Image<'_> {
 
     // -- layers --------------------------------------------------------------------------------
 
+    /// The compressed size of a layer's blob: its descriptor's, or the file's.
+    fn blob_size(&self, job: &LayerJob) -> Result<u64, ImageError> {
+        if let Some(size) = job.size {
+            return Ok(size);
+        }
+        match self.src.open(&job.name) {
+            Ok(Some((_, size))) => Ok(size),
+            Ok(None) => Err(ImageError::MissingBlob {
+                image: self.shown.to_string(),
+                digest: job.shown.clone(),
+                what: format!("layer {}", job.name),
+            }),
+            Err(e) => Err(ImageError::Layer {
+                layer: job.shown.clone(),
+                why: format!("reading {}: {e}", job.name),
+            }),
+        }
+    }
+
     fn apply_layer(
         &self,
         job: &LayerJob,
@@ -1124,12 +1225,10 @@ impl Image<'_> {
                 )));
             }
         }
-        let limit = self
-            .limits
-            .max_ratio
-            .saturating_mul(size)
-            .saturating_add(64 * MIB);
+        let limit = state.budget.saturating_sub(state.decompressed);
+        let read_here = Rc::new(Cell::new(0u64));
         let tripped = Rc::new(Cell::new(false));
+        let (state_compressed, state_budget) = (state.compressed, state.budget);
         let mut blob = HashRead::new(raw, job.blob_sha256.is_some());
         let start = (state.bytes, state.entries);
         let mut compression_seen = Compression::None;
@@ -1167,18 +1266,20 @@ impl Image<'_> {
                 read: 0,
                 limit,
                 tripped: tripped.clone(),
+                total: read_here.clone(),
             };
             let mut diff = HashRead::new(bounded, job.diff_sha256.is_some());
             let stream_err = |e: io::Error, entry: Option<String>| {
                 if tripped.get() {
                     return ImageError::Bomb {
                         layer: layer.clone(),
-                        compressed: size,
-                        limit,
+                        compressed: state_compressed,
+                        limit: state_budget,
                         ratio: self.limits.max_ratio,
+                        allowance: self.limits.allowance,
                     };
                 }
-                let why = format!("corrupt or truncated layer: {e}");
+                let why = format!("corrupt or truncated layer: {}", excerpt(&e.to_string()));
                 match entry {
                     Some(entry) => ImageError::Entry {
                         layer: layer.clone(),
@@ -1194,7 +1295,7 @@ impl Image<'_> {
                 for entry in entries {
                     cleanup::hold_if_interrupted();
                     let mut entry = entry.map_err(|e| stream_err(e, None))?;
-                    let shown_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+                    let shown_path = excerpt(&String::from_utf8_lossy(&entry.path_bytes()));
                     state.entries += 1;
                     if state.entries > self.limits.max_entries {
                         return Err(ImageError::Limit {
@@ -1249,6 +1350,7 @@ impl Image<'_> {
             Ok(diff.finish())
         })();
         let diff_actual = result?;
+        state.decompressed = state.decompressed.saturating_add(read_here.get());
         io::copy(&mut blob, &mut io::sink()).map_err(|e| layer_err(format!("reading: {e}")))?;
         if let (Some(want), Some(actual)) = (&job.blob_sha256, blob.finish()) {
             if *want != actual {
@@ -1342,12 +1444,15 @@ struct Bounded<R> {
     read: u64,
     limit: u64,
     tripped: Rc<Cell<bool>>,
+    /// `read`, for the caller once the reader is gone (the image's budget spans its layers).
+    total: Rc<Cell<u64>>,
 }
 
 impl<R: Read> Read for Bounded<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.read += n as u64;
+        self.total.set(self.read);
         if self.read > self.limit {
             self.tripped.set(true);
             return Err(io::Error::other("decompressed size limit exceeded"));

@@ -17,6 +17,8 @@ pub(crate) enum Member {
 }
 
 pub(crate) enum Source {
+    /// A layout directory, as a canonical path: a member is read only where it resolves, links
+    /// followed, to a regular file inside it.
     Dir(PathBuf),
     Tar {
         file: PathBuf,
@@ -61,7 +63,10 @@ impl Source {
         for entry in archive.entries_with_seek().map_err(io_err)? {
             let entry = entry.map_err(|e| ImageError::NotAnImage {
                 path: shown.to_string(),
-                why: format!("not a readable tar archive: {e}"),
+                why: format!(
+                    "not a readable tar archive: {}",
+                    super::excerpt(&e.to_string())
+                ),
             })?;
             count += 1;
             if count > max_entries {
@@ -126,11 +131,45 @@ impl Source {
         None
     }
 
+    /// A layout directory, its path made canonical so that links can be held inside it.
+    pub(crate) fn dir(path: &Path) -> io::Result<Source> {
+        Ok(Source::Dir(std::fs::canonicalize(path)?))
+    }
+
     /// Whether the member or file `name` exists.
     pub(crate) fn has(&self, name: &str) -> bool {
         match self {
-            Source::Dir(dir) => member_path(dir, name).is_some_and(|p| p.is_file()),
+            Source::Dir(dir) => matches!(resolve(dir, name), Ok(Some(p)) if p.is_file()),
             Source::Tar { .. } => self.lookup(name).is_some(),
+        }
+    }
+
+    /// What `name` is where it exists but cannot be read as a member ("a FIFO", "a link out of
+    /// the layout"); None where it is absent or a regular file.
+    pub(crate) fn not_a_member(&self, name: &str) -> Option<&'static str> {
+        let Source::Dir(dir) = self else {
+            return None;
+        };
+        let path = member_path(dir, name)?;
+        std::fs::symlink_metadata(&path).ok()?;
+        match resolve(dir, name) {
+            Err(_) => Some("a link out of the layout"),
+            Ok(None) => Some("a dangling link"),
+            Ok(Some(p)) => {
+                use std::os::unix::fs::FileTypeExt;
+                let kind = std::fs::metadata(p).ok()?.file_type();
+                if kind.is_file() {
+                    None
+                } else if kind.is_dir() {
+                    Some("a directory")
+                } else if kind.is_fifo() {
+                    Some("a FIFO")
+                } else if kind.is_char_device() || kind.is_block_device() {
+                    Some("a device")
+                } else {
+                    Some("not a regular file")
+                }
+            }
         }
     }
 
@@ -139,15 +178,16 @@ impl Source {
     pub(crate) fn open(&self, name: &str) -> io::Result<Option<(Box<dyn Read + '_>, u64)>> {
         match self {
             Source::Dir(dir) => {
-                let Some(path) = member_path(dir, name) else {
+                let Some(path) = resolve(dir, name)? else {
                     return Ok(None);
                 };
-                // O_NONBLOCK: a fifo planted as a blob must not block the open.
+                // O_NONBLOCK: a fifo planted as a blob must not block the open. O_NOFOLLOW: the
+                // path is resolved already; a link swapped in since is not followed.
                 let opened = {
                     use std::os::unix::fs::OpenOptionsExt;
                     std::fs::OpenOptions::new()
                         .read(true)
-                        .custom_flags(libc::O_NONBLOCK)
+                        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
                         .open(&path)
                 };
                 match opened {
@@ -171,6 +211,24 @@ impl Source {
                 Ok(Some((Box::new(f.take(size)), size)))
             }
         }
+    }
+}
+
+/// Where `name` resolves inside the canonical `dir`, links followed; None where nothing is
+/// there. A link that leaves `dir` (`layer.tar -> /etc/shadow`) is an error, never read: a
+/// layout names only its own files.
+fn resolve(dir: &Path, name: &str) -> io::Result<Option<PathBuf>> {
+    let Some(path) = member_path(dir, name) else {
+        return Ok(None);
+    };
+    match std::fs::canonicalize(&path) {
+        Ok(real) if real.starts_with(dir) => Ok(Some(real)),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{name} is a link to a file outside the image layout; it is not read"),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
