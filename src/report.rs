@@ -324,8 +324,14 @@ pub fn read_saved(path: &Path) -> Result<Vec<u8>, SavedError> {
             read_stream_limited(f, REPORT_LIMIT, size)
         })
     };
-    read.map_err(|e| SavedError::Unreadable(e.to_string()))?
-        .ok_or_else(SavedError::too_large)
+    let mut bytes = read
+        .map_err(|e| SavedError::Unreadable(e.to_string()))?
+        .ok_or_else(SavedError::too_large)?;
+    // PowerShell's `Out-File` and Notepad write a byte-order mark first.
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes.drain(..3);
+    }
+    Ok(bytes)
 }
 
 /// Parses a saved report (or, where `want` allows, a bare snapshot).
@@ -349,6 +355,8 @@ where
         None
     }
     let text = std::str::from_utf8(bytes).map_err(|_| SavedError::NotUtf8)?;
+    // PowerShell's `Out-File` and Notepad write a byte-order mark first.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(SavedError::NotJson("empty".into()));
     }

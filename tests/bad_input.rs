@@ -398,3 +398,37 @@ fn bidi_and_invisible_characters_are_escaped_on_every_surface() {
         }
     }
 }
+
+/// A report saved by PowerShell's `Out-File` or Notepad starts with a UTF-8 byte-order mark;
+/// every reader of reports takes it, as the configuration reader does.
+#[test]
+fn a_report_with_a_byte_order_mark_is_read_everywhere() {
+    let root = FakeRoot::healthy(1);
+    let r = run(root
+        .cmd()
+        .args(["check", "--format", "json"])
+        .env("CUDA_LAUNCH_BLOCKING", "1"));
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("node.json");
+    std::fs::write(&saved, format!("\u{feff}{}", r.stdout)).unwrap();
+    for args in [
+        vec!["check", "--from"],
+        vec!["diff", saved.to_str().unwrap()],
+        vec!["fleet"],
+    ] {
+        let out = run(gpudoctor().args(&args).arg(&saved));
+        assert!(
+            matches!(out.code, 0 | 1),
+            "{args:?}: exit {}: {}",
+            out.code,
+            out.stderr
+        );
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+    let out = run(root
+        .cmd()
+        .args(["check", "--baseline"])
+        .arg(&saved)
+        .env("CUDA_LAUNCH_BLOCKING", "1"));
+    assert!(matches!(out.code, 0 | 1), "--baseline: {}", out.stderr);
+}

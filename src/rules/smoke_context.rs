@@ -21,9 +21,14 @@ fn run(snap: &Snapshot) -> Outcome {
         Ok(r) => r,
         Err(na) => return na,
     };
+    // After an impossible cuDeviceGetCount (GD054), ordinals the driver cannot open are what
+    // that count implies, not faults of as many GPUs.
+    let count_impossible = run
+        .device_count
+        .is_some_and(|n| !(0..=crate::smoke::MAX_DEVICES).contains(&n));
     let mut out = Vec::new();
     for d in &run.devices {
-        if let Some(e) = &d.info_error {
+        if let Some(e) = d.info_error.as_ref().filter(|_| !count_impossible) {
             out.push(
                 Finding::new(
                     "GD055",
@@ -171,6 +176,25 @@ mod tests {
             "{}",
             f.title
         );
+    }
+
+    #[test]
+    fn after_an_impossible_count_the_ordinals_it_implies_are_not_gpus() {
+        let mut s = healthy();
+        let n = smoke_run_mut(&mut s).devices.len();
+        for ordinal in 0..n {
+            smoke_dev(&mut s, ordinal).info_error =
+                Some(cuda_error("cuDeviceGet", 101, "CUDA_ERROR_INVALID_DEVICE"));
+        }
+        smoke_run_mut(&mut s).device_count = Some(4096);
+        assert_clean(run(&s));
+        // A possible count keeps them: one finding per ordinal.
+        smoke_run_mut(&mut s).device_count = Some(n as i32);
+        let Outcome::Checked(found) = run(&s) else {
+            panic!("not checked")
+        };
+        assert_eq!(found.len(), n);
+        assert!(found.iter().all(|f| f.code == "GD055"));
     }
 
     #[test]
