@@ -128,6 +128,16 @@ pub mod fuzzing {
         Ok((commands, crate::render::fix_script::render(&report)))
     }
 
+    /// A configuration file's text, parsed and checked as `--config` reads it. The error is
+    /// the message naming the file and line.
+    pub fn config(bytes: &[u8]) -> Result<(), String> {
+        let text = String::from_utf8(bytes.to_vec()).map_err(|e| e.to_string())?;
+        crate::cli::config::parse(std::path::Path::new("fuzz.toml"), text)
+            .map(std::hint::black_box)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
     /// `fleet`: one node's report read into fleet's own types.
     pub fn fleet_report(bytes: &[u8]) -> Result<(), String> {
         crate::report::parse_saved::<crate::fleet::SnapshotIn, crate::fleet::FindingIn>(

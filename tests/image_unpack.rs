@@ -1533,3 +1533,39 @@ fn a_gzipped_outer_archive_gets_the_same_ratio() {
         40 << 20
     );
 }
+
+#[test]
+fn a_small_gzip_bomb_as_the_outer_archive_stops_at_the_budget_and_leaves_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    // One gzip member of 1 MiB of zeros (about 1 KiB), 1,000 times: a 1 MB file that
+    // decompresses to 1 GiB, where the budget is 200 MB + 64 MiB.
+    let mut best = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    best.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let member = best.finish().unwrap();
+    let bomb = work.path().join("image.tar.gz");
+    fs::write(&bomb, member.repeat(1000)).unwrap();
+    let size = fs::metadata(&bomb).unwrap().len();
+    let tmp = tempfile::tempdir().unwrap();
+    let t = std::time::Instant::now();
+    let r = util::run(
+        util::gpudoctor()
+            .env("TMPDIR", tmp.path())
+            .args(["check", "--image"])
+            .arg(&bomb),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let budget = Limits::default().decompressed_budget(size);
+    assert!(
+        r.stderr.contains(&format!(
+            "its {size} gzip-compressed bytes decompress to more than {budget} bytes"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "temp space left behind"
+    );
+    eprintln!("stopped in {:.1} s", t.elapsed().as_secs_f64());
+}

@@ -140,6 +140,55 @@ pub const TARGETS: &[Target] = &[
         ],
     },
     Target {
+        name: "fix_script",
+        run: fix_script,
+        dict: &[
+            b"$(",
+            b"`",
+            b"';",
+            b"\";",
+            b"\\n",
+            b"\\u202e",
+            b"\"python\":",
+            b"\"pci_bus_id\":",
+            b"\"site\":",
+            b"\"root\":",
+        ],
+    },
+    Target {
+        name: "image_layout",
+        run: image_layout,
+        dict: &[
+            b"\"manifests\":",
+            b"\"layers\":",
+            b"\"digest\":\"sha256:",
+            b"\"size\":",
+            b"\"platform\":",
+            b"\"annotations\":",
+            b"\"Config\":",
+            b"\"Layers\":",
+            b"blobs/sha256/",
+            b"application/vnd.oci.image.index.v1+json",
+            b"../",
+        ],
+    },
+    Target {
+        name: "config",
+        run: config,
+        dict: &[
+            b"[severity]\n",
+            b"[smoke]\n",
+            b"fail_on = ",
+            b"GD012 = \"error\"\n",
+            b"\"",
+            b"\"\"\"",
+            b"=",
+            b"\n",
+            b"{",
+            b"}",
+        ],
+    },
+    Target {
         name: "saved_report",
         run: saved_report,
         dict: &[
@@ -471,7 +520,12 @@ pub fn elf(data: &[u8]) {
     let fs = gpudoctor::fsys::HostFs::new(None);
     black_box(gd::read_dynamic(&fs, &path)).ok();
     // The loader's symbol-version reads: undefined symbols by version, and exports.
-    black_box(gd::versioned_imports(&fs, &path, &["libnvJitLink.so.12", "libc.so.6"])).ok();
+    black_box(gd::versioned_imports(
+        &fs,
+        &path,
+        &["libnvJitLink.so.12", "libc.so.6"],
+    ))
+    .ok();
     black_box(gd::exports(&fs, &path)).ok();
     black_box(gpudoctor::fatbin::scan(&fs, &path)).ok();
     let _ = std::fs::remove_file(&path);
@@ -597,6 +651,75 @@ pub fn dist_metadata(data: &[u8]) {
 
 /// A saved report: `check --from` (read, judged, rendered in every format) and one
 /// `fleet` document.
+/// `check --from` then `--fix-script` on a report: no panic in any rule or in the script's
+/// rendering, whatever strings the snapshot holds (tests/fix_injection.rs runs the scripts).
+pub fn fix_script(data: &[u8]) {
+    if let Ok((commands, script)) = gd::fix_commands(data) {
+        black_box((commands, script));
+    }
+}
+
+// The blobs every fuzzed layout holds: an empty layer (one tar end-of-archive block), its
+// config and a manifest naming both; the input is the layout's index.json (or a `docker
+// save` manifest.json) that names them, or not. The digests are the SHA-256 of each.
+const IMAGE_LAYER_HEX: &str = "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef";
+const IMAGE_CONFIG_HEX: &str = "322b3d03f3d392e3b9448487fa87a007db4fd708ed1acb44a9bd762894001edd";
+const IMAGE_CONFIG: &str = r#"{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef"]}}"#;
+const IMAGE_MANIFEST_HEX: &str = "6f3564af2d51a85aae8fb5e5b1311bddcb2e6dc88df34572283e3c2bdaf6377f";
+const IMAGE_MANIFEST: &str = r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:322b3d03f3d392e3b9448487fa87a007db4fd708ed1acb44a9bd762894001edd","size":186},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef","size":1024}]}"#;
+
+/// The fuzzed layouts: an OCI layout and a `docker save` directory, made once per process
+/// (inputs run one at a time on the fuzz thread, each rewriting its index).
+fn image_dirs() -> &'static [std::path::PathBuf; 2] {
+    static DIRS: std::sync::OnceLock<[std::path::PathBuf; 2]> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        // Under fuzz/target, which `cargo clean` removes; one per process.
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/image-layouts")
+            .join(std::process::id().to_string());
+        ["oci", "docker"].map(|kind| {
+            let dir = base.join(kind);
+            let blobs = dir.join("blobs/sha256");
+            std::fs::create_dir_all(&blobs).expect("fuzz image directory");
+            std::fs::write(blobs.join(IMAGE_LAYER_HEX), [0u8; 1024]).unwrap();
+            std::fs::write(blobs.join(IMAGE_CONFIG_HEX), IMAGE_CONFIG).unwrap();
+            std::fs::write(blobs.join(IMAGE_MANIFEST_HEX), IMAGE_MANIFEST).unwrap();
+            std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+            dir
+        })
+    })
+}
+
+/// `check --image` on a layout whose index.json (and, as a `docker save`, manifest.json) is
+/// the input: the index, manifest and config readers, platform and reference picking, the
+/// bounds, and the layers they lead to.
+pub fn image_layout(data: &[u8]) {
+    let [oci, docker] = image_dirs();
+    let limits = gpudoctor::image::Limits {
+        max_unpacked_bytes: 16 << 20,
+        allowance: 1 << 20,
+        max_json_bytes: 1 << 20,
+        ..gpudoctor::image::Limits::default()
+    };
+    std::fs::write(oci.join("index.json"), data).unwrap();
+    std::fs::write(docker.join("manifest.json"), data).unwrap();
+    for dir in [oci, docker] {
+        black_box(gpudoctor::image::unpack(dir, None, "x86_64", &limits)).ok();
+        black_box(gpudoctor::image::unpack(
+            dir,
+            Some("fuzz:1"),
+            "aarch64",
+            &limits,
+        ))
+        .ok();
+    }
+}
+
+/// A configuration file as `--config` reads it.
+pub fn config(data: &[u8]) {
+    black_box(gd::config(data)).ok();
+}
+
 pub fn saved_report(data: &[u8]) {
     black_box(gd::check_from(data)).ok();
     black_box(gd::fleet_report(data)).ok();

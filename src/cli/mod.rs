@@ -7,7 +7,7 @@
 mod args;
 mod check;
 mod completions;
-mod config;
+pub(crate) mod config;
 mod config_cmd;
 mod devices;
 mod diff;

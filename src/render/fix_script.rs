@@ -10,7 +10,9 @@
 //! pkexec), or run a command that only root may (modprobe, package installs, systemctl,
 //! nvidia-smi settings, writes under /etc).
 //!
-//! Commands come from the rules, which quote what they interpolate (`sh_quote`). All other
+//! Commands come from the rules as `Shell` values (src/findings.rs): a literal, or `sh!`, which
+//! quotes every value it interpolates, so a `String` built from the inspected system cannot become
+//! a command (tests/fix_injection.rs runs every fix of hostile snapshots in a sandbox). All other
 //! text (titles, evidence, host names) goes into comments with control characters escaped,
 //! so no line break from the inspected system can end a comment and start a command.
 
