@@ -164,7 +164,9 @@ fn broken_machines() -> Vec<(&'static str, Value)> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
     for seed in ["host-with-torch-venv", "debian-cuda-tree", "bare-snapshot"] {
-        let path = repo.join(format!("fuzz/seeds/saved_report/{seed}.json"));
+        // Reports written by `gpudoctor check --format json` (the fuzz seeds of `saved_report`
+        // too; fuzz/ is not part of the packaged crate).
+        let path = repo.join(format!("tests/fixtures/reports/{seed}.json"));
         let text = std::fs::read_to_string(&path).unwrap();
         out.push((seed, serde_json::from_str::<Value>(&text).unwrap()));
     }
