@@ -64,6 +64,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand explain 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
             cand config 'Print the effective configuration and where each value came from'
             cand schema 'Print the JSON Schema of the report `check --format json` prints'
+            cand mcp 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only'
             cand completions 'Print the shell completion script for SHELL'
             cand man 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -285,6 +286,17 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'gpudoctor;mcp'= {
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
+            cand -q 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand --quiet 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand -v 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --verbose 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --no-config 'Read no configuration file and no GPUDOCTOR_* policy variable'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'gpudoctor;completions'= {
             cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
             cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
@@ -319,6 +331,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand explain 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
             cand config 'Print the effective configuration and where each value came from'
             cand schema 'Print the JSON Schema of the report `check --format json` prints'
+            cand mcp 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only'
             cand completions 'Print the shell completion script for SHELL'
             cand man 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -344,6 +357,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help;config'= {
         }
         &'gpudoctor;help;schema'= {
+        }
+        &'gpudoctor;help;mcp'= {
         }
         &'gpudoctor;help;completions'= {
         }

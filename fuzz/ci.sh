@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 secs="${1:-${GPUDOCTOR_FUZZ_SECONDS:-15}}"
-targets=(ldcache elf fatbin pep440 pep508 cuda_versions proc alloc_conf dist_metadata saved_report fix_script image_layout config)
+targets=(ldcache elf fatbin pep440 pep508 cuda_versions proc alloc_conf dist_metadata saved_report fix_script image_layout config mcp)
 # The fuzz workspace has its own lock file, kept in step with the main one; not --locked,
 # so a dependency added to gpudoctor does not fail this step before the file is updated.
 

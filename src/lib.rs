@@ -138,6 +138,14 @@ pub mod fuzzing {
             .map_err(|e| e.to_string())
     }
 
+    /// One line of `gpudoctor mcp`'s input, answered as the server answers it; a tool call
+    /// runs nothing (its run fails at once), so only the protocol is exercised.
+    pub fn mcp_message(bytes: &[u8]) -> Option<String> {
+        let line = String::from_utf8_lossy(bytes);
+        crate::cli::mcp::handle_with(&line, &|_: &[String]| Err("not run".to_string()))
+            .map(|v| v.to_string())
+    }
+
     /// `fleet`: one node's report read into fleet's own types.
     pub fn fleet_report(bytes: &[u8]) -> Result<(), String> {
         crate::report::parse_saved::<crate::fleet::SnapshotIn, crate::fleet::FindingIn>(

@@ -189,6 +189,23 @@ pub const TARGETS: &[Target] = &[
         ],
     },
     Target {
+        name: "mcp",
+        run: mcp,
+        dict: &[
+            b"{\"jsonrpc\":\"2.0\",",
+            b"\"id\":",
+            b"\"method\":",
+            b"\"params\":",
+            b"\"tools/call\"",
+            b"\"initialize\"",
+            b"\"arguments\":",
+            b"\"name\":\"check\"",
+            b"\"resources/read\"",
+            b"null",
+            b"[",
+        ],
+    },
+    Target {
         name: "saved_report",
         run: saved_report,
         dict: &[
@@ -712,6 +729,19 @@ pub fn image_layout(data: &[u8]) {
             &limits,
         ))
         .ok();
+    }
+}
+
+/// One line of `gpudoctor mcp`'s input: every answer is one JSON-RPC 2.0 object (a
+/// result or an error carrying the request's id), never a panic.
+pub fn mcp(data: &[u8]) {
+    if let Some(answer) = gd::mcp_message(data) {
+        let v: serde_json::Value = match serde_json::from_str(&answer) {
+            Ok(v) => v,
+            Err(e) => panic!("the answer is not JSON: {e}: {answer}"),
+        };
+        assert_eq!(v["jsonrpc"], "2.0", "{answer}");
+        assert!(v.get("result").is_some() != v.get("error").is_some(), "{answer}");
     }
 }
 

@@ -120,6 +120,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Print the JSON Schema of the report `check --format json` prints
     Schema,
+    /// Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only
+    Mcp,
     /// Print the shell completion script for SHELL
     Completions {
         #[arg(value_enum)]
@@ -176,6 +178,7 @@ impl Command {
             Command::Explain(_) => "explain",
             Command::Config(_) => "config",
             Command::Schema => "schema",
+            Command::Mcp => "mcp",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
             Command::CompatTables => "__compat-tables",

@@ -16,6 +16,7 @@ mod fleet;
 mod gather;
 mod libs;
 mod man;
+pub(crate) mod mcp;
 mod options;
 mod recommend;
 mod schema;
@@ -167,6 +168,7 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
         Command::Explain(a) => explain::explain(&g, a.code.as_deref(), a.list),
         Command::Config(_) => config_cmd::config(&g),
         Command::Schema => schema::schema(&g),
+        Command::Mcp => mcp::mcp(&g),
         Command::Completions { shell } => completions::completions(&g, shell),
         Command::Man => man::man(&g),
         Command::NvmlWorker { .. }
