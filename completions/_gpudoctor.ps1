@@ -67,6 +67,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain a finding code (GD012, gd012 or 12); without one, list every code')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective configuration and where each value came from')
             [CompletionResult]::new('schema', 'schema', [CompletionResultType]::ParameterValue, 'Print the JSON Schema of the report `check --format json` prints')
+            [CompletionResult]::new('bundle', 'bundle', [CompletionResultType]::ParameterValue, 'Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print the shell completion script for SHELL')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`')
@@ -301,6 +302,28 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'gpudoctor;bundle' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Where to write the archive (default ./gpudoctor-bundle.tar.gz)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Where to write the archive (default ./gpudoctor-bundle.tar.gz)')
+            [CompletionResult]::new('--python', '--python', [CompletionResultType]::ParameterName, 'The Python interpreter whose environment to inspect')
+            [CompletionResult]::new('--cuda-lib', '--cuda-lib', [CompletionResultType]::ParameterName, 'Load libcuda from this file for the smoke test')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Judge device-node access for this user (name or uid) instead of the caller')
+            [CompletionResult]::new('--nvml-lib', '--nvml-lib', [CompletionResultType]::ParameterName, 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)')
+            [CompletionResult]::new('--smoke', '--smoke', [CompletionResultType]::ParameterName, 'Also run the on-device smoke test and include its result')
+            [CompletionResult]::new('--no-redact', '--no-redact', [CompletionResultType]::ParameterName, 'Keep host names, user names, addresses and token-looking strings (they are replaced by placeholders by default)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report: only the exit code says the outcome (errors still go to stderr)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate')
+            [CompletionResult]::new('--no-config', '--no-config', [CompletionResultType]::ParameterName, 'Read no configuration file and no GPUDOCTOR_* policy variable')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'gpudoctor;mcp' {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)')
@@ -349,6 +372,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain a finding code (GD012, gd012 or 12); without one, list every code')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective configuration and where each value came from')
             [CompletionResult]::new('schema', 'schema', [CompletionResultType]::ParameterValue, 'Print the JSON Schema of the report `check --format json` prints')
+            [CompletionResult]::new('bundle', 'bundle', [CompletionResultType]::ParameterValue, 'Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print the shell completion script for SHELL')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`')
@@ -386,6 +410,9 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;help;schema' {
+            break
+        }
+        'gpudoctor;help;bundle' {
             break
         }
         'gpudoctor;help;mcp' {

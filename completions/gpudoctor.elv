@@ -64,6 +64,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand explain 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
             cand config 'Print the effective configuration and where each value came from'
             cand schema 'Print the JSON Schema of the report `check --format json` prints'
+            cand bundle 'Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)'
             cand mcp 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only'
             cand completions 'Print the shell completion script for SHELL'
             cand man 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`'
@@ -286,6 +287,27 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'gpudoctor;bundle'= {
+            cand -o 'Where to write the archive (default ./gpudoctor-bundle.tar.gz)'
+            cand --output 'Where to write the archive (default ./gpudoctor-bundle.tar.gz)'
+            cand --python 'The Python interpreter whose environment to inspect'
+            cand --cuda-lib 'Load libcuda from this file for the smoke test'
+            cand --root 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)'
+            cand --timeout 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out'
+            cand --user 'Judge device-node access for this user (name or uid) instead of the caller'
+            cand --nvml-lib 'Load NVML from this file instead of the loader''s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root'
+            cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
+            cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
+            cand --smoke 'Also run the on-device smoke test and include its result'
+            cand --no-redact 'Keep host names, user names, addresses and token-looking strings (they are replaced by placeholders by default)'
+            cand -q 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand --quiet 'Print no report: only the exit code says the outcome (errors still go to stderr)'
+            cand -v 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --verbose 'More detail: check adds passing checks, every fact''s source and all registered variables (-vv: the probes'' timings); toolkit every candidate'
+            cand --no-config 'Read no configuration file and no GPUDOCTOR_* policy variable'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'gpudoctor;mcp'= {
             cand --color 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal'
             cand --config 'Read this configuration file after the system''s and the user''s (also GPUDOCTOR_CONFIG)'
@@ -331,6 +353,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand explain 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
             cand config 'Print the effective configuration and where each value came from'
             cand schema 'Print the JSON Schema of the report `check --format json` prints'
+            cand bundle 'Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)'
             cand mcp 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only'
             cand completions 'Print the shell completion script for SHELL'
             cand man 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`'
@@ -357,6 +380,8 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
         &'gpudoctor;help;config'= {
         }
         &'gpudoctor;help;schema'= {
+        }
+        &'gpudoctor;help;bundle'= {
         }
         &'gpudoctor;help;mcp'= {
         }

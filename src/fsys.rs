@@ -107,19 +107,37 @@ pub fn write_report(
     let expanded = PathBuf::from(path.to_string_lossy().replace("{host}", host));
     let report = Report {
         host,
-        text,
+        text: text.as_bytes(),
         deadline: Instant::now() + timeout,
         timeout,
+        private: false,
     };
     write_atomically(&expanded, &report, 0)?;
     Ok(expanded)
 }
 
+/// Writes `bytes` to `path` as `write_report` does (atomically, links followed only where
+/// the kernel's protected_symlinks rule would, a FIFO written in place within `timeout`),
+/// readable by the owner only (mode 0600, also when it replaces a file): a support bundle.
+pub fn write_private(path: &Path, bytes: &[u8], timeout: Duration) -> Result<PathBuf, WriteError> {
+    let report = Report {
+        host: "bundle",
+        text: bytes,
+        deadline: Instant::now() + timeout,
+        timeout,
+        private: true,
+    };
+    write_atomically(path, &report, 0)?;
+    Ok(path.to_path_buf())
+}
+
 struct Report<'a> {
     host: &'a str,
-    text: &'a str,
+    text: &'a [u8],
     deadline: Instant,
     timeout: Duration,
+    /// Mode 0600 whatever the file had.
+    private: bool,
 }
 
 /// Links followed before giving up (a loop of links never ends).
@@ -174,7 +192,11 @@ fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), Write
         .ok_or_else(|| WriteError::new(path, "not a file name"))?;
     // The report replacing a file keeps that file's permissions: no wider (a private
     // report stays private) and no narrower.
-    let mode = replaced.as_ref().map(|m| m.mode() & 0o777);
+    let mode = if report.private {
+        Some(0o600)
+    } else {
+        replaced.as_ref().map(|m| m.mode() & 0o777)
+    };
     // Host and pid: containers on a shared filesystem can share pids. Created new, never
     // opened through a name someone else made first (a link planted in /tmp). The name is
     // cut so that the temp name fits NAME_MAX whenever the name does.
@@ -203,7 +225,7 @@ fn write_atomically(path: &Path, report: &Report, hops: u32) -> Result<(), Write
         .map_or(Ok(()), |mode| {
             file.set_permissions(fs::Permissions::from_mode(mode))
         })
-        .and_then(|()| (&file).write_all(text.as_bytes()))
+        .and_then(|()| (&file).write_all(text))
         .and_then(|()| file.sync_all())
         .map_err(|e| fail("writing", e))
         .and_then(|()| fs::rename(&tmp, path).map_err(|e| fail("renaming into place", e)));
@@ -261,7 +283,7 @@ fn write_in_place(path: &Path, meta: &Metadata, report: &Report) -> Result<(), W
             }
             _ => fail("opening", e),
         })?;
-    let mut rest = report.text.as_bytes();
+    let mut rest = report.text;
     while !rest.is_empty() {
         match (&file).write(rest) {
             Ok(0) => return Err(WriteError::new(path, "writing: nothing was taken")),

@@ -120,6 +120,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Print the JSON Schema of the report `check --format json` prints
     Schema,
+    /// Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)
+    Bundle(BundleArgs),
     /// Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only
     Mcp,
     /// Print the shell completion script for SHELL
@@ -179,6 +181,7 @@ impl Command {
             Command::Config(_) => "config",
             Command::Schema => "schema",
             Command::Mcp => "mcp",
+            Command::Bundle(_) => "bundle",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
             Command::CompatTables => "__compat-tables",
@@ -435,6 +438,31 @@ pub struct ToolkitArgs {
     pub inspect: InspectArgs,
     #[command(flatten)]
     pub replay: ReplayArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BundleArgs {
+    /// Where to write the archive (default ./gpudoctor-bundle.tar.gz)
+    #[arg(short = 'o', long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub output: Option<PathBuf>,
+    /// Also run the on-device smoke test and include its result
+    #[arg(long)]
+    pub smoke: bool,
+    /// Keep host names, user names, addresses and token-looking strings (they are replaced by placeholders by default)
+    #[arg(long)]
+    pub no_redact: bool,
+    /// The Python interpreter whose environment to inspect
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
+    pub python: Option<PathBuf>,
+    /// Load libcuda from this file for the smoke test
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    pub cuda_lib: Option<PathBuf>,
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+    #[command(flatten)]
+    pub user: UserArgs,
+    #[command(flatten)]
+    pub nvml: NvmlArgs,
 }
 
 #[derive(Debug, Clone, Args)]

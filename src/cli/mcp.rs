@@ -567,6 +567,14 @@ fn summarise(name: &str, v: &Value, command: &str) -> String {
 /// Runs this binary with `args` under the deadline: exit code (None when killed), stdout,
 /// stderr. The child's stdin is empty, so nothing it does can read the protocol stream.
 fn run_self(args: &[String]) -> Result<(Option<i32>, String, String), String> {
+    run_self_within(args, TOOL_DEADLINE)
+}
+
+/// `run_self` with another deadline (`gpudoctor bundle`'s steps).
+pub(super) fn run_self_within(
+    args: &[String],
+    deadline: Duration,
+) -> Result<(Option<i32>, String, String), String> {
     use wait_timeout::ChildExt;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find gpudoctor itself: {e}"))?;
     let mut child = Command::new(&exe)
@@ -589,7 +597,7 @@ fn run_self(args: &[String]) -> Result<(Option<i32>, String, String), String> {
         let _ = (&mut stderr).take(MAX_OUTPUT).read_to_end(&mut b);
         b
     });
-    let status = match child.wait_timeout(TOOL_DEADLINE) {
+    let status = match child.wait_timeout(deadline) {
         Ok(Some(s)) => s,
         Ok(None) => {
             let _ = child.kill();
@@ -597,7 +605,7 @@ fn run_self(args: &[String]) -> Result<(Option<i32>, String, String), String> {
             return Err(format!(
                 "`gpudoctor {}` did not finish within {} s",
                 args.join(" "),
-                TOOL_DEADLINE.as_secs()
+                deadline.as_secs()
             ));
         }
         Err(e) => return Err(format!("waiting for gpudoctor: {e}")),

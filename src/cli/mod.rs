@@ -5,6 +5,7 @@
 //! snapshot a command judges; each subcommand has its own file.
 
 mod args;
+mod bundle;
 mod check;
 mod completions;
 pub(crate) mod config;
@@ -169,6 +170,7 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
         Command::Config(_) => config_cmd::config(&g),
         Command::Schema => schema::schema(&g),
         Command::Mcp => mcp::mcp(&g),
+        Command::Bundle(a) => bundle::bundle(&g, &a),
         Command::Completions { shell } => completions::completions(&g, shell),
         Command::Man => man::man(&g),
         Command::NvmlWorker { .. }
