@@ -44,11 +44,30 @@ pub enum SmallFileError {
     TooLarge(u64),
 }
 
+/// What a file that is not a regular file is, for a message ("a FIFO").
+pub fn kind_name(kind: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_file() {
+        "a regular file"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
 /// Reads a regular file of at most `limit` bytes. The open never waits (a FIFO, a device or a
 /// socket named, or linked to, is refused without reading: `/dev/zero` would never end) and a
 /// file past the limit is refused before it is read, or when it grows past it while read.
 pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, SmallFileError> {
-    use std::os::unix::fs::FileTypeExt;
     let file = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -56,19 +75,7 @@ pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, SmallFil
     let meta = file.metadata()?;
     let kind = meta.file_type();
     if !kind.is_file() {
-        return Err(SmallFileError::NotRegular(if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() {
-            "a character device"
-        } else if kind.is_block_device() {
-            "a block device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "not a file"
-        }));
+        return Err(SmallFileError::NotRegular(kind_name(kind)));
     }
     if meta.len() > limit {
         return Err(SmallFileError::TooLarge(limit));

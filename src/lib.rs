@@ -76,17 +76,22 @@ pub mod fuzzing {
     pub use crate::pyversion::{cmp_versions, marker_holds, satisfies, MarkerEnv, PyVersion};
     pub use crate::rules::alloc_conf::parse_alloc_conf;
 
-    /// `check --from`: a saved report or bare snapshot read, judged and rendered in every
-    /// format, as the command does. The error is the reader's message.
-    pub fn check_from(bytes: &[u8]) -> Result<(), String> {
-        use crate::render::{self, Style};
+    /// A saved report or bare snapshot read and judged, as `check --from` does.
+    fn judged(bytes: &[u8]) -> Result<crate::report::Report, String> {
         let saved = crate::report::parse_saved::<crate::snapshot::Snapshot, serde::de::IgnoredAny>(
             bytes,
             crate::report::Saved::ReportOrSnapshot,
         )
         .map_err(|e| e.to_string())?;
         let (checks, findings) = crate::rules::evaluate(&saved.snapshot, &|_: &str| true);
-        let report = crate::report::Report::new(saved.snapshot, checks, findings);
+        Ok(crate::report::Report::new(saved.snapshot, checks, findings))
+    }
+
+    /// `check --from`: a saved report or bare snapshot read, judged and rendered in every
+    /// format, as the command does. The error is the reader's message.
+    pub fn check_from(bytes: &[u8]) -> Result<(), String> {
+        use crate::render::{self, Style};
+        let report = judged(bytes)?;
         let human = render::human::Options {
             verbose: true,
             style: Style::plain(),
@@ -108,13 +113,7 @@ pub mod fuzzing {
     /// each finding's code with its fix commands, and the fix script. The error is the
     /// reader's message.
     pub fn fix_commands(bytes: &[u8]) -> Result<(Vec<(String, String)>, String), String> {
-        let saved = crate::report::parse_saved::<crate::snapshot::Snapshot, serde::de::IgnoredAny>(
-            bytes,
-            crate::report::Saved::ReportOrSnapshot,
-        )
-        .map_err(|e| e.to_string())?;
-        let (checks, findings) = crate::rules::evaluate(&saved.snapshot, &|_: &str| true);
-        let report = crate::report::Report::new(saved.snapshot, checks, findings);
+        let report = judged(bytes)?;
         let commands = report
             .findings
             .iter()

@@ -156,19 +156,8 @@ impl Source {
             Err(_) => Some("a link out of the layout"),
             Ok(None) => Some("a dangling link"),
             Ok(Some(p)) => {
-                use std::os::unix::fs::FileTypeExt;
                 let kind = std::fs::metadata(p).ok()?.file_type();
-                if kind.is_file() {
-                    None
-                } else if kind.is_dir() {
-                    Some("a directory")
-                } else if kind.is_fifo() {
-                    Some("a FIFO")
-                } else if kind.is_char_device() || kind.is_block_device() {
-                    Some("a device")
-                } else {
-                    Some("not a regular file")
-                }
+                (!kind.is_file()).then(|| crate::fsys::kind_name(kind))
             }
         }
     }

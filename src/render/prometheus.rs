@@ -258,18 +258,7 @@ fn smoke_families(report: &Report) -> Vec<Family> {
 /// HELP text: backslash and line feed escaped, and what hides text (`hides_text`) written as
 /// visible `\u{…}` text.
 fn escape_help(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if super::hides_text(c) => {
-                let _ = write!(out, "\\\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    escape(s, false)
 }
 
 /// A label value: backslash, double quote and line feed escaped as the format requires.
@@ -277,11 +266,15 @@ fn escape_help(s: &str) -> String {
 /// from the inspected system, so they are written as visible `\u{…}` text (its backslash
 /// escaped in turn).
 fn escape_label(s: &str) -> String {
+    escape(s, true)
+}
+
+fn escape(s: &str, label: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
+            '"' if label => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
             c if super::hides_text(c) => {
                 let _ = write!(out, "\\\\u{{{:x}}}", c as u32);
