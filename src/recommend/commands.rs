@@ -121,7 +121,7 @@ fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
     let pip_like = |tool: &str| {
         let mut line = install_line(tool, " --force-reinstall");
         if let Some(u) = &p.index_url {
-            line.push_str(&format!(" --index-url {u}"));
+            line.push_str(&format!(" --index-url {}", sh_quote(u)));
         }
         line
     };
@@ -140,8 +140,8 @@ fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
         Installer::Uv => {
             let mut line = install_line("uv pip", " --reinstall");
             match (&p.torch_backend, &p.index_url) {
-                (Some(b), _) => line.push_str(&format!(" --torch-backend={b}")),
-                (None, Some(u)) => line.push_str(&format!(" --index-url {u}")),
+                (Some(b), _) => line.push_str(&format!(" --torch-backend={}", sh_quote(b))),
+                (None, Some(u)) => line.push_str(&format!(" --index-url {}", sh_quote(u))),
                 (None, None) => {}
             }
             let project = p.index_url.as_ref().map(|u| {
@@ -192,8 +192,12 @@ fn command_body(installer: Installer, p: &Pick) -> InstallCommand {
             let mut add = format!("{env}poetry add");
             if let Some(u) = &p.index_url {
                 let name = source_name(p);
-                lines.push(format!("poetry source add --priority=explicit {name} {u}"));
-                add.push_str(&format!(" --source {name}"));
+                lines.push(format!(
+                    "poetry source add --priority=explicit {} {}",
+                    sh_quote(&name),
+                    sh_quote(u)
+                ));
+                add.push_str(&format!(" --source {}", sh_quote(&name)));
             }
             add.push(' ');
             add.push_str(&reqs);

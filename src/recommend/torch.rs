@@ -520,6 +520,19 @@ fn pin_of(r: &CompanionRelease) -> Pin {
     }
 }
 
+/// A PyTorch index variant as PyTorch names them: `cu126`, `cpu`, `rocm6.2`, `rocm6.2.4`.
+fn is_variant_label(v: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match v {
+        "cpu" => true,
+        _ => match (v.strip_prefix("cu"), v.strip_prefix("rocm")) {
+            (Some(n), _) => digits(n),
+            (_, Some(n)) => n.split('.').all(digits),
+            _ => false,
+        },
+    }
+}
+
 /// torchvision or torchaudio alone, for the installed torch: the newest release that
 /// declares it, from torch's own index, with `--no-deps` so torch stays. Without torch, torch
 /// and the companion together.
@@ -571,9 +584,9 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
     let (chosen, considered, not_listed, must_change) = choose(judged);
     let pick = chosen.map(|j| {
         let r = j.item;
-        let index = variant
-            .as_deref()
-            .filter(|v| v.starts_with("cu") || *v == "cpu" || v.starts_with("rocm"));
+        // The label comes from the installed files: only a well-formed variant names an index
+        // (it becomes part of a command).
+        let index = variant.as_deref().filter(|v| is_variant_label(v));
         // Only the same release in another build needs pip told to replace it.
         let reinstall = m
             .installed(name)

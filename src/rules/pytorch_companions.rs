@@ -168,6 +168,22 @@ mod tests {
     }
 
     #[test]
+    fn a_local_label_from_the_files_never_becomes_part_of_a_command() {
+        // torch's version is read from the environment; its +label must not reach the index URL.
+        let mut s = companion("torchvision", "0.19.1+cu118");
+        torch_mut(&mut s).version =
+            crate::fact::Fact::value("version.py", "2.4.1+cu124;touch${IFS}PWNED|sh".to_string());
+        if let Outcome::Checked(found) = run(&s) {
+            for f in &found {
+                for fix in &f.fix {
+                    let cmd = fix.command.as_deref().unwrap_or("");
+                    assert!(!cmd.contains("PWNED"), "{cmd}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn another_cuda_minor_is_judged_by_the_companions_own_check() {
         // torchvision >= 0.16 compares the major only: an older minor loads and runs (info),
         // a newer one loads but may call what torch's older runtime lacks (warning).
