@@ -130,6 +130,25 @@ impl Layout {
         self.blob(MANIFEST, manifest.to_string().as_bytes())
     }
 
+    /// A config for amd64 Linux with nothing else in it.
+    fn amd64_config(&self) -> serde_json::Value {
+        self.blob(
+            "application/vnd.oci.image.config.v1+json",
+            br#"{"architecture":"amd64","os":"linux"}"#,
+        )
+    }
+
+    /// A manifest of `config` and `layers` (descriptors), the index's only entry.
+    fn single_image(&self, config: &serde_json::Value, layers: Vec<serde_json::Value>) {
+        let m = self.blob(
+            MANIFEST,
+            serde_json::json!({"schemaVersion": 2, "config": config, "layers": layers})
+                .to_string()
+                .as_bytes(),
+        );
+        self.index(vec![m]);
+    }
+
     fn index(&self, manifests: Vec<serde_json::Value>) {
         let index =
             serde_json::json!({"schemaVersion": 2, "mediaType": INDEX, "manifests": manifests});
@@ -1261,21 +1280,12 @@ fn a_layer_linked_to_a_host_file_is_refused_without_reading_it() {
     // An OCI layout whose layer blob links to it, the manifest giving its real size.
     let oci = work.path().join("oci");
     let l = Layout::new(&oci);
-    let cfg = l.blob(
-        "application/vnd.oci.image.config.v1+json",
-        br#"{"architecture":"amd64","os":"linux"}"#,
-    );
+    let cfg = l.amd64_config();
     let hex = "ab".repeat(32);
     std::os::unix::fs::symlink(&secret, oci.join("blobs/sha256").join(&hex)).unwrap();
     let layer = serde_json::json!({"mediaType": "application/vnd.oci.image.layer.v1.tar",
         "digest": format!("sha256:{hex}"), "size": fs::metadata(&secret).unwrap().len()});
-    let m = l.blob(
-        MANIFEST,
-        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [layer]})
-            .to_string()
-            .as_bytes(),
-    );
-    l.index(vec![m]);
+    l.single_image(&cfg, vec![layer]);
     let e = err(&oci, &Limits::default());
     assert!(e.contains("outside the image layout"), "{e}");
     assert_no_secret(&e);
@@ -1298,13 +1308,7 @@ fn a_layer_linked_to_a_host_file_is_refused_without_reading_it() {
         .to_string();
     fs::rename(oci.join("blobs/sha256").join(&real), oci.join("real-layer")).unwrap();
     std::os::unix::fs::symlink("../../real-layer", oci.join("blobs/sha256").join(&real)).unwrap();
-    let m = l.blob(
-        MANIFEST,
-        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [inner]})
-            .to_string()
-            .as_bytes(),
-    );
-    l.index(vec![m]);
+    l.single_image(&cfg, vec![inner]);
     let u = ok(&oci);
     assert_eq!(fs::read(u.root().join("inside")).unwrap(), b"ok");
 }
@@ -1359,18 +1363,9 @@ fn an_unreadable_tar_header_is_quoted_short_and_escaped() {
     let mut blob = h.as_bytes().to_vec();
     blob.extend_from_slice(&[0u8; 1024]);
     let l = Layout::new(work.path());
-    let cfg = l.blob(
-        "application/vnd.oci.image.config.v1+json",
-        br#"{"architecture":"amd64","os":"linux"}"#,
-    );
+    let cfg = l.amd64_config();
     let layer = l.blob("application/vnd.oci.image.layer.v1.tar", &blob);
-    let m = l.blob(
-        MANIFEST,
-        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [layer]})
-            .to_string()
-            .as_bytes(),
-    );
-    l.index(vec![m]);
+    l.single_image(&cfg, vec![layer]);
     let e = err(work.path(), &Limits::default());
     assert!(e.contains("EVIL"), "the error names the entry: {e}");
     assert!(
@@ -1396,10 +1391,7 @@ fn the_image_has_one_decompression_budget_for_all_its_layers() {
     // Twenty layers of 4 MiB of zeros, ~300 bytes each compressed: each fits a per-layer
     // allowance, all together do not fit one.
     let l = Layout::new(work.path());
-    let cfg = l.blob(
-        "application/vnd.oci.image.config.v1+json",
-        br#"{"architecture":"amd64","os":"linux"}"#,
-    );
+    let cfg = l.amd64_config();
     let layers: Vec<serde_json::Value> = (0..20)
         .map(|i| {
             l.blob(
@@ -1409,13 +1401,7 @@ fn the_image_has_one_decompression_budget_for_all_its_layers() {
         })
         .collect();
     let compressed: u64 = layers.iter().map(|d| d["size"].as_u64().unwrap()).sum();
-    let m = l.blob(
-        MANIFEST,
-        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": layers})
-            .to_string()
-            .as_bytes(),
-    );
-    l.index(vec![m]);
+    l.single_image(&cfg, layers);
     let limits = Limits {
         allowance: 16 << 20,
         ..Limits::default()
@@ -1450,10 +1436,7 @@ fn the_image_has_one_decompression_budget_for_all_its_layers() {
 fn a_manifest_may_list_no_more_layers_than_docker_chains_and_repeats_apply_once() {
     let work = tempfile::tempdir().unwrap();
     let l = Layout::new(work.path());
-    let cfg = l.blob(
-        "application/vnd.oci.image.config.v1+json",
-        br#"{"architecture":"amd64","os":"linux"}"#,
-    );
+    let cfg = l.amd64_config();
     let a = l.blob(
         "application/vnd.oci.image.layer.v1.tar",
         &layer_tar(&[Ent::File("f", b"a"), Ent::File("only-a", b"1")]),
@@ -1494,21 +1477,12 @@ fn a_gzipped_outer_archive_gets_the_same_ratio() {
     // An OCI archive of one 40 MiB layer of zeros (uncompressed), gzipped: ~40 KB.
     let layout = work.path().join("layout");
     let l = Layout::new(&layout);
-    let cfg = l.blob(
-        "application/vnd.oci.image.config.v1+json",
-        br#"{"architecture":"amd64","os":"linux"}"#,
-    );
+    let cfg = l.amd64_config();
     let layer = l.blob(
         "application/vnd.oci.image.layer.v1.tar",
         &layer_tar(&[Ent::File("zeros", &vec![0u8; 40 << 20])]),
     );
-    let m = l.blob(
-        MANIFEST,
-        serde_json::json!({"schemaVersion": 2, "config": cfg, "layers": [layer]})
-            .to_string()
-            .as_bytes(),
-    );
-    l.index(vec![m]);
+    l.single_image(&cfg, vec![layer]);
     let tar = work.path().join("image.tar");
     tar_dir(&layout, &tar);
     let gz = work.path().join("image.tar.gz");

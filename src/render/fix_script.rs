@@ -139,6 +139,9 @@ fn step(out: &mut String, f: &Finding, n: usize, fix: &Fix, live_taken: &mut boo
     let hold_back_placeholder;
     let hold_back = if cmd.chars().any(char::is_control) {
         Some("contains a control character: shown escaped, not run")
+    } else if cmd.chars().any(super::hides_text) {
+        // Bidi and zero-width characters: what the reviewer reads must be what runs.
+        Some("contains an invisible or reordering character: shown escaped, not run")
     } else if f.severity == Severity::Info {
         Some("context, not a problem: uncomment to run it if it applies")
     } else if !first {
@@ -735,6 +738,18 @@ mod tests {
         ] {
             assert_eq!(needs_root(cmd), want, "{cmd}");
         }
+    }
+
+    #[test]
+    fn a_command_holding_a_bidi_override_is_not_live() {
+        let f = Finding::new("GD021", Severity::Error, "x").fix_cmd(
+            "Point it at the toolkit",
+            crate::sh!("export CUDA_HOME={}", "/opt/cuda\u{202e}x"),
+        );
+        let s = render(&report(vec![f]));
+        assert!(!s.contains('\u{202e}'), "{s}");
+        assert!(s.contains("invisible or reordering character"), "{s}");
+        assert!(!live(&s).iter().any(|l| l.contains("CUDA_HOME")), "{s}");
     }
 
     #[test]
