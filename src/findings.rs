@@ -265,6 +265,10 @@ pub const fn shell_template_ok(template: &str) -> bool {
     while i < b.len() {
         let c = b[i];
         if c == b'\\' && !single {
+            // `\{}` would leave the value's opening quote escaped.
+            if i + 1 < b.len() && b[i + 1] == b'{' {
+                return false;
+            }
             i += 2;
             continue;
         }
@@ -278,6 +282,10 @@ pub const fn shell_template_ok(template: &str) -> bool {
                 continue;
             }
             if single || double || i + 1 >= b.len() || b[i + 1] != b'}' {
+                return false;
+            }
+            // `${}` would make the quoted value bash's `$'…'`, where a backslash escapes.
+            if i > 0 && b[i - 1] == b'$' {
                 return false;
             }
         }
@@ -359,5 +367,11 @@ mod tests {
         assert!(!shell_template_ok("echo {0}"));
         assert!(!shell_template_ok("echo {:?}"));
         assert!(!shell_template_ok("echo 'unterminated"));
+        assert!(!shell_template_ok("echo \\{}"), "an escaped opening quote");
+        assert!(!shell_template_ok("echo ${}"), "bash ANSI-C quoting");
+        assert!(
+            shell_template_ok("echo \\\\ {}"),
+            "an escaped backslash, then a word"
+        );
     }
 }

@@ -68,6 +68,12 @@ pub fn kind_name(kind: fs::FileType) -> &'static str {
 /// socket named, or linked to, is refused without reading: `/dev/zero` would never end) and a
 /// file past the limit is refused before it is read, or when it grows past it while read.
 pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, SmallFileError> {
+    // Opening a device may act (a tape rewinds, a watchdog arms): judge the kind first, and
+    // again on what was opened, in case the path changed between.
+    let kind = fs::metadata(path)?.file_type();
+    if !kind.is_file() {
+        return Err(SmallFileError::NotRegular(kind_name(kind)));
+    }
     let file = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -846,6 +852,21 @@ mod tests {
 
     /// The deadline for writing to a FIFO or device.
     const T: Duration = Duration::from_secs(5);
+
+    /// A socket cannot be opened at all (ENXIO): that it is named as a socket shows the kind
+    /// is judged before the open, which for a device could act.
+    #[test]
+    fn what_is_no_regular_file_is_named_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("s");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let e = read_regular_limited(&sock, 1024).unwrap_err().to_string();
+        assert_eq!(e, "not a regular file (a socket); name a file");
+        let e = read_regular_limited(Path::new("/dev/null"), 1024)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a character device"), "{e}");
+    }
 
     #[test]
     fn report_is_written_whole_with_host_and_directory() {

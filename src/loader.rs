@@ -507,16 +507,21 @@ impl<'a> Process<'a> {
         opened.mapped.push(root);
         // Breadth first, as _dl_map_object_deps maps them.
         let mut next = 0;
-        while next < opened.mapped.len() {
+        'objects: while next < opened.mapped.len() {
             let at = opened.mapped[next];
             next += 1;
-            let needed: Vec<String> = self.objects[at]
-                .info
-                .needed
-                .iter()
-                .take(MAX_NEEDED)
-                .cloned()
-                .collect();
+            let all = &self.objects[at].info.needed;
+            if all.len() > MAX_NEEDED {
+                opened.failures.push(Failure::Limit {
+                    detail: format!(
+                        "{} lists {} DT_NEEDED entries, more than {MAX_NEEDED}; the rest were not \
+                         followed",
+                        self.objects[at].path,
+                        all.len()
+                    ),
+                });
+            }
+            let needed: Vec<String> = all.iter().take(MAX_NEEDED).cloned().collect();
             for name in needed {
                 if self.objects.len() >= MAX_OBJECTS {
                     opened.failures.push(Failure::Limit {
@@ -524,7 +529,7 @@ impl<'a> Process<'a> {
                             "more than {MAX_OBJECTS} objects; the rest was not followed"
                         ),
                     });
-                    break;
+                    break 'objects;
                 }
                 let binding = self.bind(at, &name, &mut opened.mapped);
                 if binding.object.is_none() {

@@ -355,7 +355,13 @@ fn odd_toolkit_and_library_trees_are_facts_not_failures() {
 /// reviewer reads is what is there.
 #[test]
 fn bidi_and_invisible_characters_are_escaped_on_every_surface() {
-    const HIDING: [(char, &str); 6] = [
+    const HIDING: [(char, &str); 12] = [
+        ('\u{00ad}', "\\u{ad}"),
+        ('\u{180e}', "\\u{180e}"),
+        ('\u{2028}', "\\u{2028}"),
+        ('\u{fff9}', "\\u{fff9}"),
+        ('\u{e0041}', "\\u{e0041}"),
+        ('\u{3164}', "\\u{3164}"),
         ('\u{202e}', "\\u{202e}"),
         ('\u{2066}', "\\u{2066}"),
         ('\u{2069}', "\\u{2069}"),

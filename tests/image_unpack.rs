@@ -1433,7 +1433,7 @@ fn the_image_has_one_decompression_budget_for_all_its_layers() {
 }
 
 #[test]
-fn a_manifest_may_list_no_more_layers_than_docker_chains_and_repeats_apply_once() {
+fn a_manifest_may_list_no_more_layers_than_docker_chains_and_repeats_apply_each_time() {
     let work = tempfile::tempdir().unwrap();
     let l = Layout::new(work.path());
     let cfg = l.amd64_config();
@@ -1462,13 +1462,83 @@ fn a_manifest_may_list_no_more_layers_than_docker_chains_and_repeats_apply_once(
     write(vec![a.clone(); 1000]);
     let e = err(work.path(), &Limits::default());
     assert!(e.contains("lists 1000 layers, more than the 127"), "{e}");
-    // A, B, A: A applied once, last, as overlayfs would give it.
+    // A, B, A: each copy applied where it is listed, as overlayfs stacks them.
     write(vec![a.clone(), b.clone(), a.clone()]);
     let u = ok(work.path());
-    assert_eq!(u.info.layers.len(), 2);
+    assert_eq!(u.info.layers.len(), 3);
     assert_eq!(fs::read(u.root().join("f")).unwrap(), b"a");
     assert_eq!(fs::read(u.root().join("only-a")).unwrap(), b"1");
     assert_eq!(fs::read(u.root().join("only-b")).unwrap(), b"2");
+    // A, C, A where C hard-links to what the first A holds: the link has its data, which
+    // applying A only where it is listed last would lose.
+    let c = l.blob(
+        "application/vnd.oci.image.layer.v1.tar",
+        &layer_tar(&[Ent::Hard("linked", "only-a")]),
+    );
+    write(vec![a.clone(), c, a.clone()]);
+    let u = ok(work.path());
+    assert_eq!(fs::read(u.root().join("linked")).unwrap(), b"1");
+}
+
+#[test]
+fn every_blob_size_is_checked_before_any_layer_is_decompressed() {
+    let work = tempfile::tempdir().unwrap();
+    let l = Layout::new(work.path());
+    let cfg = l.amd64_config();
+    // The first layer is corrupt; the second claims a terabyte, which would have raised the
+    // budget for the first. The claim is caught first, with nothing decompressed.
+    let corrupt = l.blob(GZ_LAYER, b"\x1f\x8bnot gzip");
+    let mut liar = l.blob(
+        "application/vnd.oci.image.layer.v1.tar",
+        &layer_tar(&[Ent::File("f", b"x")]),
+    );
+    let real = liar["size"].as_u64().unwrap();
+    liar["size"] = serde_json::json!(1u64 << 40);
+    l.single_image(&cfg, vec![corrupt, liar]);
+    let e = err(work.path(), &Limits::default());
+    assert!(
+        e.contains(&format!(
+            "the blob has {real} bytes where the manifest says {}",
+            1u64 << 40
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn layers_inside_a_gzipped_archive_share_its_budget() {
+    let work = tempfile::tempdir().unwrap();
+    // A gzip layer of 64 MiB of zeros (~64 KB) inside an OCI archive that is gzipped again
+    // (gzip of gzip of zeros: a few KB). Each budget alone passes it; together they may not
+    // multiply.
+    let layout = work.path().join("layout");
+    let l = Layout::new(&layout);
+    let cfg = l.amd64_config();
+    let layer = l.blob(
+        GZ_LAYER,
+        &gzip(&layer_tar(&[Ent::File("zeros", &vec![0u8; 64 << 20])])),
+    );
+    let layer_size = layer["size"].as_u64().unwrap();
+    l.single_image(&cfg, vec![layer]);
+    let tar = work.path().join("image.tar");
+    tar_dir(&layout, &tar);
+    let gz = work.path().join("image.tar.gz");
+    fs::write(&gz, gzip(&fs::read(&tar).unwrap())).unwrap();
+    let size = fs::metadata(&gz).unwrap().len();
+    let limits = Limits {
+        allowance: 1 << 20,
+        max_ratio: 2000,
+        ..Limits::default()
+    };
+    // The layer alone would get 2000 times its size: more than 64 MiB.
+    assert!(limits.decompressed_budget(layer_size) > 64 << 20);
+    assert!(limits.decompressed_budget(size) < 64 << 20, "{size}");
+    let e = err(&gz, &limits);
+    assert!(
+        e.contains(&format!("the image's {size} compressed bytes"))
+            && e.contains("decompression bomb"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -419,6 +419,14 @@ fn a_chain_past_the_object_bound_is_not_judged_as_loading() {
         .unwrap()
         .contains("libdeep0.so.1"));
     assert_eq!(code, 0, "a warning: the exit code follows --fail-on");
+    // The bound is said once for the module, not once for every object left unread.
+    let said: Vec<&serde_json::Value> = module["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f.as_str().unwrap().contains("more than 4000 objects"))
+        .collect();
+    assert_eq!(said.len(), 1, "{module}");
 
     let r = run(gpudoctor()
         .env("LD_LIBRARY_PATH", &ld)
@@ -436,6 +444,42 @@ fn a_chain_past_the_object_bound_is_not_judged_as_loading() {
         .unwrap();
     assert!(!line.contains('✓'), "{line}");
     assert!(r.stdout.contains("GD016"), "{}", r.stdout);
+}
+
+/// An object listing more DT_NEEDED entries than the emulation follows, whose last one is
+/// missing: not a pass either.
+#[test]
+fn needed_entries_past_the_bound_are_not_judged_as_loading() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.p("wide")).unwrap();
+    std::fs::write(
+        lab.p("wide/libok.so.1"),
+        util::elf::shared_object("libok.so.1", &[]),
+    )
+    .unwrap();
+    let mut needed = vec!["libok.so.1"; 600];
+    needed.push("libwidemissing.so.1");
+    std::fs::write(
+        lab.p("wide/libwide.so.1"),
+        util::elf::shared_object("libwide.so.1", &needed),
+    )
+    .unwrap();
+    let (_, v) = json(
+        gpudoctor()
+            .env("LD_LIBRARY_PATH", lab.p("wide"))
+            .arg("libs")
+            .arg(lab.p("wide/libwide.so.1")),
+    );
+    let module = &v["environments"][0]["modules"][0];
+    assert_eq!(module["loads"], false, "{module}");
+    assert!(
+        module["failures"][0]
+            .as_str()
+            .unwrap()
+            .contains("601 DT_NEEDED entries, more than 512"),
+        "{module}"
+    );
+    assert_eq!(findings(&v, "GD016").len(), 1, "{:#}", v["findings"]);
 }
 
 /// The steps glibc takes after the object's own paths and LD_LIBRARY_PATH — the cache (its

@@ -1045,3 +1045,27 @@ fn the_documented_examples_are_what_it_prints() {
     }
     assert!(checked >= 2, "examples checked: {checked}");
 }
+
+/// Names from the machine reach recommend's text (the installed versions): what hides or
+/// reorders text is shown escaped, in the terminal and in Markdown.
+#[test]
+fn names_that_hide_text_are_shown_escaped() {
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.15.0+cu132\u{202e}\u{e0041}x", Some("13.2"), &[]);
+    for format in ["human", "markdown"] {
+        let out = run(r
+            .cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "vllm", "--format", format]));
+        assert!(
+            !out.stdout.contains('\u{202e}') && !out.stdout.contains('\u{e0041}'),
+            "{format}: {}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains("\\u{202e}\\u{e0041}x"),
+            "{format}: {}",
+            out.stdout
+        );
+    }
+}

@@ -78,12 +78,13 @@ pub fn main() -> ExitCode {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&matches, cli, &env)));
     match result {
         Ok(Ok(code)) => ExitCode::from(code),
+        // Messages quote paths and names from the machine: shown escaped, line by line.
         Ok(Err(CliError::Usage(m))) => {
-            eprintln!("gpudoctor: error: {m}");
+            eprintln!("gpudoctor: error: {}", printable_lines(&m));
             ExitCode::from(2)
         }
         Ok(Err(CliError::Internal(m))) => {
-            eprintln!("gpudoctor: internal error: {m}");
+            eprintln!("gpudoctor: internal error: {}", printable_lines(&m));
             ExitCode::from(2)
         }
         Err(_) => {
@@ -91,6 +92,13 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn printable_lines(m: &str) -> String {
+    m.split('\n')
+        .map(crate::render::printable)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `--color` as written on the command line (before parsing), for clap's own help and

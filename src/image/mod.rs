@@ -106,6 +106,16 @@ pub(crate) fn excerpt(text: &str) -> String {
     }
 }
 
+/// Names an image holds, for an error: each as [`excerpt`] shows it, the first 20.
+fn listed(refs: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut out: Vec<String> = refs.iter().take(SHOWN).map(|r| excerpt(r)).collect();
+    if refs.len() > SHOWN {
+        out.push(format!("and {} more", refs.len() - SHOWN));
+    }
+    out.join(", ")
+}
+
 /// An image's filesystem in a private temporary directory (removed on drop) and what was
 /// read about it.
 #[derive(Debug)]
@@ -218,9 +228,16 @@ pub enum ImageError {
         digest: String,
         actual: String,
     },
-    #[error("{image}: it holds several images; choose one with a reference: {}", refs.join(", "))]
+    #[error(
+        "{image}: it holds several images; choose one with a reference: {}",
+        listed(refs)
+    )]
     Ambiguous { image: String, refs: Vec<String> },
-    #[error("{image}: no image named {reference:?}; it holds: {}", refs.join(", "))]
+    #[error(
+        "{image}: no image named \"{}\"; it holds: {}",
+        excerpt(reference),
+        listed(refs)
+    )]
     NoSuchReference {
         image: String,
         reference: String,
@@ -355,7 +372,7 @@ pub fn unpack(
     limits: &Limits,
 ) -> Result<Unpacked, ImageError> {
     let shown = path.display().to_string();
-    let (source, format) = open_source(path, &shown, limits)?;
+    let (source, format, outer_gzip) = open_source(path, &shown, limits)?;
     let img = Image {
         src: &source,
         shown: &shown,
@@ -381,19 +398,18 @@ pub fn unpack(
             ),
         });
     }
-    // A layer listed twice is applied once, where it is listed last: overlayfs gives the same
-    // tree (what the later copy holds wins over everything between).
-    let jobs: Vec<&LayerJob> = picked
-        .layers
-        .iter()
-        .enumerate()
-        .filter(|(i, job)| !picked.layers[i + 1..].iter().any(|j| j.name == job.name))
-        .map(|(_, job)| job)
-        .collect();
-    // One budget for the image: every layer's compressed size counts once.
+    // A layer listed twice is applied every time, as overlayfs stacks it: a later layer may
+    // hard-link to what an earlier copy holds. The layer cap bounds the repeats.
+    let jobs: Vec<&LayerJob> = picked.layers.iter().collect();
+    // One budget for the image, from the blobs' real sizes (a manifest's declared size is
+    // checked against the file before any byte is decompressed). Layers inside a gzip-compressed
+    // archive share the archive's budget: a bomb cannot multiply across the two.
     let mut compressed = 0u64;
     for job in &jobs {
         compressed = compressed.saturating_add(img.blob_size(job)?);
+    }
+    if let Some(outer) = outer_gzip {
+        compressed = compressed.min(outer);
     }
     let mut state = State {
         compressed,
@@ -438,11 +454,12 @@ pub fn unpack(
 }
 
 /// Opens the layout directory or archive and tells its format.
+/// The third value is a gzip-compressed archive's own size.
 fn open_source(
     path: &Path,
     shown: &str,
     limits: &Limits,
-) -> Result<(Source, ImageFormat), ImageError> {
+) -> Result<(Source, ImageFormat, Option<u64>), ImageError> {
     let read_err = |e: io::Error| ImageError::Read {
         what: shown.to_string(),
         source: e,
@@ -460,9 +477,9 @@ fn open_source(
         }
         // An extracted docker 25 save has both; manifest.json carries its tags.
         return if src.has("manifest.json") {
-            Ok((src, ImageFormat::DockerArchive))
+            Ok((src, ImageFormat::DockerArchive, None))
         } else if src.has("index.json") {
-            Ok((src, ImageFormat::OciLayout))
+            Ok((src, ImageFormat::OciLayout, None))
         } else {
             Err(ImageError::NotAnImage {
                 path: shown.to_string(),
@@ -474,11 +491,11 @@ fn open_source(
     let mut magic = [0u8; 6];
     let n = read_up_to(&mut File::open(path).map_err(read_err)?, &mut magic).map_err(read_err)?;
     let magic = &magic[..n];
-    let (tar_path, scratch) = match compression(magic) {
-        Compression::None => (path.to_path_buf(), None),
+    let (tar_path, scratch, outer_gzip) = match compression(magic) {
+        Compression::None => (path.to_path_buf(), None, None),
         Compression::Gzip => {
-            let tmp = gunzip_to_scratch(path, shown, limits)?;
-            (tmp.path().to_path_buf(), Some(tmp))
+            let (tmp, size) = gunzip_to_scratch(path, shown, limits)?;
+            (tmp.path().to_path_buf(), Some(tmp), Some(size))
         }
         other => {
             return Err(ImageError::Unsupported {
@@ -492,9 +509,9 @@ fn open_source(
     };
     let src = Source::index_tar(&tar_path, shown, scratch, limits.max_entries)?;
     if src.has("manifest.json") {
-        Ok((src, ImageFormat::DockerArchive))
+        Ok((src, ImageFormat::DockerArchive, outer_gzip))
     } else if src.has("index.json") {
-        Ok((src, ImageFormat::OciArchive))
+        Ok((src, ImageFormat::OciArchive, outer_gzip))
     } else {
         Err(ImageError::NotAnImage {
             path: shown.to_string(),
@@ -517,12 +534,12 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// `docker save | gzip`: decompressed into a private temporary file.
+/// `docker save | gzip`: decompressed into a private temporary file; with the compressed size.
 fn gunzip_to_scratch(
     path: &Path,
     shown: &str,
     limits: &Limits,
-) -> Result<tempfile::NamedTempFile, ImageError> {
+) -> Result<(tempfile::NamedTempFile, u64), ImageError> {
     let mut tmp = private_temp(|b, parent| b.tempfile_in(parent), |f| f.path())?;
     let f = File::open(path).map_err(|e| ImageError::Read {
         what: shown.to_string(),
@@ -548,7 +565,7 @@ fn gunzip_to_scratch(
             ),
         });
     }
-    Ok(tmp)
+    Ok((tmp, compressed))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -982,7 +999,7 @@ impl Image<'_> {
                     what: format!("layer {}", l.digest),
                     why: format!(
                         "media type {} (encrypted layers are not read)",
-                        l.media_type
+                        excerpt(&l.media_type)
                     ),
                 });
             }
@@ -1130,7 +1147,7 @@ impl Image<'_> {
             let Some(name) = normal_name(layer) else {
                 return Err(ImageError::Invalid {
                     what: format!("{} manifest.json", self.shown),
-                    why: format!("layer path {layer:?} leaves the archive"),
+                    why: format!("layer path \"{}\" leaves the archive", excerpt(layer)),
                 });
             };
             let blob = name
@@ -1177,13 +1194,17 @@ impl Image<'_> {
 
     // -- layers --------------------------------------------------------------------------------
 
-    /// The compressed size of a layer's blob: its descriptor's, or the file's.
+    /// The compressed size of a layer's blob: the file's, which must be what its descriptor
+    /// says.
     fn blob_size(&self, job: &LayerJob) -> Result<u64, ImageError> {
-        if let Some(size) = job.size {
-            return Ok(size);
-        }
         match self.src.open(&job.name) {
-            Ok(Some((_, size))) => Ok(size),
+            Ok(Some((_, size))) => match job.size {
+                Some(want) if want != size => Err(ImageError::Layer {
+                    layer: job.shown.clone(),
+                    why: format!("the blob has {size} bytes where the manifest says {want}"),
+                }),
+                _ => Ok(size),
+            },
             Ok(None) => Err(ImageError::MissingBlob {
                 image: self.shown.to_string(),
                 digest: job.shown.clone(),

@@ -13,7 +13,7 @@ use crate::fact::{Fact, MissingReason};
 use crate::fatbin::FatbinSummary;
 use crate::fsys::HostFs;
 use crate::probes::python_sites::{normalize, parse_dist_info, Site};
-use crate::pyversion::{marker_holds, MarkerEnv, MarkerError};
+use crate::pyversion::{marker_holds, MarkerEnv};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PythonEnv {
@@ -103,7 +103,7 @@ pub struct MetadataProblem {
 pub struct ReadRequires {
     pub requires: Vec<Requirement>,
     /// (1-based line number, why)
-    pub problems: Vec<(usize, MarkerError)>,
+    pub problems: Vec<(usize, String)>,
 }
 
 impl ReadRequires {
@@ -538,7 +538,7 @@ pub fn parse_requires_for(
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {
-                out.problems.push((n + 1, e));
+                out.problems.push((n + 1, e.to_string()));
                 continue;
             }
         }
@@ -553,14 +553,26 @@ pub fn parse_requires_for(
                 tail = rest;
             }
         }
+        let spec = tail
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .replace(' ', "");
+        // A pin reaches `pip install` commands: a direct URL (`name @ https://…`) from a tree
+        // is never something gpudoctor tells a user to install.
+        if !is_specifier_list(&spec) {
+            out.problems.push((
+                n + 1,
+                "not a name with a version specifier list (a direct URL reference or a \
+                 malformed specifier)"
+                    .into(),
+            ));
+            continue;
+        }
         out.requires.push(Requirement {
             name: normalize(name),
             extras,
-            spec: tail
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')')
-                .replace(' ', ""),
+            spec,
             via: None,
         });
     }
@@ -600,15 +612,33 @@ pub fn extra_requires_for(
             Ok(true) => {
                 let read = parse_requires_for(&format!("Requires-Dist:{req}"), python, machine);
                 out.requires.extend(read.requires);
+                out.problems
+                    .extend(read.problems.into_iter().map(|(_, e)| (n + 1, e)));
             }
             Ok(false) => {}
-            Err(e) => out.problems.push((n + 1, e)),
+            Err(e) => out.problems.push((n + 1, e.to_string())),
         }
     }
     out
 }
 
 pub use crate::pyversion::{cmp_versions, satisfies};
+
+/// A PEP 440 specifier list without spaces (`==2.5.1`, `>=13.1.0.3,<=13.1.1.3`, `~=1.4`),
+/// or nothing.
+fn is_specifier_list(spec: &str) -> bool {
+    spec.is_empty()
+        || spec.split(',').all(|clause| {
+            let version = ["===", "~=", "==", "!=", "<=", ">=", "<", ">"]
+                .iter()
+                .find_map(|op| clause.strip_prefix(op));
+            version.is_some_and(|v| {
+                !v.is_empty()
+                    && v.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"._*+!-".contains(&b))
+            })
+        })
+}
 
 #[cfg(test)]
 mod tests {
@@ -644,6 +674,23 @@ mod tests {
                 ("nvidia-nccl", vec!["x".into()]),
             ]
         );
+    }
+
+    #[test]
+    fn a_direct_url_pin_is_a_problem_never_a_requirement() {
+        let md = "Name: torch\nRequires-Dist: nvidia-nccl-cu12 @ https://evil.example/x.whl ; platform_system == \"Linux\"\nRequires-Dist: triton (==3.1.0)\nRequires-Dist: sympy==1.13.1;python_version>=\"3.9\"\nRequires-Dist: bad $(x)\n";
+        let r = parse_requires(md, Some("3.11"));
+        let names: Vec<&str> = r.requires.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["triton", "sympy"]);
+        assert_eq!(r.requires[0].spec, "==3.1.0");
+        let lines: Vec<usize> = r.problems.iter().map(|p| p.0).collect();
+        assert_eq!(lines, [2, 5]);
+        assert!(is_specifier_list(">=13.1.0.3,<=13.1.1.3"));
+        assert!(is_specifier_list("==12.8.*"));
+        assert!(is_specifier_list("===1.0+local"));
+        assert!(!is_specifier_list("@https://x"));
+        assert!(!is_specifier_list("==1.0,"));
+        assert!(!is_specifier_list("=1.0"));
     }
 
     #[test]

@@ -55,18 +55,29 @@ pub fn printable(s: &str) -> Cow<'_, str> {
 /// Characters that make what a reader sees differ from what is there: control characters
 /// (Cc), and the invisible format characters that reorder or hide text: the bidirectional
 /// embeddings, overrides and isolates (U+202A–E, U+2066–9), the marks (U+200E/F, U+061C),
-/// zero-width spaces and joiners (U+200B–D, U+2060–4) and the byte-order mark (U+FEFF).
-/// Every surface shows text from the inspected machine with these escaped.
+/// zero-width spaces and joiners (U+200B–D, U+2060–4), the soft hyphen (U+00AD), the
+/// Mongolian vowel separator (U+180E), the line and paragraph separators (U+2028/9), the
+/// interlinear annotation marks (U+FFF9–B), the tag characters (U+E0000–7F), the blank Hangul
+/// fillers (U+115F/60, U+3164, U+FFA0) and the byte-order mark (U+FEFF). Every surface shows
+/// text from the inspected machine with these escaped.
 pub fn hides_text(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061C}'
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{180E}'
                 | '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
+                | '\u{2028}'..='\u{202E}'
                 | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{206F}'
+                | '\u{3164}'
                 | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{E0000}'..='\u{E007F}'
         )
 }
 

@@ -1,10 +1,11 @@
 //! `gpudoctor recommend`: the machine, then per package the command to run and why. The
 //! marks repeat the recommender's verdicts (chosen ✓, passed over ✗); nothing is judged here.
+//! Names, paths and reasons come from the machine: every one is shown through `printable`.
 
 use serde_json::json;
 
 use super::width::wrap;
-use super::Style;
+use super::{printable as shown, Style};
 use crate::recommend::{Machine, Recommendation};
 
 pub fn render_human(
@@ -15,14 +16,19 @@ pub fn render_human(
     verbose: bool,
 ) -> String {
     let mut out = String::new();
-    out.push_str(&wrap(&format!("For: {}", m.summary()), width, "", "     "));
+    out.push_str(&wrap(
+        &format!("For: {}", shown(&m.summary())),
+        width,
+        "",
+        "     ",
+    ));
     out.push('\n');
     for r in recs {
         out.push('\n');
         match &r.pick {
             Some(p) => {
                 out.push_str(&wrap(
-                    &st.bold(&format!("{}: {}", r.package, p.label)),
+                    &st.bold(&format!("{}: {}", shown(&r.package), shown(&p.label))),
                     width,
                     "",
                     "  ",
@@ -31,27 +37,32 @@ pub fn render_human(
                 if let Some(c) = r.commands.first() {
                     for l in &c.lines {
                         // Commands stay whole: a wrapped command cannot be pasted.
-                        out.push_str(&format!("  {}\n", st.cyan(l)));
+                        out.push_str(&format!("  {}\n", st.cyan(&shown(l))));
                     }
                     if let Some(f) = &c.project {
                         let lead = if c.lines.is_empty() { "In" } else { "Or, in" };
                         out.push_str(&format!(
                             "  {lead} a {} project: add to {}\n",
                             c.installer.name(),
-                            f.path
+                            shown(&f.path)
                         ));
                         for l in f.text.lines() {
-                            out.push_str(&format!("    {l}\n"));
+                            out.push_str(&format!("    {}\n", shown(l)));
                         }
-                        out.push_str(&format!("  then: {}\n", st.cyan(&f.command)));
+                        out.push_str(&format!("  then: {}\n", st.cyan(&shown(&f.command))));
                     }
                 }
-                out.push_str(&wrap(&format!("Why: {}.", p.reason), width, "  ", "    "));
+                out.push_str(&wrap(
+                    &format!("Why: {}.", shown(&p.reason)),
+                    width,
+                    "  ",
+                    "    ",
+                ));
                 out.push('\n');
             }
             None => {
                 out.push_str(&wrap(
-                    &st.red(&format!("{}: nothing fits this machine", r.package)),
+                    &st.red(&format!("{}: nothing fits this machine", shown(&r.package))),
                     width,
                     "",
                     "  ",
@@ -61,10 +72,10 @@ pub fn render_human(
                     let then = c
                         .then
                         .as_deref()
-                        .map(|t| format!(" → {t}"))
+                        .map(|t| format!(" → {}", shown(t)))
                         .unwrap_or_default();
                     out.push_str(&wrap(
-                        &format!("Needs {}{then}", c.what),
+                        &format!("Needs {}{then}", shown(&c.what)),
                         width,
                         "  ",
                         "    ",
@@ -74,7 +85,7 @@ pub fn render_human(
             }
         }
         for n in &r.notes {
-            out.push_str(&wrap(n, width, "  ", "  "));
+            out.push_str(&wrap(&shown(n), width, "  ", "  "));
             out.push('\n');
         }
         if !r.considered.is_empty() && (verbose || r.pick.is_none() || r.considered.len() > 1) {
@@ -98,9 +109,9 @@ pub fn render_human(
                 let why = if chosen {
                     "chosen".to_string()
                 } else {
-                    why.join("; ")
+                    shown(&why.join("; ")).into_owned()
                 };
-                let head = format!("    {mark} {}: ", labels_text(&labels));
+                let head = format!("    {mark} {}: ", shown(&labels_text(&labels)));
                 out.push_str(&wrap(&why, width, &head, "        "));
                 out.push('\n');
             }
@@ -160,16 +171,20 @@ pub fn render_json(m: &Machine, recs: &[Recommendation]) -> String {
 }
 
 pub fn render_markdown(m: &Machine, recs: &[Recommendation]) -> String {
-    let mut out = format!("**For:** {}\n", m.summary());
+    let mut out = format!("**For:** {}\n", shown(&m.summary()));
     for r in recs {
         match &r.pick {
             Some(p) => {
-                out.push_str(&format!("\n### {}: {}\n\n", r.package, p.label));
+                out.push_str(&format!(
+                    "\n### {}: {}\n\n",
+                    shown(&r.package),
+                    shown(&p.label)
+                ));
                 if let Some(c) = r.commands.first() {
                     if !c.lines.is_empty() {
                         out.push_str("```sh\n");
                         for l in &c.lines {
-                            out.push_str(l);
+                            out.push_str(&shown(l));
                             out.push('\n');
                         }
                         out.push_str("```\n");
@@ -178,31 +193,34 @@ pub fn render_markdown(m: &Machine, recs: &[Recommendation]) -> String {
                         out.push_str(&format!(
                             "\nIn a {} project, add to `{}`:\n\n```toml\n{}```\n\nthen `{}`\n",
                             c.installer.name(),
-                            f.path,
-                            f.text,
-                            f.command
+                            shown(&f.path),
+                            f.text
+                                .lines()
+                                .map(|l| format!("{}\n", shown(l)))
+                                .collect::<String>(),
+                            shown(&f.command)
                         ));
                     }
                 }
-                out.push_str(&format!("\nWhy: {}.\n", p.reason));
+                out.push_str(&format!("\nWhy: {}.\n", shown(&p.reason)));
             }
             None => {
                 out.push_str(&format!(
                     "\n### {}: nothing fits this machine\n\n",
-                    r.package
+                    shown(&r.package)
                 ));
                 for c in &r.must_change {
                     let then = c
                         .then
                         .as_deref()
-                        .map(|t| format!(" → {t}"))
+                        .map(|t| format!(" → {}", shown(t)))
                         .unwrap_or_default();
-                    out.push_str(&format!("- Needs {}{then}\n", c.what));
+                    out.push_str(&format!("- Needs {}{then}\n", shown(&c.what)));
                 }
             }
         }
         for n in &r.notes {
-            out.push_str(&format!("\n{n}\n"));
+            out.push_str(&format!("\n{}\n", shown(n)));
         }
         if !r.considered.is_empty() {
             out.push_str("\n| candidate | verdict |\n|---|---|\n");

@@ -122,7 +122,7 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     f = f
         .fix_cmd("Create the /dev/char links for every NVIDIA device node now", "sudo nvidia-ctk system create-dev-char-symlinks --create-all")
-        .fix_cmd(format!("Create them whenever the driver loads, with the udev rule NVIDIA documents ({UDEV_FILE})"), crate::sh!("echo {} | sudo tee {}", UDEV_RULE, UDEV_FILE))
+        .fix_cmd(format!("Create them whenever the driver loads, with the udev rule NVIDIA documents ({UDEV_FILE})"), crate::sh!("printf '%s\\n' {} | sudo tee {}", UDEV_RULE, UDEV_FILE))
         .fix_text("Or give containers GPUs through CDI (`--device nvidia.com/gpu=all`, or mode = \"cdi\" in /etc/nvidia-container-runtime/config.toml), or use the cgroupfs cgroup driver (Docker: \"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in /etc/docker/daemon.json)");
     Outcome::Checked(vec![f])
 }

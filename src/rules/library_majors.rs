@@ -85,7 +85,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         .fix_cmd(
                             "Register the toolkit's library directory with the loader",
                             crate::sh!(
-                                "echo {} | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda-{}.conf && sudo ldconfig",
+                                "printf '%s\\n' {} | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda-{}.conf && sudo ldconfig",
                                 t.lib_dirs.first().map(String::as_str).unwrap_or(&t.root),
                                 major
                             ),

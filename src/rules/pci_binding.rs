@@ -135,7 +135,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .detail(format!("{drv} holds this GPU so a virtual machine can take it; processes on this host cannot use it. That is right on a hypervisor that passes GPUs to guests, and wrong on a machine meant to run CUDA itself."))
                 .evidence(Subject::pci(&g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
                 .fix_text("If the GPU should serve this host: remove its PCI id from vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot")
-                .fix_cmd("Or hand it back now", crate::sh!("echo {} | sudo tee /sys/bus/pci/drivers/{}/unbind && echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address, drv, g.address)),
+                .fix_cmd("Or hand it back now", crate::sh!("printf '%s\\n' {} | sudo tee /sys/bus/pci/drivers/{}/unbind && printf '%s\\n' {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address, drv, g.address)),
         );
     }
 
@@ -148,7 +148,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .context("nvidia loaded", MODULES_FILE)
                     .fix_cmd("Read the driver's reason for skipping the GPU", "sudo dmesg | grep -iE 'NVRM|nvidia' | tail -n 30")
                     .fix_text("If the log says the GPU is not supported by this release, install a driver branch that supports it (and the open kernel modules for Turing and newer on R560+)")
-                    .fix_cmd("Try binding it by hand to see the error", crate::sh!("echo {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address)),
+                    .fix_cmd("Try binding it by hand to see the error", crate::sh!("printf '%s\\n' {} | sudo tee /sys/bus/pci/drivers/nvidia/bind", g.address)),
             );
         }
     }
@@ -267,7 +267,7 @@ mod tests {
         );
         assert!(fixes_mention(
             &f,
-            "echo 0000:02:00.0 | sudo tee /sys/bus/pci/drivers/nvidia/bind"
+            "printf '%s\\n' 0000:02:00.0 | sudo tee /sys/bus/pci/drivers/nvidia/bind"
         ));
     }
 

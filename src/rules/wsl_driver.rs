@@ -29,7 +29,7 @@ fn run(snap: &Snapshot) -> Outcome {
             Finding::new("GD027", Severity::Error, format!("{WSL_LIB_DIR} is not on the loader path: CUDA cannot reach the Windows driver"))
                 .detail("WSL exposes the Windows NVIDIA driver as libraries in /usr/lib/wsl/lib, registered through /etc/ld.so.conf.d/ld.wsl.conf. Without it the loader finds no libcuda.so.1 (or a wrong one) and CUDA reports no device.")
                 .evidence(Subject::LoaderPath, format!("{WSL_LIB_DIR} neither in LD_LIBRARY_PATH nor in /etc/ld.so.cache"), "/etc/ld.so.cache")
-                .fix_cmd("Register it and rebuild the cache", crate::sh!("echo {} | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig", WSL_LIB_DIR))
+                .fix_cmd("Register it and rebuild the cache", crate::sh!("printf '%s\\n' {} | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig", WSL_LIB_DIR))
                 .fix_text("Or restart the distribution (wsl --shutdown in Windows), which recreates ld.wsl.conf"),
         );
     }
