@@ -1053,10 +1053,12 @@ fn names_that_hide_text_are_shown_escaped() {
     let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
     r.torch_venv("2.15.0+cu132\u{202e}\u{e0041}x", Some("13.2"), &[]);
     for format in ["human", "markdown"] {
-        let out = run(r
-            .cmd()
-            .env("VIRTUAL_ENV", "/venv")
-            .args(["recommend", "vllm", "--format", format]));
+        let out = run(r.cmd().env("VIRTUAL_ENV", "/venv").args([
+            "recommend",
+            "vllm",
+            "--format",
+            format,
+        ]));
         assert!(
             !out.stdout.contains('\u{202e}') && !out.stdout.contains('\u{e0041}'),
             "{format}: {}",
