@@ -36,6 +36,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -127,10 +128,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -222,7 +228,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -280,6 +290,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -371,10 +382,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -466,7 +482,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -505,6 +525,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -596,10 +617,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -691,7 +717,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -715,6 +745,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -806,10 +837,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -901,7 +937,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -925,6 +965,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -1016,10 +1057,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -1111,7 +1157,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1140,6 +1190,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -1231,10 +1282,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -1326,7 +1382,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1383,6 +1443,7 @@ never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l only -d 'Run only these probes and/or report only these codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -1474,10 +1535,15 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
+kernel_log\t'probe'
 pci\t'probe'
 topology\t'probe'
 device_nodes\t'probe'
@@ -1569,7 +1635,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1777,7 +1847,11 @@ GD075\t'Peer-to-peer copies run far below the link, or CUDA and NVML disagree ab
 GD076\t'NCCL\'s environment names interfaces or HCAs that are not here, or switches its transports off'
 GD077\t'GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs'
 GD078\t'torch loads a libnccl from outside its wheel, of another version than it pins'
-GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'"
+GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang'
+GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
+GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
+GD082\t'PCIe AER errors on a GPU or a bridge above one'
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

@@ -119,6 +119,10 @@ codes! {
     "GD077" [Warning, Info] => "GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with InfiniBand/RoCE HCAs";
     "GD078" [Warning] => "torch loads a libnccl from outside its wheel, of another version than it pins";
     "GD079" [Error, Warning] => "The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum or a hang";
+    "GD080" [Error, Warning, Info] => "The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware";
+    "GD081" [Info] => "A program faulted on a GPU (an application Xid: the GPU is fine)";
+    "GD082" [Error, Warning, Info] => "PCIe AER errors on a GPU or a bridge above one";
+    "GD083" [Error, Warning, Info] => "The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

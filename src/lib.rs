@@ -65,6 +65,7 @@ pub mod docs {
 pub mod fuzzing {
     pub use crate::compat::versions::{ComputeCapability, CudaVersion, DriverVersion};
     pub use crate::elf::{exports, read_dynamic, versioned_imports};
+    pub use crate::probes::kernel_log::{parse_event, scan_kmsg, scan_text_log};
     pub use crate::probes::kernel_module::{parse_nvrm_version, parse_proc_modules};
     pub use crate::probes::libraries::{soname_major, version_from_file_name};
     pub use crate::probes::platform::{parse_os_release, parse_size_kib};

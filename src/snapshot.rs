@@ -33,6 +33,9 @@ pub struct Snapshot {
     pub identity: Option<Identity>,
     pub platform: Option<Platform>,
     pub kernel_module: Option<KernelModule>,
+    /// What the driver and PCIe error reporting wrote to the kernel's log (Xid, AER, …).
+    #[serde(default)]
+    pub kernel_log: Option<crate::probes::kernel_log::KernelLog>,
     pub pci: Option<Pci>,
     /// Where the GPUs sit on the PCI bus: bridges and their ACS, NUMA, IOMMU, RDMA NICs.
     #[serde(default)]

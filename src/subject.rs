@@ -129,6 +129,8 @@ pub enum Subject {
     GpuPair(String, String),
     /// The IOMMU (its mode, the GPUs' groups).
     Iommu,
+    /// The kernel's log (what the driver and PCIe error reporting wrote).
+    KernelLog,
 }
 
 impl Subject {
@@ -208,6 +210,7 @@ impl Subject {
             "shm" => Some(Subject::Shm),
             "env" => Some(Subject::Environment),
             "iommu" => Some(Subject::Iommu),
+            "kernel_log" => Some(Subject::KernelLog),
             _ => None,
         };
         if fixed.is_some() {
@@ -298,6 +301,7 @@ impl fmt::Display for Subject {
             Subject::File(p) => write!(f, "file:{p}"),
             Subject::GpuPair(a, b) => write!(f, "gpupair:{a},{b}"),
             Subject::Iommu => f.write_str("iommu"),
+            Subject::KernelLog => f.write_str("kernel_log"),
         }
     }
 }
@@ -347,6 +351,7 @@ mod tests {
             Subject::File("/proc/modules".into()),
             Subject::gpu_pair("0000:19:00.0", "0000:18:00.0"),
             Subject::Iommu,
+            Subject::KernelLog,
         ];
         for s in all {
             assert_eq!(Subject::parse(&s.to_string()), Some(s.clone()), "{s}");

@@ -60,7 +60,8 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
         Subject::Module(m) if m == "nvidia" => &["kernel_module"],
         Subject::Module(m) if m == "nvidia_uvm" => &["uvm"],
         Subject::DriverVersion => &["kernel_module", "driver_userspace"],
-        Subject::PciFunction(_) => &["pci_binding"],
+        Subject::PciFunction(_) => &["pci_binding", "kernel_log"],
+        Subject::KernelLog => &["kernel_log"],
         Subject::GpuNodes | Subject::Node(_) => &["device_nodes"],
         Subject::Nvml => &["nvml_status"],
         Subject::Gpu(_) => &[
@@ -70,6 +71,7 @@ fn judged_by(s: &Subject) -> &'static [&'static str] {
             "clocks",
             "compute_mode",
             "gpu_recovery",
+            "kernel_log",
         ],
         Subject::GpuPair(..) | Subject::Iommu => &["topology"],
         Subject::NvccOnPath => &["toolkit_choice"],

@@ -47,6 +47,11 @@ fn a_bundle_is_private_checked_replayable_and_redacted() {
     let node = GpuNode::new(2);
     node.root
         .file("etc/hostname", "gpu-secret-17.corp.example\n");
+    // The kernel log: the driver's lines go in, nothing else of the log.
+    node.root.file(
+        "dev/kmsg",
+        "6,1,0,-;Linux version 6.8.0-45-generic\n6,2,5000000,-;systemd-logind[812]: New session 4 of user alice from 10.96.0.1.\n4,3,7000000,-;NVRM: Xid (PCI:0000:18:00): 13, pid=4242, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address\n",
+    );
     let nvml_cfg = node.nvml.write(&node.dir.path().join("nvml"));
     let out_dir = tempfile::tempdir().unwrap();
     let archive = out_dir.path().join("bundle.tar.gz");
@@ -105,9 +110,26 @@ fn a_bundle_is_private_checked_replayable_and_redacted() {
         "gpudoctor-bundle/devices.txt",
         "gpudoctor-bundle/devices-topo.txt",
         "gpudoctor-bundle/libs.json",
+        "gpudoctor-bundle/kernel-log.txt",
     ] {
         assert!(names.contains(&want), "{want} missing: {names:?}");
     }
+    let klog = members
+        .iter()
+        .find(|(n, _, _)| n.ends_with("/kernel-log.txt"))
+        .map(|(_, _, d)| String::from_utf8_lossy(d).into_owned())
+        .unwrap();
+    assert!(
+        klog.contains(
+            "[7.000000 s after boot] NVRM: Xid (PCI:0000:18:00): 13, pid=4242, name=python3"
+        ),
+        "{klog}"
+    );
+    assert!(
+        klog.contains("# source: /dev/kmsg, since boot, 3 records"),
+        "{klog}"
+    );
+    assert!(!klog.contains("New session"), "{klog}");
     // Nothing planted survives, in any member or any member's name.
     for (name, _, data) in &members {
         assert_no_planted(name, name);

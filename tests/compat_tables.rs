@@ -70,6 +70,16 @@ const UNCONFIRMED: &[&str] = &[
     "jax | jax[cuda13]==0.11.2 x86_64/aarch64",
     "jax | jax[cuda13]==0.12.0.1 x86_64/aarch64",
     "jax | jax[cuda13]==0.7.2 x86_64/aarch64",
+    "Xid | Xid 119 GSP RPC Timeout",
+    "Xid | Xid 120 GSP Error",
+    "Xid | Xid 144 NVLink error",
+    "Xid | Xid 145 NVLink error",
+    "Xid | Xid 146 NVLink error",
+    "Xid | Xid 147 NVLink error",
+    "Xid | Xid 148 NVLink error",
+    "Xid | Xid 149 NVLink error",
+    "Xid | Xid 150 NVLink error",
+    "Xid | Xid 154 GPU recovery action",
 ];
 
 #[test]

@@ -162,6 +162,7 @@ struct Snapshot {
     identity: Option<Identity>,
     platform: Option<Platform>,
     kernel_module: Option<KernelModule>,
+    kernel_log: Option<KernelLog>,
     pci: Option<Pci>,
     topology: Option<Topology>,
     device_nodes: Option<DeviceNodes>,
@@ -1321,6 +1322,51 @@ struct Wsl {
     hints: Vec<Hint>,
 }
 
+// What the driver and PCIe error reporting wrote to the kernel log (src/probes/kernel_log.rs).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KernelLog {
+    scan: Fact<LogScan>,
+    passed_over: Vec<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogScan {
+    span: String,
+    records: u64,
+    truncated: bool,
+    groups: Vec<EventGroup>,
+    events_not_grouped: u64,
+    lines: Vec<LoggedLine>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventGroup {
+    kind: String,
+    code: Option<u32>,
+    device: Option<String>,
+    detail: Option<String>,
+    this_boot: Option<bool>,
+    count: u64,
+    last_record: u64,
+    first: Option<String>,
+    last: Option<String>,
+    processes: Vec<String>,
+    example: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoggedLine {
+    at: Option<String>,
+    text: String,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KernelModule {
@@ -1768,7 +1814,20 @@ fn every_field_of_a_rich_report_matches_the_contract() {
 
     let s = &report.snapshot;
     assert!(s.root.is_some());
-    assert_eq!(s.probes.len(), 16);
+    assert_eq!(s.probes.len(), 17);
+    // The kernel log: read, or why not, naming every source tried.
+    let klog = s.kernel_log.as_ref().expect("kernel_log");
+    match (&klog.scan.value, &klog.scan.missing) {
+        (Some(scan), None) => assert!(scan.records > 0 || scan.groups.is_empty()),
+        (None, Some(m)) => {
+            assert!(m.detail.contains("/dev/kmsg"), "{}", m.detail);
+            assert!(klog
+                .passed_over
+                .iter()
+                .any(|p| p.starts_with("/var/log/kern.log")));
+        }
+        _ => panic!("a fact is a value or a reason"),
+    }
     let topo = s.topology.as_ref().expect("topology");
     assert!(topo.gpus.value.as_ref().is_some_and(|g| !g.is_empty()));
     let host = s.container_host.as_ref().expect("container_host");

@@ -622,15 +622,22 @@ pub fn cuda_versions(data: &[u8]) {
     }
 }
 
-/// `/proc` and `/etc` texts (`src/probes/kernel_module.rs`, `src/probes/platform.rs`): the
-/// driver's version file, /proc/modules, os-release, and tmpfs sizes as /proc/mounts
-/// gives them (`size=65536k`). (The /proc/mounts line search itself is inline in the
+/// `/proc`, `/etc` and kernel-log texts (`src/probes/kernel_module.rs`,
+/// `src/probes/platform.rs`, `src/probes/kernel_log.rs`): the driver's version file,
+/// /proc/modules, os-release, tmpfs sizes as /proc/mounts gives them (`size=65536k`), and
+/// /dev/kmsg records and syslog lines. (The /proc/mounts line search itself is inline in the
 /// platform probe.)
 pub fn proc(data: &[u8]) {
     let text = text(data);
     black_box(gd::parse_nvrm_version(&text));
     black_box(gd::parse_proc_modules(&text));
     black_box(gd::parse_os_release(&text));
+    // The kernel log as /dev/kmsg and a syslog file hold it (src/probes/kernel_log.rs).
+    black_box(gd::scan_kmsg(&text, false));
+    black_box(gd::scan_text_log(&text, true));
+    for line in text.lines().take(PIECES) {
+        black_box(gd::parse_event(line));
+    }
     let sizes = text
         .split(|c: char| c.is_whitespace() || c == ',')
         .map(|o| o.strip_prefix("size=").unwrap_or(o))

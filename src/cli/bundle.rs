@@ -3,6 +3,9 @@
 //! stable placeholders (`host-1`, `user-1`, `ip-1`, `mac-1`, `secret-1`), a MANIFEST of every
 //! member with its size and SHA-256, mode 0600, written atomically.
 //!
+//! The kernel log's excerpt is the report's: the driver's and AER lines the kernel_log probe
+//! kept, nothing else of the log.
+//!
 //! Each part is this binary run as a child (`check --format json`, `devices --detail`, …)
 //! under a deadline; a part that fails is recorded in the MANIFEST and the rest still goes in.
 
@@ -90,8 +93,15 @@ pub(super) fn bundle(_g: &Settings, a: &BundleArgs) -> Result<u8, CliError> {
         }
     };
     let parsed: Value = serde_json::from_str(&report.text).unwrap_or(Value::Null);
+    let kernel_log = Part {
+        name: "kernel-log.txt",
+        command: report.command.clone(),
+        text: kernel_log_excerpt(&parsed["snapshot"]["kernel_log"]),
+        failed: None,
+    };
     parts.push(report);
     parts.push(human);
+    parts.push(kernel_log);
     let with = |cmd: &[&str], extra: &[String]| -> Vec<String> {
         cmd.iter()
             .map(|s| s.to_string())
@@ -146,6 +156,50 @@ pub(super) fn bundle(_g: &Settings, a: &BundleArgs) -> Result<u8, CliError> {
         }
     );
     Ok(0)
+}
+
+/// The kernel log's NVIDIA and PCIe error lines the report kept (never the whole log).
+fn kernel_log_excerpt(log: &Value) -> String {
+    if log.is_null() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "# NVIDIA driver (NVRM, Xid, SXid) and PCIe AER lines of the kernel log, the newest\n",
+    );
+    let source = log["scan"]["source"].as_str().unwrap_or("?");
+    for p in log["passed_over"].as_array().into_iter().flatten() {
+        out.push_str(&format!("# passed over: {}\n", p.as_str().unwrap_or("")));
+    }
+    let scan = &log["scan"]["value"];
+    if scan.is_null() {
+        out.push_str(&format!(
+            "# not read: {}\n",
+            log["scan"]["missing"]["detail"].as_str().unwrap_or("")
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "# source: {source}, {}, {} records{}\n",
+        scan["span"].as_str().unwrap_or(""),
+        scan["records"],
+        if scan["truncated"] == true {
+            " (older lines not read)"
+        } else {
+            ""
+        }
+    ));
+    let lines = scan["lines"].as_array().map_or(&[][..], Vec::as_slice);
+    if lines.is_empty() {
+        out.push_str("# no such line\n");
+    }
+    for l in lines {
+        let text = crate::render::printable(l["text"].as_str().unwrap_or("")).into_owned();
+        match l["at"].as_str() {
+            Some(at) => out.push_str(&format!("[{at}] {text}\n")),
+            None => out.push_str(&format!("{text}\n")),
+        }
+    }
+    out
 }
 
 fn push_opt(v: &mut Vec<String>, flag: &str, value: &Option<PathBuf>) {

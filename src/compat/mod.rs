@@ -17,6 +17,7 @@ pub mod sources;
 pub mod torch;
 pub mod torch_pythons;
 pub mod versions;
+pub mod xid;
 
 pub use arch::{gpu_from_name, ptx_runs_on, sass_runs_on, ProductClass};
 pub use versions::{ComputeCapability, CudaVersion, DriverVersion};

@@ -89,6 +89,17 @@ pub fn rows() -> Vec<SourcedRow> {
     for e in super::cuda_errors::CU_RESULTS {
         push("CUresult", e.name.to_string(), e.source);
     }
+    for x in super::xid::XIDS {
+        push("Xid", format!("Xid {} {}", x.code, x.name), x.source);
+    }
+    push(
+        "Xid",
+        format!(
+            "Xid {} GPU recovery action",
+            super::xid::RECOVERY_ACTION_XID
+        ),
+        super::xid::RECOVERY_ACTION_SOURCE,
+    );
     out
 }
 

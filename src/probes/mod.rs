@@ -6,6 +6,7 @@ pub mod container_host;
 pub mod device_nodes;
 pub mod environment;
 pub mod identity;
+pub mod kernel_log;
 pub mod kernel_module;
 pub mod libraries;
 pub mod linkage;
@@ -36,6 +37,7 @@ pub const PROBE_NAMES: &[&str] = &[
     "identity",
     "platform",
     "kernel_module",
+    "kernel_log",
     "pci",
     "topology",
     "device_nodes",
@@ -119,6 +121,7 @@ enum Output {
     Libraries(libraries::Libraries),
     Linkage(Vec<linkage::Linkage>),
     Nvml(nvml::NvmlProbe),
+    KernelLog(Box<kernel_log::KernelLog>),
     Pytorch(Vec<pytorch::PythonEnv>),
     PytorchLive(pytorch_live::LiveTorch),
 }
@@ -235,6 +238,14 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         spawn(
             "kernel_module",
             Box::new(move || Output::KernelModule(kernel_module::probe(&fs))),
+        );
+    }
+    {
+        let fs = fs.clone();
+        let budget = opts.timeout;
+        spawn(
+            "kernel_log",
+            Box::new(move || Output::KernelLog(Box::new(kernel_log::probe(&fs, budget)))),
         );
     }
     {
@@ -425,6 +436,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
                         snap.platform = Some(p)
                     }
                     Output::KernelModule(k) => snap.kernel_module = Some(k),
+                    Output::KernelLog(k) => snap.kernel_log = Some(*k),
                     Output::Pci(p) => snap.pci = Some(p),
                     Output::Topology(t) => snap.topology = Some(*t),
                     Output::DeviceNodes(d) => snap.device_nodes = Some(d),

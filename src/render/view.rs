@@ -94,6 +94,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     platform_lines(&mut b, snap, verbose);
     out.extend(b.take("Platform"));
     driver_lines(&mut b, snap, verbose);
+    kernel_log_line(&mut b, snap, verbose);
     out.extend(b.take("Driver"));
     device_lines(&mut b, snap, verbose);
     out.extend(b.take("Devices"));
@@ -301,6 +302,38 @@ fn driver_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
             );
         }
     }
+}
+
+/// What the kernel log held, or why it was not read (the kernel_log rule judges it).
+fn kernel_log_line(b: &mut Builder, snap: &Snapshot, verbose: bool) {
+    let Some(log) = &snap.kernel_log else {
+        return;
+    };
+    if !verbose && !snap.nvidia_hardware_seen() {
+        return;
+    }
+    let value = match (log.scan.get(), log.scan.missing_info()) {
+        (Some(scan), _) => {
+            let events: u64 = scan.groups.iter().map(|g| g.count).sum::<u64>() + scan.events_not_grouped;
+            let what = match events {
+                0 => "no Xid, driver or PCIe AER line".to_string(),
+                1 => "1 Xid, driver or PCIe AER line".to_string(),
+                n => format!("{n} Xid, driver or PCIe AER lines"),
+            };
+            format!("{what} ({}, {} records{})", scan.span, scan.records, if scan.truncated { ", cut short" } else { "" })
+        }
+        (None, Some(m)) if m.reason == crate::fact::MissingReason::PermissionDenied => {
+            "not readable by this user: Xid and AER errors were not looked for (run with sudo to include them)".to_string()
+        }
+        (None, _) => "none found: Xid and AER errors were not looked for".to_string(),
+    };
+    b.fact_line(
+        &[Subject::KernelLog],
+        log.scan.get().is_some(),
+        "kernel log",
+        value,
+        log.scan.source.clone(),
+    );
 }
 
 fn device_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {

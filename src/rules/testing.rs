@@ -97,6 +97,7 @@ pub fn healthy() -> Snapshot {
         identity: Some(identity()),
         platform: Some(platform()),
         kernel_module: Some(kernel_module()),
+        kernel_log: Some(kernel_log("")),
         pci: Some(pci()),
         topology: None,
         device_nodes: Some(device_nodes()),
@@ -118,6 +119,15 @@ pub fn healthy() -> Snapshot {
         python: Some(vec![python_env()]),
         python_live: None,
         smoke: Some(smoke()),
+    }
+}
+
+/// /dev/kmsg holding these records (`prio,seq,usec,-;message` lines).
+pub fn kernel_log(kmsg: &str) -> crate::probes::kernel_log::KernelLog {
+    use crate::probes::kernel_log::{scan_kmsg, KernelLog, KMSG};
+    KernelLog {
+        scan: Fact::value(KMSG, scan_kmsg(kmsg, false)),
+        passed_over: Vec::new(),
     }
 }
 

@@ -186,6 +186,11 @@ impl FakeRoot {
         let r = FakeRoot::new();
         r.modules(&["nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia"])
             .nvidia_version("580.95.05");
+        // The kernel log of a clean boot: the driver loaded, no Xid, no AER.
+        r.file(
+            "dev/kmsg",
+            "5,0,0,-;Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n6,1,4100000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 09:52:47 UTC 2025\n",
+        );
         r.node("nvidiactl", 0o666)
             .node("nvidia-uvm", 0o666)
             .node("nvidia-uvm-tools", 0o666)

@@ -1,0 +1,232 @@
+//! The kernel log on a fake 8-GPU node: the driver's Xid, GSP and adapter lines and the
+//! kernel's AER reports become findings on the GPU they name, by NVML index, with the
+//! severity NVIDIA's Xid document gives the action; a clean log is silent; a log that cannot
+//! be read is said to be unread; a syslog file's earlier boots are history.
+
+mod util;
+
+use serde_json::Value;
+use util::gpu_node::{hgx, GpuNode};
+use util::{findings, json, run};
+
+/// `/dev/kmsg` as the kernel writes it: `prio,seq,usec,flags;message`.
+fn kmsg(lines: &[&str]) -> String {
+    let mut out = String::from("6,0,0,-;Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n");
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(&format!("3,{},{}000000,-;{l}\n", i + 1, 100 + i));
+    }
+    out
+}
+
+fn node(log: Option<&str>) -> GpuNode {
+    let node = GpuNode::nvml_only(8, hgx(8));
+    match log {
+        Some(log) => node.root.file("dev/kmsg", log),
+        None => node.root.remove("dev/kmsg"),
+    };
+    node
+}
+
+fn check(node: &GpuNode) -> (i32, Value) {
+    json(node.cmd().arg("check"))
+}
+
+fn one<'a>(report: &'a Value, code: &str, needle: &str) -> &'a Value {
+    let found: Vec<&Value> = findings(report, code)
+        .into_iter()
+        .filter(|f| f["title"].as_str().unwrap().contains(needle))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{code} {needle}: {found:#?}\nall: {:#?}",
+        report["findings"]
+    );
+    found[0]
+}
+
+fn kernel_log_check(report: &Value) -> &Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rule"] == "kernel_log")
+        .expect("the kernel_log check")
+}
+
+#[test]
+fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
+    let mut storm: Vec<String> = (0..120)
+        .map(|_| "nvidia 0000:1f:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)".to_string())
+        .collect();
+    let mut lines = vec![
+        "NVRM: Xid (PCI:0000:18:00): 13, pid=4242, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address".to_string(),
+        "NVRM: Xid (PCI:0000:1a:00): 48, pid=77, name=train, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.".to_string(),
+        "NVRM: Xid (PCI:0000:1a:00): 63, pid=77, name=train, Row Remapper: New row (0x0000000000b0c1d2) marked for remapping, reset gpu to activate.".to_string(),
+        "NVRM: Xid (PCI:0000:1b:00): 94, pid=91, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No".to_string(),
+        "NVRM: Xid (PCI:0000:1c:00): 119, pid=1, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU1 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).".to_string(),
+        "NVRM: GPU 0000:1c:00.0: Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL).".to_string(),
+        "NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.".to_string(),
+        "NVRM: GPU 0000:1d:00.0: GPU has fallen off the bus.".to_string(),
+        "NVRM: Xid (PCI:0000:1e:00): 74, pid=1, name=python3, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)".to_string(),
+    ];
+    lines.append(&mut storm);
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let n = node(Some(&kmsg(&refs)));
+    let (code, report) = check(&n);
+    assert_eq!(code, 1, "errors exit 1");
+
+    let app = one(&report, "GD081", "Xid 13");
+    assert_eq!(app["severity"], "info");
+    assert!(
+        app["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("GPU 0 (NVIDIA H100"),
+        "{app}"
+    );
+    assert!(app["title"].as_str().unwrap().contains("python3"), "{app}");
+
+    for (needle, gpu, severity) in [
+        ("Xid 48", "GPU 2 ", "error"),
+        ("Xid 63", "GPU 2 ", "warning"),
+        ("Xid 94", "GPU 3 ", "warning"),
+        ("Xid 119", "GPU 4 ", "error"),
+        ("Xid 79", "GPU 5 ", "error"),
+        ("Xid 74", "GPU 6 ", "error"),
+    ] {
+        let f = one(&report, "GD080", needle);
+        assert_eq!(f["severity"], severity, "{f}");
+        assert!(f["title"].as_str().unwrap().starts_with(gpu), "{f}");
+        let evidence = f["evidence"].to_string();
+        assert!(evidence.contains("logged: NVRM: Xid (PCI:"), "{evidence}");
+        assert!(evidence.contains("s after boot"), "{evidence}");
+    }
+    // The reset names the GPU by bus id; the GPU gone from the bus needs a reboot.
+    let x48 = one(&report, "GD080", "Xid 48");
+    assert!(
+        util::fix_commands(x48).contains("sudo nvidia-smi -r -i 0000:1a:00.0"),
+        "{x48}"
+    );
+    assert!(util::fix_commands(one(&report, "GD080", "Xid 79")).contains("sudo systemctl reboot"));
+    // 119's action rests on a secondary source, and the finding says so.
+    assert!(one(&report, "GD080", "Xid 119")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("no primary source confirms"));
+    // The lines that repeat an Xid ride on it: no GD083 for GPU 4 and 5.
+    assert!(
+        findings(&report, "GD083").is_empty(),
+        "{:#?}",
+        findings(&report, "GD083")
+    );
+
+    let aer = one(&report, "GD082", "120 times");
+    assert_eq!(aer["severity"], "warning");
+    assert!(
+        aer["title"].as_str().unwrap().starts_with("GPU 7 "),
+        "{aer}"
+    );
+    assert_eq!(kernel_log_check(&report)["status"], "failed");
+
+    // The human report shows the log among the driver's facts, marked by its worst finding.
+    let r = run(n.cmd().args(["check", "--color", "never"]));
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("kernel log"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        line.contains("129 Xid, driver or PCIe AER lines (since boot, 130 records)"),
+        "{line}"
+    );
+    assert!(line.contains('✗'), "{line}");
+}
+
+#[test]
+fn a_clean_log_is_silent_and_passes() {
+    let n = node(Some(&kmsg(&[
+        "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 09:52:47 UTC 2025",
+        "nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms  580.95.05",
+        "pcieport 0000:00:1c.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)",
+        "nvme 0000:c1:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+    ])));
+    let (code, report) = check(&n);
+    for c in ["GD080", "GD081", "GD082", "GD083"] {
+        assert!(
+            findings(&report, c).is_empty(),
+            "{c}: {:#?}",
+            findings(&report, c)
+        );
+    }
+    assert_eq!(code, 0, "{:#?}", report["findings"]);
+    assert_eq!(kernel_log_check(&report)["status"], "passed");
+}
+
+#[test]
+fn an_unread_log_is_not_a_clean_one() {
+    let n = node(None);
+    let (_, report) = check(&n);
+    let c = kernel_log_check(&report);
+    assert_eq!(c["status"], "not_applicable");
+    let detail = c["detail"].as_str().unwrap();
+    for source in [
+        "/dev/kmsg",
+        "/var/log/kern.log",
+        "/var/log/messages",
+        "/var/log/syslog",
+    ] {
+        assert!(detail.contains(source), "{detail}");
+    }
+    let r = run(n.cmd().args(["check", "--color", "never"]));
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("kernel log"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        line.contains("Xid and AER errors were not looked for"),
+        "{line}"
+    );
+    assert!(!line.contains('✓'), "{line}");
+}
+
+#[test]
+fn a_syslog_file_keeps_earlier_boots_as_history() {
+    let n = node(None);
+    n.root.file(
+        "var/log/kern.log",
+        "Dec  1 10:00:00 gpu7 kernel: [   10.000000] NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\
+         Dec  2 08:00:00 gpu7 kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n\
+         Dec  2 08:00:05 gpu7 kernel: [    5.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05\n\
+         Dec  2 09:00:00 gpu7 kernel: [ 3600.000000] NVRM: The NVIDIA GPU 0000:19:00.0 (PCI ID: 10de:2b85)#012NVRM: installed in this system requires use of the NVIDIA open kernel modules.\n\
+         Dec  2 09:00:00 gpu7 kernel: [ 3600.000100] NVRM: GPU 0000:19:00.0: RmInitAdapter failed! (0x22:0x56:884)\n",
+    );
+    let (code, report) = check(&n);
+    let old = one(&report, "GD080", "Xid 79");
+    assert_eq!(old["severity"], "info");
+    assert!(
+        old["title"]
+            .as_str()
+            .unwrap()
+            .contains("in an earlier boot"),
+        "{old}"
+    );
+    // This boot's open-modules refusal is the root cause; its RmInitAdapter line rides on it.
+    let gd083 = findings(&report, "GD083");
+    assert_eq!(gd083.len(), 1, "{gd083:#?}");
+    assert_eq!(gd083[0]["severity"], "error");
+    assert!(
+        gd083[0]["title"].as_str().unwrap().starts_with("GPU 1 "),
+        "{}",
+        gd083[0]
+    );
+    assert!(
+        util::fix_commands(gd083[0]).contains("open"),
+        "{}",
+        gd083[0]
+    );
+    assert_eq!(code, 1);
+    let evidence = gd083[0]["evidence"].to_string();
+    assert!(evidence.contains("/var/log/kern.log"), "{evidence}");
+}
