@@ -407,11 +407,11 @@ fn history_note(g: &EventGroup, what: &str) -> String {
 
 fn with_log_evidence(mut f: Finding, source: &str, scan: &LogScan, g: &EventGroup) -> Finding {
     let span = match (&g.first, &g.last) {
-        (Some(a), Some(b)) if g.count > 1 && a != b => format!(", first at {a}, last at {b}"),
-        (Some(a), _) => format!(", at {a}"),
+        (Some(a), Some(b)) if g.count > 1 && a != b => format!(" first at {a}, last at {b}"),
+        (Some(a), _) => format!(" at {a}"),
         _ => String::new(),
     };
-    f = f.context(format!("logged: {}{span}", g.example), source.to_string());
+    f = f.context(format!("logged{span}: {}", g.example), source.to_string());
     if scan.truncated || scan.events_not_grouped > 0 {
         let mut notes = Vec::new();
         if scan.truncated {
