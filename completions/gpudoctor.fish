@@ -132,7 +132,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -232,7 +234,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -386,7 +390,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -486,7 +492,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -621,7 +629,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -721,7 +731,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -841,7 +853,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -941,7 +955,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1061,7 +1077,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1161,7 +1179,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1286,7 +1306,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1386,7 +1408,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1539,7 +1563,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1639,7 +1665,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1851,7 +1879,9 @@ GD079\t'The NCCL all-reduce test failed: NCCL missing, init failed, a wrong sum 
 GD080\t'The kernel log holds an Xid or SXid fault of a GPU, its memory, NVLink or firmware'
 GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
-GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'"
+GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
+GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

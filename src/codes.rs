@@ -123,6 +123,8 @@ codes! {
     "GD081" [Info] => "A program faulted on a GPU (an application Xid: the GPU is fine)";
     "GD082" [Error, Warning, Info] => "PCIe AER errors on a GPU or a bridge above one";
     "GD083" [Error, Warning, Info] => "The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required";
+    "GD084" [Error, Warning, Info] => "PCIe AER error counters of a GPU's link grow while gpudoctor runs";
+    "GD085" [Warning, Info] => "NVLink error or PCIe replay counters of a GPU grow during the smoke test";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

@@ -13,8 +13,8 @@ use nvml_wrapper::{Device, Nvml};
 use nvml_wrapper_sys::bindings::{nvmlFieldValue_t, nvmlGpuFabricInfo_t, NvmlLib};
 
 use crate::probes::nvml::{
-    Bar1, Clocks, Ecc, Fabric, Field, Gpu, Memory, Mig, MigInstance, Pcie, Process, RemappedRows,
-    RetiredPages, Throttle, TopologyPair, WorkerLine,
+    Bar1, Clocks, Ecc, Fabric, Field, Gpu, GpuCounters, Memory, Mig, MigInstance, NvLinkErrors,
+    Pcie, Process, RemappedRows, RetiredPages, Throttle, TopologyPair, WorkerLine,
 };
 use crate::worker::AnswerOut;
 
@@ -25,9 +25,13 @@ const FI_RECOVERY_ACTION: u32 = 230;
 
 /// Runs the worker and writes its JSON answer to the original stdout. The vendor library
 /// gets stderr as its stdout, so nothing it prints can corrupt the answer.
-pub fn main(lib: &str) -> std::io::Result<()> {
+pub fn main(lib: &str, counters_only: bool) -> std::io::Result<()> {
     let out = AnswerOut::take_stdout()?;
-    let nvml = run(lib, &out);
+    let nvml = if counters_only {
+        counters(lib, &out)
+    } else {
+        run(lib, &out)
+    };
     let written = out.finish();
     // nvmlShutdown can hang or crash like any NVML call; the process is about to exit and
     // the driver cleans up after it, so it is skipped (after the answer is out).
@@ -80,6 +84,68 @@ pub fn run(lib: &str, out: &AnswerOut) -> Option<Nvml> {
     });
     out.emit(&WorkerLine::Done);
     Some(nvml)
+}
+
+/// `--counters`: only each GPU's link error counters, for the second read.
+fn counters(lib: &str, out: &AnswerOut) -> Option<Nvml> {
+    let nvml = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+        Ok(n) => n,
+        Err(e) => {
+            out.emit(&WorkerLine::InitFailed {
+                code: init_code(&e, lib).to_string(),
+                message: init_message(&e, lib),
+            });
+            return None;
+        }
+    };
+    let n = nvml.device_count().unwrap_or(0);
+    for index in 0..n {
+        let Ok(d) = nvml.device_by_index(index) else {
+            continue;
+        };
+        out.emit(&WorkerLine::Counters {
+            counters: GpuCounters {
+                index,
+                pcie_replay_counter: field(d.pcie_replay_counter()),
+                nvlink_errors: nvlink_errors(&d),
+            },
+        });
+    }
+    out.emit(&WorkerLine::Done);
+    Some(nvml)
+}
+
+/// Each NVLink's error counters, in link order; None for a link that is down.
+fn nvlink_errors(d: &Device) -> Field<Vec<Option<NvLinkErrors>>> {
+    use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
+    let mut links = Vec::new();
+    for link in 0..MAX_NVLINKS {
+        let wrapper = d.link_wrapper_for(link);
+        match wrapper.is_active() {
+            Ok(false) => links.push(None),
+            Ok(true) => {
+                let read = |c| wrapper.error_counter(c);
+                let counts = (|| {
+                    Ok::<_, NvmlError>(NvLinkErrors {
+                        replay: read(ErrorCounter::DlReplay)?,
+                        recovery: read(ErrorCounter::DlRecovery)?,
+                        crc_flit: read(ErrorCounter::DlCrcFlit)?,
+                        crc_data: read(ErrorCounter::DlCrcData)?,
+                    })
+                })();
+                match counts {
+                    Ok(c) => links.push(Some(c)),
+                    // The first active link says whether this GPU has the counters at all.
+                    Err(e) if links.iter().all(Option::is_none) => return field(Err(e)),
+                    Err(_) => links.push(None),
+                }
+            }
+            Err(NvmlError::InvalidArg) => break,
+            Err(e) if links.is_empty() => return field(Err(e)),
+            Err(_) => break,
+        }
+    }
+    Field::Value(links)
 }
 
 /// A library that exists but cannot be loaded (not ELF, wrong architecture, missing
@@ -246,6 +312,8 @@ fn lost(index: u32, e: &NvmlError) -> Gpu {
         nvlink_remotes: err(&m),
         fabric: err(&m),
         recovery_action: err(&m),
+        pcie_replay_counter: err(&m),
+        nvlink_errors: err(&m),
     }
 }
 
@@ -336,6 +404,8 @@ fn gpu(index: u32, d: &Device, raw: Option<&NvmlLib>) -> Gpu {
         nvlink_remotes: links.1,
         fabric: fabric(d, raw),
         recovery_action: recovery_action(d, raw),
+        pcie_replay_counter: field(d.pcie_replay_counter()),
+        nvlink_errors: nvlink_errors(d),
     }
 }
 

@@ -643,11 +643,42 @@ struct ArchCount {
     containers: u32,
 }
 
+#[allow(dead_code)]
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NvmlProbe {
     library: String,
     result: NvmlResult,
+    counters_again: Option<CountersAgain>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CountersAgain {
+    after: String,
+    elapsed_ms: u64,
+    gpus: Vec<GpuCounters>,
+    error: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpuCounters {
+    index: u32,
+    pcie_replay_counter: NField<u32>,
+    nvlink_errors: NField<Vec<Option<NvLinkErrors>>>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NvLinkErrors {
+    replay: u64,
+    recovery: u64,
+    crc_flit: u64,
+    crc_data: u64,
 }
 
 // Read for its shape: deserialising is the check.
@@ -748,6 +779,8 @@ struct NvmlGpu {
     nvlink_remotes: NField<Vec<Option<String>>>,
     fabric: NField<NvmlFabric>,
     recovery_action: NField<String>,
+    pcie_replay_counter: NField<u32>,
+    nvlink_errors: NField<Vec<Option<NvLinkErrors>>>,
 }
 
 #[allow(dead_code)]
@@ -1436,6 +1469,27 @@ struct Topology {
     bridges: Vec<TopoBridge>,
     iommu: Iommu,
     nics: Fact<Vec<Nic>>,
+    aer: Vec<AerCounters>,
+    aer_again: Option<AerReread>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AerCounters {
+    address: String,
+    correctable: Option<u64>,
+    nonfatal: Option<u64>,
+    fatal: Option<u64>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AerReread {
+    after: String,
+    elapsed_ms: u64,
+    devices: Vec<AerCounters>,
 }
 
 #[allow(dead_code)]

@@ -278,7 +278,14 @@ fn a_slow_nvlink_pair_is_gd075() {
     // 32 MiB copies: large enough to judge.
     let (code, v) = smoke(&node, &["--transfer-size", "32", "--mem-fraction", "0.1"]);
     assert_eq!(code, 0, "warnings do not fail: {:?}", codes(&v));
-    let f = the(&v, "GD075");
+    // The unthrottled direction runs at this machine's memcpy speed, which a slow or busy
+    // machine may also put under the bar: only the throttled pair is asserted.
+    let slow: Vec<&Value> = findings(&v, "GD075")
+        .into_iter()
+        .filter(|f| f["title"].as_str().unwrap().contains("CUDA device 0 → 1"))
+        .collect();
+    assert_eq!(slow.len(), 1, "{:?}", codes(&v));
+    let f = slow[0];
     assert_eq!(f["severity"], "warning");
     let title = f["title"].as_str().unwrap();
     assert!(

@@ -142,6 +142,9 @@ pub enum Command {
     NvmlWorker {
         #[arg(long)]
         lib: String,
+        /// Only the link error counters (the second read after the smoke test)
+        #[arg(long)]
+        counters: bool,
     },
     /// Internal: run the smoke test in this child process and stream its results as JSON lines
     #[command(name = "__smoke-worker", hide = true)]

@@ -29,7 +29,7 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
             shared_gpu,
             (nccl_lib, nccl_debug_file),
         )),
-        Command::NvmlWorker { lib } => Ok(nvml_worker(&lib)),
+        Command::NvmlWorker { lib, counters } => Ok(nvml_worker(&lib, counters)),
         Command::CompatTables => Ok(compat_tables()),
         Command::Fatbin { path } => Ok(fatbin(&path)),
         other => Err(other),
@@ -55,8 +55,8 @@ fn fatbin(path: &std::path::Path) -> Result<u8, CliError> {
 }
 
 /// `__nvml-worker`: NVML's facts as JSON on stdout.
-fn nvml_worker(lib: &str) -> Result<u8, CliError> {
-    crate::nvml_worker::main(lib)
+fn nvml_worker(lib: &str, counters: bool) -> Result<u8, CliError> {
+    crate::nvml_worker::main(lib, counters)
         .map(|_| 0)
         .map_err(|e| CliError::Internal(format!("NVML worker: writing the answer: {e}")))
 }

@@ -492,6 +492,8 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             },
         );
     }
+    reread_aer(&fs, &mut snap, start);
+    reread_nvml_counters(&mut snap, start, opts.timeout, fs.root().is_some());
     if !opts.python_import {
         snap.probes.insert(
             "pytorch_live".into(),
@@ -515,6 +517,56 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         }
     }
     Ok(snap)
+}
+
+/// Reads the AER counters the topology probe read once more, after everything else ran
+/// (the smoke test's copies included): a counter that grew in between is growing now.
+fn reread_aer(fs: &HostFs, snap: &mut Snapshot, start: Instant) {
+    let first_read_us = snap.probes.get("topology").map_or(0, |p| p.elapsed_us);
+    let smoked = snap
+        .smoke
+        .as_ref()
+        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }));
+    let Some(topo) = snap.topology.as_mut().filter(|t| !t.aer.is_empty()) else {
+        return;
+    };
+    let addresses: Vec<String> = topo.aer.iter().map(|c| c.address.clone()).collect();
+    let elapsed_us = (start.elapsed().as_micros() as u64).saturating_sub(first_read_us);
+    topo.aer_again = Some(topology::AerReread {
+        after: if smoked {
+            "the smoke test"
+        } else {
+            "the other probes"
+        }
+        .into(),
+        elapsed_ms: elapsed_us / 1000,
+        devices: topology::read_aer(fs, &addresses),
+    });
+}
+
+/// After a smoke test on GPUs NVML answered for, reads their PCIe replay and NVLink error
+/// counters once more: what grew during the copies is a link failing now.
+fn reread_nvml_counters(snap: &mut Snapshot, start: Instant, timeout: Duration, under_root: bool) {
+    let smoked = snap
+        .smoke
+        .as_ref()
+        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }));
+    let first_read_us = snap.probes.get("nvml").map_or(0, |p| p.elapsed_us);
+    let Some(probe) = snap
+        .nvml
+        .as_mut()
+        .filter(|p| smoked && p.system().is_some())
+    else {
+        return;
+    };
+    let elapsed_ms = (start.elapsed().as_micros() as u64).saturating_sub(first_read_us) / 1000;
+    probe.counters_again = Some(nvml::read_counters_again(
+        probe,
+        timeout.min(Duration::from_secs(10)),
+        under_root,
+        "the smoke test",
+        elapsed_ms,
+    ));
 }
 
 /// Runs the smoke test when asked and a GPU may be there; else says why not. The decision

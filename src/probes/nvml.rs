@@ -117,6 +117,42 @@ pub struct Gpu {
     pub nvlink_remotes: Field<Vec<Option<String>>>,
     pub fabric: Field<Fabric>,
     pub recovery_action: Field<String>,
+    /// nvmlDeviceGetPcieReplayCounter: the PCIe link's replays (retransmitted packets).
+    #[serde(default = "not_recorded::<u32>")]
+    pub pcie_replay_counter: Field<u32>,
+    /// Per NVLink in link order, its error counters (nvmlDeviceGetNvLinkErrorCounter); None
+    /// for a link that is down.
+    #[serde(default = "not_recorded::<Vec<Option<NvLinkErrors>>>")]
+    pub nvlink_errors: Field<Vec<Option<NvLinkErrors>>>,
+}
+
+/// One NVLink's data-link error counters (nvmlNvLinkErrorCounter_t).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NvLinkErrors {
+    pub replay: u64,
+    pub recovery: u64,
+    pub crc_flit: u64,
+    pub crc_data: u64,
+}
+
+/// A GPU's link error counters as a second read gives them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuCounters {
+    pub index: u32,
+    pub pcie_replay_counter: Field<u32>,
+    pub nvlink_errors: Field<Vec<Option<NvLinkErrors>>>,
+}
+
+/// The link error counters read again after the smoke test (`__nvml-worker --counters`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CountersAgain {
+    /// What ran between the two reads.
+    pub after: String,
+    /// Milliseconds between the NVML probe and the second read.
+    pub elapsed_ms: u64,
+    /// The GPUs read; empty with `error` set when the second read failed.
+    pub gpus: Vec<GpuCounters>,
+    pub error: Option<String>,
 }
 
 /// A field a snapshot from an older gpudoctor does not have.
@@ -256,6 +292,10 @@ pub enum WorkerLine {
     Topology {
         pairs: Vec<TopologyPair>,
     },
+    /// `--counters`: one GPU's link error counters.
+    Counters {
+        counters: GpuCounters,
+    },
     Done,
 }
 
@@ -308,6 +348,7 @@ impl worker::Protocol for Nvml {
                         s.topology = pairs;
                     }
                 }
+                WorkerLine::Counters { .. } => {}
                 WorkerLine::Done => done = true,
             }
         }
@@ -338,6 +379,9 @@ pub struct NvmlProbe {
     /// The library asked for: a path from --nvml-lib, or the loader's libnvidia-ml.so.1.
     pub library: String,
     pub result: NvmlResult,
+    /// The link error counters read again after the smoke test ran (None when it did not).
+    #[serde(default)]
+    pub counters_again: Option<CountersAgain>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -411,6 +455,7 @@ pub fn not_found(cfg: &crate::loader::SearchConfig) -> NvmlProbe {
                 places.join(", ")
             ),
         },
+        counters_again: None,
     }
 }
 
@@ -422,7 +467,92 @@ pub fn probe(
 ) -> NvmlProbe {
     let (lib, library) = worker::library_to_load(lib, DEFAULT_LIB);
     let result = run(fs, lib.as_deref(), &library, timeout, no_driver);
-    NvmlProbe { library, result }
+    NvmlProbe {
+        library,
+        result,
+        counters_again: None,
+    }
+}
+
+/// The counters half of the protocol: `__nvml-worker --counters`.
+struct NvmlCounters;
+
+impl worker::Protocol for NvmlCounters {
+    const NAME: &'static str = "NVML worker (counters)";
+    type Line = WorkerLine;
+    type Answer = (Vec<GpuCounters>, bool, Option<String>);
+
+    fn assemble(&self, lines: Vec<WorkerLine>) -> Self::Answer {
+        let mut gpus = Vec::new();
+        let mut done = false;
+        let mut failed = None;
+        for line in lines {
+            match line {
+                WorkerLine::Counters { counters } => gpus.push(counters),
+                WorkerLine::InitFailed { code, message } => {
+                    failed = Some(format!("{code}: {message}"))
+                }
+                WorkerLine::Done => done = true,
+                _ => {}
+            }
+        }
+        (gpus, done, failed)
+    }
+
+    fn stuck_at(&self, answer: &Self::Answer) -> Vec<String> {
+        vec![format!("GPU {}", answer.0.len())]
+    }
+}
+
+/// Reads every GPU's link error counters again in a fresh worker (after the smoke test):
+/// what grew since the probe is happening now.
+pub fn read_counters_again(
+    probe: &NvmlProbe,
+    timeout: Duration,
+    clean_loader_env: bool,
+    after: &str,
+    elapsed_ms: u64,
+) -> CountersAgain {
+    let args = [
+        "__nvml-worker".to_string(),
+        format!("--lib={}", probe.library),
+        "--counters".to_string(),
+    ];
+    let outcome = worker::run(
+        &NvmlCounters,
+        worker::Request {
+            args: &args,
+            timeout,
+            output_limit: WORKER_OUTPUT_LIMIT,
+            clean_loader_env,
+            on_line: None,
+        },
+    );
+    let (gpus, error) = match outcome {
+        Outcome::Exited {
+            answer: (gpus, true, None),
+            ..
+        } => (gpus, None),
+        Outcome::Exited {
+            answer: (_, _, Some(e)),
+            ..
+        } => (Vec::new(), Some(e)),
+        Outcome::Exited { exit, .. } => (Vec::new(), Some(exit.without_answer())),
+        Outcome::TimedOut { seconds, .. } => {
+            (Vec::new(), Some(format!("no answer within {seconds} s")))
+        }
+        Outcome::FailedToStart { detail } => (Vec::new(), Some(detail)),
+        Outcome::Crashed { signal, .. } => (
+            Vec::new(),
+            Some(format!("the worker crashed (signal {signal})")),
+        ),
+    };
+    CountersAgain {
+        after: after.into(),
+        elapsed_ms,
+        gpus,
+        error,
+    }
 }
 
 fn run(

@@ -32,6 +32,71 @@ pub struct Topology {
     pub iommu: Iommu,
     /// RDMA-capable NICs (/sys/class/infiniband): InfiniBand or RoCE.
     pub nics: Fact<Vec<Nic>>,
+    /// The PCIe AER error counters of every GPU and every bridge on a GPU's path, as this
+    /// probe read them (an error may be counted by the link's other end, so both are read).
+    #[serde(default)]
+    pub aer: Vec<AerCounters>,
+    /// The same counters read again after the other probes (and the smoke test, when it
+    /// ran): what grew in between is happening now.
+    #[serde(default)]
+    pub aer_again: Option<AerReread>,
+}
+
+/// One device's AER statistics (`aer_dev_correctable`, `aer_dev_nonfatal`,
+/// `aer_dev_fatal`: Linux 4.19+, Documentation/ABI/testing/sysfs-bus-pci-devices-aer-stats),
+/// each file's `TOTAL_ERR_*` line; None where the file is absent or unreadable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AerCounters {
+    pub address: String,
+    pub correctable: Option<u64>,
+    pub nonfatal: Option<u64>,
+    pub fatal: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AerReread {
+    /// What ran between the two reads: `the smoke test` or `the other probes`.
+    pub after: String,
+    /// Milliseconds between the two reads.
+    pub elapsed_ms: u64,
+    pub devices: Vec<AerCounters>,
+}
+
+/// The AER counters of these PCI functions; devices that expose none are left out.
+pub fn read_aer(fs: &HostFs, addresses: &[String]) -> Vec<AerCounters> {
+    let total = |address: &str, file: &str, key: &str| -> Option<u64> {
+        let path = Path::new(PCI_DEVICES_DIR).join(address).join(file);
+        let text = fs.read_text_limited(&path, 4096).ok()?.text;
+        text.lines().find_map(|l| {
+            let (name, n) = l.split_once(' ')?;
+            (name == key).then(|| n.trim().parse().ok()).flatten()
+        })
+    };
+    addresses
+        .iter()
+        .map(|a| AerCounters {
+            address: a.clone(),
+            correctable: total(a, "aer_dev_correctable", "TOTAL_ERR_COR"),
+            nonfatal: total(a, "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL"),
+            fatal: total(a, "aer_dev_fatal", "TOTAL_ERR_FATAL"),
+        })
+        .filter(|c| c.correctable.is_some() || c.nonfatal.is_some() || c.fatal.is_some())
+        .collect()
+}
+
+impl Topology {
+    /// The GPUs and the bridges on their paths, each once: whose AER counters are read.
+    pub fn link_devices(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for g in self.gpus.get().into_iter().flatten() {
+            for d in g.path.iter().chain(std::iter::once(&g.address)) {
+                if !out.contains(d) {
+                    out.push(d.clone());
+                }
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -513,12 +578,16 @@ pub fn probe(fs: &HostFs, gpus: &[String]) -> Topology {
         .map(|g| g.iter().filter_map(|g| g.iommu_group).collect())
         .unwrap_or_default();
     let iommu = iommu(fs, &groups);
-    Topology {
+    let mut topo = Topology {
         gpus: gpus_fact,
         bridges: bridges.into_values().collect(),
         iommu,
         nics: nics(fs),
-    }
+        aer: Vec::new(),
+        aer_again: None,
+    };
+    topo.aer = read_aer(fs, &topo.link_devices());
+    topo
 }
 
 /// The words of the kernel command line that decide the IOMMU's and ACS's state.

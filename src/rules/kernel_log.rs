@@ -62,12 +62,12 @@ fn run(snap: &Snapshot) -> Outcome {
 
 /// The GPUs by PCI address: NVML's index and name where NVML answered, else the driver's
 /// model name.
-struct GpuNames {
+pub(super) struct GpuNames {
     gpus: Vec<(String, Option<u32>, Option<String>)>,
 }
 
 impl GpuNames {
-    fn of(snap: &Snapshot) -> GpuNames {
+    pub(super) fn of(snap: &Snapshot) -> GpuNames {
         let mut gpus = Vec::new();
         if let Some(sys) = snap.nvml_system() {
             for g in &sys.devices {
@@ -87,12 +87,12 @@ impl GpuNames {
         GpuNames { gpus }
     }
 
-    fn find(&self, address: &str) -> Option<&(String, Option<u32>, Option<String>)> {
+    pub(super) fn find(&self, address: &str) -> Option<&(String, Option<u32>, Option<String>)> {
         self.gpus.iter().find(|(a, ..)| a == address)
     }
 
     /// "GPU 3 (NVIDIA H100 80GB HBM3, 0000:1b:00.0)", "the GPU at 0000:1b:00.0".
-    fn label(&self, address: Option<&str>) -> String {
+    pub(super) fn label(&self, address: Option<&str>) -> String {
         let Some(address) = address else {
             return "a GPU the log does not name".into();
         };
@@ -104,8 +104,27 @@ impl GpuNames {
         }
     }
 
+    /// A GPU, or a bridge on the path to one, by PCI address: its label and subject; None
+    /// for any other device.
+    pub(super) fn link_place(&self, snap: &Snapshot, dev: &str) -> Option<(String, Subject)> {
+        let topo_gpus = snap.topology.as_ref().and_then(|t| t.gpus.get());
+        let a_gpu = topo_gpus.is_some_and(|list| list.iter().any(|t| t.address == dev));
+        if self.find(dev).is_some() || a_gpu {
+            return Some((self.label(Some(dev)), self.subject(Some(dev))));
+        }
+        let below =
+            topo_gpus.and_then(|list| list.iter().find(|t| t.path.iter().any(|b| b == dev)))?;
+        Some((
+            format!(
+                "the bridge {dev} above {}",
+                self.label(Some(&below.address))
+            ),
+            Subject::pci(dev),
+        ))
+    }
+
     /// The GPU's subject: its NVML index where known, else its PCI function.
-    fn subject(&self, address: Option<&str>) -> Subject {
+    pub(super) fn subject(&self, address: Option<&str>) -> Subject {
         match address {
             Some(a) => match self.find(a) {
                 Some((_, Some(i), _)) => Subject::Gpu(*i),
@@ -310,23 +329,7 @@ fn sxid_finding(g: &EventGroup) -> Finding {
 fn aer_finding(snap: &Snapshot, gpus: &GpuNames, g: &EventGroup) -> Option<Finding> {
     let dev = g.device.as_deref()?;
     // Only a GPU or a bridge on the path to one: other devices are not this tool's concern.
-    let (place, subject) = match gpus.find(dev) {
-        Some(_) => (gpus.label(Some(dev)), gpus.subject(Some(dev))),
-        None => {
-            let below = snap
-                .topology
-                .as_ref()
-                .and_then(|t| t.gpus.get())
-                .and_then(|list| list.iter().find(|t| t.path.iter().any(|b| b == dev)))?;
-            (
-                format!(
-                    "the bridge {dev} above {}",
-                    gpus.label(Some(&below.address))
-                ),
-                Subject::pci(dev),
-            )
-        }
-    };
+    let (place, subject) = gpus.link_place(snap, dev)?;
     let kind = g.detail.as_deref().unwrap_or("unknown severity");
     let (now, what) = if kind.contains("Fatal") && !kind.contains("Non-Fatal") {
         (Severity::Error, "An uncorrectable fatal PCIe error: the link was reset or the device lost; work on the GPU behind it has failed and the GPU may have fallen off the bus.")

@@ -29,6 +29,7 @@ mod kernel_log;
 mod kernel_module;
 mod libcuda;
 mod library_majors;
+mod link_counters;
 mod memory_health;
 mod mig;
 mod nccl_env;
@@ -170,6 +171,7 @@ pub const RULES: &[Rule] = &[
     nccl_library::RULE,
     smoke_nccl::RULE,
     kernel_log::RULE,
+    link_counters::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -491,7 +493,7 @@ mod tests {
                 "GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009",
                 "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
                 "GD035", "GD036", "GD037", "GD038", "GD039", "GD040", "GD062", "GD065", "GD072",
-                "GD073", "GD080", "GD081", "GD082", "GD083"
+                "GD073", "GD080", "GD081", "GD082", "GD083", "GD084", "GD085"
             ]
         );
         assert_eq!(

@@ -115,6 +115,7 @@ pub fn healthy() -> Snapshot {
             result: NvmlResult::Ok {
                 system: nvml_system(),
             },
+            counters_again: None,
         }),
         python: Some(vec![python_env()]),
         python_live: None,
@@ -175,6 +176,7 @@ pub fn no_gpu() -> Snapshot {
             code: "library_not_found".into(),
             message: "libnvidia-ml.so.1: cannot open shared object file".into(),
         },
+        counters_again: None,
     });
     s.libraries.as_mut().unwrap().libraries.clear();
     s.toolkits = Some(Toolkits {
@@ -555,6 +557,8 @@ pub fn gpu(i: u32) -> Gpu {
             status: "success".into(),
         }),
         recovery_action: Field::Value("none".into()),
+        pcie_replay_counter: Field::Value(0),
+        nvlink_errors: Field::NotSupported,
     }
 }
 
@@ -1202,6 +1206,8 @@ fn unanswered_facts_never_panic() {
             nvlink_remotes: Field::NotSupported,
             fabric: Field::NotSupported,
             recovery_action: Field::NotSupported,
+            pcie_replay_counter: Field::NotSupported,
+            nvlink_errors: Field::NotSupported,
         };
     };
     nvml_sys(&mut s).devices.iter_mut().for_each(blank);

@@ -491,6 +491,8 @@ pub(crate) mod tests {
                 mode_source: "groups".into(),
             },
             nics: Fact::value("/sys/class/infiniband", vec![]),
+            aer: Vec::new(),
+            aer_again: None,
         });
         s
     }

@@ -107,6 +107,13 @@ pub struct Gpu {
     /// null or past the end → NOT_SUPPORTED for that link.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvlink_remotes: Option<Vec<Option<String>>>,
+    /// nvmlDeviceGetPcieReplayCounter; absent → NOT_SUPPORTED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_replay_counter: Option<u32>,
+    /// Per link, nvmlDeviceGetNvLinkErrorCounter's [replay, recovery, CRC FLIT, CRC data];
+    /// absent or past the end → NOT_SUPPORTED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvlink_errors: Option<Vec<[u64; 4]>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<Fabric>,
     /// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: 0 none, 1 GPU reset, 2 node reboot,

@@ -1076,6 +1076,32 @@ pub unsafe extern "C" fn nvmlDeviceGetNvLinkState(
     })
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetNvLinkErrorCounter(
+    device: nvmlDevice_t,
+    link: c_uint,
+    counter: c_uint,
+    value: *mut u64,
+) -> nvmlReturn_t {
+    gpu("nvmlDeviceGetNvLinkErrorCounter", device, |g| {
+        let links = g.nvlink_errors.as_ref().ok_or(NOT_SUPPORTED)?;
+        let counts = links.get(link as usize).ok_or(NOT_SUPPORTED)?;
+        // nvmlNvLinkErrorCounter_t: DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3.
+        let n = counts.get(counter as usize).ok_or(INVALID_ARGUMENT)?;
+        put(value, *n)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetPcieReplayCounter(
+    device: nvmlDevice_t,
+    value: *mut c_uint,
+) -> nvmlReturn_t {
+    gpu("nvmlDeviceGetPcieReplayCounter", device, |g| {
+        put(value, g.pcie_replay_counter.ok_or(NOT_SUPPORTED)?)
+    })
+}
+
 /// The PCI info of a bus id, as nvmlDeviceGetPciInfo_v3 fills it.
 fn pci_info(bus_id: &str) -> Option<nvmlPciInfo_t> {
     let (domain, bus, device, func) = parse_bus_id(bus_id)?;

@@ -199,6 +199,8 @@ impl Gpu {
             graphics_processes: Some(Vec::new()),
             nvlinks: Some(vec![true; 18]),
             nvlink_remotes: None,
+            pcie_replay_counter: Some(0),
+            nvlink_errors: Some(vec![[0; 4]; 18]),
             fabric: Some(Fabric {
                 cluster_uuid: "7f3c9a10-5b2e-4d8f-9c61-0a4e2b7d5e31".into(),
                 status: 0,

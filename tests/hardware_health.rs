@@ -1,7 +1,9 @@
-//! The kernel log on a fake 8-GPU node: the driver's Xid, GSP and adapter lines and the
-//! kernel's AER reports become findings on the GPU they name, by NVML index, with the
-//! severity NVIDIA's Xid document gives the action; a clean log is silent; a log that cannot
-//! be read is said to be unread; a syslog file's earlier boots are history.
+//! Hardware health on a fake 8-GPU node. The kernel log: the driver's Xid, GSP and adapter
+//! lines and the kernel's AER reports become findings on the GPU they name, by NVML index,
+//! with the severity NVIDIA's Xid document gives the action; a clean log is silent; a log
+//! that cannot be read is said to be unread; a syslog file's earlier boots are history. The
+//! link counters: AER statistics read twice, a count that grew between the reads judged, a
+//! static one context.
 
 mod util;
 
@@ -231,4 +233,135 @@ fn a_syslog_file_keeps_earlier_boots_as_history() {
     assert_eq!(code, 1);
     let evidence = gd083[0]["evidence"].to_string();
     assert!(evidence.contains("/var/log/kern.log"), "{evidence}");
+}
+
+/// The kernel's AER statistics files for one device, as Linux 4.19+ lays them out.
+fn aer_files(n: &GpuNode, address: &str, correctable: u64, fatal: u64) {
+    let dir = format!("sys/devices/pci0000:00/{address}");
+    n.root.file(
+        &format!("{dir}/aer_dev_correctable"),
+        &format!("RxErr {correctable}\nBadTLP 0\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR {correctable}\n"),
+    );
+    n.root.file(
+        &format!("{dir}/aer_dev_nonfatal"),
+        "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\nAtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_NONFATAL 0\n",
+    );
+    n.root.file(
+        &format!("{dir}/aer_dev_fatal"),
+        &format!("Undefined 0\nDLP {fatal}\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\nAtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_FATAL {fatal}\n"),
+    );
+}
+
+#[test]
+fn aer_counters_are_read_twice_and_only_growth_is_a_fault() {
+    let n = node(Some(&kmsg(&[])));
+    aer_files(&n, "0000:1b:00.0", 7, 0);
+    aer_files(&n, "0000:1c:00.0", 0, 0);
+    let (code, report) = check(&n);
+    assert_eq!(code, 0, "{:#?}", report["findings"]);
+    let topo = &report["snapshot"]["topology"];
+    let first = topo["aer"].as_array().unwrap();
+    assert_eq!(first.len(), 2, "{first:#?}");
+    assert_eq!(first[0]["address"], "0000:1b:00.0");
+    assert_eq!(first[0]["correctable"], 7);
+    assert_eq!(first[0]["fatal"], 0);
+    assert_eq!(topo["aer_again"]["after"], "the other probes");
+    assert_eq!(topo["aer_again"]["devices"], topo["aer"]);
+    // A count that did not grow is one note of history.
+    let f = findings(&report, "GD084");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["severity"], "info");
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("GPU 3 (NVIDIA H100"),
+        "{}",
+        f[0]
+    );
+    assert!(
+        f[0]["title"].as_str().unwrap().contains("7 corrected"),
+        "{}",
+        f[0]
+    );
+
+    // The same report where the second read found more: replayed, the growth is judged.
+    let mut grown = report.clone();
+    grown["snapshot"]["topology"]["aer_again"]["devices"][0]["correctable"] = 57.into();
+    grown["snapshot"]["topology"]["aer_again"]["elapsed_ms"] = 4200.into();
+    grown["snapshot"]["topology"]["aer_again"]["after"] = "the smoke test".into();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("grown.json");
+    std::fs::write(&saved, grown.to_string()).unwrap();
+    let (code, replayed) = json(util::gpudoctor().args(["check", "--from"]).arg(&saved));
+    let f = one(&replayed, "GD084", "grew");
+    assert_eq!(f["severity"], "warning");
+    assert!(f["title"].as_str().unwrap().starts_with("GPU 3 ("), "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("during the smoke test (+50 corrected in 4200 ms)"),
+        "{f}"
+    );
+    assert!(
+        util::fix_commands(f).contains("grep -H TOTAL /sys/bus/pci/devices/0000:1b:00.0/aer_dev_*"),
+        "{f}"
+    );
+    assert_eq!(code, 0, "a warning does not fail the run");
+    grown["snapshot"]["topology"]["aer_again"]["devices"][1]["fatal"] = 1.into();
+    std::fs::write(&saved, grown.to_string()).unwrap();
+    let (code, replayed) = json(util::gpudoctor().args(["check", "--from"]).arg(&saved));
+    assert_eq!(one(&replayed, "GD084", "GPU 4 (")["severity"], "error");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn nvml_link_counters_are_read_again_after_the_smoke_test() {
+    let mut n = GpuNode::new(2);
+    n.nvml.gpu(1).pcie_replay_counter = Some(12);
+    let (_, report) = check(&n);
+    let gpus = report["snapshot"]["nvml"]["result"]["system"]["devices"]
+        .as_array()
+        .unwrap();
+    assert_eq!(gpus[1]["pcie_replay_counter"]["value"], 12);
+    assert_eq!(
+        gpus[0]["nvlink_errors"]["value"][0],
+        serde_json::json!({"replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0})
+    );
+    let again = &report["snapshot"]["nvml"]["counters_again"];
+    assert_eq!(again["after"], "the smoke test", "{again}");
+    assert!(again["error"].is_null(), "{again}");
+    assert_eq!(again["gpus"].as_array().unwrap().len(), 2, "{again}");
+    assert_eq!(again["gpus"][1]["pcie_replay_counter"]["value"], 12);
+    // A count that did not grow is history.
+    let f = findings(&report, "GD085");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["severity"], "info");
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("GPU 1 PCIe replays 12"),
+        "{}",
+        f[0]
+    );
+
+    // The same run where the second read found CRC errors on GPU 0's link 3.
+    let mut grown = report.clone();
+    grown["snapshot"]["nvml"]["counters_again"]["gpus"][0]["nvlink_errors"]["value"][3]
+        ["crc_flit"] = 250.into();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("grown.json");
+    std::fs::write(&saved, grown.to_string()).unwrap();
+    let (code, replayed) = json(util::gpudoctor().args(["check", "--from"]).arg(&saved));
+    let f = one(&replayed, "GD085", "CRC FLIT");
+    assert_eq!(f["severity"], "warning");
+    let title = f["title"].as_str().unwrap();
+    assert!(title.starts_with("GPU 0 (NVIDIA H100"), "{title}");
+    assert!(
+        title.contains("NVLink 3 CRC FLIT errors grew during the smoke test (+250 in"),
+        "{title}"
+    );
+    assert_eq!(code, 0, "a warning does not fail the run");
 }
