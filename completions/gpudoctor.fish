@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
+    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick preflight= output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -134,7 +134,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -236,7 +237,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -249,6 +251,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l mem-fraction -d 'Sm
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, per GPU↔GPU peer copy (up to 64), and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -392,7 +395,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -494,7 +498,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -507,6 +512,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l mem-fracti
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, per GPU↔GPU peer copy (up to 64), and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
@@ -631,7 +637,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -733,7 +740,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -855,7 +863,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -957,7 +966,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1079,7 +1089,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1181,7 +1192,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1308,7 +1320,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1410,7 +1423,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1565,7 +1579,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1667,7 +1682,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1881,7 +1897,8 @@ GD081\t'A program faulted on a GPU (an application Xid: the GPU is fine)'
 GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
-GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'"
+GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
+GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

@@ -125,6 +125,7 @@ codes! {
     "GD083" [Error, Warning, Info] => "The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required";
     "GD084" [Error, Warning, Info] => "PCIe AER error counters of a GPU's link grow while gpudoctor runs";
     "GD085" [Warning, Info] => "NVLink error or PCIe replay counters of a GPU grow during the smoke test";
+    "GD086" [Warning] => "The preflight gate ran past its budget";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

@@ -63,6 +63,22 @@ pub struct Snapshot {
     pub python_live: Option<crate::probes::pytorch_live::LiveTorch>,
     /// The on-device smoke test (matmul, memory, transfers), or why it did not run.
     pub smoke: Option<crate::probes::smoke::SmokeProbe>,
+    /// `check --preflight`: the budget and how long the probes took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<Preflight>,
+}
+
+/// A `check --preflight` run: its budget, how it was divided, and the time it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Preflight {
+    pub budget_s: f64,
+    /// The static probes' share (each probe's deadline).
+    pub probes_s: f64,
+    /// The smoke test's share.
+    pub smoke_s: f64,
+    /// From the start of the run until every probe, the smoke test and the second read of
+    /// the counters had finished.
+    pub elapsed_s: f64,
 }
 
 /// A GPU model as far as the rules need it.

@@ -365,3 +365,56 @@ fn nvml_link_counters_are_read_again_after_the_smoke_test() {
     );
     assert_eq!(code, 0, "a warning does not fail the run");
 }
+
+#[test]
+fn the_preflight_gate_runs_everything_within_the_budget_it_reports() {
+    let n = GpuNode::new(8);
+    let (code, report) = json(n.cmd().args(["check", "--preflight"]));
+    let p = &report["snapshot"]["preflight"];
+    assert_eq!(p["budget_s"], 15.0, "{p}");
+    assert_eq!(p["probes_s"], 3.75, "{p}");
+    assert_eq!(p["smoke_s"], 7.5, "{p}");
+    let elapsed = p["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed <= p["budget_s"].as_f64().unwrap(), "{p}");
+    eprintln!("check --preflight on the fake 8-GPU node: {elapsed:.2} s of the 15 s budget");
+    // Everything a gate needs ran: the kernel log, the smoke test, the second counter read.
+    let snap = &report["snapshot"];
+    assert!(
+        snap["kernel_log"]["scan"]["value"].is_object(),
+        "{}",
+        snap["kernel_log"]
+    );
+    assert!(
+        snap["smoke"]["result"]["run"].is_object(),
+        "{}",
+        snap["smoke"]["result"]
+    );
+    assert_eq!(
+        snap["nvml"]["counters_again"]["gpus"]
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
+    assert!(findings(&report, "GD086").is_empty());
+    assert_eq!(code, 0, "{:#?}", report["findings"]);
+
+    // A node whose kernel log says a GPU fell off the bus fails the gate.
+    n.root.file(
+        "dev/kmsg",
+        &kmsg(&["NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."]),
+    );
+    let (code, report) = json(n.cmd().args(["check", "--preflight=10"]));
+    assert_eq!(code, 1);
+    assert_eq!(report["snapshot"]["preflight"]["budget_s"], 10.0);
+    assert!(!findings(&report, "GD080").is_empty());
+
+    // A budget too small to divide is refused before anything runs.
+    let r = run(n.cmd().args(["check", "--preflight=1"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("between 3 and 3600 seconds"),
+        "{}",
+        r.stderr
+    );
+}

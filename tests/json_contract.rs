@@ -183,6 +183,19 @@ struct Snapshot {
     python_live: Option<LiveTorch>,
     #[allow(dead_code)]
     smoke: Option<SmokeProbe>,
+    #[allow(dead_code)]
+    preflight: Option<Preflight>,
+}
+
+// `check --preflight`: the budget, its shares and the time taken.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Preflight {
+    budget_s: f64,
+    probes_s: f64,
+    smoke_s: f64,
+    elapsed_s: f64,
 }
 
 // Who and where (src/probes/node.rs).

@@ -216,3 +216,62 @@ fn the_recipes_run_the_image_pkg_containerfile_builds() {
     let fleet = std::fs::read_to_string(root.join("docs/fleet.md")).unwrap();
     assert!(fleet.contains(&format!("`{expected}` is the image [`pkg/Containerfile`]")));
 }
+
+#[test]
+fn the_preflight_init_container_is_valid() {
+    let blocks = yaml_blocks("## Preflight in a Kubernetes init container");
+    assert_eq!(blocks.len(), 1);
+    let docs = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
+    let job = &docs[0];
+    assert_eq!(str_at(job, &["kind"]), "Job");
+    let pod = s(job, &["spec", "template", "spec"]);
+    assert_eq!(str_at(pod, &["runtimeClassName"]), "nvidia");
+    assert_eq!(str_at(pod, &["restartPolicy"]), "Never");
+    let gate = &pod["initContainers"][0];
+    assert_eq!(
+        str_at(gate, &["image"]),
+        format!(
+            "registry.example.com/gpudoctor:{}",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    // The image's entry point is gpudoctor: the arguments are its command line.
+    assert!(gate["command"].is_badvalue());
+    let mut args = vec!["gpudoctor".to_string()];
+    args.extend(
+        gate["args"]
+            .as_vec()
+            .expect("args")
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string()),
+    );
+    parses(&args);
+    assert!(args.iter().any(|a| a == "--preflight"), "{args:?}");
+    assert_eq!(
+        str_at(gate, &["terminationMessagePolicy"]),
+        "FallbackToLogsOnError"
+    );
+    // The gate tests the GPUs the job gets: the same request as the training container.
+    let train = &pod["containers"][0];
+    let gpus = |c: &Yaml| s(c, &["resources", "limits", "nvidia.com/gpu"]).as_i64();
+    assert_eq!(gpus(gate), Some(8));
+    assert_eq!(gpus(gate), gpus(train));
+}
+
+#[test]
+fn the_preflight_github_step_is_valid() {
+    let blocks = yaml_blocks("## Preflight in GitHub Actions");
+    let steps = YamlLoader::load_from_str(&blocks[0]).expect("valid YAML");
+    let steps = steps[0].as_vec().expect("a list of steps");
+    let run = str_at(&steps[0], &["run"]);
+    let lines = gpudoctor_lines(run);
+    assert_eq!(lines.len(), 1, "{run}");
+    parses(&lines[0]);
+    assert!(lines[0].iter().any(|a| a == "--preflight"));
+    let upload = &steps[1];
+    assert_eq!(str_at(upload, &["if"]), "always()");
+    assert_eq!(
+        str_at(upload, &["with", "path"]),
+        lines[0].last().unwrap().as_str()
+    );
+}

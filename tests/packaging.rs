@@ -149,6 +149,8 @@ fn archives_hold_the_binary_completions_man_page_and_licenses() {
             "completions/gpudoctor.fish",
             "completions/gpudoctor.elv",
             "completions/_gpudoctor.ps1",
+            "slurm/",
+            "slurm/gpudoctor-prolog",
         ]
         .iter()
         .map(|e| format!("{name}/{e}"))
@@ -183,6 +185,7 @@ fn archives_hold_the_binary_completions_man_page_and_licenses() {
             ("completions/_gpudoctor", "completions/_gpudoctor"),
             ("completions/gpudoctor.fish", "completions/gpudoctor.fish"),
             ("LICENSE-APACHE", "LICENSE-APACHE"),
+            ("slurm/gpudoctor-prolog", "pkg/slurm/gpudoctor-prolog"),
         ] {
             assert_eq!(
                 fs::read(root.join(packed)).unwrap(),
@@ -721,6 +724,7 @@ fn the_deb_installs_with_dpkg_in_a_debian_root_and_runs() {
         let listing = stdout(&ok(Command::new("dpkg-deb").arg("-c").arg(&deb)));
         for path in [
             "./usr/bin/gpudoctor",
+            "./usr/libexec/gpudoctor/gpudoctor-prolog",
             "./usr/share/man/man1/gpudoctor.1.gz",
             "./usr/share/bash-completion/completions/gpudoctor",
             "./usr/share/zsh/vendor-completions/_gpudoctor",

@@ -31,6 +31,8 @@ fn healthy_host_passes_with_exit_0() {
                     // No RDMA device; no --nccl.
                     || c["rule"] == "nccl_peermem"
                     || c["rule"] == "smoke_nccl"
+                    // Not a --preflight run.
+                    || c["rule"] == "preflight"
                     || c["rule"] == "nccl_library"
                     || c["rule"].as_str().unwrap_or("").starts_with("pytorch")
                     || c["detail"].as_str().unwrap_or("").contains("NVML")

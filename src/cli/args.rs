@@ -330,6 +330,9 @@ pub struct CheckArgs {
     /// A quick static check: no smoke test (same as --no-smoke)
     #[arg(long)]
     pub quick: bool,
+    /// A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "15", conflicts_with_all = ["from", "image", "no_smoke", "quick", "python_import", "timeout"])]
+    pub preflight: Option<f64>,
     /// Also write the report (in --format) to PATH, `{host}` replaced by the node's name; stdout gets the human report
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,

@@ -41,9 +41,19 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
         }
         None => None,
     };
+    let started = std::time::Instant::now();
     let sel = selection(g)?;
     let env = Env::from_process();
-    let snapshot = gather(g, &sel, &sel.probes, &env, None)?;
+    let mut snapshot = gather(g, &sel, &sel.probes, &env, None)?;
+    if let Some(budget) = g.preflight {
+        let (probes_s, smoke_s) = super::options::preflight_split(budget);
+        snapshot.preflight = Some(crate::snapshot::Preflight {
+            budget_s: budget,
+            probes_s,
+            smoke_s,
+            elapsed_s: started.elapsed().as_secs_f64(),
+        });
+    }
     let wants = |code: &str| sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
     let findings = sel.adjust(findings);

@@ -148,9 +148,20 @@ pub(super) fn exit_code(g: &Settings, worst: Option<Severity>) -> u8 {
 
 /// The static probes' budget: --timeout (checked when resolved), else the default.
 pub(super) fn probe_timeout(g: &Settings) -> f64 {
+    if let Some(budget) = g.preflight {
+        return preflight_split(budget).0;
+    }
     // Importing torch (--python-import) takes seconds: its default budget is longer.
     g.timeout
         .unwrap_or(if g.python_import { 60.0 } else { 5.0 })
+}
+
+/// How `--preflight SECS` divides its budget: the static probes (at most 5 s, a quarter of
+/// it), the smoke test (what is left after both), and the second read of the link
+/// counters after the smoke test (as long as the static probes).
+pub(super) fn preflight_split(budget: f64) -> (f64, f64) {
+    let probes = (budget / 4.0).min(5.0);
+    (probes, budget - 2.0 * probes)
 }
 
 /// The smoke test's settings.
@@ -179,11 +190,14 @@ pub(super) fn smoke_mode(
         },
         // Context creation on a multi-GPU node without persistence takes seconds: the
         // smoke test's own default budget is longer than the static probes'.
-        timeout: Duration::from_secs_f64(g.timeout.unwrap_or(if g.nccl {
-            SMOKE_NCCL_TIMEOUT_SECS
-        } else {
-            SMOKE_TIMEOUT_SECS
-        })),
+        timeout: Duration::from_secs_f64(match g.preflight {
+            Some(budget) => preflight_split(budget).1,
+            None => g.timeout.unwrap_or(if g.nccl {
+                SMOKE_NCCL_TIMEOUT_SECS
+            } else {
+                SMOKE_TIMEOUT_SECS
+            }),
+        }),
         nccl: g.nccl.then(|| probes::NcclOptions {
             lib: g.nccl_lib.clone().or_else(|| {
                 env.get_str(envvars::GPUDOCTOR_NCCL_LIB)

@@ -82,6 +82,8 @@ pub struct Settings {
     pub transfer_size: u64,
     /// Why `check` runs no smoke test (`--no-smoke`, a configuration line…), if it does not.
     pub smoke_off: Option<String>,
+    /// `check --preflight`: the whole run's budget in seconds.
+    pub preflight: Option<f64>,
     pub output: Option<PathBuf>,
     pub baseline: Option<PathBuf>,
     pub fix_script: bool,
@@ -116,6 +118,7 @@ struct Given {
     transfer_size: Option<u64>,
     no_smoke: bool,
     quick: bool,
+    preflight: Option<f64>,
     output: Option<PathBuf>,
     baseline: Option<PathBuf>,
     fix_script: bool,
@@ -143,6 +146,7 @@ impl Given {
             transfer_size: c.smoke.transfer_size,
             no_smoke: c.no_smoke,
             quick: c.quick,
+            preflight: c.preflight,
             output: c.output.clone(),
             baseline: c.baseline.clone(),
             fix_script: c.fix_script,
@@ -271,6 +275,7 @@ impl Given {
             transfer_size: self.transfer_size.or(top.transfer_size),
             no_smoke: self.no_smoke || top.no_smoke,
             quick: self.quick || top.quick,
+            preflight: self.preflight.or(top.preflight),
             output: self.output.or(top.output),
             baseline: self.baseline.or(top.baseline),
             fix_script: self.fix_script || top.fix_script,
@@ -508,7 +513,9 @@ impl Settings {
                     .as_ref()
                     .map(|s| (s.get_ref().0, s.span()))
             },
-            0.9,
+            // A preflight gate fills a quarter of the memory: the pattern test's time grows
+            // with it, and a scheduler waits for the gate.
+            if given.preflight.is_some() { 0.25 } else { 0.9 },
         );
         let transfer_size = r.pick(
             "smoke.transfer_size",
@@ -522,13 +529,24 @@ impl Settings {
                     .as_ref()
                     .map(|s| (*s.get_ref(), s.span()))
             },
-            256,
+            if given.preflight.is_some() { 64 } else { 256 },
         );
-        let flag_off = (given.quick || given.no_smoke).then_some(false);
+        // A preflight gate always runs the smoke test (--preflight conflicts with --no-smoke).
+        let flag_off = if given.preflight.is_some() {
+            Some(true)
+        } else {
+            (given.quick || given.no_smoke).then_some(false)
+        };
         let smoke_enabled = r.pick(
             "smoke.enabled",
             flag_off,
-            if given.quick { "--quick" } else { "--no-smoke" },
+            if given.preflight.is_some() {
+                "--preflight"
+            } else if given.quick {
+                "--quick"
+            } else {
+                "--no-smoke"
+            },
             envvars::GPUDOCTOR_SMOKE,
             parse_bool,
             |f| f.smoke.enabled.as_ref().map(|s| (*s.get_ref(), s.span())),
@@ -567,6 +585,13 @@ impl Settings {
                     },
                     "must be a number of seconds above 0 and at most 86400",
                 ));
+            }
+        }
+        if let Some(b) = given.preflight {
+            if !(b.is_finite() && (3.0..=3600.0).contains(&b)) {
+                return Err(CliError::Usage(format!(
+                    "--preflight {b}: the budget must be between 3 and 3600 seconds"
+                )));
             }
         }
         if !(16..=8192).contains(&matmul_size) {
@@ -633,6 +658,7 @@ impl Settings {
             mem_fraction,
             transfer_size,
             smoke_off,
+            preflight: given.preflight,
             output: given.output,
             baseline: given.baseline,
             fix_script: given.fix_script,

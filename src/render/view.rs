@@ -117,6 +117,18 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     } else {
         "Environment"
     }));
+    if let Some(p) = &snap.preflight {
+        b.line(
+            &[],
+            "budget",
+            format!(
+                "{:.1} s of {:.0} s (probes {:.2} s each, smoke test {:.2} s)",
+                p.elapsed_s, p.budget_s, p.probes_s, p.smoke_s
+            ),
+            "--preflight",
+        );
+    }
+    out.extend(b.take("Preflight"));
     probe_lines(&mut b, snap, verbose);
     out.extend(b.take("Probes"));
     out

@@ -40,6 +40,7 @@ mod nvml_status;
 mod pci_binding;
 mod pcie_link;
 mod persistence;
+mod preflight;
 mod probe_health;
 mod pytorch_build;
 mod pytorch_companions;
@@ -172,6 +173,7 @@ pub const RULES: &[Rule] = &[
     smoke_nccl::RULE,
     kernel_log::RULE,
     link_counters::RULE,
+    preflight::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

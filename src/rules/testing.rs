@@ -120,6 +120,7 @@ pub fn healthy() -> Snapshot {
         python: Some(vec![python_env()]),
         python_live: None,
         smoke: Some(smoke()),
+        preflight: None,
     }
 }
 
