@@ -145,6 +145,14 @@ fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
         "{line}"
     );
     assert!(line.contains('✗'), "{line}");
+    // The device inspector shows them too.
+    let r = run(n.cmd().args(["devices", "--color", "never"]));
+    assert!(
+        r.stdout.contains("GD080") && r.stdout.contains("Xid 79"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
 }
 
 #[test]

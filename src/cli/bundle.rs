@@ -164,7 +164,7 @@ fn kernel_log_excerpt(log: &Value) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "# NVIDIA driver (NVRM, Xid, SXid) and PCIe AER lines of the kernel log, the newest\n",
+        "# NVIDIA driver (NVRM, Xid, SXid) and PCIe AER lines of the kernel log (the newest 100 at most)\n",
     );
     let source = log["scan"]["source"].as_str().unwrap_or("?");
     for p in log["passed_over"].as_array().into_iter().flatten() {

@@ -8,11 +8,13 @@ use super::{emit_report, CliError};
 use crate::render::{self, Style};
 use crate::rules::View;
 
-/// Probes the devices view needs: the driver, device nodes (and whose access), NVML.
+/// Probes the devices view needs: the driver and what it logged, device nodes (and whose
+/// access), NVML.
 const DEVICES_PROBES: &[&str] = &[
     "identity",
     "platform",
     "kernel_module",
+    "kernel_log",
     "pci",
     "topology",
     "device_nodes",
