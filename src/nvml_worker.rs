@@ -39,20 +39,25 @@ pub fn main(lib: &str, counters_only: bool) -> std::io::Result<()> {
     written
 }
 
-/// Streams the answer as JSON lines (system, one per GPU, topology, done), each flushed,
-/// so a call that hangs on one GPU loses only what comes after it. Returns the live NVML
-/// handle: the caller decides when to let it go.
-pub fn run(lib: &str, out: &AnswerOut) -> Option<Nvml> {
-    let nvml = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
-        Ok(n) => n,
+/// nvmlInit on `lib`; a failure is the answer's only line.
+fn init(lib: &str, out: &AnswerOut) -> Option<Nvml> {
+    match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+        Ok(n) => Some(n),
         Err(e) => {
             out.emit(&WorkerLine::InitFailed {
                 code: init_code(&e, lib).to_string(),
                 message: init_message(&e, lib),
             });
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// Streams the answer as JSON lines (system, one per GPU, topology, done), each flushed,
+/// so a call that hangs on one GPU loses only what comes after it. Returns the live NVML
+/// handle: the caller decides when to let it go.
+pub fn run(lib: &str, out: &AnswerOut) -> Option<Nvml> {
+    let nvml = init(lib, out)?;
     let count = field(nvml.device_count());
     let n = count.get().copied().unwrap_or(0);
     out.emit(&WorkerLine::System {
@@ -88,16 +93,7 @@ pub fn run(lib: &str, out: &AnswerOut) -> Option<Nvml> {
 
 /// `--counters`: only each GPU's link error counters, for the second read.
 fn counters(lib: &str, out: &AnswerOut) -> Option<Nvml> {
-    let nvml = match Nvml::builder().lib_path(OsStr::new(lib)).init() {
-        Ok(n) => n,
-        Err(e) => {
-            out.emit(&WorkerLine::InitFailed {
-                code: init_code(&e, lib).to_string(),
-                message: init_message(&e, lib),
-            });
-            return None;
-        }
-    };
+    let nvml = init(lib, out)?;
     let n = nvml.device_count().unwrap_or(0);
     for index in 0..n {
         let Ok(d) = nvml.device_by_index(index) else {

@@ -519,14 +519,18 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
     Ok(snap)
 }
 
+/// Whether the smoke test ran on a device (not only recorded why it did not).
+fn smoke_ran(snap: &Snapshot) -> bool {
+    snap.smoke
+        .as_ref()
+        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }))
+}
+
 /// Reads the AER counters the topology probe read once more, after everything else ran
 /// (the smoke test's copies included): a counter that grew in between is growing now.
 fn reread_aer(fs: &HostFs, snap: &mut Snapshot, start: Instant) {
     let first_read_us = snap.probes.get("topology").map_or(0, |p| p.elapsed_us);
-    let smoked = snap
-        .smoke
-        .as_ref()
-        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }));
+    let smoked = smoke_ran(snap);
     let Some(topo) = snap.topology.as_mut().filter(|t| !t.aer.is_empty()) else {
         return;
     };
@@ -547,10 +551,7 @@ fn reread_aer(fs: &HostFs, snap: &mut Snapshot, start: Instant) {
 /// After a smoke test on GPUs NVML answered for, reads their PCIe replay and NVLink error
 /// counters once more: what grew during the copies is a link failing now.
 fn reread_nvml_counters(snap: &mut Snapshot, start: Instant, timeout: Duration, under_root: bool) {
-    let smoked = snap
-        .smoke
-        .as_ref()
-        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }));
+    let smoked = smoke_ran(snap);
     let first_read_us = snap.probes.get("nvml").map_or(0, |p| p.elapsed_us);
     let Some(probe) = snap
         .nvml
