@@ -74,7 +74,10 @@ pub mod fuzzing {
     pub use crate::probes::toolkits::{
         parse_define, parse_nvcc_version, parse_version_json, parse_version_txt,
     };
-    pub use crate::pyversion::{cmp_versions, marker_holds, satisfies, MarkerEnv, PyVersion};
+    pub use crate::pyversion::{
+        cmp_versions, holds, marker_holds, parse_version, satisfies, MarkerEnv, PyVersion,
+        VersionError,
+    };
     pub use crate::rules::alloc_conf::parse_alloc_conf;
 
     /// A saved report or bare snapshot read and judged, as `check --from` does.

@@ -4,233 +4,91 @@
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
+use std::str::FromStr;
 
-/// A PEP 440 version: release numbers, pre-release (a/b/rc), post, dev, local label.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PyVersion {
-    pub release: Vec<u64>,
-    /// (0 = a, 1 = b, 2 = rc, number)
-    pub pre: Option<(u8, u64)>,
-    pub post: Option<u64>,
-    pub dev: Option<u64>,
-    pub local: Option<String>,
+/// A PEP 440 version, as astral's `pep440_rs` (the implementation uv uses) parses and orders
+/// it: epochs, pre/post/dev releases and local labels, with `Ord` and `Eq` agreeing.
+pub use pep440_rs::Version as PyVersion;
+
+/// Text that is not a PEP 440 version or specifier list. Nothing unparsable is taken to
+/// satisfy a requirement: callers report it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    #[error("{text:?} is not a PEP 440 version ({reason})")]
+    Version { text: String, reason: String },
+    #[error("{text:?} is not a PEP 440 specifier list ({reason})")]
+    Specifier { text: String, reason: String },
 }
 
-/// Release numbers, then (phase, number) for pre-release, post and dev.
-type SortKey = (Vec<u64>, (u8, u64), (u8, u64), (u8, u64));
-
-impl PyVersion {
-    pub fn parse(s: &str) -> Option<PyVersion> {
-        let s = s.trim().trim_start_matches(['v', 'V']).to_ascii_lowercase();
-        let (public, local) = match s.split_once('+') {
-            Some((p, l)) => (p.to_string(), Some(l.to_string())),
-            None => (s.clone(), None),
-        };
-        let bytes = public.as_bytes();
-        let mut i = 0;
-        let mut release = Vec::new();
-        loop {
-            let start = i;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            if start == i {
-                return None;
-            }
-            release.push(public[start..i].parse().ok()?);
-            if i < bytes.len()
-                && bytes[i] == b'.'
-                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
-            {
-                i += 1;
-                continue;
-            }
-            break;
-        }
-        let rest = &public[i..];
-        let (mut pre, mut post, mut dev) = (None, None, None);
-        let mut r = rest.trim_start_matches(['.', '-', '_']);
-        let num = |t: &str| -> (u64, usize) {
-            let t = t.trim_start_matches(['.', '-', '_']);
-            let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
-            (digits.parse().unwrap_or(0), digits.len())
-        };
-        for (tag, kind) in [
-            ("rc", 2u8),
-            ("c", 2),
-            ("alpha", 0),
-            ("a", 0),
-            ("beta", 1),
-            ("b", 1),
-            // Longest spelling first: "pre" would take the head of "preview".
-            ("preview", 2),
-            ("pre", 2),
-        ] {
-            if let Some(t) = r.strip_prefix(tag) {
-                let (n, used) = num(t);
-                pre = Some((kind, n));
-                r = t.trim_start_matches(['.', '-', '_']);
-                r = &r[used..];
-                r = r.trim_start_matches(['.', '-', '_']);
-                break;
-            }
-        }
-        for tag in ["post", "rev", "r"] {
-            if let Some(t) = r.strip_prefix(tag) {
-                let (n, used) = num(t);
-                post = Some(n);
-                r = t.trim_start_matches(['.', '-', '_']);
-                r = &r[used..];
-                r = r.trim_start_matches(['.', '-', '_']);
-                break;
-            }
-        }
-        if let Some(t) = r.strip_prefix("dev") {
-            let (n, used) = num(t);
-            dev = Some(n);
-            r = &t.trim_start_matches(['.', '-', '_'])[used..];
-        }
-        if !r.is_empty() {
-            return None;
-        }
-        Some(PyVersion {
-            release,
-            pre,
-            post,
-            dev,
-            local,
-        })
-    }
-
-    /// The ordering key PEP 440 defines (release, then pre/post/dev).
-    fn key(&self) -> SortKey {
-        let mut release = self.release.clone();
-        while release.len() > 1 && release.last() == Some(&0) {
-            release.pop();
-        }
-        // A dev release of a final sorts before its pre-releases; pre < final < post.
-        let pre = match (self.pre, self.post, self.dev) {
-            (Some((k, n)), _, _) => (1, (k as u64) << 32 | n),
-            (None, None, Some(_)) => (0, 0),
-            _ => (2, 0),
-        };
-        let post = match self.post {
-            Some(n) => (1, n),
-            None => (0, 0),
-        };
-        let dev = match self.dev {
-            Some(n) => (0, n),
-            None => (1, 0),
-        };
-        (release, (pre.0, pre.1), post, dev)
-    }
+/// Parses a version as pip does (surrounding whitespace and a leading `v` allowed).
+pub fn parse_version(text: &str) -> Result<PyVersion, VersionError> {
+    PyVersion::from_str(text.trim()).map_err(|e| VersionError::Version {
+        text: text.to_string(),
+        reason: e.to_string(),
+    })
 }
 
-impl PartialOrd for PyVersion {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for PyVersion {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-/// Compares two version strings; unparsable ones compare by their numeric parts.
+/// The total order gpudoctor sorts versions by: PEP 440's (local labels included, so
+/// `2.4.1+cu124` and `2.4.1+cu118` differ and are ordered); text that is no PEP 440 version
+/// sorts before every version, and among itself by its bytes.
 pub fn cmp_versions(a: &str, b: &str) -> Ordering {
-    match (PyVersion::parse(a), PyVersion::parse(b)) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        _ => a.cmp(b),
+    match (parse_version(a), parse_version(b)) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Err(_), Ok(_)) => Ordering::Less,
+        (Ok(_), Err(_)) => Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
     }
 }
 
-/// Whether `version` satisfies a PEP 440 specifier list, as pip decides it (pre-releases
-/// are not excluded here: what is installed is judged, not what to install).
-pub fn satisfies(version: &str, spec: &str) -> bool {
-    let Some(v) = PyVersion::parse(version) else {
-        return true;
-    };
-    spec.split(',')
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .all(|clause| clause_holds(&v, clause))
-}
-
-fn clause_holds(v: &PyVersion, clause: &str) -> bool {
-    let ops = ["===", "==", ">=", "<=", "~=", "!=", ">", "<"];
-    let Some(op) = ops.iter().find(|o| clause.starts_with(**o)) else {
-        return true;
-    };
-    let want = clause[op.len()..].trim();
-    if *op == "===" {
-        return want == format_version(v);
+/// Whether `version` satisfies a PEP 440 specifier list (comma-separated clauses; empty holds
+/// for every version), as pip judges an installed distribution: pre-releases are not
+/// excluded, and a local label is ignored unless the clause names one. `===` compares the
+/// text, case-insensitively, as packaging does. An unparsable version or specifier is an
+/// error, never a yes.
+pub fn satisfies(version: &str, spec: &str) -> Result<bool, VersionError> {
+    let mut arbitrary = Vec::new();
+    let mut rest = Vec::new();
+    for clause in spec.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        match clause.strip_prefix("===") {
+            Some(text) => arbitrary.push(text.trim()),
+            None => rest.push(clause),
+        }
     }
-    // `==1.2.*` / `!=1.2.*`: prefix match on release components.
-    if let Some(prefix) = want.strip_suffix(".*") {
-        let Some(p) = PyVersion::parse(prefix) else {
-            return true;
-        };
-        let matches = v.release.len() >= p.release.len()
-            && v.release[..p.release.len()] == p.release[..]
-            || (p.release.iter().skip(v.release.len()).all(|x| *x == 0)
-                && v.release.iter().zip(&p.release).all(|(a, b)| a == b));
-        return if *op == "!=" { !matches } else { matches };
-    }
-    let Some(w) = PyVersion::parse(want) else {
-        return true;
-    };
-    // A local label in the specifier must match; without one, any local label matches.
-    let v_cmp = if w.local.is_none() {
-        PyVersion {
-            local: None,
-            ..v.clone()
-        }
-    } else {
-        v.clone()
-    };
-    let ord = v_cmp.cmp(&w);
-    let local_ok = w.local.is_none() || w.local == v.local;
-    match *op {
-        "==" => ord == Ordering::Equal && local_ok,
-        "!=" => !(ord == Ordering::Equal && local_ok),
-        ">=" => ord != Ordering::Less,
-        "<=" => ord != Ordering::Greater,
-        ">" => ord == Ordering::Greater && !(v.post.is_some() && same_release(v, &w)),
-        "<" => {
-            ord == Ordering::Less && !(v.pre.is_some() && w.pre.is_none() && same_release(v, &w))
-        }
-        "~=" => {
-            if w.release.len() < 2 {
-                return true;
-            }
-            let prefix = &w.release[..w.release.len() - 1];
-            ord != Ordering::Less
-                && v.release.len() >= prefix.len()
-                && v.release[..prefix.len()] == prefix[..]
-        }
-        _ => true,
-    }
-}
-
-fn same_release(a: &PyVersion, b: &PyVersion) -> bool {
-    let trim = |r: &[u64]| {
-        let mut r = r.to_vec();
-        while r.len() > 1 && r.last() == Some(&0) {
-            r.pop();
-        }
-        r
-    };
-    trim(&a.release) == trim(&b.release)
-}
-
-fn format_version(v: &PyVersion) -> String {
-    v.release
+    let identity_ok = arbitrary
         .iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(".")
+        .all(|want| want.eq_ignore_ascii_case(version.trim()));
+    if rest.is_empty() {
+        return Ok(identity_ok);
+    }
+    let specifiers = pep440_rs::VersionSpecifiers::from_str(&rest.join(",")).map_err(|e| {
+        VersionError::Specifier {
+            text: spec.to_string(),
+            reason: e.to_string().lines().next().unwrap_or_default().to_string(),
+        }
+    })?;
+    let v = parse_version(version)?;
+    Ok(identity_ok && specifiers.iter().all(|clause| clause_holds(clause, &v)))
+}
+
+/// One clause, as packaging's `Specifier.contains(prereleases=True)` decides it.
+/// pep440_rs 0.7.3 decides all but `<`: it keeps `<V` from matching a pre-release of V's
+/// release even when V is itself a pre-release (`3.0.0a7` is in `<3.0.0a8` by packaging's
+/// test vectors, not by pep440_rs), so `<` is judged here by packaging's rule.
+fn clause_holds(clause: &pep440_rs::VersionSpecifier, v: &PyVersion) -> bool {
+    if *clause.operator() != pep440_rs::Operator::LessThan {
+        return clause.contains(v);
+    }
+    let spec = clause.version();
+    let v = v.clone().without_local();
+    let same_release = v.epoch() == spec.epoch()
+        && PyVersion::new(v.release().iter().copied()) == PyVersion::new(spec.release().iter().copied());
+    v < *spec && !(!spec.any_prerelease() && v.any_prerelease() && same_release)
+}
+
+/// `satisfies`, where a caller that cannot say why needs a yes or no: anything unparsable is
+/// "does not satisfy".
+pub fn holds(version: &str, spec: &str) -> bool {
+    satisfies(version, spec).unwrap_or(false)
 }
 
 /// What a PEP 508 marker is evaluated against.
@@ -501,7 +359,16 @@ fn version_compare(v: &str, op: &str, w: &str) -> bool {
     match op {
         "in" => w.contains(v),
         "not in" => !w.contains(v),
-        _ => satisfies(v, &format!("{op}{w}")),
+        // packaging falls back to comparing the text when the operands are no versions.
+        _ => satisfies(v, &format!("{op}{w}")).unwrap_or_else(|_| match op {
+            "==" | "===" => v == w,
+            "!=" => v != w,
+            "<" => v < w,
+            "<=" => v <= w,
+            ">" => v > w,
+            ">=" => v >= w,
+            _ => true,
+        }),
     }
 }
 
@@ -520,26 +387,124 @@ fn version_compare_rev(w: &str, op: &str, v: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn yes(version: &str, spec: &str) -> bool {
+        satisfies(version, spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn pep440_edge_cases() {
-        assert!(satisfies("9.10.2.21", "==9.10.2.21"));
-        assert!(!satisfies("20.0", "~=2.1"));
-        assert!(satisfies("2.5", "~=2.1"));
-        assert!(!satisfies("12.80.1", "==12.8.*"));
-        assert!(satisfies("12.8.93", "==12.8.*"));
-        assert!(!satisfies("2.10.0.dev20250101", ">=2.10.0"));
-        assert!(!satisfies("2.10.0rc1", "==2.10.0"));
-        assert!(!satisfies("1.0.post1", "==1.0"));
-        assert!(!satisfies("2.1.0+cu121", "==2.1.0+cu118"));
-        assert!(satisfies("2.1.0+cu121", "==2.1.0"));
-        assert!(satisfies("13.1.0.3", ">=13.1.0.3,<=13.1.1.3"));
-        assert!(!satisfies("1.0.1", "!=1.0.*"));
-        assert!(satisfies("3.9.0", "~=3.9"));
-        assert!(satisfies("1.0", "==1.0.0"));
+        assert!(yes("9.10.2.21", "==9.10.2.21"));
+        assert!(!yes("20.0", "~=2.1"));
+        assert!(yes("2.5", "~=2.1"));
+        assert!(!yes("12.80.1", "==12.8.*"));
+        assert!(yes("12.8.93", "==12.8.*"));
+        assert!(!yes("2.10.0.dev20250101", ">=2.10.0"));
+        assert!(!yes("2.10.0rc1", "==2.10.0"));
+        assert!(!yes("1.0.post1", "==1.0"));
+        assert!(!yes("2.1.0+cu121", "==2.1.0+cu118"));
+        assert!(yes("2.1.0+cu121", "==2.1.0"));
+        assert!(yes("13.1.0.3", ">=13.1.0.3,<=13.1.1.3"));
+        assert!(!yes("1.0.1", "!=1.0.*"));
+        assert!(yes("3.9.0", "~=3.9"));
+        assert!(yes("1.0", "==1.0.0"));
+        assert!(yes("1.0", ""));
         assert_eq!(cmp_versions("2.10.0", "2.9.1"), Ordering::Greater);
         // "preview" is a pre-release spelling (PEP 440), not "pre" followed by junk.
-        assert!(satisfies("1.0preview1", "==1.0rc1"));
-        assert!(!satisfies("1.0preview1", ">=1.0"));
+        assert!(yes("1.0preview1", "==1.0rc1"));
+        assert!(!yes("1.0preview1", ">=1.0"));
+    }
+
+    #[test]
+    fn local_labels_are_ordered_and_equality_agrees_with_the_order() {
+        let a = parse_version("2.4.1+cu124").unwrap();
+        let b = parse_version("2.4.1+cu118").unwrap();
+        assert_ne!(a, b);
+        assert_ne!(a.cmp(&b), Ordering::Equal);
+        assert_eq!(cmp_versions("2.4.1+cu124", "2.4.1+cu118"), Ordering::Greater);
+        assert_eq!(cmp_versions("2.4.1", "2.4.1+cu118"), Ordering::Less);
+        assert_eq!(parse_version("1!2.0").unwrap().epoch(), 1);
+        assert_eq!(cmp_versions("1!1.0", "2.0"), Ordering::Greater);
+    }
+
+    #[test]
+    fn nothing_unparsable_is_satisfied() {
+        for (version, spec) in [
+            ("lolwat", ">=1.0"),
+            ("2.5.1", ">=banana"),
+            ("2.5.1", "=>2.0"),
+            ("2.5.1", "~=1"),
+            ("", "==1.0"),
+        ] {
+            assert!(satisfies(version, spec).is_err(), "{version} {spec}");
+            assert!(!holds(version, spec), "{version} {spec}");
+        }
+        let e = satisfies("french toast", ">=1").unwrap_err();
+        assert!(e.to_string().starts_with("\"french toast\" is not a PEP 440 version"), "{e}");
+        // Unparsable text sorts first, consistently in both directions.
+        assert_eq!(cmp_versions("junk", "0.1"), Ordering::Less);
+        assert_eq!(cmp_versions("0.1", "junk"), Ordering::Greater);
+    }
+
+    /// The packaging project's own test vectors (`.ci/gen-pep440-vectors` extracts them from
+    /// its sdist on PyPI).
+    fn vectors() -> serde_json::Value {
+        let text = include_str!("../tests/fixtures/pep440/packaging-25.0.json");
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn strings(v: &serde_json::Value) -> Vec<&str> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn packaging_versions_parse_and_sort_in_its_order() {
+        let v = vectors();
+        let ordered = strings(&v["ordered_versions"]);
+        assert!(ordered.len() > 50);
+        let parsed: Vec<PyVersion> = ordered.iter().map(|s| parse_version(s).unwrap()).collect();
+        for (i, a) in parsed.iter().enumerate() {
+            for (j, b) in parsed.iter().enumerate() {
+                assert_eq!(a.cmp(b), i.cmp(&j), "{} vs {}", ordered[i], ordered[j]);
+                assert_eq!(a == b, i == j, "{} == {}", ordered[i], ordered[j]);
+                assert_eq!(cmp_versions(ordered[i], ordered[j]), i.cmp(&j));
+            }
+        }
+        for bad in strings(&v["invalid_versions"]) {
+            assert!(parse_version(bad).is_err(), "{bad} parsed");
+        }
+        let pairs = v["normalized"].as_array().unwrap();
+        assert!(pairs.len() > 90);
+        for pair in pairs {
+            let (spelling, normal) = (pair[0].as_str().unwrap(), pair[1].as_str().unwrap());
+            let got = parse_version(spelling).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got.to_string(), normal, "{spelling}");
+        }
+    }
+
+    #[test]
+    fn packaging_specifiers_hold_as_it_says() {
+        let v = vectors();
+        for bad in strings(&v["invalid_specifiers"]) {
+            assert!(satisfies("1.0", bad).is_err(), "{bad} parsed");
+        }
+        let mut n = 0;
+        let mut wrong = Vec::new();
+        for key in ["contains", "identity", "ignores_local"] {
+            for row in v[key].as_array().unwrap() {
+                let (version, spec) = (row[0].as_str().unwrap(), row[1].as_str().unwrap());
+                let expected = row[2].as_bool().unwrap();
+                if yes(version, spec) != expected {
+                    wrong.push(format!("{key}: {version} in {spec} should be {expected}"));
+                }
+                n += 1;
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        assert!(n > 170, "{n} cases");
     }
 
     #[test]

@@ -560,9 +560,9 @@ pub fn pep440(data: &[u8]) {
     let text = text(data);
     let mut lines = text.lines().take(PIECES);
     let first = lines.next().unwrap_or("");
-    black_box(gd::PyVersion::parse(first));
+    black_box(gd::parse_version(first)).ok();
     for line in lines {
-        black_box(gd::PyVersion::parse(line));
+        black_box(gd::parse_version(line)).ok();
         let ab = gd::cmp_versions(first, line);
         let ba = gd::cmp_versions(line, first);
         assert_eq!(
@@ -570,8 +570,8 @@ pub fn pep440(data: &[u8]) {
             ba.reverse(),
             "cmp_versions({first:?}, {line:?}) is not antisymmetric"
         );
-        black_box(gd::satisfies(first, line));
-        black_box(gd::satisfies(line, first));
+        black_box(gd::satisfies(first, line)).ok();
+        black_box(gd::satisfies(line, first)).ok();
     }
 }
 

@@ -9,7 +9,7 @@
 //! needs exactly 1.2.0 (0.4.1 is for 1.3.0); torchaudio stops at 2.11 (2.11.1 takes any torch
 //! ≥ 2.11) and torchvision 0.29.2 any torch ≥ 2.14.0.
 
-use crate::pyversion::{cmp_versions, satisfies};
+use crate::pyversion::{cmp_versions, holds};
 
 /// The first release whose import check (`_check_cuda_version`) compares only the CUDA major
 /// with torch's; older ones raise "compiled with different CUDA versions" on any difference.
@@ -196,7 +196,7 @@ pub fn newest_for(package: &str, torch: &str) -> Option<&'static CompanionReleas
     RELEASES
         .iter()
         .filter(|r| r.package == package && !r.requires_torch.is_empty())
-        .filter(|r| satisfies(torch_release(torch), r.requires_torch))
+        .filter(|r| holds(torch_release(torch), r.requires_torch))
         .max_by(|a, b| cmp_versions(a.version, b.version))
 }
 
@@ -225,7 +225,7 @@ mod tests {
     fn installed_companions_are_judged_by_their_pin() {
         let accepts = |p: &str, v: &str, torch: &str| {
             let r = release(p, v).unwrap();
-            r.requires_torch.is_empty() || satisfies(torch, r.requires_torch)
+            r.requires_torch.is_empty() || holds(torch, r.requires_torch)
         };
         assert!(release("torchvision", "0.29.2+cu132").unwrap().stable_abi);
         assert!(accepts("torchvision", "0.29.2+cu132", "2.15.0+cu132"));

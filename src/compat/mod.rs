@@ -28,6 +28,28 @@ mod tests {
     use super::driver::{driver_verdict, forward_compat, max_cuda_for_driver};
     use super::*;
 
+    /// The tables' versions and pins are read by the PEP 440 implementation, which says no to
+    /// anything it cannot parse: a typo in a row would silently exclude it.
+    #[test]
+    fn every_table_version_and_pin_is_pep440() {
+        use crate::pyversion::{parse_version, satisfies};
+        for (name, rows) in packages::tables() {
+            for r in rows {
+                parse_version(r.version).unwrap_or_else(|e| panic!("{name}: {e}"));
+                if let Some(spec) = r.torch {
+                    satisfies("2.0", spec).unwrap_or_else(|e| panic!("{name} {}: {e}", r.version));
+                }
+            }
+        }
+        for r in companions::RELEASES {
+            parse_version(r.version).unwrap_or_else(|e| panic!("{e}"));
+            satisfies("2.0", r.requires_torch).unwrap_or_else(|e| panic!("{}: {e}", r.version));
+        }
+        for b in torch::BUILDS {
+            parse_version(b.release).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
     /// These parse values read from broken machines: none may panic on any input.
     #[test]
     fn parsers_never_panic() {

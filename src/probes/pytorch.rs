@@ -622,7 +622,7 @@ pub fn extra_requires_for(
     out
 }
 
-pub use crate::pyversion::{cmp_versions, satisfies};
+pub use crate::pyversion::cmp_versions;
 
 /// A PEP 440 specifier list without spaces (`==2.5.1`, `>=13.1.0.3,<=13.1.1.3`, `~=1.4`),
 /// or nothing.
@@ -643,6 +643,7 @@ fn is_specifier_list(spec: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pyversion::holds;
 
     #[test]
     fn version_py_and_requirements() {
@@ -695,13 +696,13 @@ mod tests {
 
     #[test]
     fn specifiers() {
-        assert!(satisfies("9.10.2.21", "==9.10.2.21"));
-        assert!(!satisfies("9.1.0.70", "==9.10.2.21"));
-        assert!(satisfies("13.1.0.3", ">=13.1.0.3,<=13.1.1.3"));
-        assert!(!satisfies("13.2.0.1", ">=13.1.0.3,<=13.1.1.3"));
-        assert!(satisfies("3.8.1", "~=3.8.0"));
-        assert!(!satisfies("3.9.0", "~=3.8.0"));
-        assert!(satisfies("2.8.0+cu128", "==2.8.0"));
-        assert!(satisfies("12.8.93", "==12.8.*"));
+        assert!(holds("9.10.2.21", "==9.10.2.21"));
+        assert!(!holds("9.1.0.70", "==9.10.2.21"));
+        assert!(holds("13.1.0.3", ">=13.1.0.3,<=13.1.1.3"));
+        assert!(!holds("13.2.0.1", ">=13.1.0.3,<=13.1.1.3"));
+        assert!(holds("3.8.1", "~=3.8.0"));
+        assert!(!holds("3.9.0", "~=3.8.0"));
+        assert!(holds("2.8.0+cu128", "==2.8.0"));
+        assert!(holds("12.8.93", "==12.8.*"));
     }
 }

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::compat::packages::{tables, Delivery, PackageRelease};
 use crate::compat::{CudaVersion, DriverVersion};
-use crate::pyversion::satisfies;
+use crate::pyversion::holds;
 
 pub fn recommend(m: &Machine, package: &str) -> Recommendation {
     let Some((_, rows)) = tables().into_iter().find(|(n, _)| *n == package) else {
@@ -164,7 +164,7 @@ fn failures(m: &Machine, r: &PackageRelease) -> Vec<Failure> {
     }
     // torch: what the release pins, against the torch installed.
     if let (Some(spec), Some(t)) = (r.torch, m.installed("torch")) {
-        if !satisfies(&t.version, spec) {
+        if !holds(&t.version, spec) {
             out.push(
                 Failure::new(
                     Test::Pin,

@@ -12,7 +12,7 @@ use crate::compat::driver::{driver_verdict_on, DriverVerdict};
 use crate::compat::torch::{covers, local_variant, release_minor, Platform, TorchBuild, BUILDS};
 use crate::compat::torch_pythons;
 use crate::compat::DriverVersion;
-use crate::pyversion::{cmp_versions, satisfies};
+use crate::pyversion::{cmp_versions, holds};
 
 pub const INDEX: &str = "https://download.pytorch.org/whl";
 
@@ -154,7 +154,7 @@ pub(crate) fn pin_failures(m: &Machine, release: &str, skip: &[&str]) -> Vec<Fai
         .filter(|i| i.name != "torch" && !skip.contains(&i.name.as_str()))
         .filter_map(|i: &Installed| {
             let spec = i.requires_torch.as_deref()?;
-            (!satisfies(release, spec)).then(|| {
+            (!holds(release, spec)).then(|| {
                 Failure::new(
                     Test::Pin,
                     format!("{} {} requires torch{spec}", i.name, i.version),
@@ -562,7 +562,7 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
             let mut failures = Vec::new();
             if r.requires_torch.is_empty() {
                 failures.push(Failure::new(Test::Pin, "declares no torch requirement"));
-            } else if !satisfies(&base, r.requires_torch) {
+            } else if !holds(&base, r.requires_torch) {
                 failures.push(
                     Failure::new(
                         Test::Pin,

@@ -12,7 +12,8 @@ use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};
 use crate::loader::{file_name, Failure, How};
 use crate::probes::linkage::{Failed, Linkage, Module, FILES_GIVEN};
-use crate::probes::pytorch::{satisfies, PythonEnv};
+use crate::probes::pytorch::PythonEnv;
+use crate::pyversion::holds;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -399,7 +400,7 @@ fn spec_overlaps(a: &str, b: &str) -> bool {
     versions(a)
         .iter()
         .chain(versions(b).iter())
-        .any(|v| satisfies(v, a) && satisfies(v, b))
+        .any(|v| holds(v, a) && holds(v, b))
 }
 
 /// The pip wheel that ships a soname, with the version range that gives that soname's

@@ -8,7 +8,7 @@
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};
 use crate::loader::How;
-use crate::probes::pytorch::satisfies;
+use crate::pyversion::holds;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -58,7 +58,7 @@ fn run(snap: &Snapshot) -> Outcome {
             continue;
         }
         let Some(v) = l.version_of(i) else { continue };
-        if satisfies(&v.version, &pin.spec) {
+        if holds(&v.version, &pin.spec) {
             continue;
         }
         out.push(

@@ -88,10 +88,15 @@ fn run(snap: &Snapshot) -> Outcome {
             if let Some((spec, from)) = &declared {
                 evidence = format!("{evidence} (Requires-Dist: torch{spec})");
                 evidence_source = from.clone();
-                if !satisfies(&tv, spec) {
-                    problems.push(format!("it requires torch{spec}"));
-                    severity = Severity::Error;
-                    consequence = None;
+                match satisfies(&tv, spec) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        problems.push(format!("it requires torch{spec}"));
+                        severity = Severity::Error;
+                        consequence = None;
+                    }
+                    // pip refuses such metadata too; what the wheel accepts is unknown.
+                    Err(e) => problems.push(format!("its torch requirement cannot be judged: {e}")),
                 }
             }
             if problems.is_empty() {

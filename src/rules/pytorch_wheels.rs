@@ -9,7 +9,7 @@ use std::path::Path;
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};
 use crate::probes::libraries::Via;
-use crate::probes::pytorch::satisfies;
+use crate::pyversion::holds;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -122,7 +122,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 // torch imports without Triton; torch.compile then fails.
                 None if r.name == "triton" => triton_missing.push(r),
                 None => missing.push(r),
-                Some(d) if !r.spec.is_empty() && !satisfies(&d.version, &r.spec) => {
+                Some(d) if !r.spec.is_empty() && !holds(&d.version, &r.spec) => {
                     wrong.push((r, d))
                 }
                 Some(_) => {}
