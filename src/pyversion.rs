@@ -81,7 +81,8 @@ fn clause_holds(clause: &pep440_rs::VersionSpecifier, v: &PyVersion) -> bool {
     let spec = clause.version();
     let v = v.clone().without_local();
     let same_release = v.epoch() == spec.epoch()
-        && PyVersion::new(v.release().iter().copied()) == PyVersion::new(spec.release().iter().copied());
+        && PyVersion::new(v.release().iter().copied())
+            == PyVersion::new(spec.release().iter().copied());
     v < *spec && !(!spec.any_prerelease() && v.any_prerelease() && same_release)
 }
 
@@ -420,7 +421,10 @@ mod tests {
         let b = parse_version("2.4.1+cu118").unwrap();
         assert_ne!(a, b);
         assert_ne!(a.cmp(&b), Ordering::Equal);
-        assert_eq!(cmp_versions("2.4.1+cu124", "2.4.1+cu118"), Ordering::Greater);
+        assert_eq!(
+            cmp_versions("2.4.1+cu124", "2.4.1+cu118"),
+            Ordering::Greater
+        );
         assert_eq!(cmp_versions("2.4.1", "2.4.1+cu118"), Ordering::Less);
         assert_eq!(parse_version("1!2.0").unwrap().epoch(), 1);
         assert_eq!(cmp_versions("1!1.0", "2.0"), Ordering::Greater);
@@ -439,7 +443,11 @@ mod tests {
             assert!(!holds(version, spec), "{version} {spec}");
         }
         let e = satisfies("french toast", ">=1").unwrap_err();
-        assert!(e.to_string().starts_with("\"french toast\" is not a PEP 440 version"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("\"french toast\" is not a PEP 440 version"),
+            "{e}"
+        );
         // Unparsable text sorts first, consistently in both directions.
         assert_eq!(cmp_versions("junk", "0.1"), Ordering::Less);
         assert_eq!(cmp_versions("0.1", "junk"), Ordering::Greater);

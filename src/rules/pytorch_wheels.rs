@@ -122,9 +122,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 // torch imports without Triton; torch.compile then fails.
                 None if r.name == "triton" => triton_missing.push(r),
                 None => missing.push(r),
-                Some(d) if !r.spec.is_empty() && !holds(&d.version, &r.spec) => {
-                    wrong.push((r, d))
-                }
+                Some(d) if !r.spec.is_empty() && !holds(&d.version, &r.spec) => wrong.push((r, d)),
                 Some(_) => {}
             }
         }
