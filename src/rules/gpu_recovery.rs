@@ -32,7 +32,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .detail("The driver lost contact with the GPU (Xid 79, \"GPU has fallen off the bus\"). Every process using it fails, and CUDA calls on it may hang. Causes: power delivery, overheating, a failing riser or slot, or the GPU itself.")
                     .evidence(Subject::Gpu(g.index), e.to_string(), "NVML")
                     .fix_cmd("Confirm in the kernel log", "sudo dmesg | grep -iE 'xid|fallen off'")
-                    .fix_text("Drain the node, then reset the GPU (sudo nvidia-smi -r -i N) or reboot; if it recurs, reseat or replace the card (RMA)"),
+                    .fix_cmd("Drain the node, then reset the GPU (or reboot); if it recurs, reseat or replace the card (RMA)", crate::sh!("sudo nvidia-smi -r -i {}", g.index)),
             );
             continue;
         }
@@ -57,16 +57,20 @@ fn run(snap: &Snapshot) -> Outcome {
                 "drain_and_reset" => (Severity::Error, "draining the GPU and resetting it"),
                 _ => (Severity::Warning, "a recovery action"),
             };
-            out.push(
-                Finding::new("GD032", severity, format!("{} needs {what} (driver recovery action: {action})", g.label()))
+            let f = Finding::new("GD032", severity, format!("{} needs {what} (driver recovery action: {action})", g.label()))
                     .detail("The driver has seen an error it cannot recover from by itself and reports the action that will (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Until then jobs on this GPU fail or run degraded.")
-                    .evidence(Subject::Gpu(g.index), format!("recovery action {action}"), "NVML")
-                    .fix_text(match action.as_str() {
-                        "node_reboot" => "Drain the node and reboot it",
-                        "drain_p2p" => "Stop jobs that use peer-to-peer/NVLink on this GPU, then reset it when idle",
-                        _ => "Drain the GPU, then reset it: sudo nvidia-smi -r -i <index>",
-                    }),
-            );
+                    .evidence(Subject::Gpu(g.index), format!("recovery action {action}"), "NVML");
+            out.push(match action.as_str() {
+                "node_reboot" => f.fix_text("Drain the node and reboot it"),
+                "drain_p2p" => f.fix_cmd(
+                    "Stop jobs that use peer-to-peer/NVLink on this GPU, then reset it when idle",
+                    crate::sh!("sudo nvidia-smi -r -i {}", g.index),
+                ),
+                _ => f.fix_cmd(
+                    "Drain the GPU, then reset it",
+                    crate::sh!("sudo nvidia-smi -r -i {}", g.index),
+                ),
+            });
         }
     }
     Outcome::Checked(out)
@@ -167,6 +171,7 @@ mod tests {
             f.title
         );
         assert_eq!(first_cmd(&f), "sudo dmesg | grep -iE 'xid|fallen off'");
+        assert_eq!(f.fix[1].command.as_deref(), Some("sudo nvidia-smi -r -i 0"));
     }
 
     #[test]
@@ -176,7 +181,11 @@ mod tests {
         assert_eq!(f.fix[0].text, "Drain the node and reboot it");
         let f = only(run(&action("gpu_reset")), "GD032", Severity::Error);
         assert!(f.title.contains("GPU 1"), "{}", f.title);
-        only(run(&action("drain_p2p")), "GD032", Severity::Warning);
+        // The GPU is named in the command, not left as a placeholder to fill in.
+        assert_eq!(first_cmd(&f), "sudo nvidia-smi -r -i 1");
+        assert!(!f.fix.iter().any(|x| x.text.contains("<index>")));
+        let f = only(run(&action("drain_p2p")), "GD032", Severity::Warning);
+        assert_eq!(first_cmd(&f), "sudo nvidia-smi -r -i 1");
         let f = only(run(&action("future_action")), "GD032", Severity::Warning);
         assert!(f.title.contains("a recovery action"), "{}", f.title);
     }
