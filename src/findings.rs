@@ -50,6 +50,13 @@ pub struct Finding {
     pub detail: String,
     pub evidence: Vec<Evidence>,
     pub fix: Vec<Fix>,
+    /// The root cause's code when another finding of this report explains this one
+    /// (src/rules/causes.rs): the cause's fix removes both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<String>,
+    /// How the cause explains this finding, in one sentence (set with `caused_by`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause_note: Option<String>,
 }
 
 impl Finding {
@@ -61,7 +68,14 @@ impl Finding {
             detail: String::new(),
             evidence: Vec::new(),
             fix: Vec::new(),
+            caused_by: None,
+            cause_note: None,
         }
+    }
+
+    /// Whether no other finding of the report explains this one.
+    pub fn is_root(&self) -> bool {
+        self.caused_by.is_none()
     }
 
     pub fn detail(mut self, detail: impl Into<String>) -> Self {
@@ -135,13 +149,46 @@ impl Summary {
     }
 }
 
-/// Worst first, then by code, so every format lists findings in the same order.
+/// Root causes worst first, then by code; each consequence right after its cause, worst
+/// first. Every format lists findings in this order.
 pub fn sort_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
+    let worst_first = |a: &Finding, b: &Finding| {
         b.severity
             .cmp(&a.severity)
             .then_with(|| a.code.cmp(&b.code))
-    });
+    };
+    findings.sort_by(worst_first);
+    // A root's place is its first finding's; a consequence whose cause is absent (left out
+    // by --only/--skip, or a report from elsewhere) stands as a root.
+    let present: Vec<String> = findings.iter().map(|f| f.code.clone()).collect();
+    let cause_of = |f: &Finding| {
+        f.caused_by
+            .clone()
+            .filter(|c| *c != f.code && present.contains(c))
+    };
+    let mut root_rank: Vec<String> = Vec::new();
+    for f in findings.iter().filter(|f| cause_of(f).is_none()) {
+        if !root_rank.contains(&f.code) {
+            root_rank.push(f.code.clone());
+        }
+    }
+    let rank = |code: &str| {
+        root_rank
+            .iter()
+            .position(|r| r == code)
+            .unwrap_or(usize::MAX)
+    };
+    let group = |f: &Finding| -> (usize, bool) {
+        match cause_of(f) {
+            Some(c) => (rank(&c), true),
+            None => (rank(&f.code), false),
+        }
+    };
+    let keys: Vec<(usize, bool)> = findings.iter().map(group).collect();
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by_key(|&i| keys[i]);
+    let sorted: Vec<Finding> = order.iter().map(|&i| findings[i].clone()).collect();
+    findings.clone_from_slice(&sorted);
 }
 
 /// A command line for a fix: a literal of the source, or what `sh!` built from a literal

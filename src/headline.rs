@@ -20,8 +20,9 @@ pub struct Headline {
     pub kind: HeadlineKind,
     /// The outcome in one line, as the human and Markdown reports print it first.
     pub text: String,
-    /// The findings the line counts, each code once, worst first: the errors when there
-    /// are any, else the warnings (empty when there are neither).
+    /// The findings the line counts, each code once, worst first: the root-cause errors
+    /// when there are any, else the root-cause warnings (empty when there are neither). A
+    /// finding another explains (`caused_by`) is named after "which also causes".
     pub codes: Vec<String>,
 }
 
@@ -78,21 +79,50 @@ impl Headline {
     ) -> Headline {
         let codes_of = |severity: Severity| {
             let mut codes: Vec<String> = Vec::new();
-            for f in findings.iter().filter(|f| f.severity == severity) {
+            for f in findings
+                .iter()
+                .filter(|f| f.severity == severity && f.is_root())
+            {
                 if !codes.contains(&f.code) {
                     codes.push(f.code.clone());
                 }
             }
             codes
         };
-        let errors = findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count();
-        let warnings = findings
-            .iter()
-            .filter(|f| f.severity == Severity::Warning)
-            .count();
+        let roots_of = |severity: Severity| {
+            findings
+                .iter()
+                .filter(|f| f.severity == severity && f.is_root())
+                .count()
+        };
+        let errors = roots_of(Severity::Error);
+        let warnings = roots_of(Severity::Warning);
+        // What the counted causes explain: "…, which also causes GD017".
+        let consequences = |severity: Severity| {
+            let mut codes: Vec<String> = Vec::new();
+            for f in findings.iter().filter(|f| {
+                f.severity >= severity
+                    && f.caused_by.as_ref().is_some_and(|c| {
+                        findings
+                            .iter()
+                            .any(|r| r.code == *c && r.severity == severity)
+                    })
+            }) {
+                if !codes.contains(&f.code) {
+                    codes.push(f.code.clone());
+                }
+            }
+            if codes.is_empty() {
+                String::new()
+            } else {
+                let verb = if roots_of(severity) == 1 {
+                    "causes"
+                } else {
+                    "cause"
+                };
+                format!(", which also {verb} {}", listed(&codes))
+            }
+        };
         let smoke_gpus = Verdicts::new(findings, checks).smoke_gpus(snap);
         let smoke = SmokeTally::of(&smoke_gpus);
         // CUDA itself failed on every GPU tested: none got a context and its kernels. A GPU
@@ -125,9 +155,10 @@ impl Headline {
                 (HeadlineKind::NotReady, "Not ready")
             };
             let text = format!(
-                "{lead}: {} ({})",
+                "{lead}: {} ({}){}",
                 counted(errors, "blocker", "blockers"),
-                listed(&codes)
+                listed(&codes),
+                consequences(Severity::Error)
             );
             return Headline { kind, text, codes };
         }
@@ -135,9 +166,10 @@ impl Headline {
         let codes = codes_of(Severity::Warning);
         let warned = if warnings > 0 {
             format!(
-                " — {} ({})",
+                " — {} ({}){}",
                 counted(warnings, "warning", "warnings"),
-                listed(&codes)
+                listed(&codes),
+                consequences(Severity::Warning)
             )
         } else {
             String::new()

@@ -126,6 +126,11 @@ struct Finding {
     detail: String,
     evidence: Vec<Evidence>,
     fix: Vec<Fix>,
+    /// Present only on a consequence: the root cause's code and how it explains it.
+    #[serde(default)]
+    caused_by: Option<String>,
+    #[serde(default)]
+    cause_note: Option<String>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -2119,6 +2124,35 @@ fn container_and_wsl_hints_name_their_source() {
     );
     assert_eq!((p.wsl.detected, p.wsl.version), (true, Some(2)));
     assert_eq!(p.wsl.hints[0].source, "/proc/version");
+}
+
+/// A consequence carries `caused_by` and `cause_note`; a root cause has neither.
+#[test]
+fn a_consequence_names_its_root_cause() {
+    let root = FakeRoot::new();
+    root.modules(&["nvidia_uvm", "nvidia"])
+        .nvidia_version("550.127.05")
+        .driver_libs("580.95.05")
+        .toolkit("usr/local/cuda-13.0", "13.0.2")
+        .link("/usr/local/cuda-13.0", "usr/local/cuda");
+    root.gpu("0000:18:00.0", Some("nvidia"))
+        .driver_gpu("0000:18:00.0", "NVIDIA H100 80GB HBM3", 0);
+    let multi = "/usr/lib/x86_64-linux-gnu";
+    root.ld_cache(&[
+        ("libcuda.so.1", &format!("{multi}/libcuda.so.1")),
+        ("libnvidia-ml.so.1", &format!("{multi}/libnvidia-ml.so.1")),
+    ]);
+    let r = run(root.cmd().args(["check", "--json"]));
+    let report = parse(&r.stdout);
+    let by_code = |code: &str| report.findings.iter().find(|f| f.code == code).unwrap();
+    assert_eq!(by_code("GD017").caused_by.as_deref(), Some("GD018"));
+    assert!(by_code("GD017")
+        .cause_note
+        .as_deref()
+        .unwrap()
+        .contains("reboot"));
+    assert_eq!(by_code("GD018").caused_by, None);
+    assert_eq!(by_code("GD018").cause_note, None);
 }
 
 #[test]

@@ -525,6 +525,42 @@ fn live_import_error_and_disagreements() {
     assert!(!foreign["title"].as_str().unwrap().contains("libcublas"));
 }
 
+/// torch pins nvidia-cublas-cu12 and it is missing: `import torch` fails on libcublas. The
+/// import error is GD044's consequence, listed right after it with no fix of its own.
+#[test]
+fn a_missing_pinned_wheel_explains_the_import_error() {
+    let (_d, py) = live_venv(
+        r#"{"python_version": "3.12.3", "import_error": "ImportError: libcublas.so.12: cannot open shared object file: No such file or directory", "warnings": [], "loaded": []}"#,
+        "2.8.0+cu128",
+    );
+    let site = py
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("lib/python3.12/site-packages");
+    std::fs::write(
+        site.join("torch-2.8.0.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.8.0+cu128\nRequires-Dist: nvidia-cublas-cu12==12.8.4.1; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n",
+    )
+    .unwrap();
+    let (code, v) = json(
+        gpudoctor()
+            .arg("--python")
+            .arg(&py)
+            .args(["--python-import", "check"]),
+    );
+    assert_eq!(code, 1);
+    let all = codes(&v);
+    let gd044 = all.iter().position(|c| c == "GD044").expect("GD044");
+    assert_eq!(all[gd044 + 1], "GD048", "{all:?}");
+    let f = findings(&v, "GD048");
+    assert_eq!(f[0]["caused_by"], "GD044", "{:#}", f[0]);
+    assert!(findings(&v, "GD044")[0].get("caused_by").is_none());
+    let codes = v["headline"]["codes"].as_array().unwrap();
+    assert!(!codes.contains(&"GD048".into()), "{codes:?}");
+}
+
 #[test]
 fn live_probe_is_bounded_and_never_runs_under_root() {
     let (_d, py) = live_venv("{}", "2.8.0+cu128");

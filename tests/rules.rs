@@ -98,6 +98,44 @@ fn gpu_without_nvidia_module_is_an_error() {
     assert!(fix_commands(f).contains("mokutil --sb-state"));
 }
 
+/// No kernel module on a GPU machine whose NVML would say "driver not loaded" and whose
+/// cuInit would find no device: the report is GD002 alone, the root cause, not three errors.
+#[test]
+fn without_the_kernel_module_nvml_and_cuda_failures_are_its_consequences() {
+    use util::fake_cuda::FakeCuda;
+    use util::fake_nvml::FakeNvml;
+    use util::gpu_node::GpuNode;
+    let root = FakeRoot::new();
+    root.gpu("0000:18:00.0", None);
+    let mut nvml = FakeNvml::default();
+    nvml.faults.init_error = Some(9); // NVML_ERROR_DRIVER_NOT_LOADED
+    let mut cuda = FakeCuda::h100(1);
+    cuda.init_error = Some(100); // CUDA_ERROR_NO_DEVICE
+    let node = GpuNode {
+        root,
+        dir: tempfile::tempdir().unwrap(),
+        nvml,
+        cuda: Some(cuda),
+    };
+    let (code, report) = json(node.cmd().arg("check"));
+    assert_eq!(code, 1);
+    assert_eq!(codes(&report), ["GD002"], "{:#}", report["findings"]);
+    let snap = &report["snapshot"];
+    // Without the module the driver's libraries are not even loaded (as root they would
+    // create /dev/nvidia* nodes): nothing downstream fails on its own.
+    assert_eq!(
+        snap["nvml"]["result"]["status"], "not_probed",
+        "{:#}",
+        snap["nvml"]
+    );
+    assert_eq!(
+        snap["smoke"]["result"]["status"], "not_run",
+        "{:#}",
+        snap["smoke"]
+    );
+    assert_eq!(report["headline"]["codes"], serde_json::json!(["GD002"]));
+}
+
 /// case-06: nouveau grabbed the GPUs before nvidia.ko (CentOS, 3x 10de:1db6).
 #[test]
 fn case_06_nouveau_owns_the_gpus() {

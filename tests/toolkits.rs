@@ -394,6 +394,117 @@ fn gd018_driver_upgraded_without_reboot_case_05() {
     assert!(findings(&report, "GD018").is_empty());
 }
 
+/// A node whose driver packages were upgraded to 580 while nvidia.ko 550 is still loaded,
+/// with CUDA 13.0 (which needs 580): a reboot fixes both, so GD018 leads and GD017 is its
+/// consequence in every format.
+fn upgraded_without_reboot(libraries: &str) -> FakeRoot {
+    let r = host("550.127.05", libraries, "NVIDIA H100 80GB HBM3");
+    r.toolkit("usr/local/cuda-13.0", "13.0.2")
+        .link("/usr/local/cuda-13.0", "usr/local/cuda");
+    r
+}
+
+#[test]
+fn gd018_leads_and_explains_gd017_in_every_format() {
+    let r = upgraded_without_reboot("580.95.05");
+    let (code, report) = json(r.cmd().arg("check"));
+    assert_eq!(code, 1);
+    assert_eq!(report["findings"][0]["code"], "GD018", "{report:#}");
+    let gd017 = findings(&report, "GD017");
+    assert_eq!(gd017.len(), 1, "{report:#}");
+    assert_eq!(gd017[0]["caused_by"], "GD018");
+    assert!(gd017[0]["cause_note"]
+        .as_str()
+        .unwrap()
+        .contains("580.95.05"));
+    assert!(findings(&report, "GD018")[0].get("caused_by").is_none());
+    assert_eq!(report["headline"]["codes"], serde_json::json!(["GD018"]));
+    let headline = report["headline"]["text"].as_str().unwrap();
+    assert!(
+        headline.contains("1 blocker (GD018), which also causes GD017"),
+        "{headline}"
+    );
+    // The exit code and the summary still count the consequence.
+    assert_eq!(report["summary"]["errors"], 2);
+
+    let out = r.cmd().arg("check").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("error[")).collect();
+    assert!(headings[0].starts_with("error[GD018]"), "{text}");
+    assert!(headings[1].starts_with("error[GD017]"), "{text}");
+    let gd017_block = text.split("error[GD017]").nth(1).unwrap();
+    let gd017_block = gd017_block.split("\n\n").next().unwrap();
+    assert!(
+        gd017_block.contains("= why: caused by GD018 above. It judges"),
+        "{gd017_block}"
+    );
+    assert!(!gd017_block.contains("= fix:"), "{gd017_block}");
+    let footer = text.trim_end().lines().last().unwrap();
+    assert!(footer.contains("(1 caused by GD018)"), "{footer}");
+    assert!(footer.contains("gpudoctor explain GD018"), "{footer}");
+
+    let format = |f: &str| {
+        let out = r.cmd().args(["check", "--format", f]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let md = format("markdown");
+    assert!(md.contains("*Caused by GD018 above:*"), "{md}");
+    assert!(md.find("[GD018]").unwrap() < md.find("[GD017]").unwrap());
+    let junit = format("junit");
+    assert!(junit.contains("(caused by GD018)"), "{junit}");
+    assert!(junit.contains("= caused by GD018:"), "{junit}");
+    let prom = format("prometheus");
+    assert!(
+        prom.lines().any(|l| l.starts_with("gpudoctor_finding{")
+            && l.contains("code=\"GD017\"")
+            && l.contains("caused_by=\"GD018\"")),
+        "{prom}"
+    );
+    let html = format("html");
+    assert!(
+        html.contains("Caused by <a href=\"#finding-0\">GD018</a>"),
+        "{html}"
+    );
+    let script = r.cmd().args(["check", "--fix-script"]).output().unwrap();
+    let script = String::from_utf8_lossy(&script.stdout);
+    assert!(
+        script.contains("Nothing to run: caused by GD018 above."),
+        "{script}"
+    );
+    assert!(!script.contains("Upgrade the NVIDIA driver"), "{script}");
+}
+
+#[test]
+fn gd018_explains_a_torch_whose_cuda_the_loaded_module_is_too_old_for() {
+    let r = upgraded_without_reboot("580.95.05");
+    r.torch_venv("2.9.1+cu130", Some("13.0"), &[]);
+    let (_, report) = json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"));
+    let gd042 = findings(&report, "GD042");
+    assert_eq!(gd042.len(), 1, "{report:#}");
+    assert_eq!(gd042[0]["caused_by"], "GD018", "{:#}", gd042[0]);
+    assert_eq!(report["findings"][0]["code"], "GD018");
+    assert_eq!(report["headline"]["codes"], serde_json::json!(["GD018"]));
+}
+
+#[test]
+fn gd017_stays_a_root_cause_when_the_pending_driver_is_too_old_as_well() {
+    // Libraries 575: after the reboot CUDA 13.0 still does not run.
+    let r = upgraded_without_reboot("575.57.08");
+    let (_, report) = json(r.cmd().arg("check"));
+    let gd017 = findings(&report, "GD017");
+    assert_eq!(gd017.len(), 1, "{report:#}");
+    assert!(gd017[0].get("caused_by").is_none(), "{report:#}");
+    let codes = &report["headline"]["codes"];
+    assert!(
+        codes.as_array().unwrap().contains(&"GD017".into()),
+        "{codes}"
+    );
+    assert!(
+        codes.as_array().unwrap().contains(&"GD018".into()),
+        "{codes}"
+    );
+}
+
 #[test]
 fn gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda_case_15() {
     let r = host("470.82.01", "470.82.01", "NVIDIA GeForce RTX 3090");

@@ -120,6 +120,10 @@ pub struct FindingGroup {
     pub nodes: usize,
     /// Every node with the finding, in natural order.
     pub node_names: Vec<String>,
+    /// The root causes that explain it on some nodes (`caused_by` of their reports), and on
+    /// how many nodes it is such a consequence.
+    pub caused_by: Vec<String>,
+    pub explained_nodes: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -494,6 +498,8 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
         titles: BTreeMap<String, usize>,
         nodes: Vec<String>,
         seen: std::collections::HashSet<String>,
+        causes: Vec<String>,
+        explained: std::collections::HashSet<String>,
     }
     let mut by_code: BTreeMap<(String, Severity), Acc> = BTreeMap::new();
     for (r, n) in reports
@@ -510,8 +516,16 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
                     titles: BTreeMap::new(),
                     nodes: Vec::new(),
                     seen: Default::default(),
+                    causes: Vec::new(),
+                    explained: Default::default(),
                 });
             *acc.titles.entry(f.title.clone()).or_default() += 1;
+            if let Some(c) = &f.caused_by {
+                if !acc.causes.contains(c) {
+                    acc.causes.push(c.clone());
+                }
+                acc.explained.insert(n.name.clone());
+            }
             if acc.seen.insert(n.name.clone()) {
                 acc.nodes.push(n.name.clone());
             }
@@ -666,6 +680,8 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
                     .unwrap_or_default(),
                 nodes: acc.nodes.len(),
                 node_names: acc.nodes,
+                caused_by: acc.causes,
+                explained_nodes: acc.explained.len(),
             }
         })
         .collect();

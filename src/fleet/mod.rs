@@ -66,6 +66,9 @@ pub struct FindingIn {
     pub evidence: Vec<crate::findings::Evidence>,
     #[serde(default)]
     pub fix: Vec<crate::findings::Fix>,
+    /// The root cause on that node (reports from before root-cause chains have none).
+    #[serde(default)]
+    pub caused_by: Option<String>,
 }
 
 #[derive(Deserialize, Default)]

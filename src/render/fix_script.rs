@@ -106,6 +106,18 @@ fn finding_block(out: &mut String, f: &Finding) {
     if !f.detail.is_empty() {
         comment(out, "  ", &format!("Why: {}", f.detail));
     }
+    // The cause's fix above removes it: its own fixes would treat a symptom.
+    if let Some(cause) = &f.caused_by {
+        comment(
+            out,
+            "",
+            &format!(
+                "Nothing to run: caused by {cause} above. {}",
+                f.cause_note.as_deref().unwrap_or_default()
+            ),
+        );
+        return;
+    }
     if f.fix.is_empty() {
         out.push_str("#   No fix to run: see `gpudoctor explain ");
         out.push_str(&f.code);

@@ -176,6 +176,9 @@ fn human_text(f: &Fleet, st: &Style, width: usize) -> String {
                 "      ",
             );
             put(&mut out, &st.dim(&printable(&g.title)), "      ", "      ");
+            if let Some(why) = caused_line(g) {
+                put(&mut out, &printable(&why), "      ", "      ");
+            }
         }
     }
 
@@ -275,12 +278,13 @@ pub fn render_markdown(f: &Fleet) -> String {
         out.push_str("\n## Findings by code\n\n| code | severity | nodes | title | which |\n|---|---|---|---|---|\n");
         for g in &f.findings {
             out.push_str(&format!(
-                "| {} | {} | {} of {} | {} | {} |\n",
+                "| {} | {} | {} of {} | {}{} | {} |\n",
                 cell(&g.code),
                 g.severity.as_str(),
                 g.nodes,
                 sh.nodes,
                 cell(&g.title),
+                caused_line(g).map_or(String::new(), |w| format!(" ({})", cell(&w))),
                 cell(&Fleet::names_line(&g.node_names))
             ));
         }
@@ -311,4 +315,17 @@ pub fn render_markdown(f: &Fleet) -> String {
         }
     }
     out
+}
+
+/// "caused by GD018 on 3 of them": where a root cause on the node explains the finding.
+pub(crate) fn caused_line(g: &crate::fleet::aggregate::FindingGroup) -> Option<String> {
+    if g.caused_by.is_empty() {
+        return None;
+    }
+    let on = if g.explained_nodes == g.nodes {
+        "on every one".to_string()
+    } else {
+        format!("on {} of them", g.explained_nodes)
+    };
+    Some(format!("caused by {} {on}", g.caused_by.join(", ")))
 }

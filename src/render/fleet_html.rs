@@ -449,7 +449,7 @@ fn by_code(out: &mut String, f: &Fleet) {
         let (m, class) = mark(g.severity);
         let _ = write!(
             out,
-            "<tr class=\"row\"><td class=\"{class}\" data-sort=\"{}\"><span class=\"mark\">{m}</span> {} <span class=\"dim\">{}</span></td><td data-sort=\"{}\">{} of {}</td><td>{}</td><td>",
+            "<tr class=\"row\"><td class=\"{class}\" data-sort=\"{}\"><span class=\"mark\">{m}</span> {} <span class=\"dim\">{}</span></td><td data-sort=\"{}\">{} of {}</td><td>{}",
             esc(&g.code),
             esc(&g.code),
             g.severity.as_str(),
@@ -458,6 +458,10 @@ fn by_code(out: &mut String, f: &Fleet) {
             f.shape.nodes,
             esc(&g.title)
         );
+        if let Some(why) = super::fleet::caused_line(g) {
+            let _ = write!(out, " <span class=\"dim\">({})</span>", esc(&why));
+        }
+        out.push_str("</td><td>");
         let first = Fleet::names_line(&g.node_names);
         if g.node_names.len() <= 12 {
             out.push_str(&esc(&first));

@@ -73,10 +73,26 @@ pub fn findings(findings: &[Finding]) -> String {
             esc(&f.code),
             esc(&f.title)
         );
+        // A consequence links to its cause and has no fixes of its own.
+        if let Some(cause) = &f.caused_by {
+            let at = findings
+                .iter()
+                .position(|r| r.code == *cause && r.is_root());
+            let cause_ref = match at {
+                Some(n) => format!("<a href=\"#finding-{n}\">{}</a>", esc(cause)),
+                None => esc(cause),
+            };
+            let _ = write!(
+                out,
+                "<p class=\"cause\">Caused by {cause_ref}: {}</p>",
+                esc(f.cause_note.as_deref().unwrap_or_default())
+            );
+        }
         if !f.detail.is_empty() {
             let _ = write!(out, "<p>{}</p>", esc(&f.detail));
         }
-        evidence_and_fixes(&mut out, &f.evidence, &f.fix);
+        let fixes: &[Fix] = if f.is_root() { &f.fix } else { &[] };
+        evidence_and_fixes(&mut out, &f.evidence, fixes);
         out.push_str("</div>\n");
     }
     out

@@ -98,6 +98,23 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
     let head = super::form::finding_heading(f.severity, &f.code, st);
     let title = st.bold(&printable(&f.title));
     let _ = writeln!(out, "{}", finding_title(&head, &title, w));
+    // A consequence is folded under its cause: why, and no fixes of its own (the cause's
+    // fix removes it); --verbose shows it whole.
+    if let Some(cause) = &f.caused_by {
+        let prefix = format!("  {} ", st.cyan("= why:"));
+        let note = format!(
+            "caused by {cause} above. {}",
+            f.cause_note.as_deref().unwrap_or_default()
+        );
+        let _ = writeln!(
+            out,
+            "{}",
+            wrap(&printable(&note), w, &prefix, FINDING_INDENT)
+        );
+        if !opts.verbose {
+            return;
+        }
+    }
     for e in &f.evidence {
         let text = format!(
             "{}  {}",
@@ -170,11 +187,35 @@ pub fn summary_line(report: &Report, st: &Style) -> String {
     if s.infos > 0 {
         parts.push(plural(s.infos, "note", "notes"));
     }
-    let first = &report.findings[0].code;
-    format!(
-        "{} — run `gpudoctor explain {first}` for details",
-        parts.join(", ")
-    )
+    let mut text = parts.join(", ");
+    let consequences = report.findings.iter().filter(|f| !f.is_root()).count();
+    if consequences > 0 {
+        let _ = write!(
+            text,
+            " ({consequences} caused by {})",
+            roots_causing(report).join(", ")
+        );
+    }
+    // Findings are sorted roots first, so the first root is the first finding.
+    let first = report
+        .findings
+        .iter()
+        .find(|f| f.is_root())
+        .map_or(&report.findings[0].code, |f| &f.code);
+    format!("{text} — run `gpudoctor explain {first}` for details")
+}
+
+/// The codes that explain some other finding of the report, in report order.
+fn roots_causing(report: &Report) -> Vec<&str> {
+    let mut codes: Vec<&str> = Vec::new();
+    for f in &report.findings {
+        if let Some(c) = f.caused_by.as_deref() {
+            if !codes.contains(&c) {
+                codes.push(c);
+            }
+        }
+    }
+    codes
 }
 
 /// The report's outcome (`crate::headline`), marked and coloured as its verdict.

@@ -130,13 +130,18 @@ fn testcase(out: &mut String, check: &Check, findings: &[Finding]) {
 /// A finding as plain text, laid out like the human report.
 fn finding_text(f: &Finding) -> String {
     let mut s = format!("{}[{}]: {}\n", f.severity.as_str(), f.code, f.title);
+    if let Some(cause) = &f.caused_by {
+        let note = f.cause_note.as_deref().unwrap_or_default();
+        let _ = writeln!(s, "  = caused by {cause}: {note}");
+    }
     for e in &f.evidence {
         let _ = writeln!(s, "  --> {}  [{}]", e.value, e.source);
     }
     if !f.detail.is_empty() {
         let _ = writeln!(s, "  = why: {}", f.detail);
     }
-    for fix in &f.fix {
+    // A consequence's fix is its cause's.
+    for fix in f.fix.iter().filter(|_| f.is_root()) {
         let _ = writeln!(s, "  = fix: {}", fix.text);
         if let Some(cmd) = &fix.command {
             let _ = writeln!(s, "         $ {cmd}");

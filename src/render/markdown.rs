@@ -69,6 +69,10 @@ pub fn findings_section(findings: &[Finding]) -> String {
             f.code,
             printable(&f.title)
         );
+        if let Some(cause) = &f.caused_by {
+            let note = f.cause_note.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "*Caused by {cause} above:* {}\n", printable(note));
+        }
         if !f.detail.is_empty() {
             let _ = writeln!(out, "{}\n", printable(&f.detail));
         }
@@ -83,7 +87,8 @@ pub fn findings_section(findings: &[Finding]) -> String {
         if !f.evidence.is_empty() {
             out.push('\n');
         }
-        if !f.fix.is_empty() {
+        // A consequence's fix is its cause's.
+        if !f.fix.is_empty() && f.is_root() {
             let _ = writeln!(out, "**Fix**\n");
             for (i, fix) in f.fix.iter().enumerate() {
                 let _ = writeln!(out, "{}. {}", i + 1, printable(&fix.text));

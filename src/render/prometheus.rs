@@ -90,26 +90,28 @@ pub fn render(report: &Report) -> String {
 
     let mut by_code = Family::new(
         "gpudoctor_finding",
-        "Active findings by code and severity (`gpudoctor explain CODE` says what each means).",
+        "Active findings by code and severity (`gpudoctor explain CODE` says what each means); caused_by names the finding that explains this one, empty for a root cause.",
     );
-    let mut counted: Vec<(&str, Severity, usize)> = Vec::new();
+    let mut counted: Vec<(&str, Severity, &str, usize)> = Vec::new();
     for f in &report.findings {
+        let cause = f.caused_by.as_deref().unwrap_or_default();
         match counted
             .iter_mut()
-            .find(|(c, s, _)| *c == f.code && *s == f.severity)
+            .find(|(c, s, by, _)| *c == f.code && *s == f.severity && *by == cause)
         {
-            Some(entry) => entry.2 += 1,
-            None => counted.push((&f.code, f.severity, 1)),
+            Some(entry) => entry.3 += 1,
+            None => counted.push((&f.code, f.severity, cause, 1)),
         }
     }
-    for (code, severity, n) in counted {
-        by_code.add(
-            vec![
-                ("code", code.into()),
-                ("severity", severity.as_str().into()),
-            ],
-            n,
-        );
+    for (code, severity, cause, n) in counted {
+        let mut labels = vec![
+            ("code", code.into()),
+            ("severity", severity.as_str().into()),
+        ];
+        if !cause.is_empty() {
+            labels.push(("caused_by", cause.into()));
+        }
+        by_code.add(labels, n);
     }
     families.push(by_code);
 

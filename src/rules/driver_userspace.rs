@@ -33,6 +33,25 @@ fn run(snap: &Snapshot) -> Outcome {
             None => Outcome::NotApplicable("no loaded NVIDIA kernel module version known".into()),
         };
     };
+    let (checked, mismatched) = mismatched_libraries(snap, &driver.version);
+    if mismatched.is_empty() && nvml_says.is_none() {
+        return if checked == 0 {
+            Outcome::NotApplicable(
+                "no versioned libcuda.so.1 or libnvidia-ml.so.1 on the loader path".into(),
+            )
+        } else {
+            Outcome::Checked(vec![])
+        };
+    }
+    Outcome::Checked(vec![finding(Some(&driver), &mismatched, nvml_says)])
+}
+
+/// The driver libraries the loader picks whose version is not the loaded module's: (soname,
+/// version, path), and how many versioned ones were compared.
+fn mismatched_libraries(
+    snap: &Snapshot,
+    module: &DriverVersion,
+) -> (usize, Vec<(&'static str, DriverVersion, String)>) {
     let libs = snap.libraries.as_ref();
     let mut mismatched = Vec::new();
     let mut checked = 0;
@@ -51,7 +70,7 @@ fn run(snap: &Snapshot) -> Outcome {
             continue;
         };
         checked += 1;
-        if v != driver.version {
+        if v != *module {
             mismatched.push((
                 soname,
                 v,
@@ -59,16 +78,15 @@ fn run(snap: &Snapshot) -> Outcome {
             ));
         }
     }
-    if mismatched.is_empty() && nvml_says.is_none() {
-        return if checked == 0 {
-            Outcome::NotApplicable(
-                "no versioned libcuda.so.1 or libnvidia-ml.so.1 on the loader path".into(),
-            )
-        } else {
-            Outcome::Checked(vec![])
-        };
-    }
-    Outcome::Checked(vec![finding(Some(&driver), &mismatched, nvml_says)])
+    (checked, mismatched)
+}
+
+/// The driver a reboot brings up: the version of the user-space libraries (libcuda first),
+/// when they differ from the loaded kernel module.
+pub(crate) fn version_after_reboot(snap: &Snapshot) -> Option<DriverVersion> {
+    let module = snap.driver_version().filter(|d| d.kernel)?;
+    let (_, mismatched) = mismatched_libraries(snap, &module.version);
+    mismatched.into_iter().next().map(|(_, v, _)| v)
 }
 
 fn finding(

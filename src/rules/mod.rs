@@ -2,6 +2,7 @@
 //! one table sorted by the first code each emits.
 
 pub(crate) mod alloc_conf;
+mod causes;
 mod cdi;
 mod clocks;
 mod compute_mode;
@@ -306,6 +307,21 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
                 all.extend(found);
             }
         }
+    }
+    causes::link(snap, &mut all);
+    for c in checks
+        .iter_mut()
+        .filter(|c| c.status == CheckStatus::Failed)
+    {
+        let own: Vec<String> = all
+            .iter()
+            .filter(|f| c.codes.contains(&f.code))
+            .map(|f| match &f.caused_by {
+                Some(cause) => format!("{}: {} (caused by {cause})", f.code, f.title),
+                None => format!("{}: {}", f.code, f.title),
+            })
+            .collect();
+        c.detail = own.join("; ");
     }
     sort_findings(&mut all);
     (checks, all)

@@ -1,0 +1,262 @@
+//! Which finding explains which. A consequence names its root cause (`Finding::caused_by`),
+//! so every format leads with the one fix that removes both: a node upgraded without a
+//! reboot reports GD018 "reboot" first and GD017 "driver too old" under it, not the other
+//! way round. Decided here, once, after every rule ran (`rules::evaluate`); renderers only
+//! show it, and the exit code still counts every finding.
+
+use super::RULES;
+use crate::findings::{Finding, Severity};
+use crate::probes::pytorch_live::LiveResult;
+use crate::snapshot::Snapshot;
+
+/// "`cause` explains `effects` when `explains` holds for the effect on this snapshot."
+struct Chain {
+    cause: &'static str,
+    effects: &'static [&'static str],
+    explains: fn(&Snapshot, &Finding) -> bool,
+    /// The sentence the consequence carries (`cause_note`).
+    note: fn(&Snapshot) -> String,
+}
+
+/// What follows from having no working kernel driver: no nvidia_uvm, no device nodes, no
+/// NVML, no CUDA, no torch.cuda.
+const NO_DRIVER_EFFECTS: &[&str] = &[
+    "GD006", "GD007", "GD029", "GD030", "GD040", "GD048", "GD053", "GD054",
+];
+
+/// In order: an effect takes the first chain whose cause is present and explains it.
+const CHAINS: &[Chain] = &[
+    // A conflicting driver (nouveau, vfio-pci) holding the GPU keeps nvidia from loading.
+    Chain {
+        cause: "GD003",
+        effects: &[
+            "GD002", "GD006", "GD007", "GD029", "GD030", "GD040", "GD048", "GD053", "GD054",
+        ],
+        explains: cuda_failure,
+        note: |_| {
+            "Another driver holds the GPU, so the NVIDIA driver cannot bind it: once nvidia owns the GPU this goes away too.".into()
+        },
+    },
+    Chain {
+        cause: "GD002",
+        effects: NO_DRIVER_EFFECTS,
+        explains: cuda_failure,
+        note: |_| "The NVIDIA kernel module is not loaded: loading it removes this too.".into(),
+    },
+    // After a reboot the module is the libraries' version: whatever judged the old module
+    // and passes on the new one was the reboot's consequence.
+    Chain {
+        cause: "GD018",
+        effects: &["GD017", "GD042", "GD063"],
+        explains: gone_after_reboot,
+        note: after_reboot_note,
+    },
+    // NVML and CUDA refuse to start while module and libraries differ.
+    Chain {
+        cause: "GD018",
+        effects: &[
+            "GD029", "GD030", "GD031", "GD040", "GD048", "GD053", "GD054",
+        ],
+        explains: cuda_failure,
+        note: |_| {
+            "NVML and CUDA refuse to start while the kernel module and the driver libraries differ: the reboot removes this too.".into()
+        },
+    },
+    // torch's pinned nvidia-* wheels missing: `import torch` fails on the library they ship.
+    Chain {
+        cause: "GD044",
+        effects: &["GD048"],
+        explains: import_failed,
+        note: |_| {
+            "torch cannot load the CUDA libraries of the nvidia-* wheels it pins: installing them removes this too.".into()
+        },
+    },
+];
+
+/// Sets `caused_by`/`cause_note` on every finding a present finding explains, naming the
+/// root cause (a chain's cause that is itself explained passes its own cause on).
+pub(crate) fn link(snap: &Snapshot, findings: &mut [Finding]) {
+    // A cause is at least as severe as what it explains, so the roots alone carry the
+    // report's verdict.
+    let present = |code: &str, effect: &Finding, findings: &[Finding]| {
+        findings
+            .iter()
+            .any(|f| f.code == code && f.severity >= effect.severity)
+    };
+    let mut links: Vec<Option<(&'static str, String)>> = vec![None; findings.len()];
+    for (i, f) in findings.iter().enumerate() {
+        // A note is context; a consequence is something that fails or hurts.
+        if f.severity == Severity::Info {
+            continue;
+        }
+        links[i] = CHAINS
+            .iter()
+            .filter(|c| c.cause != f.code && c.effects.contains(&f.code.as_str()))
+            .find(|c| present(c.cause, f, findings) && (c.explains)(snap, f))
+            .map(|c| (c.cause, (c.note)(snap)));
+    }
+    // Follow a cause that is itself explained up to its root (GD003 → GD002 → GD006).
+    let caused_by = |code: &str| -> Option<&'static str> {
+        findings
+            .iter()
+            .zip(&links)
+            .find(|(f, _)| f.code == code)
+            .and_then(|(_, l)| l.as_ref().map(|(c, _)| *c))
+    };
+    let mut roots: Vec<Option<(&'static str, String)>> = Vec::with_capacity(links.len());
+    for link in &links {
+        roots.push(link.as_ref().map(|(cause, note)| {
+            let mut root = *cause;
+            for _ in 0..CHAINS.len() {
+                match caused_by(root) {
+                    Some(up) if up != root => root = up,
+                    _ => break,
+                }
+            }
+            (root, note.clone())
+        }));
+    }
+    for (f, root) in findings.iter_mut().zip(roots) {
+        if let Some((cause, note)) = root {
+            f.caused_by = Some(cause.to_string());
+            f.cause_note = Some(note);
+        }
+    }
+}
+
+/// Effects whose every form is the driver not working (no node, no NVML, no CUDA context):
+/// any such finding follows from the cause. GD048 only when torch imported and sees no
+/// CUDA; an import error is torch's own.
+fn cuda_failure(snap: &Snapshot, effect: &Finding) -> bool {
+    if effect.code == "GD048" {
+        return matches!(
+            snap.python_live.as_ref().map(|l| &l.result),
+            Some(LiveResult::Ok { answer }) if answer.import_error.is_none() && answer.is_available == Some(false)
+        );
+    }
+    true
+}
+
+fn import_failed(snap: &Snapshot, effect: &Finding) -> bool {
+    effect.severity == Severity::Error
+        && matches!(
+            snap.python_live.as_ref().map(|l| &l.result),
+            Some(LiveResult::Ok { answer }) if answer.import_error.is_some()
+        )
+}
+
+/// The snapshot as the machine will be after a reboot: the kernel module at the version of
+/// the user-space libraries.
+fn after_reboot(snap: &Snapshot) -> Option<Snapshot> {
+    let pending = super::driver_userspace::version_after_reboot(snap)?;
+    let mut s = snap.clone();
+    let km = s.kernel_module.as_mut()?;
+    if let crate::fact::Outcome::Value(v) = &mut km.version_file.outcome {
+        v.version = pending.as_str().to_string();
+    }
+    if let crate::fact::Outcome::Value(v) = &mut km.sys_version.outcome {
+        *v = pending.as_str().to_string();
+    }
+    Some(s)
+}
+
+/// Whether the rule that reported `effect` stays silent about the same subject once the
+/// module is the libraries' version.
+fn gone_after_reboot(snap: &Snapshot, effect: &Finding) -> bool {
+    let Some(rebooted) = after_reboot(snap) else {
+        return false;
+    };
+    let Some(rule) = RULES
+        .iter()
+        .find(|r| r.codes.contains(&effect.code.as_str()))
+    else {
+        return false;
+    };
+    let subject = |f: &Finding| f.evidence.iter().find_map(|e| e.fact.clone());
+    match (rule.run)(&rebooted) {
+        super::Outcome::NotApplicable(_) => true,
+        super::Outcome::Checked(found) => !found
+            .iter()
+            .any(|f| f.code == effect.code && subject(f) == subject(effect)),
+    }
+}
+
+fn after_reboot_note(snap: &Snapshot) -> String {
+    match super::driver_userspace::version_after_reboot(snap) {
+        Some(v) => format!(
+            "It judges the kernel module still loaded; after the reboot the driver is {}, the version of its libraries, and this passes.",
+            v.as_str()
+        ),
+        None => "It judges the kernel module still loaded; the reboot removes it.".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::*;
+
+    fn codes_of(findings: &[Finding]) -> Vec<(String, Option<String>)> {
+        findings
+            .iter()
+            .map(|f| (f.code.clone(), f.caused_by.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn every_chain_names_registered_codes_and_no_code_explains_itself() {
+        for c in CHAINS {
+            assert!(crate::codes::lookup(c.cause).is_some(), "{}", c.cause);
+            for e in c.effects {
+                assert!(crate::codes::lookup(e).is_some(), "{e}");
+                assert_ne!(*e, c.cause);
+            }
+        }
+    }
+
+    #[test]
+    fn a_cause_that_is_explained_passes_its_own_cause_on() {
+        let snap = healthy();
+        let mut found = vec![
+            Finding::new("GD006", Severity::Error, "no uvm"),
+            Finding::new("GD002", Severity::Error, "no module"),
+            Finding::new("GD003", Severity::Error, "nouveau"),
+        ];
+        link(&snap, &mut found);
+        assert_eq!(
+            codes_of(&found),
+            vec![
+                ("GD006".into(), Some("GD003".into())),
+                ("GD002".into(), Some("GD003".into())),
+                ("GD003".into(), None),
+            ]
+        );
+        crate::findings::sort_findings(&mut found);
+        let order: Vec<&str> = found.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(order, ["GD003", "GD002", "GD006"]);
+    }
+
+    #[test]
+    fn an_info_note_neither_causes_nor_is_caused() {
+        let snap = healthy();
+        let mut found = vec![
+            Finding::new("GD030", Severity::Info, "no driver, no hardware"),
+            Finding::new("GD002", Severity::Error, "no module"),
+        ];
+        link(&snap, &mut found);
+        assert!(found.iter().all(Finding::is_root));
+        let mut found = vec![
+            Finding::new("GD006", Severity::Error, "no uvm"),
+            Finding::new("GD002", Severity::Info, "not an error"),
+        ];
+        link(&snap, &mut found);
+        assert!(found.iter().all(Finding::is_root));
+    }
+
+    #[test]
+    fn without_its_cause_a_finding_stays_a_root() {
+        let mut found = vec![Finding::new("GD006", Severity::Error, "no uvm")];
+        link(&healthy(), &mut found);
+        assert!(found[0].is_root());
+    }
+}
