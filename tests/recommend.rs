@@ -621,7 +621,7 @@ fn frameworks_for_the_machine() {
             "580.95.05",
             "sm_90",
             "x86_64",
-            "vllm 0.33.0 (CUDA 13.0)",
+            "vllm 0.34.0 (CUDA 13.0)",
             "",
         ),
         (
@@ -740,7 +740,7 @@ fn a_framework_pinning_torch_meets_the_installed_one() {
                 .args(["recommend", "vllm", "--fresh"]),
         );
     assert_eq!(code, 0);
-    assert_eq!(label(&v), "vllm 0.33.0 (CUDA 13.0)");
+    assert_eq!(label(&v), "vllm 0.34.0 (CUDA 13.0)");
 }
 
 /// flash-attn is compiled on install: it needs torch and an nvcc of torch's CUDA major, and
@@ -859,8 +859,79 @@ fn packages_asked_together_share_a_cuda_major() {
     assert_eq!(label(&v), "torch 2.14.0+cu132", "{}", rejections(&v));
     assert_eq!(
         v["recommendations"][1]["pick"]["label"],
-        "vllm 0.33.0 (CUDA 13.0)"
+        "vllm 0.34.0 (CUDA 13.0)"
     );
+    // The torch line takes the companions vllm 0.34.0's METADATA pins (torchvision==0.29.0,
+    // torchaudio==2.11.0), so `pip install vllm==0.34.0` after it replaces nothing.
+    let torch_line = command(&v);
+    assert!(
+        torch_line.contains("torch==2.14.0 torchvision==0.29.0 torchaudio==2.11.0"),
+        "{torch_line}"
+    );
+}
+
+/// The CUDA 12 line of vLLM (0.19.1, torch 2.10.0) is what a CUDA 12 driver runs; the CUDA 13
+/// releases need 580.
+#[test]
+fn vllm_on_a_cuda_12_driver_is_the_cuda_12_line() {
+    let (code, v) = rec(&[
+        "vllm",
+        "--driver",
+        "570.195.03",
+        "--gpu",
+        "H100",
+        "--python",
+        "3.12",
+    ]);
+    assert_eq!(code, 0, "{}", rejections(&v));
+    assert_eq!(label(&v), "vllm 0.19.1 (CUDA 12.9)");
+    assert_eq!(command(&v), "pip install vllm==0.19.1");
+    let why = first(&v)["pick"].to_string();
+    assert!(why.contains("torch==2.10.0"), "{why}");
+    assert!(
+        rejections(&v).contains("CUDA 13.x needs driver ≥ 580.65.06"),
+        "{}",
+        rejections(&v)
+    );
+    // Python 3.14 is past 0.19.1's Requires-Python (<3.14): the CUDA 13 line needs 580.
+    let (code, _) = rec(&[
+        "vllm",
+        "--driver",
+        "570.195.03",
+        "--gpu",
+        "H100",
+        "--python",
+        "3.14",
+    ]);
+    assert_eq!(code, 1);
+    // A V100 (sm_70) has 0.19.1's kernels; the CUDA 13 line starts at sm_75.
+    let (_, v) = rec(&[
+        "vllm",
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "sm_70",
+        "--python",
+        "3.12",
+    ]);
+    assert_eq!(label(&v), "vllm 0.19.1 (CUDA 12.9)", "{}", rejections(&v));
+}
+
+/// jax 0.4.30 is the last release for Python 3.9.
+#[test]
+fn jax_for_python_3_9_is_0_4_30() {
+    let (code, v) = rec(&[
+        "jax",
+        "--driver",
+        "580.95.05",
+        "--gpu",
+        "H100",
+        "--python",
+        "3.9",
+    ]);
+    assert_eq!(code, 0, "{}", rejections(&v));
+    assert_eq!(label(&v), "jax 0.4.30 (CUDA 12.3)");
+    assert_eq!(command(&v), "pip install \"jax[cuda12]==0.4.30\"");
 }
 
 /// A GPU on the PCI bus whose model is unknown and no driver: still a GPU machine, so the

@@ -329,7 +329,7 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
     }
     let pick = chosen.map(|j| {
         let (b, release) = j.item;
-        let pins = torch_pins(&release, with, &mut notes);
+        let pins = torch_pins(m, &release, with, &mut notes);
         if !b.confirmed() {
             notes.push(format!(
                 "No primary source confirms the architecture list of {} (see its source in --format json); after installing, `python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints it.",
@@ -447,7 +447,7 @@ fn recommend_cpu(m: &Machine, with: &[&str]) -> Recommendation {
     let (chosen, considered, not_listed, must_change) = choose(judged);
     let mut notes = vec!["No NVIDIA GPU or driver was seen: this is the CPU build. Pass --gpu and --driver to answer for a GPU machine.".to_string()];
     let pick = chosen.map(|j| {
-        let pins = torch_pins(j.item, with, &mut notes);
+        let pins = torch_pins(m, j.item, with, &mut notes);
         let reinstall = needs_reinstall(m, &pins, "cpu");
         let installed_same = pins.iter().all(|p| {
             m.installed(&p.name)
@@ -494,19 +494,57 @@ impl CudaText for TorchBuild {
     }
 }
 
-/// torch at `release` and each companion at the newest release whose wheel declares it.
-fn torch_pins(release: &str, with: &[&str], notes: &mut Vec<String>) -> Vec<Pin> {
+/// torch at `release` and each companion at the release a package to be installed with it
+/// pins (vllm's torchvision==0.29.0: anything else pip would replace), else at the newest
+/// release whose wheel declares it.
+fn torch_pins(m: &Machine, release: &str, with: &[&str], notes: &mut Vec<String>) -> Vec<Pin> {
     let mut pins = vec![Pin {
         name: "torch".into(),
         version: release.into(),
         requirement: format!("torch=={release}"),
     }];
+    // (who pins, "torchvision==0.29.0") for the note.
+    let mut pinned_by: Vec<(String, String)> = Vec::new();
     for name in with {
+        let pinned = m.installed.iter().find_map(|i| {
+            let row = crate::compat::packages::release_of(&i.name, &i.version)?;
+            let (_, v) = row.companions.iter().find(|(n, _)| n == name)?;
+            let r = companions::RELEASES
+                .iter()
+                .find(|c| c.package == *name && c.version == *v)?;
+            // Only where that release takes this torch (a pin for another torch is GD046's).
+            let declared = r.requires_torch;
+            (declared.is_empty() || crate::pyversion::holds(release, declared))
+                .then(|| (r, format!("{} {}", i.name, i.version)))
+        });
+        if let Some((r, by)) = pinned {
+            pinned_by.push((by, format!("{}=={}", r.package, r.version)));
+            pins.push(pin_of(r));
+            continue;
+        }
         match companions::newest_for(name, release) {
             Some(r) => pins.push(pin_of(r)),
             None => notes.push(format!(
                 "No {name} release on PyPI declares torch {release}: it is left out."
             )),
+        }
+    }
+    if let Some((by, _)) = pinned_by.first() {
+        let which: Vec<&str> = pinned_by.iter().map(|(_, p)| p.as_str()).collect();
+        notes.push(format!(
+            "{by} pins {}: these are installed with torch, so installing {by} keeps them.",
+            which.join(" and ")
+        ));
+        // An older companion that compares CUDA minors at import must match torch's build.
+        for p in pins.iter().skip(1) {
+            if pinned_by.iter().any(|(_, w)| *w == p.requirement)
+                && companions::checks_cuda_minor(&p.name, &p.version)
+            {
+                notes.push(format!(
+                    "{} refuses a torch of another CUDA minor at import: take it from torch's index as above; if that index has no {}, install {by} alone, which takes torch and {} from PyPI.",
+                    p.requirement, p.requirement, p.name
+                ));
+            }
         }
     }
     pins

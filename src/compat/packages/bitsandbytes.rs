@@ -66,6 +66,7 @@ const fn r(
         exact: &[],
         min_cc: Some(min_cc),
         torch: Some(torch),
+        companions: &[],
         source,
     }
 }

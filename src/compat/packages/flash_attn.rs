@@ -39,6 +39,7 @@ const fn r(version: &'static str, requirement: &'static str) -> PackageRelease {
         exact: &[],
         min_cc: Some(80),
         torch: None,
+        companions: &[],
         source: SOURCE,
     }
 }

@@ -20,6 +20,8 @@ const CU13_0_10: &[u32] = &[75, 80, 90, 100, 110, 120];
 const PY_0_11: &[u32] = &[12, 13, 14, 15];
 const PY_0_7: &[u32] = &[11, 12, 13, 14];
 const PY_0_5: &[u32] = &[10, 11, 12, 13];
+/// The last release for Python 3.9 (0.4.31 on: Requires-Python >=3.10).
+const PY_0_4_30: &[u32] = &[9, 10, 11, 12];
 
 const S0_12_13: &str =
     "UNCONFIRMED: docs/installation.md not read at the 0.12.0.1 tag (main cec06d11 \
@@ -71,6 +73,13 @@ const S0_7_12: &str =
 const S0_6: &str = "jax-v0.6.2 docs/installation.md (SM 5.2+, driver >= 525.60.13) and .bazelrc \
                     (12.8.0, cuDNN 9.8.0); jax_cuda12_plugin-0.6.2 METADATA \
                     (nvidia-cudnn-cu12>=9.8), _prng.so fatbin, file list";
+const S0_4_30: &str =
+    "UNCONFIRMED: docs/installation.md not read at the jax-v0.4.30 tag (the SM 5.2+ and \
+                       driver >= 525.60.13 of jax-v0.5.3 assumed); wheels: jax-0.4.30 METADATA \
+                       (Requires-Python >=3.9, extra cuda12: jaxlib ==0.4.30, \
+                       jax-cuda12-plugin[with_cuda] ==0.4.30), jax_cuda12_plugin-0.4.30 \
+                       METADATA (nvidia-cudnn-cu12 <10.0,>=9.0), _prng.so fatbin (sm_50 to sm_90, \
+                       PTX ISA 8.3 = CUDA 12.3), cp39 to cp312 wheel list (x86_64, aarch64)";
 const S0_5: &str = "jax-v0.5.3 docs/installation.md (SM 5.2+, driver >= 525.60.13) and .bazelrc \
                     (12.3.2, cuDNN 9.1.1); jax_cuda12_plugin-0.5.3 METADATA \
                     (nvidia-cudnn-cu12>=9.1), _prng.so fatbin, file list";
@@ -231,6 +240,17 @@ pub static RELEASES: &[PackageRelease] = &[
         S0_5,
     )
     .with_ptx(&[90]),
+    r(
+        "0.4.30",
+        "jax[cuda12]==0.4.30",
+        "12.3",
+        "525.60.13",
+        PY_0_4_30,
+        CU12_0_5,
+        52,
+        S0_4_30,
+    )
+    .with_ptx(&[90]),
 ];
 
 #[allow(clippy::too_many_arguments)]
@@ -260,6 +280,7 @@ const fn r(
         exact: &[],
         min_cc: Some(min_cc),
         torch: None,
+        companions: &[],
         source,
     }
 }

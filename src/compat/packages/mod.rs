@@ -62,6 +62,9 @@ pub struct PackageRelease {
     /// The torch this release pins through Requires-Dist ("==2.9.0"); None when it has no
     /// torch requirement.
     pub torch: Option<&'static str>,
+    /// The torchvision/torchaudio releases it pins exactly through Requires-Dist (vllm):
+    /// an install next to it must take these, or pip replaces them.
+    pub companions: &'static [(&'static str, &'static str)],
     pub source: &'static str,
 }
 

@@ -319,6 +319,7 @@ const fn r(
         exact: &[],
         min_cc: None,
         torch: None,
+        companions: &[],
         source,
     }
 }

@@ -133,6 +133,7 @@ const fn r(
         // The lowest SASS of build_info; the PTX of the list's top covers newer GPUs.
         min_cc: Some(sass[0]),
         torch: None,
+        companions: &[],
         source,
     }
 }

@@ -50,6 +50,7 @@ const fn r(
         },
         min_cc: None,
         torch: Some(torch),
+        companions: &[],
         source,
     }
 }
