@@ -158,37 +158,46 @@ pub fn sort_findings(findings: &mut [Finding]) {
             .then_with(|| a.code.cmp(&b.code))
     };
     findings.sort_by(worst_first);
-    // A root's place is its first finding's; a consequence whose cause is absent (left out
-    // by --only/--skip, or a report from elsewhere) stands as a root.
-    let present: Vec<String> = findings.iter().map(|f| f.code.clone()).collect();
-    let cause_of = |f: &Finding| {
-        f.caused_by
-            .clone()
-            .filter(|c| *c != f.code && present.contains(c))
-    };
-    let mut root_rank: Vec<String> = Vec::new();
-    for f in findings.iter().filter(|f| cause_of(f).is_none()) {
-        if !root_rank.contains(&f.code) {
-            root_rank.push(f.code.clone());
-        }
-    }
-    let rank = |code: &str| {
-        root_rank
-            .iter()
-            .position(|r| r == code)
-            .unwrap_or(usize::MAX)
-    };
-    let group = |f: &Finding| -> (usize, bool) {
-        match cause_of(f) {
-            Some(c) => (rank(&c), true),
-            None => (rank(&f.code), false),
-        }
-    };
-    let keys: Vec<(usize, bool)> = findings.iter().map(group).collect();
+    // Each root keeps its own place; a consequence goes after the first finding of its cause
+    // (a consequence whose cause is absent stands as a root).
+    let keys: Vec<(usize, bool, usize)> = (0..findings.len())
+        .map(|i| {
+            let cause = findings[i]
+                .caused_by
+                .as_deref()
+                .and_then(|c| findings.iter().position(|r| r.code == c && r.is_root()));
+            match cause {
+                Some(r) => (r, true, i),
+                None => (i, false, i),
+            }
+        })
+        .collect();
     let mut order: Vec<usize> = (0..findings.len()).collect();
     order.sort_by_key(|&i| keys[i]);
     let sorted: Vec<Finding> = order.iter().map(|&i| findings[i].clone()).collect();
     findings.clone_from_slice(&sorted);
+}
+
+/// Drops each `caused_by` whose cause is no longer in the report at least as severe as the
+/// consequence (a configured severity or `ignore` changed it), so the roots alone still
+/// carry the verdict.
+pub fn unlink_weaker_causes(findings: &mut [Finding]) {
+    let causes: Vec<(String, Severity)> = findings
+        .iter()
+        .filter(|f| f.is_root())
+        .map(|f| (f.code.clone(), f.severity))
+        .collect();
+    for f in findings.iter_mut() {
+        let holds = f.caused_by.as_ref().is_some_and(|c| {
+            causes
+                .iter()
+                .any(|(code, sev)| code == c && *sev >= f.severity)
+        });
+        if !holds {
+            f.caused_by = None;
+            f.cause_note = None;
+        }
+    }
 }
 
 /// A command line for a fix: a literal of the source, or what `sh!` built from a literal
@@ -420,5 +429,71 @@ mod tests {
             shell_template_ok("echo \\\\ {}"),
             "an escaped backslash, then a word"
         );
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    fn f(code: &str, severity: Severity, cause: Option<&str>) -> Finding {
+        let mut f = Finding::new(code, severity, code);
+        f.caused_by = cause.map(str::to_string);
+        f
+    }
+
+    fn order(findings: &[Finding]) -> Vec<(String, Severity)> {
+        findings
+            .iter()
+            .map(|f| (f.code.clone(), f.severity))
+            .collect()
+    }
+
+    #[test]
+    fn roots_stay_worst_first_when_one_code_has_two_severities() {
+        let mut v = vec![
+            f("GD017", Severity::Warning, None),
+            f("GD042", Severity::Error, None),
+            f("GD017", Severity::Error, None),
+        ];
+        sort_findings(&mut v);
+        assert_eq!(
+            order(&v),
+            [
+                ("GD017".into(), Severity::Error),
+                ("GD042".into(), Severity::Error),
+                ("GD017".into(), Severity::Warning)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_consequence_follows_its_cause() {
+        let mut v = vec![
+            f("GD017", Severity::Error, Some("GD018")),
+            f("GD002", Severity::Error, None),
+            f("GD038", Severity::Info, None),
+            f("GD018", Severity::Error, None),
+        ];
+        sort_findings(&mut v);
+        let codes: Vec<&str> = v.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(codes, ["GD002", "GD018", "GD017", "GD038"]);
+    }
+
+    #[test]
+    fn a_cause_made_weaker_or_ignored_no_longer_explains() {
+        let mut v = vec![
+            f("GD017", Severity::Error, Some("GD018")),
+            f("GD018", Severity::Warning, None),
+            f("GD042", Severity::Error, Some("GD044")),
+        ];
+        unlink_weaker_causes(&mut v);
+        assert!(v.iter().all(Finding::is_root));
+        let mut v = vec![
+            f("GD017", Severity::Warning, Some("GD018")),
+            f("GD018", Severity::Error, None),
+        ];
+        unlink_weaker_causes(&mut v);
+        assert_eq!(v[0].caused_by.as_deref(), Some("GD018"));
     }
 }

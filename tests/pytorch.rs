@@ -559,6 +559,19 @@ fn a_missing_pinned_wheel_explains_the_import_error() {
     assert!(findings(&v, "GD044")[0].get("caused_by").is_none());
     let codes = v["headline"]["codes"].as_array().unwrap();
     assert!(!codes.contains(&"GD048".into()), "{codes:?}");
+
+    // An import error of another kind is torch's own, missing wheel or not.
+    let answer = r#"{"python_version": "3.12.3", "import_error": "ImportError: numpy.core.multiarray failed to import", "warnings": [], "loaded": []}"#;
+    std::fs::write(&py, format!("#!/bin/sh\ncat <<'EOF_'\n{answer}\nEOF_\n")).unwrap();
+    let (_, v) = json(
+        gpudoctor()
+            .arg("--python")
+            .arg(&py)
+            .args(["--python-import", "check"]),
+    );
+    assert!(!findings(&v, "GD044").is_empty(), "{:#}", v["findings"]);
+    let f = findings(&v, "GD048");
+    assert!(f[0].get("caused_by").is_none(), "{:#}", f[0]);
 }
 
 #[test]

@@ -486,6 +486,28 @@ fn gd018_explains_a_torch_whose_cuda_the_loaded_module_is_too_old_for() {
     assert_eq!(report["headline"]["codes"], serde_json::json!(["GD018"]));
 }
 
+/// NVML refusing this user is not the reboot's doing: GD030 stays a root with its own fix.
+#[test]
+fn an_nvml_failure_of_another_kind_is_not_put_on_gd018() {
+    use util::fake_nvml::{fake_nvml_lib, FakeNvml, FAKE_NVML_ENV};
+    let r = upgraded_without_reboot("580.95.05");
+    let dir = tempfile::tempdir().unwrap();
+    let mut nvml = FakeNvml::default();
+    nvml.faults.init_error = Some(4); // NVML_ERROR_NO_PERMISSION
+    let (_, report) = json(
+        r.cmd()
+            .arg("--nvml-lib")
+            .arg(fake_nvml_lib())
+            .env(FAKE_NVML_ENV, nvml.write(dir.path()))
+            .arg("check"),
+    );
+    let gd030 = findings(&report, "GD030");
+    assert_eq!(gd030.len(), 1, "{:#}", report["findings"]);
+    assert!(gd030[0].get("caused_by").is_none(), "{:#}", gd030[0]);
+    assert!(!gd030[0]["fix"].as_array().unwrap().is_empty());
+    assert_eq!(findings(&report, "GD017")[0]["caused_by"], "GD018");
+}
+
 #[test]
 fn gd017_stays_a_root_cause_when_the_pending_driver_is_too_old_as_well() {
     // Libraries 575: after the reboot CUDA 13.0 still does not run.

@@ -132,6 +132,7 @@ impl Selection {
                 f
             })
             .collect();
+        crate::findings::unlink_weaker_causes(&mut findings);
         crate::findings::sort_findings(&mut findings);
         findings
     }

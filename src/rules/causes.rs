@@ -6,6 +6,7 @@
 
 use super::RULES;
 use crate::findings::{Finding, Severity};
+use crate::probes::nvml::NvmlResult;
 use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
 
@@ -18,29 +19,23 @@ struct Chain {
     note: fn(&Snapshot) -> String,
 }
 
-/// What follows from having no working kernel driver: no nvidia_uvm, no device nodes, no
-/// NVML, no CUDA, no torch.cuda.
-const NO_DRIVER_EFFECTS: &[&str] = &[
-    "GD006", "GD007", "GD029", "GD030", "GD040", "GD048", "GD053", "GD054",
-];
-
-/// In order: an effect takes the first chain whose cause is present and explains it.
+/// In order: an effect takes the first chain whose cause is present and explains it. Each
+/// predicate names the fact that makes the effect this cause's, so an unrelated failure of
+/// the same code (NVML refusing a user, a GPU off the bus) stays a root with its own fix.
 const CHAINS: &[Chain] = &[
     // A conflicting driver (nouveau, vfio-pci) holding the GPU keeps nvidia from loading.
     Chain {
         cause: "GD003",
-        effects: &[
-            "GD002", "GD006", "GD007", "GD029", "GD030", "GD040", "GD048", "GD053", "GD054",
-        ],
-        explains: cuda_failure,
+        effects: &["GD002", "GD030", "GD048", "GD053"],
+        explains: no_driver_symptom,
         note: |_| {
             "Another driver holds the GPU, so the NVIDIA driver cannot bind it: once nvidia owns the GPU this goes away too.".into()
         },
     },
     Chain {
         cause: "GD002",
-        effects: NO_DRIVER_EFFECTS,
-        explains: cuda_failure,
+        effects: &["GD030", "GD048", "GD053"],
+        explains: no_driver_symptom,
         note: |_| "The NVIDIA kernel module is not loaded: loading it removes this too.".into(),
     },
     // After a reboot the module is the libraries' version: whatever judged the old module
@@ -51,24 +46,22 @@ const CHAINS: &[Chain] = &[
         explains: gone_after_reboot,
         note: after_reboot_note,
     },
-    // NVML and CUDA refuse to start while module and libraries differ.
+    // CUDA refuses to start while module and libraries differ.
     Chain {
         cause: "GD018",
-        effects: &[
-            "GD029", "GD030", "GD031", "GD040", "GD048", "GD053", "GD054",
-        ],
-        explains: cuda_failure,
+        effects: &["GD048", "GD053"],
+        explains: mismatch_symptom,
         note: |_| {
-            "NVML and CUDA refuse to start while the kernel module and the driver libraries differ: the reboot removes this too.".into()
+            "CUDA refuses to start while the kernel module and the driver libraries differ: the reboot removes this too.".into()
         },
     },
-    // torch's pinned nvidia-* wheels missing: `import torch` fails on the library they ship.
+    // torch's pinned nvidia-* wheels missing: `import torch` fails on a library they ship.
     Chain {
         cause: "GD044",
         effects: &["GD048"],
-        explains: import_failed,
+        explains: import_failed_on_missing_wheel,
         note: |_| {
-            "torch cannot load the CUDA libraries of the nvidia-* wheels it pins: installing them removes this too.".into()
+            "torch cannot load a CUDA library of the nvidia-* wheels it pins: installing them removes this too.".into()
         },
     },
 ];
@@ -113,7 +106,13 @@ pub(crate) fn link(snap: &Snapshot, findings: &mut [Finding]) {
                     _ => break,
                 }
             }
-            (root, note.clone())
+            // Through another cause: say which one this note is about.
+            let note = if root == *cause {
+                note.clone()
+            } else {
+                format!("Through {cause}, which {root} causes: {note}")
+            };
+            (root, note)
         }));
     }
     for (f, root) in findings.iter_mut().zip(roots) {
@@ -124,25 +123,69 @@ pub(crate) fn link(snap: &Snapshot, findings: &mut [Finding]) {
     }
 }
 
-/// Effects whose every form is the driver not working (no node, no NVML, no CUDA context):
-/// any such finding follows from the cause. GD048 only when torch imported and sees no
-/// CUDA; an import error is torch's own.
-fn cuda_failure(snap: &Snapshot, effect: &Finding) -> bool {
-    if effect.code == "GD048" {
-        return matches!(
-            snap.python_live.as_ref().map(|l| &l.result),
-            Some(LiveResult::Ok { answer }) if answer.import_error.is_none() && answer.is_available == Some(false)
-        );
-    }
-    true
+/// torch imported and sees no CUDA (not an import error, which is torch's own).
+fn cuda_unavailable(snap: &Snapshot) -> bool {
+    matches!(
+        snap.python_live.as_ref().map(|l| &l.result),
+        Some(LiveResult::Ok { answer }) if answer.import_error.is_none() && answer.is_available == Some(false)
+    )
 }
 
-fn import_failed(snap: &Snapshot, effect: &Finding) -> bool {
-    effect.severity == Severity::Error
-        && matches!(
-            snap.python_live.as_ref().map(|l| &l.result),
-            Some(LiveResult::Ok { answer }) if answer.import_error.is_some()
-        )
+/// The smoke test's cuInit failed with one of these CUDA error codes.
+fn cuinit_failed_with(snap: &Snapshot, codes: &[i32]) -> bool {
+    snap.smoke
+        .as_ref()
+        .and_then(|s| s.run())
+        .and_then(|r| r.init_error.as_ref())
+        .is_some_and(|e| codes.contains(&e.code))
+}
+
+/// What having no NVIDIA driver bound looks like: NVML "driver not loaded", cuInit
+/// CUDA_ERROR_NO_DEVICE (100), torch seeing no CUDA.
+fn no_driver_symptom(snap: &Snapshot, effect: &Finding) -> bool {
+    match effect.code.as_str() {
+        "GD002" => true,
+        "GD030" => matches!(
+            snap.nvml.as_ref().map(|n| &n.result),
+            Some(NvmlResult::InitFailed { code, .. }) if code == "driver_not_loaded"
+        ),
+        "GD053" => cuinit_failed_with(snap, &[100]),
+        "GD048" => cuda_unavailable(snap),
+        _ => false,
+    }
+}
+
+/// What a module/library version mismatch looks like to CUDA: cuInit
+/// CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803), torch seeing no CUDA.
+fn mismatch_symptom(snap: &Snapshot, effect: &Finding) -> bool {
+    match effect.code.as_str() {
+        "GD053" => cuinit_failed_with(snap, &[803]),
+        "GD048" => cuda_unavailable(snap),
+        _ => false,
+    }
+}
+
+/// `import torch` failed on a library ("libcublas.so.12: cannot open shared object file")
+/// that a wheel torch pins, and that wheel is missing.
+fn import_failed_on_missing_wheel(snap: &Snapshot, effect: &Finding) -> bool {
+    let Some(live) = &snap.python_live else {
+        return false;
+    };
+    let LiveResult::Ok { answer } = &live.result else {
+        return false;
+    };
+    let Some(error) = &answer.import_error else {
+        return false;
+    };
+    let missing = error
+        .split(|c: char| c.is_whitespace() || c == ':' || c == '\'' || c == '"')
+        .filter(|w| w.starts_with("lib") && w.contains(".so"))
+        .any(|soname| {
+            snap.python.iter().flatten().any(|env| {
+                env.torch.is_some() && super::extension_loading::torch_pin_missing(env, soname)
+            })
+        });
+    effect.severity == Severity::Error && missing
 }
 
 /// The snapshot as the machine will be after a reboot: the kernel module at the version of
@@ -163,6 +206,10 @@ fn after_reboot(snap: &Snapshot) -> Option<Snapshot> {
 /// Whether the rule that reported `effect` stays silent about the same subject once the
 /// module is the libraries' version.
 fn gone_after_reboot(snap: &Snapshot, effect: &Finding) -> bool {
+    // A host reboot changes neither a container's libraries nor those LD_LIBRARY_PATH picks.
+    if snap.container_kind().is_some() || libcuda_from_ld_library_path(snap) {
+        return false;
+    }
     let Some(rebooted) = after_reboot(snap) else {
         return false;
     };
@@ -179,6 +226,14 @@ fn gone_after_reboot(snap: &Snapshot, effect: &Finding) -> bool {
             .iter()
             .any(|f| f.code == effect.code && subject(f) == subject(effect)),
     }
+}
+
+fn libcuda_from_ld_library_path(snap: &Snapshot) -> bool {
+    snap.libraries
+        .as_ref()
+        .and_then(|l| l.by_soname("libcuda.so.1"))
+        .and_then(|l| l.loaded())
+        .is_some_and(|c| c.via == crate::probes::libraries::Via::LdLibraryPath)
 }
 
 fn after_reboot_note(snap: &Snapshot) -> String {
@@ -216,9 +271,15 @@ mod tests {
 
     #[test]
     fn a_cause_that_is_explained_passes_its_own_cause_on() {
-        let snap = healthy();
+        let mut snap = healthy();
+        if let Some(n) = snap.nvml.as_mut() {
+            n.result = NvmlResult::InitFailed {
+                code: "driver_not_loaded".into(),
+                message: "Driver Not Loaded".into(),
+            };
+        }
         let mut found = vec![
-            Finding::new("GD006", Severity::Error, "no uvm"),
+            Finding::new("GD030", Severity::Error, "NVML: driver not loaded"),
             Finding::new("GD002", Severity::Error, "no module"),
             Finding::new("GD003", Severity::Error, "nouveau"),
         ];
@@ -226,14 +287,52 @@ mod tests {
         assert_eq!(
             codes_of(&found),
             vec![
-                ("GD006".into(), Some("GD003".into())),
+                ("GD030".into(), Some("GD003".into())),
                 ("GD002".into(), Some("GD003".into())),
                 ("GD003".into(), None),
             ]
         );
         crate::findings::sort_findings(&mut found);
         let order: Vec<&str> = found.iter().map(|f| f.code.as_str()).collect();
-        assert_eq!(order, ["GD003", "GD002", "GD006"]);
+        assert_eq!(order, ["GD003", "GD002", "GD030"]);
+    }
+
+    #[test]
+    fn an_unrelated_failure_of_an_effect_code_stays_a_root() {
+        let mut snap = healthy();
+        if let Some(n) = snap.nvml.as_mut() {
+            n.result = NvmlResult::InitFailed {
+                code: "no_permission".into(),
+                message: "Insufficient Permissions".into(),
+            };
+        }
+        let mut found = vec![
+            Finding::new("GD030", Severity::Error, "NVML: no permission"),
+            Finding::new("GD002", Severity::Error, "no module"),
+            Finding::new("GD053", Severity::Error, "cuInit failed"),
+            Finding::new("GD018", Severity::Error, "mismatch"),
+        ];
+        link(&snap, &mut found);
+        assert!(found.iter().all(Finding::is_root), "{:?}", codes_of(&found));
+    }
+
+    #[test]
+    fn chains_have_no_cycle() {
+        for c in CHAINS {
+            let mut seen = vec![c.cause];
+            let mut frontier = vec![c.cause];
+            while let Some(code) = frontier.pop() {
+                for next in CHAINS.iter().filter(|n| n.cause == code) {
+                    for e in next.effects {
+                        assert_ne!(*e, c.cause, "{} explains itself through {code}", c.cause);
+                        if !seen.contains(e) {
+                            seen.push(e);
+                            frontier.push(e);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -246,8 +345,8 @@ mod tests {
         link(&snap, &mut found);
         assert!(found.iter().all(Finding::is_root));
         let mut found = vec![
-            Finding::new("GD006", Severity::Error, "no uvm"),
-            Finding::new("GD002", Severity::Info, "not an error"),
+            Finding::new("GD002", Severity::Warning, "not an error"),
+            Finding::new("GD003", Severity::Info, "a note"),
         ];
         link(&snap, &mut found);
         assert!(found.iter().all(Finding::is_root));
@@ -255,7 +354,7 @@ mod tests {
 
     #[test]
     fn without_its_cause_a_finding_stays_a_root() {
-        let mut found = vec![Finding::new("GD006", Severity::Error, "no uvm")];
+        let mut found = vec![Finding::new("GD002", Severity::Error, "no module")];
         link(&healthy(), &mut found);
         assert!(found[0].is_root());
     }

@@ -364,7 +364,7 @@ fn fixes(
 }
 
 /// Whether torch's METADATA pins the wheel that provides `soname` and it is not installed.
-fn torch_pin_missing(env: &PythonEnv, soname: &str) -> bool {
+pub(crate) fn torch_pin_missing(env: &PythonEnv, soname: &str) -> bool {
     let Some(t) = &env.torch else { return false };
     t.requires.iter().any(|r| {
         let cuda = r.name.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok());

@@ -77,8 +77,8 @@ const S0_4_30: &str = "jax-v0.4.30 docs/installation.md (SM 5.2+, driver >= 525.
                        .bazelrc (TF_CUDA_COMPUTE_CAPABILITIES sm_50..sm_80, compute_90); \
                        jax-0.4.30 METADATA (Requires-Python >=3.9, extra cuda12: jaxlib \
                        ==0.4.30, jax-cuda12-plugin[with_cuda] ==0.4.30); jax_cuda12_plugin-0.4.30 \
-                       METADATA (nvidia-cudnn-cu12 <10.0,>=9.0), _prng.so fatbin (PTX ISA 8.3 = \
-                       CUDA 12.3), cp39 to cp312 wheel list";
+                       METADATA (nvidia-cudnn-cu12 <10.0,>=9.0), _prng.so fatbin (sm_50 to sm_90, \
+                       compute_90; PTX ISA 8.3 = CUDA 12.3), cp39 to cp312 wheel list";
 const S0_5: &str = "jax-v0.5.3 docs/installation.md (SM 5.2+, driver >= 525.60.13) and .bazelrc \
                     (12.3.2, cuDNN 9.1.1); jax_cuda12_plugin-0.5.3 METADATA \
                     (nvidia-cudnn-cu12>=9.1), _prng.so fatbin, file list";
