@@ -51,6 +51,13 @@ fn rejections(v: &Value) -> String {
 
 const X86: &[&str] = &["--platform", "x86_64", "--python", "3.12"];
 
+/// `PACKAGES --driver D --gpu G --python P` (the platform left to the default).
+fn on<'a>(packages: &[&'a str], driver: &'a str, gpu: &'a str, python: &'a str) -> Vec<&'a str> {
+    let mut a = packages.to_vec();
+    a.extend(["--driver", driver, "--gpu", gpu, "--python", python]);
+    a
+}
+
 fn machine<'a>(driver: &'a str, gpu: &'a str) -> Vec<&'a str> {
     let mut a = vec!["--driver", driver, "--gpu", gpu];
     a.extend_from_slice(X86);
@@ -874,15 +881,7 @@ fn packages_asked_together_share_a_cuda_major() {
 /// releases need 580.
 #[test]
 fn vllm_on_a_cuda_12_driver_is_the_cuda_12_line() {
-    let (code, v) = rec(&[
-        "vllm",
-        "--driver",
-        "570.195.03",
-        "--gpu",
-        "H100",
-        "--python",
-        "3.12",
-    ]);
+    let (code, v) = rec(&on(&["vllm"], "570.195.03", "H100", "3.12"));
     assert_eq!(code, 0, "{}", rejections(&v));
     assert_eq!(label(&v), "vllm 0.19.1 (CUDA 12.9)");
     assert_eq!(command(&v), "pip install vllm==0.19.1");
@@ -894,41 +893,17 @@ fn vllm_on_a_cuda_12_driver_is_the_cuda_12_line() {
         rejections(&v)
     );
     // Python 3.14 is past 0.19.1's Requires-Python (<3.14): the CUDA 13 line needs 580.
-    let (code, _) = rec(&[
-        "vllm",
-        "--driver",
-        "570.195.03",
-        "--gpu",
-        "H100",
-        "--python",
-        "3.14",
-    ]);
+    let (code, _) = rec(&on(&["vllm"], "570.195.03", "H100", "3.14"));
     assert_eq!(code, 1);
     // A V100 (sm_70) has 0.19.1's kernels; the CUDA 13 line starts at sm_75.
-    let (_, v) = rec(&[
-        "vllm",
-        "--driver",
-        "580.95.05",
-        "--gpu",
-        "sm_70",
-        "--python",
-        "3.12",
-    ]);
+    let (_, v) = rec(&on(&["vllm"], "580.95.05", "sm_70", "3.12"));
     assert_eq!(label(&v), "vllm 0.19.1 (CUDA 12.9)", "{}", rejections(&v));
 }
 
 /// jax 0.4.30 is the last release for Python 3.9.
 #[test]
 fn jax_for_python_3_9_is_0_4_30() {
-    let (code, v) = rec(&[
-        "jax",
-        "--driver",
-        "580.95.05",
-        "--gpu",
-        "H100",
-        "--python",
-        "3.9",
-    ]);
+    let (code, v) = rec(&on(&["jax"], "580.95.05", "H100", "3.9"));
     assert_eq!(code, 0, "{}", rejections(&v));
     assert_eq!(label(&v), "jax 0.4.30 (CUDA 12.3)");
     assert_eq!(command(&v), "pip install \"jax[cuda12]==0.4.30\"");

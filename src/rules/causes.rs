@@ -251,6 +251,18 @@ mod tests {
     use super::*;
     use crate::rules::testing::*;
 
+    /// The healthy snapshot with nvmlInit failing with this code.
+    fn nvml_failed(code: &str) -> Snapshot {
+        let mut snap = healthy();
+        if let Some(n) = snap.nvml.as_mut() {
+            n.result = NvmlResult::InitFailed {
+                code: code.into(),
+                message: code.into(),
+            };
+        }
+        snap
+    }
+
     fn codes_of(findings: &[Finding]) -> Vec<(String, Option<String>)> {
         findings
             .iter()
@@ -271,13 +283,7 @@ mod tests {
 
     #[test]
     fn a_cause_that_is_explained_passes_its_own_cause_on() {
-        let mut snap = healthy();
-        if let Some(n) = snap.nvml.as_mut() {
-            n.result = NvmlResult::InitFailed {
-                code: "driver_not_loaded".into(),
-                message: "Driver Not Loaded".into(),
-            };
-        }
+        let snap = nvml_failed("driver_not_loaded");
         let mut found = vec![
             Finding::new("GD030", Severity::Error, "NVML: driver not loaded"),
             Finding::new("GD002", Severity::Error, "no module"),
@@ -299,13 +305,7 @@ mod tests {
 
     #[test]
     fn an_unrelated_failure_of_an_effect_code_stays_a_root() {
-        let mut snap = healthy();
-        if let Some(n) = snap.nvml.as_mut() {
-            n.result = NvmlResult::InitFailed {
-                code: "no_permission".into(),
-                message: "Insufficient Permissions".into(),
-            };
-        }
+        let snap = nvml_failed("no_permission");
         let mut found = vec![
             Finding::new("GD030", Severity::Error, "NVML: no permission"),
             Finding::new("GD002", Severity::Error, "no module"),
