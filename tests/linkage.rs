@@ -212,7 +212,7 @@ fn one_missing_library_is_one_finding_naming_each_package_and_the_wheel() {
     );
     assert_eq!(cudnn[0]["severity"], "error");
     assert!(
-        fix_commands(cudnn[0]).contains("pip install 'nvidia-cudnn-cu12>=9,<10'"),
+        fix_commands(cudnn[0]).contains("pip install \"nvidia-cudnn-cu12>=9,<10\""),
         "{}",
         cudnn[0]
     );

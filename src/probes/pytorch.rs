@@ -34,6 +34,14 @@ pub struct PythonEnv {
     /// the file that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installer: Option<Fact<String>>,
+    /// The environment's interpreter (`PREFIX/bin/python`): install commands run it, so that
+    /// they cannot land in another environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+    /// The project directory whose lockfile manages this environment (a uv, poetry or pdm
+    /// project's `.venv`): a fix changes the project, or the next sync reverts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -253,7 +261,40 @@ fn env(fs: &HostFs, site: &Site) -> PythonEnv {
                 .find(|(n, _, _)| n == "torch")
                 .map(|(_, _, d)| d.as_str()),
         ),
+        interpreter: interpreter(fs, site_dir),
+        project: project(fs, site_dir),
     }
+}
+
+/// site-packages → pythonX.Y → lib → the prefix (`/usr/lib/python3/dist-packages` → `/usr`).
+fn prefix_of_site(site: &Path) -> Option<&Path> {
+    site.parent()?.parent()?.parent()
+}
+
+/// `PREFIX/bin/python`, else `python3`: a venv's own link (not followed: under --root it
+/// names the host's interpreter) or a conda env's binary.
+fn interpreter(fs: &HostFs, site: &Path) -> Option<String> {
+    let bin = prefix_of_site(site)?.join("bin");
+    ["python", "python3"]
+        .into_iter()
+        .map(|n| bin.join(n))
+        .find(|p| fs.symlink_metadata(p).is_ok())
+        .map(|p| p.display().to_string())
+}
+
+/// The directory of the project a `.venv` belongs to: its parent holds `pyproject.toml`
+/// and the lockfile of the tool that syncs it.
+fn project(fs: &HostFs, site: &Path) -> Option<String> {
+    let prefix = prefix_of_site(site)?;
+    if !fs.exists(&prefix.join("pyvenv.cfg")) {
+        return None;
+    }
+    let dir = prefix.parent()?;
+    (fs.exists(&dir.join("pyproject.toml"))
+        && ["uv.lock", "poetry.lock", "pdm.lock"]
+            .iter()
+            .any(|l| fs.exists(&dir.join(l))))
+    .then(|| dir.display().to_string())
 }
 
 /// Which tool manages the environment: conda's `conda-meta` beside `lib/`, uv's line in

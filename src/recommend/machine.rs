@@ -97,6 +97,9 @@ pub struct Machine {
     pub platform: Option<Given<Platform>>,
     pub platform_name: String,
     pub installer: Given<Installer>,
+    /// The environment the commands install into (its interpreter, its project).
+    #[serde(skip)]
+    pub target: super::commands::Target,
     /// The CUDA asked for (--cuda): "12" for any 12.x, "12.4" for exactly 12.4.
     pub cuda: Option<WantedCuda>,
     /// The target environment's distributions; empty with --fresh.
@@ -381,7 +384,10 @@ impl Machine {
         let torch_from_conda = env
             .and_then(|e| e.torch.as_ref())
             .is_some_and(|t| t.conda_build.is_some());
+        // --fresh asks for a new environment: no interpreter of the inspected one.
+        let target = env.map(super::commands::Target::of).unwrap_or_default();
         Machine {
+            target,
             with_frameworks: Vec::new(),
             shared_cuda_major: None,
             torch_arches,

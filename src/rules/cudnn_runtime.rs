@@ -106,7 +106,7 @@ fn run(snap: &Snapshot) -> Outcome {
             )),
             _ => f.fix_cmd(
                 "Install the cuDNN torch pins",
-                crate::sh!("pip install {}", format!("{}{}", pin.name, pin.spec)),
+                crate::recommend::commands::install_into(env, &[format!("{}{}", pin.name, pin.spec)], false, false),
             ),
         };
         out.push(f);

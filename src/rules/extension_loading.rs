@@ -308,7 +308,15 @@ fn fixes(
                             }
                             f = f.fix_cmd(
                                 format!("Install the wheel that provides {needed}"),
-                                crate::sh!("pip install {}", format!("{wheel}{spec}")),
+                                match env {
+                                    Some(env) => crate::recommend::commands::install_into(
+                                        env,
+                                        &[format!("{wheel}{spec}")],
+                                        false,
+                                        false,
+                                    ),
+                                    None => crate::sh!("pip install {}", format!("{wheel}{spec}")),
+                                },
                             );
                         }
                     }
@@ -501,7 +509,7 @@ mod tests {
             "{}",
             f.title
         );
-        assert_eq!(first_cmd(&f), "pip install 'nvidia-cublas-cu12>=12,<13'");
+        assert_eq!(first_cmd(&f), "pip install \"nvidia-cublas-cu12>=12,<13\"");
     }
 
     #[test]

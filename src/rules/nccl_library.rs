@@ -67,7 +67,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .evidence(Subject::torch(&env.site), format!("{} {} pins {}{}", "torch", t.dist_version, pin.name, pin.spec), env.site.clone())
                 .evidence(Subject::library("libnccl.so.2"), format!("{} {} ({})", o.path, v.version, o.how.describe()), v.source.clone())
                 .fix_text(format!("Find why the loader prefers {} (an RPATH or a library directory ahead of torch's own: `gpudoctor libs` shows each step), and remove that path or that copy", o.path))
-                .fix_cmd("Then check that the pinned wheel is intact in this environment", crate::sh!("pip install --force-reinstall --no-deps {}", format!("{}{}", pin.name, pin.spec))),
+                .fix_cmd("Then check that the pinned wheel is intact in this environment", crate::recommend::commands::install_into(env, &[format!("{}{}", pin.name, pin.spec)], true, true)),
         );
     }
     if !judged {

@@ -143,7 +143,7 @@ fn run(snap: &Snapshot) -> Outcome {
             out.push(
                 f.fix_cmd(
                     "Install exactly what torch pins",
-                    crate::sh!("pip install {}", pins),
+                    crate::recommend::commands::install_into(env, &pins, false, false),
                 )
                 .fix_text("Or reinstall torch with pip (which installs its dependencies)"),
             );
@@ -153,7 +153,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD044", Severity::Warning, format!("torch {version} pins {}{} but it is not installed: torch.compile cannot work", r.name, r.spec))
                     .detail("torch imports without Triton, but torch.compile's GPU backend (Inductor) generates Triton kernels and fails with \"Cannot find a working triton installation\".")
                     .evidence(Subject::torch(&env.site), format!("Requires-Dist {}{}", r.name, r.spec), env.site.clone())
-                    .fix_cmd("Install the pinned Triton", crate::sh!("pip install {}", format!("{}{}", r.name, r.spec))),
+                    .fix_cmd("Install the pinned Triton", crate::recommend::commands::install_into(env, &[format!("{}{}", r.name, r.spec)], false, false)),
             );
         }
         for (r, d) in wrong {
@@ -161,7 +161,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Finding::new("GD044", Severity::Warning, format!("{} {} is installed but torch {version} pins {}{}", d.name, d.version, r.name, r.spec))
                     .detail("torch was built and tested against the pinned version; another one can fail at import with undefined symbols, or run with different numerics and bugs.")
                     .evidence(Subject::torch(&env.site), format!("{} {} vs {}", d.name, d.version, r.spec), env.site.clone())
-                    .fix_cmd("Install the pinned version", crate::sh!("pip install {}", format!("{}{}", r.name, r.spec))),
+                    .fix_cmd("Install the pinned version", crate::recommend::commands::install_into(env, &[format!("{}{}", r.name, r.spec)], false, false)),
             );
         }
         // GD045: LD_LIBRARY_PATH shadowing this env's wheel libraries. With the linkage

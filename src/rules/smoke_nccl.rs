@@ -22,14 +22,20 @@ pub const RULE: Rule = Rule {
 const SOURCE: &str = "smoke worker (NCCL step)";
 
 /// The NCCL wheel torch pins here ("nvidia-nccl-cu13==2.28.9"), for the install fixes.
-fn pinned_wheel(snap: &Snapshot) -> Option<String> {
+/// The install command for the NCCL wheel torch pins, aimed at torch's environment.
+fn pinned_wheel(snap: &Snapshot, reinstall: bool) -> Option<crate::findings::Shell> {
     snap.python.iter().flatten().find_map(|env| {
         let t = env.torch.as_ref()?;
         let r = t
             .requires
             .iter()
             .find(|r| r.name.starts_with("nvidia-nccl-"))?;
-        Some(format!("{}{}", r.name, r.spec))
+        Some(crate::recommend::commands::install_into(
+            env,
+            &[format!("{}{}", r.name, r.spec)],
+            reinstall,
+            false,
+        ))
     })
 }
 
@@ -104,8 +110,8 @@ fn run(snap: &Snapshot) -> Outcome {
             Finding::new("GD079", Severity::Error, format!("libnccl could not be loaded: {}", if e.code == "library_not_found" { "not found" } else { "unusable" }))
                 .detail(format!("The NCCL step loads the libnccl torch would load ({}). {} torch.distributed's NCCL backend needs the same library.", req.chosen_by, e.message))
                 .evidence(Subject::SmokeNccl, e.message.clone(), SOURCE)
-                .fix_cmd("Install the NCCL wheel torch pins (`pip show torch` lists it under Requires)", match pinned_wheel(snap) {
-                    Some(w) => crate::sh!("pip install {}", w),
+                .fix_cmd("Install the NCCL wheel torch pins (`pip show torch` lists it under Requires)", match pinned_wheel(snap, false) {
+                    Some(install) => install,
                     None => "pip show torch".into(),
                 })
                 .fix_text("Or name a libnccl.so.2 with --nccl-lib PATH"),
@@ -162,9 +168,13 @@ fn run(snap: &Snapshot) -> Outcome {
             if let Some(last) = stderr.lines().last().filter(|l| !l.trim().is_empty()) {
                 f = f.context(last.to_string(), "smoke worker stderr");
             }
-            let wheel =
-                pinned_wheel(snap).unwrap_or_else(|| "the nvidia-nccl wheel torch pins".into());
-            out.push(f.fix_text(format!("Reinstall the NCCL torch pins (`pip install --force-reinstall {wheel}`), or test another library with --nccl-lib; library: {library}")));
+            f = match pinned_wheel(snap, true) {
+                Some(install) => f.fix_cmd("Reinstall the NCCL wheel torch pins", install),
+                None => f.fix_text("Reinstall the NCCL wheel torch pins (`pip show torch` lists it under Requires)"),
+            };
+            out.push(f.fix_text(format!(
+                "Or test another library with --nccl-lib; library: {library}"
+            )));
         }
     }
     if let SmokeResult::TimedOut {

@@ -650,6 +650,8 @@ fn python_env() -> PythonEnv {
         companions: vec![dist("triton", "3.0.0"), dist("torchvision", "0.19.1+cu124")],
         frameworks: Vec::new(),
         installer: None,
+        interpreter: None,
+        project: None,
     }
 }
 
