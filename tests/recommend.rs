@@ -283,7 +283,7 @@ fn each_installer_gets_its_own_command() {
     let v = with("uv");
     assert_eq!(
         command(&v),
-        "uv pip install torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 --torch-backend=cu132"
+        "uv pip install torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 --index-url https://download.pytorch.org/whl/cu132"
     );
     let project = &first(&v)["commands"][0]["project"];
     assert!(project["text"]
@@ -985,7 +985,7 @@ fn condas_torch_is_removed_through_conda_first() {
     let fix = check_fix(&r, "GD041");
     assert_eq!(
         fix,
-        "conda remove --force pytorch && python -m pip install --force-reinstall torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124"
+        "conda remove -p /venv --force pytorch && python -m pip install --force-reinstall torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124"
     );
 }
 

@@ -282,11 +282,11 @@ fn command_body(installer: Installer, t: &Target, p: &Pick) -> InstallCommand {
             }
         }
         Installer::Uv => {
+            // The index by URL, as for pip: `--torch-backend` is a preview feature of uv
+            // that reaches download.pytorch.org whatever index or mirror is configured.
             let mut line = install_line("uv pip", " --reinstall");
-            match (&p.torch_backend, &p.index_url) {
-                (Some(b), _) => line.push_str(&format!(" --torch-backend={}", sh_quote(b))),
-                (None, Some(u)) => line.push_str(&format!(" --index-url {}", sh_quote(u))),
-                (None, None) => {}
+            if let Some(u) = &p.index_url {
+                line.push_str(&format!(" --index-url {}", sh_quote(u)));
             }
             line.push_str(&t.uv_python());
             let project = p.index_url.as_ref().map(|u| {
@@ -427,7 +427,7 @@ mod tests {
         );
         assert_eq!(
             command(Installer::Uv, &Target::default(), &p).lines,
-            ["uv pip install --reinstall torch==2.15.0 --torch-backend=cu126"]
+            ["uv pip install --reinstall torch==2.15.0 --index-url https://download.pytorch.org/whl/cu126"]
         );
         let poetry = command(Installer::Poetry, &Target::default(), &p).lines;
         assert_eq!(poetry[0], "poetry source add --priority=explicit pytorch-cu126 https://download.pytorch.org/whl/cu126");
@@ -456,7 +456,7 @@ mod tests {
         );
         assert_eq!(
             command(Installer::Uv, &venv, &p).lines,
-            ["uv pip install --reinstall torch==2.15.0 --torch-backend=cu126 --python /home/a/venv/bin/python"]
+            ["uv pip install --reinstall torch==2.15.0 --index-url https://download.pytorch.org/whl/cu126 --python /home/a/venv/bin/python"]
         );
         // A uv project changes pyproject.toml and uv.lock: `uv sync` keeps the fix.
         let project = Target {

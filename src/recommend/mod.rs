@@ -66,7 +66,7 @@ pub struct Pick {
     pub pins: Vec<Pin>,
     /// The index every pin comes from (None: PyPI).
     pub index_url: Option<String>,
-    /// PyTorch's name for the index variant ("cu126"): uv's `--torch-backend`.
+    /// PyTorch's name for the index variant ("cu126"): the pyproject source name.
     pub torch_backend: Option<String>,
     /// The CUDA the build runs ("12.6"), when it has one.
     pub cuda: Option<String>,

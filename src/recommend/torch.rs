@@ -394,14 +394,13 @@ fn same_build(m: &Machine, i: &Installed, version: &str, variant: &str) -> bool 
         Some((b, l)) => (b, Some(l.to_string())),
         None => (i.version.as_str(), None),
     };
+    // A torch without a local label (conda's, a source build's) is the build its
+    // version.py names: CUDA X.Y, else no CUDA at all, which no CUDA variant is.
     let label = label.or_else(|| {
-        (i.name == "torch")
-            .then(|| {
-                m.torch_cuda
-                    .as_deref()
-                    .map(|c| format!("cu{}", c.replace('.', "")))
-            })
-            .flatten()
+        (i.name == "torch").then(|| match m.torch_cuda.as_deref() {
+            Some(c) => format!("cu{}", c.replace('.', "")),
+            None => "cpu".into(),
+        })
     });
     base == version && label.is_none_or(|l| l == variant)
 }

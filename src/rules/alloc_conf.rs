@@ -452,7 +452,14 @@ fn run(snap: &Snapshot) -> Outcome {
                     .detail("PyTorch 2.9 and later read PYTORCH_ALLOC_CONF and ignore PYTORCH_CUDA_ALLOC_CONF when both are set; older releases read only PYTORCH_CUDA_ALLOC_CONF. Which settings apply depends on the torch version.")
                     .evidence(Subject::env("PYTORCH_ALLOC_CONF"), format!("PYTORCH_ALLOC_CONF={n}"), "environment")
                     .evidence(Subject::env("PYTORCH_CUDA_ALLOC_CONF"), format!("PYTORCH_CUDA_ALLOC_CONF={o}"), "environment")
-                    .fix_cmd("Keep one: the new name for torch 2.9+", "unset PYTORCH_CUDA_ALLOC_CONF"),
+                    .fix_cmd(
+                        if older_than(9) {
+                            format!("Keep one: torch {} reads PYTORCH_CUDA_ALLOC_CONF, so drop the name it ignores", torch.as_deref().unwrap_or("?"))
+                        } else {
+                            "Keep one: the new name for torch 2.9+".to_string()
+                        },
+                        if older_than(9) { "unset PYTORCH_ALLOC_CONF" } else { "unset PYTORCH_CUDA_ALLOC_CONF" },
+                    ),
             );
         }
     }
@@ -631,7 +638,8 @@ mod tests {
             set_env(&mut s, "PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128");
             let f = only(run(&s), "GD015", Severity::Warning);
             assert!(f.title.contains("both set and differ"), "{}", f.title);
-            assert_eq!(first_cmd(&f), "unset PYTORCH_CUDA_ALLOC_CONF");
+            // The snapshot's torch 2.4.1 reads PYTORCH_CUDA_ALLOC_CONF only.
+            assert_eq!(first_cmd(&f), "unset PYTORCH_ALLOC_CONF");
         }
 
         #[test]

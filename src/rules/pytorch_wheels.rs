@@ -204,11 +204,22 @@ fn run(snap: &Snapshot) -> Outcome {
                     _ => Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{versions}", lib.soname, a.path))
                         .detail(format!("torch's libraries find their wheels through RUNPATH, which the loader searches after LD_LIBRARY_PATH; whatever loads {} by name gets the LD_LIBRARY_PATH copy first (nvidia libraries loading each other, extensions, other frameworks): the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor libs` shows which copy each module binds.", lib.soname, )),
                 };
-                out.push(
-                    f.evidence(Subject::library(&lib.soname), format!("{} via LD_LIBRARY_PATH {}", a.path, a.detail.as_deref().unwrap_or("")), "env LD_LIBRARY_PATH")
-                        .context(format!("torch's copy: {}", w.path), env.site.clone())
-                        .fix_text("Remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in this environment (PyTorch's wheels need none), or unset LD_LIBRARY_PATH before starting Python"),
-                );
+                let mut f = f
+                    .evidence(
+                        Subject::library(&lib.soname),
+                        format!(
+                            "{} via LD_LIBRARY_PATH {}",
+                            a.path,
+                            a.detail.as_deref().unwrap_or("")
+                        ),
+                        "env LD_LIBRARY_PATH",
+                    )
+                    .context(format!("torch's copy: {}", w.path), env.site.clone());
+                f = match without_dir(snap, &a.path) {
+                    Some(cmd) => f.fix_cmd(format!("Drop {}'s directory from LD_LIBRARY_PATH in this shell (PyTorch's wheels need none); then remove it where it is set (a shell profile, a module file, the job script)", lib.soname), cmd),
+                    None => f.fix_text("Remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in this environment (PyTorch's wheels need none), or unset LD_LIBRARY_PATH before starting Python"),
+                };
+                out.push(f);
             }
         }
     }
@@ -216,6 +227,27 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::NotApplicable("no CUDA build of torch installed".into());
     }
     Outcome::Checked(out)
+}
+
+/// The shell command that leaves LD_LIBRARY_PATH without the entry `path` was found in
+/// (`unset` when no other entry is left); None when no entry names its directory.
+fn without_dir(snap: &Snapshot, path: &str) -> Option<crate::findings::Shell> {
+    let value = snap.environment.as_ref()?.value("LD_LIBRARY_PATH")?;
+    let dir = Path::new(path).parent()?;
+    let entries: Vec<&str> = value.split(':').collect();
+    let kept: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|e| !e.is_empty() && Path::new(e.trim_end_matches('/')) != dir)
+        .collect();
+    if kept.len() == entries.iter().filter(|e| !e.is_empty()).count() {
+        return None;
+    }
+    Some(if kept.is_empty() {
+        "unset LD_LIBRARY_PATH".into()
+    } else {
+        crate::sh!("export LD_LIBRARY_PATH={}", kept.join(":"))
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod fake_cuda;
 pub mod fake_nccl;
 pub mod fake_nvml;
 pub mod fatbin;
+pub mod fix_truth;
 pub mod fleet_nodes;
 pub mod gpu_node;
 pub mod image_tools;

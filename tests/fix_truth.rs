@@ -1,0 +1,568 @@
+//! Fix truth: the commands gpudoctor prints are run, as printed, by the real installers (pip
+//! 25.3, the pip ensurepip bundles, uv 0.13.9) against a local index of stand-in wheels, in
+//! real environments (a venv, a uv venv, a uv project), then `gpudoctor check` runs again: the
+//! finding must be gone, no new error may appear, and the environment must hold what the fix
+//! claimed. The harness maps the public index URLs onto the local server and the fake root's
+//! paths onto the real ones (tests/util/fix_truth.rs); the product prints the real ones.
+//!
+//! Needs python3 with venv, and GPUDOCTOR_PACKAGING_TOOLS (uv and the pip wheel of
+//! .ci/fetch-packaging-tools); GPUDOCTOR_REQUIRE_FIX_TOOLS makes a missing one a failure.
+
+mod util;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use util::fix_truth::*;
+use util::*;
+
+/// A machine as users have it: a GPU host under a fake root holding one real Python
+/// environment, made by a real tool.
+struct Env {
+    root: FakeRoot,
+    /// The environment's prefix inside the root ("/venv", "/proj/.venv").
+    logical: String,
+    /// Directories inside the root the printed commands may name ("/venv", "/proj").
+    mapped: Vec<String>,
+}
+
+impl Env {
+    fn prefix(&self) -> PathBuf {
+        self.root.p(self.logical.trim_start_matches('/'))
+    }
+
+    fn site(&self) -> PathBuf {
+        let lib = self.prefix().join("lib");
+        let py = std::fs::read_dir(&lib)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .expect("lib/python3.X");
+        py.path().join("site-packages")
+    }
+
+    fn python(&self) -> PathBuf {
+        self.prefix().join("bin/python")
+    }
+
+    /// `gpudoctor check --json` with this environment active, and `vars` set.
+    fn check_with(&self, vars: &[(&str, &str)]) -> (i32, Value) {
+        let mut c = self.root.cmd();
+        c.env("VIRTUAL_ENV", &self.logical);
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        json(c.arg("check"))
+    }
+
+    fn check(&self) -> (i32, Value) {
+        self.check_with(&[])
+    }
+
+    /// A printed command as it runs on this machine: the root's paths are real ones.
+    fn real(&self, command: &str) -> String {
+        let mut out = command.to_string();
+        for dir in &self.mapped {
+            let real = self.root.p(dir.trim_start_matches('/'));
+            out = out.replace(&format!("{dir}/"), &format!("{}/", real.display()));
+            out = out.replace(&format!("{dir} "), &format!("{} ", real.display()));
+        }
+        out
+    }
+}
+
+/// A venv made by `python3 -m venv` (with the pip ensurepip bundles) at /venv, upgraded to
+/// pip 25.3 unless `bundled_pip`.
+fn pip_venv(t: &Tools, sb: &Sandbox, root: FakeRoot, bundled_pip: bool) -> Env {
+    let prefix = root.p("venv");
+    sb.run_ok(
+        &format!("{} -m venv {}", t.python.display(), prefix.display()),
+        root.path(),
+    );
+    if !bundled_pip {
+        sb.run_ok(
+            &format!(
+                "{}/bin/python -m pip install -q --no-index {}",
+                prefix.display(),
+                t.pip_wheel.display()
+            ),
+            root.path(),
+        );
+    }
+    Env {
+        root,
+        logical: "/venv".into(),
+        mapped: vec!["/venv".into()],
+    }
+}
+
+/// A venv made by `uv venv` (no pip in it) at /venv.
+fn uv_venv(t: &Tools, sb: &Sandbox, root: FakeRoot) -> Env {
+    let prefix = root.p("venv");
+    sb.run_ok(
+        &format!(
+            "{} venv -q --python {} {}",
+            t.uv.display(),
+            t.python.display(),
+            prefix.display()
+        ),
+        root.path(),
+    );
+    Env {
+        root,
+        logical: "/venv".into(),
+        mapped: vec!["/venv".into()],
+    }
+}
+
+/// A uv project at /proj (pyproject.toml, uv.lock, .venv) depending on `deps`, synced.
+fn uv_project(t: &Tools, sb: &Sandbox, root: FakeRoot, deps: &[&str], extra: &str) -> Env {
+    let dir = root.p("proj");
+    let deps: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
+    write(
+        &dir.join("pyproject.toml"),
+        &format!(
+            "[project]\nname = \"proj\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = [{}]\n{extra}",
+            deps.join(", ")
+        ),
+    );
+    sb.run_ok(
+        &format!("{} sync -q --python {}", t.uv.display(), t.python.display()),
+        &dir,
+    );
+    Env {
+        root,
+        logical: "/proj/.venv".into(),
+        mapped: vec!["/proj".into()],
+    }
+}
+
+fn finding<'a>(v: &'a Value, code: &str) -> &'a Value {
+    let f = findings(v, code);
+    assert_eq!(f.len(), 1, "one {code} expected: {:#}", v["findings"]);
+    f[0]
+}
+
+/// The commands of a finding's fixes, in order.
+fn commands(f: &Value) -> Vec<String> {
+    f["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["command"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn errors(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| format!("{} {}", f["code"], f["title"]))
+        .collect()
+}
+
+/// Runs the first command of `code`'s fix (asserting it starts with `expect`), then checks
+/// again: `code` is gone and no error appeared that was not there before.
+fn apply_fix(env: &Env, index: &Index, sb: &Sandbox, code: &str, expect: &str) -> Value {
+    let (_, before) = env.check();
+    let f = finding(&before, code);
+    let cmd = commands(f)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("{code} has no command: {f:#}"));
+    assert!(
+        cmd.starts_with(expect),
+        "{code}'s fix is `{cmd}`, expected `{expect}…`"
+    );
+    let out = sb.run_ok(&index.local(&env.real(&cmd)), env.root.path());
+    let (_, after) = env.check();
+    assert!(
+        findings(&after, code).is_empty(),
+        "{code} is still reported after `{cmd}`:\n{out}\n{:#}",
+        after["findings"]
+    );
+    let old = errors(&before);
+    let new: Vec<String> = errors(&after)
+        .into_iter()
+        .filter(|e| !old.contains(e))
+        .collect();
+    assert!(new.is_empty(), "`{cmd}` left new errors: {new:?}");
+    after
+}
+
+/// PyTorch's stand-ins: torch 2.5.1 for CUDA 12.4 and for the CPU, a newer release that a
+/// pinned command must not take, and PyPI's plain 2.5.1 (a source or conda build's version).
+fn torch_index(t: &Tools) -> Index {
+    let index = Index::start(t);
+    index
+        .publish(Some("cu124"), &Wheel::torch("2.5.1+cu124", Some("12.4")))
+        .publish(Some("cu124"), &Wheel::torch("2.6.0+cu124", Some("12.4")))
+        .publish(Some("cpu"), &Wheel::torch("2.5.1+cpu", None))
+        .publish(None, &Wheel::torch("2.5.1", None));
+    index
+}
+
+/// The laptop: an RTX 4080 on driver 551.86 (CUDA 12.4).
+fn laptop() -> FakeRoot {
+    gpu_host("551.86", "NVIDIA GeForce RTX 4080 Laptop GPU")
+}
+
+#[test]
+fn a_cpu_torch_is_replaced_by_the_printed_pip_command() {
+    let Some(t) = tools() else { return };
+    let index = torch_index(&t);
+    let sb = Sandbox::new(&index);
+    for (bundled_pip, installed, from) in [
+        (false, "2.5.1+cpu", "whl/cpu"),
+        (true, "2.5.1+cpu", "whl/cpu"),
+        (false, "2.5.1", "pypi"),
+        (true, "2.5.1", "pypi"),
+    ] {
+        let env = pip_venv(&t, &sb, laptop(), bundled_pip);
+        sb.run_ok(
+            &format!(
+                "{} -m pip install -q torch=={installed} --index-url {}",
+                env.python().display(),
+                index.url(from)
+            ),
+            env.root.path(),
+        );
+        // recommend and check agree: the CPU build is not what the machine needs.
+        let mut c = env.root.cmd();
+        let (_, rec) = json(c.env("VIRTUAL_ENV", "/venv").args(["recommend", "torch"]));
+        let r = &rec["recommendations"][0];
+        assert!(
+            !r["notes"].to_string().contains("nothing to install"),
+            "{installed}: {:#}",
+            r["notes"]
+        );
+        let (_, v) = env.check();
+        assert_eq!(
+            r["commands"][0]["lines"][0].as_str(),
+            commands(finding(&v, "GD041")).first().map(String::as_str),
+            "recommend's command is check's fix"
+        );
+        // The environment's own interpreter runs pip: no other pip on PATH can take it.
+        let after = apply_fix(
+            &env,
+            &index,
+            &sb,
+            "GD041",
+            "/venv/bin/python -m pip install --force-reinstall torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",
+        );
+        assert_eq!(
+            version_of(&env.site(), "torch").as_deref(),
+            Some("2.5.1+cu124"),
+            "pip bundled: {bundled_pip}, from {installed}"
+        );
+        assert!(findings(&after, "GD041").is_empty());
+    }
+}
+
+#[test]
+fn a_cpu_torch_in_a_uv_venv_is_replaced_by_uv() {
+    let Some(t) = tools() else { return };
+    let index = torch_index(&t);
+    let sb = Sandbox::new(&index);
+    for (installed, from) in [("2.5.1+cpu", "whl/cpu"), ("2.5.1", "pypi")] {
+        let env = uv_venv(&t, &sb, laptop());
+        sb.run_ok(
+            &format!(
+                "uv pip install -q --python {} torch=={installed} --index-url {}",
+                env.python().display(),
+                index.url(from)
+            ),
+            env.root.path(),
+        );
+        // uv's venv has no pip: `python -m pip` would fail there.
+        assert!(!env.site().join("pip").exists());
+        apply_fix(
+            &env,
+            &index,
+            &sb,
+            "GD041",
+            "uv pip install --reinstall torch==2.5.1",
+        );
+        assert_eq!(
+            version_of(&env.site(), "torch").as_deref(),
+            Some("2.5.1+cu124")
+        );
+    }
+}
+
+#[test]
+fn a_cpu_torch_in_a_uv_project_is_fixed_in_the_project() {
+    let Some(t) = tools() else { return };
+    let index = torch_index(&t);
+    let sb = Sandbox::new(&index);
+    // The project locks PyPI's plain 2.5.1 (no CUDA in this stand-in).
+    let env = uv_project(&t, &sb, laptop(), &["torch==2.5.1"], "");
+    assert_eq!(version_of(&env.site(), "torch").as_deref(), Some("2.5.1"));
+    apply_fix(&env, &index, &sb, "GD041", "uv add --project /proj torch==2.5.1 --index pytorch-cu124=https://download.pytorch.org/whl/cu124");
+    assert_eq!(
+        version_of(&env.site(), "torch").as_deref(),
+        Some("2.5.1+cu124")
+    );
+    // The fix is in pyproject.toml and uv.lock: the next sync keeps it.
+    let dir = env.root.p("proj");
+    sb.run_ok(&format!("{} sync -q", t.uv.display()), &dir);
+    assert_eq!(
+        version_of(&env.site(), "torch").as_deref(),
+        Some("2.5.1+cu124")
+    );
+    let (_, v) = env.check();
+    assert!(findings(&v, "GD041").is_empty(), "{:#}", v["findings"]);
+}
+
+/// torch 2.5.1+cu124 as its wheel declares it (cuDNN pinned), installed with `--no-deps`
+/// (how environments lose their nvidia-* wheels), the pinned cuDNN and a newer one on PyPI.
+#[test]
+fn a_missing_pinned_wheel_is_installed_by_the_printed_command() {
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    let cudnn = "nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"";
+    index
+        .publish(
+            Some("cu124"),
+            &Wheel::torch("2.5.1+cu124", Some("12.4")).requires(cudnn),
+        )
+        .publish(None, &Wheel::new("nvidia-cudnn-cu12", "9.1.0.70"))
+        .publish(None, &Wheel::new("nvidia-cudnn-cu12", "9.5.1.17"));
+    let sb = Sandbox::new(&index);
+    let pip = pip_venv(&t, &sb, laptop(), false);
+    let uv = uv_venv(&t, &sb, laptop());
+    for (env, install, expect) in [
+        (
+            &pip,
+            format!("{} -m pip install -q --no-deps", pip.python().display()),
+            "/venv/bin/python -m pip install nvidia-cudnn-cu12==9.1.0.70",
+        ),
+        (
+            &uv,
+            format!(
+                "uv pip install -q --no-deps --python {}",
+                uv.python().display()
+            ),
+            "uv pip install nvidia-cudnn-cu12==9.1.0.70 --python /venv/bin/python",
+        ),
+    ] {
+        sb.run_ok(
+            &format!(
+                "{install} torch==2.5.1+cu124 --index-url {}",
+                index.url("whl/cu124")
+            ),
+            env.root.path(),
+        );
+        apply_fix(env, &index, &sb, "GD044", expect);
+        assert_eq!(
+            version_of(&env.site(), "nvidia-cudnn-cu12").as_deref(),
+            Some("9.1.0.70")
+        );
+        assert_eq!(
+            version_of(&env.site(), "torch").as_deref(),
+            Some("2.5.1+cu124")
+        );
+    }
+}
+
+/// torchvision built for CUDA 11.8 beside torch 2.5.1+cu124: the fix replaces torchvision
+/// alone, from torch's index, and leaves torch as it is.
+#[test]
+fn a_companion_of_another_cuda_is_replaced_and_torch_stays() {
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    index
+        .publish(Some("cu124"), &Wheel::torch("2.5.1+cu124", Some("12.4")))
+        .publish(
+            Some("cu124"),
+            &Wheel::pinning_torch("torchvision", "0.20.1+cu124", "==2.5.1"),
+        )
+        .publish(
+            Some("cu118"),
+            &Wheel::pinning_torch("torchvision", "0.20.1+cu118", "==2.5.1"),
+        )
+        .publish(Some("cu118"), &Wheel::torch("2.5.1+cu118", Some("11.8")));
+    let sb = Sandbox::new(&index);
+    let env = pip_venv(&t, &sb, laptop(), false);
+    let py = env.python();
+    sb.run_ok(
+        &format!(
+            "{} -m pip install -q torch==2.5.1+cu124 --index-url {}",
+            py.display(),
+            index.url("whl/cu124")
+        ),
+        env.root.path(),
+    );
+    sb.run_ok(
+        &format!(
+            "{} -m pip install -q --no-deps torchvision==0.20.1+cu118 --index-url {}",
+            py.display(),
+            index.url("whl/cu118")
+        ),
+        env.root.path(),
+    );
+    apply_fix(
+        &env,
+        &index,
+        &sb,
+        "GD046",
+        "/venv/bin/python -m pip install --force-reinstall --no-deps torchvision==0.20.1 --index-url https://download.pytorch.org/whl/cu124",
+    );
+    assert_eq!(
+        version_of(&env.site(), "torchvision").as_deref(),
+        Some("0.20.1+cu124")
+    );
+    assert_eq!(
+        version_of(&env.site(), "torch").as_deref(),
+        Some("2.5.1+cu124")
+    );
+}
+
+/// A shell fix (`unset`, `export`) is proven in a shell: the variables set, the printed
+/// command run, then `gpudoctor check` started from that same shell.
+fn shell_fix(root: &FakeRoot, sb: &Sandbox, vars: &[(&str, &str)], code: &str, expect: &str) {
+    let mut c = root.cmd();
+    c.env("VIRTUAL_ENV", "/venv");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let (_, before) = json(c.arg("check"));
+    let cmds = commands(finding(&before, code));
+    let cmd = cmds
+        .first()
+        .unwrap_or_else(|| panic!("{code} has no command"));
+    assert_eq!(cmd, expect, "{code}'s fix");
+    let exports: String = vars
+        .iter()
+        .map(|(k, v)| format!("export {k}='{v}'; "))
+        .collect();
+    let bin = assert_cmd::cargo::cargo_bin("gpudoctor");
+    let out = sb.sh(
+        &format!(
+            "{exports}{cmd} && VIRTUAL_ENV=/venv NO_COLOR=1 exec {} --root {} check --json",
+            bin.display(),
+            root.path().display()
+        ),
+        root.path(),
+    );
+    let after: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(
+        findings(&after, code).is_empty(),
+        "{code} is still reported after `{cmd}`: {:#}",
+        after["findings"]
+    );
+    let old = errors(&before);
+    let new: Vec<String> = errors(&after)
+        .into_iter()
+        .filter(|e| !old.contains(e))
+        .collect();
+    assert!(new.is_empty(), "`{cmd}` left new errors: {new:?}");
+}
+
+#[test]
+fn variables_left_set_are_cleared_by_the_printed_shell_command() {
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    let sb = Sandbox::new(&index);
+    let r = laptop();
+    r.torch_venv("2.5.1+cu124", Some("12.4"), &[]);
+    shell_fix(
+        &r,
+        &sb,
+        &[("CUDA_LAUNCH_BLOCKING", "1")],
+        "GD012",
+        "unset CUDA_LAUNCH_BLOCKING",
+    );
+    shell_fix(
+        &r,
+        &sb,
+        &[("CUDA_INJECTION64_PATH", "/opt/nsight/libinject.so")],
+        "GD013",
+        "unset CUDA_INJECTION64_PATH",
+    );
+    shell_fix(
+        &r,
+        &sb,
+        &[("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments=True")],
+        "GD014",
+        "unset PYTORCH_CUDA_ALLOC_CONF",
+    );
+    shell_fix(
+        &r,
+        &sb,
+        &[
+            ("PYTORCH_ALLOC_CONF", "expandable_segments:True"),
+            ("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128"),
+        ],
+        "GD015",
+        "unset PYTORCH_ALLOC_CONF",
+    );
+    // torch 2.9 reads the new name: the old one goes.
+    let r = laptop();
+    r.torch_venv("2.9.1+cu126", Some("12.6"), &[]);
+    shell_fix(
+        &r,
+        &sb,
+        &[
+            ("PYTORCH_ALLOC_CONF", "expandable_segments:True"),
+            ("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128"),
+        ],
+        "GD015",
+        "unset PYTORCH_CUDA_ALLOC_CONF",
+    );
+    shell_fix(
+        &r,
+        &sb,
+        &[(
+            "PYTORCH_ALLOC_CONF",
+            "expandable_segments:True,max_split_size_mb=128",
+        )],
+        "GD014",
+        "unset PYTORCH_ALLOC_CONF",
+    );
+}
+
+/// LD_LIBRARY_PATH holding an older nvJitLink ahead of torch's wheel: the printed `export`
+/// keeps the other entries and drops that directory.
+#[test]
+fn ld_library_path_shadowing_is_cleared_by_the_printed_export() {
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    let sb = Sandbox::new(&index);
+    let r = gpu_host("580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    r.lib(
+        &format!("{site}/nvidia/nvjitlink/lib"),
+        "libnvJitLink.so.12",
+        "libnvJitLink.so.12",
+        &[],
+    )
+    .dist(&site, "nvidia-nvjitlink-cu12", "12.8.93")
+    .lib(
+        "usr/local/cuda-12.1/lib64",
+        "libnvJitLink.so.12.1.105",
+        "libnvJitLink.so.12",
+        &[],
+    )
+    .dir("opt/tools/lib");
+    shell_fix(
+        &r,
+        &sb,
+        &[(
+            "LD_LIBRARY_PATH",
+            "/opt/tools/lib:/usr/local/cuda-12.1/lib64/",
+        )],
+        "GD045",
+        "export LD_LIBRARY_PATH=/opt/tools/lib",
+    );
+    shell_fix(
+        &r,
+        &sb,
+        &[("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64")],
+        "GD045",
+        "unset LD_LIBRARY_PATH",
+    );
+}
