@@ -286,32 +286,46 @@ fn rule_of(step: &str) -> &'static str {
 
 /// Runs every surface on the node and asserts they agree; returns the JSON's verdicts.
 fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Verdicts {
-    let with = |args: &[&str]| {
-        let mut c = node.cmd();
-        c.args(args).args(extra).env("NO_COLOR", "1");
-        run(&mut c)
-    };
-    let j = with(&["check", "--format", "json"]);
+    // Every surface from its own run, all at once; the commands are made first, since
+    // making one rewrites the fakes' configuration files.
+    let surfaces: [&[&str]; 7] = [
+        &["check", "--format", "json"],
+        &["check", "-v"],
+        &["check", "-v", "--format", "markdown"],
+        &["smoke", "--format", "json"],
+        &["smoke"],
+        &["check", "--format", "prometheus"],
+        &["check", "--format", "junit"],
+    ];
+    let cmds = surfaces
+        .iter()
+        .map(|args| {
+            let mut c = node.cmd();
+            c.args(*args).args(extra).env("NO_COLOR", "1");
+            c
+        })
+        .collect();
+    let [j, human, md, smoke, smoke_human, prom, junit]: [Run; 7] =
+        run_all(cmds).try_into().ok().expect("seven runs");
     let report: Value = serde_json::from_str(&j.stdout).unwrap_or_else(|e| {
         panic!("{name}: {e}\n{}{}", j.stdout, j.stderr);
     });
     let (truth, unexplained) = from_json(&report);
     assert!(!truth.is_empty(), "{name}: no smoke step ran: {}", j.stdout);
 
-    let human = with(&["check", "-v"]).stdout;
+    let human = human.stdout;
     assert_eq!(from_human(&human), truth, "{name}: check's marks\n{human}");
 
-    let md = with(&["check", "-v", "--format", "markdown"]).stdout;
+    let md = md.stdout;
     assert_eq!(
         from_markdown(&md),
         truth,
         "{name}: check --format markdown\n{md}"
     );
 
-    let smoke = with(&["smoke", "--format", "json"]);
     let sv: Value = serde_json::from_str(&smoke.stdout).unwrap();
     assert_eq!(from_smoke_json(&sv), truth, "{name}: smoke --format json");
-    let smoke_human = with(&["smoke"]).stdout;
+    let smoke_human = smoke_human.stdout;
     assert_eq!(
         from_smoke_human(&smoke_human),
         truth,
@@ -327,7 +341,7 @@ fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Ve
             "{name}: smoke's verdict on GPU {n}"
         );
     }
-    let prom = from_prometheus(&with(&["check", "--format", "prometheus"]).stdout);
+    let prom = from_prometheus(&prom.stdout);
     for (n, v) in &gpus {
         let (label, passed) = &prom[n];
         assert_eq!(label, v, "{name}: Prometheus verdict on GPU {n}");
@@ -338,7 +352,7 @@ fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Ve
         );
     }
 
-    let failed = junit_failures(&with(&["check", "--format", "junit"]).stdout);
+    let failed = junit_failures(&junit.stdout);
     for ((n, step), v) in &truth {
         if v == "warning" || v == "error" {
             let rule = rule_of(step);
@@ -366,50 +380,61 @@ fn assert_every_surface_agrees(name: &str, node: &GpuNode, extra: &[&str]) -> Ve
     truth
 }
 
+/// A node whose GPUs have 16 MiB: the fake's memory kernels run on the CPU, seven times a case.
+fn small_node(n: u32) -> GpuNode {
+    let mut node = GpuNode::new(n);
+    for d in &mut node.cuda().devices {
+        d.total_memory = 16 << 20;
+    }
+    node
+}
+
 #[test]
 fn every_surface_agrees_over_a_matrix_of_faults() {
-    let node = GpuNode::new(2);
+    let node = small_node(2);
     let t = assert_every_surface_agrees("healthy", &node, &[]);
     assert!(
         t.values().all(|v| v == "passed" || v == "not_judged"),
         "{t:?}"
     );
 
-    let mut node = GpuNode::new(2);
+    let mut node = small_node(2);
     node.cuda().device(1).bit_flips = 3;
     let t = assert_every_surface_agrees("bit flips", &node, &[]);
     assert_eq!(t[&(1, "memory".into())], "error");
     assert_eq!(t[&(0, "memory".into())], "passed");
 
-    let mut node = GpuNode::new(2);
+    let mut node = small_node(2);
     node.cuda().device(0).oom_after_bytes = Some(8 << 20);
     let t = assert_every_surface_agrees("short allocation", &node, &[]);
     assert_eq!(t[&(0, "memory".into())], "warning");
 
-    let mut node = GpuNode::new(2);
+    let mut node = small_node(2);
     node.cuda().device(0).host_alloc_error = Some(2);
     let t = assert_every_surface_agrees("pinned memory refused", &node, &[]);
     assert_eq!(t[&(0, "transfer".into())], "warning");
 
-    let mut node = GpuNode::new(1);
+    let mut node = small_node(1);
     if let Some(p) = node.nvml.gpu(0).pcie.as_mut() {
         (p.gen, p.max_gen, p.width, p.max_width) = (1, 1, 4, 4);
     }
     node.cuda().device(0).h2d_gbps = Some(0.3);
+    // Room for the 32 MiB transfer buffers.
+    node.cuda().device(0).total_memory = 64 << 20;
     let t = assert_every_surface_agrees("slow link", &node, &["--transfer-size", "32"]);
     assert_eq!(t[&(0, "transfer".into())], "warning");
 
-    let mut node = GpuNode::new(2);
+    let mut node = small_node(2);
     node.cuda().device(1).matmul_wrong = true;
     let t = assert_every_surface_agrees("wrong product", &node, &[]);
     assert_eq!(t[&(1, "matmul".into())], "error");
 
-    let mut node = GpuNode::new(2);
+    let mut node = small_node(2);
     node.cuda().device(1).ctx_error = Some(999);
     let t = assert_every_surface_agrees("context refused", &node, &[]);
     assert_eq!(t[&(1, "context".into())], "error");
 
-    let mut node = GpuNode::new(2);
+    let mut node = small_node(2);
     node.cuda().device(1).hang_in = Some("cuMemAlloc_v2".into());
     let t = assert_every_surface_agrees("hang", &node, &["--timeout", "4"]);
     // The first allocation is the matmul's: GPU 1 hangs there, GPU 0 finishes.

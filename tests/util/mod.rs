@@ -424,6 +424,22 @@ pub fn run(cmd: &mut Command) -> Run {
     }
 }
 
+/// Runs the commands at once (most of a fake-GPU check is waiting on timeouts and copy
+/// floors), returning their results in order.
+#[allow(dead_code)]
+pub fn run_all(cmds: Vec<Command>) -> Vec<Run> {
+    std::thread::scope(|s| {
+        let running: Vec<_> = cmds
+            .into_iter()
+            .map(|mut c| s.spawn(move || run(&mut c)))
+            .collect();
+        running
+            .into_iter()
+            .map(|h| h.join().expect("a command thread panicked"))
+            .collect()
+    })
+}
+
 /// `check --json` parsed loosely, for tests that look at a few fields.
 pub fn json(cmd: &mut Command) -> (i32, serde_json::Value) {
     let r = run(cmd.arg("--json"));
