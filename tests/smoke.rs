@@ -396,7 +396,11 @@ fn a_wrong_product_is_an_error_with_the_error_size() {
     assert_eq!(m["freivalds_passed"], false);
     assert!(m["wrong_elements"].as_u64().unwrap() > 0);
     assert!(m["max_abs_error"].as_f64().unwrap() >= 0.99, "{m:#}");
-    assert!(fix_commands(f[0]).contains("nvidia-smi -rgc"));
+    assert!(
+        fix_commands(f[0]).contains("nvidia-smi -i 0 -rgc"),
+        "{}",
+        fix_commands(f[0])
+    );
     assert_eq!(device(&v, 1)["matmul"]["ok"]["correct"], true);
 }
 

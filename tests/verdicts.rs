@@ -868,3 +868,87 @@ fn nvml_gpu_faults_read_the_same_in_check_devices_json_and_junit() {
         assert!(failed.iter().any(|r| r == rule), "{name}: JUnit {failed:?}");
     }
 }
+
+// ------------------------------------------------------------ naming the board to act on
+
+/// A finding an admin acts on names the board: NVML index, bus id, UUID and serial, for a
+/// CUDA device too (matched by UUID, so CUDA_VISIBLE_DEVICES renumbering cannot mislead),
+/// and its reset or clock fix targets that GPU, so `--fix-script` keeps it live.
+#[test]
+fn per_gpu_findings_name_the_board_and_their_fixes_target_it() {
+    // CUDA sees only GPU 1 of two, as under CUDA_VISIBLE_DEVICES=1: its ordinal 0 is GPU 1.
+    let mut node = GpuNode::new(2);
+    let gpu1 = node.cuda().devices.remove(1);
+    node.cuda().devices = vec![gpu1];
+    node.cuda().device(0).matmul_wrong = true;
+    node.nvml
+        .gpu(1)
+        .ecc
+        .as_mut()
+        .unwrap()
+        .volatile
+        .as_mut()
+        .unwrap()
+        .uncorrected = 2;
+    let (_, v) = json(&mut node.cmd());
+    let f = |code: &str| -> Value {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == code)
+            .unwrap_or_else(|| panic!("no {code} in {v:#}"))
+            .clone()
+    };
+    let values = |f: &Value| -> Vec<String> {
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["value"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let commands = |f: &Value| -> Vec<String> {
+        f["fix"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|x| x["command"].as_str().map(String::from))
+            .collect()
+    };
+    let board = "bus 0000:19:00.0, uuid GPU-";
+    let gd056 = f("GD056");
+    assert!(
+        values(&gd056)
+            .iter()
+            .any(|l| l.starts_with("CUDA device 0 is GPU 1: ")
+                && l.contains(board)
+                && l.ends_with("serial 1654223000001")),
+        "{:#?}",
+        values(&gd056)
+    );
+    assert!(commands(&gd056)
+        .contains(&"sudo nvidia-smi -i 1 -rgc && sudo nvidia-smi -i 1 -rmc".to_string()));
+    let gd033 = f("GD033");
+    assert!(
+        values(&gd033)
+            .iter()
+            .any(|l| l.starts_with("GPU 1: ") && l.contains(board)),
+        "{:#?}",
+        values(&gd033)
+    );
+    assert!(
+        commands(&gd033).contains(&"sudo nvidia-smi -r -i 1".to_string()),
+        "{:?}",
+        commands(&gd033)
+    );
+
+    // The fix script keeps the reset live (nothing left to fill in).
+    let script = run(node.cmd().args(["check", "--fix-script"])).stdout;
+    assert!(
+        script
+            .lines()
+            .any(|l| l.trim() == "sudo nvidia-smi -r -i 1"),
+        "{script}"
+    );
+}

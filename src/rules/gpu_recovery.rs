@@ -32,7 +32,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .detail("The driver lost contact with the GPU (Xid 79, \"GPU has fallen off the bus\"). Every process using it fails, and CUDA calls on it may hang. Causes: power delivery, overheating, a failing riser or slot, or the GPU itself.")
                     .evidence(Subject::Gpu(g.index), e.to_string(), "NVML")
                     .fix_cmd("Confirm in the kernel log", "sudo dmesg | grep -iE 'xid|fallen off'")
-                    .fix_cmd("Drain the node, then reset the GPU (or reboot); if it recurs, reseat or replace the card (RMA)", crate::sh!("sudo nvidia-smi -r -i {}", g.index)),
+                    .fix_cmd("Drain the node, then reset the GPU (or reboot); if it recurs, reseat or replace the card (RMA)", super::identity::reset_command(snap, g)),
             );
             continue;
         }
@@ -64,11 +64,11 @@ fn run(snap: &Snapshot) -> Outcome {
                 "node_reboot" => f.fix_text("Drain the node and reboot it"),
                 "drain_p2p" => f.fix_cmd(
                     "Stop jobs that use peer-to-peer/NVLink on this GPU, then reset it when idle",
-                    crate::sh!("sudo nvidia-smi -r -i {}", g.index),
+                    super::identity::reset_command(snap, g),
                 ),
                 _ => f.fix_cmd(
                     "Drain the GPU, then reset it",
-                    crate::sh!("sudo nvidia-smi -r -i {}", g.index),
+                    super::identity::reset_command(snap, g),
                 ),
             });
         }
@@ -139,7 +139,7 @@ fn unreachable(snap: &Snapshot, index: u32, error: &str, what: &str) -> Finding 
             .fix_text("Update the Windows NVIDIA driver and restart WSL (wsl --shutdown in Windows); Device Manager on Windows says whether the GPU works there"),
         (Place::Host, _) => f
             .fix_cmd("Read the driver's reason in the kernel log", "sudo dmesg | grep -iE 'nvrm|xid|rminitadapter'")
-            .fix_text("Drain the node, then reset the GPU (sudo nvidia-smi -r) or reboot; if it recurs, reseat or replace the card"),
+            .fix_cmd("Drain the node, then reset the GPU (or reboot); if it recurs, reseat or replace the card", crate::sh!("sudo nvidia-smi -r -i {}", index)),
     };
     f
 }

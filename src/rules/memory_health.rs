@@ -77,17 +77,32 @@ fn run(snap: &Snapshot) -> Outcome {
         let mut f = Finding::new("GD033", worst, format!("{}: {}", g.label(), problems[0].1))
             .detail("Uncorrectable ECC errors kill the process that touched the memory (\"uncorrectable ECC error encountered\", Xid 48/63/64/94/95) and can corrupt results silently before that. Pending retirements and remaps protect the GPU only after a reset; a failed remap or too many retired pages mean the memory is wearing out.")
             .evidence(key.clone(), problems.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>().join("; "), "NVML");
-        if let Some(u) = g.uuid.get() {
-            f = f.context(format!("uuid {u}"), "NVML");
-        }
         f = f
-            .fix_text("Drain the GPU (let jobs finish elsewhere), then reset it so pending retirements/remaps apply: sudo nvidia-smi -r -i <index>")
+            .fix_text(format!(
+                "Drain {} (let its jobs finish elsewhere): a reset needs no process on it",
+                g.label()
+            ))
+            .fix_cmd(
+                "Reset it so pending retirements and remaps apply",
+                super::identity::reset_command(snap, g),
+            )
             .fix_cmd("Then re-check", "gpudoctor devices --detail");
         if problems
             .iter()
             .any(|(_, p)| p.contains("RMA") || p.contains("DCGM"))
         {
-            f = f.fix_text("The GPU needs replacement: open an RMA with its serial number (nvidia-smi -q | grep Serial)");
+            f = match g.serial.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+                Some(serial) => f.fix_text(format!(
+                    "The GPU needs replacement: open an RMA for serial {serial}"
+                )),
+                None => f.fix_cmd(
+                    "The GPU needs replacement: open an RMA with its serial number",
+                    crate::sh!(
+                        "nvidia-smi -q -i {} | grep -i serial",
+                        super::identity::smi_target(snap, g)
+                    ),
+                ),
+            };
         }
         out.push(f);
     }
@@ -116,7 +131,9 @@ mod tests {
             "{}",
             f.title
         );
-        assert_eq!(first_cmd(&f), "gpudoctor devices --detail");
+        // The reset names the GPU: nothing is left to fill in, so --fix-script keeps it.
+        assert_eq!(first_cmd(&f), "sudo nvidia-smi -r -i 1");
+        assert!(!f.fix.iter().any(|x| x.text.contains('<')), "{:?}", f.fix);
     }
 
     #[test]
@@ -138,7 +155,18 @@ mod tests {
         });
         let f = only(run(&s), "GD033", Severity::Error);
         assert!(f.title.contains("60 retired pages"), "{}", f.title);
-        assert!(fixes_mention(&f, "RMA"));
+        assert!(
+            fixes_mention(&f, "open an RMA for serial 1650000000000"),
+            "{:?}",
+            f.fix
+        );
+        // Without the serial from NVML, the command that reads it.
+        nvml_gpu(&mut s, 0).serial = Field::NotSupported;
+        let f = only(run(&s), "GD033", Severity::Error);
+        assert!(f
+            .fix
+            .iter()
+            .any(|x| x.command.as_deref() == Some("nvidia-smi -q -i 0 | grep -i serial")));
     }
 
     #[test]

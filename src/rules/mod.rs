@@ -25,6 +25,7 @@ mod frameworks;
 mod gpu_capabilities;
 mod gpu_presence;
 mod gpu_recovery;
+pub(crate) mod identity;
 mod image_platform;
 mod kernel_log;
 mod kernel_module;
@@ -308,6 +309,7 @@ pub fn evaluate(snap: &Snapshot, filter: &dyn CodeFilter) -> (Vec<Check>, Vec<Fi
             }
         }
     }
+    identity::name_gpus(snap, &mut all);
     causes::link(snap, &mut all);
     for c in checks
         .iter_mut()

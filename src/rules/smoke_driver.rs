@@ -213,7 +213,14 @@ fn cuda_error_finding(
                             "Look for the Xid the driver logged for this GPU",
                             "sudo dmesg | grep -i xid",
                         )
-                        .fix_text("After an Xid, reset the GPU (`sudo nvidia-smi -r -i <index>` with no process on it) or reboot the node");
+                        ;
+                    f = match xid_device(snap) {
+                        Some(bus) => f.fix_cmd(
+                            format!("The kernel log has an Xid for {bus} this boot: reset that GPU with no process on it (or reboot the node)"),
+                            crate::sh!("sudo nvidia-smi -r -i {}", bus),
+                        ),
+                        None => f.fix_text("After an Xid, reset the GPU the log line names (nvidia-smi -r -i takes the bus id it prints), with no process on it, or reboot the node"),
+                    };
                 }
                 Some(false) => {
                     f = f
@@ -328,6 +335,17 @@ fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<F
         .evidence(Subject::Nvml, format!("CUDA {nvml}"), "NVML")
         .fix_cmd("See which libcuda files exist and remove the one that does not match the driver", crate::sh!("ls -l {} $(ldconfig -p | awk '/libcuda.so.1/{{print $NF}}')", lib)),
     )
+}
+
+/// The device of the latest Xid the kernel logged in this boot, as sysfs names it.
+fn xid_device(snap: &Snapshot) -> Option<String> {
+    use crate::probes::kernel_log::EventKind;
+    let scan = snap.kernel_log.as_ref()?.scan.get()?;
+    scan.groups
+        .iter()
+        .filter(|g| g.kind == EventKind::Xid && g.this_boot != Some(false))
+        .max_by_key(|g| g.last_record)
+        .and_then(|g| g.device.clone())
 }
 
 #[cfg(test)]

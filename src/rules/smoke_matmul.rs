@@ -37,7 +37,13 @@ fn run(snap: &Snapshot) -> Outcome {
                         n = m.n
                     ))
                     .evidence(fact, format!("max error {:.3e} ({:.1}× the tolerance)", m.max_abs_error, m.max_error_ratio), "smoke test")
-                    .fix_cmd("Reset any overclock and application clocks, then rerun", "sudo nvidia-smi -rgc && sudo nvidia-smi -rmc")
+                    .fix_cmd("Reset any overclock and application clocks, then rerun", match super::identity::gpu_of_cuda_device(snap, d.ordinal) {
+                        Some(g) => {
+                            let i = super::identity::smi_target(snap, g);
+                            crate::sh!("sudo nvidia-smi -i {} -rgc && sudo nvidia-smi -i {} -rmc", i, i)
+                        }
+                        None => "sudo nvidia-smi -rgc && sudo nvidia-smi -rmc".into(),
+                    })
                     .fix_text("If it still fails: drain the node, run `dcgmi diag -r 3` and replace the GPU if that fails too"),
             ),
             Some(Step::Failed { error, .. }) => out.push(
@@ -79,7 +85,7 @@ mod tests {
         );
         assert_eq!(
             first_cmd(&f),
-            "sudo nvidia-smi -rgc && sudo nvidia-smi -rmc"
+            "sudo nvidia-smi -i 1 -rgc && sudo nvidia-smi -i 1 -rmc"
         );
     }
 

@@ -62,7 +62,10 @@ fn run(snap: &Snapshot) -> Outcome {
                         gib(m.allocated), m.mismatches
                     ))
                     .evidence(fact.clone(), format!("{} mismatches in {}", m.mismatches, gib(m.allocated)), "smoke test")
-                    .fix_cmd("Read the ECC and row-remapper state", "nvidia-smi -q -d ECC,ROW_REMAPPER")
+                    .fix_cmd("Read the ECC and row-remapper state", match super::identity::gpu_of_cuda_device(snap, d.ordinal) {
+                        Some(g) => crate::sh!("nvidia-smi -q -i {} -d ECC,ROW_REMAPPER", super::identity::smi_target(snap, g)),
+                        None => "nvidia-smi -q -d ECC,ROW_REMAPPER".into(),
+                    })
                     .fix_text("Drain the GPU and run `dcgmi diag -r 3`; replace it if errors recur after a reset"),
             );
         }
@@ -148,7 +151,7 @@ mod tests {
             "{}",
             f.title
         );
-        assert_eq!(first_cmd(&f), "nvidia-smi -q -d ECC,ROW_REMAPPER");
+        assert_eq!(first_cmd(&f), "nvidia-smi -q -i 0 -d ECC,ROW_REMAPPER");
     }
 
     #[test]
