@@ -32,20 +32,39 @@ failed=()
 summary=()
 if [[ $mode == libfuzzer ]]; then
     echo "fuzz: libFuzzer (cargo +nightly fuzz, no sanitizer), ${secs} s per target"
-    for t in "${targets[@]}"; do
-        cargo +nightly fuzz build -s none "$t"
-    done
+    # One build for every target. A short run gains nothing from opt-level 3: opt-level 1
+    # with line tables only builds in 3/4 of the time (`cargo fuzz run` by hand keeps the
+    # profile of Cargo.toml).
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
+        cargo +nightly fuzz build -s none
     built=$SECONDS
-    for t in "${targets[@]}"; do
+    fuzz_one() { # TARGET: one libFuzzer run; its outcome goes to artifacts/TARGET.result
+        local t=$1 log="artifacts/$1.log" max_len
         mkdir -p "corpus/$t" "artifacts/$t"
-        log="artifacts/$t.log"
         # Inputs up to 16 KiB (deep nesting: an 8 KB marker overflowed a probe thread) or
         # the largest seed; the custom mutator turns libFuzzer's slow length growth off.
         max_len=$(find "seeds/$t" -type f -printf '%s\n' | sort -n | tail -n 1)
         max_len=$((max_len > 16384 ? max_len : 16384))
-        if cargo +nightly fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- \
+        if CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
+            cargo +nightly fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- \
             -max_total_time="$secs" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
             -print_final_stats=1 >"$log" 2>&1; then
+            echo ok >"artifacts/$t.result"
+        else
+            echo failed >"artifacts/$t.result"
+        fi
+    }
+    # libFuzzer runs one thread: one target per core at a time.
+    jobs_max=$(nproc 2>/dev/null || echo 2)
+    for t in "${targets[@]}"; do
+        rm -f "artifacts/$t.result"
+        while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+        fuzz_one "$t" &
+    done
+    wait
+    for t in "${targets[@]}"; do
+        log="artifacts/$t.log"
+        if [[ "$(cat "artifacts/$t.result" 2>/dev/null)" == ok ]]; then
             result=ok
         else
             result="FAILED (input under fuzz/artifacts/$t/, log $log)"

@@ -154,6 +154,40 @@ fn recommend(args: &[&str]) -> Value {
     v
 }
 
+/// `recommend` for one machine, and pip's resolution of its pins for that Python and platform.
+fn resolve_machine((args, python, machine): &(&[&str], &str, &str)) {
+    let mut a: Vec<&str> = args.to_vec();
+    a.extend(["--python", python, "--platform", machine, "--fresh"]);
+    let v = recommend(&a);
+    let pick = &v["recommendations"][0]["pick"];
+    assert!(!pick.is_null(), "{a:?}: nothing recommended: {v:#}");
+    let reqs: Vec<String> = pick["pins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["requirement"].as_str().unwrap().to_string())
+        .collect();
+    let mut want: Vec<(String, String)> = pick["pins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    match pip_resolves(&reqs, python, machine) {
+        Ok(mut got) => {
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{a:?}: pip resolved otherwise");
+        }
+        Err(e) => panic!("{a:?} → {reqs:?} does not resolve for Python {python} on {machine}: {e}"),
+    }
+}
+
 /// Machines and packages; each pick resolves on PyPI for its Python and platform.
 #[test]
 fn recommended_pins_resolve_on_pypi() {
@@ -218,43 +252,23 @@ fn recommended_pins_resolve_on_pypi() {
             "x86_64",
         ),
     ];
-    let mut checked = 0;
-    for (args, python, machine) in machines {
-        let mut a: Vec<&str> = args.to_vec();
-        a.extend(["--python", python, "--platform", machine, "--fresh"]);
-        let v = recommend(&a);
-        let pick = &v["recommendations"][0]["pick"];
-        assert!(!pick.is_null(), "{a:?}: nothing recommended: {v:#}");
-        let reqs: Vec<String> = pick["pins"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["requirement"].as_str().unwrap().to_string())
-            .collect();
-        let want: Vec<(String, String)> = pick["pins"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                (
-                    p["name"].as_str().unwrap().to_string(),
-                    p["version"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect();
-        match pip_resolves(&reqs, python, machine) {
-            Ok(mut got) => {
-                got.sort();
-                let mut want = want.clone();
-                want.sort();
-                assert_eq!(got, want, "{a:?}: pip resolved otherwise");
+    // pip spends its time waiting on PyPI: four machines at a time.
+    let checked = std::sync::atomic::AtomicUsize::new(0);
+    for chunk in machines.chunks(4) {
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = chunk
+                .iter()
+                .map(|m| scope.spawn(|| resolve_machine(m)))
+                .collect();
+            for r in runs {
+                if let Err(e) = r.join() {
+                    std::panic::resume_unwind(e);
+                }
+                checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
-            Err(e) => {
-                panic!("{a:?} → {reqs:?} does not resolve for Python {python} on {machine}: {e}")
-            }
-        }
-        checked += 1;
+        });
     }
+    let checked = checked.into_inner();
     eprintln!("recommend_pypi: {checked} recommendations resolve on PyPI");
 }
 
