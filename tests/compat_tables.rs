@@ -20,6 +20,21 @@ fn tables() -> Value {
 /// Rows whose source says UNCONFIRMED or is secondary, as "table | row". A row confirmed
 /// later must leave this list; a new unconfirmed row cannot join it.
 const UNCONFIRMED: &[&str] = &[
+    // Variants served only by download.pytorch.org: their CUDA comes from the release's
+    // variant table in the PyPI wheel, not from their own wheel.
+    "torch builds | 2.15.0 cu130 x86_64",
+    "torch builds | 2.15.0 cu130 aarch64",
+    "torch builds | 2.15.0 cu126 x86_64",
+    "torch builds | 2.15.0 cu126 aarch64",
+    "torch builds | 2.14.1 cu132 x86_64",
+    "torch builds | 2.14.1 cu132 aarch64",
+    "torch builds | 2.14.1 cu126 x86_64",
+    "torch builds | 2.14.1 cu126 aarch64",
+    "torch builds | 2.13.0 cu132 x86_64",
+    "torch builds | 2.13.0 cu132 aarch64",
+    "torch builds | 2.13.0 cu126 x86_64",
+    "torch builds | 2.13.0 cu126 aarch64",
+    "torch builds | 2.12.1 cu126 x86_64",
     "torch builds | 2.12.1 cu132 x86_64",
     "torch builds | 2.12.1 cu132 aarch64",
     "torch builds | 2.12.1 cu126 aarch64",

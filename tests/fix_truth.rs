@@ -1,11 +1,12 @@
 //! Fix truth: the commands gpudoctor prints are run, as printed, by the real installers (pip
-//! 25.3, the pip ensurepip bundles, uv 0.13.9) against a local index of stand-in wheels, in
-//! real environments (a venv, a uv venv, a uv project), then `gpudoctor check` runs again: the
+//! 25.3, the pip ensurepip bundles, uv 0.13.9, poetry 2.5.1) against a local index of stand-in
+//! wheels, in real environments (a venv, a uv venv, a uv project, a poetry project), then
+//! `gpudoctor check` runs again: the
 //! finding must be gone, no new error may appear, and the environment must hold what the fix
 //! claimed. The harness maps the public index URLs onto the local server and the fake root's
 //! paths onto the real ones (tests/util/fix_truth.rs); the product prints the real ones.
 //!
-//! Needs python3 with venv, and GPUDOCTOR_PACKAGING_TOOLS (uv and the pip wheel of
+//! Needs python3 with venv, and GPUDOCTOR_PACKAGING_TOOLS (uv, poetry and the pip wheel of
 //! .ci/fetch-packaging-tools); GPUDOCTOR_REQUIRE_FIX_TOOLS makes a missing one a failure.
 
 mod util;
@@ -130,6 +131,27 @@ fn uv_project(t: &Tools, sb: &Sandbox, root: FakeRoot, deps: &[&str], extra: &st
         &format!("{} sync -q --python {}", t.uv.display(), t.python.display()),
         &dir,
     );
+    Env {
+        root,
+        logical: "/proj/.venv".into(),
+        mapped: vec!["/proj".into()],
+    }
+}
+
+/// A poetry project at /proj (pyproject.toml, poetry.lock, the in-project .venv) depending on
+/// `deps`, installed. Its primary source is the local PyPI (poetry reads no pip.conf).
+fn poetry_project(sb: &Sandbox, index: &Index, root: FakeRoot, deps: &[&str]) -> Env {
+    let dir = root.p("proj");
+    let deps: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
+    write(
+        &dir.join("pyproject.toml"),
+        &format!(
+            "[project]\nname = \"proj\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = [{}]\n\n[tool.poetry]\npackage-mode = false\n\n[[tool.poetry.source]]\nname = \"pypi-local\"\nurl = \"{}/\"\npriority = \"primary\"\n",
+            deps.join(", "),
+            index.url("pypi")
+        ),
+    );
+    sb.run_ok("poetry install -q", &dir);
     Env {
         root,
         logical: "/proj/.venv".into(),
@@ -565,4 +587,266 @@ fn ld_library_path_shadowing_is_cleared_by_the_printed_export() {
         "GD045",
         "unset LD_LIBRARY_PATH",
     );
+}
+
+/// torch 2.5.1 for CUDA 12.4 on a T4 whose driver 470 (CUDA 11.4) cannot run CUDA 12: the
+/// printed alternative to a driver upgrade installs a build that driver runs, in a venv (pip)
+/// and a uv venv (uv).
+#[test]
+fn a_torch_too_new_for_the_driver_is_replaced_by_a_build_it_runs() {
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    index
+        .publish(Some("cu124"), &Wheel::torch("2.5.1+cu124", Some("12.4")))
+        .publish(Some("cu118"), &Wheel::torch("2.5.1+cu118", Some("11.8")))
+        .publish(Some("cu118"), &Wheel::torch("2.7.1+cu118", Some("11.8")))
+        .publish(Some("cu124"), &Wheel::torch("2.6.0+cu124", Some("12.4")));
+    let sb = Sandbox::new(&index);
+    for uv in [false, true] {
+        let root = gpu_host("470.256.02", "Tesla T4");
+        let (env, install, expect) = if uv {
+            let env = uv_venv(&t, &sb, root);
+            let install = format!("uv pip install -q --python {}", env.python().display());
+            (
+                env,
+                install,
+                "uv pip install --reinstall torch==2.5.1 --index-url https://download.pytorch.org/whl/cu118",
+            )
+        } else {
+            let env = pip_venv(&t, &sb, root, false);
+            let install = format!("{} -m pip install -q", env.python().display());
+            (
+                env,
+                install,
+                "/venv/bin/python -m pip install --force-reinstall torch==2.5.1 --index-url https://download.pytorch.org/whl/cu118",
+            )
+        };
+        sb.run_ok(
+            &format!(
+                "{install} torch==2.5.1+cu124 --index-url {}",
+                index.url("whl/cu124")
+            ),
+            env.root.path(),
+        );
+        let (_, before) = env.check();
+        let f = finding(&before, "GD042");
+        // The driver upgrade comes first, as advice; the install is the command.
+        assert!(f["fix"][0]["command"].is_null(), "{:#}", f["fix"]);
+        let after = apply_fix(&env, &index, &sb, "GD042", expect);
+        // The installed release, rebuilt for CUDA 11.8: nothing else changes.
+        assert_eq!(
+            version_of(&env.site(), "torch").as_deref(),
+            Some("2.5.1+cu118"),
+            "uv: {uv}"
+        );
+        assert!(
+            findings(&after, "GD043").is_empty(),
+            "{:#}",
+            after["findings"]
+        );
+    }
+}
+
+/// torch 2.5.1+cu124 on an RTX 5090 (sm_120, newer than the build's sm_90): the printed
+/// command installs a build with sm_120 kernels, in a venv and in a uv project, whose next
+/// `uv sync` keeps it.
+#[test]
+fn a_torch_without_kernels_for_the_gpu_is_replaced_by_one_with_them() {
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    index
+        .publish(Some("cu124"), &Wheel::torch("2.5.1+cu124", Some("12.4")))
+        .publish(None, &Wheel::torch("2.5.1", Some("12.4")));
+    for (v, cuda) in [("2.7.1", "12.8"), ("2.11.0", "12.8")] {
+        index.publish(
+            Some("cu128"),
+            &Wheel::torch(&format!("{v}+cu128"), Some(cuda)),
+        );
+    }
+    let sb = Sandbox::new(&index);
+    let rtx5090 = || gpu_host("570.124.06", "NVIDIA GeForce RTX 5090");
+
+    let env = pip_venv(&t, &sb, rtx5090(), false);
+    sb.run_ok(
+        &format!(
+            "{} -m pip install -q torch==2.5.1+cu124 --index-url {}",
+            env.python().display(),
+            index.url("whl/cu124")
+        ),
+        env.root.path(),
+    );
+    apply_fix(
+        &env,
+        &index,
+        &sb,
+        "GD043",
+        "/venv/bin/python -m pip install torch==",
+    );
+    let got = version_of(&env.site(), "torch").unwrap();
+    assert!(got.ends_with("+cu128"), "torch {got}");
+
+    let env = uv_project(&t, &sb, rtx5090(), &["torch==2.5.1"], "");
+    apply_fix(&env, &index, &sb, "GD043", "uv add --project /proj torch==");
+    let got = version_of(&env.site(), "torch").unwrap();
+    assert!(got.ends_with("+cu128"), "torch {got}");
+    sb.run_ok(&format!("{} sync -q", t.uv.display()), &env.root.p("proj"));
+    assert_eq!(
+        version_of(&env.site(), "torch").as_deref(),
+        Some(got.as_str())
+    );
+    let (_, v) = env.check();
+    assert!(findings(&v, "GD043").is_empty(), "{:#}", v["findings"]);
+}
+
+/// JAX's CUDA plugin installed without its wheels: its module finds cuDNN through its RUNPATH
+/// (`$ORIGIN/../nvidia/cudnn/lib`, as the real plugin's does), and the printed command installs
+/// the wheel that puts libcudnn.so.9 there.
+#[test]
+fn a_module_missing_a_wheels_library_loads_after_the_printed_install() {
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    let plugin = "jax_cuda12_plugin/cuda_plugin_extension.so";
+    index
+        .publish(Some("cu124"), &Wheel::torch("2.5.1+cu124", Some("12.4")))
+        .publish(
+            None,
+            &Wheel::new("jax-cuda12-plugin", "0.4.35")
+                .requires("nvidia-cudnn-cu12>=9.1,<10.0")
+                .file(
+                    plugin,
+                    &elf::shared_object_runpath(
+                        "cuda_plugin_extension.so",
+                        &["libcudnn.so.9"],
+                        "$ORIGIN/../nvidia/cudnn/lib",
+                    ),
+                ),
+        )
+        .publish(
+            None,
+            &Wheel::new("nvidia-cudnn-cu12", "9.1.0.70").file(
+                "nvidia/cudnn/lib/libcudnn.so.9",
+                &elf::shared_object("libcudnn.so.9", &[]),
+            ),
+        );
+    let sb = Sandbox::new(&index);
+    let env = pip_venv(&t, &sb, laptop(), false);
+    let py = env.python();
+    sb.run_ok(
+        &format!(
+            "{} -m pip install -q torch==2.5.1+cu124 --index-url {}",
+            py.display(),
+            index.url("whl/cu124")
+        ),
+        env.root.path(),
+    );
+    sb.run_ok(
+        &format!(
+            "{} -m pip install -q --no-deps jax-cuda12-plugin==0.4.35",
+            py.display()
+        ),
+        env.root.path(),
+    );
+    apply_fix(
+        &env,
+        &index,
+        &sb,
+        "GD060",
+        "/venv/bin/python -m pip install \"nvidia-cudnn-cu12>=9,<10\"",
+    );
+    assert_eq!(
+        version_of(&env.site(), "nvidia-cudnn-cu12").as_deref(),
+        Some("9.1.0.70")
+    );
+}
+
+/// LD_LIBRARY_PATH gives torch an older cuDNN (9.0) than the 9.1 it was built against and pins,
+/// ahead of the pinned wheel its RUNPATH names: the printed command drops that entry and the
+/// loader gives torch its wheel's cuDNN.
+#[test]
+fn an_older_cudnn_on_ld_library_path_is_dropped_by_the_printed_export() {
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let Some(t) = tools() else { return };
+    let index = Index::start(&t);
+    let sb = Sandbox::new(&index);
+    let r = gpu_host("550.54.15", "NVIDIA A100-SXM4-80GB");
+    let site = r.torch_venv(
+        "2.5.1+cu124",
+        Some("12.4"),
+        &["nvidia-cudnn-cu12==9.1.0.70"],
+    );
+    r.bytes(
+        &format!("{site}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+        &elf::shared_object_runpath("_C.so", &["libtorch_cuda.so"], "$ORIGIN/lib"),
+    )
+    .bytes(
+        &format!("{site}/torch/lib/libtorch_cuda.so"),
+        &elf::shared_object_runpath(
+            "libtorch_cuda.so",
+            &["libcudnn.so.9"],
+            "$ORIGIN/../../nvidia/cudnn/lib",
+        ),
+    )
+    .lib(
+        &format!("{site}/nvidia/cudnn/lib"),
+        "libcudnn.so.9",
+        "libcudnn.so.9",
+        &[],
+    )
+    .dist(&site, "nvidia-cudnn-cu12", "9.1.0.70")
+    .lib("opt/cudnn/lib", "libcudnn.so.9.0.0", "libcudnn.so.9", &[])
+    .dir("opt/tools/lib");
+    shell_fix(
+        &r,
+        &sb,
+        &[("LD_LIBRARY_PATH", "/opt/tools/lib:/opt/cudnn/lib")],
+        "GD061",
+        "export LD_LIBRARY_PATH=/opt/tools/lib",
+    );
+    shell_fix(
+        &r,
+        &sb,
+        &[("LD_LIBRARY_PATH", "/opt/cudnn/lib/")],
+        "GD061",
+        "unset LD_LIBRARY_PATH",
+    );
+}
+
+/// A CPU torch in a poetry project: the printed commands add PyTorch's CUDA index to the
+/// project as an explicit source and torch from it, so pyproject.toml and poetry.lock hold the
+/// fix and the next `poetry install` keeps it.
+#[test]
+fn a_cpu_torch_in_a_poetry_project_is_fixed_in_the_project() {
+    let Some(t) = tools() else { return };
+    let index = torch_index(&t);
+    let sb = Sandbox::new(&index);
+    let env = poetry_project(&sb, &index, laptop(), &["torch==2.5.1"]);
+    assert_eq!(version_of(&env.site(), "torch").as_deref(), Some("2.5.1"));
+    apply_fix(
+        &env,
+        &index,
+        &sb,
+        "GD041",
+        "poetry --directory /proj source add --priority=explicit pytorch-cu124 https://download.pytorch.org/whl/cu124 && poetry --directory /proj add --source pytorch-cu124 torch==2.5.1",
+    );
+    assert_eq!(
+        version_of(&env.site(), "torch").as_deref(),
+        Some("2.5.1+cu124")
+    );
+    // The fix is in pyproject.toml and poetry.lock: a fresh install from them keeps it.
+    let dir = env.root.p("proj");
+    let pyproject = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap();
+    assert!(pyproject.contains("pytorch-cu124"), "{pyproject}");
+    std::fs::remove_dir_all(dir.join(".venv")).unwrap();
+    sb.run_ok("poetry install -q", &dir);
+    assert_eq!(
+        version_of(&env.site(), "torch").as_deref(),
+        Some("2.5.1+cu124")
+    );
+    let (_, v) = env.check();
+    assert!(findings(&v, "GD041").is_empty(), "{:#}", v["findings"]);
 }

@@ -422,7 +422,7 @@ fn the_environment_constrains_the_choice() {
             .env("VIRTUAL_ENV", "/venv")
             .args(["recommend", "torch"]),
     );
-    assert_eq!(label(&v), "torch 2.8.0+cu129", "{}", rejections(&v));
+    assert_eq!(label(&v), "torch 2.8.0+cu128", "{}", rejections(&v));
     assert!(
         command(&v).starts_with("pip install --force-reinstall torch==2.8.0"),
         "{}",
@@ -439,7 +439,7 @@ fn the_environment_constrains_the_choice() {
             .env("VIRTUAL_ENV", "/venv")
             .args(["recommend", "torch"]),
     );
-    assert_eq!(label(&v), "torch 2.8.0+cu129");
+    assert_eq!(label(&v), "torch 2.8.0+cu128");
     let notes = first(&v)["notes"].to_string();
     assert!(
         notes.contains("A newer build fits this machine too: torch 2.15.0+cu132"),
@@ -454,7 +454,7 @@ fn the_environment_constrains_the_choice() {
             .env("VIRTUAL_ENV", "/venv")
             .args(["recommend", "torch"]),
     );
-    assert_eq!(label(&v), "torch 2.8.0+cu129", "{}", rejections(&v));
+    assert_eq!(label(&v), "torch 2.8.0+cu128", "{}", rejections(&v));
     assert!(
         rejections(&v).contains("vllm 0.10.1 requires torch==2.8.0"),
         "{}",
@@ -518,7 +518,7 @@ fn the_installer_in_use_is_detected() {
     assert_eq!(v["machine"]["installer"]["value"], "poetry");
     assert_eq!(v["machine"]["installer"]["source"], "/poetry.lock");
     assert!(
-        command(&v).starts_with("poetry source add --priority=explicit pytorch-cu129"),
+        command(&v).starts_with("poetry source add --priority=explicit pytorch-cu128"),
         "{}",
         command(&v)
     );
@@ -863,7 +863,7 @@ fn packages_asked_together_share_a_cuda_major() {
         "--platform",
         "x86_64",
     ]);
-    assert_eq!(label(&v), "torch 2.14.0+cu132", "{}", rejections(&v));
+    assert_eq!(label(&v), "torch 2.14.0+cu130", "{}", rejections(&v));
     assert_eq!(
         v["recommendations"][1]["pick"]["label"],
         "vllm 0.34.0 (CUDA 13.0)"
@@ -1116,4 +1116,42 @@ fn names_that_hide_text_are_shown_escaped() {
             out.stdout
         );
     }
+}
+
+/// Within a release, a build whose own wheel confirms its CUDA and architectures wins over one
+/// only a variant table names; where only an unconfirmed build fits, the answer says so.
+#[test]
+fn a_confirmed_build_is_preferred_and_an_unconfirmed_pick_says_so() {
+    // The installed 2.8.0 is kept: cu128 is PyPI's own wheel, cu129 only the variant table's.
+    let r = host("580.95.05", "NVIDIA H100 80GB HBM3");
+    r.torch_venv("2.8.0+cpu", None, &[]);
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["recommend", "torch"]),
+    );
+    assert_eq!(label(&v), "torch 2.8.0+cu128", "{}", rejections(&v));
+    let source = first(&v)["pick"]["source"].as_str().unwrap();
+    assert!(!source.contains("UNCONFIRMED"), "{source}");
+    let notes = first(&v)["notes"].to_string();
+    assert!(!notes.contains("Unconfirmed"), "{notes}");
+    // An RTX 5090 with a CUDA 12.8 driver: only 2.11.0+cu128 fits, and no wheel of it was read.
+    let (_, v) = rec(&[
+        "--driver",
+        "570.133.07",
+        "--gpu",
+        "RTX 5090",
+        "--python",
+        "3.12",
+        "--platform",
+        "x86_64",
+    ]);
+    assert_eq!(label(&v), "torch 2.11.0+cu128", "{}", rejections(&v));
+    let source = first(&v)["pick"]["source"].as_str().unwrap();
+    assert!(source.contains("UNCONFIRMED"), "{source}");
+    let notes = first(&v)["notes"].to_string();
+    assert!(
+        notes.contains("Unconfirmed: the CUDA version and architecture list of torch 2.11.0+cu128"),
+        "{notes}"
+    );
 }

@@ -59,20 +59,25 @@ const ARM_CU126: &[u32] = &[80, 90];
 // src/fatbin.rs (no PTX in any release from 2.0.1 to 2.15.0: the nightlies' `+PTX` entries are
 // removed for releases, pytorch#145792, #157516, #175567, #188925). "release table":
 // PYTORCH_RELEASES_CODE_CC in the release wheel's torch/cuda/__init__.py (from 2.13 keyed
-// by platform). "builder": pytorch/builder manywheel/build_cuda.sh on the release branch.
+// by platform): what the release says of its other variants, whose wheels were not scanned,
+// so such a row counts as unconfirmed (an answer resting on it says so). "builder": pytorch/builder manywheel/build_cuda.sh on the release branch.
 const W2_15: &str = "torch-2.15.0 wheel on PyPI (+cu132, the default): libtorch_cuda.so fatbins";
-const T2_15: &str =
-    "torch-2.15.0 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 389)";
+const T2_15: &str = "UNCONFIRMED by a wheel: the release's variant table, torch-2.15.0 wheel, \
+                    torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 389); this \
+                    variant's own wheel not scanned";
 const W2_14: &str = "torch-2.14.1 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins";
-const T2_14: &str =
-    "torch-2.14.1 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 376)";
+const T2_14: &str = "UNCONFIRMED by a wheel: the release's variant table, torch-2.14.1 wheel, \
+                    torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 376); this \
+                    variant's own wheel not scanned";
 const W2_13: &str = "torch-2.13.0 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins \
                      (449, none with PTX: pytorch#188925 removed compute_120 before the release)";
-const T2_13: &str =
-    "torch-2.13.0 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 326)";
+const T2_13: &str = "UNCONFIRMED by a wheel: the release's variant table, torch-2.13.0 wheel, \
+                    torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 326); this \
+                    variant's own wheel not scanned";
 const W2_12: &str = "torch-2.12.1 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins";
-const T2_12: &str =
-    "torch-2.12.1 wheel, torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 325)";
+const T2_12: &str = "UNCONFIRMED by a wheel: the release's variant table, torch-2.12.1 wheel, \
+                    torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC (line 325); this \
+                    variant's own wheel not scanned";
 const W2_11: &str = "torch-2.11.0 wheel on PyPI (+cu130, the default): libtorch_cuda.so fatbins";
 const W2_10: &str = "torch-2.10.0 wheel on PyPI (+cu128, the default): libtorch_cuda.so fatbins";
 const W2_9: &str = "torch-2.9.1 wheel on PyPI (+cu128, the default): libtorch_cuda.so fatbins";
@@ -292,6 +297,14 @@ pub fn variant_cuda(variant: &str) -> Option<CudaVersion> {
 /// `2.8.0+cu128` → "cu128"; `+cpu` → "cpu"; none → None.
 pub fn local_variant(version: &str) -> Option<&str> {
     version.split_once('+').map(|(_, v)| v)
+}
+
+/// The wheel variant a torch is: its local label (`2.8.0+cu128` → "cu128"), else, for PyPI's
+/// default builds, which carry none, the CUDA that torch.version.cuda names ("12.8" → "cu128").
+pub fn build_variant(version: &str, cuda: Option<&str>) -> Option<String> {
+    local_variant(version)
+        .map(str::to_string)
+        .or_else(|| cuda.map(|c| format!("cu{}", c.replace('.', ""))))
 }
 
 /// The newest official build for the platform that runs on `cc` and whose CUDA the driver

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::compat::companions::{self, CompanionRelease};
 use crate::compat::driver::{driver_verdict_on, DriverVerdict};
-use crate::compat::torch::{covers, local_variant, release_minor, Platform, TorchBuild, BUILDS};
+use crate::compat::torch::{build_variant, covers, release_minor, Platform, TorchBuild, BUILDS};
 use crate::compat::torch_pythons;
 use crate::compat::DriverVersion;
 use crate::pyversion::{cmp_versions, holds};
@@ -228,13 +228,20 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
         .collect();
     // Within it, the installed build itself first: a working variant is not replaced.
     let installed_variant = m.installed("torch").cloned();
+    // Then, among a release's builds, those whose architecture list a primary source confirms:
+    // an unconfirmed row is picked only where no confirmed build of that release fits.
+    let release_rank = |b: &TorchBuild| {
+        BUILDS
+            .iter()
+            .position(|x| x.platform == b.platform && x.release == b.release)
+    };
     rows.sort_by_key(|b| {
         let other_release =
             installed_minor.is_none() || release_minor(b.release) != installed_minor;
         let other_build = !installed_variant
             .as_ref()
             .is_some_and(|i| same_build(m, i, b.release, b.variant));
-        (other_release, other_build)
+        (other_release, other_build, release_rank(b), !b.confirmed())
     });
     let judged: Vec<Judged<(&'static TorchBuild, String)>> = rows
         .into_iter()
@@ -332,7 +339,7 @@ pub fn recommend(m: &Machine, with: &[&str]) -> Recommendation {
         let pins = torch_pins(m, &release, with, &mut notes);
         if !b.confirmed() {
             notes.push(format!(
-                "No primary source confirms the architecture list of {} (see its source in --format json); after installing, `python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints it.",
+                "Unconfirmed: the CUDA version and architecture list of {} are not read from its own wheel (its source is in --format json). After installing, `python -c \"import torch; print(torch.version.cuda, torch.cuda.get_arch_list())\"` prints both.",
                 j.label
             ));
         }
@@ -581,12 +588,7 @@ pub fn recommend_companion(m: &Machine, name: &str) -> Recommendation {
     };
     let tv = torch.version.clone();
     let base = tv.split('+').next().unwrap_or(&tv).to_string();
-    // PyPI's default builds carry no +cuXYZ label: torch.version.cuda says which they are.
-    let variant = local_variant(&tv).map(str::to_string).or_else(|| {
-        m.torch_cuda
-            .as_deref()
-            .map(|c| format!("cu{}", c.replace('.', "")))
-    });
+    let variant = build_variant(&tv, m.torch_cuda.as_deref());
     // Newest first; a release declaring no torch is never proposed (nothing says it fits).
     let mut rows: Vec<&'static CompanionRelease> = companions::RELEASES
         .iter()

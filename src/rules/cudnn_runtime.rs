@@ -10,6 +10,7 @@ use crate::findings::{Finding, Severity};
 use crate::loader::How;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use std::path::Path;
 
 pub const RULE: Rule = Rule {
     name: "cudnn_runtime",
@@ -101,12 +102,40 @@ fn run(snap: &Snapshot) -> Outcome {
             format!("{}/torch-{}.dist-info/METADATA", env.site, t.dist_version),
         );
         f = match &o.how {
-            How::LdLibraryPath { entry, .. } => f.fix_text(format!(
-                "Remove {entry} from LD_LIBRARY_PATH for Python (torch then loads its own wheel's cuDNN)"
-            )),
+            How::LdLibraryPath { entry, .. } => {
+                // Without the pinned wheel, dropping the entry leaves torch no cuDNN at all.
+                let wheel_installed = env
+                    .nvidia_wheels
+                    .iter()
+                    .any(|d| d.name == pin.name && pin.spec.trim_start_matches("==") == d.version);
+                if !wheel_installed {
+                    f = f.fix_cmd(
+                        "Install the cuDNN torch pins",
+                        crate::recommend::commands::install_into(
+                            env,
+                            &[format!("{}{}", pin.name, pin.spec)],
+                            false,
+                            false,
+                        ),
+                    );
+                }
+                let text = format!(
+                    "{} {entry} from LD_LIBRARY_PATH for Python (torch then loads its own wheel's cuDNN)",
+                    if wheel_installed { "Remove" } else { "Then remove" }
+                );
+                match super::ld_library_path_without(snap, Path::new(entry.trim_end_matches('/'))) {
+                    Some(cmd) => f.fix_cmd(text, cmd),
+                    None => f.fix_text(text),
+                }
+            }
             _ => f.fix_cmd(
                 "Install the cuDNN torch pins",
-                crate::recommend::commands::install_into(env, &[format!("{}{}", pin.name, pin.spec)], false, false),
+                crate::recommend::commands::install_into(
+                    env,
+                    &[format!("{}{}", pin.name, pin.spec)],
+                    false,
+                    false,
+                ),
             ),
         };
         out.push(f);
@@ -149,6 +178,40 @@ mod tests {
         assert!(f.fix[0]
             .text
             .starts_with("Remove /opt/cudnn/lib from LD_LIBRARY_PATH"));
+        // Without the pinned wheel it comes first, then the entry goes.
+        let mut s = bound(
+            "9.0.0",
+            How::LdLibraryPath {
+                index: 1,
+                entry: "/opt/cudnn/lib".into(),
+            },
+        );
+        primary_env(&mut s).nvidia_wheels.clear();
+        let f = only(run(&s), "GD061", Severity::Error);
+        assert_eq!(
+            first_cmd(&f),
+            "pip install nvidia-cudnn-cu12==9.1.0.70",
+            "{:?}",
+            f.fix
+        );
+        assert!(f.fix[1]
+            .text
+            .starts_with("Then remove /opt/cudnn/lib from LD_LIBRARY_PATH"));
+        // With the variable's value known the fix is the command that drops the entry.
+        let mut s = bound(
+            "9.0.0",
+            How::LdLibraryPath {
+                index: 1,
+                entry: "/opt/cudnn/lib/".into(),
+            },
+        );
+        set_env(&mut s, "LD_LIBRARY_PATH", "/usr/local/lib:/opt/cudnn/lib/");
+        let f = only(run(&s), "GD061", Severity::Error);
+        assert_eq!(f.fix.len(), 1, "{:?}", f.fix);
+        assert_eq!(first_cmd(&f), "export LD_LIBRARY_PATH=/usr/local/lib");
+        set_env(&mut s, "LD_LIBRARY_PATH", "/opt/cudnn/lib");
+        let f = only(run(&s), "GD061", Severity::Error);
+        assert_eq!(first_cmd(&f), "unset LD_LIBRARY_PATH");
     }
 
     #[test]

@@ -331,7 +331,7 @@ fn fixes(
         Failure::VersionNotFound { library, .. } | Failure::UndefinedSymbol { library, .. } => {
             match &first.picked_how {
                 Some(How::LdLibraryPath { entry, .. }) => {
-                    f = f.fix_text(format!(
+                    let text = format!(
                         "Remove {entry} from LD_LIBRARY_PATH for this program{}{}",
                         if l.site == FILES_GIVEN {
                             ""
@@ -343,7 +343,14 @@ fn fixes(
                             .first()
                             .map(|w| format!("; the loader then takes {w}"))
                             .unwrap_or_default()
-                    ));
+                    );
+                    f = match super::ld_library_path_without(
+                        snap,
+                        std::path::Path::new(entry.trim_end_matches('/')),
+                    ) {
+                        Some(cmd) => f.fix_cmd(text, cmd),
+                        None => f.fix_text(text),
+                    };
                 }
                 Some(How::AlreadyLoaded) => {
                     f = f.fix_text(format!(
@@ -611,6 +618,14 @@ mod tests {
         assert!(f.fix[0]
             .text
             .contains("nvidia/nvjitlink/lib/libnvJitLink.so.12"));
+        // The variable's value is known: the fix is the command that drops the entry.
+        set_env(
+            &mut s,
+            "LD_LIBRARY_PATH",
+            "/opt/cuda-12.0/lib64:/opt/tools/lib",
+        );
+        let f = only(run(&s), "GD060", Severity::Error);
+        assert_eq!(first_cmd(&f), "export LD_LIBRARY_PATH=/opt/tools/lib");
     }
 
     #[test]

@@ -350,6 +350,29 @@ pub(crate) fn container_cause(snap: &Snapshot) -> Option<&'static str> {
     None
 }
 
+/// The shell command that leaves LD_LIBRARY_PATH without every entry naming `dir` (`unset`
+/// when none is left); None when no entry names it or the variable is not set.
+pub(crate) fn ld_library_path_without(
+    snap: &Snapshot,
+    dir: &std::path::Path,
+) -> Option<crate::findings::Shell> {
+    let value = snap.environment.as_ref()?.value("LD_LIBRARY_PATH")?;
+    let entries: Vec<&str> = value.split(':').filter(|e| !e.is_empty()).collect();
+    let kept: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|e| std::path::Path::new(e.trim_end_matches('/')) != dir)
+        .collect();
+    if kept.len() == entries.len() {
+        return None;
+    }
+    Some(if kept.is_empty() {
+        "unset LD_LIBRARY_PATH".into()
+    } else {
+        crate::sh!("export LD_LIBRARY_PATH={}", kept.join(":"))
+    })
+}
+
 fn requires_nvidia_hardware(snap: &Snapshot) -> Option<Outcome> {
     if snap.pci.is_none() && snap.device_nodes.is_none() && snap.kernel_module.is_none() {
         return Some(Outcome::NotApplicable(

@@ -121,7 +121,9 @@ fn run(snap: &Snapshot) -> Outcome {
                         };
                         (num("sm_"), num("compute_"), s.arch_list.join(" "), src)
                     }
-                    _ => match crate::compat::torch::local_variant(&version)
+                    // A conda package is not PyPI's build of that release: its list is its own.
+                    _ => match crate::compat::torch::build_variant(&version, t.cuda.as_deref())
+                        .filter(|_| t.conda_build.is_none())
                         .zip(platform)
                         .and_then(|(v, p)| builds_of(&version, p).find(|b| b.variant == v))
                     {
@@ -328,6 +330,23 @@ mod tests {
         assert_clean(run(&s));
         gpus_named(&mut s, "NVIDIA GeForce RTX 5090", "12.0");
         only(run(&s), "GD043", Severity::Error);
+    }
+
+    #[test]
+    fn pypis_unlabelled_build_is_judged_by_its_cuda_and_a_conda_one_is_not() {
+        // PyPI's torch 2.5.1 is the cu124 build without the label: no sm_120 in it.
+        let mut s = with_torch(torch("2.5.1", Some("12.4")));
+        gpus_named(&mut s, "NVIDIA GeForce RTX 5090", "12.0");
+        torch_mut(&mut s).arches = None;
+        let f = only(run(&s), "GD043", Severity::Error);
+        assert!(
+            f.evidence[0].source.contains("2.5.1 cu124 x86_64 build"),
+            "{:?}",
+            f.evidence
+        );
+        // conda's pytorch 2.5.1 is built with its own architecture list.
+        torch_mut(&mut s).conda_build = Some("cuda124_py312h0".into());
+        assert_clean(run(&s));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::{Outcome, Rule};
 use crate::compat::companions;
-use crate::compat::torch::{local_variant, variant_cuda};
+use crate::compat::torch::{build_variant, local_variant, variant_cuda};
 use crate::findings::{Finding, Severity};
 use crate::pyversion::satisfies;
 use crate::recommend::{self, Machine};
@@ -34,12 +34,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .get()
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
-        // PyPI's default builds have no +cuXYZ label: torch.version.cuda says which they are.
-        let torch_variant = local_variant(&tv).map(str::to_string).or_else(|| {
-            t.cuda
-                .as_deref()
-                .map(|c| format!("cu{}", c.replace('.', "")))
-        });
+        let torch_variant = build_variant(&tv, t.cuda.as_deref());
         for c in env
             .companions
             .iter()

@@ -232,22 +232,7 @@ fn run(snap: &Snapshot) -> Outcome {
 /// The shell command that leaves LD_LIBRARY_PATH without the entry `path` was found in
 /// (`unset` when no other entry is left); None when no entry names its directory.
 fn without_dir(snap: &Snapshot, path: &str) -> Option<crate::findings::Shell> {
-    let value = snap.environment.as_ref()?.value("LD_LIBRARY_PATH")?;
-    let dir = Path::new(path).parent()?;
-    let entries: Vec<&str> = value.split(':').collect();
-    let kept: Vec<&str> = entries
-        .iter()
-        .copied()
-        .filter(|e| !e.is_empty() && Path::new(e.trim_end_matches('/')) != dir)
-        .collect();
-    if kept.len() == entries.iter().filter(|e| !e.is_empty()).count() {
-        return None;
-    }
-    Some(if kept.is_empty() {
-        "unset LD_LIBRARY_PATH".into()
-    } else {
-        crate::sh!("export LD_LIBRARY_PATH={}", kept.join(":"))
-    })
+    super::ld_library_path_without(snap, Path::new(path).parent()?)
 }
 
 #[cfg(test)]

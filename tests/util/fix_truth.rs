@@ -1,8 +1,9 @@
 //! The sandbox in which tests run the fix commands gpudoctor prints: a local package index
 //! (PyPI and PyTorch's per-CUDA indexes, served over HTTP on 127.0.0.1 by Python's
 //! http.server) holding stand-in wheels, real environments made by the real tools (a venv by
-//! `python3 -m venv`, a uv venv, a uv project), and the real installers (pip 25.3 from the
-//! wheelhouse `.ci/fetch-packaging-tools` fills, the venv's own pip, uv 0.13.9).
+//! `python3 -m venv`, a uv venv, a uv project, a poetry project), and the real installers (pip
+//! 25.3 from the wheelhouse `.ci/fetch-packaging-tools` fills, the venv's own pip, uv 0.13.9,
+//! poetry 2.5.1).
 //!
 //! The printed command is run as printed, with two mappings the harness owns: the public index
 //! URLs become the local server's, and a path inside the fake root (`/venv/bin/python`) becomes
@@ -59,10 +60,15 @@ pub fn tools() -> Option<Tools> {
     let Some(pip_wheel) = pip_wheel else {
         return missing(format!("no pip-25.3 wheel in {}", wheelhouse.display()));
     };
+    let poetry = tools_dir.join("bin/poetry");
+    if !poetry.exists() {
+        return missing(format!("{} is missing", poetry.display()));
+    }
     Some(Tools {
         python,
         uv,
         pip_wheel,
+        poetry,
     })
 }
 
@@ -79,6 +85,8 @@ pub struct Tools {
     pub uv: PathBuf,
     /// pip 25.3's wheel, installed offline into a venv that is to run pip 25.3.
     pub pip_wheel: PathBuf,
+    /// poetry 2.5.1 (its own venv; on the sandbox's PATH as `poetry`).
+    pub poetry: PathBuf,
 }
 
 /// A stand-in wheel: real wheel file layout (dist-info with METADATA, WHEEL, RECORD), any
@@ -343,6 +351,12 @@ impl Sandbox {
             .env("UV_CACHE_DIR", h.join("uv-cache"))
             .env("UV_PYTHON_DOWNLOADS", "never")
             .env("UV_NO_PROGRESS", "1")
+            // A project's environment in the project (`.venv`), as the fixes expect; no
+            // keyring (a desktop one would be asked for every index).
+            .env("POETRY_VIRTUALENVS_IN_PROJECT", "true")
+            .env("POETRY_CACHE_DIR", h.join("poetry-cache"))
+            .env("POETRY_NO_INTERACTION", "1")
+            .env("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
             .output()
             .expect("run /bin/sh")
     }
