@@ -850,3 +850,343 @@ fn a_cpu_torch_in_a_poetry_project_is_fixed_in_the_project() {
     let (_, v) = env.check();
     assert!(findings(&v, "GD041").is_empty(), "{:#}", v["findings"]);
 }
+
+/// The packages recommend answers for, and what their installs pull in: the stand-ins keep
+/// the requirements among these (verbatim from PyPI) and drop the rest (numpy, nvidia-*, …).
+const FAMILY: &[&str] = &[
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "vllm",
+    "jax",
+    "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda12-pjrt",
+    "jax-cuda13-plugin",
+    "jax-cuda13-pjrt",
+    "onnxruntime-gpu",
+];
+
+/// PyTorch's per-CUDA indexes the stand-ins are published on.
+const TORCH_VARIANTS: &[&str] = &["cu118", "cu126", "cu128", "cu129", "cu130", "cu132"];
+
+/// A release newer than any real one, on every index: a command that does not pin what it
+/// names would take it.
+const DECOY: &str = "99.0.0";
+
+/// The real METADATA of the releases recommend names: Requires-Python, Requires-Dist,
+/// Provides-Extra and the Linux wheels' names, read from PyPI by `.ci/compat-refresh --pins`.
+fn pypi_pins() -> serde_json::Map<String, Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pypi-pins.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn requirement_name(req: &str) -> String {
+    req.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+        .next()
+        .unwrap()
+        .to_ascii_lowercase()
+        .replace('_', "-")
+}
+
+/// The local index for recommend's answers: every recorded release on PyPI with its own
+/// requirements among FAMILY; torch and its companions also on each PyTorch index with the
+/// variant's local label; the decoy release everywhere.
+fn recommend_index(t: &Tools, pins: &serde_json::Map<String, Value>) -> Index {
+    let index = Index::start(t);
+    let family = |reqs: &Value| -> Vec<String> {
+        reqs.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .filter(|r| FAMILY.contains(&requirement_name(r).as_str()))
+            .collect()
+    };
+    for (key, m) in pins {
+        let (name, version) = key.split_once("==").unwrap();
+        let mut w = Wheel::new(name, version);
+        w.requires = family(&m["requires_dist"]);
+        w.extras = m["provides_extra"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap().to_string())
+            .collect();
+        index.publish(None, &w);
+        if ["torch", "torchvision", "torchaudio"].contains(&name) {
+            for v in TORCH_VARIANTS {
+                let mut labelled = Wheel::new(name, &format!("{version}+{v}"));
+                labelled.requires = w.requires.clone();
+                labelled.extras = w.extras.clone();
+                index.publish(Some(v), &labelled);
+            }
+        }
+    }
+    for name in FAMILY {
+        let decoy = || {
+            let w = Wheel::new(name, DECOY);
+            if *name == "torch" {
+                w
+            } else {
+                w.requires(&format!("torch=={DECOY}"))
+            }
+        };
+        index.publish(None, &decoy());
+        if ["torch", "torchvision", "torchaudio"].contains(name) {
+            for v in TORCH_VARIANTS {
+                let mut w = decoy();
+                w.version = format!("{DECOY}+{v}");
+                index.publish(Some(v), &w);
+            }
+        }
+    }
+    index
+}
+
+/// Whether a wheel file serves CPython 3.`minor` on x86_64: cp3N with its own ABI, cp3N-abi3
+/// for N ≤ minor, py3-none; a Linux x86_64 or pure platform tag.
+fn wheel_serves(file: &str, minor: u32) -> bool {
+    let parts: Vec<&str> = file.trim_end_matches(".whl").split('-').collect();
+    let [.., py, abi, plat] = parts[..] else {
+        return false;
+    };
+    if !(plat == "any"
+        || plat
+            .split('.')
+            .any(|p| p.contains("linux") && p.ends_with("x86_64")))
+    {
+        return false;
+    }
+    py.split('.').any(|py| {
+        let n = py.strip_prefix("cp3").and_then(|n| n.parse::<u32>().ok());
+        match n {
+            Some(n) if abi == "abi3" => n <= minor,
+            Some(n) => n == minor && !abi.ends_with('t'),
+            None => py.starts_with("py3"),
+        }
+    })
+}
+
+/// Every recommend answer, on six machines (drivers 525 to 580, Volta to Blackwell, Python
+/// 3.9 to 3.13), for torch, torch with its companions, torch with vllm, jax and
+/// onnxruntime-gpu: each release it names exists on PyPI with a wheel for the machine's
+/// Python whose Requires-Python admits it, and its commands, run as printed by real pip and
+/// real uv in a fresh venv against an index of stand-ins carrying the packages' own
+/// requirements, install exactly the releases the answer names — one command never replaces
+/// what another installed.
+#[test]
+fn every_recommend_answer_installs_exactly_what_it_names() {
+    let Some(t) = tools() else { return };
+    let pins = pypi_pins();
+    let index = recommend_index(&t, &pins);
+    let sb = Sandbox::new(&index);
+    // pip 25.3 with its vendored `packaging` judges Requires-Python.
+    let judge = sb.home.path().join("judge");
+    sb.run_ok(
+        &format!(
+            "{} venv -q --python {} {} && {} pip install -q --python {}/bin/python --no-index {}",
+            t.uv.display(),
+            t.python.display(),
+            judge.display(),
+            t.uv.display(),
+            judge.display(),
+            t.pip_wheel.display()
+        ),
+        sb.home.path(),
+    );
+    let machines = [
+        ("580.95.05", "H100", "3.12"),
+        ("570.195.03", "H100", "3.12"),
+        ("550.54.15", "A100", "3.11"),
+        ("535.183.01", "T4", "3.10"),
+        ("570.133.07", "RTX 5090", "3.13"),
+        ("525.147.05", "V100", "3.9"),
+    ];
+    let sets: &[&[&str]] = &[
+        &["torch"],
+        &["torch", "torchvision", "torchaudio"],
+        &["torch", "vllm"],
+        &["jax"],
+        &["onnxruntime-gpu"],
+    ];
+    let mut ran = std::collections::BTreeSet::new();
+    let mut python_claims = Vec::new();
+    let mut missing = Vec::new();
+    for (driver, gpu, python) in machines {
+        let minor: u32 = python.split('.').nth(1).unwrap().parse().unwrap();
+        for set in sets {
+            let r = FakeRoot::new();
+            let (_, v) = json(r.cmd().arg("recommend").args(*set).args([
+                "--fresh",
+                "--driver",
+                driver,
+                "--gpu",
+                gpu,
+                "--python",
+                python,
+                "--platform",
+                "x86_64",
+            ]));
+            let what = format!("{set:?} on {driver} {gpu} Python {python}");
+            // What the answer names: (name, version as installed).
+            let mut expect: Vec<(String, String)> = Vec::new();
+            let mut pip_lines = Vec::new();
+            let mut uv_lines = Vec::new();
+            for rec in v["recommendations"].as_array().unwrap() {
+                let pick = &rec["pick"];
+                if pick.is_null() {
+                    continue;
+                }
+                let label = pick["torch_backend"].as_str();
+                for p in pick["pins"].as_array().unwrap() {
+                    let name = p["name"].as_str().unwrap().to_string();
+                    let version = p["version"].as_str().unwrap().to_string();
+                    match pins.get(&format!("{name}=={version}")) {
+                        None => missing.push(format!("{name}=={version}")),
+                        Some(m) => {
+                            assert!(
+                                m["wheels"]
+                                    .as_array()
+                                    .unwrap()
+                                    .iter()
+                                    .any(|w| wheel_serves(w.as_str().unwrap(), minor)),
+                                "{what}: {name} {version} has no wheel for Python {python} on x86_64: {}",
+                                m["wheels"]
+                            );
+                            if let Some(spec) = m["requires_python"].as_str() {
+                                python_claims.push((what.clone(), name.clone(), spec.to_string()));
+                            }
+                        }
+                    }
+                    let installed = match label {
+                        Some(l) if pick["index_url"].as_str().is_some() => format!("{version}+{l}"),
+                        _ => version,
+                    };
+                    expect.push((name, installed));
+                }
+                let lines: Vec<&str> = rec["commands"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|c| c["lines"].as_array().unwrap())
+                    .map(|l| l.as_str().unwrap())
+                    .collect();
+                let pip: Vec<&&str> = lines
+                    .iter()
+                    .filter(|l| l.starts_with("python -m pip "))
+                    .collect();
+                let plain: Vec<&&str> = lines.iter().filter(|l| l.starts_with("pip ")).collect();
+                assert_eq!(pip.len(), plain.len(), "{what}: {lines:?}");
+                for (a, b) in pip.iter().zip(&plain) {
+                    assert_eq!(a.strip_prefix("python -m "), Some(**b), "{what}");
+                }
+                pip_lines.extend(pip.iter().map(|l| l.to_string()));
+                uv_lines.extend(
+                    lines
+                        .iter()
+                        .filter(|l| l.starts_with("uv pip "))
+                        .map(|l| l.to_string()),
+                );
+            }
+            if expect.is_empty() || !ran.insert((pip_lines.clone(), uv_lines.clone())) {
+                continue;
+            }
+            for (installer, lines) in [("pip", &pip_lines), ("uv", &uv_lines)] {
+                assert!(!lines.is_empty(), "{what}: no {installer} command");
+                let venv = tempfile::tempdir().unwrap();
+                let venv = venv.path().join("venv");
+                sb.run_ok(
+                    &format!(
+                        "{uv} venv -q --python {py} {v} && {uv} pip install -q --python {v}/bin/python --no-index {pip}",
+                        uv = t.uv.display(),
+                        py = t.python.display(),
+                        v = venv.display(),
+                        pip = t.pip_wheel.display()
+                    ),
+                    sb.home.path(),
+                );
+                for line in lines {
+                    let out = sb.run_ok(
+                        &format!(
+                            "export VIRTUAL_ENV={v} PATH={v}/bin:$PATH; {}",
+                            index.local(line),
+                            v = venv.display()
+                        ),
+                        sb.home.path(),
+                    );
+                    assert!(
+                        !out.contains("does not provide the extra")
+                            && !out.contains("does not have an extra"),
+                        "{what}: `{line}` names an extra the package does not have:\n{out}"
+                    );
+                }
+                let py = std::fs::read_dir(venv.join("lib"))
+                    .unwrap()
+                    .flatten()
+                    .next()
+                    .unwrap()
+                    .path();
+                let have: Vec<(String, String)> = installed(&py.join("site-packages"))
+                    .into_iter()
+                    .filter(|(n, _)| FAMILY.contains(&n.as_str()))
+                    .collect();
+                for (name, version) in &expect {
+                    assert!(
+                        have.contains(&(name.clone(), version.clone())),
+                        "{what}: after {lines:?} ({installer}) {name} is not {version}: {have:?}"
+                    );
+                }
+                // Anything else came in by a pin of what was named: jax's jaxlib, plugin and
+                // PJRT at jax's own version; never the decoy.
+                for (name, version) in &have {
+                    if expect.iter().any(|(n, _)| n == name) {
+                        continue;
+                    }
+                    let jax = expect.iter().find(|(n, _)| n == "jax");
+                    assert!(
+                        name.starts_with("jax") && jax.is_some_and(|(_, jv)| jv == version),
+                        "{what}: {lines:?} ({installer}) also installed {name} {version}: {have:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "releases named by recommend but not recorded; run `.ci/compat-refresh --pins tests/fixtures/pypi-pins.json {}`",
+        missing.join(" ")
+    );
+    // Requires-Python, judged by pip's own `packaging`.
+    let script = python_claims
+        .iter()
+        .map(|(what, name, spec)| {
+            let py = what.rsplit("Python ").next().unwrap();
+            format!(
+                "print({:?}, SpecifierSet({spec:?}).contains({py:?}))\n",
+                format!("{what}: {name} requires Python {spec}")
+            )
+        })
+        .collect::<String>();
+    let script_path = sb.home.path().join("judge.py");
+    write(
+        &script_path,
+        &format!("from pip._vendor.packaging.specifiers import SpecifierSet\n{script}"),
+    );
+    let out = sb.run_ok(
+        &format!("{}/bin/python {}", judge.display(), script_path.display()),
+        sb.home.path(),
+    );
+    let refused: Vec<&str> = out.lines().filter(|l| l.ends_with(" False")).collect();
+    assert!(
+        refused.is_empty(),
+        "answers for a Python their release refuses: {refused:#?}"
+    );
+    assert!(out.lines().count() >= 20, "{out}");
+    assert!(ran.len() >= 12, "distinct answers run: {}", ran.len());
+    eprintln!(
+        "recommend: {} distinct answers run by pip and uv, {} Requires-Python claims judged",
+        ran.len(),
+        python_claims.len()
+    );
+}

@@ -96,6 +96,8 @@ pub struct Wheel {
     pub version: String,
     pub requires: Vec<String>,
     pub requires_python: Option<String>,
+    /// `Provides-Extra:` names (an extra not declared is warned about by pip and uv).
+    pub extras: Vec<String>,
     pub files: Vec<(String, Vec<u8>)>,
 }
 
@@ -106,6 +108,7 @@ impl Wheel {
             version: version.into(),
             requires: Vec::new(),
             requires_python: None,
+            extras: Vec::new(),
             files: Vec::new(),
         }
     }
@@ -162,6 +165,9 @@ impl Wheel {
         );
         if let Some(p) = &self.requires_python {
             md.push_str(&format!("Requires-Python: {p}\n"));
+        }
+        for e in &self.extras {
+            md.push_str(&format!("Provides-Extra: {e}\n"));
         }
         for r in &self.requires {
             md.push_str(&format!("Requires-Dist: {r}\n"));
