@@ -1190,3 +1190,64 @@ fn every_recommend_answer_installs_exactly_what_it_names() {
         python_claims.len()
     );
 }
+
+/// docs/guide.md's "torch.cuda.is_available() is False", followed as written: its first
+/// command, then the fix of the finding its table names for a CPU torch, then the command
+/// again. In a venv (pip) and a uv project it ends with a CUDA torch and no GD041. (Under
+/// --root the import itself is not run: the static probes are what the guide's step finds.)
+#[test]
+fn the_guides_is_available_path_ends_with_a_cuda_torch() {
+    let Some(t) = tools() else { return };
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/guide.md")).unwrap();
+    let section = guide
+        .split("\n## ")
+        .find(|s| s.starts_with("`torch.cuda.is_available()` is False"))
+        .expect("the guide's is_available section");
+    let run = section
+        .split('`')
+        .find(|s| s.starts_with("gpudoctor check"))
+        .expect("the section's first command");
+    let args: Vec<&str> = run.split_whitespace().skip(1).collect();
+    let row = section
+        .lines()
+        .find(|l| l.contains("CPU-only"))
+        .expect("the CPU torch row");
+    assert!(row.contains("GD041"), "{row}");
+    let index = torch_index(&t);
+    let sb = Sandbox::new(&index);
+    let guided = |env: &Env| -> Value {
+        let mut c = env.root.cmd();
+        let (_, v) = json(c.env("VIRTUAL_ENV", &env.logical).args(&args));
+        v
+    };
+    let venv = pip_venv(&t, &sb, laptop(), false);
+    sb.run_ok(
+        &format!(
+            "{} -m pip install -q torch==2.5.1+cpu --index-url {}",
+            venv.python().display(),
+            index.url("whl/cpu")
+        ),
+        venv.root.path(),
+    );
+    let project = uv_project(&t, &sb, laptop(), &["torch==2.5.1"], "");
+    for env in [&venv, &project] {
+        let before = guided(env);
+        let fix = commands(finding(&before, "GD041"));
+        let fix = fix.first().expect("GD041's command");
+        sb.run_ok(&index.local(&env.real(fix)), env.root.path());
+        let after = guided(env);
+        assert!(
+            findings(&after, "GD041").is_empty(),
+            "{}: GD041 after `{fix}`: {:#}",
+            env.logical,
+            after["findings"]
+        );
+        assert_eq!(
+            version_of(&env.site(), "torch").as_deref(),
+            Some("2.5.1+cu124"),
+            "{}",
+            env.logical
+        );
+    }
+}
