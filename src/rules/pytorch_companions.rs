@@ -90,8 +90,15 @@ fn run(snap: &Snapshot) -> Outcome {
                         severity = Severity::Error;
                         consequence = None;
                     }
-                    // pip refuses such metadata too; what the wheel accepts is unknown.
-                    Err(e) => problems.push(format!("its torch requirement cannot be judged: {e}")),
+                    // What the wheel accepts is unknown: a warning unless something else
+                    // already fails.
+                    Err(e) => {
+                        if problems.is_empty() {
+                            severity = Severity::Warning;
+                            consequence = Some(format!("Its METADATA declares a torch requirement that is no PEP 440 specifier, so whether it accepts torch {tv} cannot be told; pip 24.1 and later refuse such metadata (\"Invalid requirement\"), so reinstalling or upgrading this environment with it fails. A release of {} from torch's index declares a valid pin.", c.name));
+                        }
+                        problems.push(format!("its torch requirement cannot be judged: {e}"));
+                    }
                 }
             }
             if problems.is_empty() {
@@ -275,6 +282,27 @@ mod tests {
         // A METADATA pin is believed over the table (a local build of 0.29.2 pinned to 2.13).
         let mut tv = dist("torchvision", "0.29.2");
         tv.requires_torch = Some("==2.13.0".into());
+        torch_2_15(&mut s).companions = vec![tv];
+        only(run(&s), "GD046", Severity::Error);
+    }
+
+    #[test]
+    fn an_unparsable_torch_pin_is_reported_never_satisfied() {
+        let mut s = healthy();
+        let mut tv = dist("torchvision", "0.29.0");
+        tv.requires_torch = Some(">=2.x".into());
+        torch_2_15(&mut s).companions = vec![tv];
+        let f = only(run(&s), "GD046", Severity::Warning);
+        assert!(
+            f.title.contains("its torch requirement cannot be judged"),
+            "{}",
+            f.title
+        );
+        assert!(f.detail.contains("pip 24.1"), "{}", f.detail);
+        assert!(!first_cmd(&f).is_empty());
+        // With a CUDA-variant mismatch as well, the mismatch decides: an error.
+        let mut tv = dist("torchvision", "0.29.2+cu126");
+        tv.requires_torch = Some(">=2.x".into());
         torch_2_15(&mut s).companions = vec![tv];
         only(run(&s), "GD046", Severity::Error);
     }
