@@ -404,6 +404,38 @@ fn upgraded_without_reboot(libraries: &str) -> FakeRoot {
     r
 }
 
+/// Two independent root causes: the headline names both and only them, the consequence after
+/// "which also cause", and the footer points at the first root.
+#[test]
+fn a_headline_with_two_roots_names_both_and_no_consequence() {
+    let r = upgraded_without_reboot("580.95.05");
+    let (code, report) = json(r.cmd().env("CUDA_VISIBLE_DEVICES", "-1").arg("check"));
+    assert_eq!(code, 1);
+    let codes: Vec<&str> = report["headline"]["codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"GD018") && codes.contains(&"GD009"),
+        "{codes:?}"
+    );
+    assert!(!codes.contains(&"GD017"), "{codes:?}");
+    let headline = report["headline"]["text"].as_str().unwrap();
+    assert!(headline.contains("2 blockers ("), "{headline}");
+    assert!(headline.contains("which also cause GD017"), "{headline}");
+    let out = r
+        .cmd()
+        .env("CUDA_VISIBLE_DEVICES", "-1")
+        .arg("check")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(!footer.contains("GD017"), "{text}");
+}
+
 #[test]
 fn gd018_leads_and_explains_gd017_in_every_format() {
     let r = upgraded_without_reboot("580.95.05");
