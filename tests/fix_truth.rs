@@ -510,7 +510,7 @@ fn variables_left_set_are_cleared_by_the_printed_shell_command() {
         &sb,
         &[("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments=True")],
         "GD014",
-        "unset PYTORCH_CUDA_ALLOC_CONF",
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
     );
     shell_fix(
         &r,
@@ -542,6 +542,14 @@ fn variables_left_set_are_cleared_by_the_printed_shell_command() {
             "PYTORCH_ALLOC_CONF",
             "expandable_segments:True,max_split_size_mb=128",
         )],
+        "GD014",
+        "export PYTORCH_ALLOC_CONF=expandable_segments:True,max_split_size_mb:128",
+    );
+    // Nothing to correct it to: cleared.
+    shell_fix(
+        &r,
+        &sb,
+        &[("PYTORCH_ALLOC_CONF", "max_split_size_mb:0")],
         "GD014",
         "unset PYTORCH_ALLOC_CONF",
     );

@@ -104,6 +104,49 @@ fn err(message: impl Into<String>) -> AllocConfError {
     }
 }
 
+/// The value with every error replaced by its suggestion (`key=value` → `key:value`, a
+/// misspelt key → the known one, `true` → `True`) and empty entries dropped, when that leaves
+/// a value without errors; None when some error has no replacement.
+pub fn corrected_alloc_conf(value: &str) -> Option<String> {
+    // Entries are split at commas outside brackets (roundup_power2_divisions:[256:1,>:8]).
+    let mut entries = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, ch) in value.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                entries.push(&value[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    entries.push(&value[start..]);
+    let mut out: Vec<String> = Vec::new();
+    for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+        let conf = parse_alloc_conf(entry);
+        match conf.errors.as_slice() {
+            [] => out.push(entry.to_string()),
+            [e] => {
+                let s = e.suggestion.as_deref()?;
+                if let Some(key) = s
+                    .strip_prefix("did you mean ")
+                    .and_then(|k| k.strip_suffix('?'))
+                {
+                    let (_, v) = entry.split_once(':')?;
+                    out.push(format!("{key}:{v}"));
+                } else {
+                    out.push(s.to_string());
+                }
+            }
+            _ => return None,
+        }
+    }
+    let fixed = out.join(",");
+    (!fixed.is_empty() && parse_alloc_conf(&fixed).errors.is_empty()).then_some(fixed)
+}
+
 pub fn parse_alloc_conf(value: &str) -> AllocConf {
     let tokens = tokenize(value);
     let mut conf = AllocConf::default();
@@ -427,9 +470,16 @@ fn run(snap: &Snapshot) -> Outcome {
                 .iter()
                 .filter_map(|e| e.suggestion.clone())
                 .collect();
-            if !fixed.is_empty() {
-                f = f.fix_text(format!("Write it as: {}", fixed.join(", ")));
-            }
+            f = match corrected_alloc_conf(value) {
+                Some(v) => f.fix_cmd(
+                    "Set it as PyTorch reads it",
+                    crate::sh!("export {}={}", name, v),
+                ),
+                None if !fixed.is_empty() => {
+                    f.fix_text(format!("Write it as: {}", fixed.join(", ")))
+                }
+                None => f,
+            };
             out.push(
                 f.fix_text("Options are comma-separated key:value pairs, e.g. expandable_segments:True,max_split_size_mb:128")
                     .fix_cmd("Or unset it to use PyTorch's defaults", crate::sh!("unset {}", name)),
@@ -469,6 +519,25 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_with_replaceable_errors_is_corrected_whole() {
+        assert_eq!(
+            corrected_alloc_conf("expandable_segments=True").as_deref(),
+            Some("expandable_segments:True")
+        );
+        assert_eq!(
+            corrected_alloc_conf("expandable_segments:true,,max_split_size_mb=128").as_deref(),
+            Some("expandable_segments:True,max_split_size_mb:128")
+        );
+        assert_eq!(
+            corrected_alloc_conf("expandable_segment:True,roundup_power2_divisions:[256:1,>:8]")
+                .as_deref(),
+            Some("expandable_segments:True,roundup_power2_divisions:[256:1,>:8]")
+        );
+        // No replacement for a bad number: no corrected value.
+        assert_eq!(corrected_alloc_conf("max_split_size_mb:0"), None);
+    }
 
     #[test]
     fn a_huge_unknown_key_is_compared_with_no_known_key() {
@@ -597,7 +666,14 @@ mod tests {
                 "{}",
                 f.title
             );
-            assert!(fixes_mention(&f, "expandable_segments:True"));
+            assert_eq!(
+                first_cmd(&f),
+                "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+            );
+            assert!(fixes_mention(&f, "unset PYTORCH_CUDA_ALLOC_CONF"));
+            // A value with an error that has no replacement keeps the advice and the unset.
+            set_env(&mut s, "PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:0");
+            let f = only(run(&s), "GD014", Severity::Error);
             assert_eq!(first_cmd(&f), "unset PYTORCH_CUDA_ALLOC_CONF");
         }
 
