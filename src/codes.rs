@@ -1,7 +1,7 @@
 //! The registry of finding codes: stable identifiers, one-line titles, the severities each
 //! code's findings can take, and the long explanations `gpudoctor explain` prints
 //! (src/explain/GDxxx.md). Sorted by code. `docs/codes.md` is rendered from it
-//! (`reference_markdown`; tests/docs.rs keeps the file in step).
+//! (`reference_markdown`; tests/it/docs.rs keeps the file in step).
 
 pub use crate::findings::Severity;
 
@@ -138,11 +138,11 @@ pub fn severity_text(info: &CodeInfo) -> String {
 }
 
 /// `docs/codes.md`: every code with its title, its severities and its explanation, in
-/// registry order. tests/docs.rs fails when the file differs (`UPDATE_DOCS=1` rewrites it).
+/// registry order. tests/it/docs.rs fails when the file differs (`UPDATE_DOCS=1` rewrites it).
 pub fn reference_markdown() -> String {
     let mut s = String::from(
         "# Finding codes\n\n\
-         <!-- Generated from src/codes.rs and src/explain/ by `UPDATE_DOCS=1 cargo test --test docs`. Do not edit by hand. -->\n\n\
+         <!-- Generated from src/codes.rs and src/explain/ by `UPDATE_DOCS=1 cargo test --test it docs::`. Do not edit by hand. -->\n\n\
          Every finding gpudoctor reports carries one of these codes. `gpudoctor explain CODE` prints the\n\
          explanation below (`GD012`, `gd012` and `12` all work) and `gpudoctor explain --list` lists\n\
          every code with its title. The severity column lists every severity a finding with that code\n\

@@ -224,12 +224,12 @@ impl Category {
 }
 
 /// `docs/environment.md`: every registered variable by category, rendered from this registry
-/// (tests/docs.rs keeps the file in step; `UPDATE_DOCS=1` rewrites it).
+/// (tests/it/docs.rs keeps the file in step; `UPDATE_DOCS=1` rewrites it).
 pub fn reference_markdown() -> String {
     let markers: Vec<String> = SECRET_MARKERS.iter().map(|m| format!("`{m}`")).collect();
     let mut s = format!(
         "# Environment variables\n\n\
-         <!-- Generated from src/envvars.rs by `UPDATE_DOCS=1 cargo test --test docs`. Do not edit by hand. -->\n\n\
+         <!-- Generated from src/envvars.rs by `UPDATE_DOCS=1 cargo test --test it docs::`. Do not edit by hand. -->\n\n\
          gpudoctor reads only the environment variables registered in `src/envvars.rs`, listed here by\n\
          category, plus every variable starting with a registered prefix. `gpudoctor check -v` shows\n\
          every one of them that is set, and the JSON report carries them. Values of variables whose\n\

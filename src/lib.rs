@@ -31,7 +31,7 @@ pub(crate) mod topology;
 pub(crate) mod verdict;
 pub(crate) mod worker;
 
-/// The embedded NVIDIA part of pci.ids (src/compat/pci_ids.rs), for tests/pci_ids.rs to
+/// The embedded NVIDIA part of pci.ids (src/compat/pci_ids.rs), for tests/it/pci_ids.rs to
 /// check against the real file.
 #[doc(hidden)]
 pub mod pci_ids_table {
@@ -46,7 +46,7 @@ pub mod pci_ids_table {
     }
 }
 
-/// Reference pages rendered from the code's registries; tests/docs.rs keeps `docs/` in step.
+/// Reference pages rendered from the code's registries; tests/it/docs.rs keeps `docs/` in step.
 #[doc(hidden)]
 pub mod docs {
     /// `docs/codes.md`.

@@ -7,7 +7,7 @@
 #
 # GPUDOCTOR_BIN=PATH uses that binary instead of building; GPUDOCTOR_EXTRA_ARGS adds
 # arguments to every gpudoctor call, GPUDOCTOR_NO_HYPERFINE=1 skips the hyperfine pass
-# (tests/smoke.rs runs this script against the fakes).
+# (tests/it/smoke.rs runs this script against the fakes).
 # Commit OUTDIR's JSON under tests/fixtures/gpu/ and put the figures in docs/performance.md.
 set -u
 out=${1:-${OUT:-gpu-check-out}}

@@ -676,7 +676,7 @@ pub fn dist_metadata(data: &[u8]) {
 /// A saved report: `check --from` (read, judged, rendered in every format) and one
 /// `fleet` document.
 /// `check --from` then `--fix-script` on a report: no panic in any rule or in the script's
-/// rendering, whatever strings the snapshot holds (tests/fix_injection.rs runs the scripts).
+/// rendering, whatever strings the snapshot holds (tests/it/fix_injection.rs runs the scripts).
 pub fn fix_script(data: &[u8]) {
     if let Ok((commands, script)) = gd::fix_commands(data) {
         black_box((commands, script));

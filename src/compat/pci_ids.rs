@@ -4,7 +4,7 @@
 //!
 //! Names: the NVIDIA (vendor 10de) device entries of the PCI ID database, `pci.ids`
 //! (https://pci-ids.ucw.cz/), as Debian packages it; `nvidia_pci_ids.txt` is written by
-//! `.ci/gen-nvidia-pci-ids` from the file `.ci/fetch-pci-ids` pins, and tests/pci_ids.rs
+//! `.ci/gen-nvidia-pci-ids` from the file `.ci/fetch-pci-ids` pins, and tests/it/pci_ids.rs
 //! checks every entry against the real file. Compute capability: the chip codename through
 //! [`CHIPS`] (each row citing NVIDIA's lists for that chip's products), else the bracketed
 //! product name through [`gpu_from_name`] (NVIDIA's CUDA GPU lists, see arch.rs). An entry

@@ -328,7 +328,7 @@ mod tests {
     fn arch_coverage_follows_binary_compatibility() {
         let b = builds_of("2.6.0+cu126", Platform::X86_64).next().unwrap();
         assert_eq!(b.variant, "cu126");
-        // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (tests/pytorch.rs gpu_newer_than_the_build_case_01).
+        // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (tests/it/pytorch.rs gpu_newer_than_the_build_case_01).
         assert!(!b.runs_on(ComputeCapability::new(12, 0)));
         // Ada (8.9) runs the sm_86 SASS.
         assert!(b.runs_on(ComputeCapability::new(8, 9)));

@@ -12,7 +12,7 @@
 //!
 //! Commands come from the rules as `Shell` values (src/findings.rs): a literal, or `sh!`, which
 //! quotes every value it interpolates, so a `String` built from the inspected system cannot become
-//! a command (tests/fix_injection.rs runs every fix of hostile snapshots in a sandbox). All other
+//! a command (tests/it/fix_injection.rs runs every fix of hostile snapshots in a sandbox). All other
 //! text (titles, evidence, host names) goes into comments with control characters escaped,
 //! so no line break from the inspected system can end a comment and start a command.
 

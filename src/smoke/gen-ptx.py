@@ -4,7 +4,7 @@
 usage: gen-ptx.py PATH/TO/libnvrtc.so.12   (from the nvidia-cuda-nvrtc-cu12 wheel)
 
 The PTX ISA version is lowered to 6.0 (CUDA 9.0) so drivers from R384 on,
-R470 included, can JIT it; tests/real_layouts.rs assembles it with ptxas.
+R470 included, can JIT it; tests/it/real_layouts.rs assembles it with ptxas.
 """
 import ctypes, pathlib, re, sys
 

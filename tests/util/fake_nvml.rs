@@ -17,18 +17,13 @@ pub const FAKE_NVML_ENV: &str = "GPUDOCTOR_FAKE_NVML";
 pub const ARCH_AMPERE: u32 = 7;
 pub const ARCH_ADA: u32 = 8;
 pub const ARCH_HOPPER: u32 = 9;
-pub const TOPOLOGY_INTERNAL: u32 = 0;
 pub const TOPOLOGY_SINGLE: u32 = 10;
-pub const TOPOLOGY_MULTIPLE: u32 = 20;
-pub const TOPOLOGY_HOSTBRIDGE: u32 = 30;
 pub const TOPOLOGY_NODE: u32 = 40;
 pub const TOPOLOGY_SYSTEM: u32 = 50;
 pub const THROTTLE_GPU_IDLE: u64 = 0x1;
 pub const THROTTLE_SW_POWER_CAP: u64 = 0x4;
 pub const THROTTLE_HW_SLOWDOWN: u64 = 0x8;
 pub const THROTTLE_SW_THERMAL: u64 = 0x20;
-pub const THROTTLE_HW_THERMAL: u64 = 0x40;
-pub const THROTTLE_HW_POWER_BRAKE: u64 = 0x80;
 
 const MIB: u64 = 1 << 20;
 

@@ -68,7 +68,6 @@ pub fn tools() -> Option<Tools> {
         python,
         uv,
         pip_wheel,
-        poetry,
     })
 }
 
@@ -85,8 +84,6 @@ pub struct Tools {
     pub uv: PathBuf,
     /// pip 25.3's wheel, installed offline into a venv that is to run pip 25.3.
     pub pip_wheel: PathBuf,
-    /// poetry 2.5.1 (its own venv; on the sandbox's PATH as `poetry`).
-    pub poetry: PathBuf,
 }
 
 /// A stand-in wheel: real wheel file layout (dist-info with METADATA, WHEEL, RECORD), any
@@ -115,11 +112,6 @@ impl Wheel {
 
     pub fn requires(mut self, r: &str) -> Wheel {
         self.requires.push(r.into());
-        self
-    }
-
-    pub fn requires_python(mut self, spec: &str) -> Wheel {
-        self.requires_python = Some(spec.into());
         self
     }
 

@@ -6,7 +6,6 @@ use std::cmp::Ordering;
 use std::ffi::c_char;
 
 // Flags from glibc's sysdeps/generic/ldconfig.h.
-pub const FLAG_ELF: i32 = 0x0001;
 pub const FLAG_ELF_LIBC6: i32 = 0x0003;
 pub const FLAG_X8664_LIB64: i32 = 0x0300;
 pub const FLAG_X8664_LIBX32: i32 = 0x0800;

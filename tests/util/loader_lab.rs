@@ -1,6 +1,6 @@
 //! A lab for loader truth tests: shared objects built with the C compiler, opened by the
-//! real glibc loader through Python's ctypes, and by `gpudoctor libs`; tests/loader.rs and
-//! tests/real_loader.rs compare the two.
+//! real glibc loader through Python's ctypes, and by `gpudoctor libs`; tests/it/loader.rs and
+//! tests/it/real_loader.rs compare the two.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,5 @@
 """Drives `gpudoctor mcp` with the official MCP client (the `mcp` package) over stdio, as an
-assistant does, for tests/mcp.rs. argv[1] is a JSON request:
+assistant does, for tests/it/mcp.rs. argv[1] is a JSON request:
 {"command": PATH, "args": [...], "env": {...}, "mode": "auto"|"legacy", "calls": [[TOOL, ARGS], ...]}
 It prints one JSON object: the negotiated protocol version, the tool names, the resources, the
 codes resource's length, and each call's text, structured content and isError."""

@@ -1,5 +1,4 @@
 //! Test helpers: a fake filesystem root builder and a runner for the real binary.
-#![allow(dead_code)]
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -362,7 +361,7 @@ impl FakeRoot {
 /// target/<profile>/examples/lib<example>.so, the fake driver library `cargo test` built
 /// from tests/<example>/ next to the running test binary; `env_override` names a variable
 /// that points elsewhere. A library older than its sources is refused: `cargo test --test
-/// NAME` does not rebuild examples.
+/// it` does not rebuild examples.
 pub fn example_cdylib(example: &str, env_override: &str) -> PathBuf {
     if let Some(p) = std::env::var_os(env_override) {
         return PathBuf::from(p);

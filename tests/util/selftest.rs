@@ -97,22 +97,35 @@ impl Run {
     }
 }
 
-/// Starts the child for `name`. CUDA_VISIBLE_DEVICES and the fakes' config variables are
-/// unset unless `cfg` or `env` sets them.
+/// Starts the child for test `name` of the calling file's module. CUDA_VISIBLE_DEVICES and
+/// the fakes' config variables are unset unless `cfg` or `env` sets them.
+#[track_caller]
 pub fn spawn<T: FakeConfig>(name: &str, cfg: Cfg<T>, env: &[(&str, &str)]) -> Run {
+    // The test's path in the one test binary: its file is its module (tests/it/main.rs).
+    let file = Path::new(std::panic::Location::caller().file());
+    let module = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("caller file");
+    let filter = format!("{module}::{name}");
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out.txt");
     let file = File::create(&out).expect("out file");
     let mut cmd = Command::new(std::env::current_exe().expect("exe"));
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .env_remove(FAKE_CUDA_ENV)
-        .env_remove(FAKE_NVML_ENV)
-        .env_remove("CUDA_VISIBLE_DEVICES")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().expect("dup"))
-        .stderr(file);
+    cmd.args([
+        filter.as_str(),
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD, name)
+    .env_remove(FAKE_CUDA_ENV)
+    .env_remove(FAKE_NVML_ENV)
+    .env_remove("CUDA_VISIBLE_DEVICES")
+    .envs(env.iter().copied())
+    .stdin(Stdio::null())
+    .stdout(file.try_clone().expect("dup"))
+    .stderr(file);
     match cfg {
         Cfg::Json(c) => {
             cmd.env(T::ENV, c.write(dir.path()));
@@ -130,6 +143,7 @@ pub fn spawn<T: FakeConfig>(name: &str, cfg: Cfg<T>, env: &[(&str, &str)]) -> Ru
 }
 
 /// Runs the child for `name` and requires that its one test passed; returns its output.
+#[track_caller]
 pub fn run_ok<T: FakeConfig>(name: &str, cfg: Cfg<T>, env: &[(&str, &str)]) -> String {
     let mut r = spawn(name, cfg, env);
     let status = r.wait(Duration::from_secs(120));

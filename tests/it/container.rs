@@ -1,0 +1,246 @@
+//! Inside a container: what the runtime gave (GD062 no GPUs, GD063 NVIDIA_REQUIRE_CUDA,
+//! GD064 driver capabilities, GD065 device access revoked), through the real binary on fake
+//! roots laid out as the runtimes lay out a container.
+
+use crate::util::fake_nvml::*;
+use crate::util::*;
+
+const REQUIRE_12_8: &str = "cuda>=12.8 brand=unknown,driver>=470,driver<471 brand=grid,driver>=470,driver<471 brand=tesla,driver>=470,driver<471 brand=nvidia,driver>=470,driver<471 brand=unknown,driver>=535,driver<536 brand=tesla,driver>=535,driver<536 brand=nvidia,driver>=535,driver<536 brand=unknown,driver>=550,driver<551 brand=tesla,driver>=550,driver<551 brand=unknown,driver>=560,driver<561 brand=tesla,driver>=560,driver<561 brand=unknown,driver>=565,driver<566 brand=tesla,driver>=565,driver<566";
+
+/// Codes of the errors and warnings (info findings such as GD022's "no toolkit" are context).
+fn serious_codes(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A GPU host seen from a container started without GPUs: the host's PCI functions and
+/// driver are visible through /sys and /proc, but no /dev/nvidia* node and no driver library.
+fn container_without_gpus(marker: &str) -> FakeRoot {
+    container_without_gpus_on(marker, "580.95.05")
+}
+
+fn container_without_gpus_on(marker: &str, driver: &str) -> FakeRoot {
+    let root = FakeRoot::new();
+    root.modules(&["nvidia_uvm", "nvidia"])
+        .nvidia_version(driver)
+        .gpu("0000:18:00.0", Some("nvidia"))
+        .driver_gpu("0000:18:00.0", "NVIDIA H100 80GB HBM3", 0);
+    match marker {
+        "docker" => {
+            root.file(".dockerenv", "");
+        }
+        "podman" => {
+            root.file("run/.containerenv", "engine=\"podman-4.9.3\"\n");
+        }
+        "kubernetes" => {
+            root.file(
+                "proc/1/cgroup",
+                "0::/kubepods/besteffort/pod8d1c/cri-containerd-0f3a\n",
+            );
+        }
+        "apptainer" => {
+            root.dir(".singularity.d/env");
+        }
+        _ => unreachable!(),
+    }
+    root
+}
+
+#[test]
+fn a_cuda_image_started_without_gpus_is_one_error_with_the_runtimes_flag() {
+    for (marker, command) in [
+        ("docker", "docker run --gpus all IMAGE"),
+        ("podman", "podman run --device nvidia.com/gpu=all IMAGE"),
+        ("apptainer", "apptainer exec --nv IMAGE.sif COMMAND"),
+    ] {
+        let root = container_without_gpus(marker);
+        let (code, report) = json(
+            root.cmd()
+                .arg("check")
+                .env("NVIDIA_VISIBLE_DEVICES", "all")
+                .env("CUDA_VERSION", "12.8.1")
+                .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+        );
+        assert_eq!(code, 1, "{marker}");
+        // One verdict: the missing nodes, NVML, UVM and libcuda are all this one fact.
+        assert_eq!(serious_codes(&report), ["GD062"], "{marker}: {report:#}");
+        let f = findings(&report, "GD062")[0];
+        assert_eq!(f["severity"], "error");
+        assert!(
+            fix_commands(f).contains(command),
+            "{marker}: {}",
+            fix_commands(f)
+        );
+        assert!(f["evidence"].to_string().contains("CUDA_VERSION=12.8.1"));
+    }
+}
+
+#[test]
+fn a_pod_without_a_gpu_limit_is_told_about_the_device_plugin() {
+    let root = container_without_gpus("kubernetes");
+    let site = root.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+    let (code, report) = json(
+        root.cmd()
+            .args(["--python", "/venv/bin/python", "check"])
+            .env("KUBERNETES_SERVICE_HOST", "10.96.0.1"),
+    );
+    assert_eq!(code, 1);
+    let f = findings(&report, "GD062")[0];
+    assert_eq!(f["severity"], "error");
+    let text = f.to_string();
+    assert!(text.contains("nvidia.com/gpu: 1"), "{text}");
+    assert!(text.contains("built for CUDA 12.8"), "{text}");
+    assert!(text.contains(&site), "{text}");
+}
+
+#[test]
+fn a_plain_container_without_gpus_is_an_info() {
+    let root = container_without_gpus("docker");
+    let (code, report) = json(root.cmd().arg("check"));
+    assert_eq!(code, 0);
+    assert_eq!(codes(&report), ["GD022", "GD062"]);
+    assert_eq!(findings(&report, "GD062")[0]["severity"], "info");
+    let (_, text) = human(&root, root.cmd().arg("check"));
+    assert!(text.contains("started without GPUs"), "{text}");
+}
+
+/// A container given one GPU by the NVIDIA runtime, on a host with driver `driver`.
+fn container_with_gpu(driver: &str) -> FakeRoot {
+    let root = gpu_host(driver, "NVIDIA H100 80GB HBM3");
+    root.driver_libs(driver)
+        .ld_cache(&[
+            ("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+            ("libnvidia-ml.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"),
+        ])
+        .file(".dockerenv", "")
+        .file(
+            "proc/self/mountinfo",
+            &format!("1041 1023 259:2 /usr/lib/x86_64-linux-gnu/libcuda.so.{driver} /usr/lib/x86_64-linux-gnu/libcuda.so.{driver} ro,nosuid,nodev,relatime master:1 - ext4 /dev/nvme0n1p2 rw\n"),
+        );
+    root
+}
+
+#[test]
+fn an_image_needing_a_newer_driver_than_the_hosts_is_refused_in_the_runtimes_words() {
+    // Started without its GPUs: its next start with them is what the runtime checks. 545 is
+    // outside the branches the image lists for forward compatibility.
+    let root = container_without_gpus_on("docker", "545.29.06");
+    let (code, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+    );
+    assert_eq!(code, 1);
+    let f = findings(&report, "GD063")[0];
+    assert_eq!(f["severity"], "error");
+    let text = f.to_string();
+    assert!(
+        text.contains("unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container"),
+        "{text}"
+    );
+    assert!(text.contains("nvidia/cuda:12.3.x"), "{text}");
+    assert!(text.contains("NVIDIA_DISABLE_REQUIRE=1"), "{text}");
+
+    // A listed branch depends on the GPU's brand, which is not read: undecided, not failed.
+    let root = container_without_gpus_on("docker", "550.54.15");
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+    );
+    assert!(findings(&report, "GD063").is_empty(), "{report:#}");
+
+    // A driver of CUDA 12.8 or newer satisfies it.
+    let root = container_without_gpus_on("docker", "570.133.20");
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+    );
+    assert!(findings(&report, "GD063").is_empty(), "{report:#}");
+
+    // A container that started with its GPUs: the condition held, or nothing checked it.
+    let root = container_with_gpu("545.29.06");
+    let (_, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+    );
+    assert!(findings(&report, "GD063").is_empty(), "{report:#}");
+}
+
+#[test]
+fn without_the_compute_capability_there_is_no_libcuda() {
+    let root = container_with_gpu("570.133.20");
+    root.remove("usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        .remove("usr/lib/x86_64-linux-gnu/libcuda.so.570.133.20")
+        .ld_cache(&[(
+            "libnvidia-ml.so.1",
+            "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        )]);
+    let (code, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("NVIDIA_DRIVER_CAPABILITIES", "utility"),
+    );
+    assert_eq!(code, 1);
+    let f = findings(&report, "GD064")[0];
+    assert_eq!(f["severity"], "error");
+    assert!(fix_commands(f).contains("NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
+}
+
+#[test]
+fn a_device_cgroup_rewritten_by_a_systemd_reload_is_named() {
+    // devices.list as it reads after `systemctl daemon-reload` (NVIDIA/nvidia-container-toolkit#251).
+    let root = container_with_gpu("570.133.20");
+    root.file(
+        "sys/fs/cgroup/devices/devices.list",
+        "c 1:3 rwm\nc 195:* m\n",
+    );
+    let (code, report) = json(root.cmd().arg("check"));
+    assert_eq!(code, 1);
+    let f = findings(&report, "GD065")[0];
+    assert_eq!(f["severity"], "error");
+    assert!(f.to_string().contains("does not allow c 195:0"), "{f:#}");
+    assert!(fix_commands(f).contains("On the host"), "{f:#}");
+    assert!(fix_commands(f).contains("nvidia-ctk system create-dev-char-symlinks --create-all"));
+
+    // The same container before the reload.
+    root.file(
+        "sys/fs/cgroup/devices/devices.list",
+        "c 1:3 rwm\nc 195:0 rw\nc 195:255 rw\n",
+    );
+    let (_, report) = json(root.cmd().arg("check"));
+    assert!(findings(&report, "GD065").is_empty());
+}
+
+#[test]
+fn nvml_unknown_error_with_the_nodes_there_is_the_revoked_cgroup_not_a_driver_fault() {
+    let root = container_with_gpu("570.133.20");
+    // cgroup v2: nothing to read, NVML's answer tells.
+    root.file(
+        "sys/fs/cgroup/cgroup.controllers",
+        "cpuset cpu io memory pids\n",
+    );
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    cfg.faults.init_error = Some(999);
+    let dir = tempfile::tempdir().unwrap();
+    let path = cfg.write(dir.path());
+    let (code, report) = json(
+        root.cmd()
+            .arg("--nvml-lib")
+            .arg(fake_nvml_lib())
+            .env(FAKE_NVML_ENV, &path)
+            .arg("check"),
+    );
+    assert_eq!(code, 1);
+    let f = findings(&report, "GD065")[0];
+    assert!(f.to_string().contains("eBPF"), "{f:#}");
+    // NVML's failure is this fact, not a second one.
+    assert!(findings(&report, "GD030").is_empty(), "{report:#}");
+}

@@ -1,0 +1,431 @@
+//! `gpudoctor fleet` over real node reports written by `check --format json --output
+//! DIR/{host}.json` from fake nodes of several shapes (fake roots, the fake NVML, the fake
+//! libcuda), a few of them broken.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::util::fake_cuda::{self, FakeCuda, FAKE_CUDA_ENV};
+use crate::util::fake_nvml::{self, FAKE_NVML_ENV};
+use crate::util::fleet_nodes::{build_fleet, machine_id, node_report};
+use crate::util::gpu_node::hgx;
+use crate::util::*;
+use serde_json::Value;
+
+fn fleet(args: &[&Path]) -> (i32, Value) {
+    let mut c = gpudoctor();
+    c.arg("fleet");
+    for a in args {
+        c.arg(a);
+    }
+    json(&mut c)
+}
+
+#[test]
+fn output_writes_the_report_under_the_node_name_and_prints_the_human_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports/sub");
+    let r = node_report(&out, "gpu-a17", &FakeRoot::healthy(2), None, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // stdout: the human report; the file: the JSON.
+    assert!(r.stdout.contains("Devices"), "{}", r.stdout);
+    assert!(r.stderr.contains("report written to"), "{}", r.stderr);
+    let file = out.join("gpu-a17.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let node = &v["snapshot"]["node"];
+    assert_eq!(node["name"], "gpu-a17");
+    assert_eq!(node["hostname"], "gpu-a17");
+    assert_eq!(node["gpudoctor_version"], env!("CARGO_PKG_VERSION"));
+    assert!(node["time"].as_str().unwrap().ends_with('Z'));
+    // The machine id is hashed, never the raw value.
+    let id = node["machine_id"].as_str().unwrap();
+    assert_eq!(id.len(), 32);
+    assert!(!v.to_string().contains(&machine_id("gpu-a17")));
+    // No temporary file left behind.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
+
+#[test]
+fn scheduler_context_arrives_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = FakeRoot::healthy(1);
+    node_report(
+        dir.path(),
+        "ignored-hostname",
+        &root,
+        None,
+        &[
+            ("SLURM_JOB_ID", "4711"),
+            ("SLURMD_NODENAME", "gpu017"),
+            ("SLURM_PROCID", "0"),
+            ("SLURM_CLUSTER_NAME", "big"),
+        ],
+    );
+    // The scheduler's node name wins for {host}.
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("gpu017.json")).unwrap())
+            .unwrap();
+    let node = &v["snapshot"]["node"];
+    assert_eq!(node["name"], "gpu017");
+    assert_eq!(node["hostname"], "ignored-hostname");
+    assert_eq!(node["slurm"]["job_id"], "4711");
+    assert_eq!(node["slurm"]["proc_id"], "0");
+    assert_eq!(node["slurm"]["cluster_name"], "big");
+    assert!(node["kubernetes"].is_null());
+
+    let k8s = tempfile::tempdir().unwrap();
+    node_report(
+        k8s.path(),
+        "pod-hostname",
+        &root,
+        None,
+        &[
+            ("NODE_NAME", "k8s-node-3"),
+            ("POD_NAME", "gpudoctor-x7"),
+            ("POD_NAMESPACE", "gpu-health"),
+            ("KUBERNETES_SERVICE_HOST", "10.0.0.1"),
+        ],
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(k8s.path().join("k8s-node-3.json")).unwrap())
+            .unwrap();
+    let k = &v["snapshot"]["node"]["kubernetes"];
+    assert_eq!(k["node_name"], "k8s-node-3");
+    assert_eq!(k["pod_name"], "gpudoctor-x7");
+    assert_eq!(k["namespace"], "gpu-health");
+    assert_eq!(k["in_pod"], true);
+}
+
+#[test]
+fn fleet_finds_the_shape_the_outliers_and_groups_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fleet(dir.path());
+    // GPUDOCTOR_FLEET_SAMPLE=DIR keeps these reports (the example output in docs/fleet.md).
+    if let Some(keep) = std::env::var_os("GPUDOCTOR_FLEET_SAMPLE") {
+        std::fs::create_dir_all(&keep).unwrap();
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), Path::new(&keep).join(e.file_name())).unwrap();
+        }
+    }
+    let (code, v) = fleet(&[dir.path()]);
+    assert_eq!(code, 1, "GD006 on node010 is an error");
+    let shape = &v["shape"];
+    assert_eq!(shape["nodes"], 10);
+    assert_eq!(shape["gpus"], 8 * 5 + 8 + 7 + 8 + 2);
+    assert_eq!(shape["gpus_by_model"][0]["model"], "NVIDIA H100 80GB HBM3");
+    assert_eq!(shape["gpus_by_model"][0]["gpus"], 63);
+    assert_eq!(shape["gpus_by_model"][0]["nodes"], 8);
+    assert_eq!(
+        shape["gpus_by_model"][1]["model"],
+        "NVIDIA GeForce RTX 4090"
+    );
+    assert_eq!(shape["drivers"][0]["value"], "580.95.05");
+    assert_eq!(shape["drivers"][0]["nodes"], 9);
+    assert_eq!(shape["drivers"][1]["value"], "550.127.05");
+
+    let outliers = v["outliers"].as_array().unwrap();
+    let has = |node: &str, what: &str| {
+        outliers
+            .iter()
+            .any(|o| o["node"] == node && o["what"] == what)
+    };
+    assert!(has("node006", "driver"), "{outliers:#?}");
+    assert!(has("node006", "cuda"), "{outliers:#?}");
+    assert!(has("node007", "gpu_count"), "{outliers:#?}");
+    let o7 = outliers.iter().find(|o| o["node"] == "node007").unwrap();
+    assert_eq!(o7["value"], "7");
+    assert_eq!(o7["peers"], "8");
+    // The workstations are their own group: not outliers of the H100 nodes.
+    assert!(
+        !outliers
+            .iter()
+            .any(|o| o["node"] == "ws1" || o["node"] == "ws2"),
+        "{outliers:#?}"
+    );
+    // Healthy H100 nodes are nobody's outliers.
+    assert!(!outliers.iter().any(|o| o["node"] == "node001"));
+
+    let groups = v["findings"].as_array().unwrap();
+    let gd006 = groups
+        .iter()
+        .find(|g| g["code"] == "GD006")
+        .expect("GD006 grouped");
+    assert_eq!(gd006["severity"], "error");
+    assert_eq!(gd006["nodes"], 1);
+    assert_eq!(gd006["node_names"][0], "node010");
+    // Worst first.
+    assert_eq!(groups[0]["severity"], "error");
+    assert!(v["nodes_with_errors"].as_u64().unwrap() >= 1);
+    assert!(v["problems"].as_array().unwrap().is_empty());
+
+    // Human and Markdown say the same.
+    let r = run(gpudoctor().arg("fleet").arg(dir.path()));
+    assert!(
+        r.stdout.contains("Fleet: 10 nodes, 65 GPUs"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("error[GD006] on 1 of 10 nodes: node010"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("node007 gpu_count"), "{}", r.stdout);
+    let r = run(gpudoctor()
+        .args(["fleet", "--format", "markdown"])
+        .arg(dir.path()));
+    assert!(
+        r.stdout.contains("| GD006 | error | 1 of 10 |"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn unusable_reports_are_listed_never_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    node_report(dir.path(), "good1", &FakeRoot::healthy(1), None, &[]);
+    std::fs::write(
+        dir.path().join("truncated.json"),
+        "{\"schema_version\": 1, \"snap",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("other.json"), "{\"hello\": 1}").unwrap();
+    let good = std::fs::read_to_string(dir.path().join("good1.json")).unwrap();
+    std::fs::write(
+        dir.path().join("future.json"),
+        good.replacen("\"schema_version\": 1", "\"schema_version\": 99", 1),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a report, not looked at").unwrap();
+    let missing = dir.path().join("node404.json");
+    let (code, v) = fleet(&[dir.path(), &missing]);
+    assert_eq!(code, 1, "unusable reports fail the gate");
+    assert_eq!(v["shape"]["nodes"], 1);
+    let problems = v["problems"].as_array().unwrap();
+    let kind = |file: &str| {
+        problems
+            .iter()
+            .find(|p| p["source"].as_str().unwrap().ends_with(file))
+            .map(|p| p["kind"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        kind("truncated.json").as_deref(),
+        Some("not_json"),
+        "{problems:#?}"
+    );
+    assert_eq!(kind("other.json").as_deref(), Some("not_a_report"));
+    assert_eq!(kind("future.json").as_deref(), Some("incompatible_schema"));
+    assert_eq!(kind("node404.json").as_deref(), Some("missing"));
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    // --fail-on never: informative only.
+    let r = run(gpudoctor()
+        .args(["fleet", "--fail-on", "never"])
+        .arg(dir.path()));
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("Reports not used"), "{}", r.stdout);
+}
+
+#[test]
+fn newline_delimited_reports_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a1", "a2"] {
+        node_report(dir.path(), name, &FakeRoot::healthy(1), None, &[]);
+    }
+    let mut ndjson = String::new();
+    for name in ["a1", "a2"] {
+        let v: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        ndjson.push_str(&v.to_string());
+        ndjson.push('\n');
+    }
+    ndjson.push_str("garbage\n\n");
+    let r = run(gpudoctor()
+        .args(["fleet", "--json", "-"])
+        .write_stdin(ndjson));
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["shape"]["nodes"], 2);
+    assert_eq!(v["problems"][0]["source"], "stdin:3");
+    assert_eq!(v["problems"][0]["kind"], "not_json");
+}
+
+/// A report with the smoke test run on the fake libcuda, written under `name`.
+fn smoke_report(dir: &Path, name: &str) -> PathBuf {
+    let root = FakeRoot::healthy(2);
+    root.file("etc/hostname", name);
+    let cfg = tempfile::tempdir().unwrap();
+    let mut cuda = FakeCuda::h100(2);
+    cuda.driver_version = 13000;
+    for d in &mut cuda.devices {
+        d.total_memory = 16 << 20;
+    }
+    let mut c = root.cmd();
+    c.args([
+        "check",
+        "--format",
+        "json",
+        "--matmul-size",
+        "32",
+        "--transfer-size",
+        "1",
+        "--output",
+    ])
+    .arg(dir.join("{host}.json"))
+    .arg("--nvml-lib")
+    .arg(fake_nvml::fake_nvml_lib())
+    .env(FAKE_NVML_ENV, hgx(2).write(cfg.path()))
+    .arg("--cuda-lib")
+    .arg(fake_cuda::fake_cuda_lib())
+    .env(FAKE_CUDA_ENV, cuda.write(cfg.path()));
+    let r = run(&mut c);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    dir.join(format!("{name}.json"))
+}
+
+/// Sets every GPU's figure at `path` (a JSON pointer below each device) in a report.
+fn set_figure(v: &mut Value, step: &str, key: &str, x: f64) {
+    for d in v["snapshot"]["smoke"]["result"]["run"]["devices"]
+        .as_array_mut()
+        .unwrap()
+    {
+        d[step]["ok"][key] = serde_json::json!(x);
+    }
+}
+
+#[test]
+fn smoke_figures_far_below_the_peers_are_outliers() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = smoke_report(dir.path(), "template");
+    let template: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    std::fs::remove_file(&real).unwrap();
+    // Same figures on five nodes (the fake's own are CPU noise), then one slow in each way.
+    for (i, (gflops, gbps)) in [
+        (5000.0, 50.0),
+        (5100.0, 51.0),
+        (4900.0, 49.0),
+        (5050.0, 50.5),
+        (1200.0, 50.0),
+        (5000.0, 9.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut v = template.clone();
+        let name = format!("hgx{}", i + 1);
+        v["snapshot"]["node"]["name"] = Value::String(name.clone());
+        set_figure(&mut v, "matmul", "gflops", gflops);
+        set_figure(&mut v, "transfer", "pinned_h2d_gbps", gbps);
+        set_figure(&mut v, "transfer", "pinned_d2h_gbps", gbps);
+        std::fs::write(dir.path().join(format!("{name}.json")), v.to_string()).unwrap();
+    }
+    let (_, v) = fleet(&[dir.path()]);
+    let outliers = v["outliers"].as_array().unwrap();
+    let slow: Vec<(String, String)> = outliers
+        .iter()
+        .filter(|o| o["what"] == "matmul" || o["what"] == "bandwidth")
+        .map(|o| {
+            (
+                o["node"].as_str().unwrap().to_string(),
+                o["what"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        slow,
+        vec![
+            ("hgx5".to_string(), "matmul".to_string()),
+            ("hgx6".to_string(), "bandwidth".to_string())
+        ],
+        "{outliers:#?}"
+    );
+    let m = outliers.iter().find(|o| o["node"] == "hgx5").unwrap();
+    assert_eq!(m["value"], "1200.0 GFLOP/s");
+    assert_eq!(m["peers"], "median 5000.0 GFLOP/s of 5 peer(s)");
+}
+
+#[test]
+fn ten_thousand_reports_aggregate() {
+    // docs/performance.md's figure is measured on a release build with hyperfine; here the debug
+    // build only has to finish in reasonable time with every node counted.
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("seed");
+    // Findings common to every node (persistence off: GD038) make the grouping work too.
+    let mut nvml = hgx(8);
+    for g in &mut nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    node_report(&real, "seed", &FakeRoot::healthy(8), Some(&nvml), &[]);
+    let text = std::fs::read_to_string(real.join("seed.json")).unwrap();
+    let seed_id = serde_json::from_str::<Value>(&text).unwrap()["snapshot"]["node"]["machine_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::remove_dir_all(&real).unwrap();
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    // Each node its own name and machine id, as real nodes have.
+    for i in 0..10_000 {
+        let name = format!("n{i:05}");
+        std::fs::write(
+            reports.join(format!("{name}.json")),
+            text.replace("\"name\": \"seed\"", &format!("\"name\": \"{name}\""))
+                .replace(&seed_id, &format!("{i:032x}")),
+        )
+        .unwrap();
+    }
+    // GPUDOCTOR_BENCH_FLEET=DIR keeps the reports for docs/performance.md's hyperfine figure.
+    if let Some(keep) = std::env::var_os("GPUDOCTOR_BENCH_FLEET") {
+        let _ = std::fs::remove_dir_all(&keep);
+        std::fs::rename(&reports, &keep).unwrap();
+        return;
+    }
+    let t = Instant::now();
+    let (code, v) = fleet(&[&reports]);
+    let took = t.elapsed();
+    assert_eq!(code, 0);
+    assert_eq!(v["shape"]["nodes"], 10_000);
+    assert_eq!(v["identity"], serde_json::json!([]), "distinct machines");
+    assert_eq!(v["findings"][0]["code"], "GD038");
+    assert_eq!(v["findings"][0]["nodes"], 10_000);
+    assert_eq!(v["shape"]["gpus"], 80_000);
+    assert!(v["outliers"].as_array().unwrap().is_empty());
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+#[test]
+fn a_gpu_nvml_cannot_name_still_counts_toward_the_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let good = FakeRoot::healthy(8);
+    node_report(&reports, "node1", &good, Some(&hgx(8)), &[]);
+    let odd = FakeRoot::healthy(8);
+    let mut nvml = hgx(8);
+    nvml.gpu(2).handle_error = Some(999);
+    node_report(&reports, "node2", &odd, Some(&nvml), &[]);
+    let (_, v) = fleet(&[&reports]);
+    let shape = &v["shape"];
+    assert_eq!(shape["gpus"], 16, "{shape:#}");
+    let by_model: u64 = shape["gpus_by_model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["gpus"].as_u64().unwrap())
+        .sum();
+    assert_eq!(by_model, 16, "the models add up to the GPUs: {shape:#}");
+    assert!(
+        shape["gpus_by_model"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["model"] == "GPU NVML could not name" && m["gpus"] == 1),
+        "{shape:#}"
+    );
+}

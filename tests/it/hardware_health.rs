@@ -1,0 +1,428 @@
+//! Hardware health on a fake 8-GPU node. The kernel log: the driver's Xid, GSP and adapter
+//! lines and the kernel's AER reports become findings on the GPU they name, by NVML index,
+//! with the severity NVIDIA's Xid document gives the action; a clean log is silent; a log
+//! that cannot be read is said to be unread; a syslog file's earlier boots are history. The
+//! link counters: AER statistics read twice, a count that grew between the reads judged, a
+//! static one context.
+
+use crate::util;
+
+use crate::util::gpu_node::{hgx, GpuNode};
+use crate::util::{findings, json, run};
+use serde_json::Value;
+
+/// `/dev/kmsg` as the kernel writes it: `prio,seq,usec,flags;message`.
+fn kmsg(lines: &[&str]) -> String {
+    let mut out = String::from("6,0,0,-;Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n");
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(&format!("3,{},{}000000,-;{l}\n", i + 1, 100 + i));
+    }
+    out
+}
+
+fn node(log: Option<&str>) -> GpuNode {
+    let node = GpuNode::nvml_only(8, hgx(8));
+    match log {
+        Some(log) => node.root.file("dev/kmsg", log),
+        None => node.root.remove("dev/kmsg"),
+    };
+    node
+}
+
+fn check(node: &GpuNode) -> (i32, Value) {
+    json(node.cmd().arg("check"))
+}
+
+fn one<'a>(report: &'a Value, code: &str, needle: &str) -> &'a Value {
+    let found: Vec<&Value> = findings(report, code)
+        .into_iter()
+        .filter(|f| f["title"].as_str().unwrap().contains(needle))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{code} {needle}: {found:#?}\nall: {:#?}",
+        report["findings"]
+    );
+    found[0]
+}
+
+fn kernel_log_check(report: &Value) -> &Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rule"] == "kernel_log")
+        .expect("the kernel_log check")
+}
+
+#[test]
+fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
+    let mut storm: Vec<String> = (0..120)
+        .map(|_| "nvidia 0000:1f:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)".to_string())
+        .collect();
+    let mut lines = vec![
+        "NVRM: Xid (PCI:0000:18:00): 13, pid=4242, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address".to_string(),
+        "NVRM: Xid (PCI:0000:1a:00): 48, pid=77, name=train, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.".to_string(),
+        "NVRM: Xid (PCI:0000:1a:00): 63, pid=77, name=train, Row Remapper: New row (0x0000000000b0c1d2) marked for remapping, reset gpu to activate.".to_string(),
+        "NVRM: Xid (PCI:0000:1b:00): 94, pid=91, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No".to_string(),
+        "NVRM: Xid (PCI:0000:1c:00): 119, pid=1, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU1 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).".to_string(),
+        "NVRM: GPU 0000:1c:00.0: Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL).".to_string(),
+        "NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.".to_string(),
+        "NVRM: GPU 0000:1d:00.0: GPU has fallen off the bus.".to_string(),
+        "NVRM: Xid (PCI:0000:1e:00): 74, pid=1, name=python3, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)".to_string(),
+    ];
+    lines.append(&mut storm);
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let n = node(Some(&kmsg(&refs)));
+    let (code, report) = check(&n);
+    assert_eq!(code, 1, "errors exit 1");
+
+    let app = one(&report, "GD081", "Xid 13");
+    assert_eq!(app["severity"], "info");
+    assert!(
+        app["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("GPU 0 (NVIDIA H100"),
+        "{app}"
+    );
+    assert!(app["title"].as_str().unwrap().contains("python3"), "{app}");
+
+    for (needle, gpu, severity) in [
+        ("Xid 48", "GPU 2 ", "error"),
+        ("Xid 63", "GPU 2 ", "warning"),
+        ("Xid 94", "GPU 3 ", "warning"),
+        ("Xid 119", "GPU 4 ", "error"),
+        ("Xid 79", "GPU 5 ", "error"),
+        ("Xid 74", "GPU 6 ", "error"),
+    ] {
+        let f = one(&report, "GD080", needle);
+        assert_eq!(f["severity"], severity, "{f}");
+        assert!(f["title"].as_str().unwrap().starts_with(gpu), "{f}");
+        let evidence = f["evidence"].to_string();
+        assert!(
+            evidence.contains("s after boot: NVRM: Xid (PCI:"),
+            "{evidence}"
+        );
+    }
+    // The reset names the GPU by bus id; the GPU gone from the bus needs a reboot.
+    let x48 = one(&report, "GD080", "Xid 48");
+    assert!(
+        util::fix_commands(x48).contains("sudo nvidia-smi -r -i 0000:1a:00.0"),
+        "{x48}"
+    );
+    assert!(util::fix_commands(one(&report, "GD080", "Xid 79")).contains("sudo systemctl reboot"));
+    // 119's action rests on a secondary source, and the finding says so.
+    assert!(one(&report, "GD080", "Xid 119")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("no primary source confirms"));
+    // The lines that repeat an Xid ride on it: no GD083 for GPU 4 and 5.
+    assert!(
+        findings(&report, "GD083").is_empty(),
+        "{:#?}",
+        findings(&report, "GD083")
+    );
+
+    let aer = one(&report, "GD082", "120 times");
+    assert_eq!(aer["severity"], "warning");
+    assert!(
+        aer["title"].as_str().unwrap().starts_with("GPU 7 "),
+        "{aer}"
+    );
+    assert_eq!(kernel_log_check(&report)["status"], "failed");
+
+    // The human report shows the log among the driver's facts, marked by its worst finding.
+    let r = run(n.cmd().args(["check", "--color", "never"]));
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("kernel log"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        line.contains("129 Xid, driver or PCIe AER lines (since boot, 130 records)"),
+        "{line}"
+    );
+    assert!(line.contains('✗'), "{line}");
+    // The device inspector shows them too.
+    let r = run(n.cmd().args(["devices", "--color", "never"]));
+    assert!(
+        r.stdout.contains("GD080") && r.stdout.contains("Xid 79"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+}
+
+#[test]
+fn a_clean_log_is_silent_and_passes() {
+    let n = node(Some(&kmsg(&[
+        "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 09:52:47 UTC 2025",
+        "nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms  580.95.05",
+        "pcieport 0000:00:1c.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)",
+        "nvme 0000:c1:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+    ])));
+    let (code, report) = check(&n);
+    for c in ["GD080", "GD081", "GD082", "GD083"] {
+        assert!(
+            findings(&report, c).is_empty(),
+            "{c}: {:#?}",
+            findings(&report, c)
+        );
+    }
+    assert_eq!(code, 0, "{:#?}", report["findings"]);
+    assert_eq!(kernel_log_check(&report)["status"], "passed");
+}
+
+#[test]
+fn an_unread_log_is_not_a_clean_one() {
+    let n = node(None);
+    let (_, report) = check(&n);
+    let c = kernel_log_check(&report);
+    assert_eq!(c["status"], "not_applicable");
+    let detail = c["detail"].as_str().unwrap();
+    for source in [
+        "/dev/kmsg",
+        "/var/log/kern.log",
+        "/var/log/messages",
+        "/var/log/syslog",
+    ] {
+        assert!(detail.contains(source), "{detail}");
+    }
+    let r = run(n.cmd().args(["check", "--color", "never"]));
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("kernel log"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        line.contains("Xid and AER errors were not looked for"),
+        "{line}"
+    );
+    assert!(!line.contains('✓'), "{line}");
+}
+
+#[test]
+fn a_syslog_file_keeps_earlier_boots_as_history() {
+    let n = node(None);
+    n.root.file(
+        "var/log/kern.log",
+        "Dec  1 10:00:00 gpu7 kernel: [   10.000000] NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\
+         Dec  2 08:00:00 gpu7 kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n\
+         Dec  2 08:00:05 gpu7 kernel: [    5.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05\n\
+         Dec  2 09:00:00 gpu7 kernel: [ 3600.000000] NVRM: The NVIDIA GPU 0000:19:00.0 (PCI ID: 10de:2b85)#012NVRM: installed in this system requires use of the NVIDIA open kernel modules.\n\
+         Dec  2 09:00:00 gpu7 kernel: [ 3600.000100] NVRM: GPU 0000:19:00.0: RmInitAdapter failed! (0x22:0x56:884)\n",
+    );
+    let (code, report) = check(&n);
+    let old = one(&report, "GD080", "Xid 79");
+    assert_eq!(old["severity"], "info");
+    assert!(
+        old["title"]
+            .as_str()
+            .unwrap()
+            .contains("in an earlier boot"),
+        "{old}"
+    );
+    // This boot's open-modules refusal is the root cause; its RmInitAdapter line rides on it.
+    let gd083 = findings(&report, "GD083");
+    assert_eq!(gd083.len(), 1, "{gd083:#?}");
+    assert_eq!(gd083[0]["severity"], "error");
+    assert!(
+        gd083[0]["title"].as_str().unwrap().starts_with("GPU 1 "),
+        "{}",
+        gd083[0]
+    );
+    assert!(
+        util::fix_commands(gd083[0]).contains("open"),
+        "{}",
+        gd083[0]
+    );
+    assert_eq!(code, 1);
+    let evidence = gd083[0]["evidence"].to_string();
+    assert!(evidence.contains("/var/log/kern.log"), "{evidence}");
+}
+
+/// The kernel's AER statistics files for one device, as Linux 4.19+ lays them out.
+fn aer_files(n: &GpuNode, address: &str, correctable: u64, fatal: u64) {
+    let dir = format!("sys/devices/pci0000:00/{address}");
+    n.root.file(
+        &format!("{dir}/aer_dev_correctable"),
+        &format!("RxErr {correctable}\nBadTLP 0\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR {correctable}\n"),
+    );
+    n.root.file(
+        &format!("{dir}/aer_dev_nonfatal"),
+        "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\nAtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_NONFATAL 0\n",
+    );
+    n.root.file(
+        &format!("{dir}/aer_dev_fatal"),
+        &format!("Undefined 0\nDLP {fatal}\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\nAtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_FATAL {fatal}\n"),
+    );
+}
+
+#[test]
+fn aer_counters_are_read_twice_and_only_growth_is_a_fault() {
+    let n = node(Some(&kmsg(&[])));
+    aer_files(&n, "0000:1b:00.0", 7, 0);
+    aer_files(&n, "0000:1c:00.0", 0, 0);
+    let (code, report) = check(&n);
+    assert_eq!(code, 0, "{:#?}", report["findings"]);
+    let topo = &report["snapshot"]["topology"];
+    let first = topo["aer"].as_array().unwrap();
+    assert_eq!(first.len(), 2, "{first:#?}");
+    assert_eq!(first[0]["address"], "0000:1b:00.0");
+    assert_eq!(first[0]["correctable"], 7);
+    assert_eq!(first[0]["fatal"], 0);
+    assert_eq!(topo["aer_again"]["after"], "the other probes");
+    assert_eq!(topo["aer_again"]["devices"], topo["aer"]);
+    // A count that did not grow is one note of history.
+    let f = findings(&report, "GD084");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["severity"], "info");
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("GPU 3 (NVIDIA H100"),
+        "{}",
+        f[0]
+    );
+    assert!(
+        f[0]["title"].as_str().unwrap().contains("7 corrected"),
+        "{}",
+        f[0]
+    );
+
+    // The same report where the second read found more: replayed, the growth is judged.
+    let mut grown = report.clone();
+    grown["snapshot"]["topology"]["aer_again"]["devices"][0]["correctable"] = 57.into();
+    grown["snapshot"]["topology"]["aer_again"]["elapsed_ms"] = 4200.into();
+    grown["snapshot"]["topology"]["aer_again"]["after"] = "the smoke test".into();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("grown.json");
+    std::fs::write(&saved, grown.to_string()).unwrap();
+    let (code, replayed) = json(util::gpudoctor().args(["check", "--from"]).arg(&saved));
+    let f = one(&replayed, "GD084", "grew");
+    assert_eq!(f["severity"], "warning");
+    assert!(f["title"].as_str().unwrap().starts_with("GPU 3 ("), "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("during the smoke test (+50 corrected in 4200 ms)"),
+        "{f}"
+    );
+    assert!(
+        util::fix_commands(f).contains("grep -H TOTAL /sys/bus/pci/devices/0000:1b:00.0/aer_dev_*"),
+        "{f}"
+    );
+    assert_eq!(code, 0, "a warning does not fail the run");
+    grown["snapshot"]["topology"]["aer_again"]["devices"][1]["fatal"] = 1.into();
+    std::fs::write(&saved, grown.to_string()).unwrap();
+    let (code, replayed) = json(util::gpudoctor().args(["check", "--from"]).arg(&saved));
+    assert_eq!(one(&replayed, "GD084", "GPU 4 (")["severity"], "error");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn nvml_link_counters_are_read_again_after_the_smoke_test() {
+    let mut n = GpuNode::new(2);
+    n.nvml.gpu(1).pcie_replay_counter = Some(12);
+    let (_, report) = check(&n);
+    let gpus = report["snapshot"]["nvml"]["result"]["system"]["devices"]
+        .as_array()
+        .unwrap();
+    assert_eq!(gpus[1]["pcie_replay_counter"]["value"], 12);
+    assert_eq!(
+        gpus[0]["nvlink_errors"]["value"][0],
+        serde_json::json!({"replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0})
+    );
+    let again = &report["snapshot"]["nvml"]["counters_again"];
+    assert_eq!(again["after"], "the smoke test", "{again}");
+    assert!(again["error"].is_null(), "{again}");
+    assert_eq!(again["gpus"].as_array().unwrap().len(), 2, "{again}");
+    assert_eq!(again["gpus"][1]["pcie_replay_counter"]["value"], 12);
+    // A count that did not grow is history.
+    let f = findings(&report, "GD085");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["severity"], "info");
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("GPU 1 PCIe replays 12"),
+        "{}",
+        f[0]
+    );
+
+    // The same run where the second read found CRC errors on GPU 0's link 3.
+    let mut grown = report.clone();
+    grown["snapshot"]["nvml"]["counters_again"]["gpus"][0]["nvlink_errors"]["value"][3]
+        ["crc_flit"] = 250.into();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("grown.json");
+    std::fs::write(&saved, grown.to_string()).unwrap();
+    let (code, replayed) = json(util::gpudoctor().args(["check", "--from"]).arg(&saved));
+    let f = one(&replayed, "GD085", "CRC FLIT");
+    assert_eq!(f["severity"], "warning");
+    let title = f["title"].as_str().unwrap();
+    assert!(title.starts_with("GPU 0 (NVIDIA H100"), "{title}");
+    assert!(
+        title.contains("NVLink 3 CRC FLIT errors grew during the smoke test (+250 in"),
+        "{title}"
+    );
+    assert_eq!(code, 0, "a warning does not fail the run");
+}
+
+#[test]
+fn the_preflight_gate_runs_everything_within_the_budget_it_reports() {
+    let n = GpuNode::new(8);
+    let (code, report) = json(n.cmd().args(["check", "--preflight"]));
+    let p = &report["snapshot"]["preflight"];
+    assert_eq!(p["budget_s"], 15.0, "{p}");
+    assert_eq!(p["probes_s"], 3.75, "{p}");
+    assert_eq!(p["smoke_s"], 7.5, "{p}");
+    let elapsed = p["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed <= p["budget_s"].as_f64().unwrap(), "{p}");
+    eprintln!("check --preflight on the fake 8-GPU node: {elapsed:.2} s of the 15 s budget");
+    // Everything a gate needs ran: the kernel log, the smoke test, the second counter read.
+    let snap = &report["snapshot"];
+    assert!(
+        snap["kernel_log"]["scan"]["value"].is_object(),
+        "{}",
+        snap["kernel_log"]
+    );
+    assert!(
+        snap["smoke"]["result"]["run"].is_object(),
+        "{}",
+        snap["smoke"]["result"]
+    );
+    assert_eq!(
+        snap["nvml"]["counters_again"]["gpus"]
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
+    assert!(findings(&report, "GD086").is_empty());
+    assert_eq!(code, 0, "{:#?}", report["findings"]);
+
+    // A node whose kernel log says a GPU fell off the bus fails the gate.
+    n.root.file(
+        "dev/kmsg",
+        &kmsg(&["NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."]),
+    );
+    let (code, report) = json(n.cmd().args(["check", "--preflight=10"]));
+    assert_eq!(code, 1);
+    assert_eq!(report["snapshot"]["preflight"]["budget_s"], 10.0);
+    assert!(!findings(&report, "GD080").is_empty());
+
+    // A budget too small to divide is refused before anything runs.
+    let r = run(n.cmd().args(["check", "--preflight=1"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("between 3 and 3600 seconds"),
+        "{}",
+        r.stderr
+    );
+}

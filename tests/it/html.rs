@@ -1,0 +1,611 @@
+//! `gpudoctor fleet --format html` over real node reports, checked in the page's text and in a
+//! real headless browser (Debian's chromium): the DOM after the page's script ran, a page
+//! built from hostile reports (markup and script in every string field) where nothing
+//! injected may run, the page without JavaScript, a 1280×800 screenshot, and 10,000 nodes.
+//!
+//! The browser tests run when chromium is installed (GPUDOCTOR_CHROMIUM names another);
+//! GPUDOCTOR_REQUIRE_BROWSER=1 (set by .ci/run, which installs it) makes its absence a failure.
+
+use crate::util;
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::Instant;
+
+use crate::util::fleet_nodes::{build_fleet, node_report};
+use crate::util::gpu_node::hgx;
+use crate::util::*;
+use serde_json::Value;
+
+/// `gpudoctor fleet --format html ARGS…`: exit code and page.
+fn fleet_html(args: &[&Path]) -> (i32, String) {
+    let mut c = gpudoctor();
+    c.args(["fleet", "--format", "html"]);
+    for a in args {
+        c.arg(a);
+    }
+    let r = run(&mut c);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    (r.code, r.stdout)
+}
+
+fn chromium() -> Option<PathBuf> {
+    let found = std::env::var_os("GPUDOCTOR_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| which::which("chromium").ok());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("GPUDOCTOR_REQUIRE_BROWSER").is_none(),
+            "GPUDOCTOR_REQUIRE_BROWSER is set but chromium is missing"
+        );
+        eprintln!("chromium not found (apt install chromium, or set GPUDOCTOR_CHROMIUM); skipped");
+    }
+    found
+}
+
+/// Chromium as this machine runs it: headless, no network of its own, a fresh profile.
+fn browser(chromium: &Path, profile: &Path) -> StdCommand {
+    let mut c = StdCommand::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// The DOM after the page loaded and the scripts it allows ran.
+fn dump_dom(chromium: &Path, page: &Path) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(chromium, profile.path())
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium --dump-dom: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The DOM of `html` in the browser, or None when there is no browser (skipped).
+fn dom_of(html: &str) -> Option<String> {
+    let chromium = chromium()?;
+    let pages = tempfile::tempdir().unwrap();
+    let page = write_page(pages.path(), "page.html", html);
+    Some(dump_dom(&chromium, &page))
+}
+
+/// The page's own script ran, and nothing injected did: the markers an injected handler or
+/// script would set are attributes of <html> (as escaped text they appear in the body, which
+/// is right), and no injected element exists.
+fn assert_nothing_injected(dom: &str) {
+    let html_tag = &dom[dom.find("<html").unwrap()..];
+    let html_tag = &html_tag[..html_tag.find('>').unwrap()];
+    assert!(html_tag.contains("data-js=\"ready\""), "{html_tag}");
+    assert!(
+        !html_tag.contains("data-pwned"),
+        "injected script ran: {html_tag}"
+    );
+    assert!(
+        !dom.contains("<img") && !dom.contains("<svg"),
+        "injected elements"
+    );
+}
+
+fn write_page(dir: &Path, name: &str, html: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, html).unwrap();
+    path
+}
+
+/// The 10-node fleet's page written to a file: the folder, the file and the page.
+fn fleet_page() -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    build_fleet(dir.path());
+    let (_, html) = fleet_html(&[dir.path()]);
+    let pages = tempfile::tempdir().unwrap();
+    let page = write_page(pages.path(), "fleet.html", &html);
+    (pages, page, html)
+}
+
+/// The rows of the heat map, on every page (not the other tables').
+fn heat_rows(dom: &str) -> Vec<&str> {
+    let mut rows = Vec::new();
+    let mut rest = dom;
+    while let Some(start) = rest.find("<table class=\"heat") {
+        let end = start + rest[start..].find("</table>").unwrap();
+        rows.extend(
+            rest[start..end]
+                .split("<tr class=\"row")
+                .skip(1)
+                .map(|r| &r[..r.find("</tr>").unwrap_or(r.len())]),
+        );
+        rest = &rest[end..];
+    }
+    assert!(!rows.is_empty(), "no heat map");
+    rows
+}
+
+#[test]
+fn the_fleet_page_shows_the_verdict_shape_heat_map_outliers_and_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fleet(dir.path());
+    let (code, html) = fleet_html(&[dir.path()]);
+    // node010 lacks nvidia_uvm: an error, so the page's verdict and the exit code fail alike.
+    assert_eq!(code, 1);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // The verdict line says what the JSON view counts.
+    let (_, v) = json(gpudoctor().arg("fleet").arg(dir.path()));
+    let verdict =
+        format!(
+        "<p class=\"verdict e\" id=\"verdict\"><span class=\"mark\">✗</span> {} nodes, {} GPUs: \
+         {} with errors, {} with warnings, {} clean</p>",
+        v["shape"]["nodes"], v["shape"]["gpus"], v["nodes_with_errors"], v["nodes_with_warnings"],
+        v["clean_nodes"]
+    );
+    assert!(html.contains(&verdict), "{verdict}");
+    assert_eq!(v["shape"]["nodes"], 10);
+    // The page is one file: nothing to fetch.
+    for external in ["http://", "https://", " src=", "<link", "@import", "url("] {
+        assert!(!html.contains(external), "{external}");
+    }
+    let rows = heat_rows(&html);
+    // Five healthy H100 nodes are one row; the older driver, the missing GPU and the missing
+    // nvidia_uvm are rows of their own; the two workstations share one.
+    let healthy = rows
+        .iter()
+        .find(|r| r.contains("node001 and 4 more"))
+        .expect("the five healthy nodes share a row");
+    assert!(healthy.contains("data-worst=\"ok\""));
+    for n in ["node002", "node003", "node004", "node005"] {
+        assert!(healthy.contains(n));
+    }
+    let uvm = rows.iter().find(|r| r.contains(">node010<")).unwrap();
+    assert!(uvm.contains("data-worst=\"error\""), "{uvm}");
+    assert!(uvm.contains("<td class=\"c e\"><a href=\"#f"), "{uvm}");
+    assert!(uvm.contains("title=\"GD006 error: "), "{uvm}");
+    let old = rows.iter().find(|r| r.contains(">node006<")).unwrap();
+    assert!(old.starts_with(" outlier\""), "{old}");
+    assert!(old.contains("≠ driver 550.127.05"), "{old}");
+    assert!(rows.iter().any(|r| r.contains("ws1 and 1 more")));
+    // Grouped by model, the H100 group first (8 nodes).
+    let h100 = html
+        .find("NVIDIA H100 80GB HBM3 <span class=\"dim\">(8 nodes)")
+        .unwrap();
+    let rtx = html
+        .find("NVIDIA GeForce RTX 4090 <span class=\"dim\">(2 nodes)")
+        .unwrap();
+    assert!(h100 < rtx);
+    // Every cell links to a finding written once, with its evidence and fix.
+    let detail = &html[html.find("<h2 id=\"details\">").unwrap()..];
+    assert!(detail.contains("GD006"));
+    assert!(detail.contains("fix: "));
+    assert!(html.contains("<h2 id=\"outliers\">"));
+    assert!(html.contains("<h2 id=\"codes\">"));
+}
+
+#[test]
+fn the_page_runs_its_script_in_a_browser_and_works_without_it() {
+    let Some(chromium) = chromium() else { return };
+    let (pages, page, html) = fleet_page();
+
+    let dom = dump_dom(&chromium, &page);
+    // The page's script ran (the policy lets exactly it run) and showed the controls.
+    assert!(dom.contains("data-js=\"ready\""), "{dom}");
+    assert!(
+        dom.contains("<div class=\"controls\">"),
+        "controls stay hidden"
+    );
+    let rows = heat_rows(&dom);
+    assert_eq!(rows.len(), heat_rows(&html).len());
+    assert!(rows
+        .iter()
+        .any(|r| r.contains(">node010<") && r.contains("✗")));
+
+    // Without its script (the policy's hash altered, so the browser refuses to run it, as it
+    // would with JavaScript off): every row and mark is there, the script-only controls not.
+    let blocked = html.replacen("script-src 'sha256-", "script-src 'sha256-AAAA", 1);
+    assert_ne!(blocked, html);
+    let page = write_page(pages.path(), "blocked.html", &blocked);
+    let dom = dump_dom(&chromium, &page);
+    assert!(
+        !dom.contains("data-js=\"ready\""),
+        "the script ran against the policy"
+    );
+    assert!(dom.contains("<div class=\"controls\" hidden=\"\">"));
+    assert_eq!(heat_rows(&dom).len(), heat_rows(&html).len());
+    assert!(dom.contains("node001 and 4 more"));
+}
+
+/// Markup and script in every string a report carries.
+const HOSTILE: &[&str] = &[
+    "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\">",
+    "</td></tr></table><script>document.documentElement.setAttribute('data-pwned','script')</script>",
+    "\"><svg onload=\"document.documentElement.setAttribute('data-pwned','svg')\">",
+    "' onmouseover='document.documentElement.setAttribute(\"data-pwned\",\"attr\")",
+];
+
+/// Every string field of a JSON value replaced by a hostile one (keys kept).
+fn poison(v: &mut Value, i: &mut usize) {
+    match v {
+        Value::String(s) => {
+            *s = format!("{s}{}", HOSTILE[*i % HOSTILE.len()]);
+            *i += 1;
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| poison(x, i)),
+        Value::Object(o) => o.iter_mut().for_each(|(_, x)| poison(x, i)),
+        _ => {}
+    }
+}
+
+#[test]
+fn hostile_reports_cannot_inject_markup_or_script() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fleet(dir.path());
+    // Node names, GPU models, driver versions, titles, evidence and fixes carry markup (the
+    // fields that are enums or numbers in the schema would make the report unusable instead).
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut i = 0;
+        for f in v["findings"].as_array_mut().unwrap() {
+            for key in ["title", "detail"] {
+                poison(&mut f[key], &mut i);
+            }
+            poison(&mut f["evidence"], &mut i);
+            poison(&mut f["fix"], &mut i);
+        }
+        poison(&mut v["snapshot"]["node"]["name"], &mut i);
+        poison(&mut v["snapshot"]["node"]["hostname"], &mut i);
+        let system = &mut v["snapshot"]["nvml"]["result"]["system"];
+        poison(&mut system["driver_version"]["value"], &mut i);
+        if let Some(devices) = system["devices"].as_array_mut() {
+            for d in devices {
+                poison(&mut d["name"]["value"], &mut i);
+            }
+        }
+        std::fs::write(&path, v.to_string()).unwrap();
+    }
+    // A report that cannot be read, under a hostile file name.
+    std::fs::write(
+        dir.path().join("<img src=x onerror=alert(1)>.json"),
+        "{not json",
+    )
+    .unwrap();
+    let (code, html) = fleet_html(&[dir.path()]);
+    assert_eq!(code, 1);
+    assert!(html.contains("Reports not used"));
+    // In the page's text: nothing hostile survives as markup.
+    for tag in [
+        "<img",
+        "<svg",
+        "<script>document",
+        "onerror=\"",
+        "onload=\"",
+        "onmouseover='",
+    ] {
+        assert!(!html.contains(tag), "{tag} reached the page");
+    }
+    assert!(html.contains("&lt;img src=x onerror="));
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;.json"));
+
+    // In a browser: the page's own script ran, nothing injected did.
+    let Some(dom) = dom_of(&html) else { return };
+    assert_nothing_injected(&dom);
+    assert!(
+        dom.contains("setAttribute('data-pwned','img')"),
+        "shown as text"
+    );
+}
+
+#[test]
+fn the_screenshot_at_1280x800_shows_the_verdict_and_the_heat_map() {
+    let Some(chromium) = chromium() else { return };
+    let (pages, page, _) = fleet_page();
+    let shot = pages.path().join("fleet.png");
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(&chromium, profile.path())
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1280,800")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It prints: the browser's PDF of the page has the pages a report of this size needs.
+    let pdf = pages.path().join("fleet.pdf");
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(&chromium, profile.path())
+        .arg("--no-pdf-header-footer")
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pdf = std::fs::read(&pdf).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    // Page objects ("/Type /Page", not the "/Type /Pages" tree).
+    let pages_in_pdf = pdf
+        .windows(12)
+        .filter(|w| w.starts_with(b"/Type /Page") && w[11] != b's')
+        .count();
+    assert!(pages_in_pdf >= 2, "{pages_in_pdf} page(s)");
+    // GPUDOCTOR_KEEP_SCREENSHOT=FILE keeps it for a look.
+    if let Some(keep) = std::env::var_os("GPUDOCTOR_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1280, 800));
+    let channels = info.color_type.samples();
+    let pixel = |x: u32, y: u32| -> [u8; 3] {
+        let i = ((y * info.width + x) as usize) * channels;
+        [buf[i], buf[i + 1], buf[i + 2]]
+    };
+    // Not blank: a white page with text and coloured cells.
+    let mut white = 0usize;
+    let mut colours = std::collections::HashSet::new();
+    let mut error_rows = Vec::new();
+    for y in 0..info.height {
+        for x in 0..info.width {
+            let p = pixel(x, y);
+            if p == [255, 255, 255] {
+                white += 1;
+            }
+            colours.insert(p);
+            // The error colour's background (#fde8e8): the verdict and the error cells.
+            if p == [0xfd, 0xe8, 0xe8] {
+                error_rows.push(y);
+            }
+        }
+    }
+    let total = (info.width * info.height) as usize;
+    assert!(
+        white > total / 2,
+        "mostly white background: {white} of {total}"
+    );
+    assert!(colours.len() > 50, "only {} colours: blank?", colours.len());
+    // The red verdict sits near the top; error cells further down, in the heat map.
+    let first = *error_rows.first().expect("no error colour on screen");
+    assert!(first < 150, "the verdict is at y={first}");
+    assert!(
+        error_rows.iter().any(|y| *y > first + 150),
+        "no error cell below the verdict"
+    );
+}
+
+#[test]
+fn ten_thousand_distinct_nodes_make_a_bounded_page() {
+    // Each node a finding of its own (its title names the node), so no two rows collapse:
+    // the worst case for the page's size.
+    let seed_dir = tempfile::tempdir().unwrap();
+    let mut nvml = hgx(2);
+    for g in &mut nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    node_report(
+        seed_dir.path(),
+        "seed",
+        &FakeRoot::healthy(2),
+        Some(&nvml),
+        &[],
+    );
+    let seed: Value =
+        serde_json::from_str(&std::fs::read_to_string(seed_dir.path().join("seed.json")).unwrap())
+            .unwrap();
+    let reports = tempfile::tempdir().unwrap();
+    let n = 10_000;
+    for i in 0..n {
+        let mut v = seed.clone();
+        let name = format!("n{i:05}");
+        v["snapshot"]["node"]["name"] = Value::String(name.clone());
+        v["snapshot"]["node"]["machine_id"] = Value::String(format!("{i:032x}"));
+        let title = v["findings"][0]["title"].as_str().unwrap().to_string();
+        v["findings"][0]["title"] = Value::String(format!("{title} ({name})"));
+        std::fs::write(reports.path().join(format!("{name}.json")), v.to_string()).unwrap();
+    }
+    let t = Instant::now();
+    let (code, html) = fleet_html(&[reports.path()]);
+    let took = t.elapsed();
+    assert_eq!(code, 0, "GD038 is a warning");
+    let rows = heat_rows(&html);
+    assert_eq!(rows.len(), n);
+    assert!(html.contains(">n09999<"));
+    // In pages of 500 rows: the first open, the other 19 closed until opened; the findings
+    // in detail alike.
+    assert_eq!(html.matches("<details class=\"page\">").count(), 2 * 19);
+    assert!(html.contains("<summary>rows 501–1000 of 10000</summary>"));
+    assert!(html.contains("<summary>findings 9501–10000 of 10000</summary>"));
+    // A link from a cell into a closed page of findings opens that page in the browser.
+    if let Some(chromium) = chromium() {
+        let pages = tempfile::tempdir().unwrap();
+        let page = write_page(pages.path(), "big.html", &html);
+        let profile = tempfile::tempdir().unwrap();
+        let out = browser(&chromium, profile.path())
+            .arg("--dump-dom")
+            .arg(format!("file://{}#f9000", page.display()))
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let target = dom.find("id=\"f9000\"").expect("finding 9000");
+        let page_start = dom[..target].rfind("<details").unwrap();
+        assert!(
+            dom[page_start..].starts_with("<details class=\"page\" open"),
+            "{}",
+            &dom[page_start..target]
+        );
+        assert_eq!(dom.matches("<details class=\"page\" open").count(), 1);
+    }
+    // docs/fleet.md states the bound per node; a debug build must stay well under it.
+    let per_node = html.len() / n;
+    assert!(per_node < 1_500, "{per_node} bytes per node");
+    eprintln!(
+        "10,000 distinct nodes: {} bytes ({per_node} per node), {took:?}",
+        html.len()
+    );
+}
+
+/// Text as the page escapes it.
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Runs `cmd` once per format: the HTML page and the JSON report, with their exit codes.
+fn html_and_json(mut make: impl FnMut() -> assert_cmd::Command) -> ((i32, String), (i32, Value)) {
+    let r = run(make().args(["--format", "html"]));
+    assert!(r.stdout.starts_with("<!DOCTYPE html>"), "{}", r.stderr);
+    let j = json(&mut make());
+    ((r.code, r.stdout), j)
+}
+
+#[test]
+fn check_devices_and_smoke_pages_carry_the_same_verdicts_as_the_report() {
+    let node = util::gpu_node::GpuNode::new(2);
+    // A finding to show: persistence mode off (GD038, info) on both GPUs.
+    let mut node = node;
+    for g in &mut node.nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    let ((code, html), (json_code, v)) = html_and_json(|| {
+        let mut c = node.cmd();
+        c.arg("check");
+        c
+    });
+    assert_eq!(code, json_code);
+    // The headline, every finding (title, evidence, fix) and the summary, as the JSON says.
+    let headline = v["headline"]["text"].as_str().unwrap();
+    assert!(
+        html.contains(&format!("</span> {headline}</p>")),
+        "{headline}"
+    );
+    let findings = v["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        assert!(html.contains(&format!(
+            "[{}]: {}</h3>",
+            f["code"].as_str().unwrap(),
+            f["title"].as_str().unwrap()
+        )));
+    }
+    // Every line of every section, with the same mark, as the Markdown report has it (both
+    // read the report's sections and the findings' verdicts on them).
+    let md = run(node.cmd().args(["check", "--format", "markdown"])).stdout;
+    let mut lines = 0;
+    for row in md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.ends_with("` |"))
+    {
+        let cells: Vec<String> = row
+            .trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().replace("\\|", "|"))
+            .collect();
+        let [mark, label, value, _source] = &cells[..] else {
+            continue;
+        };
+        // A value that ends in a run's duration (the smoke test's) differs from run to run.
+        let timed = value.ends_with(" s")
+            && value[..value.len() - 2].ends_with(|c: char| c.is_ascii_digit());
+        let cell = if timed {
+            format!("\">{mark}</td><td>{}</td><td>", html_text(label))
+        } else {
+            format!(
+                "\">{mark}</td><td>{}</td><td>{}</td>",
+                html_text(label),
+                html_text(value)
+            )
+        };
+        assert!(html.contains(&cell), "{cell}");
+        lines += 1;
+    }
+    assert!(lines > 10, "{md}");
+    // The GPU table, the topology matrix and the smoke test's copies against the link.
+    assert!(html.contains("<h2 id=\"gpus\">"));
+    let topo = &html[html.find("<h2 id=\"topology\">").expect("topology")..];
+    assert!(topo.contains("<th>GPU 0</th><th>GPU 1</th>"));
+    assert!(topo.contains("P2P read: ok"));
+    let smoke = &html[html.find("<h2 id=\"smoke\">").expect("smoke")..];
+    assert!(smoke.contains("pinned host → GPU"));
+    assert!(smoke.contains("class=\"bar\" role=\"img\" aria-label=\""));
+    assert!(smoke.contains("(PCIe gen 5 x16)"));
+
+    // `devices` and `smoke` pages: their parts, and their exit codes as in JSON (`devices`
+    // takes no libcuda).
+    let mut nvml_node = util::gpu_node::GpuNode::nvml_only(2, hgx(2));
+    for g in &mut nvml_node.nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    for (command, n, part) in [
+        ("devices", &nvml_node, "id=\"topology\""),
+        ("smoke", &node, "pinned GPU → host"),
+    ] {
+        let ((code, page), (json_code, v)) = html_and_json(|| {
+            let mut c = n.cmd();
+            c.arg(command);
+            c
+        });
+        assert_eq!(code, json_code, "{command}");
+        assert!(page.contains(part), "{command}");
+        for f in v["findings"].as_array().unwrap() {
+            let code = f["code"].as_str().unwrap();
+            assert!(page.contains(&format!("[{code}]: ")), "{command}: {code}");
+        }
+    }
+}
+
+#[test]
+fn a_hostile_root_cannot_inject_into_the_check_page() {
+    let root = gpu_host("580.95.05", "NVIDIA H100 80GB HBM3");
+    root.file(
+        "etc/os-release",
+        &format!(
+            "NAME=x\nPRETTY_NAME=\"{}\"\nID=x\n",
+            HOSTILE[0].replace('"', "'")
+        ),
+    );
+    let hostile_env = HOSTILE[1];
+    let r = run(root.cmd().env("CUDA_VISIBLE_DEVICES", hostile_env).args([
+        "check",
+        "--no-smoke",
+        "--format",
+        "html",
+    ]));
+    let html = r.stdout;
+    assert!(
+        html.contains("&lt;img src=x"),
+        "the OS name is shown, escaped"
+    );
+    assert!(
+        html.contains("&lt;script&gt;document"),
+        "the variable is shown, escaped"
+    );
+    for tag in ["<img", "<svg", "<script>document", "onerror=\""] {
+        assert!(!html.contains(tag), "{tag} reached the page");
+    }
+    let Some(dom) = dom_of(&html) else { return };
+    assert_nothing_injected(&dom);
+}

@@ -1,0 +1,430 @@
+//! Every human view fits the terminal: no line wider than COLUMNS (bar a shell command, kept
+//! whole for copying, or a single word wider than the line), and wrapping only moves line
+//! breaks — the words, in order, are those of the same report rendered unwrapped, so no word
+//! was cut ("Container T" / "oolkit"). Runs the real binary on fake nodes (fake NVML and
+//! libcuda) with 1 and 8 GPUs, healthy and broken; stdout is a pipe, so COLUMNS decides.
+
+use crate::util;
+
+use std::path::{Path, PathBuf};
+
+use crate::util::fake_nvml;
+use crate::util::gpu_node::GpuNode;
+use crate::util::{gpudoctor, run, ALICE};
+use serde_json::Value;
+
+const WIDTHS: [usize; 3] = [80, 120, 200];
+/// Wide enough that nothing wraps (the width is clamped to 400).
+const UNWRAPPED: usize = 10_000;
+
+/// A node with several problems and long evidence and fixes: a device node alice cannot
+/// open, no /dev/nvidia-uvm, a torch missing a wheel, debug and allocator variables, a
+/// wrong matmul, flipped bits, refused pinned memory; on 8 GPUs one NVML cannot open.
+fn broken(n: u32) -> GpuNode {
+    let mut node = node(n);
+    node.root.chmod("dev/nvidia0", 0o660);
+    node.root.remove("dev/nvidia-uvm");
+    node.root.torch_venv(
+        "2.6.0+cu126",
+        Some("12.6"),
+        &["nvidia-cudnn-cu12==9.1.0.70"],
+    );
+    let last = n as usize - 1;
+    node.cuda().device(last).matmul_wrong = true;
+    node.cuda().device(0).bit_flips = 3;
+    node.cuda().device(last).host_alloc_error = Some(2);
+    if n > 2 {
+        node.nvml.gpu(2).handle_error = Some(999);
+    }
+    node
+}
+
+/// `n` healthy GPUs with 16 MiB each: the CPU-emulated smoke test stays short.
+fn node(n: u32) -> GpuNode {
+    let mut node = GpuNode::new(n);
+    for d in &mut node.cuda().devices {
+        d.total_memory = 16 << 20;
+    }
+    node
+}
+
+/// Runs of the smoke test, one at a time: emulated on the CPU, several at once on a small
+/// machine would outlast their deadline and change the report between widths.
+static SMOKE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The environment of a user with a few variables set, so `check` lists them.
+fn with_env(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
+    cmd.env("VIRTUAL_ENV", "/venv")
+        .env("CUDA_LAUNCH_BLOCKING", "1")
+        .env(
+            "PYTORCH_CUDA_ALLOC_CONF",
+            "expandable_segments:True,garbage_collection_threshold:0.6,max_split_size_mb:128",
+        )
+}
+
+/// `gpudoctor ARGS` on the node as alice, at `columns`, without colour.
+/// The node's command for a subcommand, with the options it takes: the fake libcuda and
+/// the smoke test's sizes only where the smoke test runs, NVML and --user where a view
+/// reads them.
+fn command(node: &GpuNode, sub: &str) -> assert_cmd::Command {
+    match sub {
+        "check" => {
+            let mut cmd = node.cmd();
+            cmd.args(["--user", ALICE]);
+            cmd
+        }
+        "smoke" => node.cmd(),
+        "devices" => {
+            let mut cmd = node.root.cmd();
+            let nvml = node.nvml.write(&node.dir.path().join("nvml"));
+            cmd.arg("--nvml-lib")
+                .arg(fake_nvml::fake_nvml_lib())
+                .env(fake_nvml::FAKE_NVML_ENV, nvml)
+                .args(["--user", ALICE]);
+            cmd
+        }
+        _ => node.root.cmd(),
+    }
+}
+
+fn live(node: &GpuNode, args: &[&str], columns: usize) -> String {
+    let mut cmd = command(node, args[0]);
+    cmd.args(args)
+        .args(["--color", "never", "--timeout", "300"]);
+    with_env(&mut cmd).env("COLUMNS", columns.to_string());
+    let _one_at_a_time =
+        (args[0] == "smoke").then(|| SMOKE.lock().unwrap_or_else(|e| e.into_inner()));
+    output(&mut cmd, args)
+}
+
+/// `gpudoctor check ARGS --from REPORT` at `columns`, without colour.
+fn replay(report: &Path, args: &[&str], columns: usize) -> String {
+    let mut cmd = gpudoctor();
+    cmd.arg("check")
+        .args(args)
+        .arg("--from")
+        .arg(report)
+        .args(["--color", "never"])
+        .env("COLUMNS", columns.to_string());
+    output(&mut cmd, args)
+}
+
+fn output(cmd: &mut assert_cmd::Command, args: &[&str]) -> String {
+    let r = run(cmd);
+    assert!(
+        r.code == 0 || r.code == 1,
+        "{args:?} exited {}: {}{}",
+        r.code,
+        r.stdout,
+        r.stderr
+    );
+    r.stdout
+}
+
+/// The node's `check` report, saved once: every width renders the same report.
+fn saved_report(node: &GpuNode) -> (PathBuf, Value) {
+    let mut cmd = command(node, "check");
+    cmd.args(["check", "--json", "--timeout", "300"]);
+    with_env(&mut cmd);
+    let _one_at_a_time = SMOKE.lock().unwrap_or_else(|e| e.into_inner());
+    let text = output(&mut cmd, &["check", "--json"]);
+    let path = node.dir.path().join("report.json");
+    std::fs::write(&path, &text).unwrap();
+    (path, serde_json::from_str(&text).unwrap())
+}
+
+/// Columns a line takes (no colour is asked for, but strip any escape to be sure).
+fn columns(line: &str) -> usize {
+    let mut n = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Every fix command of the findings in a JSON view or report.
+fn commands(json: &Value) -> Vec<String> {
+    json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|f| f["fix"].as_array().into_iter().flatten())
+        .filter_map(|fix| fix["command"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// No line wider than `width`, except a fix command on a line of its own (kept whole for
+/// copying) or a line ending in one word wider than the room after the line's indent.
+fn assert_fits(what: &str, text: &str, width: usize, commands: &[String]) {
+    for line in text.lines() {
+        let w = columns(line);
+        if w <= width {
+            continue;
+        }
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let command = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
+        let last = trimmed.split_whitespace().last().unwrap_or("");
+        assert!(
+            commands.iter().any(|c| c == command) || columns(last) > width - indent,
+            "{what} at COLUMNS={width}: a line of {w} columns:\n{line}\n\n{text}"
+        );
+    }
+}
+
+/// The words in order; words with digits (timings of the live smoke test) as "#".
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            if w.chars().any(|c| c.is_ascii_digit()) {
+                "#".to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Wrapping only moved line breaks: the same words as the unwrapped rendering.
+fn assert_same_words(what: &str, wrapped: &str, unwrapped: &str, width: usize) {
+    let (a, b) = (words(wrapped), words(unwrapped));
+    if a != b {
+        let at = a
+            .iter()
+            .zip(&b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        panic!(
+            "{what} at COLUMNS={width}: the words differ from the unwrapped output at word {at}: {:?} vs {:?}\n\n{wrapped}\n\n{unwrapped}",
+            &a[at.saturating_sub(3)..(at + 3).min(a.len())],
+            &b[at.saturating_sub(3)..(at + 3).min(b.len())],
+        );
+    }
+}
+
+/// `text` with runs of whitespace made one space, to find a sentence however it wrapped.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The devices table (the block with the "GPU … Name" header) left out: its columns
+/// depend on the width by design.
+fn without_table(text: &str) -> String {
+    text.split("\n\n")
+        .filter(|block| {
+            let head = block.lines().next().unwrap_or("");
+            !(head.contains("GPU") && head.contains("Name") && head.contains("CC"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn the_table(text: &str) -> &str {
+    text.split("\n\n")
+        .find(|block| {
+            let head = block.lines().next().unwrap_or("");
+            head.contains("GPU") && head.contains("Name") && head.contains("CC")
+        })
+        .unwrap_or_else(|| panic!("no devices table in\n{text}"))
+}
+
+/// Every view of the node at every width: it fits, and it says the same words as unwrapped.
+fn check_every_view(name: &str, node: &GpuNode) {
+    let (report, json) = saved_report(node);
+    let report_commands = commands(&json);
+
+    // check (normal and verbose), replayed from one report.
+    for args in [&[][..], &["-v"]] {
+        let unwrapped = replay(&report, args, UNWRAPPED);
+        for width in WIDTHS {
+            let what = format!("{name}: check {args:?}");
+            let text = replay(&report, args, width);
+            assert_fits(&what, &text, width, &report_commands);
+            assert_same_words(&what, &text, &unwrapped, width);
+            let flat_text = flat(&text);
+            for f in json["findings"].as_array().unwrap() {
+                for s in [&f["title"], &f["detail"]]
+                    .into_iter()
+                    .chain(f["fix"].as_array().unwrap().iter().map(|x| &x["text"]))
+                    .filter_map(Value::as_str)
+                {
+                    assert!(
+                        flat_text.contains(&flat(s)),
+                        "{what} at COLUMNS={width}: {s:?} is not there whole:\n{text}"
+                    );
+                }
+            }
+        }
+    }
+
+    // devices, devices 0, toolkit, smoke: live (the smoke test's timings vary, so words
+    // with digits compare as one placeholder).
+    let views: [&[&str]; 4] = [&["devices"], &["devices", "0"], &["toolkit"], &["smoke"]];
+    for args in views {
+        let what = format!("{name}: {}", args.join(" "));
+        let json_args: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+        let view_commands = commands(&serde_json::from_str(&live(node, &json_args, 80)).unwrap());
+        let unwrapped = live(node, args, UNWRAPPED);
+        for width in WIDTHS {
+            let text = live(node, args, width);
+            assert_fits(&what, &text, width, &view_commands);
+            if args == ["devices"] {
+                assert_same_words(
+                    &what,
+                    &without_table(&text),
+                    &without_table(&unwrapped),
+                    width,
+                );
+            } else {
+                assert_same_words(&what, &text, &unwrapped, width);
+            }
+        }
+    }
+}
+
+#[test]
+fn one_healthy_gpu_fits_every_width() {
+    check_every_view("healthy 1 GPU", &node(1));
+}
+
+#[test]
+fn eight_healthy_gpus_fit_every_width() {
+    check_every_view("healthy 8 GPUs", &node(8));
+}
+
+#[test]
+fn one_broken_gpu_fits_every_width() {
+    check_every_view("broken 1 GPU", &broken(1));
+}
+
+#[test]
+fn eight_broken_gpus_fit_every_width() {
+    check_every_view("broken 8 GPUs", &broken(8));
+}
+
+/// The devices table fits 80 columns with the columns that matter (names shortened,
+/// memory as its total), says what it left out, and shows every column when there is room.
+#[test]
+fn the_devices_table_fits_80_columns_and_widens_with_room() {
+    let node = node(8);
+    let narrow = live(&node, &["devices"], 80);
+    let table = the_table(&narrow);
+    let head = table.lines().next().unwrap();
+    for col in ["GPU", "Name", "CC", "Memory"] {
+        assert!(head.contains(col), "{head}");
+    }
+    assert!(table.contains("H100 80GB HBM3"), "{table}");
+    assert!(!table.contains("NVIDIA H100"), "{table}");
+    assert!(table.contains("80 GiB"), "{table}");
+    assert!(
+        table.contains("Left out at this width:") && table.contains("Mode"),
+        "{table}"
+    );
+    for line in table.lines() {
+        assert!(columns(line) <= 80, "{line}");
+    }
+    // Each GPU keeps its row: mark, then its index.
+    for i in 0..8 {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().take(2).eq(["✓", &i.to_string()])),
+            "GPU {i}: {table}"
+        );
+    }
+
+    let wide = live(&node, &["devices"], 200);
+    let table = the_table(&wide);
+    let head = table.lines().next().unwrap();
+    for col in [
+        "Bus",
+        "Memory used/total GiB",
+        "Temp",
+        "Power W",
+        "PCIe",
+        "ECC",
+        "Mode",
+    ] {
+        assert!(head.contains(col), "{head}");
+    }
+    assert!(table.contains("NVIDIA H100 80GB HBM3"), "{table}");
+    assert!(!table.contains("Left out"), "{table}");
+}
+
+/// The ~650-character capability line of `devices 0` wraps under its value column.
+#[test]
+fn the_capability_line_wraps_under_its_column() {
+    let node = node(1);
+    let text = live(&node, &["devices", "0"], 80);
+    let start = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("can "))
+        .unwrap_or_else(|| panic!("no capability line:\n{text}"));
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(start)
+        .take_while(|l| !l.trim_start().starts_with("cannot"))
+        .collect();
+    assert!(lines.len() >= 5, "{lines:#?}");
+    let column = lines[0].find("FP16").unwrap();
+    for l in &lines[1..] {
+        assert_eq!(l.len() - l.trim_start().len(), column, "{l:?}");
+    }
+}
+
+/// `fleet` over saved reports of several nodes fits too.
+#[test]
+fn fleet_fits_every_width() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, node) in [node(1), broken(1)].iter().enumerate() {
+        let mut cmd = command(node, "check");
+        cmd.args(["check", "--json", "--no-smoke"]);
+        with_env(&mut cmd);
+        let text = output(&mut cmd, &["check", "--json"]);
+        std::fs::write(dir.path().join(format!("node{i}.json")), text).unwrap();
+    }
+    let fleet = |width: usize| {
+        let mut cmd = gpudoctor();
+        cmd.args(["fleet", "--color", "never"])
+            .arg(dir.path())
+            .env("COLUMNS", width.to_string());
+        output(&mut cmd, &["fleet"])
+    };
+    let unwrapped = fleet(UNWRAPPED);
+    for width in WIDTHS {
+        let text = fleet(width);
+        assert_fits("fleet", &text, width, &[]);
+        assert_same_words("fleet", &text, &unwrapped, width);
+    }
+}
+
+/// The report that printed "… the NVIDIA Container T" / "oolkit on the host)" at 80
+/// columns: a container with no GPU passed in. Its fix line now wraps at a word.
+#[test]
+fn a_container_without_gpus_wraps_its_fix_at_a_word() {
+    let root = util::FakeRoot::new();
+    root.file(".dockerenv", "");
+    let render = |width: usize| {
+        let mut cmd = root.cmd();
+        cmd.args(["check", "--color", "never"])
+            .env("COLUMNS", width.to_string());
+        output(&mut cmd, &["check"])
+    };
+    let text = render(80);
+    assert_fits("container without GPUs", &text, 80, &[]);
+    assert_same_words("container without GPUs", &text, &render(UNWRAPPED), 80);
+    assert!(
+        flat(&text).contains("(the host needs the NVIDIA Container Toolkit)"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| !l.ends_with("Container T")), "{text}");
+}
