@@ -347,7 +347,7 @@ fn colour_follows_the_flags_and_environment() {
 /// environment it gets besides PATH.
 fn on_a_terminal(args: &str, env: &[(&str, &str)]) -> Option<String> {
     if which::which("script").is_err() {
-        eprintln!("script(1) is not installed: skipped");
+        crate::util::skip(format_args!("script(1) is not installed"));
         return None;
     }
     let bin = assert_cmd::cargo::cargo_bin("gpudoctor");

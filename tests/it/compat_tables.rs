@@ -211,9 +211,9 @@ fn every_release_the_tables_name_is_on_pypi() {
     let mut checked = 0;
     for project in ["torch", "torchvision", "torchaudio"] {
         let Some(on_pypi) = pypi_versions(project) else {
-            eprintln!(
-                "compat_tables: skipped: https://pypi.org/simple/{project}/ is unreachable (curl)"
-            );
+            crate::util::skip(format_args!(
+                "compat_tables: https://pypi.org/simple/{project}/ is unreachable (curl)"
+            ));
             return;
         };
         for pair in t["names_on_pypi"].as_array().unwrap() {
@@ -242,7 +242,7 @@ fn the_refresh_script_parses_and_documents_itself() {
         .args([script, "--help"])
         .output()
     else {
-        eprintln!("compat_tables: skipped: no python3");
+        crate::util::skip(format_args!("compat_tables: no python3"));
         return;
     };
     assert!(

@@ -52,7 +52,7 @@ fn shell(name: &str) -> Option<std::path::PathBuf> {
             std::env::var_os("GPUDOCTOR_REQUIRE_SHELLS").is_none(),
             "{name} is not installed"
         );
-        eprintln!("{name} is not installed: its completion test is skipped");
+        crate::util::skip(format_args!("{name} is not installed"));
     }
     found
 }

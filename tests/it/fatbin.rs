@@ -447,7 +447,7 @@ fn garbage_files_are_errors_or_notes_never_panics() {
 #[test]
 fn objcopy_agrees_on_the_section() {
     if Command::new("objcopy").arg("--version").output().is_err() {
-        eprintln!("objcopy not installed: skipped");
+        crate::util::skip(format_args!("objcopy not installed"));
         return;
     }
     let section = fatbin_section(&[TORCH_TU, &[(Kind::Elf, 90, true)]]);

@@ -186,7 +186,7 @@ fn output_writes_through_a_symlink_instead_of_replacing_it() {
 fn output_to_a_device_node_does_not_replace_it() {
     // SAFETY: geteuid only reads credentials.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root for mknod");
+        crate::util::skip(format_args!("needs root for mknod"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -195,7 +195,7 @@ fn output_to_a_device_node_does_not_replace_it() {
     // SAFETY: a valid path and the (1, 3) device number of /dev/null.
     let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
     if rc != 0 {
-        eprintln!("skipped: mknod failed (nodev mount?)");
+        crate::util::skip(format_args!("mknod failed (nodev mount?)"));
         return;
     }
     let root = FakeRoot::healthy(1);

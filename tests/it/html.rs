@@ -38,7 +38,9 @@ fn chromium() -> Option<PathBuf> {
             std::env::var_os("GPUDOCTOR_REQUIRE_BROWSER").is_none(),
             "GPUDOCTOR_REQUIRE_BROWSER is set but chromium is missing"
         );
-        eprintln!("chromium not found (apt install chromium, or set GPUDOCTOR_CHROMIUM); skipped");
+        crate::util::skip(format_args!(
+            "chromium not found (apt install chromium, or set GPUDOCTOR_CHROMIUM)"
+        ));
     }
     found
 }

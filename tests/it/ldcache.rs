@@ -440,12 +440,12 @@ fn sample_libraries() -> Vec<PathBuf> {
 #[test]
 fn ldconfig_built_caches_parse_as_ldconfig_prints_them() {
     let Some(ldconfig) = ldconfig() else {
-        eprintln!("skipped: no ldconfig on PATH, /sbin or /usr/sbin");
+        crate::util::skip(format_args!("no ldconfig on PATH, /sbin or /usr/sbin"));
         return;
     };
     let libs = sample_libraries();
     if libs.len() < 2 {
-        eprintln!("skipped: found only {libs:?} to feed ldconfig");
+        crate::util::skip(format_args!("found only {libs:?} to feed ldconfig"));
         return;
     }
     for (format, want, name) in FORMATS {
@@ -526,7 +526,7 @@ fn ldconfig_built_caches_parse_as_ldconfig_prints_them() {
 #[test]
 fn ldconfig_reads_the_writers_caches_as_we_do() {
     let Some(ldconfig) = ldconfig() else {
-        eprintln!("skipped: no ldconfig on PATH, /sbin or /usr/sbin");
+        crate::util::skip(format_args!("no ldconfig on PATH, /sbin or /usr/sbin"));
         return;
     };
     let mut input: Vec<Entry> = host_entries(SAMPLE);
@@ -560,11 +560,11 @@ fn ldconfig_reads_the_writers_caches_as_we_do() {
 #[test]
 fn system_cache_matches_ldconfig_p() {
     let Some(ldconfig) = ldconfig() else {
-        eprintln!("skipped: no ldconfig on PATH, /sbin or /usr/sbin");
+        crate::util::skip(format_args!("no ldconfig on PATH, /sbin or /usr/sbin"));
         return;
     };
     let Ok(bytes) = std::fs::read("/etc/ld.so.cache") else {
-        eprintln!("skipped: no readable /etc/ld.so.cache");
+        crate::util::skip(format_args!("no readable /etc/ld.so.cache"));
         return;
     };
     let parsed = parse(&bytes).unwrap_or_else(|e| panic!("/etc/ld.so.cache: {e}"));

@@ -37,7 +37,7 @@ macro_rules! need_tools {
                 std::env::var_os("GPUDOCTOR_REQUIRE_LOADER_TOOLS").is_none(),
                 "cc and python3 are needed (GPUDOCTOR_REQUIRE_LOADER_TOOLS is set)"
             );
-            eprintln!("skipped: cc and python3 are needed");
+            crate::util::skip(format_args!("cc and python3 are needed"));
             return;
         }
     };
@@ -611,7 +611,9 @@ fn nvml_is_not_started_when_no_loader_step_finds_it() {
         Some(v["snapshot"]["nvml"]["result"].clone())
     };
     let Some(none) = nvml(None) else {
-        eprintln!("skipped: needs root and unshare(1) to mount over /proc/driver");
+        crate::util::skip(format_args!(
+            "needs root and unshare(1) to mount over /proc/driver"
+        ));
         return;
     };
     let system_has_nvml = Command::new("ldconfig")
@@ -619,7 +621,7 @@ fn nvml_is_not_started_when_no_loader_step_finds_it() {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("libnvidia-ml.so.1"));
     if system_has_nvml {
-        eprintln!("skipped: this machine has a libnvidia-ml.so.1");
+        crate::util::skip(format_args!("this machine has a libnvidia-ml.so.1"));
         return;
     }
     assert_eq!(none["status"], "init_failed", "{none}");

@@ -28,7 +28,9 @@ fn man_renders_every_subcommand_and_the_configuration() {
             std::env::var_os("GPUDOCTOR_REQUIRE_SHELLS").is_none(),
             "man is not installed"
         );
-        eprintln!("man is not installed: rendering is not tested");
+        crate::util::skip(format_args!(
+            "man is not installed: the rendering is not tested"
+        ));
         return;
     };
     let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man/gpudoctor.1");

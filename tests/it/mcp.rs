@@ -28,7 +28,7 @@ fn client_python() -> Option<PathBuf> {
                 std::env::var_os("GPUDOCTOR_REQUIRE_MCP").is_none(),
                 "GPUDOCTOR_REQUIRE_MCP is set but GPUDOCTOR_MCP_CLIENT is not (.ci/fetch-mcp-client)"
             );
-            eprintln!("GPUDOCTOR_MCP_CLIENT unset: run .ci/fetch-mcp-client DIR and export DIR/bin/python; skipped");
+            crate::util::skip(format_args!("GPUDOCTOR_MCP_CLIENT unset: run .ci/fetch-mcp-client DIR and export DIR/bin/python"));
             None
         }
     }

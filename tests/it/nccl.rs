@@ -448,7 +448,7 @@ fn nccl_flags_are_refused_where_nothing_runs() {
 #[test]
 fn a_slow_nccl_call_shows_on_a_terminal() {
     if which::which("script").is_err() {
-        eprintln!("skipped: script(1) is not installed");
+        crate::util::skip(format_args!("script(1) is not installed"));
         return;
     }
     let node = node(2);

@@ -130,7 +130,7 @@ fn mode(path: &Path) -> u32 {
 fn output_refuses_another_users_link_in_a_sticky_directory() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     if !is_root() {
-        eprintln!("skipped: needs root to give a link to another user");
+        crate::util::skip(format_args!("needs root to give a link to another user"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

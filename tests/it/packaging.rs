@@ -41,10 +41,10 @@ fn release_dir() -> Option<PathBuf> {
                 !required(),
                 "GPUDOCTOR_REQUIRE_RELEASE is set but GPUDOCTOR_RELEASE_DIR is not"
             );
-            eprintln!(
+            crate::util::skip(format_args!(
                 "GPUDOCTOR_RELEASE_DIR unset: run `pkg/build-release DIR` and export it (.ci/run \
-                 does); skipped"
-            );
+                 does)"
+            ));
             None
         }
     }
@@ -63,7 +63,7 @@ fn tool(var: &str, fallback: &str) -> Option<PathBuf> {
                 !required(),
                 "GPUDOCTOR_REQUIRE_RELEASE is set but {fallback} is missing (set {var})"
             );
-            eprintln!("{fallback} not found (set {var}); skipped");
+            crate::util::skip(format_args!("{fallback} not found (set {var})"));
             None
         }
     }
@@ -909,7 +909,9 @@ fn the_containerfile_builds_an_image_that_runs_gpudoctor() {
 fn the_crate_ships_what_its_tests_need_and_no_caches() {
     // In the packaged crate itself (its tests run from the .crate) there is nothing to list.
     if repo().join("Cargo.toml.orig").exists() {
-        eprintln!("this is the packaged crate: `cargo package --list` runs in a checkout; skipped");
+        crate::util::skip(format_args!(
+            "this is the packaged crate: `cargo package --list` runs in a checkout"
+        ));
         return;
     }
     let out = Command::new(env!("CARGO"))

@@ -9,7 +9,7 @@ fn debian_tree() -> Option<std::path::PathBuf> {
     match std::env::var_os("GPUDOCTOR_DEBIAN_TREE") {
         Some(p) => Some(p.into()),
         None => {
-            eprintln!("GPUDOCTOR_DEBIAN_TREE unset: run .ci/fetch-debian-cuda DIR and export it (.ci/run does)");
+            crate::util::skip(format_args!("GPUDOCTOR_DEBIAN_TREE unset: run .ci/fetch-debian-cuda DIR and export it (.ci/run does)"));
             None
         }
     }
@@ -105,7 +105,7 @@ fn debian_bookworm_cuda_11_8_and_driver_535() {
 fn this_machine_loader_cache_matches_ldconfig() {
     // `ldconfig -p` prints "N libs found in cache `/etc/ld.so.cache'" first.
     let Ok(out) = std::process::Command::new("ldconfig").arg("-p").output() else {
-        eprintln!("no ldconfig on this machine; skipped");
+        crate::util::skip(format_args!("no ldconfig on this machine"));
         return;
     };
     let text = String::from_utf8_lossy(&out.stdout);
@@ -115,7 +115,7 @@ fn this_machine_loader_cache_matches_ldconfig() {
         .and_then(|l| l.split_whitespace().next())
         .and_then(|n| n.parse::<u64>().ok())
     else {
-        eprintln!("unexpected ldconfig -p output; skipped");
+        crate::util::skip(format_args!("unexpected ldconfig -p output"));
         return;
     };
     let r = run(gpudoctor().args(["toolkit", "--json"]));
@@ -159,7 +159,9 @@ fn nvidia_module_here() -> bool {
 fn on_a_fresh_dev(args: &[&std::ffi::OsStr]) -> Option<(Value, Vec<String>)> {
     // SAFETY: geteuid only reads credentials.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("not root: the driver libraries make /dev nodes only as root; skipped");
+        crate::util::skip(format_args!(
+            "not root: the driver libraries make /dev nodes only as root"
+        ));
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -191,10 +193,10 @@ for f in *; do stat -c '%n %F %t:%T %a' "$f"; done
         .output()
         .expect("run unshare");
     if !out.status.success() {
-        eprintln!(
-            "no private mount namespace here ({}); skipped",
+        crate::util::skip(format_args!(
+            "no private mount namespace here ({})",
             String::from_utf8_lossy(&out.stderr)
-        );
+        ));
         return None;
     }
     let made = String::from_utf8_lossy(&out.stdout)
@@ -219,7 +221,7 @@ for f in *; do stat -c '%n %F %t:%T %a' "$f"; done
 fn debian_535_libraries_are_not_loaded_without_the_module_and_make_no_dev_node() {
     let Some(tree) = debian_tree() else { return };
     if nvidia_module_here() {
-        eprintln!("the NVIDIA module is loaded here; skipped");
+        crate::util::skip(format_args!("the NVIDIA module is loaded here"));
         return;
     }
     let nvml = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03");
@@ -264,7 +266,7 @@ fn debian_535_libraries_are_not_loaded_without_the_module_and_make_no_dev_node()
 fn debian_535_nvml_with_the_module_shown_loaded_makes_the_missing_control_node() {
     let Some(tree) = debian_tree() else { return };
     if nvidia_module_here() {
-        eprintln!("the NVIDIA module is loaded here; skipped");
+        crate::util::skip(format_args!("the NVIDIA module is loaded here"));
         return;
     }
     let lib = tree.join("usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03");
@@ -312,7 +314,7 @@ fn debian_535_nvml_with_the_module_shown_loaded_makes_the_missing_control_node()
 fn debian_535_libcuda_smoke_test_with_the_module_shown_loaded() {
     let Some(tree) = debian_tree() else { return };
     if nvidia_module_here() {
-        eprintln!("the NVIDIA module is loaded here; skipped");
+        crate::util::skip(format_args!("the NVIDIA module is loaded here"));
         return;
     }
     // The real libcuda from Debian's libcuda1, on a tree whose /proc shows the module (this

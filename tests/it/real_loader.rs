@@ -23,7 +23,7 @@ fn dirs() -> Option<(PathBuf, PathBuf)> {
     match (get("GPUDOCTOR_TORCH_VENV"), get("GPUDOCTOR_OLD_CUDA_LIBS")) {
         (Some(v), Some(o)) => Some((v, o)),
         _ => {
-            eprintln!("real_loader: skipped: set GPUDOCTOR_TORCH_VENV (.ci/fetch-torch-venv) and GPUDOCTOR_OLD_CUDA_LIBS (.ci/fetch-old-cuda-libs)");
+            crate::util::skip(format_args!("real_loader: set GPUDOCTOR_TORCH_VENV (.ci/fetch-torch-venv) and GPUDOCTOR_OLD_CUDA_LIBS (.ci/fetch-old-cuda-libs)"));
             None
         }
     }

@@ -47,10 +47,10 @@ fn venv() -> Option<PathBuf> {
     match std::env::var_os(VENV_VAR) {
         Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
         _ => {
-            eprintln!(
-                "real_torch: skipped: {VENV_VAR} is not set (build a venv with \
+            crate::util::skip(format_args!(
+                "real_torch: {VENV_VAR} is not set (build a venv with \
                  `.ci/fetch-torch-venv DIR`, then set {VENV_VAR}=DIR)"
-            );
+            ));
             None
         }
     }

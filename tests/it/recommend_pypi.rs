@@ -190,7 +190,7 @@ fn resolve_machine((args, python, machine): &(&[&str], &str, &str)) {
 #[test]
 fn recommended_pins_resolve_on_pypi() {
     if !pypi_reachable() {
-        eprintln!("recommend_pypi: skipped: PyPI (curl https://pypi.org/simple/pip/) or `python3 -m pip` is unavailable");
+        crate::util::skip(format_args!("recommend_pypi: PyPI (curl https://pypi.org/simple/pip/) or `python3 -m pip` is unavailable"));
         return;
     }
     let machines: &[(&[&str], &str, &str)] = &[
@@ -275,7 +275,9 @@ fn recommended_pins_resolve_on_pypi() {
 #[test]
 fn a_release_rejected_for_the_python_has_no_wheel_for_it() {
     if !pypi_reachable() {
-        eprintln!("recommend_pypi: skipped: PyPI or `python3 -m pip` is unavailable");
+        crate::util::skip(format_args!(
+            "recommend_pypi: PyPI or `python3 -m pip` is unavailable"
+        ));
         return;
     }
     let v = recommend(&[

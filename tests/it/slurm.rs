@@ -34,7 +34,9 @@ impl Drop for Cluster {
 #[test]
 fn the_slurm_recipe_runs_under_srun_and_fleet_reads_it() {
     if std::env::var_os("GPUDOCTOR_SLURM").is_none() {
-        eprintln!("GPUDOCTOR_SLURM unset: needs root, slurm-wlm and munge (.ci/run installs them); skipped");
+        crate::util::skip(format_args!(
+            "GPUDOCTOR_SLURM unset: needs root, slurm-wlm and munge (.ci/run installs them)"
+        ));
         return;
     }
     let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
@@ -121,7 +123,9 @@ fn the_slurm_recipe_runs_under_srun_and_fleet_reads_it() {
 #[test]
 fn a_failing_preflight_prolog_drains_the_node_with_the_reason() {
     if std::env::var_os("GPUDOCTOR_SLURM").is_none() {
-        eprintln!("GPUDOCTOR_SLURM unset: needs root, slurm-wlm and munge (.ci/run installs them); skipped");
+        crate::util::skip(format_args!(
+            "GPUDOCTOR_SLURM unset: needs root, slurm-wlm and munge (.ci/run installs them)"
+        ));
         return;
     }
     let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());

@@ -762,7 +762,7 @@ fn on_a_terminal_with(node: &Node, vars: &str, args: &str) -> String {
 #[test]
 fn progress_shows_on_a_terminal_for_slow_steps_and_never_in_json() {
     if which::which("script").is_err() {
-        eprintln!("script(1) is not installed: skipped");
+        crate::util::skip(format_args!("script(1) is not installed"));
         return;
     }
     let mut node = Node::new(1);
@@ -860,7 +860,7 @@ fn the_screen_emulator_redraws_erases_and_wraps() {
 #[test]
 fn eight_gpus_of_progress_fit_an_80_column_terminal_and_leave_nothing() {
     if which::which("script").is_err() {
-        eprintln!("script(1) is not installed: skipped");
+        crate::util::skip(format_args!("script(1) is not installed"));
         return;
     }
     let mut node = Node::new(8);
@@ -1266,7 +1266,9 @@ fn a_corrupt_libcuda_on_the_loader_path_is_unloadable_not_missing() {
     } else {
         // SAFETY: geteuid only reads credentials.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("no NVIDIA module here and not root to show one; skipped");
+            crate::util::skip(format_args!(
+                "no NVIDIA module here and not root to show one"
+            ));
             return;
         }
         let mut c = std::process::Command::new("unshare");

@@ -24,7 +24,9 @@ pub fn tools() -> Option<Tools> {
         if require {
             panic!("GPUDOCTOR_REQUIRE_FIX_TOOLS is set but {what}");
         }
-        eprintln!("skipped: {what} (set GPUDOCTOR_PACKAGING_TOOLS, see .ci/fetch-packaging-tools)");
+        super::skip(format_args!(
+            "{what} (set GPUDOCTOR_PACKAGING_TOOLS, see .ci/fetch-packaging-tools)"
+        ));
         None
     };
     let python = PathBuf::from("/usr/bin/python3");

@@ -14,7 +14,7 @@ pub fn have(tool: &str) -> bool {
             std::env::var_os("GPUDOCTOR_REQUIRE_IMAGE_TOOLS").is_none(),
             "{tool} is not installed and GPUDOCTOR_REQUIRE_IMAGE_TOOLS is set"
         );
-        eprintln!("{tool} is not installed: this image test is skipped");
+        super::skip(format_args!("{tool} is not installed"));
     }
     found
 }
