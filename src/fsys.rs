@@ -1179,7 +1179,9 @@ mod tests {
         fs::write(dir.path().join("big"), vec![b'x'; 5000]).unwrap();
         let fifo = dir.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // SAFETY: a valid NUL-terminated path.
+        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+        assert_eq!(made, 0);
         let fs = HostFs::new(Some(dir.path().to_path_buf()));
         let t = fs.read_text_limited(Path::new("/big"), 100).unwrap();
         assert!(t.truncated);

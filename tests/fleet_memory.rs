@@ -26,11 +26,11 @@ fn a_million_junk_documents_on_stdin_stay_under_200_mb() {
     });
     let out = child.wait_with_output().expect("run gpudoctor");
     writer.join().unwrap();
+    // SAFETY: rusage is plain C data; all zeroes is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    assert_eq!(
-        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
-        0
-    );
+    // SAFETY: getrusage writes only the struct it is given.
+    let got = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(got, 0);
     let peak_kb = usage.ru_maxrss;
 
     assert_eq!(

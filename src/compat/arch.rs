@@ -1181,7 +1181,7 @@ mod tests {
     }
 
     #[test]
-    fn names_from_the_brief() {
+    fn common_product_names_map_to_their_architecture() {
         is("NVIDIA GeForce RTX 4090", "8.9", GeForce);
         is("Tesla V100-SXM2-32GB", "7.0", DataCenter);
         is("NVIDIA H100 80GB HBM3", "9.0", DataCenter);

@@ -328,14 +328,14 @@ mod tests {
     fn arch_coverage_follows_binary_compatibility() {
         let b = builds_of("2.6.0+cu126", Platform::X86_64).next().unwrap();
         assert_eq!(b.variant, "cu126");
-        // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (tests/it/pytorch.rs gpu_newer_than_the_build_case_01).
+        // sm_120 (RTX 5090) on a cu126 build: no sm_12x code, no PTX (tests/it/pytorch.rs gpu_newer_than_the_build).
         assert!(!b.runs_on(ComputeCapability::new(12, 0)));
         // Ada (8.9) runs the sm_86 SASS.
         assert!(b.runs_on(ComputeCapability::new(8, 9)));
         let cu128 = builds_of("2.8.0+cu128", Platform::X86_64)
             .find(|b| b.variant == "cu128")
             .unwrap();
-        // GTX 1050 (6.1) on cu128: dropped (gpu_older_than_the_build_case_02).
+        // GTX 1050 (6.1) on cu128: dropped (gpu_older_than_the_build).
         assert!(!cu128.runs_on(ComputeCapability::new(6, 1)));
         assert_eq!(cu128.cuda(), Some(CudaVersion::new(12, 8)));
     }

@@ -1,6 +1,6 @@
 //! GD036: who else is on the GPU. Exclusive_Process with a process already holding it
 //! refuses every new context ("all CUDA-capable devices are busy or unavailable", error 46;
-//! tests/it/nvml.rs exclusive_gpu_already_held_case_09); Prohibited refuses all; other processes holding most of the memory
+//! tests/it/nvml.rs exclusive_gpu_already_held); Prohibited refuses all; other processes holding most of the memory
 //! make the next allocation run out.
 
 use super::{Outcome, Rule};

@@ -1,6 +1,6 @@
 //! GD021/GD022: the toolkit a build would use does not exist. A CUDA_HOME pointing at a
 //! missing or non-toolkit directory, or no toolkit at all — fine for prebuilt wheels, fatal
-//! for packages that compile CUDA code (tests/it/toolkits.rs gd022_no_toolkit_info_or_warning_case_14: "CUDA_HOME environment variable
+//! for packages that compile CUDA code (tests/it/toolkits.rs gd022_no_toolkit_info_or_warning: "CUDA_HOME environment variable
 //! is not set").
 
 use super::{Outcome, Rule};

@@ -1,6 +1,6 @@
 //! GD018: the loaded kernel module and the user-space driver libraries on disk differ: the
 //! driver was upgraded without a reboot. NVML fails with "Driver/library version mismatch"
-//! and CUDA cannot initialise (tests/it/toolkits.rs gd018_driver_upgraded_without_reboot_case_05).
+//! and CUDA cannot initialise (tests/it/toolkits.rs gd018_driver_upgraded_without_reboot).
 
 use super::{Outcome, Rule};
 use crate::compat::DriverVersion;

@@ -1,7 +1,7 @@
 //! GD034: PCIe link trained below what the GPU and slot can do. Width is fixed at boot,
 //! so a narrow link is always a fault; generation drops at idle to save power, so a low
 //! generation is judged only when the GPU is busy (tests/it/nvml.rs
-//! pcie_width_always_generation_only_under_load_case_10).
+//! pcie_width_always_generation_only_under_load).
 
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity};

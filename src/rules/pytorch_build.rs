@@ -1,7 +1,7 @@
 //! GD041–GD043: whether the installed torch can use this GPU at all. A CPU-only build on a
-//! GPU machine (tests/it/pytorch.rs cpu_only_torch_on_a_gpu_machine_case_04); a torch CUDA newer than the driver runs (driver_too_old_for_torch_case_03); a GPU
-//! whose architecture torch was not compiled for, too new or too old (gpu_newer_than_the_build_case_01,
-//! gpu_older_than_the_build_case_02).
+//! GPU machine (tests/it/pytorch.rs cpu_only_torch_on_a_gpu_machine); a torch CUDA newer than the driver runs (driver_too_old_for_torch); a GPU
+//! whose architecture torch was not compiled for, too new or too old (gpu_newer_than_the_build,
+//! gpu_older_than_the_build).
 
 use super::{Outcome, Rule};
 use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};

@@ -1,7 +1,7 @@
 //! GD047: building CUDA extensions with a toolkit of another CUDA major than torch's
 //! (torch.utils.cpp_extension: "The detected CUDA version (X) mismatches the version that
 //! was used to compile PyTorch (Y)"; tests/it/pytorch.rs
-//! extension_toolkit_of_another_major_case_15).
+//! extension_toolkit_of_another_major).
 
 use super::{Outcome, Rule, View};
 use crate::compat::CudaVersion;

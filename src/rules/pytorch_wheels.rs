@@ -1,6 +1,6 @@
 //! GD044/GD045: the CUDA libraries torch loads. Its nvidia-* wheels must be installed at the
 //! versions its METADATA pins (a resolver that skipped them gives "libcudnn.so.9: cannot
-//! open shared object file", tests/it/pytorch.rs missing_nvidia_wheels_case_13), and LD_LIBRARY_PATH must not put other
+//! open shared object file", tests/it/pytorch.rs missing_nvidia_wheels), and LD_LIBRARY_PATH must not put other
 //! copies ahead of them (searched before torch's RUNPATH: "undefined symbol:
 //! __nvJitLinkAddData_12_1").
 

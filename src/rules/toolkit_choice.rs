@@ -1,7 +1,7 @@
 //! GD019/GD020: which toolkit wins. The shell's `nvcc` and torch's extension builder
 //! (CUDA_HOME) can pick different installs, and the one that wins can be older than the
 //! one the user installed last (/usr/bin/nvcc 10.1 over /usr/local/cuda 11.4: tests/it/toolkits.rs
-//! gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda_case_15).
+//! gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda).
 
 use super::{Outcome, Rule};
 use crate::findings::{Finding, Severity, Shell};

@@ -44,8 +44,8 @@ macro_rules! entry_points {
             fn resolve(lib: &Library) -> Result<Fns, String> {
                 Ok(Fns {
                     $( $field: {
-                        // SAFETY: the symbol is typed as the CUDA driver API declares it.
                         let s: Symbol<unsafe extern "C" fn($($arg),*) -> c_int> =
+                            // SAFETY: the symbol is typed as the CUDA driver API declares it.
                             unsafe { lib.get(concat!($sym, "\0").as_bytes()) }
                                 .map_err(|_| $sym.to_string())?;
                         *s
@@ -101,6 +101,7 @@ pub struct Driver {
 // SAFETY: the driver API is thread-safe; the struct holds only function pointers and the
 // library handle.
 unsafe impl Sync for Driver {}
+// SAFETY: as for Sync: nothing in it belongs to one thread.
 unsafe impl Send for Driver {}
 
 /// Opens `lib` (a path, or a soname for the loader to search) with every symbol bound now;
@@ -362,7 +363,10 @@ impl Driver {
     /// # Safety
     /// `p` came from host_alloc and is freed once.
     pub unsafe fn host_free(&self, p: *mut u8) -> Result<(), CudaError> {
-        self.check("cuMemFreeHost", (self.fns.mem_free_host)(p.cast()))
+        // SAFETY: the caller's contract (from host_alloc, freed once).
+        self.check("cuMemFreeHost", unsafe {
+            (self.fns.mem_free_host)(p.cast())
+        })
     }
 
     /// # Safety
@@ -375,7 +379,8 @@ impl Driver {
     ) -> Result<(), CudaError> {
         self.check(
             "cuMemcpyHtoD",
-            (self.fns.memcpy_htod)(dst, src.cast(), bytes),
+            // SAFETY: the caller's contract (both buffers hold `bytes`).
+            unsafe { (self.fns.memcpy_htod)(dst, src.cast(), bytes) },
         )
     }
 
@@ -389,7 +394,8 @@ impl Driver {
     ) -> Result<(), CudaError> {
         self.check(
             "cuMemcpyDtoH",
-            (self.fns.memcpy_dtoh)(dst.cast(), src, bytes),
+            // SAFETY: the caller's contract (both buffers hold `bytes`).
+            unsafe { (self.fns.memcpy_dtoh)(dst.cast(), src, bytes) },
         )
     }
 
@@ -411,19 +417,23 @@ impl Driver {
     ) -> Result<(), CudaError> {
         self.check(
             "cuLaunchKernel",
-            (self.fns.launch_kernel)(
-                f,
-                grid.0,
-                grid.1,
-                1,
-                block.0,
-                block.1,
-                1,
-                0,
-                std::ptr::null_mut(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            ),
+            // SAFETY: the caller's contract (params match the kernel's types); no stream, no
+            // shared memory, no extra arguments.
+            unsafe {
+                (self.fns.launch_kernel)(
+                    f,
+                    grid.0,
+                    grid.1,
+                    1,
+                    block.0,
+                    block.1,
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
         )
     }
 }
@@ -497,7 +507,8 @@ impl Driver {
     ) -> Result<(), CudaError> {
         self.check(
             "cuMemcpyPeerAsync",
-            (self.fns.memcpy_peer_async)(dst, dst_ctx, src, src_ctx, bytes, stream),
+            // SAFETY: the caller's contract (allocations of their contexts, a live stream).
+            unsafe { (self.fns.memcpy_peer_async)(dst, dst_ctx, src, src_ctx, bytes, stream) },
         )
     }
 }
@@ -513,6 +524,7 @@ fn c_buf(buf: &[c_char]) -> String {
 
 /// The file that holds `addr`, as the dynamic loader mapped it.
 pub(crate) fn loaded_path(addr: *const c_void) -> Option<String> {
+    // SAFETY: Dl_info is plain C data (pointers and integers); all zeroes is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the loader's tables.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {

@@ -545,10 +545,10 @@ fn try_memory(
         for (i, b) in bufs.iter().enumerate() {
             let (mut p, mut words, mut seed, mut inv) = (b.ptr, b.bytes / 4, chunk_seed(i), invert);
             let mut params = [arg(&mut p), arg(&mut words), arg(&mut seed), arg(&mut inv)];
-            // SAFETY: gd_fill_u32(unsigned*, unsigned long long, unsigned, unsigned).
-            if let Err(e) =
-                unsafe { drv.launch(k.fill, (grid(words, blocks), 1), (256, 1), &mut params) }
-            {
+            let launched =
+                // SAFETY: gd_fill_u32(unsigned*, unsigned long long, unsigned, unsigned).
+                unsafe { drv.launch(k.fill, (grid(words, blocks), 1), (256, 1), &mut params) };
+            if let Err(e) = launched {
                 kernel_error = Some(e);
                 break 'passes;
             }
@@ -573,10 +573,10 @@ fn try_memory(
                 arg(&mut inv),
                 arg(&mut c),
             ];
-            // SAFETY: gd_verify_u32(const unsigned*, unsigned long long, unsigned, unsigned, unsigned long long*).
-            if let Err(e) =
-                unsafe { drv.launch(k.verify, (grid(words, blocks), 1), (256, 1), &mut params) }
-            {
+            let launched =
+                // SAFETY: gd_verify_u32(const unsigned*, unsigned long long, unsigned, unsigned, unsigned long long*).
+                unsafe { drv.launch(k.verify, (grid(words, blocks), 1), (256, 1), &mut params) };
+            if let Err(e) = launched {
                 kernel_error = Some(e);
                 break 'passes;
             }

@@ -67,6 +67,10 @@
 //!   is OK only with NVLink on both sides (else NOT_SUPPORTED).
 //! - nvmlDeviceGetMaxMigDeviceCount answers 0 when MIG is off or absent (as NVML does).
 
+// A C library's double: each entry point trusts its C caller's pointers as the real library
+// does (its contract is the API's, not Rust's), so the bodies are not split into one
+// documented unsafe block per dereference as the product's code is.
+#![allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![allow(non_snake_case)]
 // NVML's C names.
 // Entry points of a C ABI: the safety contract is NVML's (valid pointers, true lengths).

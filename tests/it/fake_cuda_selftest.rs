@@ -4,6 +4,9 @@
 //! scenario runs in a bounded child process (`util::selftest`) with its config in
 //! GPUDOCTOR_FAKE_CUDA; hang and crash faults cannot stall the run.
 
+// Each scenario calls the fake's C ABI as a C caller would, with the API's own contract.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;

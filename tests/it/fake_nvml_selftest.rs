@@ -3,6 +3,9 @@
 //! Every scenario runs in a child process with its config in GPUDOCTOR_FAKE_NVML
 //! (`util::selftest`), so hang and crash faults cannot stall the run.
 
+// Each scenario calls the fake's C ABI as a C caller would, with the API's own contract.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 use std::ffi::c_char;
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;

@@ -68,7 +68,7 @@ struct Host {
     cfg: PathBuf,
 }
 
-fn host(driver: &str, cuda: &str) -> Host {
+fn host_of_driver(driver: &str, cuda: &str) -> Host {
     let root = gpu_host(driver, "NVIDIA H100 80GB HBM3");
     let mut nvml = FakeNvml::hgx_h100_8gpu();
     nvml.system.driver_version = Some(driver.into());
@@ -114,7 +114,7 @@ fn a_cuda_12_8_image_is_refused_by_a_cuda_12_3_driver_and_runs_on_a_12_8_one() {
     config.push(&require);
     let image = build_image(dir.path(), &cuda_tree(), &config);
 
-    let (code, report) = host("545.29.06", "12.3").check(&image);
+    let (code, report) = host_of_driver("545.29.06", "12.3").check(&image);
     assert_eq!(code, 1, "{report:#}");
     let f = findings(&report, "GD063")[0];
     assert_eq!(f["severity"], "error");
@@ -145,7 +145,7 @@ fn a_cuda_12_8_image_is_refused_by_a_cuda_12_3_driver_and_runs_on_a_12_8_one() {
     assert_eq!(driver["source"], "/proc/driver/nvidia/version", "{f:#}");
     assert!(driver["value"].as_str().unwrap().contains("545.29.06"));
 
-    let (_, report) = host("570.133.20", "12.8").check(&image);
+    let (_, report) = host_of_driver("570.133.20", "12.8").check(&image);
     assert!(findings(&report, "GD063").is_empty(), "{report:#}");
     assert!(findings(&report, "GD017").is_empty(), "{report:#}");
 }
@@ -159,7 +159,7 @@ fn an_image_without_the_compute_capability_gets_no_libcuda() {
     let mut config = CUDA_ENV.to_vec();
     config[3] = "--config.env=NVIDIA_DRIVER_CAPABILITIES=utility";
     let image = build_image(dir.path(), &cuda_tree(), &config);
-    let (code, report) = host("570.133.20", "12.8").check(&image);
+    let (code, report) = host_of_driver("570.133.20", "12.8").check(&image);
     assert_eq!(code, 1);
     let f = findings(&report, "GD064")[0];
     assert_eq!(f["severity"], "error");
@@ -184,7 +184,7 @@ fn the_images_own_ld_library_path_is_what_its_loader_searches() {
     let mut config = CUDA_ENV.to_vec();
     config.push("--config.env=LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs");
     let image = build_image(dir.path(), &tree, &config);
-    let h = host("570.133.20", "12.8");
+    let h = host_of_driver("570.133.20", "12.8");
     let (code, report) = json(
         h.root
             .cmd()
@@ -217,7 +217,7 @@ fn an_arm64_image_on_this_host_cannot_start() {
     let mut config = CUDA_ENV.to_vec();
     config.push("--architecture=arm64");
     let image = build_image(dir.path(), &cuda_tree(), &config);
-    let (code, report) = host("570.133.20", "12.8").check(&image);
+    let (code, report) = host_of_driver("570.133.20", "12.8").check(&image);
     assert_eq!(code, 1);
     let f = findings(&report, "GD071")[0];
     assert!(
@@ -225,7 +225,7 @@ fn an_arm64_image_on_this_host_cannot_start() {
         "{f:#}"
     );
     let (_, text) = {
-        let h = host("570.133.20", "12.8");
+        let h = host_of_driver("570.133.20", "12.8");
         let mut c = h.root.cmd();
         c.args(["check", "--image"]).arg(&image);
         human(&h.root, &mut c)

@@ -295,7 +295,7 @@ fn the_environment_variable_names_the_library() {
 
 // ---- the static rules on fake roots ---------------------------------------------------
 
-fn host(interfaces: &[&str]) -> FakeRoot {
+fn host_with_interfaces(interfaces: &[&str]) -> FakeRoot {
     let r = FakeRoot::healthy(2);
     for i in interfaces {
         r.dir(&format!("sys/class/net/{i}"));
@@ -305,7 +305,7 @@ fn host(interfaces: &[&str]) -> FakeRoot {
 
 #[test]
 fn socket_ifname_naming_no_interface_is_an_error() {
-    let r = host(&["eth0", "lo"]);
+    let r = host_with_interfaces(&["eth0", "lo"]);
     let (code, v) = json(r.cmd().arg("check").env("NCCL_SOCKET_IFNAME", "=ib0"));
     let f = findings(&v, "GD076");
     assert_eq!(f.len(), 1, "{:?}", codes(&v));
@@ -325,7 +325,7 @@ fn socket_ifname_naming_no_interface_is_an_error() {
 
 #[test]
 fn ib_hca_naming_no_device_is_a_warning_and_disabled_transports_are_named() {
-    let r = host(&["eth0"]);
+    let r = host_with_interfaces(&["eth0"]);
     r.file("sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n")
         .file(
             "sys/class/infiniband/mlx5_0/ports/1/link_layer",

@@ -300,7 +300,7 @@ fn an_unknown_uuid_after_a_known_one_is_a_warning() {
 }
 
 #[test]
-fn pcie_width_always_generation_only_under_load_case_10() {
+fn pcie_width_always_generation_only_under_load() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.gpu(3).pcie.as_mut().unwrap().width = 4;
     // GPU 5 at Gen2 while idle: power saving, not a fault.
@@ -380,7 +380,7 @@ fn ecc_failures_call_for_reset_or_rma() {
 }
 
 #[test]
-fn version_mismatch_after_an_upgrade_case_05() {
+fn version_mismatch_after_an_upgrade() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     cfg.faults.init_error = Some(18);
     let node = Node::new(1, &cfg);
@@ -491,7 +491,7 @@ fn missing_library_with_the_module_loaded() {
 }
 
 #[test]
-fn exclusive_gpu_already_held_case_09() {
+fn exclusive_gpu_already_held() {
     let mut cfg = FakeNvml::hgx_h100_8gpu();
     // NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3; pid 1 stands in for the DIGITS process.
     cfg.gpu(0).compute_mode = Some(3);

@@ -53,10 +53,8 @@ fn output_to_a_fifo_nothing_reads_fails_at_once() {
         .unwrap();
     // Blocking from here on: the reader reads until the writer closes.
     // SAFETY: a descriptor we own.
-    assert_eq!(
-        unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, 0) },
-        0
-    );
+    let set = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, 0) };
+    assert_eq!(set, 0);
     let got = std::thread::spawn(move || {
         let mut text = String::new();
         let start = Instant::now();

@@ -63,7 +63,7 @@ fn torch_facts_are_read_without_python() {
 }
 
 #[test]
-fn cpu_only_torch_on_a_gpu_machine_case_04() {
+fn cpu_only_torch_on_a_gpu_machine() {
     let r = host("551.86", "NVIDIA GeForce RTX 4080 Laptop GPU");
     r.torch_venv("2.2.2", None, &[]);
     let (code, v) = check(&r);
@@ -80,7 +80,7 @@ fn cpu_only_torch_on_a_gpu_machine_case_04() {
 }
 
 #[test]
-fn driver_too_old_for_torch_case_03() {
+fn driver_too_old_for_torch() {
     // torch 2.4.1+cu121 on driver 470 (CUDA 11.4): below the 12.x family minimum.
     let r = host("470.86", "NVIDIA GeForce RTX 3050 Laptop GPU");
     r.torch_venv("2.4.1+cu121", Some("12.1"), &[]);
@@ -103,7 +103,7 @@ fn driver_too_old_for_torch_case_03() {
 }
 
 #[test]
-fn gpu_newer_than_the_build_case_01() {
+fn gpu_newer_than_the_build() {
     let r = host("570.124.04", "NVIDIA GeForce RTX 5090 D");
     r.torch_venv("2.6.0+cu126", Some("12.6"), &[]);
     let (code, v) = check(&r);
@@ -120,7 +120,7 @@ fn gpu_newer_than_the_build_case_01() {
 }
 
 #[test]
-fn gpu_older_than_the_build_case_02() {
+fn gpu_older_than_the_build() {
     let r = host("550.163.01", "NVIDIA GeForce GTX 1050");
     r.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
     let (_, v) = check(&r);
@@ -136,7 +136,7 @@ fn gpu_older_than_the_build_case_02() {
 }
 
 #[test]
-fn missing_nvidia_wheels_case_13() {
+fn missing_nvidia_wheels() {
     let r = host("535.104.05", "NVIDIA A100-SXM4-40GB");
     let pins = &[
         "nvidia-cudnn-cu11==8.5.0.96",
@@ -412,7 +412,7 @@ fn companions_declare_the_torch_they_accept() {
 }
 
 #[test]
-fn extension_toolkit_of_another_major_case_15() {
+fn extension_toolkit_of_another_major() {
     let r = host("470.82.01", "NVIDIA GeForce RTX 3090");
     r.torch_venv("1.11.0+cu113", Some("11.3"), &[]);
     r.nvcc("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "10.1.243")

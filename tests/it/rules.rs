@@ -138,7 +138,7 @@ fn without_the_kernel_module_nvml_and_cuda_failures_are_its_consequences() {
 
 /// case-06: nouveau grabbed the GPUs before nvidia.ko (CentOS, 3x 10de:1db6).
 #[test]
-fn case_06_nouveau_owns_the_gpus() {
+fn nouveau_owns_the_gpus() {
     let root = FakeRoot::new();
     root.file("etc/os-release", "NAME=\"CentOS Linux\"\nID=\"centos\"\nVERSION_ID=\"7\"\nPRETTY_NAME=\"CentOS Linux 7 (Core)\"\n");
     root.modules(&["nouveau", "drm_kms_helper"]);
@@ -224,7 +224,7 @@ fn gpu_left_unbound_by_a_loaded_nvidia_module() {
 
 /// case-07: /dev/nvidia-uvm missing and nvidia_uvm not loaded → 'CUDA unknown error'.
 #[test]
-fn case_07_nvidia_uvm_missing() {
+fn nvidia_uvm_missing() {
     let root = FakeRoot::healthy(1);
     root.modules(&["nvidia_modeset", "nvidia"])
         .remove("dev/nvidia-uvm")
@@ -286,7 +286,7 @@ fn one_gpu_node_missing_is_a_warning_naming_it() {
 
 /// case-08: openSUSE creates the nodes 0660 root:video; the user is not in video.
 #[test]
-fn case_08_nodes_0660_video_and_user_not_in_video() {
+fn nodes_0660_video_and_user_not_in_video() {
     let root = FakeRoot::healthy(1);
     for n in ["nvidiactl", "nvidia0", "nvidia-uvm", "nvidia-uvm-tools"] {
         root.chmod(&format!("dev/{n}"), 0o660);
@@ -321,7 +321,7 @@ fn unknown_user_is_a_usage_error() {
 
 /// case-11: CUDA_LAUNCH_BLOCKING=1 left in train.py.
 #[test]
-fn case_11_cuda_launch_blocking() {
+fn cuda_launch_blocking() {
     let root = FakeRoot::healthy(1);
     let (code, report) = json(root.cmd().arg("check").env("CUDA_LAUNCH_BLOCKING", "1"));
     assert_eq!(code, 0, "a warning does not fail by default");
@@ -366,7 +366,7 @@ fn debugger_and_injection_variables() {
 
 /// case-12: `export CUDA_VISIBLE_DEVICES=2` on a single-GPU machine.
 #[test]
-fn case_12_visible_devices_names_missing_gpu() {
+fn visible_devices_names_missing_gpu() {
     let root = FakeRoot::healthy(1);
     let (code, report) = json(root.cmd().arg("check").env("CUDA_VISIBLE_DEVICES", "2"));
     assert_eq!(code, 1);

@@ -322,7 +322,7 @@ fn pip_wheel_and_stale_cache_entries_are_labelled() {
 // ---- rules -------------------------------------------------------------------------------
 
 /// A healthy GPU host whose loader cache lists the driver's libraries at `lib_version`.
-fn host(kernel: &str, lib_version: &str, gpu: &str) -> FakeRoot {
+fn host_with_module_and_libs(kernel: &str, lib_version: &str, gpu: &str) -> FakeRoot {
     let r = FakeRoot::new();
     r.modules(&["nvidia_uvm", "nvidia"]).nvidia_version(kernel);
     r.node("nvidiactl", 0o666)
@@ -342,7 +342,7 @@ fn host(kernel: &str, lib_version: &str, gpu: &str) -> FakeRoot {
 #[test]
 fn gd017_toolkit_newer_than_driver() {
     // 12.4 on 535: same family, minor-version compatibility → warning with the caveats.
-    let r = host("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-12.4", "12.4.1")
         .link("/usr/local/cuda-12.4", "usr/local/cuda");
     let (code, report) = json(r.cmd().arg("check"));
@@ -353,7 +353,7 @@ fn gd017_toolkit_newer_than_driver() {
     assert_eq!(code, 0);
 
     // 12.4 on 470: below the 12.x family minimum → error, exit 1.
-    let r = host("470.82.01", "470.82.01", "Tesla T4");
+    let r = host_with_module_and_libs("470.82.01", "470.82.01", "Tesla T4");
     r.toolkit("usr/local/cuda-12.4", "12.4.1")
         .link("/usr/local/cuda-12.4", "usr/local/cuda");
     let (code, report) = json(r.cmd().arg("check"));
@@ -367,15 +367,15 @@ fn gd017_toolkit_newer_than_driver() {
     assert_eq!(code, 1);
 
     // A matching pair: nothing.
-    let r = host("550.54.15", "550.54.15", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("550.54.15", "550.54.15", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-12.4", "12.4.1");
     let (_, report) = json(r.cmd().arg("check"));
     assert!(findings(&report, "GD017").is_empty());
 }
 
 #[test]
-fn gd018_driver_upgraded_without_reboot_case_05() {
-    let r = host("460.56", "460.73.01", "Tesla V100-SXM2-32GB");
+fn gd018_driver_upgraded_without_reboot() {
+    let r = host_with_module_and_libs("460.56", "460.73.01", "Tesla V100-SXM2-32GB");
     let (code, report) = json(r.cmd().arg("check"));
     let f = findings(&report, "GD018");
     assert_eq!(f.len(), 1, "{report:#}");
@@ -389,7 +389,7 @@ fn gd018_driver_upgraded_without_reboot_case_05() {
     assert!(fix_commands(f[0]).contains("rmmod nvidia_uvm"));
     assert_eq!(code, 1);
 
-    let r = host("460.73.01", "460.73.01", "Tesla V100-SXM2-32GB");
+    let r = host_with_module_and_libs("460.73.01", "460.73.01", "Tesla V100-SXM2-32GB");
     let (_, report) = json(r.cmd().arg("check"));
     assert!(findings(&report, "GD018").is_empty());
 }
@@ -398,7 +398,7 @@ fn gd018_driver_upgraded_without_reboot_case_05() {
 /// with CUDA 13.0 (which needs 580): a reboot fixes both, so GD018 leads and GD017 is its
 /// consequence in every format.
 fn upgraded_without_reboot(libraries: &str) -> FakeRoot {
-    let r = host("550.127.05", libraries, "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("550.127.05", libraries, "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-13.0", "13.0.2")
         .link("/usr/local/cuda-13.0", "usr/local/cuda");
     r
@@ -560,8 +560,8 @@ fn gd017_stays_a_root_cause_when_the_pending_driver_is_too_old_as_well() {
 }
 
 #[test]
-fn gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda_case_15() {
-    let r = host("470.82.01", "470.82.01", "NVIDIA GeForce RTX 3090");
+fn gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda() {
+    let r = host_with_module_and_libs("470.82.01", "470.82.01", "NVIDIA GeForce RTX 3090");
     // Ubuntu's nvidia-cuda-toolkit 10.1 owns /usr/bin/nvcc; NVIDIA's 11.4 is /usr/local/cuda.
     r.nvcc("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "10.1.243")
         .file(
@@ -599,7 +599,7 @@ fn gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda_case_15() {
 
 #[test]
 fn gd019_nvcc_newer_than_usr_local_cuda() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("opt/cuda-13.0", "13.0.2")
         .link("/opt/cuda-13.0/bin/nvcc", "usr/bin/nvcc")
         .toolkit("usr/local/cuda-12.4", "12.4.1")
@@ -617,7 +617,7 @@ fn gd019_nvcc_newer_than_usr_local_cuda() {
 
 #[test]
 fn gd021_cuda_home_points_nowhere() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-13.0", "13.0.2");
     let (_, report) = json(
         r.cmd()
@@ -653,8 +653,8 @@ fn gd021_cuda_home_points_nowhere() {
 }
 
 #[test]
-fn gd022_no_toolkit_info_or_warning_case_14() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+fn gd022_no_toolkit_info_or_warning() {
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     let (code, report) = json(r.cmd().arg("check"));
     let f = findings(&report, "GD022");
     assert_eq!(f.len(), 1);
@@ -678,7 +678,7 @@ fn gd022_no_toolkit_info_or_warning_case_14() {
 #[test]
 fn gd023_compiler_cannot_target_the_gpu() {
     // nvcc 11.5 and an RTX 4090 (sm_89): warning.
-    let r = host("535.104.05", "535.104.05", "NVIDIA GeForce RTX 4090");
+    let r = host_with_module_and_libs("535.104.05", "535.104.05", "NVIDIA GeForce RTX 4090");
     r.toolkit("usr/local/cuda-11.5", "11.5.2")
         .link("/usr/local/cuda-11.5", "usr/local/cuda");
     let (_, report) = json(r.cmd().arg("check"));
@@ -689,7 +689,7 @@ fn gd023_compiler_cannot_target_the_gpu() {
     assert!(fix_commands(f[0]).contains("11.8"));
 
     // CUDA 13.0 and a GTX 1080 (sm_61, dropped in 13.0): error.
-    let r = host("580.95.05", "580.95.05", "NVIDIA GeForce GTX 1080");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA GeForce GTX 1080");
     r.toolkit("usr/local/cuda-13.0", "13.0.2")
         .link("/usr/local/cuda-13.0", "usr/local/cuda");
     let (_, report) = json(r.cmd().arg("check"));
@@ -700,7 +700,7 @@ fn gd023_compiler_cannot_target_the_gpu() {
 
 #[test]
 fn gd024_stub_libcuda_first() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-13.0", "13.0.2")
         .link("libcuda.so", "usr/local/cuda-13.0/lib64/stubs/libcuda.so.1");
     let (code, report) = json(
@@ -727,7 +727,7 @@ fn gd024_stub_libcuda_first() {
 }
 
 fn forward_compat_host(gpu: &str) -> FakeRoot {
-    let r = host("535.104.05", "535.104.05", gpu);
+    let r = host_with_module_and_libs("535.104.05", "535.104.05", gpu);
     r.toolkit("usr/local/cuda-12.4", "12.4.1").lib(
         "usr/local/cuda-12.4/compat",
         "libcuda.so.550.54.15",
@@ -771,7 +771,7 @@ fn gd025_forward_compat_depends_on_the_gpu() {
 
 #[test]
 fn gd026_other_major_on_ld_library_path() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-12.8", "12.8.1")
         .link("/usr/local/cuda-12.8", "usr/local/cuda")
         .toolkit("usr/local/cuda-11.8", "11.8.0");
@@ -836,7 +836,7 @@ fn gd027_wsl_loader_path() {
 
 #[test]
 fn gd028_dependency_the_loader_cannot_find() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     let multi = "usr/lib/x86_64-linux-gnu";
     r.lib(
         multi,
@@ -864,7 +864,7 @@ fn gd028_dependency_the_loader_cannot_find() {
 
 #[test]
 fn toolkit_subcommand_text_and_json() {
-    let r = host("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-12.2", "12.2.2")
         .link("/usr/local/cuda-12.2", "usr/local/cuda")
         .link("/usr/local/cuda-12.2/bin/nvcc", "usr/bin/nvcc")
@@ -914,7 +914,7 @@ fn toolkit_subcommand_text_and_json() {
 #[test]
 fn gd023_a_gpu_newer_than_the_toolkit_is_not_dropped() {
     // B300 (sm_103, first in 12.9) with 12.8, whose list stops at sm_120 but lacks sm_103.
-    let r = host("575.51.03", "575.51.03", "NVIDIA B300 SXM6 AC");
+    let r = host_with_module_and_libs("575.51.03", "575.51.03", "NVIDIA B300 SXM6 AC");
     r.toolkit("usr/local/cuda-12.8", "12.8.1")
         .link("/usr/local/cuda-12.8", "usr/local/cuda");
     let (_, report) = json(r.cmd().arg("check"));
@@ -930,7 +930,7 @@ fn gd023_a_gpu_newer_than_the_toolkit_is_not_dropped() {
 
 #[test]
 fn foreign_architecture_libraries_are_skipped_like_the_loader_does() {
-    let r = host("550.54.15", "550.54.15", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("550.54.15", "550.54.15", "NVIDIA H100 80GB HBM3");
     let dir = "usr/lib/aarch64-linux-gnu";
     for (real, soname) in [
         ("libcuda.so.535.104.05", "libcuda.so.1"),
@@ -994,7 +994,7 @@ fn cu12_and_cu13_wheels_side_by_side_keep_their_versions() {
 
 #[test]
 fn gd022_toolkit_present_but_invisible_to_torch() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-12.8", "12.8.1");
     let (_, report) = json(r.cmd().env("TORCH_CUDA_ARCH_LIST", "9.0").arg("check"));
     let f = findings(&report, "GD022");
@@ -1008,7 +1008,7 @@ fn gd022_toolkit_present_but_invisible_to_torch() {
 
 #[test]
 fn gd026_sees_through_a_linked_ld_library_path_entry() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-11.8", "11.8.0")
         .link("/usr/local/cuda-11.8", "usr/local/cuda")
         .toolkit("usr/local/cuda-12.4", "12.4.1");
@@ -1028,7 +1028,7 @@ fn gd026_sees_through_a_linked_ld_library_path_entry() {
 
 #[test]
 fn gd024_fix_removes_the_entry_as_written() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-13.0", "13.0.2")
         .link("/usr/local/cuda-13.0", "usr/local/cuda")
         .link("libcuda.so", "usr/local/cuda-13.0/lib64/stubs/libcuda.so.1");
@@ -1057,7 +1057,7 @@ fn gd024_fix_removes_the_entry_as_written() {
 #[test]
 fn runtime_only_images_get_a_note_not_a_warning() {
     // nvidia/cuda:*-runtime: /usr/local/cuda with libraries but no nvcc, nothing to build.
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.toolkit("usr/local/cuda-12.4", "12.4.1")
         .remove("usr/local/cuda-12.4/bin")
         .remove("usr/local/cuda-12.4/include")
@@ -1073,7 +1073,7 @@ fn runtime_only_images_get_a_note_not_a_warning() {
 
 #[test]
 fn debian_toolkit_named_by_cuda_home_usr_is_one_toolkit() {
-    let r = host("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("535.104.05", "535.104.05", "NVIDIA H100 80GB HBM3");
     r.nvcc("usr/lib/nvidia-cuda-toolkit/bin/nvcc", "11.8.89")
         .file(
             "usr/bin/nvcc",
@@ -1127,7 +1127,7 @@ fn debian_toolkit_named_by_cuda_home_usr_is_one_toolkit() {
 
 #[test]
 fn conda_runtime_without_nvcc_is_called_a_runtime() {
-    let r = host("470.82.01", "470.82.01", "Tesla T4");
+    let r = host_with_module_and_libs("470.82.01", "470.82.01", "Tesla T4");
     r.file("conda/envs/pt/conda-meta/cuda-cudart-12.4.127-0.json", "{}")
         .file("conda/envs/pt/conda-meta/cuda-version-12.4-3.json", "{}");
     let (_, report) = json(r.cmd().env("CONDA_PREFIX", "/conda/envs/pt").arg("check"));
@@ -1147,7 +1147,7 @@ fn conda_runtime_without_nvcc_is_called_a_runtime() {
 
 #[test]
 fn conda_toolkit_in_use_does_not_ask_for_system_libraries() {
-    let r = host("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
     r.nvcc("conda/envs/build/bin/nvcc", "12.4.131")
         .file(
             "conda/envs/build/conda-meta/cuda-nvcc-12.4.131-0.json",
