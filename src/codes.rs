@@ -1,7 +1,7 @@
 //! The registry of finding codes: stable identifiers, one-line titles, the severities each
 //! code's findings can take, and the long explanations `gpudoctor explain` prints
 //! (src/explain/GDxxx.md). Sorted by code. `docs/codes.md` is rendered from it
-//! (`reference_markdown`; tests/it/docs.rs keeps the file in step).
+//! (`render::reference::codes_markdown`; tests/it/docs.rs keeps the file in step).
 
 pub use crate::findings::Severity;
 
@@ -135,46 +135,6 @@ pub fn severity_text(info: &CodeInfo) -> String {
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(" / ")
-}
-
-/// `docs/codes.md`: every code with its title, its severities and its explanation, in
-/// registry order. tests/it/docs.rs fails when the file differs (`UPDATE_DOCS=1` rewrites it).
-pub fn reference_markdown() -> String {
-    let mut s = String::from(
-        "# Finding codes\n\n\
-         <!-- Generated from src/codes.rs and src/explain/ by `UPDATE_DOCS=1 cargo test --test it docs::`. Do not edit by hand. -->\n\n\
-         Every finding gpudoctor reports carries one of these codes. `gpudoctor explain CODE` prints the\n\
-         explanation below (`GD012`, `gd012` and `12` all work) and `gpudoctor explain --list` lists\n\
-         every code with its title. The severity column lists every severity a finding with that code\n\
-         can have; which one applies depends on what the finding found (the explanation says when).\n\
-         A site's configuration can report a code at another severity, or not at all\n\
-         ([configuration.md](configuration.md)), and `--fail-on` turns severities into exit codes\n\
-         ([ci.md](ci.md#exit-codes)).\n\n\
-         | Code | Severity | Title |\n\
-         |---|---|---|\n",
-    );
-    for c in CODES {
-        s.push_str(&format!(
-            "| [{}](#{}) | {} | {} |\n",
-            c.code,
-            c.code.to_ascii_lowercase(),
-            severity_text(c),
-            crate::render::markdown::cell(c.title)
-        ));
-    }
-    for c in CODES {
-        // The explanation's own first line is `# GDxxx: title`; the heading here is the
-        // code alone, so links to `#gdxxx` stay short and stable.
-        let body = c.body();
-        s.push_str(&format!(
-            "\n## {}\n\n**{}** · severity: {}\n\n{}\n",
-            c.code,
-            c.title,
-            severity_text(c),
-            body
-        ));
-    }
-    s
 }
 
 /// Accepts `GD012`, `gd012`, `12` and `012`.

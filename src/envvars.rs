@@ -149,7 +149,7 @@ pub const PREFIXES: &[(&str, Category)] = &[
 ];
 
 /// Name parts that mark a value as secret: it is never printed.
-const SECRET_MARKERS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+pub(crate) const SECRET_MARKERS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
 
 pub fn lookup(name: &str) -> Option<&'static EnvVar> {
     ALL.iter().find(|v| v.name == name)
@@ -173,7 +173,7 @@ pub fn is_secret_name(name: &str) -> bool {
 }
 
 impl Category {
-    const ALL: [Category; 8] = [
+    pub(crate) const ALL: [Category; 8] = [
         Category::Visibility,
         Category::Debug,
         Category::Allocator,
@@ -185,7 +185,7 @@ impl Category {
     ];
 
     /// Heading and description for docs/environment.md.
-    fn describe(self) -> (&'static str, &'static str) {
+    pub(crate) fn describe(self) -> (&'static str, &'static str) {
         match self {
             Category::Visibility => (
                 "Visibility",
@@ -221,58 +221,6 @@ impl Category {
             ),
         }
     }
-}
-
-/// `docs/environment.md`: every registered variable by category, rendered from this registry
-/// (tests/it/docs.rs keeps the file in step; `UPDATE_DOCS=1` rewrites it).
-pub fn reference_markdown() -> String {
-    let markers: Vec<String> = SECRET_MARKERS.iter().map(|m| format!("`{m}`")).collect();
-    let mut s = format!(
-        "# Environment variables\n\n\
-         <!-- Generated from src/envvars.rs by `UPDATE_DOCS=1 cargo test --test it docs::`. Do not edit by hand. -->\n\n\
-         gpudoctor reads only the environment variables registered in `src/envvars.rs`, listed here by\n\
-         category, plus every variable starting with a registered prefix. `gpudoctor check -v` shows\n\
-         every one of them that is set, and the JSON report carries them. Values of variables whose\n\
-         names look secret are replaced by `<redacted>` in every output: names containing\n\
-         {},\n\
-         or a `KEY` or `APIKEY` part. The debugging switches with a \"reported\" column are reported\n\
-         when left set ([GD013](codes.md#gd013)); \"a true value\" is anything but empty, `0`,\n\
-         `false`, `off` or `no`. The variables the tests and CI scripts use are in\n\
-         [testing.md](testing.md).\n",
-        markers.join(", ")
-    );
-    for category in Category::ALL {
-        let (title, text) = category.describe();
-        let vars: Vec<&EnvVar> = ALL.iter().filter(|v| v.category == category).collect();
-        let reported = vars.iter().any(|v| v.left_set.is_some());
-        s.push_str(&format!("\n## {title}\n\n{text}\n\n"));
-        s.push_str(if reported {
-            "| variable | meaning | reported |\n|---|---|---|\n"
-        } else {
-            "| variable | meaning |\n|---|---|\n"
-        });
-        for v in vars {
-            let purpose = v.purpose.replace('|', "\\|");
-            let when = match v.left_set {
-                Some(LeftSet {
-                    truthy_only: true, ..
-                }) => " GD013 when set to a true value |",
-                Some(LeftSet {
-                    truthy_only: false, ..
-                }) => " GD013 when set |",
-                None if reported => " |",
-                None => "",
-            };
-            s.push_str(&format!("| `{}` | {purpose} |{when}\n", v.name));
-        }
-        for (prefix, _) in PREFIXES.iter().filter(|(_, c)| *c == category) {
-            let blank = if reported { " |" } else { "" };
-            s.push_str(&format!(
-                "| `{prefix}*` | every variable with this prefix |{blank}\n"
-            ));
-        }
-    }
-    s
 }
 
 /// The process environment, captured once. Reads go through registry entries.
@@ -326,17 +274,6 @@ impl Env {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_category_has_a_section_in_the_reference() {
-        for v in ALL {
-            assert!(Category::ALL.contains(&v.category), "{}", v.name);
-        }
-        let md = reference_markdown();
-        assert!(ALL
-            .iter()
-            .all(|v| md.contains(&format!("| `{}` |", v.name))));
-    }
 
     #[test]
     fn registry_names_are_unique() {

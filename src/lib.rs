@@ -51,12 +51,12 @@ pub mod pci_ids_table {
 pub mod docs {
     /// `docs/codes.md`.
     pub fn codes_markdown() -> String {
-        crate::codes::reference_markdown()
+        crate::render::reference::codes_markdown()
     }
 
     /// `docs/environment.md`.
     pub fn environment_markdown() -> String {
-        crate::envvars::reference_markdown()
+        crate::render::reference::environment_markdown()
     }
 }
 
@@ -105,8 +105,8 @@ pub mod fuzzing {
             render::human::render(&report, &human),
             render::json::render(&report),
             render::markdown::render(&report, true),
-            render::junit::render(&report),
-            render::prometheus::render(&report),
+            render::junit::render(&report, std::time::SystemTime::now()),
+            render::prometheus::render(&report, std::time::SystemTime::now()),
         ] {
             std::hint::black_box(text);
         }

@@ -30,7 +30,29 @@ use crate::elf::{self, DynamicInfo, Exports};
 use crate::envvars::{self, Env};
 use crate::fsys::HostFs;
 use crate::ldcache::{self, LdCache};
-use crate::probes::libraries::{DEFAULT_DIRS, LD_SO_CACHE};
+
+pub const LD_SO_CACHE: &str = "/etc/ld.so.cache";
+
+/// glibc's trusted directories, searched after the cache (multiarch first, as Debian
+/// and Ubuntu build it; lib64 for Fedora/RHEL/SUSE).
+#[cfg(target_arch = "aarch64")]
+pub const DEFAULT_DIRS: &[&str] = &[
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+];
+#[cfg(not(target_arch = "aarch64"))]
+pub const DEFAULT_DIRS: &[&str] = &[
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+];
 
 /// Objects mapped into one emulated process at most: real processes with torch map about
 /// 150; this bounds hostile inputs (thousands of libraries, long DT_NEEDED chains).
@@ -134,6 +156,14 @@ pub struct Object {
 }
 
 impl Object {
+    /// NCCL's library, by soname or else by file name.
+    pub fn is_libnccl(&self) -> bool {
+        self.soname
+            .as_deref()
+            .unwrap_or_else(|| file_name(&self.path))
+            .starts_with("libnccl.so")
+    }
+
     /// A mapped object for rule tests.
     #[cfg(test)]
     pub fn for_test(path: &str, soname: Option<&str>, how: How, deps: Vec<Binding>) -> Object {

@@ -119,8 +119,22 @@ impl<'a> MarkerEnv<'a> {
     }
 }
 
-fn normalize(name: &str) -> String {
-    crate::probes::python_sites::normalize(name)
+/// PEP 503 normalisation: lowercase, runs of `-_.` become `-`.
+pub fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut sep = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            sep = true;
+            continue;
+        }
+        if sep && !out.is_empty() {
+            out.push('-');
+        }
+        sep = false;
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// Parentheses a marker may nest. Real markers nest two or three deep; the parser recurses

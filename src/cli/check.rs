@@ -103,8 +103,8 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
             }
             text
         }
-        Format::Junit => render::junit::render(&report),
-        Format::Prometheus => render::prometheus::render(&report),
+        Format::Junit => render::junit::render(&report, std::time::SystemTime::now()),
+        Format::Prometheus => render::prometheus::render(&report, std::time::SystemTime::now()),
         Format::Html => render::report_html::render(&report, g.verbose >= 1),
         Format::Human => human(style),
     };

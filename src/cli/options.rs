@@ -208,10 +208,11 @@ pub(super) fn smoke_mode(
         }),
         always: smoke_cmd.is_some(),
         // A dumb terminal cannot erase a line: no live progress there.
-        progress: format == Format::Human
+        progress: (format == Format::Human
             && !g.quiet
             && env.get_str(envvars::TERM).as_deref() != Some("dumb")
-            && probes::smoke::stderr_is_terminal(),
+            && probes::smoke::stderr_is_terminal())
+        .then(|| crate::render::smoke_progress::live_line(env)),
     }))
 }
 

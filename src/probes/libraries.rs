@@ -17,31 +17,10 @@ use crate::ldcache::{self, CacheFormat};
 use crate::probes::python_sites::Site;
 use crate::probes::toolkits::Toolkits;
 
-pub const LD_SO_CACHE: &str = "/etc/ld.so.cache";
+pub use crate::loader::{DEFAULT_DIRS, LD_SO_CACHE};
 pub const WSL_LIB_DIR: &str = "/usr/lib/wsl/lib";
 /// A real loader cache is tens of KiB; 16 MiB leaves room for the largest hosts.
 const CACHE_READ_LIMIT: u64 = 16 * 1024 * 1024;
-
-/// glibc's trusted directories, searched after the cache (multiarch first, as Debian
-/// and Ubuntu build it; lib64 for Fedora/RHEL/SUSE).
-#[cfg(target_arch = "aarch64")]
-pub const DEFAULT_DIRS: &[&str] = &[
-    "/lib/aarch64-linux-gnu",
-    "/usr/lib/aarch64-linux-gnu",
-    "/lib64",
-    "/usr/lib64",
-    "/lib",
-    "/usr/lib",
-];
-#[cfg(not(target_arch = "aarch64"))]
-pub const DEFAULT_DIRS: &[&str] = &[
-    "/lib/x86_64-linux-gnu",
-    "/usr/lib/x86_64-linux-gnu",
-    "/lib64",
-    "/usr/lib64",
-    "/lib",
-    "/usr/lib",
-];
 
 /// A library family: its file-name prefix, and the pip wheel that ships it.
 pub struct Family {

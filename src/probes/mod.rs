@@ -100,7 +100,8 @@ pub struct SmokeOptions {
     pub nccl: Option<NcclOptions>,
     /// Run even when no NVIDIA GPU is seen (`gpudoctor smoke`, or --cuda-lib given).
     pub always: bool,
-    pub progress: bool,
+    /// Told what runs, for the live line on a terminal.
+    pub progress: Option<crate::smoke::progress::ProgressSink>,
 }
 
 pub struct NcclOptions {
@@ -624,7 +625,7 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
         settings: so.settings.clone(),
         shared_gpus,
         timeout: so.timeout,
-        progress: so.progress,
+        progress: so.progress.clone(),
         no_driver,
         nccl: so.nccl.as_ref().map(|n| smoke::NcclAsk {
             lib: n.lib.as_deref(),
@@ -651,8 +652,7 @@ fn torch_binds_nccl(snap: &Snapshot) -> Option<(String, String)> {
             .find_map(|m| {
                 l.closure(m).into_iter().find_map(|i| {
                     let o = l.object(i)?;
-                    (o.live && crate::rules::is_libnccl(o))
-                        .then(|| (o.path.clone(), l.site.clone()))
+                    (o.live && o.is_libnccl()).then(|| (o.path.clone(), l.site.clone()))
                 })
             })
     })

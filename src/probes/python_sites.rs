@@ -56,23 +56,7 @@ pub fn parse_dist_info(entry: &str) -> Option<(String, String)> {
     Some((normalize(name), version.to_string()))
 }
 
-/// PEP 503 normalisation: lowercase, runs of `-_.` become `-`.
-pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-            continue;
-        }
-        if sep && !out.is_empty() {
-            out.push('-');
-        }
-        sep = false;
-        out.push(c.to_ascii_lowercase());
-    }
-    out
-}
+pub use crate::pyversion::normalize;
 
 pub fn discover(fs: &HostFs, env: &Env, python: Option<&Path>) -> Vec<Site> {
     let user_site = env

@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::smoke::progress::{ProgressEvent, ProgressSink};
 use crate::worker::{self, Outcome};
 
 /// The library the smoke test loads without --cuda-lib: the soname the CUDA runtime opens.
@@ -689,8 +690,8 @@ pub struct SmokeRequest<'a> {
     /// UUIDs of GPUs NVML saw other compute processes on.
     pub shared_gpus: Vec<String>,
     pub timeout: Duration,
-    /// Show progress on stderr (a terminal, human output).
-    pub progress: bool,
+    /// Told what runs, for a live line on stderr (a terminal, human output).
+    pub progress: Option<ProgressSink>,
     /// Why libcuda must not be loaded here (no NVIDIA kernel module: see
     /// `probes::no_kernel_driver`).
     pub no_driver: Option<String>,
@@ -803,10 +804,13 @@ fn run(
         }
         _ => None,
     };
-    let progress = req.progress.then(Progress::start);
-    let on_line = progress
-        .clone()
-        .map(|p| Arc::new(move |line: &WorkerLine| p.line(line)) as worker::LineHook<WorkerLine>);
+    let on_line = req.progress.clone().map(|sink| {
+        Arc::new(move |line: &WorkerLine| {
+            if let Some(e) = progress_event(line) {
+                sink(e);
+            }
+        }) as worker::LineHook<WorkerLine>
+    });
     let outcome = worker::run(
         &Smoke { device: s.device },
         worker::Request {
@@ -817,8 +821,8 @@ fn run(
             on_line,
         },
     );
-    if let Some(p) = progress {
-        p.finish();
+    if let Some(sink) = &req.progress {
+        sink(ProgressEvent::Finished);
     }
     if let (Some(n), Some(dir)) = (nccl, nccl_dir) {
         let fs = crate::fsys::HostFs::new(None);
@@ -868,164 +872,27 @@ fn run(
     }
 }
 
-/// A one-line status on stderr for steps that run longer than half a second.
-#[derive(Clone)]
-struct Progress {
-    state: Arc<Mutex<ProgressState>>,
-}
-
-struct ProgressState {
-    running: BTreeMap<u32, (String, Instant)>,
-    /// The peer copy or NCCL call in progress, after the GPUs' own steps ("peer 1 → 0
-    /// cuMemcpyPeerAsync", "NCCL ncclGroupEnd").
-    after_gpus: Option<(String, Instant)>,
-    shown: bool,
-    done: bool,
-}
-
-impl Progress {
-    fn start() -> Progress {
-        let p = Progress {
-            state: Arc::new(Mutex::new(ProgressState {
-                running: BTreeMap::new(),
-                after_gpus: None,
-                shown: false,
-                done: false,
-            })),
-        };
-        let ticker = p.clone();
-        let env = crate::envvars::Env::from_process();
-        let ascii = crate::render::term::ascii_only(&env);
-        std::thread::spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(100));
-            let mut s = ticker.state.lock().unwrap_or_else(|e| e.into_inner());
-            if s.done {
-                break;
+/// The progress the worker's line reports, if any: a GPU's step started or done, a peer
+/// copy's or NCCL call's stage, or its end.
+fn progress_event(line: &WorkerLine) -> Option<ProgressEvent> {
+    Some(match line {
+        WorkerLine::Started { ordinal, step } => ProgressEvent::Step {
+            ordinal: *ordinal,
+            step: step.clone(),
+        },
+        WorkerLine::DeviceDone { ordinal, .. } => ProgressEvent::GpuDone { ordinal: *ordinal },
+        WorkerLine::PeerStage { from, to, call } => ProgressEvent::AfterGpus {
+            what: format!("peer {from} → {to} {call}"),
+        },
+        WorkerLine::Peer { .. } => ProgressEvent::AfterGpusDone,
+        WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Stage { call }) => {
+            ProgressEvent::AfterGpus {
+                what: format!("NCCL {call}"),
             }
-            let slow: Vec<(u32, &str, f64)> = s
-                .running
-                .iter()
-                .filter(|(_, (_, t))| t.elapsed() >= Duration::from_millis(500))
-                .map(|(o, (step, t))| (*o, step.as_str(), t.elapsed().as_secs_f64()))
-                .collect();
-            let after_gpus = s
-                .after_gpus
-                .as_ref()
-                .filter(|(_, t)| slow.is_empty() && t.elapsed() >= Duration::from_millis(500))
-                .map(|(call, t)| format!("smoke test: {call} {:.1} s", t.elapsed().as_secs_f64()));
-            if let Some(line) = after_gpus {
-                let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
-                let line = if ascii {
-                    crate::render::term::to_ascii(&line).into_owned()
-                } else {
-                    line
-                };
-                eprint!("\r\x1b[K{}", line.chars().take(width).collect::<String>());
-                s.shown = true;
-            } else if !slow.is_empty() {
-                // One column short of the width: a line that fills the last column wraps
-                // on some terminals, and `\r` then redraws only its second half.
-                let width = crate::render::term::stderr_columns(&env).saturating_sub(1);
-                eprint!("\r\x1b[K{}", progress_line(&slow, width, ascii));
-                s.shown = true;
-            }
-        });
-        p
-    }
-
-    fn line(&self, line: &WorkerLine) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match line {
-            WorkerLine::Started { ordinal, step } => {
-                s.running.insert(*ordinal, (step.clone(), Instant::now()));
-            }
-            WorkerLine::DeviceDone { ordinal, .. } => {
-                s.running.remove(ordinal);
-            }
-            WorkerLine::PeerStage { from, to, call } => {
-                s.after_gpus = Some((format!("peer {from} → {to} {call}"), Instant::now()));
-            }
-            WorkerLine::Peer { .. } => s.after_gpus = None,
-            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Stage { call }) => {
-                s.after_gpus = Some((format!("NCCL {call}"), Instant::now()));
-            }
-            WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => s.after_gpus = None,
-            _ => {}
         }
-    }
-
-    fn finish(self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.done = true;
-        if s.shown {
-            eprint!("\r\x1b[K");
-        }
-    }
-}
-
-/// The live line for the steps running longer than half a second, at most `width`
-/// columns: each GPU's step when that fits ("smoke test: GPU 0 transfer 1.2 s · GPU 1
-/// matmul 0.6 s"), else the GPUs grouped by step ("smoke test: 8 GPUs running: context
-/// 3.2 s (GPU 0–7)"), else the slowest one, else that cut short.
-fn progress_line(slow: &[(u32, &str, f64)], width: usize, ascii: bool) -> String {
-    use crate::render::form::ordinals;
-    let head = "smoke test: ";
-    let each: Vec<String> = slow
-        .iter()
-        .map(|(o, step, secs)| format!("GPU {o} {step} {secs:.1} s"))
-        .collect();
-    let mut steps: Vec<(&str, f64, Vec<u32>)> = Vec::new();
-    for &(o, step, secs) in slow {
-        match steps.iter_mut().find(|(s, _, _)| *s == step) {
-            Some((_, longest, gpus)) => {
-                *longest = longest.max(secs);
-                gpus.push(o);
-            }
-            None => steps.push((step, secs, vec![o])),
-        }
-    }
-    let grouped: Vec<String> = steps
-        .iter()
-        .map(|(step, secs, gpus)| format!("{step} {secs:.1} s (GPU {})", ordinals(gpus)))
-        .collect();
-    let n = slow.len();
-    let running = if n == 1 {
-        String::new()
-    } else {
-        format!("{n} GPUs running: ")
-    };
-    let (o, step, secs) = slow
-        .iter()
-        .copied()
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .unwrap_or((0, "", 0.0));
-    let candidates = [
-        format!("{head}{}", each.join(" · ")),
-        format!("{head}{running}{}", grouped.join(" · ")),
-        format!("{head}{n} GPUs running, slowest GPU {o} {step} {secs:.1} s"),
-        format!("{head}{n} GPUs running"),
-    ];
-    let fit = |s: &str| -> String {
-        if ascii {
-            crate::render::term::to_ascii(s).into_owned()
-        } else {
-            s.to_string()
-        }
-    };
-    let mut last = String::new();
-    for c in candidates {
-        last = fit(&c);
-        if last.chars().count() <= width {
-            return last;
-        }
-    }
-    // Narrower than any summary: cut the shortest one.
-    let ellipsis = fit("…");
-    let keep = width.saturating_sub(ellipsis.chars().count());
-    if keep == 0 {
-        return String::new();
-    }
-    last.chars().take(keep).chain(ellipsis.chars()).collect()
+        WorkerLine::Nccl(crate::smoke::nccl::NcclLine::Done) => ProgressEvent::AfterGpusDone,
+        _ => return None,
+    })
 }
 
 /// Whether progress may be drawn: stderr is a terminal.
@@ -1036,54 +903,6 @@ pub fn stderr_is_terminal() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_progress_line_fits_the_terminal() {
-        let eight: Vec<(u32, &str, f64)> = (0..8).map(|o| (o, "context", 3.2)).collect();
-        // Wide enough for each GPU: all of them.
-        let wide = progress_line(&eight, 300, false);
-        assert!(
-            wide.starts_with("smoke test: GPU 0 context 3.2 s · GPU 1"),
-            "{wide}"
-        );
-        // 79 columns: grouped by step.
-        assert_eq!(
-            progress_line(&eight, 79, false),
-            "smoke test: 8 GPUs running: context 3.2 s (GPU 0–7)"
-        );
-        assert_eq!(
-            progress_line(&eight, 79, true),
-            "smoke test: 8 GPUs running: context 3.2 s (GPU 0-7)"
-        );
-        let mixed = [
-            (0, "matmul", 0.6),
-            (1, "transfer", 1.2),
-            (2, "matmul", 0.9),
-            (3, "transfer", 1.1),
-        ];
-        assert_eq!(
-            progress_line(&mixed, 79, false),
-            "smoke test: 4 GPUs running: matmul 0.9 s (GPU 0,2) · transfer 1.2 s (GPU 1,3)"
-        );
-        assert_eq!(
-            progress_line(&mixed, 60, false),
-            "smoke test: 4 GPUs running, slowest GPU 1 transfer 1.2 s"
-        );
-        // One GPU: as it always was.
-        assert_eq!(
-            progress_line(&[(0, "transfer", 1.04)], 79, false),
-            "smoke test: GPU 0 transfer 1.0 s"
-        );
-        // However narrow, never wider than asked.
-        for width in 0..90 {
-            for slow in [&eight[..], &mixed[..]] {
-                for ascii in [false, true] {
-                    let line = progress_line(slow, width, ascii);
-                    assert!(line.chars().count() <= width, "{width}: {line}");
-                }
-            }
-        }
-    }
 
     #[test]
     fn a_peer_stage_names_the_pair_a_hang_stopped_in() {

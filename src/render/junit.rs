@@ -10,7 +10,8 @@ use crate::findings::Finding;
 use crate::report::Report;
 use crate::rules::{Check, CheckStatus};
 
-pub fn render(report: &Report) -> String {
+/// `now` stands in for the time of a report that carries none (an old `--from` replay).
+pub fn render(report: &Report, now: std::time::SystemTime) -> String {
     let snap = &report.snapshot;
     let count = |s: CheckStatus| report.checks.iter().filter(|c| c.status == s).count();
     let tests = report.checks.len();
@@ -18,9 +19,9 @@ pub fn render(report: &Report) -> String {
     let skipped = count(CheckStatus::NotApplicable) + count(CheckStatus::Skipped);
     let node = snap.node.as_ref();
     // Reports replayed from an old --from file may lack the node: then the time is now.
-    let timestamp = node.map(|n| n.time.clone()).unwrap_or_else(|| {
-        humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-    });
+    let timestamp = node
+        .map(|n| n.time.clone())
+        .unwrap_or_else(|| humantime::format_rfc3339_seconds(now).to_string());
     let node_name = node.map(|n| n.name.as_str()).unwrap_or("unknown");
 
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");

@@ -42,7 +42,8 @@ impl Family {
     }
 }
 
-pub fn render(report: &Report) -> String {
+/// `now` stands in for the time of a report that carries none (an old `--from` replay).
+pub fn render(report: &Report, now: SystemTime) -> String {
     let snap = &report.snapshot;
     let mut families = Vec::new();
     let node = snap.node.as_ref();
@@ -67,7 +68,7 @@ pub fn render(report: &Report) -> String {
     // The report's own time (also right for --from replays); now if it cannot be read.
     let when = node
         .and_then(|n| humantime::parse_rfc3339(&n.time).ok())
-        .unwrap_or_else(SystemTime::now);
+        .unwrap_or(now);
     time.add(
         vec![],
         when.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),

@@ -206,14 +206,6 @@ impl<F: Fn(&str) -> bool> CodeFilter for F {
     }
 }
 
-/// Whether a mapped object is NCCL's library (libnccl.so.2 by soname, else by file name).
-pub fn is_libnccl(o: &crate::loader::Object) -> bool {
-    o.soname
-        .as_deref()
-        .unwrap_or_else(|| crate::loader::file_name(&o.path))
-        .starts_with("libnccl.so")
-}
-
 /// A finding that rests on a table row no primary source confirms says so (the row's
 /// source is in its evidence).
 fn note_unconfirmed(f: &mut Finding) {

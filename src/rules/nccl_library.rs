@@ -47,7 +47,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .iter()
             .filter(|m| m.package == "torch")
             .flat_map(|m| l.closure(m))
-            .find(|&i| l.object(i).is_some_and(super::is_libnccl));
+            .find(|&i| l.object(i).is_some_and(|o| o.is_libnccl()));
         let Some(i) = bound else { continue };
         let Some(o) = l.object(i) else { continue };
         judged = true;

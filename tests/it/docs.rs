@@ -42,7 +42,7 @@ fn generated(page: &str, want: String, source: &str) {
 fn codes_md_is_generated_from_the_registry() {
     generated(
         "docs/codes.md",
-        gpudoctor::codes::reference_markdown(),
+        gpudoctor::docs::codes_markdown(),
         "src/codes.rs and src/explain/",
     );
 }
@@ -58,7 +58,7 @@ fn environment_md_is_generated_from_the_registry() {
 
 #[test]
 fn codes_md_lists_every_code_with_its_explanation() {
-    let md = gpudoctor::codes::reference_markdown();
+    let md = gpudoctor::docs::codes_markdown();
     for c in gpudoctor::codes::CODES {
         assert!(md.contains(&format!("\n## {}\n", c.code)), "{}", c.code);
         assert!(md.contains(&format!("[{}](#{})", c.code, c.code.to_ascii_lowercase())));

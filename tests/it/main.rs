@@ -32,6 +32,7 @@ mod image_unpack;
 mod json_contract;
 mod kubernetes;
 mod large_host;
+mod layering;
 mod ldcache;
 mod linkage;
 mod loader;
