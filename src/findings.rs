@@ -452,17 +452,17 @@ mod order_tests {
     #[test]
     fn roots_stay_worst_first_when_one_code_has_two_severities() {
         let mut v = vec![
-            f("GD017", Severity::Warning, None),
-            f("GD042", Severity::Error, None),
-            f("GD017", Severity::Error, None),
+            f(crate::codes::GD017, Severity::Warning, None),
+            f(crate::codes::GD042, Severity::Error, None),
+            f(crate::codes::GD017, Severity::Error, None),
         ];
         sort_findings(&mut v);
         assert_eq!(
             order(&v),
             [
-                ("GD017".into(), Severity::Error),
-                ("GD042".into(), Severity::Error),
-                ("GD017".into(), Severity::Warning)
+                (crate::codes::GD017.into(), Severity::Error),
+                (crate::codes::GD042.into(), Severity::Error),
+                (crate::codes::GD017.into(), Severity::Warning)
             ]
         );
     }
@@ -470,30 +470,54 @@ mod order_tests {
     #[test]
     fn a_consequence_follows_its_cause() {
         let mut v = vec![
-            f("GD017", Severity::Error, Some("GD018")),
-            f("GD002", Severity::Error, None),
-            f("GD038", Severity::Info, None),
-            f("GD018", Severity::Error, None),
+            f(
+                crate::codes::GD017,
+                Severity::Error,
+                Some(crate::codes::GD018),
+            ),
+            f(crate::codes::GD002, Severity::Error, None),
+            f(crate::codes::GD038, Severity::Info, None),
+            f(crate::codes::GD018, Severity::Error, None),
         ];
         sort_findings(&mut v);
         let codes: Vec<&str> = v.iter().map(|f| f.code.as_str()).collect();
-        assert_eq!(codes, ["GD002", "GD018", "GD017", "GD038"]);
+        assert_eq!(
+            codes,
+            [
+                crate::codes::GD002,
+                crate::codes::GD018,
+                crate::codes::GD017,
+                crate::codes::GD038
+            ]
+        );
     }
 
     #[test]
     fn a_cause_made_weaker_or_ignored_no_longer_explains() {
         let mut v = vec![
-            f("GD017", Severity::Error, Some("GD018")),
-            f("GD018", Severity::Warning, None),
-            f("GD042", Severity::Error, Some("GD044")),
+            f(
+                crate::codes::GD017,
+                Severity::Error,
+                Some(crate::codes::GD018),
+            ),
+            f(crate::codes::GD018, Severity::Warning, None),
+            f(
+                crate::codes::GD042,
+                Severity::Error,
+                Some(crate::codes::GD044),
+            ),
         ];
         unlink_weaker_causes(&mut v);
         assert!(v.iter().all(Finding::is_root));
         let mut v = vec![
-            f("GD017", Severity::Warning, Some("GD018")),
-            f("GD018", Severity::Error, None),
+            f(
+                crate::codes::GD017,
+                Severity::Warning,
+                Some(crate::codes::GD018),
+            ),
+            f(crate::codes::GD018, Severity::Error, None),
         ];
         unlink_weaker_causes(&mut v);
-        assert_eq!(v[0].caused_by.as_deref(), Some("GD018"));
+        assert_eq!(v[0].caused_by.as_deref(), Some(crate::codes::GD018));
     }
 }

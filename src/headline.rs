@@ -3,6 +3,7 @@
 //! decided once from the findings and the facts the rules derived, so every format leads
 //! with the same verdict and no renderer decides it.
 
+use crate::codes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -50,21 +51,21 @@ pub enum HeadlineKind {
 /// runtime builds): no kernel driver bound, no device node to open, no usable libcuda or
 /// runtime, every GPU hidden, CUDA unable to start.
 const STOPS_ALL_CUDA: &[&str] = &[
-    "GD002", // kernel module not loaded
-    "GD003", // a conflicting driver holds the GPU
-    "GD004", // vfio-pci holds the GPU
-    "GD006", // no nvidia_uvm / /dev/nvidia-uvm
-    "GD007", // device nodes missing
-    "GD008", // device nodes not read+write
-    "GD009", // CUDA_VISIBLE_DEVICES hides every GPU
-    "GD011", // CUDA_VISIBLE_DEVICES malformed
-    "GD017", // the runtime is newer than the driver
-    "GD018", // kernel module and libraries differ
-    "GD024", // a stub libcuda
-    "GD027", // WSL: the wrong driver libraries
-    "GD042", // the driver is too old for torch's CUDA
-    "GD053", // the smoke test could not start CUDA
-    "GD059", // the driver hung or crashed
+    codes::GD002, // kernel module not loaded
+    codes::GD003, // a conflicting driver holds the GPU
+    codes::GD004, // vfio-pci holds the GPU
+    codes::GD006, // no nvidia_uvm / /dev/nvidia-uvm
+    codes::GD007, // device nodes missing
+    codes::GD008, // device nodes not read+write
+    codes::GD009, // CUDA_VISIBLE_DEVICES hides every GPU
+    codes::GD011, // CUDA_VISIBLE_DEVICES malformed
+    codes::GD017, // the runtime is newer than the driver
+    codes::GD018, // kernel module and libraries differ
+    codes::GD024, // a stub libcuda
+    codes::GD027, // WSL: the wrong driver libraries
+    codes::GD042, // the driver is too old for torch's CUDA
+    codes::GD053, // the smoke test could not start CUDA
+    codes::GD059, // the driver hung or crashed
 ];
 
 /// The most codes the text names; the JSON lists them all.
@@ -402,7 +403,7 @@ mod tests {
     #[test]
     fn a_blocker_about_some_gpus_leaves_the_others() {
         let node = |path: &str| {
-            Finding::new("GD008", Severity::Error, "no access").evidence(
+            Finding::new(codes::GD008, Severity::Error, "no access").evidence(
                 Subject::node(path),
                 "0600",
                 "/dev",
@@ -414,7 +415,7 @@ mod tests {
         assert!(!about_some_gpus_only(&node("/dev/nvidiactl"), Some(8)));
         assert!(!about_some_gpus_only(&node("/dev/nvidia-uvm"), Some(8)));
         assert!(!about_some_gpus_only(&node("/dev/nvidia1"), None));
-        let context = Finding::new("GD002", Severity::Error, "no module");
+        let context = Finding::new(codes::GD002, Severity::Error, "no module");
         assert!(!about_some_gpus_only(&context, Some(8)));
     }
 

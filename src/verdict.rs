@@ -409,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_step_finding_marks_its_gpu_and_the_run() {
-        let f = Finding::new("GD057", Severity::Error, "bits flipped").evidence(
+        let f = Finding::new(crate::codes::GD057, Severity::Error, "bits flipped").evidence(
             Subject::SmokeStep(1, SmokeStep::Memory),
             "3 mismatches",
             "smoke test",
@@ -428,7 +428,7 @@ mod tests {
     fn no_finding_passes_only_where_a_judging_rule_ran() {
         let ran = Check {
             rule: "smoke_matmul".into(),
-            codes: vec!["GD056".into()],
+            codes: vec![crate::codes::GD056.into()],
             status: CheckStatus::Passed,
             detail: String::new(),
         };

@@ -1,3 +1,4 @@
+use crate::codes;
 use serde_json::{json, Value};
 
 use super::*;
@@ -77,7 +78,7 @@ fn report() -> Value {
             "known_gpus": []
         },
         "checks": [],
-        "findings": [finding("GD038", "info", "Persistence mode is off", &["gpu:0"])],
+        "findings": [finding(codes::GD038, "info", "Persistence mode is off", &["gpu:0"])],
         "summary": {"errors": 0, "warnings": 0, "infos": 1}
     })
 }
@@ -406,26 +407,36 @@ fn findings_appeared_went_away_and_changed_severity() {
         "/findings",
         json!([
             finding(
-                "GD034",
+                codes::GD034,
                 "warning",
                 "GPU 0: PCIe link is x8, not x16",
                 &["gpu:0"]
             ),
-            finding("GD038", "warning", "Persistence mode is off", &["gpu:0"]),
-            finding("GD002", "error", "The kernel module is not loaded", &[]),
+            finding(
+                codes::GD038,
+                "warning",
+                "Persistence mode is off",
+                &["gpu:0"]
+            ),
+            finding(
+                codes::GD002,
+                "error",
+                "The kernel module is not loaded",
+                &[]
+            ),
         ]),
     );
     let mut old = report();
     let mut list = old["findings"].as_array().unwrap().clone();
     list.push(finding(
-        "GD012",
+        codes::GD012,
         "warning",
         "CUDA_LAUNCH_BLOCKING=1",
         &["env:CUDA_LAUNCH_BLOCKING"],
     ));
     // The same code about another GPU is another finding.
     list.push(finding(
-        "GD034",
+        codes::GD034,
         "warning",
         "GPU 1: PCIe link is x8",
         &["gpu:1"],
@@ -448,7 +459,7 @@ fn findings_appeared_went_away_and_changed_severity() {
     let s = &f.severity_changed[0];
     assert_eq!(
         (s.code.as_str(), s.old, s.new),
-        ("GD038", Severity::Info, Severity::Warning)
+        (codes::GD038, Severity::Info, Severity::Warning)
     );
     assert!(!d.is_empty());
     assert!(d.changes.is_empty());
@@ -534,7 +545,7 @@ fn what_is_not_a_report_is_refused_and_named() {
             "\"findings\" is not a list",
         ),
         (
-            json!({"schema_version": 1, "snapshot": {}, "findings": [{"code": "GD001"}]}),
+            json!({"schema_version": 1, "snapshot": {}, "findings": [{"code": codes::GD001}]}),
             "findings[0] has no code or no known severity",
         ),
     ] {

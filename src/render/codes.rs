@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn fixes_are_the_indented_commands_with_their_notes() {
-        let info = crate::codes::lookup("GD006").unwrap();
+        let info = crate::codes::lookup(crate::codes::GD006).unwrap();
         let f = fixes(info);
         assert_eq!(f[0].command, "sudo nvidia-modprobe -u -c=0");
         assert_eq!(

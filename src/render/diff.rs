@@ -265,19 +265,19 @@ mod tests {
             }],
             findings: FindingChanges {
                 appeared: vec![FindingRef {
-                    code: "GD034".into(),
+                    code: crate::codes::GD034.into(),
                     severity: Severity::Warning,
                     title: "GPU 0: PCIe link is x8, not x16".into(),
                     subject: Some("gpu:0".into()),
                 }],
                 went_away: vec![FindingRef {
-                    code: "GD012".into(),
+                    code: crate::codes::GD012.into(),
                     severity: Severity::Warning,
                     title: "CUDA_LAUNCH_BLOCKING=1 is set".into(),
                     subject: None,
                 }],
                 severity_changed: vec![SeverityChange {
-                    code: "GD038".into(),
+                    code: crate::codes::GD038.into(),
                     subject: None,
                     title: "Persistence mode is off".into(),
                     old: Severity::Info,

@@ -588,19 +588,28 @@ mod tests {
 
     fn findings() -> Vec<Finding> {
         vec![
-            Finding::new("GD012", Severity::Warning, "CUDA_LAUNCH_BLOCKING=1 is set")
-                .detail("It makes every launch synchronous.")
-                .fix_cmd("Unset it", "unset CUDA_LAUNCH_BLOCKING")
-                .fix_cmd(
-                    "Find where it is set",
-                    "grep -rn CUDA_LAUNCH_BLOCKING ~/.bashrc ~/.profile 2>/dev/null",
-                ),
-            Finding::new("GD038", Severity::Info, "Persistence mode is off").fix_cmd(
+            Finding::new(
+                crate::codes::GD012,
+                Severity::Warning,
+                "CUDA_LAUNCH_BLOCKING=1 is set",
+            )
+            .detail("It makes every launch synchronous.")
+            .fix_cmd("Unset it", "unset CUDA_LAUNCH_BLOCKING")
+            .fix_cmd(
+                "Find where it is set",
+                "grep -rn CUDA_LAUNCH_BLOCKING ~/.bashrc ~/.profile 2>/dev/null",
+            ),
+            Finding::new(
+                crate::codes::GD038,
+                Severity::Info,
+                "Persistence mode is off",
+            )
+            .fix_cmd(
                 "Enable the persistence daemon",
                 "sudo systemctl enable --now nvidia-persistenced",
             ),
             Finding::new(
-                "GD002",
+                crate::codes::GD002,
                 Severity::Error,
                 "The NVIDIA kernel module is not loaded",
             )
@@ -614,7 +623,7 @@ mod tests {
             )
             .fix_text("If it still fails, read the kernel log"),
             Finding::new(
-                "GD034",
+                crate::codes::GD034,
                 Severity::Warning,
                 "GPU 0: PCIe link is x8, not x16",
             )
@@ -627,7 +636,8 @@ mod tests {
                 "Reboot",
                 "sudo reboot  # then: lspci -k -d 10de: | grep 'in use'",
             ),
-            Finding::new("GD050", Severity::Error, "Nothing to run").fix_text("Replace the GPU"),
+            Finding::new(crate::codes::GD050, Severity::Error, "Nothing to run")
+                .fix_text("Replace the GPU"),
         ]
     }
 
@@ -754,7 +764,7 @@ mod tests {
 
     #[test]
     fn a_command_holding_a_bidi_override_is_not_live() {
-        let f = Finding::new("GD021", Severity::Error, "x").fix_cmd(
+        let f = Finding::new(crate::codes::GD021, Severity::Error, "x").fix_cmd(
             "Point it at the toolkit",
             crate::sh!("export CUDA_HOME={}", "/opt/cuda\u{202e}x"),
         );
@@ -767,15 +777,19 @@ mod tests {
     #[test]
     fn text_from_the_system_cannot_break_out_of_a_comment() {
         let evil = "GPU 0\nrm -rf ~ #\r\n";
-        let f = Finding::new("GD034", Severity::Warning, format!("{evil}: link x8"))
-            .detail(format!("detail {evil}"))
-            .evidence(crate::subject::Subject::Os, evil, evil)
-            .fix_text(format!("Reseat {evil}"))
-            .fix_cmd("First", "true")
-            .fix_cmd(
-                format!("Then {evil}"),
-                crate::findings::Shell::from_sh_macro(format!("echo {evil}")),
-            );
+        let f = Finding::new(
+            crate::codes::GD034,
+            Severity::Warning,
+            format!("{evil}: link x8"),
+        )
+        .detail(format!("detail {evil}"))
+        .evidence(crate::subject::Subject::Os, evil, evil)
+        .fix_text(format!("Reseat {evil}"))
+        .fix_cmd("First", "true")
+        .fix_cmd(
+            format!("Then {evil}"),
+            crate::findings::Shell::from_sh_macro(format!("echo {evil}")),
+        );
         let mut r = report(vec![f]);
         if let Some(n) = r.snapshot.node.as_mut() {
             n.hostname = Some("host\nrm -rf / #".to_string());
@@ -796,7 +810,8 @@ mod tests {
             ]
         );
         // A command holding a line break is never live, even first.
-        let f = Finding::new("GD001", Severity::Error, "t").fix_cmd("Run", "echo a\nrm -rf ~");
+        let f = Finding::new(crate::codes::GD001, Severity::Error, "t")
+            .fix_cmd("Run", "echo a\nrm -rf ~");
         let s = render(&report(vec![f]));
         assert_parses(&s);
         assert!(s.contains("#    (contains a control character: shown escaped, not run)\n#    echo a\\nrm -rf ~\n"), "{s}");
@@ -863,12 +878,12 @@ mod placeholder_tests {
 
     #[test]
     fn info_findings_and_placeholders_never_run() {
-        let mut info = Finding::new("GD001", Severity::Info, "No NVIDIA GPU found");
+        let mut info = Finding::new(crate::codes::GD001, Severity::Info, "No NVIDIA GPU found");
         info.fix.push(Fix {
             text: "Docker: start the container with the GPUs".into(),
             command: Some("docker run --gpus all IMAGE".into()),
         });
-        let mut warn = Finding::new("GD036", Severity::Warning, "held");
+        let mut warn = Finding::new(crate::codes::GD036, Severity::Warning, "held");
         warn.fix.push(Fix {
             text: "Find it".into(),
             command: Some("kubectl describe node <node>".into()),
@@ -909,12 +924,12 @@ mod shell_tests {
         assert!(!read_only("nvidia-smi -pm 1"));
         assert!(!read_only("echo x > /etc/modprobe.d/a.conf"));
         assert!(!read_only("sed -i s/a/b/ f"));
-        let mut f = Finding::new("GD058", Severity::Warning, "no pinned memory");
+        let mut f = Finding::new(crate::codes::GD058, Severity::Warning, "no pinned memory");
         f.fix.push(Fix {
             text: "Look at the memory limits".into(),
             command: Some("cat /nonexistent/memory.max 2>/dev/null".into()),
         });
-        let mut g = Finding::new("GD012", Severity::Warning, "after");
+        let mut g = Finding::new(crate::codes::GD012, Severity::Warning, "after");
         g.fix.push(Fix {
             text: "Then this".into(),
             command: Some("echo reached".into()),

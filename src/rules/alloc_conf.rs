@@ -5,13 +5,14 @@
 //! or unknown key makes torch raise a RuntimeError at the first CUDA allocation.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "alloc_conf",
-    codes: &["GD014", "GD015"],
+    codes: &[codes::GD014, codes::GD015],
     views: &[],
     checks: "PyTorch allocator configuration is valid",
     run,
@@ -430,7 +431,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if let (Some(t), Some(v), None) = (&torch, new, old) {
         if older_than(9) {
             out.push(
-                Finding::new("GD015", Severity::Warning, format!("torch {t} ignores PYTORCH_ALLOC_CONF (read from torch 2.9 on)"))
+                Finding::new(codes::GD015, Severity::Warning, format!("torch {t} ignores PYTORCH_ALLOC_CONF (read from torch 2.9 on)"))
                     .detail("Before torch 2.9 the caching allocator reads only PYTORCH_CUDA_ALLOC_CONF, so these settings have no effect with the installed torch.")
                     .evidence(Subject::env("PYTORCH_ALLOC_CONF"), format!("PYTORCH_ALLOC_CONF={v}"), "environment")
                     .fix_cmd("Use the name this torch reads", crate::sh!("export PYTORCH_CUDA_ALLOC_CONF={}", v)),
@@ -450,7 +451,7 @@ fn run(snap: &Snapshot) -> Outcome {
             for (key, minor) in [("expandable_segments", 1u32)] {
                 if value.contains(key) && older_than(minor) {
                     out.push(
-                        Finding::new("GD014", Severity::Error, format!("torch {t} does not know {name} option {key} (added in torch 2.{minor})"))
+                        Finding::new(codes::GD014, Severity::Error, format!("torch {t} does not know {name} option {key} (added in torch 2.{minor})"))
                             .detail(format!("This torch raises \"RuntimeError: Unrecognized CachingAllocator option: {key}\" at the first CUDA allocation."))
                             .evidence(fact.clone(), &shown, "environment")
                             .fix_text(format!("Remove {key} from {name}, or upgrade torch to 2.{minor} or newer")),
@@ -459,7 +460,7 @@ fn run(snap: &Snapshot) -> Outcome {
             }
         }
         if !conf.errors.is_empty() {
-            let mut f = Finding::new("GD014", Severity::Error, format!("{name} is invalid: {}", conf.errors[0].message))
+            let mut f = Finding::new(codes::GD014, Severity::Error, format!("{name} is invalid: {}", conf.errors[0].message))
                 .detail("PyTorch parses this variable at the first CUDA allocation and raises a RuntimeError on an unknown option or a bad value, so every CUDA program using torch fails at its first tensor.")
                 .evidence(fact.clone(), &shown, "environment");
             for e in &conf.errors {
@@ -486,7 +487,7 @@ fn run(snap: &Snapshot) -> Outcome {
             );
         }
         if !conf.ignored.is_empty() {
-            let mut f = Finding::new("GD015", Severity::Warning, format!("{name}: {}", conf.ignored[0]))
+            let mut f = Finding::new(codes::GD015, Severity::Warning, format!("{name}: {}", conf.ignored[0]))
                 .detail("PyTorch accepts these settings but they do nothing here, so the configuration does not do what it seems to.")
                 .evidence(fact.clone(), &shown, "environment");
             for i in conf.ignored.iter().skip(1) {
@@ -498,7 +499,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if let (Some(n), Some(o)) = (new, old) {
         if n != o {
             out.push(
-                Finding::new("GD015", Severity::Warning, "PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF are both set and differ")
+                Finding::new(codes::GD015, Severity::Warning, "PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF are both set and differ")
                     .detail("PyTorch 2.9 and later read PYTORCH_ALLOC_CONF and ignore PYTORCH_CUDA_ALLOC_CONF when both are set; older releases read only PYTORCH_CUDA_ALLOC_CONF. Which settings apply depends on the torch version.")
                     .evidence(Subject::env("PYTORCH_ALLOC_CONF"), format!("PYTORCH_ALLOC_CONF={n}"), "environment")
                     .evidence(Subject::env("PYTORCH_CUDA_ALLOC_CONF"), format!("PYTORCH_CUDA_ALLOC_CONF={o}"), "environment")
@@ -660,7 +661,7 @@ mod tests {
                 "PYTORCH_CUDA_ALLOC_CONF",
                 "expandable_segments=True",
             );
-            let f = only(run(&s), "GD014", Severity::Error);
+            let f = only(run(&s), codes::GD014, Severity::Error);
             assert!(
                 f.title.contains("PYTORCH_CUDA_ALLOC_CONF is invalid"),
                 "{}",
@@ -673,7 +674,7 @@ mod tests {
             assert!(fixes_mention(&f, "unset PYTORCH_CUDA_ALLOC_CONF"));
             // A value with an error that has no replacement keeps the advice and the unset.
             set_env(&mut s, "PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:0");
-            let f = only(run(&s), "GD014", Severity::Error);
+            let f = only(run(&s), codes::GD014, Severity::Error);
             assert_eq!(first_cmd(&f), "unset PYTORCH_CUDA_ALLOC_CONF");
         }
 
@@ -687,7 +688,7 @@ mod tests {
                 "PYTORCH_CUDA_ALLOC_CONF",
                 "expandable_segments:True",
             );
-            let f = only(run(&s), "GD014", Severity::Error);
+            let f = only(run(&s), codes::GD014, Severity::Error);
             assert!(f.title.contains("does not know"), "{}", f.title);
         }
 
@@ -695,7 +696,7 @@ mod tests {
         fn the_new_name_with_an_old_torch_is_a_warning() {
             let mut s = healthy();
             set_env(&mut s, "PYTORCH_ALLOC_CONF", "expandable_segments:True");
-            let f = only(run(&s), "GD015", Severity::Warning);
+            let f = only(run(&s), codes::GD015, Severity::Warning);
             assert!(
                 f.title.contains("ignores PYTORCH_ALLOC_CONF"),
                 "{}",
@@ -712,7 +713,7 @@ mod tests {
             let mut s = healthy();
             set_env(&mut s, "PYTORCH_ALLOC_CONF", "expandable_segments:True");
             set_env(&mut s, "PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128");
-            let f = only(run(&s), "GD015", Severity::Warning);
+            let f = only(run(&s), codes::GD015, Severity::Warning);
             assert!(f.title.contains("both set and differ"), "{}", f.title);
             // The snapshot's torch 2.4.1 reads PYTORCH_CUDA_ALLOC_CONF only.
             assert_eq!(first_cmd(&f), "unset PYTORCH_ALLOC_CONF");
@@ -726,7 +727,7 @@ mod tests {
                 "PYTORCH_CUDA_ALLOC_CONF",
                 "backend:cudaMallocAsync,max_split_size_mb:128",
             );
-            let f = only(run(&s), "GD015", Severity::Warning);
+            let f = only(run(&s), codes::GD015, Severity::Warning);
             assert!(f.title.contains("max_split_size_mb"), "{}", f.title);
         }
 

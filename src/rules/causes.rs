@@ -5,6 +5,7 @@
 //! show it, and the exit code still counts every finding.
 
 use super::RULES;
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::probes::pytorch_live::LiveResult;
@@ -25,31 +26,31 @@ struct Chain {
 const CHAINS: &[Chain] = &[
     // A conflicting driver (nouveau, vfio-pci) holding the GPU keeps nvidia from loading.
     Chain {
-        cause: "GD003",
-        effects: &["GD002", "GD030", "GD048", "GD053"],
+        cause: codes::GD003,
+        effects: &[codes::GD002, codes::GD030, codes::GD048, codes::GD053],
         explains: no_driver_symptom,
         note: |_| {
             "Another driver holds the GPU, so the NVIDIA driver cannot bind it: once nvidia owns the GPU this goes away too.".into()
         },
     },
     Chain {
-        cause: "GD002",
-        effects: &["GD030", "GD048", "GD053"],
+        cause: codes::GD002,
+        effects: &[codes::GD030, codes::GD048, codes::GD053],
         explains: no_driver_symptom,
         note: |_| "The NVIDIA kernel module is not loaded: loading it removes this too.".into(),
     },
     // After a reboot the module is the libraries' version: whatever judged the old module
     // and passes on the new one was the reboot's consequence.
     Chain {
-        cause: "GD018",
-        effects: &["GD017", "GD042", "GD063"],
+        cause: codes::GD018,
+        effects: &[codes::GD017, codes::GD042, codes::GD063],
         explains: gone_after_reboot,
         note: after_reboot_note,
     },
     // CUDA refuses to start while module and libraries differ.
     Chain {
-        cause: "GD018",
-        effects: &["GD048", "GD053"],
+        cause: codes::GD018,
+        effects: &[codes::GD048, codes::GD053],
         explains: mismatch_symptom,
         note: |_| {
             "CUDA refuses to start while the kernel module and the driver libraries differ: the reboot removes this too.".into()
@@ -57,8 +58,8 @@ const CHAINS: &[Chain] = &[
     },
     // torch's pinned nvidia-* wheels missing: `import torch` fails on a library they ship.
     Chain {
-        cause: "GD044",
-        effects: &["GD048"],
+        cause: codes::GD044,
+        effects: &[codes::GD048],
         explains: import_failed_on_missing_wheel,
         note: |_| {
             "torch cannot load a CUDA library of the nvidia-* wheels it pins: installing them removes this too.".into()
@@ -144,13 +145,13 @@ fn cuinit_failed_with(snap: &Snapshot, codes: &[i32]) -> bool {
 /// CUDA_ERROR_NO_DEVICE (100), torch seeing no CUDA.
 fn no_driver_symptom(snap: &Snapshot, effect: &Finding) -> bool {
     match effect.code.as_str() {
-        "GD002" => true,
-        "GD030" => matches!(
+        codes::GD002 => true,
+        codes::GD030 => matches!(
             snap.nvml.as_ref().map(|n| &n.result),
             Some(NvmlResult::InitFailed { code, .. }) if code == "driver_not_loaded"
         ),
-        "GD053" => cuinit_failed_with(snap, &[100]),
-        "GD048" => cuda_unavailable(snap),
+        codes::GD053 => cuinit_failed_with(snap, &[100]),
+        codes::GD048 => cuda_unavailable(snap),
         _ => false,
     }
 }
@@ -159,8 +160,8 @@ fn no_driver_symptom(snap: &Snapshot, effect: &Finding) -> bool {
 /// CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803), torch seeing no CUDA.
 fn mismatch_symptom(snap: &Snapshot, effect: &Finding) -> bool {
     match effect.code.as_str() {
-        "GD053" => cuinit_failed_with(snap, &[803]),
-        "GD048" => cuda_unavailable(snap),
+        codes::GD053 => cuinit_failed_with(snap, &[803]),
+        codes::GD048 => cuda_unavailable(snap),
         _ => false,
     }
 }
@@ -285,32 +286,32 @@ mod tests {
     fn a_cause_that_is_explained_passes_its_own_cause_on() {
         let snap = nvml_failed("driver_not_loaded");
         let mut found = vec![
-            Finding::new("GD030", Severity::Error, "NVML: driver not loaded"),
-            Finding::new("GD002", Severity::Error, "no module"),
-            Finding::new("GD003", Severity::Error, "nouveau"),
+            Finding::new(codes::GD030, Severity::Error, "NVML: driver not loaded"),
+            Finding::new(codes::GD002, Severity::Error, "no module"),
+            Finding::new(codes::GD003, Severity::Error, "nouveau"),
         ];
         link(&snap, &mut found);
         assert_eq!(
             codes_of(&found),
             vec![
-                ("GD030".into(), Some("GD003".into())),
-                ("GD002".into(), Some("GD003".into())),
-                ("GD003".into(), None),
+                (codes::GD030.into(), Some(codes::GD003.into())),
+                (codes::GD002.into(), Some(codes::GD003.into())),
+                (codes::GD003.into(), None),
             ]
         );
         crate::findings::sort_findings(&mut found);
         let order: Vec<&str> = found.iter().map(|f| f.code.as_str()).collect();
-        assert_eq!(order, ["GD003", "GD002", "GD030"]);
+        assert_eq!(order, [codes::GD003, codes::GD002, codes::GD030]);
     }
 
     #[test]
     fn an_unrelated_failure_of_an_effect_code_stays_a_root() {
         let snap = nvml_failed("no_permission");
         let mut found = vec![
-            Finding::new("GD030", Severity::Error, "NVML: no permission"),
-            Finding::new("GD002", Severity::Error, "no module"),
-            Finding::new("GD053", Severity::Error, "cuInit failed"),
-            Finding::new("GD018", Severity::Error, "mismatch"),
+            Finding::new(codes::GD030, Severity::Error, "NVML: no permission"),
+            Finding::new(codes::GD002, Severity::Error, "no module"),
+            Finding::new(codes::GD053, Severity::Error, "cuInit failed"),
+            Finding::new(codes::GD018, Severity::Error, "mismatch"),
         ];
         link(&snap, &mut found);
         assert!(found.iter().all(Finding::is_root), "{:?}", codes_of(&found));
@@ -339,14 +340,14 @@ mod tests {
     fn an_info_note_neither_causes_nor_is_caused() {
         let snap = healthy();
         let mut found = vec![
-            Finding::new("GD030", Severity::Info, "no driver, no hardware"),
-            Finding::new("GD002", Severity::Error, "no module"),
+            Finding::new(codes::GD030, Severity::Info, "no driver, no hardware"),
+            Finding::new(codes::GD002, Severity::Error, "no module"),
         ];
         link(&snap, &mut found);
         assert!(found.iter().all(Finding::is_root));
         let mut found = vec![
-            Finding::new("GD002", Severity::Warning, "not an error"),
-            Finding::new("GD003", Severity::Info, "a note"),
+            Finding::new(codes::GD002, Severity::Warning, "not an error"),
+            Finding::new(codes::GD003, Severity::Info, "a note"),
         ];
         link(&snap, &mut found);
         assert!(found.iter().all(Finding::is_root));
@@ -354,7 +355,7 @@ mod tests {
 
     #[test]
     fn without_its_cause_a_finding_stays_a_root() {
-        let mut found = vec![Finding::new("GD002", Severity::Error, "no module")];
+        let mut found = vec![Finding::new(codes::GD002, Severity::Error, "no module")];
         link(&healthy(), &mut found);
         assert!(found[0].is_root());
     }

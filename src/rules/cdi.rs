@@ -4,13 +4,14 @@
 //! GPUs fail to start after a driver upgrade until the spec is generated again.
 
 use super::{container_host, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "cdi",
-    codes: &["GD068"],
+    codes: &[codes::GD068],
     views: &[],
     checks: "the NVIDIA CDI specifications name files that exist and the driver that is loaded",
     run,
@@ -65,7 +66,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         let shown: Vec<&str> = missing.iter().take(5).copied().collect();
         let mut f = Finding::new(
-            "GD068",
+            codes::GD068,
             Severity::Error,
             "A CDI specification of the NVIDIA GPUs is stale: GPU containers will fail to start",
         )
@@ -132,7 +133,7 @@ mod tests {
     fn a_spec_for_another_driver_is_an_error() {
         let mut s = healthy();
         nvidia_spec(&mut s, "/etc/cdi/nvidia.yaml", "535.183.01", &[]);
-        let f = only(run(&s), "GD068", Severity::Error);
+        let f = only(run(&s), codes::GD068, Severity::Error);
         assert!(
             f.detail
                 .contains("generated for driver 535.183.01 while driver 550.54.15"),
@@ -156,7 +157,7 @@ mod tests {
             DRIVER,
             &["/usr/bin/nvidia-cdi-hook"],
         );
-        let f = only(run(&s), "GD068", Severity::Error);
+        let f = only(run(&s), codes::GD068, Severity::Error);
         assert!(evidence_mentions(&f, "missing: /usr/bin/nvidia-cdi-hook"));
         assert!(fixes_mention(
             &f,

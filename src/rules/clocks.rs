@@ -2,13 +2,14 @@
 //! software thermal slowdown), not by idleness or a chosen power cap.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "clocks",
-    codes: &["GD035"],
+    codes: &[codes::GD035],
     views: &[super::View::Devices],
     checks: "no GPU is slowed by thermal or power-brake protection",
     run,
@@ -43,7 +44,7 @@ fn run(snap: &Snapshot) -> Outcome {
         if active.is_empty() {
             continue;
         }
-        let mut f = Finding::new("GD035", Severity::Warning, format!("{} is throttled: {}", g.label(), active.join(", ")))
+        let mut f = Finding::new(codes::GD035, Severity::Warning, format!("{} is throttled: {}", g.label(), active.join(", ")))
             .detail("The GPU lowered its clocks to protect itself. Jobs run slower than the same GPU elsewhere, and a persistent slowdown points at cooling (fans, airflow, dust, a failed fan) or power delivery.")
             .evidence(Subject::Gpu(g.index), format!("throttle reasons: {}", t.reasons.join(", ")), "NVML");
         if let (Some(c), Some(max)) = (g.temperature_c.get(), g.temperature_slowdown_c.get()) {
@@ -87,7 +88,7 @@ mod tests {
     fn protective_slowdown_is_a_warning() {
         let f = only(
             run(&reasons(&["HW_SLOWDOWN", "SW_THERMAL_SLOWDOWN"])),
-            "GD035",
+            codes::GD035,
             Severity::Warning,
         );
         assert!(

@@ -4,13 +4,14 @@
 //! make the next allocation run out.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "compute_mode",
-    codes: &["GD036"],
+    codes: &[codes::GD036],
     views: &[super::View::Devices],
     checks: "every GPU accepts new CUDA contexts and has most of its memory free",
     run,
@@ -51,13 +52,13 @@ fn run(snap: &Snapshot) -> Outcome {
         let key = Subject::Gpu(g.index);
         match g.compute_mode.get().map(String::as_str) {
             Some("prohibited") => out.push(
-                Finding::new("GD036", Severity::Error, format!("{} is in Prohibited compute mode: no process may use it", g.label()))
+                Finding::new(codes::GD036, Severity::Error, format!("{} is in Prohibited compute mode: no process may use it", g.label()))
                     .detail("In Prohibited mode the driver refuses every CUDA context on this GPU (\"all CUDA-capable devices are busy or unavailable\", error 46).")
                     .evidence(key.clone(), "compute mode prohibited", "NVML")
                     .fix_cmd("If you administer the node and the GPU should be usable", crate::sh!("sudo nvidia-smi -i {} -c DEFAULT", g.index)),
             ),
             Some(mode @ ("exclusive_process" | "exclusive_thread")) if !procs.is_empty() => out.push(
-                Finding::new("GD036", Severity::Error, format!("{} is in Exclusive_Process mode and already held by {holders}", g.label()))
+                Finding::new(codes::GD036, Severity::Error, format!("{} is in Exclusive_Process mode and already held by {holders}", g.label()))
                     .detail("An exclusive GPU accepts one process at a time; every other process fails to create a context with \"all CUDA-capable devices are busy or unavailable\" (cudaErrorDevicesUnavailable, 46) until the holder exits.")
                     .evidence(key.clone(), format!("compute mode {mode}; in use by {holders}"), "NVML")
                     .fix_cmd("Use another GPU", "export CUDA_VISIBLE_DEVICES=<a free GPU's index>")
@@ -77,7 +78,7 @@ fn run(snap: &Snapshot) -> Outcome {
             if mem.total > 0 && held as f64 > BUSY_FRACTION * mem.total as f64 {
                 let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
                 out.push(
-                    Finding::new("GD036", Severity::Warning, format!("{}: other processes hold {:.1} of {:.1} GiB", g.label(), gib(held), gib(mem.total)))
+                    Finding::new(codes::GD036, Severity::Warning, format!("{}: other processes hold {:.1} of {:.1} GiB", g.label(), gib(held), gib(mem.total)))
                         .detail("A job started on this GPU gets what is left and fails with \"CUDA out of memory\" sooner than its size suggests. Leftover processes from crashed runs or notebooks are the usual holders.")
                         .evidence(key.clone(), format!("{holders} hold {:.1} GiB", gib(held)), "NVML")
                         .fix_cmd("See who holds it", "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv")
@@ -117,7 +118,7 @@ mod tests {
     fn prohibited_mode_is_an_error() {
         let mut s = healthy();
         mode(&mut s, "prohibited");
-        let f = only(run(&s), "GD036", Severity::Error);
+        let f = only(run(&s), codes::GD036, Severity::Error);
         assert!(f.title.contains("Prohibited compute mode"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo nvidia-smi -i 0 -c DEFAULT");
     }
@@ -128,7 +129,7 @@ mod tests {
         mode(&mut s, "exclusive_process");
         assert_clean(run(&s));
         held(&mut s, 4242, GIB);
-        let f = only(run(&s), "GD036", Severity::Error);
+        let f = only(run(&s), codes::GD036, Severity::Error);
         assert!(
             f.title.contains("already held by pid 4242 (python)"),
             "{}",
@@ -144,7 +145,7 @@ mod tests {
     fn others_holding_most_memory_is_a_warning() {
         let mut s = healthy();
         held(&mut s, 4242, 60 * GIB);
-        let f = only(run(&s), "GD036", Severity::Warning);
+        let f = only(run(&s), codes::GD036, Severity::Warning);
         assert!(
             f.title.contains("other processes hold 60.0 of 80.0 GiB"),
             "{}",
@@ -178,6 +179,6 @@ mod tests {
             used_memory: Some(u64::MAX / 2 + 1),
         };
         nvml_gpu(&mut s, 0).processes = Field::Value(vec![p(1), p(2)]);
-        only(run(&s), "GD036", Severity::Warning);
+        only(run(&s), codes::GD036, Severity::Warning);
     }
 }

@@ -4,6 +4,7 @@
 //! `nvidia` runtime (or CDI). Without one, every GPU container fails to start.
 
 use super::{container_host, toolkit_packaging, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::container_host::{ContainerHost, DAEMON_JSON, PODMAN_HOOKS};
 use crate::snapshot::Snapshot;
@@ -11,7 +12,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "container_engine",
-    codes: &["GD066"],
+    codes: &[codes::GD066],
     views: &[],
     checks: "every container engine on this GPU host can give containers the GPUs",
     run,
@@ -35,7 +36,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if host.podman_installed() && !has_spec && host.podman.nvidia_hooks.is_empty() {
         let podman = &host.podman.binaries[0];
         out.push(
-            Finding::new("GD066", Severity::Error, "Podman has no NVIDIA CDI specification: GPU containers will not start")
+            Finding::new(codes::GD066, Severity::Error, "Podman has no NVIDIA CDI specification: GPU containers will not start")
                 .detail("Podman gives containers GPUs through CDI (`--device nvidia.com/gpu=all`), which needs a specification of the GPUs in /etc/cdi or /var/run/cdi, or through NVIDIA's OCI hook. There is neither, so GPU containers fail with \"Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\".")
                 .context(format!("Podman at {}", podman.path), podman.path.clone())
                 .context("no CDI specification of kind nvidia.com/gpu", host.cdi.dirs.join(", "))
@@ -60,7 +61,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 "rke2" => ("containerd", "rke2-server"),
                 _ => ("containerd", "containerd"),
             };
-            let mut f = Finding::new("GD066", Severity::Error, format!("{}'s containerd has no nvidia runtime: GPU pods will not start", c.flavor))
+            let mut f = Finding::new(codes::GD066, Severity::Error, format!("{}'s containerd has no nvidia runtime: GPU pods will not start", c.flavor))
                 .detail(format!("This host is a Kubernetes node, and the containerd configuration {} defines no `nvidia` runtime{}. The NVIDIA device plugin and GPU pods need that runtime (or CDI) to get the GPUs; without it pods fail to start or see no GPU.", c.config.source, if has_spec { " and does not enable CDI" } else { " and there is no CDI specification" }))
                 .evidence(Subject::File(c.config.source.clone()), format!("runtimes: {}", names(config.runtimes.keys())), c.config.source.clone())
                 .context(format!("Kubernetes: {}", host.kubernetes.join(", ")), host.kubernetes.join(", "));
@@ -97,7 +98,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     read.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")
                 };
                 out.push(
-                    Finding::new("GD066", Severity::Error, "CRI-O has no nvidia runtime: GPU pods will not start")
+                    Finding::new(codes::GD066, Severity::Error, "CRI-O has no nvidia runtime: GPU pods will not start")
                         .detail("This host is a Kubernetes node running CRI-O, whose configuration defines no `nvidia` runtime, and there is neither a CDI specification of the GPUs nor NVIDIA's OCI hook. GPU pods fail to start or see no GPU.")
                         .evidence(Subject::File(sources.clone()), "no [crio.runtime.runtimes.nvidia]", sources)
                         .fix_cmd("Install the NVIDIA Container Toolkit", pkg.install)
@@ -162,7 +163,7 @@ fn docker(
         })
         .unwrap_or_default();
     Some(
-        Finding::new("GD066", Severity::Error, "Docker has no NVIDIA integration: `docker run --gpus` will fail")
+        Finding::new(codes::GD066, Severity::Error, "Docker has no NVIDIA integration: `docker run --gpus` will fail")
             .detail("Docker gives containers GPUs through the NVIDIA Container Toolkit: its hook (nvidia-container-runtime-hook), an `nvidia` runtime in daemon.json, or CDI specifications with `features.cdi`. None is installed or configured, so `docker run --gpus all` fails with `docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]`.")
             .context(docker.0, docker.1)
             .context("no nvidia-container-runtime-hook or nvidia-container-runtime", super::super::probes::container_host::BIN_DIRS.join(", "))
@@ -194,7 +195,7 @@ mod tests {
     fn docker_without_the_toolkit_is_an_error() {
         let mut s = healthy();
         with_docker(&mut s);
-        let f = only(run(&s), "GD066", Severity::Error);
+        let f = only(run(&s), codes::GD066, Severity::Error);
         assert!(
             f.detail.contains("could not select device driver"),
             "{}",
@@ -227,7 +228,7 @@ mod tests {
         if let crate::fact::Outcome::Value(os) = &mut s.platform.as_mut().unwrap().os.outcome {
             os.id = Some("rocky".into());
         }
-        let f = only(run(&s), "GD066", Severity::Error);
+        let f = only(run(&s), codes::GD066, Severity::Error);
         assert!(fixes_mention(
             &f,
             "sudo dnf install -y nvidia-container-toolkit"
@@ -238,7 +239,7 @@ mod tests {
     fn podman_without_a_spec_or_hook_is_an_error_and_a_spec_fixes_it() {
         let mut s = healthy();
         host_mut(&mut s).podman.binaries = vec![bin("podman")];
-        let f = only(run(&s), "GD066", Severity::Error);
+        let f = only(run(&s), codes::GD066, Severity::Error);
         assert!(f.detail.contains("unresolvable CDI devices"));
         assert!(fixes_mention(
             &f,
@@ -258,7 +259,7 @@ mod tests {
             binaries: vec![bin("containerd")],
             config: Fact::value("/etc/containerd/config.toml", ContainerdConfig::default()),
         }];
-        let f = only(run(&s), "GD066", Severity::Error);
+        let f = only(run(&s), codes::GD066, Severity::Error);
         assert!(fixes_mention(
             &f,
             "sudo nvidia-ctk runtime configure --runtime=containerd"

@@ -4,13 +4,14 @@
 //! error, with the flag of the runtime in use. Without such signs it is context (info).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "container_gpus",
-    codes: &["GD062"],
+    codes: &[codes::GD062],
     views: &[super::View::Devices, super::View::Smoke],
     checks: "a container built for GPUs was started with them",
     run,
@@ -89,10 +90,10 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     let intent = gpu_intent(snap);
     let mut f = if intent.is_empty() {
-        Finding::new("GD062", Severity::Info, format!("This {kind} container was started without GPUs"))
+        Finding::new(codes::GD062, Severity::Info, format!("This {kind} container was started without GPUs"))
             .detail("No NVIDIA device node (/dev/nvidiactl, /dev/nvidiaN) is in this container, and nothing in it asks for one, so it runs on the CPU. If it should use the host's GPUs, they must be requested when it starts.")
     } else {
-        Finding::new("GD062", Severity::Error, format!("This {kind} container was started without GPUs, but it is built to use them"))
+        Finding::new(codes::GD062, Severity::Error, format!("This {kind} container was started without GPUs, but it is built to use them"))
             .detail("No NVIDIA device node (/dev/nvidiactl, /dev/nvidiaN) is in this container: the runtime was not asked for GPUs, so it passed none and mounted none of the host's driver libraries. Everything CUDA here fails: torch.cuda.is_available() is False, cudaGetDeviceCount returns \"no CUDA-capable device is detected\" (100) or \"found no NVIDIA driver\" (35), nvidia-smi is missing. The GPUs and the driver live on the host and are passed in at start; nothing inside the container can add them.")
     };
     let hints = snap
@@ -284,7 +285,7 @@ mod tests {
     fn a_cuda_image_started_without_gpus_is_an_error_with_the_runtime_flag() {
         let mut s = container_without_gpus("docker");
         set_env(&mut s, "CUDA_VERSION", "12.4.1");
-        let f = only(run(&s), "GD062", Severity::Error);
+        let f = only(run(&s), codes::GD062, Severity::Error);
         assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
         assert!(evidence_mentions(&f, "CUDA_VERSION=12.4.1"));
         assert!(f.title.contains("docker container"), "{}", f.title);
@@ -293,7 +294,7 @@ mod tests {
     #[test]
     fn a_cuda_build_of_torch_is_intent_too() {
         let mut s = container_without_gpus("podman");
-        let f = only(run(&s.clone()), "GD062", Severity::Error);
+        let f = only(run(&s.clone()), codes::GD062, Severity::Error);
         assert_eq!(
             first_cmd(&f),
             "podman run --device nvidia.com/gpu=all IMAGE"
@@ -301,7 +302,7 @@ mod tests {
         assert!(evidence_mentions(&f, "built for CUDA"));
         s.python = None;
         s.toolkits = None;
-        let f = only(run(&s), "GD062", Severity::Info);
+        let f = only(run(&s), codes::GD062, Severity::Info);
         assert!(f.title.contains("without GPUs"));
     }
 
@@ -312,12 +313,16 @@ mod tests {
             ("enroot", "srun --gpus=1 --container-image"),
             ("containerd", "nerdctl run --gpus all"),
         ] {
-            let f = only(run(&container_without_gpus(kind)), "GD062", Severity::Error);
+            let f = only(
+                run(&container_without_gpus(kind)),
+                codes::GD062,
+                Severity::Error,
+            );
             assert!(first_cmd(&f).contains(needle), "{kind}: {}", first_cmd(&f));
         }
         let mut s = container_without_gpus("kubernetes");
         set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", "void");
-        let f = only(run(&s), "GD062", Severity::Error);
+        let f = only(run(&s), codes::GD062, Severity::Error);
         assert!(fixes_mention(&f, "nvidia.com/gpu: 1"));
         assert!(evidence_mentions(&f, "told to pass no GPU"));
         // Allocated by the device plugin, not injected: the runtime class is the fix.
@@ -326,7 +331,7 @@ mod tests {
             "NVIDIA_VISIBLE_DEVICES",
             "GPU-5a4c7e1e-8a7f-2c4b-93b1-0e7d9b1c2f3a",
         );
-        let f = only(run(&s), "GD062", Severity::Error);
+        let f = only(run(&s), codes::GD062, Severity::Error);
         assert!(fixes_mention(&f, "runtimeClassName: nvidia"), "{:?}", f.fix);
         assert!(!fixes_mention(&f, "nvidia.com/gpu: 1"));
     }
@@ -336,7 +341,7 @@ mod tests {
         let mut s = container_without_gpus("docker");
         set_env(&mut s, "CUDA_VERSION", "12.4.1");
         s.image = Some(image_info("amd64", true));
-        only(run(&s), "GD062", Severity::Info);
+        only(run(&s), codes::GD062, Severity::Info);
     }
 
     #[test]

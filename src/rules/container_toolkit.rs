@@ -3,6 +3,7 @@
 //! (compat::container_toolkit holds the releases and their sources).
 
 use super::{container_host, toolkit_packaging, Outcome, Rule};
+use crate::codes;
 use crate::compat::container_toolkit::{
     open_advisories, parse_version, CDI_GENERATE_SINCE, CDI_GENERATE_SOURCE,
 };
@@ -12,7 +13,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "container_toolkit",
-    codes: &["GD070"],
+    codes: &[codes::GD070],
     views: &[],
     checks: "the NVIDIA Container Toolkit is a release without known container escapes",
     run,
@@ -68,7 +69,7 @@ fn run(snap: &Snapshot) -> Outcome {
             CDI_GENERATE_SINCE.0, CDI_GENERATE_SINCE.1, CDI_GENERATE_SINCE.2
         ));
     }
-    let mut f = Finding::new("GD070", Severity::Warning, title)
+    let mut f = Finding::new(codes::GD070, Severity::Warning, title)
         .detail(detail)
         .evidence(Subject::File(pkg.source.clone()), shown, pkg.source.clone());
     for a in &open {
@@ -115,14 +116,14 @@ mod tests {
     fn a_vulnerable_toolkit_is_a_warning_with_the_upgrade() {
         let mut s = healthy();
         with_toolkit(&mut s, "1.16.1");
-        let f = only(run(&s), "GD070", Severity::Warning);
+        let f = only(run(&s), codes::GD070, Severity::Warning);
         assert!(f.detail.contains("CVE-2024-0132") && f.detail.contains("CVE-2025-23266"));
         assert!(
             first_cmd(&f).contains("apt-get install --only-upgrade -y nvidia-container-toolkit")
         );
         let mut s = healthy();
         with_toolkit(&mut s, "1.17.4");
-        let f = only(run(&s), "GD070", Severity::Warning);
+        let f = only(run(&s), codes::GD070, Severity::Warning);
         assert!(!f.detail.contains("CVE-2025-23359"), "{}", f.detail);
     }
 
@@ -131,7 +132,7 @@ mod tests {
         let mut s = healthy();
         with_toolkit(&mut s, "1.11.0");
         host_mut(&mut s).podman.binaries = vec![bin("podman")];
-        let f = only(run(&s), "GD070", Severity::Warning);
+        let f = only(run(&s), codes::GD070, Severity::Warning);
         assert!(f.detail.contains("predates `nvidia-ctk cdi generate`"));
     }
 

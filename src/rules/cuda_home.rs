@@ -4,6 +4,7 @@
 //! is not set").
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::envvars;
 use crate::findings::{Finding, Severity};
 use crate::probes::toolkits::{cuda_home_value, Route, ToolkitKind};
@@ -12,7 +13,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "cuda_home",
-    codes: &["GD021", "GD022"],
+    codes: &[codes::GD021, codes::GD022],
     views: &[super::View::Toolkit],
     checks: "CUDA_HOME/CUDA_PATH name a real toolkit with nvcc, or nothing needs one",
     run,
@@ -51,7 +52,7 @@ fn run(snap: &Snapshot) -> Outcome {
         } else {
             Severity::Warning
         };
-        let mut f = Finding::new("GD021", severity, format!("{var}={} does not point at a CUDA toolkit", r.path))
+        let mut f = Finding::new(codes::GD021, severity, format!("{var}={} does not point at a CUDA toolkit", r.path))
             .detail(format!("{} Builds that read {var} fail: torch.utils.cpp_extension runs $CUDA_HOME/bin/nvcc and reads its headers from there.", r.reason))
             .evidence(Subject::env(var), format!("{var}={}", r.path), format!("env {var}"));
         f = match snap
@@ -81,7 +82,7 @@ fn run(snap: &Snapshot) -> Outcome {
     {
         let real = tk.get(n.toolkit);
         let mut f = Finding::new(
-            "GD021",
+            codes::GD021,
             if builds { Severity::Error } else { Severity::Warning },
             format!("With CUDA_HOME unset, torch extension builds would use {home}, which is not a toolkit"),
         )
@@ -107,7 +108,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 {
                     // A runtime-only install (a -runtime container image, conda's cudatoolkit)
                     // is normal until something compiles.
-                    let f = Finding::new("GD021", if builds { Severity::Error } else { Severity::Info }, format!("CUDA_HOME resolves to {}, which has no nvcc", t.root))
+                    let f = Finding::new(codes::GD021, if builds { Severity::Error } else { Severity::Info }, format!("CUDA_HOME resolves to {}, which has no nvcc", t.root))
                         .detail(format!("The CUDA install found through {} holds runtime libraries but no compiler (runtime container images, conda's cudatoolkit and pip's nvidia-* wheels are like this). Running programs works; {builders_note} cannot be built with it.", tk.cuda_home.via))
                         .evidence(Subject::CudaHome, format!("{} (no bin/nvcc)", t.root), t.version.source.clone());
                     let f = match (t.kind, t.cuda) {
@@ -135,7 +136,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .max_by_key(|t| t.cuda)
         {
             findings.push(
-                Finding::new("GD022", Severity::Warning, format!("CUDA {} is installed at {}, but torch extension builds cannot find it", t.cuda.map_or("?".into(), |v| v.to_string()), t.root))
+                Finding::new(codes::GD022, Severity::Warning, format!("CUDA {} is installed at {}, but torch extension builds cannot find it", t.cuda.map_or("?".into(), |v| v.to_string()), t.root))
                     .detail(format!("CUDA_HOME and CUDA_PATH are unset, no nvcc is on PATH and /usr/local/cuda does not exist, so torch.utils.cpp_extension raises \"OSError: CUDA_HOME environment variable is not set\" while building {builders_note}."))
                     .evidence(Subject::toolkit(&t.root), format!("CUDA toolkit at {}", t.root), t.version.source.clone())
                     .fix_cmd("Point builds at it", crate::sh!("export CUDA_HOME={} PATH={}/bin:\"$PATH\"", cuda_home_value(t), t.root)),
@@ -159,7 +160,7 @@ fn run(snap: &Snapshot) -> Outcome {
             Severity::Info
         };
         let mut f = Finding::new(
-            "GD022",
+            codes::GD022,
             severity,
             if builds {
                 format!("No CUDA toolkit found, but {builders_note} need one to build")
@@ -237,7 +238,11 @@ mod tests {
 
     #[test]
     fn a_cuda_home_that_is_no_toolkit_warns_and_errs_when_builds_need_it() {
-        let f = only(run(&rejected(Route::CudaHome)), "GD021", Severity::Warning);
+        let f = only(
+            run(&rejected(Route::CudaHome)),
+            codes::GD021,
+            Severity::Warning,
+        );
         assert!(
             f.title
                 .contains("CUDA_HOME=/opt/missing does not point at a CUDA toolkit"),
@@ -247,11 +252,11 @@ mod tests {
         assert_eq!(first_cmd(&f), "export CUDA_HOME=/usr/local/cuda-12.4");
         let mut s = rejected(Route::CudaHome);
         builds(&mut s);
-        only(run(&s), "GD021", Severity::Error);
+        only(run(&s), codes::GD021, Severity::Error);
         // CUDA_PATH counts for torch only when it is what CUDA_HOME came from.
         let mut s = rejected(Route::CudaPath);
         builds(&mut s);
-        only(run(&s), "GD021", Severity::Warning);
+        only(run(&s), codes::GD021, Severity::Warning);
     }
 
     #[test]
@@ -259,7 +264,7 @@ mod tests {
         let mut s = rejected(Route::CudaHome);
         toolkits_mut(&mut s).installs[0].nvcc = None;
         let f = findings(run(&s));
-        let f = one_of(&f, "GD021", Severity::Warning);
+        let f = one_of(&f, codes::GD021, Severity::Warning);
         assert_eq!(first_cmd(f), "unset CUDA_HOME");
     }
 
@@ -270,7 +275,7 @@ mod tests {
         tk.cuda_home.path = Some("/usr".into());
         tk.cuda_home.toolkit = None;
         tk.nvcc_on_path.as_mut().unwrap().path = "/usr/bin/nvcc".into();
-        let f = only(run(&s), "GD021", Severity::Warning);
+        let f = only(run(&s), codes::GD021, Severity::Warning);
         assert!(
             f.title.contains("would use /usr, which is not a toolkit"),
             "{}",
@@ -278,19 +283,19 @@ mod tests {
         );
         assert_eq!(first_cmd(&f), "export CUDA_HOME=/usr/local/cuda-12.4");
         set_env(&mut s, "TORCH_CUDA_ARCH_LIST", "9.0");
-        only(run(&s), "GD021", Severity::Error);
+        only(run(&s), codes::GD021, Severity::Error);
     }
 
     #[test]
     fn a_runtime_only_install_is_info_until_something_builds() {
         let mut s = healthy();
         toolkits_mut(&mut s).installs[0].nvcc = None;
-        let f = only(run(&s), "GD021", Severity::Info);
+        let f = only(run(&s), codes::GD021, Severity::Info);
         assert!(f.title.contains("has no nvcc"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo apt install cuda-nvcc-12-4");
         toolkits_mut(&mut s).installs[0].kind = ToolkitKind::Conda;
         builds(&mut s);
-        let f = only(run(&s), "GD021", Severity::Error);
+        let f = only(run(&s), codes::GD021, Severity::Error);
         assert_eq!(first_cmd(&f), "conda install -c nvidia cuda-nvcc");
     }
 
@@ -300,7 +305,7 @@ mod tests {
         no_toolkit_found(&mut s);
         assert_clean(run(&s));
         builds(&mut s);
-        let f = only(run(&s), "GD022", Severity::Warning);
+        let f = only(run(&s), codes::GD022, Severity::Warning);
         assert!(f.title.contains("cannot find it"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),
@@ -313,11 +318,11 @@ mod tests {
         let mut s = healthy();
         no_toolkit_found(&mut s);
         toolkits_mut(&mut s).installs.clear();
-        let f = only(run(&s), "GD022", Severity::Info);
+        let f = only(run(&s), codes::GD022, Severity::Info);
         assert!(f.title.contains("fine for prebuilt wheels"), "{}", f.title);
         assert_eq!(first_cmd(&f), "conda install -c nvidia cuda-toolkit");
         set_env(&mut s, "TORCH_CUDA_ARCH_LIST", "9.0");
-        let f = only(run(&s), "GD022", Severity::Warning);
+        let f = only(run(&s), codes::GD022, Severity::Warning);
         assert!(f.title.contains("need one to build"), "{}", f.title);
     }
 
@@ -339,10 +344,10 @@ mod tests {
     fn a_runtime_only_cuda_home_is_info_as_the_explanation_says() {
         let mut s = healthy();
         toolkits_mut(&mut s).installs[0].nvcc = None;
-        only(run(&s), "GD021", Severity::Info);
+        only(run(&s), codes::GD021, Severity::Info);
         set_env(&mut s, "TORCH_CUDA_ARCH_LIST", "9.0");
-        only(run(&s), "GD021", Severity::Error);
-        let doc = crate::codes::lookup("GD021").expect("GD021 is documented");
+        only(run(&s), codes::GD021, Severity::Error);
+        let doc = crate::codes::lookup(codes::GD021).expect("GD021 is documented");
         let doc = doc.explanation.split_whitespace().collect::<Vec<_>>();
         assert!(
             doc.join(" ").contains("a runtime-only toolkit is info"),

@@ -5,6 +5,7 @@
 //! wheel, the header beside it or its file name. The rule is src/compat/cudnn.rs.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::cudnn::{major_minor, torch_accepts, TORCH_RULE_SOURCE};
 use crate::findings::{Finding, Severity};
 use crate::loader::How;
@@ -14,7 +15,7 @@ use std::path::Path;
 
 pub const RULE: Rule = Rule {
     name: "cudnn_runtime",
-    codes: &["GD061"],
+    codes: &[codes::GD061],
     views: &[super::View::Libs],
     checks: "the cuDNN the loader gives torch is one torch accepts",
     run,
@@ -77,7 +78,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .cloned()
             .unwrap_or_else(|| t.dist_version.clone());
         let mut f = Finding::new(
-            "GD061",
+            codes::GD061,
             severity,
             format!(
                 "torch {version} was built against cuDNN {compiled_text} but the loader gives it cuDNN {} ({})",
@@ -168,7 +169,7 @@ mod tests {
             index: 1,
             entry: "/opt/cudnn/lib".into(),
         };
-        let f = only(run(&bound("9.0.0", entry)), "GD061", Severity::Error);
+        let f = only(run(&bound("9.0.0", entry)), codes::GD061, Severity::Error);
         assert!(
             f.title
                 .contains("built against cuDNN 9.1.0.70 but the loader gives it cuDNN 9.0.0"),
@@ -187,7 +188,7 @@ mod tests {
             },
         );
         primary_env(&mut s).nvidia_wheels.clear();
-        let f = only(run(&s), "GD061", Severity::Error);
+        let f = only(run(&s), codes::GD061, Severity::Error);
         assert_eq!(
             first_cmd(&f),
             "pip install nvidia-cudnn-cu12==9.1.0.70",
@@ -206,11 +207,11 @@ mod tests {
             },
         );
         set_env(&mut s, "LD_LIBRARY_PATH", "/usr/local/lib:/opt/cudnn/lib/");
-        let f = only(run(&s), "GD061", Severity::Error);
+        let f = only(run(&s), codes::GD061, Severity::Error);
         assert_eq!(f.fix.len(), 1, "{:?}", f.fix);
         assert_eq!(first_cmd(&f), "export LD_LIBRARY_PATH=/usr/local/lib");
         set_env(&mut s, "LD_LIBRARY_PATH", "/opt/cudnn/lib");
-        let f = only(run(&s), "GD061", Severity::Error);
+        let f = only(run(&s), codes::GD061, Severity::Error);
         assert_eq!(first_cmd(&f), "unset LD_LIBRARY_PATH");
     }
 
@@ -223,7 +224,7 @@ mod tests {
     fn the_skip_variable_makes_it_a_warning() {
         let mut s = bound("9.0.0", How::LdSoCache);
         set_env(&mut s, SKIP_CHECK, "1");
-        let f = only(run(&s), "GD061", Severity::Warning);
+        let f = only(run(&s), codes::GD061, Severity::Warning);
         assert_eq!(first_cmd(&f), "pip install nvidia-cudnn-cu12==9.1.0.70");
     }
 }

@@ -2,6 +2,7 @@
 //! every CUDA process (the variables DCGM's diagnostic also warns about).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::envvars;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
@@ -9,7 +10,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "debug_env",
-    codes: &["GD012", "GD013"],
+    codes: &[codes::GD012, codes::GD013],
     views: &[],
     checks: "no debugging or profiling variable is left set",
     run,
@@ -34,7 +35,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .filter(|v| is_truthy(v))
     {
         out.push(
-            Finding::new("GD012", Severity::Warning, format!("CUDA_LAUNCH_BLOCKING={v} is set: every kernel launch is synchronous"))
+            Finding::new(codes::GD012, Severity::Warning, format!("CUDA_LAUNCH_BLOCKING={v} is set: every kernel launch is synchronous"))
                 .detail("CUDA_LAUNCH_BLOCKING makes the CPU wait for each kernel to finish before launching the next. That is how you find which kernel failed while debugging, and it costs throughput everywhere else (often 2x or worse); some multi-GPU jobs hang with it. It is often left in train.py or a shell profile.")
                 .evidence(Subject::env("CUDA_LAUNCH_BLOCKING"), format!("CUDA_LAUNCH_BLOCKING={v}"), "environment")
                 .fix_cmd("Unset it unless you are debugging a kernel error right now", "unset CUDA_LAUNCH_BLOCKING")
@@ -52,7 +53,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         let effect = left_set.effect;
         out.push(
-            Finding::new("GD013", Severity::Warning, format!("{name} is set"))
+            Finding::new(codes::GD013, Severity::Warning, format!("{name} is set"))
                 .detail(format!(
                     "{name} {effect}. Leave it set only while debugging or profiling."
                 ))
@@ -80,7 +81,7 @@ mod tests {
     fn launch_blocking_is_a_warning() {
         let mut s = healthy();
         set_env(&mut s, "CUDA_LAUNCH_BLOCKING", "1");
-        let f = only(run(&s), "GD012", Severity::Warning);
+        let f = only(run(&s), codes::GD012, Severity::Warning);
         assert!(f.title.contains("synchronous"), "{}", f.title);
         assert_eq!(first_cmd(&f), "unset CUDA_LAUNCH_BLOCKING");
     }
@@ -97,7 +98,7 @@ mod tests {
     fn debugger_and_injection_variables_are_warnings() {
         let mut s = healthy();
         set_env(&mut s, "CUDA_INJECTION64_PATH", "/opt/nsight/libinj.so");
-        let f = only(run(&s), "GD013", Severity::Warning);
+        let f = only(run(&s), codes::GD013, Severity::Warning);
         assert!(
             f.title.contains("CUDA_INJECTION64_PATH is set"),
             "{}",

@@ -7,6 +7,7 @@
 //! udev rule quoted below).
 
 use super::{container_host, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::container_host::ContainerHost;
 use crate::snapshot::Snapshot;
@@ -14,7 +15,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "dev_char_links",
-    codes: &["GD069"],
+    codes: &[codes::GD069],
     views: &[],
     checks: "NVIDIA device nodes have /dev/char links where systemd manages container cgroups",
     run,
@@ -114,7 +115,7 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::Checked(vec![]);
     }
     let names: Vec<&str> = engines.iter().map(|(e, _)| e.as_str()).collect();
-    let mut f = Finding::new("GD069", Severity::Warning, "NVIDIA device nodes have no /dev/char links: GPU containers lose their GPUs on a systemd reload")
+    let mut f = Finding::new(codes::GD069, Severity::Warning, "NVIDIA device nodes have no /dev/char links: GPU containers lose their GPUs on a systemd reload")
         .detail(format!("{} lets systemd manage container cgroups, and runc passes device rules to systemd as /dev/char/MAJ:MIN paths, dropping those that do not exist. {} of the NVIDIA device nodes have no such link, so after a `systemctl daemon-reload` (which package upgrades run) running GPU containers lose access to their GPUs: \"Failed to initialize NVML: Unknown Error\" until they are restarted.", names.join(" and "), unlinked.len()))
         .evidence(Subject::File("/dev/char".into()), format!("no /dev/char link for {}", unlinked.join(", ")), host.dev_char.listing.source.clone());
     for (engine, why) in &engines {
@@ -154,7 +155,7 @@ mod tests {
 
     #[test]
     fn docker_on_cgroup_v2_without_links_is_a_warning() {
-        let f = only(run(&unlinked()), "GD069", Severity::Warning);
+        let f = only(run(&unlinked()), codes::GD069, Severity::Warning);
         assert_eq!(
             first_cmd(&f),
             "sudo nvidia-ctk system create-dev-char-symlinks --create-all"

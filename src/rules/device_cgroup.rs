@@ -6,6 +6,7 @@
 //! recreated (NVIDIA/nvidia-container-toolkit issue #48).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::container::NVIDIA_MAJOR;
 use crate::probes::nvml::NvmlResult;
@@ -14,7 +15,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "device_cgroup",
-    codes: &["GD065"],
+    codes: &[codes::GD065],
     views: &[super::View::Devices],
     checks: "the container's device cgroup still lets it open the GPU nodes it was given",
     run,
@@ -111,7 +112,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(why) = revoked(snap) else {
         return Outcome::Checked(vec![]);
     };
-    let mut f = Finding::new("GD065", Severity::Error, "The container's GPU access was revoked by its device cgroup (NVML: Unknown Error)")
+    let mut f = Finding::new(codes::GD065, Severity::Error, "The container's GPU access was revoked by its device cgroup (NVML: Unknown Error)")
         .detail("The GPU device nodes are in this container and their mode allows access, yet opening them fails: the container's device cgroup no longer lists them. This is what happens when the host's container runtime uses the systemd cgroup driver and systemd reloads (`systemctl daemon-reload`, a package upgrade that triggers one): systemd rewrites the cgroup from its own unit, which never knew about the GPUs the NVIDIA runtime added. nvidia-smi prints \"Failed to initialize NVML: Unknown Error\" and CUDA finds no device until the container is recreated.")
         .evidence(Subject::GpuNodes, "GPU device nodes present and read+write by mode", "/dev");
     for (what, source) in why {
@@ -191,7 +192,7 @@ mod tests {
                 message: "Unknown Error".into(),
             },
         );
-        let f = only(run(&s), "GD065", Severity::Error);
+        let f = only(run(&s), codes::GD065, Severity::Error);
         assert!(evidence_mentions(&f, "Unknown Error"));
         assert!(fixes_mention(
             &f,
@@ -220,7 +221,7 @@ mod tests {
     fn a_cgroup_v1_list_without_the_gpu_is_enough() {
         let mut s = container();
         with_cgroup(&mut s, &["c 1:3 rwm", "c 136:* rwm"]);
-        let f = only(run(&s), "GD065", Severity::Error);
+        let f = only(run(&s), codes::GD065, Severity::Error);
         assert!(evidence_mentions(&f, "does not allow c 195:"));
     }
 

@@ -1,6 +1,7 @@
 //! GD007–GD008: the /dev/nvidia* nodes CUDA opens must exist and be read+write for the user.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::device_nodes::DeviceNode;
 use crate::probes::kernel_module::MODULES_FILE;
@@ -9,7 +10,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "device_nodes",
-    codes: &["GD007", "GD008"],
+    codes: &[codes::GD007, codes::GD008],
     views: &[super::View::Devices],
     checks: "the NVIDIA device nodes exist and this user can read and write them",
     run,
@@ -97,7 +98,7 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
     } else {
         format!("{} GPU device node(s) missing", missing_minor.len())
     };
-    let mut f = Finding::new("GD007", severity, title)
+    let mut f = Finding::new(codes::GD007, severity, title)
         .detail("The driver is loaded, but CUDA and NVML reach GPUs only through /dev/nvidiactl and one /dev/nvidiaN per GPU. On a host, nvidia-modprobe (run by nvidia-smi, nvidia-persistenced or a udev rule) creates them; in a container the runtime must pass them in.")
         .context("nvidia loaded", MODULES_FILE);
     f = if ctl {
@@ -162,7 +163,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
         n => names.push(format!("{n} GPU nodes (/dev/nvidia[0-9]*)")),
     }
     let mut f = Finding::new(
-        "GD008",
+        codes::GD008,
         Severity::Error,
         format!("{user} cannot read and write {}", names.join(", ")),
     )
@@ -261,7 +262,7 @@ mod tests {
     fn one_missing_gpu_node_is_a_warning_naming_its_minor() {
         let mut s = healthy();
         remove_node(&mut s, "/dev/nvidia1");
-        let f = only(run(&s), "GD007", Severity::Warning);
+        let f = only(run(&s), codes::GD007, Severity::Warning);
         assert!(
             f.title.contains("1 GPU device node(s) missing"),
             "{}",
@@ -274,7 +275,7 @@ mod tests {
     fn missing_control_node_is_an_error() {
         let mut s = healthy();
         remove_node(&mut s, "/dev/nvidiactl");
-        let f = only(run(&s), "GD007", Severity::Error);
+        let f = only(run(&s), codes::GD007, Severity::Error);
         assert!(f.title.contains("/dev/nvidiactl is missing"), "{}", f.title);
     }
 
@@ -282,7 +283,7 @@ mod tests {
     fn no_nodes_at_all_creates_every_minor() {
         let mut s = healthy();
         nodes_mut(&mut s).nodes.clear();
-        let f = only(run(&s), "GD007", Severity::Error);
+        let f = only(run(&s), codes::GD007, Severity::Error);
         assert!(
             f.title
                 .contains("/dev/nvidiactl and /dev/nvidia[0-9]* are missing"),
@@ -298,7 +299,7 @@ mod tests {
         in_container(&mut s, "docker");
         remove_node(&mut s, "/dev/nvidia0");
         remove_node(&mut s, "/dev/nvidia1");
-        let f = only(run(&s), "GD007", Severity::Error);
+        let f = only(run(&s), codes::GD007, Severity::Error);
         assert!(f.title.contains("no /dev/nvidia[0-9]* node"), "{}", f.title);
         assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
     }
@@ -310,7 +311,7 @@ mod tests {
             remove_node(&mut s, p);
             nodes_mut(&mut s).nodes.push(node(p, false));
         }
-        let f = only(run(&s), "GD008", Severity::Error);
+        let f = only(run(&s), codes::GD008, Severity::Error);
         assert!(
             f.title
                 .contains("alice cannot read and write /dev/nvidia0, /dev/nvidia1"),
@@ -331,7 +332,7 @@ mod tests {
                 .push(node(&format!("/dev/nvidia{i}"), false));
         }
         let f = findings(run(&s));
-        let f = one_of(&f, "GD008", Severity::Error);
+        let f = one_of(&f, codes::GD008, Severity::Error);
         assert!(f.title.contains("4 GPU nodes"), "{}", f.title);
         assert!(fixes_mention(f, "podman run --group-add keep-groups"));
     }
@@ -360,7 +361,7 @@ mod tests {
         let mut n = node("/dev/nvidiactl", false);
         n.mode = Some("0600".into());
         nodes_mut(&mut s).nodes.push(n);
-        let f = only(run(&s), "GD008", Severity::Error);
+        let f = only(run(&s), codes::GD008, Severity::Error);
         assert!(
             f.title
                 .starts_with("this user cannot read and write /dev/nvidiactl"),
@@ -380,7 +381,7 @@ mod tests {
         s.identity.as_mut().unwrap().user_name = None;
         remove_node(&mut s, "/dev/nvidia0");
         nodes_mut(&mut s).nodes.push(node("/dev/nvidia0", false));
-        let f = only(run(&s), "GD008", Severity::Error);
+        let f = only(run(&s), codes::GD008, Severity::Error);
         assert!(f.title.starts_with("uid 1000 cannot"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo usermod -aG video \"$USER\"");
     }

@@ -7,13 +7,14 @@
 //! file", canonical/docker-snap issue #148).
 
 use super::{container_host, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "docker_snap",
-    codes: &["GD067"],
+    codes: &[codes::GD067],
     views: &[],
     checks: "Docker, if installed as a snap, can give containers the GPUs",
     run,
@@ -59,7 +60,7 @@ fn run(snap: &Snapshot) -> Outcome {
         "sudo snap remove --purge docker",
     );
     if !host_pkgs.is_empty() && conflicting {
-        return Outcome::Checked(vec![Finding::new("GD067", Severity::Error, "Docker is a snap and the host also has the NVIDIA Container Toolkit packages: GPU containers fail to start")
+        return Outcome::Checked(vec![Finding::new(codes::GD067, Severity::Error, "Docker is a snap and the host also has the NVIDIA Container Toolkit packages: GPU containers fail to start")
             .detail(format!("The Docker snap ({shown}) brings its own NVIDIA Container Toolkit. Since snap release 29.2.0 it fails to launch containers with GPUs when the toolkit is also installed on the host as a Debian package ({README}). With a host toolkit's hook, the confined daemon cannot load the host's driver library either: \"nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file\"."))
             .evidence(Subject::File(crate::probes::container_host::SNAP_META.into()), format!("Docker snap {shown}"), ds.version.source.clone())
             .context(format!("host packages: {}", host_pkgs.join(", ")), crate::probes::container_host::DPKG_STATUS)
@@ -68,7 +69,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .fix_cmd("Or keep them and name the snap's hook as the GPU driver for each container", "docker run --rm --runtime nvidia --gpus=\"all,driver=nvidia.runtime-hook\" IMAGE nvidia-smi")
             .fix_cmd(remove_snap.0, remove_snap.1)]);
     }
-    Outcome::Checked(vec![Finding::new("GD067", Severity::Warning, "Docker is installed as a snap: GPUs reach its containers only through the snap's nvidia runtime")
+    Outcome::Checked(vec![Finding::new(codes::GD067, Severity::Warning, "Docker is installed as a snap: GPUs reach its containers only through the snap's nvidia runtime")
         .detail(format!("The Docker snap ({shown}) is confined and does not use the host's NVIDIA Container Toolkit: it sets up its own and gives containers GPUs only with `--runtime nvidia` ({README}). Instructions written for Docker from packages (`docker run --gpus all` alone, `nvidia-ctk runtime configure`, /etc/docker/daemon.json) do not apply to it, and a host toolkit hook run from the snap fails with \"load library failed: libnvidia-ml.so.1: cannot open shared object file\"."))
         .evidence(Subject::File(crate::probes::container_host::SNAP_META.into()), format!("Docker snap {shown}"), ds.version.source.clone())
         .context(format!("snap files: {evidence}"), evidence)
@@ -99,7 +100,7 @@ mod tests {
 
     #[test]
     fn a_snap_alone_is_a_warning_pointing_at_its_runtime() {
-        let f = only(run(&snap_docker("28.4.0")), "GD067", Severity::Warning);
+        let f = only(run(&snap_docker("28.4.0")), codes::GD067, Severity::Warning);
         assert_eq!(
             first_cmd(&f),
             "docker run --rm --runtime nvidia --gpus all IMAGE nvidia-smi"
@@ -111,13 +112,13 @@ mod tests {
     fn a_new_snap_with_the_host_toolkit_is_an_error() {
         let mut s = snap_docker("29.2.1");
         with_toolkit(&mut s, "1.17.8");
-        let f = only(run(&s), "GD067", Severity::Error);
+        let f = only(run(&s), codes::GD067, Severity::Error);
         assert!(first_cmd(&f).starts_with("sudo apt remove libnvidia-container1"));
         assert!(f.detail.contains("libnvidia-ml.so.1"));
         // An older snap with the same packages: a warning.
         let mut s = snap_docker("28.1.1");
         with_toolkit(&mut s, "1.17.8");
-        only(run(&s), "GD067", Severity::Warning);
+        only(run(&s), codes::GD067, Severity::Warning);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! `utility` nvidia-smi and NVML-based tools are missing (warning).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
@@ -12,7 +13,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "driver_capabilities",
-    codes: &["GD064"],
+    codes: &[codes::GD064],
     views: &[],
     checks:
         "NVIDIA_DRIVER_CAPABILITIES lets the runtime mount libcuda (compute) and NVML (utility)",
@@ -81,7 +82,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .filter(|c| !KNOWN.contains(&c.as_str()))
         .collect();
     if !grants(snap, "compute") && (image || libcuda_missing(snap)) {
-        let f = Finding::new("GD064", Severity::Error, "NVIDIA_DRIVER_CAPABILITIES leaves out compute: the runtime mounts no libcuda, so CUDA cannot start")
+        let f = Finding::new(codes::GD064, Severity::Error, "NVIDIA_DRIVER_CAPABILITIES leaves out compute: the runtime mounts no libcuda, so CUDA cannot start")
             .detail("The NVIDIA runtime mounts only the driver libraries of the capabilities asked for. Without `compute` there is no libcuda.so.1 in the container: CUDA programs fail with \"found no NVIDIA driver on your system\" (error 35/100) and torch.cuda.is_available() is False, although the GPU's device nodes are there.")
             .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence.clone(), "environment");
         out.push(super::container_gpus::with_env_fix(
@@ -97,7 +98,7 @@ fn run(snap: &Snapshot) -> Outcome {
             matches!(&n.result, NvmlResult::InitFailed { code, .. } if code == "library_not_found")
         });
     if !grants(snap, "utility") && nvml_missing {
-        let f = Finding::new("GD064", Severity::Warning, "NVIDIA_DRIVER_CAPABILITIES leaves out utility: no nvidia-smi and no NVML in the container")
+        let f = Finding::new(codes::GD064, Severity::Warning, "NVIDIA_DRIVER_CAPABILITIES leaves out utility: no nvidia-smi and no NVML in the container")
             .detail("Without `utility` the runtime mounts neither libnvidia-ml.so.1 nor nvidia-smi. CUDA still works, but nvidia-smi, NVML-based monitoring (DCGM exporters, pynvml, torch.cuda.device_memory_used) and gpudoctor's own GPU checks fail with \"libnvidia-ml.so.1: cannot open shared object file\".")
             .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence.clone(), "environment");
         out.push(super::container_gpus::with_env_fix(
@@ -111,7 +112,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if !unknown.is_empty() && out.is_empty() {
         let names: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
         out.push(
-            Finding::new("GD064", Severity::Warning, format!("NVIDIA_DRIVER_CAPABILITIES names capabilities the runtime does not know: {}", names.join(", ")))
+            Finding::new(codes::GD064, Severity::Warning, format!("NVIDIA_DRIVER_CAPABILITIES names capabilities the runtime does not know: {}", names.join(", ")))
                 .detail(format!("Known capabilities are {}. The runtime ignores the others, so what they were meant to bring is not mounted.", KNOWN.join(", ")))
                 .evidence(Subject::env("NVIDIA_DRIVER_CAPABILITIES"), evidence, "environment")
                 .fix_text("Spell the capabilities as the NVIDIA Container Toolkit does, e.g. compute,utility"),
@@ -148,7 +149,7 @@ mod tests {
         libs_mut(&mut s)
             .libraries
             .retain(|l| l.soname != "libcuda.so.1");
-        let f = only(run(&s), "GD064", Severity::Error);
+        let f = only(run(&s), codes::GD064, Severity::Error);
         assert!(first_cmd(&f).contains("NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
     }
 
@@ -163,7 +164,7 @@ mod tests {
                 message: "libnvidia-ml.so.1: cannot open shared object file".into(),
             },
         );
-        let f = only(run(&s), "GD064", Severity::Warning);
+        let f = only(run(&s), codes::GD064, Severity::Warning);
         assert!(f.title.contains("utility"));
     }
 
@@ -171,7 +172,7 @@ mod tests {
     fn misspelt_capabilities_are_named() {
         let mut s = container();
         set_env(&mut s, "NVIDIA_DRIVER_CAPABILITIES", "compute,utilities");
-        let f = only(run(&s), "GD064", Severity::Warning);
+        let f = only(run(&s), codes::GD064, Severity::Warning);
         assert!(f.title.contains("utilities"), "{}", f.title);
     }
 

@@ -3,6 +3,7 @@
 //! and CUDA cannot initialise (tests/it/toolkits.rs gd018_driver_upgraded_without_reboot).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::DriverVersion;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
@@ -11,7 +12,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "driver_userspace",
-    codes: &["GD018"],
+    codes: &[codes::GD018],
     views: &[super::View::Toolkit, super::View::Devices],
     checks: "the kernel module and the user-space driver libraries (libcuda, libnvidia-ml) have the same version",
     run,
@@ -104,7 +105,7 @@ fn finding(
         ),
         _ => "Driver/library version mismatch: the driver was upgraded without a reboot".to_string(),
     };
-    let mut f = Finding::new("GD018", Severity::Error, title)
+    let mut f = Finding::new(codes::GD018, Severity::Error, title)
     .detail("The loaded nvidia.ko is one version and the libcuda/libnvidia-ml the loader picks are another. NVML refuses to start (\"Failed to initialize NVML: Driver/library version mismatch\"), nvidia-smi fails the same way, and new CUDA processes cannot initialise; processes started before the upgrade keep running. The kernel log says \"NVRM: API mismatch: the client has the version X, but this kernel module has the version Y\". An unattended upgrade of the driver packages is the usual cause.")
     ;
     if let Some(d) = driver {
@@ -148,7 +149,7 @@ mod tests {
     fn a_newer_libcuda_than_the_module_is_an_error() {
         let mut s = healthy();
         libs_mut(&mut s).libraries[0].candidates[0].version = Some("560.35.03".into());
-        let f = only(run(&s), "GD018", Severity::Error);
+        let f = only(run(&s), codes::GD018, Severity::Error);
         assert!(f.title.contains("upgraded without a reboot"), "{}", f.title);
         assert!(evidence_mentions(&f, "libcuda.so.1 is 560.35.03"));
         assert!(
@@ -169,7 +170,7 @@ mod tests {
                 message: "Driver/library version mismatch".into(),
             },
         );
-        let f = only(run(&s), "GD018", Severity::Error);
+        let f = only(run(&s), codes::GD018, Severity::Error);
         assert!(
             f.title.starts_with("Driver/library version mismatch"),
             "{}",

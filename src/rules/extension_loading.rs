@@ -6,6 +6,7 @@
 //! the walk of the environment stopped at a bound, probe_health's GD016 says what was not
 //! judged.
 
+use crate::codes;
 use std::collections::BTreeMap;
 
 use super::{Outcome, Rule};
@@ -19,7 +20,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "extension_loading",
-    codes: &["GD060"],
+    codes: &[codes::GD060],
     views: &[super::View::Libs],
     checks: "every CUDA-using native module in the Python environments finds its libraries, versions and symbols",
     run,
@@ -106,7 +107,7 @@ fn driver_library(l: &Linkage, soname: &str, hits: &[(&Module, &Failed)]) -> Fin
         l.site.clone()
     };
     let mut f = Finding::new(
-        "GD060",
+        codes::GD060,
         Severity::Info,
         format!(
             "{packages} {} {soname}, which comes with the NVIDIA driver and is not on this machine's loader path",
@@ -201,7 +202,7 @@ fn finding(
         Failure::Unloadable { path, reason } => format!("cannot load {path}: {reason}"),
         Failure::Limit { detail } => detail.clone(),
     };
-    let mut f = Finding::new("GD060", severity, format!("{packages} {title_what}"))
+    let mut f = Finding::new(codes::GD060, severity, format!("{packages} {title_what}"))
         .detail(format!(
             "The loader will print \"{}\". {consequence}",
             first.failure.loader_message()
@@ -509,7 +510,7 @@ mod tests {
                 vec![missing("libcublasLt.so.12", "x")],
             )],
         );
-        let f = only(run(&s), "GD060", Severity::Error);
+        let f = only(run(&s), codes::GD060, Severity::Error);
         assert!(
             f.title
                 .contains("onnxruntime-gpu 1.20.1 needs libcublasLt.so.12"),
@@ -533,7 +534,7 @@ mod tests {
                 vec![missing("libcudnn.so.9", "x")],
             )],
         );
-        let f = only(run(&s), "GD060", Severity::Error);
+        let f = only(run(&s), codes::GD060, Severity::Error);
         assert_eq!(first_cmd(&f), "gpudoctor recommend torch onnxruntime-gpu");
         assert!(f
             .evidence
@@ -552,7 +553,7 @@ mod tests {
         );
         m.optional = Some("torchvision.io's image decoding".into());
         with(&mut s, vec![m]);
-        let f = only(run(&s), "GD060", Severity::Warning);
+        let f = only(run(&s), codes::GD060, Severity::Warning);
         assert!(
             f.detail
                 .contains("The import works, but torchvision.io's image decoding"),
@@ -573,7 +574,7 @@ mod tests {
                 vec![missing("libcuda.so.1", "x")],
             )],
         );
-        let f = only(run(&s), "GD060", Severity::Info);
+        let f = only(run(&s), codes::GD060, Severity::Info);
         assert!(
             f.title.contains("comes with the NVIDIA driver"),
             "{}",
@@ -601,7 +602,7 @@ mod tests {
         });
         m.failures[0].would_work = vec![format!("{SITE}/nvidia/nvjitlink/lib/libnvJitLink.so.12")];
         with(&mut s, vec![m]);
-        let f = only(run(&s), "GD060", Severity::Error);
+        let f = only(run(&s), codes::GD060, Severity::Error);
         assert!(
             f.title
                 .contains("needs __nvJitLinkAddData_12_1@libnvJitLink.so.12"),
@@ -624,7 +625,7 @@ mod tests {
             "LD_LIBRARY_PATH",
             "/opt/cuda-12.0/lib64:/opt/tools/lib",
         );
-        let f = only(run(&s), "GD060", Severity::Error);
+        let f = only(run(&s), codes::GD060, Severity::Error);
         assert_eq!(first_cmd(&f), "export LD_LIBRARY_PATH=/opt/tools/lib");
     }
 

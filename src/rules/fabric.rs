@@ -2,13 +2,14 @@
 //! until it finishes, CUDA fails with "system not yet initialized" (error 802).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "fabric",
-    codes: &["GD039"],
+    codes: &[codes::GD039],
     views: &[super::View::Devices],
     checks: "on NVSwitch systems, the GPU fabric is set up",
     run,
@@ -39,7 +40,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .map(|(i, _)| i.to_string())
         .collect::<Vec<_>>()
         .join(",");
-    let mut f = Finding::new("GD039", Severity::Error, format!("The NVLink fabric is not ready on GPU {list}: Fabric Manager has not set it up"))
+    let mut f = Finding::new(codes::GD039, Severity::Error, format!("The NVLink fabric is not ready on GPU {list}: Fabric Manager has not set it up"))
         .detail("On NVSwitch systems the GPUs join the NVLink fabric through Fabric Manager. Until registration completes, every CUDA program fails with \"system not yet initialized\" (cudaErrorSystemNotReady, 802). Fabric Manager must run and be the same version as the driver.");
     for (i, what) in &not_ready {
         f = f.evidence(Subject::Gpu(*i), what.clone(), "NVML");
@@ -85,7 +86,7 @@ mod tests {
         let mut s = healthy();
         fabric(&mut s, 0, "in_progress", "success");
         fabric(&mut s, 1, "completed", "failure");
-        let f = only(run(&s), "GD039", Severity::Error);
+        let f = only(run(&s), codes::GD039, Severity::Error);
         assert!(f.title.contains("not ready on GPU 0,1"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),

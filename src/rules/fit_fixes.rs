@@ -82,7 +82,7 @@ mod tests {
 
     fn finding() -> Finding {
         Finding::new(
-            "GD030",
+            crate::codes::GD030,
             Severity::Error,
             "NVML says the driver is not loaded",
         )
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn advice_naming_a_host_command_says_where_it_belongs() {
-        let mut f = Finding::new("GD032", Severity::Error, "GPU 1 needs a reset")
+        let mut f = Finding::new(crate::codes::GD032, Severity::Error, "GPU 1 needs a reset")
             .fix_text("Drain the GPU, then reset it: sudo nvidia-smi -r -i <index>");
         fit(Place::KubernetesPod, &mut f);
         assert!(f.fix[0]

@@ -4,6 +4,7 @@
 //! "Could not load library libcudnn_ops_infer.so.8").
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::packages;
 use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
@@ -14,7 +15,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "frameworks",
-    codes: &["GD050"],
+    codes: &[codes::GD050],
     views: &[],
     checks: "the CUDA frameworks in one environment agree on CUDA and cuDNN majors",
     run,
@@ -133,7 +134,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 (Severity::Warning, "Both load CUDA libraries by soname into one process. Whichever framework is imported first loads its majors, and the other then fails to find its own (\"libcudnn.so.9: cannot open shared object file\") or runs against the wrong ones.".to_string())
             };
             out.push(
-                Finding::new("GD050", severity, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
+                Finding::new(codes::GD050, severity, format!("{} {} needs {what} in the same environment as torch {tv}", d.name, d.version))
                     .detail(detail)
                     .evidence(Subject::torch(&env.site), format!("{} {} vs torch {tv}", d.name, d.version), env.site.clone())
                     .fix_text("Use one environment per framework, or versions built for the same CUDA and cuDNN majors"),
@@ -187,7 +188,7 @@ mod tests {
     fn another_cuda_major_is_a_warning() {
         let f = only(
             run(&with_framework("cupy-cuda11x", "13.2.0")),
-            "GD050",
+            codes::GD050,
             Severity::Warning,
         );
         assert!(
@@ -197,7 +198,7 @@ mod tests {
         );
         let f = only(
             run(&with_framework("cupy-cuda111", "9.6.0")),
-            "GD050",
+            codes::GD050,
             Severity::Warning,
         );
         assert!(f.title.contains("needs CUDA 11"), "{}", f.title);
@@ -207,7 +208,7 @@ mod tests {
     fn another_cudnn_major_is_a_warning() {
         let f = only(
             run(&with_framework("tensorflow", "2.16.1")),
-            "GD050",
+            codes::GD050,
             Severity::Warning,
         );
         assert!(
@@ -230,7 +231,7 @@ mod tests {
         let mut s = with_framework("tensorflow", "2.16.1");
         let m = linked_module("tensorflow", "tensorflow 2.16.1", 0, Vec::new());
         s.linkage = Some(vec![linkage(vec![m], objects.clone(), Vec::new())]);
-        let f = only(run(&s), "GD050", Severity::Info);
+        let f = only(run(&s), codes::GD050, Severity::Info);
         assert!(
             f.detail.contains("every native module of tensorflow loads"),
             "{}",

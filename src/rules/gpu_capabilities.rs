@@ -3,6 +3,7 @@
 //! back or fails. From the compute capability (compat/capabilities.rs, each row sourced).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::capabilities::{capabilities_for, Support};
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
@@ -10,7 +11,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "gpu_capabilities",
-    codes: &["GD052"],
+    codes: &[codes::GD052],
     views: &[],
     checks: "the GPU supports the PyTorch speed-ups recipes assume (bf16, TF32, torch.compile, FlashAttention-2)",
     run,
@@ -62,7 +63,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 }
             })
             .collect();
-        let mut f = Finding::new("GD052", Severity::Info, format!("{} ({}) lacks: {}", g.name, g.cc.sm(), names.join(", ")))
+        let mut f = Finding::new(codes::GD052, Severity::Info, format!("{} ({}) lacks: {}", g.name, g.cc.sm(), names.join(", ")))
             .detail("Recipes that assume an Ampere-or-newer GPU fall back or fail here: bf16 autocast runs emulated (or raises), TF32 does nothing, torch.compile may refuse the GPU (\"Found ... which is too old to be supported by the triton GPU compiler\"), and FlashAttention-2 kernels are not built for it. Use fp16 autocast with a GradScaler and the SDPA memory-efficient backend instead; `gpudoctor devices N` lists everything the GPU can and cannot do.")
             .evidence(Subject::GpuModel(g.name.clone()), format!("{}: compute capability {}", g.name, g.cc), g.source.clone());
         for (title, _, note) in &lacking {
@@ -95,7 +96,7 @@ mod tests {
             g.compute_capability = Field::Value("7.5".into());
         }
         // One finding per model, not per GPU.
-        let f = only(run(&s), "GD052", Severity::Info);
+        let f = only(run(&s), codes::GD052, Severity::Info);
         assert!(f.title.starts_with("Tesla T4 (sm_75) lacks"), "{}", f.title);
         assert!(f.title.contains("FlashAttention-2"), "{}", f.title);
         assert!(!f.title.contains("torch.compile"), "{}", f.title);

@@ -1,13 +1,14 @@
 //! GD001: no NVIDIA GPU anywhere — said once, plainly, so the GPU rules can stay quiet.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "gpu_presence",
-    codes: &["GD001"],
+    codes: &[codes::GD001],
     views: &[super::View::Devices],
     checks: "an NVIDIA GPU is present",
     run,
@@ -25,7 +26,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if snap.nvidia_hardware_seen() {
         return Outcome::Checked(vec![]);
     }
-    let mut f = Finding::new("GD001", Severity::Info, "No NVIDIA GPU found: GPU checks skipped")
+    let mut f = Finding::new(codes::GD001, Severity::Info, "No NVIDIA GPU found: GPU checks skipped")
         .detail("No NVIDIA PCI display device, no /dev/nvidia[0-9]* node and no GPU registered by the driver was found, so CUDA has nothing to run on. GPU-dependent checks were skipped.");
     if let Some(pci) = &snap.pci {
         match pci.devices.get() {
@@ -96,7 +97,7 @@ mod tests {
 
     #[test]
     fn no_gpu_on_a_host_is_an_info_pointing_at_lspci() {
-        let f = only(run(&no_gpu()), "GD001", Severity::Info);
+        let f = only(run(&no_gpu()), codes::GD001, Severity::Info);
         assert!(f.title.contains("No NVIDIA GPU"), "{}", f.title);
         assert_eq!(first_cmd(&f), "lspci -nn | grep -i nvidia");
     }
@@ -105,7 +106,7 @@ mod tests {
     fn a_container_without_gpus_is_left_to_gd062() {
         let mut s = no_gpu();
         in_container(&mut s, "docker");
-        assert!(assert_na(run(&s)).contains("GD062"));
+        assert!(assert_na(run(&s)).contains(codes::GD062));
     }
 
     #[test]
@@ -115,7 +116,7 @@ mod tests {
         in_container(&mut s, "docker");
         s.device_nodes = None;
         set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", "void");
-        let f = only(run(&s), "GD001", Severity::Info);
+        let f = only(run(&s), codes::GD001, Severity::Info);
         assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
         assert!(fixes_mention(&f, "NVIDIA_VISIBLE_DEVICES is void"));
         assert!(evidence_mentions(&f, "NVIDIA_VISIBLE_DEVICES=\"void\""));

@@ -3,6 +3,7 @@
 //! for a recovery action (reset, reboot, drain).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::Gpu;
 use crate::snapshot::{Place, Snapshot};
@@ -10,7 +11,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "gpu_recovery",
-    codes: &["GD032"],
+    codes: &[codes::GD032],
     views: &[super::View::Devices],
     checks: "every GPU NVML counts can be opened and answers, and none asks for a reset or reboot",
     run,
@@ -28,7 +29,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .filter(|e| e.starts_with("gpu_is_lost"));
         if let Some(e) = lost {
             out.push(
-                Finding::new("GD032", Severity::Error, format!("GPU {} has fallen off the bus (NVML: GPU is lost)", g.index))
+                Finding::new(codes::GD032, Severity::Error, format!("GPU {} has fallen off the bus (NVML: GPU is lost)", g.index))
                     .detail("The driver lost contact with the GPU (Xid 79, \"GPU has fallen off the bus\"). Every process using it fails, and CUDA calls on it may hang. Causes: power delivery, overheating, a failing riser or slot, or the GPU itself.")
                     .evidence(Subject::Gpu(g.index), e.to_string(), "NVML")
                     .fix_cmd("Confirm in the kernel log", "sudo dmesg | grep -iE 'xid|fallen off'")
@@ -57,7 +58,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 "drain_and_reset" => (Severity::Error, "draining the GPU and resetting it"),
                 _ => (Severity::Warning, "a recovery action"),
             };
-            let f = Finding::new("GD032", severity, format!("{} needs {what} (driver recovery action: {action})", g.label()))
+            let f = Finding::new(codes::GD032, severity, format!("{} needs {what} (driver recovery action: {action})", g.label()))
                     .detail("The driver has seen an error it cannot recover from by itself and reports the action that will (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Until then jobs on this GPU fail or run degraded.")
                     .evidence(Subject::Gpu(g.index), format!("recovery action {action}"), "NVML");
             out.push(match action.as_str() {
@@ -109,7 +110,7 @@ fn unreachable(snap: &Snapshot, index: u32, error: &str, what: &str) -> Finding 
         _ => "The driver knows the GPU exists (it counts it) but could not initialise or talk to it. The kernel log says why (\"RmInitAdapter failed\", an Xid, a firmware error).",
     };
     let mut f = Finding::new(
-        "GD032",
+        codes::GD032,
         Severity::Error,
         format!("GPU {index}: {what} ({error})"),
     )
@@ -164,7 +165,7 @@ mod tests {
     fn a_lost_gpu_is_an_error() {
         let mut s = healthy();
         nvml_gpu(&mut s, 0).handle_error = Some("gpu_is_lost: GPU is lost".into());
-        let f = only(run(&s), "GD032", Severity::Error);
+        let f = only(run(&s), codes::GD032, Severity::Error);
         assert!(
             f.title.contains("GPU 0 has fallen off the bus"),
             "{}",
@@ -176,17 +177,21 @@ mod tests {
 
     #[test]
     fn recovery_actions_by_severity() {
-        let f = only(run(&action("node_reboot")), "GD032", Severity::Error);
+        let f = only(run(&action("node_reboot")), codes::GD032, Severity::Error);
         assert!(f.title.contains("needs a node reboot"), "{}", f.title);
         assert_eq!(f.fix[0].text, "Drain the node and reboot it");
-        let f = only(run(&action("gpu_reset")), "GD032", Severity::Error);
+        let f = only(run(&action("gpu_reset")), codes::GD032, Severity::Error);
         assert!(f.title.contains("GPU 1"), "{}", f.title);
         // The GPU is named in the command, not left as a placeholder to fill in.
         assert_eq!(first_cmd(&f), "sudo nvidia-smi -r -i 1");
         assert!(!f.fix.iter().any(|x| x.text.contains("<index>")));
-        let f = only(run(&action("drain_p2p")), "GD032", Severity::Warning);
+        let f = only(run(&action("drain_p2p")), codes::GD032, Severity::Warning);
         assert_eq!(first_cmd(&f), "sudo nvidia-smi -r -i 1");
-        let f = only(run(&action("future_action")), "GD032", Severity::Warning);
+        let f = only(
+            run(&action("future_action")),
+            codes::GD032,
+            Severity::Warning,
+        );
         assert!(f.title.contains("a recovery action"), "{}", f.title);
     }
 
@@ -205,7 +210,7 @@ mod tests {
     fn a_gpu_nvml_cannot_open_is_an_error_naming_it_and_nvmls_error() {
         let f = only(
             run(&unopenable("unknown: an unknown error occurred")),
-            "GD032",
+            codes::GD032,
             Severity::Error,
         );
         assert!(
@@ -226,19 +231,19 @@ mod tests {
     fn no_permission_fix_fits_where_gpudoctor_runs() {
         let host = only(
             run(&unopenable("no_permission: Insufficient Permissions")),
-            "GD032",
+            codes::GD032,
             Severity::Error,
         );
         assert_eq!(first_cmd(&host), "ls -l /dev/nvidia1 /dev/nvidiactl");
 
         let mut s = unopenable("no_permission: Insufficient Permissions");
         in_container(&mut s, "docker");
-        let f = only(run(&s), "GD032", Severity::Error);
+        let f = only(run(&s), codes::GD032, Severity::Error);
         assert_eq!(first_cmd(&f), "docker run --gpus all IMAGE");
 
         let mut s = unopenable("no_permission: Insufficient Permissions");
         in_container(&mut s, "kubernetes");
-        let f = only(run(&s), "GD032", Severity::Error);
+        let f = only(run(&s), codes::GD032, Severity::Error);
         assert!(fixes_mention(&f, "nvidia.com/gpu"), "{:?}", f.fix);
         assert!(f.fix.iter().all(|x| x.command.is_none()), "{:?}", f.fix);
     }
@@ -254,7 +259,7 @@ mod tests {
                 kind: "cpu flag hypervisor".into(),
                 source: "/proc/cpuinfo".into(),
             });
-        let f = only(run(&s), "GD032", Severity::Error);
+        let f = only(run(&s), codes::GD032, Severity::Error);
         assert!(fixes_mention(&f, "vfio-pci"), "{:?}", f.fix);
     }
 
@@ -270,7 +275,7 @@ mod tests {
         g.pci_bus_id = e();
         g.memory = e();
         g.compute_capability = e();
-        let f = only(run(&s), "GD032", Severity::Error);
+        let f = only(run(&s), codes::GD032, Severity::Error);
         assert!(f.title.contains("every query failed"), "{}", f.title);
     }
 }

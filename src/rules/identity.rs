@@ -143,7 +143,7 @@ mod tests {
     use crate::rules::testing::{healthy, in_container};
 
     fn about(subject: Subject) -> Finding {
-        Finding::new("GD033", Severity::Error, "x").evidence(subject, "v", "NVML")
+        Finding::new(crate::codes::GD033, Severity::Error, "x").evidence(subject, "v", "NVML")
     }
 
     #[test]

@@ -3,13 +3,14 @@
 //! host's platform is the same failure.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "image_platform",
-    codes: &["GD071"],
+    codes: &[codes::GD071],
     views: &[],
     checks: "the image is built for this host's CPU architecture",
     run,
@@ -32,7 +33,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .and_then(|p| p.arch.get().cloned())
         .unwrap_or_else(|| "unknown".into());
     let host = host.as_str();
-    let mut f = Finding::new("GD071", Severity::Error, format!("The image is built for {platform}, not this host's {host}"))
+    let mut f = Finding::new(codes::GD071, Severity::Error, format!("The image is built for {platform}, not this host's {host}"))
         .detail(format!("Every program in the image is compiled for {platform}; on this {host} host the container fails at once with \"exec format error\". The findings about its userland describe files that cannot run here."))
         .evidence(Subject::Image, format!("{} ({platform})", img.path), "image configuration");
     if img.platforms.len() > 1 {
@@ -58,7 +59,7 @@ mod tests {
         let mut s = healthy();
         assert_na(run(&s));
         s.image = Some(image_info("arm64", false));
-        let f = only(run(&s), "GD071", Severity::Error);
+        let f = only(run(&s), codes::GD071, Severity::Error);
         assert!(f.title.contains("linux/arm64"), "{}", f.title);
         assert!(f.detail.contains("exec format error"));
         s.image = Some(image_info("amd64", true));

@@ -7,6 +7,7 @@
 //! would be an error is a warning.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::xid::{self, XidAction};
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_log::{EventGroup, EventKind, LogScan};
@@ -16,7 +17,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "kernel_log",
-    codes: &["GD080", "GD081", "GD082", "GD083"],
+    codes: &[codes::GD080, codes::GD081, codes::GD082, codes::GD083],
     views: &[super::View::Devices],
     checks:
         "the kernel log holds no Xid, SXid, GSP, adapter-initialisation or PCIe AER error for a GPU",
@@ -184,7 +185,7 @@ fn xid_finding(
     let Some(info) = xid::lookup(code) else {
         let severity = by_boot(g.this_boot, Severity::Warning);
         return Some(
-            Finding::new("GD080", severity, format!("{gpu}: Xid {code} {} ({}), a number gpudoctor's Xid table does not know", when(g), times(g)))
+            Finding::new(codes::GD080, severity, format!("{gpu}: Xid {code} {} ({}), a number gpudoctor's Xid table does not know", when(g), times(g)))
                 .detail("The driver reported an Xid this version of gpudoctor has no entry for. NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors) says what it means and what to do; the logged line below is the driver's own words.")
                 .evidence(subject, format!("Xid {code}"), "kernel log"),
         );
@@ -202,7 +203,7 @@ fn xid_finding(
             "NVIDIA counts this Xid as a program's fault (an illegal address, a kernel that hung or was killed): the GPU itself stays healthy, and NVIDIA's device plugin keeps it in service. The program saw it as a CUDA error such as \"an illegal memory access was encountered\". If it recurs across programs that used to work, test the GPU."
         };
         return Some(
-            Finding::new("GD081", Severity::Info, format!("{gpu}: Xid {code} ({name}) {}, {}{who}", when(g), times(g)))
+            Finding::new(codes::GD081, Severity::Info, format!("{gpu}: Xid {code} ({name}) {}, {}{who}", when(g), times(g)))
                 .detail(detail)
                 .evidence(subject, format!("Xid {code} {name}"), info.source)
                 .fix_text("Rerun the program with CUDA_LAUNCH_BLOCKING=1 (and compute-sanitizer) to find the kernel that faulted; no action on the GPU is needed"),
@@ -237,7 +238,7 @@ fn xid_finding(
     };
     let severity = by_boot(g.this_boot, now);
     let f = Finding::new(
-        "GD080",
+        codes::GD080,
         severity,
         format!("{gpu}: Xid {code} ({name}) {}, {}", when(g), times(g)),
     )
@@ -283,7 +284,7 @@ fn recovery_finding(
         (Fix::Reset, "a GPU reset")
     };
     let f = Finding::new(
-        "GD080",
+        codes::GD080,
         by_boot(g.this_boot, Severity::Error),
         format!("{}: the driver asks for {what} (Xid 154: {action}) {}", gpus.label(dev), when(g)),
     )
@@ -308,7 +309,7 @@ fn sxid_finding(g: &EventGroup) -> Finding {
     });
     let subject = g.device.as_deref().map_or(Subject::KernelLog, Subject::pci);
     Finding::new(
-        "GD080",
+        codes::GD080,
         by_boot(g.this_boot, now),
         format!("{switch}: SXid {code} ({}) {}, {}", g.detail.as_deref().unwrap_or("severity not given"), when(g), times(g)),
     )
@@ -345,7 +346,7 @@ fn aer_finding(snap: &Snapshot, gpus: &GpuNames, g: &EventGroup) -> Option<Findi
     };
     let severity = by_boot(g.this_boot, now);
     let mut f = Finding::new(
-        "GD082",
+        codes::GD082,
         severity,
         format!("{place}: PCIe AER {kind} error {}, {}", when(g), times(g)),
     )
@@ -390,7 +391,7 @@ fn bring_up_finding(snap: &Snapshot, gpus: &GpuNames, g: &EventGroup) -> Finding
         _ => unreachable!("bring_up_finding is called for driver events only"),
     };
     let f = Finding::new(
-        "GD083",
+        codes::GD083,
         by_boot(g.this_boot, Severity::Error),
         format!("{gpu}: {title} {}", when(g)),
     )
@@ -525,7 +526,7 @@ mod tests {
         let x79 = f.iter().find(|f| f.title.contains("Xid 79")).unwrap();
         assert_eq!(
             (x79.code.as_str(), x79.severity),
-            ("GD080", Severity::Error)
+            (codes::GD080, Severity::Error)
         );
         assert!(x79.title.starts_with("GPU 1 ("), "{}", x79.title);
         assert!(x79
@@ -560,7 +561,7 @@ mod tests {
         let f = findings(&with_log(&log));
         assert!(
             f.iter()
-                .all(|f| f.code == "GD081" && f.severity == Severity::Info),
+                .all(|f| f.code == codes::GD081 && f.severity == Severity::Info),
             "{f:#?}"
         );
         assert!(
@@ -655,7 +656,7 @@ mod tests {
         let storm = f.iter().find(|f| f.title.contains("150 times")).unwrap();
         assert_eq!(
             (storm.code.as_str(), storm.severity),
-            ("GD082", Severity::Warning)
+            (codes::GD082, Severity::Warning)
         );
         assert!(f
             .iter()
@@ -688,7 +689,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(
             (f[0].code.as_str(), f[0].severity),
-            ("GD083", Severity::Error)
+            (codes::GD083, Severity::Error)
         );
         assert!(f[0].title.starts_with("GPU 1 ("), "{}", f[0].title);
         // As /dev/kmsg writes it: one record, its newline escaped; the RmInitAdapter failure

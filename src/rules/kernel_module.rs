@@ -1,6 +1,7 @@
 //! GD002: an NVIDIA GPU is on the PCI bus but the nvidia kernel module is not loaded.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::{MODULES_FILE, VERSION_FILE};
 use crate::probes::pci::PciRole;
@@ -9,7 +10,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "kernel_module",
-    codes: &["GD002"],
+    codes: &[codes::GD002],
     views: &[super::View::Devices],
     checks: "the nvidia kernel module is loaded",
     run,
@@ -50,7 +51,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if has_pci_gpus && unclaimed.is_empty() {
         return Outcome::Checked(vec![]);
     }
-    let mut f = Finding::new("GD002", Severity::Error, "NVIDIA GPU present but the nvidia kernel module is not loaded")
+    let mut f = Finding::new(codes::GD002, Severity::Error, "NVIDIA GPU present but the nvidia kernel module is not loaded")
         .detail("Without nvidia.ko nothing can talk to the GPU: nvidia-smi says \"couldn't communicate with the NVIDIA driver\" and torch.cuda.is_available() is False. Usual causes: the driver is not installed, its DKMS module was not built for the running kernel (a kernel update), or Secure Boot refused the unsigned module.")
         .evidence(Subject::module("nvidia"), "nvidia not in /proc/modules", MODULES_FILE)
         .evidence(Subject::DriverVersion, format!("{VERSION_FILE} absent"), VERSION_FILE);
@@ -96,7 +97,11 @@ mod tests {
 
     #[test]
     fn gpu_without_the_module_is_an_error_with_modprobe() {
-        let f = only(run(&unloaded_with_unbound_gpus()), "GD002", Severity::Error);
+        let f = only(
+            run(&unloaded_with_unbound_gpus()),
+            codes::GD002,
+            Severity::Error,
+        );
         assert!(f.title.contains("not loaded"), "{}", f.title);
         assert!(
             first_cmd(&f).contains("modprobe nvidia"),
@@ -110,7 +115,7 @@ mod tests {
     fn in_a_container_the_host_is_named_first() {
         let mut s = unloaded_with_unbound_gpus();
         in_container(&mut s, "docker");
-        let f = only(run(&s), "GD002", Severity::Error);
+        let f = only(run(&s), codes::GD002, Severity::Error);
         assert!(f.fix[0].text.contains("container"), "{:?}", f.fix[0]);
     }
 

@@ -5,6 +5,7 @@
 //! src/compat/driver.rs; 803/804 otherwise).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::arch::ProductClass;
 use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
 use crate::compat::{CudaVersion, DriverVersion};
@@ -15,7 +16,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "libcuda",
-    codes: &["GD024", "GD025"],
+    codes: &[codes::GD024, codes::GD025],
     views: &[super::View::Toolkit, super::View::Smoke],
     checks: "the loader picks the driver's libcuda, not a stub or an unsupported forward-compatibility copy",
     run,
@@ -79,7 +80,7 @@ fn stub_finding(c: &Candidate, search: &SearchPath, severity: Severity, soname: 
         .map(|(raw, _)| raw.as_str())
         .collect();
     let mut f = Finding::new(
-        "GD024",
+        codes::GD024,
         severity,
         format!("The loader finds the CUDA stub library {} for {soname} before the real driver", c.path),
     )
@@ -150,15 +151,17 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
                 "Forward compatibility works only on data-center GPUs (and select NGC-ready RTX cards) and only with base driver branches in its support matrix; elsewhere CUDA fails with 804 (unsupported hardware) or 803 (driver mismatch). The GPU model could not be checked here.".to_string()),
         }
     };
-    let mut f = Finding::new("GD025", severity, title).detail(why).evidence(
-        Subject::library("libcuda.so.1"),
-        format!(
-            "libcuda.so.1 → {} ({})",
-            c.target.as_deref().unwrap_or(&c.path),
-            c.version.as_deref().unwrap_or("version unknown")
-        ),
-        c.path.clone(),
-    );
+    let mut f = Finding::new(codes::GD025, severity, title)
+        .detail(why)
+        .evidence(
+            Subject::library("libcuda.so.1"),
+            format!(
+                "libcuda.so.1 → {} ({})",
+                c.target.as_deref().unwrap_or(&c.path),
+                c.version.as_deref().unwrap_or("version unknown")
+            ),
+            c.path.clone(),
+        );
     if let Some(b) = &base {
         f = f.evidence(
             Subject::DriverVersion,
@@ -226,7 +229,7 @@ mod tests {
     fn the_stub_on_ld_library_path_is_an_error_with_a_path_filter() {
         let f = only(
             run(&stub_first(Via::LdLibraryPath)),
-            "GD024",
+            codes::GD024,
             Severity::Error,
         );
         assert!(f.title.contains("stub library"), "{}", f.title);
@@ -239,7 +242,11 @@ mod tests {
 
     #[test]
     fn the_stub_in_the_cache_says_where_to_remove_it() {
-        let f = only(run(&stub_first(Via::LdSoCache)), "GD024", Severity::Error);
+        let f = only(
+            run(&stub_first(Via::LdSoCache)),
+            codes::GD024,
+            Severity::Error,
+        );
         assert!(f.fix[0].text.contains("/etc/ld.so.conf.d"), "{:?}", f.fix);
     }
 
@@ -259,7 +266,7 @@ mod tests {
                 ),
             ),
         );
-        let f = only(run(&s), "GD024", Severity::Warning);
+        let f = only(run(&s), codes::GD024, Severity::Warning);
         assert!(f.title.contains("for libcuda.so before"), "{}", f.title);
     }
 
@@ -267,7 +274,7 @@ mod tests {
     fn forward_compat_on_a_supported_base_and_data_center_gpu_is_info() {
         let mut s = compat_libcuda("12.8", "570.86.10");
         set_driver(&mut s, "535.183.01");
-        let f = only(run(&s), "GD025", Severity::Info);
+        let f = only(run(&s), codes::GD025, Severity::Info);
         assert!(f.title.contains("runs on driver 535.183.01"), "{}", f.title);
         assert!(f.fix.is_empty());
     }
@@ -276,7 +283,7 @@ mod tests {
     fn forward_compat_on_an_unsupported_base_is_an_error() {
         let f = only(
             run(&compat_libcuda("12.8", "570.86.10")),
-            "GD025",
+            codes::GD025,
             Severity::Error,
         );
         assert!(
@@ -297,7 +304,7 @@ mod tests {
             nvml_gpu(&mut s, i).compute_capability =
                 crate::probes::nvml::Field::Value("8.9".into());
         }
-        let f = only(run(&s), "GD025", Severity::Error);
+        let f = only(run(&s), codes::GD025, Severity::Error);
         assert!(
             f.title.contains("does not support forward compatibility"),
             "{}",
@@ -309,7 +316,7 @@ mod tests {
     fn forward_compat_the_driver_does_not_need_is_a_warning() {
         let f = only(
             run(&compat_libcuda("12.4", "550.54.15")),
-            "GD025",
+            codes::GD025,
             Severity::Warning,
         );
         assert!(f.title.contains("already supports"), "{}", f.title);

@@ -4,6 +4,7 @@
 //! library whose own dependencies the loader cannot find ("libcublasLt.so.12: cannot open
 //! shared object file").
 
+use crate::codes;
 use std::path::Path;
 
 use super::{Outcome, Rule};
@@ -15,7 +16,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "library_majors",
-    codes: &["GD026", "GD028"],
+    codes: &[codes::GD026, codes::GD028],
     views: &[super::View::Toolkit],
     checks: "CUDA libraries on the loader path match the toolkit's major version and find their dependencies",
     run,
@@ -53,7 +54,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 if let Some(o) = owner.filter(|o| o.cuda.is_some_and(|v| v.major != major)) {
                     let ov = o.cuda.map(|v| v.to_string()).unwrap_or_default();
                     findings.push(
-                        Finding::new("GD026", Severity::Warning, format!("LD_LIBRARY_PATH puts CUDA {ov} libraries ({entry}) on the path while builds use CUDA {}", t.cuda.map(|v| v.to_string()).unwrap_or_default()))
+                        Finding::new(codes::GD026, Severity::Warning, format!("LD_LIBRARY_PATH puts CUDA {ov} libraries ({entry}) on the path while builds use CUDA {}", t.cuda.map(|v| v.to_string()).unwrap_or_default()))
                             .detail("Programs built with the toolkit in use need its major's libraries (libcublas.so.N, libcudart.so.N …). LD_LIBRARY_PATH is searched first, so another toolkit's directory there wins for every soname it has, and programs fail to start or load mismatched libraries.")
                             .evidence(Subject::env("LD_LIBRARY_PATH"), format!("entry {}: {entry}", i + 1), "env LD_LIBRARY_PATH")
                             .context(format!("toolkit in use: CUDA {} at {}", t.cuda.map(|v| v.to_string()).unwrap_or_default(), t.root), t.version.source.clone())
@@ -78,7 +79,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 }
                 let names: Vec<&str> = reachable.iter().map(|(_, s)| s.as_str()).collect();
                 findings.push(
-                    Finding::new("GD026", Severity::Warning, format!("Only {} is on the loader path; CUDA {major} programs need the {major}.x {family}", names.join(", ")))
+                    Finding::new(codes::GD026, Severity::Warning, format!("Only {} is on the loader path; CUDA {major} programs need the {major}.x {family}", names.join(", ")))
                         .detail(format!("The toolkit in use is CUDA {major}, so what it builds links against {family}.so.{major}; the loader finds only another major's copy and such programs fail with \"{family}.so.{major}: cannot open shared object file\"."))
                         .evidence(Subject::library(family), names.join(", "), "/etc/ld.so.cache, LD_LIBRARY_PATH")
                         .context(format!("toolkit in use: CUDA {major} at {}", t.root), t.version.source.clone())
@@ -110,7 +111,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .collect();
     if cudnn.len() > 1 {
         findings.push(
-            Finding::new("GD026", Severity::Info, format!("{} cuDNN majors are on the loader path", cudnn.len()))
+            Finding::new(codes::GD026, Severity::Info, format!("{} cuDNN majors are on the loader path", cudnn.len()))
                 .detail("Each program loads the major it was linked against (cuDNN 8 for older frameworks, 9 for current ones); a framework that dlopens plain libcudnn.so gets whichever the dev link points to.")
                 .evidence(Subject::library("libcudnn"), cudnn.join("; "), "/etc/ld.so.cache, LD_LIBRARY_PATH"),
         );
@@ -143,7 +144,7 @@ fn missing_dependencies(libs: &Libraries) -> Vec<crate::findings::Finding> {
                 continue;
             }
             out.push(
-                Finding::new("GD028", Severity::Error, format!("{} needs {needed}, which the loader cannot find", lib.soname))
+                Finding::new(codes::GD028, Severity::Error, format!("{} needs {needed}, which the loader cannot find", lib.soname))
                     .detail(format!("Loading {} fails with \"{needed}: cannot open shared object file: No such file or directory\", and so does every program or framework that loads it.", c.path))
                     .evidence(Subject::library(&lib.soname), format!("{} needs {needed}", c.target.as_deref().unwrap_or(&c.path)), c.path.clone())
                     .fix_text(format!("Install the library that provides {needed} (the CUDA {} runtime libraries), or add its directory to the loader path and run sudo ldconfig", soname_major(needed).unwrap_or(0))),
@@ -173,7 +174,7 @@ mod tests {
         let search = &mut libs_mut(&mut s).search;
         search.ld_library_path = vec!["/usr/local/cuda-11.8/lib64".into()];
         search.ld_library_path_resolved = vec![Some("/usr/local/cuda-11.8/lib64".into())];
-        let f = only(run(&s), "GD026", Severity::Warning);
+        let f = only(run(&s), codes::GD026, Severity::Warning);
         assert!(f.title.contains("puts CUDA 11.8 libraries"), "{}", f.title);
         assert!(
             f.fix[0]
@@ -200,7 +201,7 @@ mod tests {
                 ),
             ),
         );
-        let f = only(run(&s), "GD026", Severity::Warning);
+        let f = only(run(&s), codes::GD026, Severity::Warning);
         assert!(f.title.contains("Only libcudart.so.11.0"), "{}", f.title);
         assert!(
             first_cmd(&f).contains("/etc/ld.so.conf.d/gpudoctor-cuda-12.conf"),
@@ -241,7 +242,7 @@ mod tests {
                 library("libcudnn", so, candidate(LIB_DIR, so, file, Via::LdSoCache)),
             );
         }
-        let f = only(run(&s), "GD026", Severity::Info);
+        let f = only(run(&s), codes::GD026, Severity::Info);
         assert!(f.title.contains("2 cuDNN majors"), "{}", f.title);
     }
 
@@ -256,7 +257,7 @@ mod tests {
         );
         c.needed = vec!["libcublasLt.so.12".into(), "libc.so.6".into()];
         put_library(&mut s, library("libcublas", "libcublas.so.12", c));
-        let f = only(run(&s), "GD028", Severity::Error);
+        let f = only(run(&s), codes::GD028, Severity::Error);
         assert!(
             f.title.contains("libcublas.so.12 needs libcublasLt.so.12"),
             "{}",

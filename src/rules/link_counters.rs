@@ -8,6 +8,7 @@
 
 use super::kernel_log::GpuNames;
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::topology::{AerCounters, AerReread};
 use crate::snapshot::Snapshot;
@@ -15,7 +16,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "link_counters",
-    codes: &["GD084", "GD085"],
+    codes: &[codes::GD084, codes::GD085],
     views: &[super::View::Devices],
     checks: "no PCIe AER, PCIe replay or NVLink error counter of a GPU's links grows while gpudoctor runs",
     run,
@@ -69,7 +70,7 @@ fn aer_findings(snap: &Snapshot) -> Vec<Finding> {
     }
     if !history.is_empty() {
         let mut f = Finding::new(
-            "GD084",
+            codes::GD084,
             Severity::Info,
             format!(
                 "PCIe AER counters since boot, not growing: {}",
@@ -182,7 +183,7 @@ fn nvml_findings(snap: &Snapshot, counters: &[NvmlCounter]) -> Vec<Finding> {
                     Severity::Info
                 };
                 let mut f = Finding::new(
-                    "GD085",
+                    codes::GD085,
                     severity,
                     format!("{}: {} grew during {during} (+{grew} in {ms} ms)", c.label, c.what),
                 )
@@ -213,7 +214,7 @@ fn nvml_findings(snap: &Snapshot, counters: &[NvmlCounter]) -> Vec<Finding> {
             .map(|c| format!("GPU {} {} {}", c.gpu, c.what, c.first))
             .collect();
         let mut f = Finding::new(
-            "GD085",
+            codes::GD085,
             Severity::Info,
             format!(
                 "Link error counters since the driver loaded, not seen growing: {}",
@@ -292,7 +293,7 @@ fn growing(
     }
     let grew = grew.join(", ");
     let mut f = Finding::new(
-        "GD084",
+        codes::GD084,
         severity,
         format!("{place}: PCIe AER errors grew during {} ({grew} in {} ms)", r.after, r.elapsed_ms),
     )
@@ -450,7 +451,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(
             (f[0].code.as_str(), f[0].severity),
-            ("GD085", Severity::Info)
+            (codes::GD085, Severity::Info)
         );
         assert!(
             f[0].title.contains("GPU 0 PCIe replays 12"),

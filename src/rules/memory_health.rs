@@ -3,13 +3,14 @@
 //! retired-page count at DCGM's threshold.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "memory_health",
-    codes: &["GD033"],
+    codes: &[codes::GD033],
     views: &[super::View::Devices],
     checks: "no uncorrectable ECC errors, pending retirements or remaps, or failed remaps",
     run,
@@ -74,7 +75,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let Some(worst) = problems.iter().map(|(s, _)| *s).max() else {
             continue;
         };
-        let mut f = Finding::new("GD033", worst, format!("{}: {}", g.label(), problems[0].1))
+        let mut f = Finding::new(codes::GD033, worst, format!("{}: {}", g.label(), problems[0].1))
             .detail("Uncorrectable ECC errors kill the process that touched the memory (\"uncorrectable ECC error encountered\", Xid 48/63/64/94/95) and can corrupt results silently before that. Pending retirements and remaps protect the GPU only after a reset; a failed remap or too many retired pages mean the memory is wearing out.")
             .evidence(key.clone(), problems.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>().join("; "), "NVML");
         f = f
@@ -124,7 +125,7 @@ mod tests {
     fn volatile_uncorrectable_errors_are_an_error() {
         let mut s = healthy();
         nvml_gpu(&mut s, 1).ecc.volatile_uncorrected = Field::Value(3);
-        let f = only(run(&s), "GD033", Severity::Error);
+        let f = only(run(&s), codes::GD033, Severity::Error);
         assert!(f.title.contains("GPU 1"), "{}", f.title);
         assert!(
             f.title.contains("3 uncorrectable ECC error(s)"),
@@ -145,7 +146,7 @@ mod tests {
             pending: false,
             failure: true,
         });
-        let f = only(run(&s), "GD033", Severity::Error);
+        let f = only(run(&s), codes::GD033, Severity::Error);
         assert!(f.title.contains("row remap failed"), "{}", f.title);
         assert!(fixes_mention(&f, "RMA"));
         let mut s = healthy();
@@ -153,7 +154,7 @@ mod tests {
             single_bit: 40,
             double_bit: RETIRED_PAGE_LIMIT - 40,
         });
-        let f = only(run(&s), "GD033", Severity::Error);
+        let f = only(run(&s), codes::GD033, Severity::Error);
         assert!(f.title.contains("60 retired pages"), "{}", f.title);
         assert!(
             fixes_mention(&f, "open an RMA for serial 1650000000000"),
@@ -162,7 +163,7 @@ mod tests {
         );
         // Without the serial from NVML, the command that reads it.
         nvml_gpu(&mut s, 0).serial = Field::NotSupported;
-        let f = only(run(&s), "GD033", Severity::Error);
+        let f = only(run(&s), codes::GD033, Severity::Error);
         assert!(f
             .fix
             .iter()
@@ -173,7 +174,7 @@ mod tests {
     fn pending_retirement_is_an_error_without_rma() {
         let mut s = healthy();
         nvml_gpu(&mut s, 0).retired_pages_pending = Field::Value(true);
-        let f = only(run(&s), "GD033", Severity::Error);
+        let f = only(run(&s), codes::GD033, Severity::Error);
         assert!(f.title.contains("pending retirement"), "{}", f.title);
         assert!(!fixes_mention(&f, "RMA"));
     }
@@ -182,7 +183,7 @@ mod tests {
     fn lifetime_errors_alone_are_a_warning() {
         let mut s = healthy();
         nvml_gpu(&mut s, 0).ecc.aggregate_uncorrected = Field::Value(2);
-        let f = only(run(&s), "GD033", Severity::Warning);
+        let f = only(run(&s), codes::GD033, Severity::Warning);
         assert!(f.title.contains("over the GPU's lifetime"), "{}", f.title);
     }
 
@@ -207,7 +208,7 @@ mod tests {
             single_bit: u32::MAX,
             double_bit: 1,
         });
-        let f = only(run(&s), "GD033", Severity::Error);
+        let f = only(run(&s), codes::GD033, Severity::Error);
         assert!(f.title.contains("retired pages"), "{}", f.title);
     }
 }

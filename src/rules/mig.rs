@@ -3,13 +3,14 @@
 //! pending mode change needs a GPU reset.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "mig",
-    codes: &["GD037"],
+    codes: &[codes::GD037],
     views: &[super::View::Devices],
     checks: "MIG mode is settled and CUDA_VISIBLE_DEVICES fits it",
     run,
@@ -28,7 +29,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let key = Subject::Gpu(g.index);
         if pending.is_some_and(|p| p != on) {
             out.push(
-                Finding::new("GD037", Severity::Warning, format!("{}: MIG mode change is pending ({} → {})", g.label(), if *on { "on" } else { "off" }, if *on { "off" } else { "on" }))
+                Finding::new(codes::GD037, Severity::Warning, format!("{}: MIG mode change is pending ({} → {})", g.label(), if *on { "on" } else { "off" }, if *on { "off" } else { "on" }))
                     .detail("The new MIG mode takes effect only after a GPU reset or reboot; until then the GPU keeps the old mode.")
                     .evidence(key.clone(), "MIG current ≠ pending", "NVML")
                     .fix_cmd("Reset the GPU (no process may use it)", crate::sh!("sudo nvidia-smi -r -i {}", g.index)),
@@ -57,7 +58,7 @@ fn run(snap: &Snapshot) -> Outcome {
             Severity::Info
         };
         let mut f = Finding::new(
-            "GD037",
+            codes::GD037,
             severity,
             if uuids.is_empty() {
                 format!("{} has MIG enabled but no MIG instance: CUDA sees no device on it", g.label())
@@ -115,7 +116,7 @@ mod tests {
     fn a_pending_mode_change_is_a_warning() {
         let mut s = healthy();
         nvml_gpu(&mut s, 1).mig.pending = Field::Value(true);
-        let f = only(run(&s), "GD037", Severity::Warning);
+        let f = only(run(&s), codes::GD037, Severity::Warning);
         assert!(
             f.title.contains("MIG mode change is pending (off → on)"),
             "{}",
@@ -126,7 +127,7 @@ mod tests {
 
     #[test]
     fn mig_with_instances_is_info_naming_one() {
-        let f = only(run(&mig_on(2)), "GD037", Severity::Info);
+        let f = only(run(&mig_on(2)), codes::GD037, Severity::Info);
         assert!(f.title.contains("with 2 instance(s)"), "{}", f.title);
         assert!(
             first_cmd(&f).starts_with("export CUDA_VISIBLE_DEVICES=MIG-0"),
@@ -139,18 +140,18 @@ mod tests {
     fn selecting_the_whole_mig_gpu_is_a_warning() {
         let mut s = mig_on(2);
         set_env(&mut s, "CUDA_VISIBLE_DEVICES", "0");
-        only(run(&s), "GD037", Severity::Warning);
+        only(run(&s), codes::GD037, Severity::Warning);
         let mut s = mig_on(2);
         set_env(&mut s, "CUDA_VISIBLE_DEVICES", &uuid(0));
-        only(run(&s), "GD037", Severity::Warning);
+        only(run(&s), codes::GD037, Severity::Warning);
         let mut s = mig_on(2);
         set_env(&mut s, "CUDA_VISIBLE_DEVICES", "1");
-        only(run(&s), "GD037", Severity::Info);
+        only(run(&s), codes::GD037, Severity::Info);
     }
 
     #[test]
     fn mig_without_instances_says_how_to_create_them() {
-        let f = only(run(&mig_on(0)), "GD037", Severity::Info);
+        let f = only(run(&mig_on(0)), codes::GD037, Severity::Info);
         assert!(f.title.contains("no MIG instance"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo nvidia-smi mig -i 0 -cgi 19,19 -C");
     }

@@ -69,6 +69,7 @@ mod uvm;
 mod visible_devices;
 mod wsl_driver;
 
+use crate::codes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -331,13 +332,13 @@ pub(crate) fn container_cause(snap: &Snapshot) -> Option<&'static str> {
         return None;
     }
     if snap.container_without_gpus() {
-        return Some("GD062");
+        return Some(codes::GD062);
     }
     if device_cgroup::revoked(snap).is_some() {
-        return Some("GD065");
+        return Some(codes::GD065);
     }
     if driver_capabilities::compute_missing(snap) {
-        return Some("GD064");
+        return Some(codes::GD064);
     }
     None
 }
@@ -513,29 +514,89 @@ mod tests {
         };
         assert_eq!(
             codes(View::Libs),
-            ["GD016", "GD044", "GD045", "GD060", "GD061", "GD078"]
+            [
+                codes::GD016,
+                codes::GD044,
+                codes::GD045,
+                codes::GD060,
+                codes::GD061,
+                codes::GD078
+            ]
         );
         assert_eq!(
             codes(View::Toolkit),
             [
-                "GD017", "GD018", "GD019", "GD020", "GD021", "GD022", "GD023", "GD024", "GD025",
-                "GD026", "GD027", "GD028", "GD047"
+                codes::GD017,
+                codes::GD018,
+                codes::GD019,
+                codes::GD020,
+                codes::GD021,
+                codes::GD022,
+                codes::GD023,
+                codes::GD024,
+                codes::GD025,
+                codes::GD026,
+                codes::GD027,
+                codes::GD028,
+                codes::GD047
             ]
         );
         assert_eq!(
             codes(View::Devices),
             [
-                "GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009",
-                "GD010", "GD011", "GD018", "GD029", "GD030", "GD031", "GD032", "GD033", "GD034",
-                "GD035", "GD036", "GD037", "GD038", "GD039", "GD040", "GD062", "GD065", "GD072",
-                "GD073", "GD080", "GD081", "GD082", "GD083", "GD084", "GD085"
+                codes::GD001,
+                codes::GD002,
+                codes::GD003,
+                codes::GD004,
+                codes::GD005,
+                codes::GD006,
+                codes::GD007,
+                codes::GD008,
+                codes::GD009,
+                codes::GD010,
+                codes::GD011,
+                codes::GD018,
+                codes::GD029,
+                codes::GD030,
+                codes::GD031,
+                codes::GD032,
+                codes::GD033,
+                codes::GD034,
+                codes::GD035,
+                codes::GD036,
+                codes::GD037,
+                codes::GD038,
+                codes::GD039,
+                codes::GD040,
+                codes::GD062,
+                codes::GD065,
+                codes::GD072,
+                codes::GD073,
+                codes::GD080,
+                codes::GD081,
+                codes::GD082,
+                codes::GD083,
+                codes::GD084,
+                codes::GD085
             ]
         );
         assert_eq!(
             codes(View::Smoke),
             [
-                "GD006", "GD024", "GD025", "GD053", "GD054", "GD055", "GD056", "GD057", "GD058",
-                "GD059", "GD062", "GD074", "GD075", "GD079"
+                codes::GD006,
+                codes::GD024,
+                codes::GD025,
+                codes::GD053,
+                codes::GD054,
+                codes::GD055,
+                codes::GD056,
+                codes::GD057,
+                codes::GD058,
+                codes::GD059,
+                codes::GD062,
+                codes::GD074,
+                codes::GD075,
+                codes::GD079
             ]
         );
     }

@@ -8,6 +8,7 @@
 //! (src/graph/paths.cc `ncclGetLevel`, src/misc/utils.cc `matchIfList`, bootstrap.cc).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::environment::Environment;
 use crate::probes::nccl::{IbDevice, NcclHost};
@@ -16,7 +17,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "nccl_env",
-    codes: &["GD076"],
+    codes: &[codes::GD076],
     views: &[],
     checks: "NCCL's environment variables name interfaces and HCAs that exist and leave its transports on",
     run,
@@ -177,7 +178,7 @@ fn run(snap: &Snapshot) -> Outcome {
     for name in ["NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL"] {
         if let Some(v) = value(name).filter(|v| !level_is_valid(v)) {
             out.push(
-                Finding::new("GD076", Severity::Warning, format!("{name}={v} is not a level NCCL knows: it is ignored"))
+                Finding::new(codes::GD076, Severity::Warning, format!("{name}={v} is not a level NCCL knows: it is ignored"))
                     .detail(format!("NCCL compares {name} case-sensitively with its path types ({}) or reads a leading number as the legacy numbering. Any other value is ignored without a warning and NCCL picks the level itself, so the setting you meant is not in force.", PATH_LEVELS.join(", ")))
                     .evidence(Subject::env(name), format!("{name}={v}"), "environment")
                     .fix_text(format!("Set {name} to one of {} (upper case), or unset it to let NCCL decide", PATH_LEVELS.join(", ")))
@@ -189,7 +190,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let level = v.trim().to_ascii_uppercase();
         if level == "INFO" || level == "TRACE" {
             out.push(
-                Finding::new("GD076", Severity::Info, format!("NCCL_DEBUG={v} is set: every NCCL rank logs its set-up"))
+                Finding::new(codes::GD076, Severity::Info, format!("NCCL_DEBUG={v} is set: every NCCL rank logs its set-up"))
                     .detail("With NCCL_DEBUG=INFO every rank of every job prints its topology, channels and transports to stderr (hundreds of lines per rank at start-up, more with TRACE). That is how transport problems are found; left on, it buries real warnings in the logs. NCCL_DEBUG=WARN prints only problems.")
                     .evidence(Subject::env("NCCL_DEBUG"), format!("NCCL_DEBUG={v}"), "environment")
                     .fix_cmd("Keep only NCCL's warnings unless you are debugging it now", "export NCCL_DEBUG=WARN"),
@@ -220,7 +221,7 @@ fn socket_ifname(value: &str, names: &[String], contained: bool) -> Option<Findi
     };
     if kept.is_empty() {
         return Some(
-            Finding::new("GD076", Severity::Error, format!("NCCL_SOCKET_IFNAME={value} matches no network interface: NCCL cannot start"))
+            Finding::new(codes::GD076, Severity::Error, format!("NCCL_SOCKET_IFNAME={value} matches no network interface: NCCL cannot start"))
                 .detail(format!("NCCL opens its bootstrap socket on the interfaces NCCL_SOCKET_IFNAME selects (a comma list of name prefixes; `=` makes them exact names, `^` excludes them). None of them exists {where_}, so every communicator fails at initialisation, even on one node, with \"NCCL WARN Bootstrap : no socket interface found\" (torch: \"ncclInternalError: Internal check failed. Last error: Bootstrap : no socket interface found\", newer NCCL: ncclInvalidUsage)."))
                 .evidence(Subject::env("NCCL_SOCKET_IFNAME"), format!("NCCL_SOCKET_IFNAME={value}"), "environment")
                 .evidence(Subject::Environment, format!("interfaces here: {listing}"), crate::probes::nccl::NET_DIR)
@@ -232,7 +233,7 @@ fn socket_ifname(value: &str, names: &[String], contained: bool) -> Option<Findi
     }
     let missing: Vec<String> = unmatched.iter().map(|i| i.name.clone()).collect();
     Some(
-        Finding::new("GD076", Severity::Warning, format!("NCCL_SOCKET_IFNAME names {} that no interface here matches", missing.join(", ")))
+        Finding::new(codes::GD076, Severity::Warning, format!("NCCL_SOCKET_IFNAME names {} that no interface here matches", missing.join(", ")))
             .detail(format!("NCCL uses only {} of the interfaces {where_}; the other entries match nothing. A list written for other nodes works here by accident, and fails on a node where the remaining names are absent too.", kept.join(", ")))
             .evidence(Subject::env("NCCL_SOCKET_IFNAME"), format!("NCCL_SOCKET_IFNAME={value}"), "environment")
             .evidence(Subject::Environment, format!("interfaces here: {listing}"), crate::probes::nccl::NET_DIR)
@@ -300,7 +301,7 @@ fn ib_hca(value: &str, devices: &[IbDevice], forced_ib: bool) -> Option<Finding>
             (Severity::Warning, "NCCL finds no InfiniBand/RoCE device and sends inter-node traffic over TCP sockets instead, typically ten times slower or worse; jobs within one node are not affected")
         };
         return Some(evidence(
-            Finding::new("GD076", severity, format!("NCCL_IB_HCA={value} selects no active RDMA port here"))
+            Finding::new(codes::GD076, severity, format!("NCCL_IB_HCA={value} selects no active RDMA port here"))
                 .detail(format!("NCCL_IB_HCA lists the RDMA devices NCCL may use (name prefixes, `=` for exact names, `^` to exclude, `:port` for one port); it keeps only active ports. Nothing it selects exists and is active here: {consequence}."))
                 .fix_text("Name the devices this node has (`ls /sys/class/infiniband`, `ibv_devinfo` shows the port states), or unset NCCL_IB_HCA to let NCCL use every active port")
                 .fix_cmd("Unset it", "unset NCCL_IB_HCA"),
@@ -310,7 +311,7 @@ fn ib_hca(value: &str, devices: &[IbDevice], forced_ib: bool) -> Option<Finding>
         return None;
     }
     Some(evidence(
-        Finding::new("GD076", Severity::Warning, format!("NCCL_IB_HCA names {} that no RDMA device here matches", unmatched.join(", ")))
+        Finding::new(codes::GD076, Severity::Warning, format!("NCCL_IB_HCA names {} that no RDMA device here matches", unmatched.join(", ")))
             .detail(format!("NCCL uses {} here; the other entries match nothing. Fewer HCAs than planned means less inter-node bandwidth, and a list written for other nodes may select nothing on the next one.", kept.join(", ")))
             .fix_text("Keep only the devices this node has (`ls /sys/class/infiniband`)"),
     ))
@@ -338,7 +339,7 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
             Severity::Info
         };
         out.push(
-            Finding::new("GD076", severity, format!("NCCL_P2P_DISABLE={v}: GPUs exchange data through host memory instead of directly"))
+            Finding::new(codes::GD076, severity, format!("NCCL_P2P_DISABLE={v}: GPUs exchange data through host memory instead of directly"))
                 .detail(format!("With P2P off NCCL copies between the GPUs of one node through shared host memory (the SHM transport). All-reduce bus bandwidth falls from NVLink's hundreds of GB/s to what host memory gives (often 10–20 GB/s), and on PCIe-only machines to about half. It is a legitimate workaround where P2P hangs or corrupts data (PCIe ACS or an IOMMU redirecting peer traffic, some virtual machines, GPUs without P2P support); otherwise it is a leftover.{}", if gpus > 1 { "" } else { " With fewer than two GPUs here it changes nothing on this node." }))
                 .evidence(Subject::env("NCCL_P2P_DISABLE"), format!("NCCL_P2P_DISABLE={v}"), "environment")
                 .fix_cmd("Unset it unless P2P is broken on this machine (`gpudoctor smoke --nccl` measures both ways)", "unset NCCL_P2P_DISABLE"),
@@ -351,7 +352,7 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
             Severity::Info
         };
         out.push(
-            Finding::new("GD076", severity, format!("NCCL_SHM_DISABLE={v}: GPUs without P2P talk over the network, even within this node"))
+            Finding::new(codes::GD076, severity, format!("NCCL_SHM_DISABLE={v}: GPUs without P2P talk over the network, even within this node"))
                 .detail("NCCL uses shared host memory between GPUs that cannot reach each other directly (different CPU sockets, P2P off). With it disabled that traffic goes through the network stack (InfiniBand or TCP sockets) even inside one node: slower, and an error where no usable network exists. It is set to work around a small /dev/shm in containers; giving the container more shared memory is the fix for that.")
                 .evidence(Subject::env("NCCL_SHM_DISABLE"), format!("NCCL_SHM_DISABLE={v}"), "environment")
                 .fix_cmd("Unset it (in a container, give it shared memory instead: --shm-size or --ipc=host)", "unset NCCL_SHM_DISABLE"),
@@ -360,7 +361,7 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
     if let Some(v) = value("NCCL_IB_DISABLE").filter(|v| nccl_int(v) != 0) {
         if has_rdma {
             out.push(
-                Finding::new("GD076", Severity::Warning, format!("NCCL_IB_DISABLE={v} on a node with active RDMA ports: inter-node traffic goes over TCP"))
+                Finding::new(codes::GD076, Severity::Warning, format!("NCCL_IB_DISABLE={v} on a node with active RDMA ports: inter-node traffic goes over TCP"))
                     .detail("NCCL_IB_DISABLE turns off NCCL's InfiniBand/RoCE transport, so traffic between nodes uses TCP sockets: typically ten times slower or worse than the RDMA fabric this node has, and more CPU. It is a workaround while the fabric is broken; otherwise a leftover.")
                     .evidence(Subject::env("NCCL_IB_DISABLE"), format!("NCCL_IB_DISABLE={v}"), "environment")
                     .fix_cmd("Unset it unless the RDMA fabric is broken", "unset NCCL_IB_DISABLE"),
@@ -448,7 +449,7 @@ mod tests {
     fn an_interface_that_does_not_exist_is_an_error() {
         let mut s = healthy();
         set_env(&mut s, "NCCL_SOCKET_IFNAME", "=ib0");
-        let f = only(run(&s), "GD076", Severity::Error);
+        let f = only(run(&s), codes::GD076, Severity::Error);
         assert!(
             f.detail.contains("Bootstrap : no socket interface found"),
             "{}",
@@ -456,7 +457,7 @@ mod tests {
         );
         assert!(evidence_mentions(&f, "eth0, lo"));
         in_container(&mut s, "docker");
-        let f = only(run(&s), "GD076", Severity::Error);
+        let f = only(run(&s), codes::GD076, Severity::Error);
         assert!(
             f.detail.contains("container's network namespace"),
             "{}",
@@ -464,11 +465,11 @@ mod tests {
         );
         // A partly matching list works, with a warning.
         set_env(&mut s, "NCCL_SOCKET_IFNAME", "eth,ib");
-        let f = only(run(&s), "GD076", Severity::Warning);
+        let f = only(run(&s), codes::GD076, Severity::Warning);
         assert!(f.title.contains("names ib"), "{}", f.title);
         // Excluding everything there is.
         set_env(&mut s, "NCCL_SOCKET_IFNAME", "^eth,lo");
-        only(run(&s), "GD076", Severity::Error);
+        only(run(&s), codes::GD076, Severity::Error);
         // NCCL ignores a value of one character or none and picks interfaces itself.
         for ignored in ["", "x"] {
             set_env(&mut s, "NCCL_SOCKET_IFNAME", ignored);
@@ -481,18 +482,18 @@ mod tests {
         let mut s = healthy();
         with_ib(&mut s, &[("mlx5_0", &[1])]);
         set_env(&mut s, "NCCL_IB_HCA", "mlx5_3");
-        let f = only(run(&s), "GD076", Severity::Warning);
+        let f = only(run(&s), codes::GD076, Severity::Warning);
         assert!(f.detail.contains("TCP sockets"), "{}", f.detail);
         set_env(&mut s, "NCCL_NET", "IB");
-        only(run(&s), "GD076", Severity::Error);
+        only(run(&s), codes::GD076, Severity::Error);
         // The device exists, the port does not.
         let mut s = healthy();
         with_ib(&mut s, &[("mlx5_0", &[1])]);
         set_env(&mut s, "NCCL_IB_HCA", "mlx5_0:2");
-        only(run(&s), "GD076", Severity::Warning);
+        only(run(&s), codes::GD076, Severity::Warning);
         // One of two names absent.
         set_env(&mut s, "NCCL_IB_HCA", "mlx5_0,mlx5_7");
-        let f = only(run(&s), "GD076", Severity::Warning);
+        let f = only(run(&s), codes::GD076, Severity::Warning);
         assert!(f.title.contains("mlx5_7"), "{}", f.title);
     }
 
@@ -501,29 +502,29 @@ mod tests {
         let mut s = healthy();
         nvml_sys(&mut s).device_count = crate::probes::nvml::Field::Value(2);
         set_env(&mut s, "NCCL_P2P_DISABLE", "1");
-        let f = only(run(&s), "GD076", Severity::Warning);
+        let f = only(run(&s), codes::GD076, Severity::Warning);
         assert_eq!(first_cmd(&f), "unset NCCL_P2P_DISABLE");
         // NCCL disables P2P only on exactly 1.
         set_env(&mut s, "NCCL_P2P_DISABLE", "true");
         assert_clean(run(&s));
         set_env(&mut s, "NCCL_SHM_DISABLE", "1");
-        only(run(&s), "GD076", Severity::Warning);
+        only(run(&s), codes::GD076, Severity::Warning);
         let mut s = healthy();
         set_env(&mut s, "NCCL_IB_DISABLE", "1");
         // No RDMA device here: nothing is lost.
         assert_clean(run(&s));
         with_ib(&mut s, &[("mlx5_0", &[1])]);
-        only(run(&s), "GD076", Severity::Warning);
+        only(run(&s), codes::GD076, Severity::Warning);
     }
 
     #[test]
     fn bad_levels_and_debug_left_on() {
         let mut s = healthy();
         set_env(&mut s, "NCCL_P2P_LEVEL", "nvlink");
-        only(run(&s), "GD076", Severity::Warning);
+        only(run(&s), codes::GD076, Severity::Warning);
         let mut s = healthy();
         set_env(&mut s, "NCCL_DEBUG", "INFO");
-        let f = only(run(&s), "GD076", Severity::Info);
+        let f = only(run(&s), codes::GD076, Severity::Info);
         assert_eq!(first_cmd(&f), "export NCCL_DEBUG=WARN");
     }
 }

@@ -6,6 +6,7 @@
 //! (the wheel's METADATA, nccl.h beside the library, or its file name: libnccl.so.2.21.5).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::loader::How;
 use crate::pyversion::holds;
@@ -14,7 +15,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "nccl_library",
-    codes: &["GD078"],
+    codes: &[codes::GD078],
     views: &[super::View::Libs],
     checks: "the libnccl the loader gives torch is the version torch pins",
     run,
@@ -62,7 +63,7 @@ fn run(snap: &Snapshot) -> Outcome {
             continue;
         }
         out.push(
-            Finding::new("GD078", Severity::Warning, format!("torch loads NCCL {} from {}, not the {}{} it pins", v.version, o.path, pin.name, pin.spec))
+            Finding::new(codes::GD078, Severity::Warning, format!("torch loads NCCL {} from {}, not the {}{} it pins", v.version, o.path, pin.name, pin.spec))
                 .detail(format!("The loader gives torch's libtorch_cuda.so this libnccl.so.2 ({}) instead of the copy in the {} wheel. torch was built and tested against the pinned NCCL; another version works for most collectives but can differ in protocol, performance and bugs, and ranks on nodes with different NCCL versions can hang or fail at initialisation.", o.how.describe(), pin.name))
                 .evidence(Subject::torch(&env.site), format!("{} {} pins {}{}", "torch", t.dist_version, pin.name, pin.spec), env.site.clone())
                 .evidence(Subject::library("libnccl.so.2"), format!("{} {} ({})", o.path, v.version, o.how.describe()), v.source.clone())
@@ -132,7 +133,7 @@ mod tests {
             "2.18.3",
             How::LdSoCache,
         );
-        let f = only(run(&s), "GD078", Severity::Warning);
+        let f = only(run(&s), codes::GD078, Severity::Warning);
         assert!(
             f.title.contains("NCCL 2.18.3 from /usr/lib/x86_64-linux-gnu/libnccl.so.2, not the nvidia-nccl-cu12==2.21.5"),
             "{}",

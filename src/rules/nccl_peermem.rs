@@ -9,6 +9,7 @@
 //! default where the kernel and driver support it).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::nccl::PEERMEM_MODULES;
 use crate::snapshot::Snapshot;
@@ -16,7 +17,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "nccl_peermem",
-    codes: &["GD077"],
+    codes: &[codes::GD077],
     views: &[],
     checks: "a node with InfiniBand/RoCE HCAs and NVIDIA GPUs has GPUDirect RDMA (nvidia_peermem or DMA-BUF)",
     run,
@@ -90,10 +91,10 @@ fn run(snap: &Snapshot) -> Outcome {
             .is_some_and(|v| v >= (5, 12));
     let listed = hcas.join(", ");
     let mut f = if dmabuf {
-        Finding::new("GD077", Severity::Info, format!("nvidia_peermem is not loaded; GPUDirect RDMA can use DMA-BUF here ({listed})"))
+        Finding::new(codes::GD077, Severity::Info, format!("nvidia_peermem is not loaded; GPUDirect RDMA can use DMA-BUF here ({listed})"))
             .detail(format!("This node runs the open NVIDIA kernel modules on Linux {}, so NCCL 2.13 and later can register GPU memory with the HCAs through DMA-BUF (NCCL_DMABUF_ENABLE, on by default) without nvidia_peermem; NVIDIA recommends DMA-BUF where it is supported. The HCA driver (MLNX_OFED or the inbox mlx5 driver) must support it too: `NCCL_DEBUG=INFO` shows \"DMA-BUF is available\" and \"GPU Direct RDMA Enabled\" when it works.", kernel.as_deref().unwrap_or("?")))
     } else {
-        Finding::new("GD077", Severity::Warning, format!("GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with HCAs ({listed})"))
+        Finding::new(codes::GD077, Severity::Warning, format!("GPUDirect RDMA is off: nvidia_peermem is not loaded on a node with HCAs ({listed})"))
             .detail("Without nvidia_peermem (or DMA-BUF, which needs the open NVIDIA kernel modules and Linux 5.12 or later) the HCAs cannot read or write GPU memory, so NCCL copies every inter-node transfer through host memory: lower bandwidth, higher latency and CPU load for multi-node jobs. NCCL_DEBUG=INFO shows \"NET/IB : GPU Direct RDMA Disabled\". Single-node jobs are not affected.")
             .fix_cmd("Load the GPUDirect RDMA module (it ships with the driver since R470 and needs the HCA driver of MLNX_OFED / DOCA-OFED: with the kernel's inbox mlx5 driver it fails with \"Unknown symbol ib_register_peer_memory_client\", and DMA-BUF is the way there)", "sudo modprobe nvidia-peermem")
             .fix_cmd("Load it at every boot", "echo nvidia-peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf")
@@ -149,12 +150,12 @@ mod tests {
     fn hcas_without_peermem_are_a_warning_with_the_host_fix() {
         let mut s = healthy();
         with_hca(&mut s);
-        let f = only(run(&s), "GD077", Severity::Warning);
+        let f = only(run(&s), codes::GD077, Severity::Warning);
         assert_eq!(first_cmd(&f), "sudo modprobe nvidia-peermem");
         assert!(fixes_mention(&f, "/etc/modules-load.d/nvidia-peermem.conf"));
         // In a container the fix is the host's.
         in_container(&mut s, "docker");
-        let f = only(run(&s), "GD077", Severity::Warning);
+        let f = only(run(&s), codes::GD077, Severity::Warning);
         assert!(f.fix.iter().all(|x| x.command.is_none()), "{:?}", f.fix);
         assert!(fixes_mention(&f, "On the host"));
     }
@@ -180,7 +181,7 @@ mod tests {
                 }],
             );
             if judged {
-                only(run(&s), "GD077", Severity::Warning);
+                only(run(&s), codes::GD077, Severity::Warning);
             } else {
                 assert_na(run(&s));
             }
@@ -221,10 +222,10 @@ mod tests {
         km.version_file = Fact::value(crate::probes::kernel_module::VERSION_FILE, v);
         s.platform.as_mut().unwrap().kernel_release =
             Fact::value("uname", "6.8.0-45-generic".to_string());
-        let f = only(run(&s), "GD077", Severity::Info);
+        let f = only(run(&s), codes::GD077, Severity::Info);
         assert!(f.detail.contains("DMA-BUF"), "{}", f.detail);
         s.platform.as_mut().unwrap().kernel_release = Fact::value("uname", "5.4.0-1".to_string());
-        only(run(&s), "GD077", Severity::Warning);
+        only(run(&s), codes::GD077, Severity::Warning);
         assert_eq!(kernel_version("5.15.0-91-generic"), Some((5, 15)));
     }
 }

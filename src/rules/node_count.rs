@@ -3,13 +3,14 @@
 //! stale nodes behind.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "node_count",
-    codes: &["GD040"],
+    codes: &[codes::GD040],
     views: &[super::View::Devices],
     checks: "the /dev/nvidiaN nodes match the GPUs NVML reports",
     run,
@@ -27,7 +28,7 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::Checked(vec![]);
     }
     // Containers often see all nodes but NVML only the granted GPUs, or the reverse.
-    Outcome::Checked(vec![Finding::new("GD040", Severity::Warning, format!("NVML reports {nvml} GPU(s) but {present} /dev/nvidiaN node(s) exist"))
+    Outcome::Checked(vec![Finding::new(codes::GD040, Severity::Warning, format!("NVML reports {nvml} GPU(s) but {present} /dev/nvidiaN node(s) exist"))
         .detail("Each GPU the driver manages has a /dev/nvidiaN node. A mismatch means the process sees a different set than the driver: a container or Kubernetes device plugin passed in only some nodes, a cgroup device rule hides some, or nodes were left from a GPU that is gone. CUDA then fails on the GPUs it cannot open, or shows fewer than expected.")
         .evidence(Subject::GpuCount, format!("{nvml} GPU(s) in NVML"), "NVML")
         .evidence(Subject::GpuNodes, format!("{present} node(s) /dev/nvidia[0-9]*"), "/dev")
@@ -49,7 +50,7 @@ mod tests {
     fn fewer_nodes_than_gpus_is_a_warning() {
         let mut s = healthy();
         remove_node(&mut s, "/dev/nvidia1");
-        let f = only(run(&s), "GD040", Severity::Warning);
+        let f = only(run(&s), codes::GD040, Severity::Warning);
         assert!(
             f.title.contains("NVML reports 2 GPU(s) but 1"),
             "{}",

@@ -4,6 +4,7 @@
 //! A driver/library version mismatch is GD018 (driver_userspace.rs).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
@@ -11,7 +12,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "nvml_status",
-    codes: &["GD029", "GD030", "GD031"],
+    codes: &[codes::GD029, codes::GD030, codes::GD031],
     views: &[super::View::Devices],
     checks: "NVML loads, initialises and answers within the budget",
     run,
@@ -56,7 +57,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     "no NVIDIA kernel module is loaded, so no NVML is expected".into(),
                 );
             }
-            let mut f = Finding::new("GD029", Severity::Error, format!("The NVIDIA kernel module is loaded but NVML ({lib}) cannot be loaded"))
+            let mut f = Finding::new(codes::GD029, Severity::Error, format!("The NVIDIA kernel module is loaded but NVML ({lib}) cannot be loaded"))
                 .detail("The driver's user-space half (libnvidia-ml, libcuda, nvidia-smi) is missing or not on the loader path, so nvidia-smi fails and CUDA finds no driver. In a container it means the NVIDIA runtime did not mount the driver libraries.")
                 .evidence(Subject::Nvml, message.clone(), lib.clone());
             // Where the loader looked, from the libraries probe.
@@ -118,7 +119,7 @@ fn run(snap: &Snapshot) -> Outcome {
             } else {
                 Severity::Error
             };
-            let mut f = Finding::new("GD030", severity, title)
+            let mut f = Finding::new(codes::GD030, severity, title)
                 .detail(format!("nvmlInit failed: {message}. Without NVML, nvidia-smi and every monitoring tool fail, and CUDA usually fails the same way."))
                 .evidence(Subject::Nvml, format!("{code}: {message}"), lib.clone())
                 .fix_text(fix_text);
@@ -132,7 +133,7 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             f
         }
-        NvmlResult::TimedOut { seconds, stuck_at, partial } => Finding::new("GD031", Severity::Error, format!("NVML did not answer within {seconds:.1} s{}", stuck_at.as_deref().map(|a| format!(" (hung at {a})")).unwrap_or_default()))
+        NvmlResult::TimedOut { seconds, stuck_at, partial } => Finding::new(codes::GD031, Severity::Error, format!("NVML did not answer within {seconds:.1} s{}", stuck_at.as_deref().map(|a| format!(" (hung at {a})")).unwrap_or_default()))
             .detail(format!("An NVML call blocked. That happens when a GPU has fallen off the bus or the driver is wedged (Xid 79, 119 or 154 in the kernel log), and every CUDA program will block the same way. gpudoctor ran NVML in a child process and killed it.{}", match partial {
                 Some(p) => format!(" The report keeps what NVML answered before: the system facts and {} GPU(s).", p.devices.len()),
                 None => String::new(),
@@ -141,11 +142,11 @@ fn run(snap: &Snapshot) -> Outcome {
             .fix_cmd("Look for Xid errors", "sudo dmesg | grep -iE 'xid|nvrm'")
             .fix_cmd("If persistence mode is off, initialising many GPUs can take seconds: give it longer", "gpudoctor check --timeout 30")
             .fix_text("Drain the node and reset the GPU (nvidia-smi -r) or reboot; if it recurs, the GPU or its slot is failing"),
-        NvmlResult::Crashed { signal, stderr } => Finding::new("GD031", Severity::Error, format!("NVML crashed with signal {signal}"))
+        NvmlResult::Crashed { signal, stderr } => Finding::new(codes::GD031, Severity::Error, format!("NVML crashed with signal {signal}"))
             .detail(format!("Loading or calling {lib} killed the process (signal {signal}). A corrupt or mismatched driver installation is the usual cause.{}", if stderr.is_empty() { String::new() } else { format!(" Its last words: {stderr}") }))
             .evidence(Subject::Nvml, format!("signal {signal}"), lib.clone())
             .fix_text("Reinstall the NVIDIA driver packages of one version, then reboot"),
-        NvmlResult::WorkerFailed { detail } => Finding::new("GD031", Severity::Warning, "NVML could not be queried")
+        NvmlResult::WorkerFailed { detail } => Finding::new(codes::GD031, Severity::Warning, "NVML could not be queried")
             .detail(detail.clone())
             .evidence(Subject::Nvml, detail.clone(), lib.clone())
             .fix_cmd("This is likely a gpudoctor bug: attach the report", "gpudoctor check --format markdown"),
@@ -177,12 +178,16 @@ mod tests {
 
     #[test]
     fn library_missing_with_the_module_loaded_is_an_error() {
-        let f = only(run(&failed("library_not_found")), "GD029", Severity::Error);
+        let f = only(
+            run(&failed("library_not_found")),
+            codes::GD029,
+            Severity::Error,
+        );
         assert!(f.title.contains("cannot be loaded"), "{}", f.title);
         assert!(f.fix[0].text.contains("user-space package"), "{:?}", f.fix);
         let mut s = failed("library_not_found");
         in_container(&mut s, "docker");
-        let f = only(run(&s), "GD029", Severity::Error);
+        let f = only(run(&s), codes::GD029, Severity::Error);
         assert!(
             first_cmd(&f).contains("NVIDIA_DRIVER_CAPABILITIES=compute,utility"),
             "{}",
@@ -192,12 +197,16 @@ mod tests {
 
     #[test]
     fn init_failures_are_errors_with_their_own_fix() {
-        let f = only(run(&failed("driver_not_loaded")), "GD030", Severity::Error);
+        let f = only(
+            run(&failed("driver_not_loaded")),
+            codes::GD030,
+            Severity::Error,
+        );
         assert!(f.title.contains("driver is not loaded"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo modprobe nvidia");
-        let f = only(run(&failed("no_permission")), "GD030", Severity::Error);
+        let f = only(run(&failed("no_permission")), codes::GD030, Severity::Error);
         assert!(f.title.contains("Insufficient Permissions"), "{}", f.title);
-        let f = only(run(&failed("unknown")), "GD030", Severity::Error);
+        let f = only(run(&failed("unknown")), codes::GD030, Severity::Error);
         assert!(
             f.title.contains("NVML failed to initialise (unknown)"),
             "{}",
@@ -216,7 +225,7 @@ mod tests {
                 message: "Driver Not Loaded".into(),
             },
         );
-        only(run(&s), "GD030", Severity::Info);
+        only(run(&s), codes::GD030, Severity::Info);
     }
 
     #[test]
@@ -230,7 +239,7 @@ mod tests {
                 stuck_at: Some("nvmlDeviceGetHandleByIndex".into()),
             },
         );
-        let f = only(run(&s), "GD031", Severity::Error);
+        let f = only(run(&s), codes::GD031, Severity::Error);
         assert!(
             f.title
                 .contains("within 5.0 s (hung at nvmlDeviceGetHandleByIndex)"),
@@ -245,7 +254,7 @@ mod tests {
                 stderr: String::new(),
             },
         );
-        let f = only(run(&s), "GD031", Severity::Error);
+        let f = only(run(&s), codes::GD031, Severity::Error);
         assert!(f.title.contains("signal 11"), "{}", f.title);
         set_nvml(
             &mut s,
@@ -253,7 +262,7 @@ mod tests {
                 detail: "no answer".into(),
             },
         );
-        let f = only(run(&s), "GD031", Severity::Warning);
+        let f = only(run(&s), codes::GD031, Severity::Warning);
         assert_eq!(first_cmd(&f), "gpudoctor check --format markdown");
     }
 

@@ -1,6 +1,7 @@
 //! GD003–GD005: which kernel driver owns each NVIDIA GPU (the PCI `driver` link).
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::{CONFLICTING_DRIVERS, MODULES_FILE};
 use crate::probes::pci::PciDevice;
@@ -9,7 +10,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pci_binding",
-    codes: &["GD003", "GD004", "GD005"],
+    codes: &[codes::GD003, codes::GD004, codes::GD005],
     views: &[super::View::Devices],
     checks: "every NVIDIA GPU is bound to the nvidia driver",
     run,
@@ -66,7 +67,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .and_then(|g| g.driver.clone())
             .or_else(|| conflicting_loaded.first().cloned())
             .unwrap_or_else(|| "nouveau".into());
-        let mut f = Finding::new("GD003", Severity::Error, format!("GPU is bound to {owner} instead of nvidia"))
+        let mut f = Finding::new(codes::GD003, Severity::Error, format!("GPU is bound to {owner} instead of nvidia"))
             .detail(format!("The in-kernel {owner} driver claimed the GPU before nvidia.ko could, so the NVIDIA driver's probe never ran (the kernel log says \"NVRM: The NVIDIA probe routine was not called\" and nvidia-smi \"couldn't communicate with the NVIDIA driver\"). CUDA cannot use a GPU that nvidia does not own."));
         for g in &bound_elsewhere {
             f = f.evidence(
@@ -131,7 +132,7 @@ fn run(snap: &Snapshot) -> Outcome {
     {
         let drv = g.driver.as_deref().unwrap_or_default();
         out.push(
-            Finding::new("GD004", Severity::Warning, format!("GPU {} is reserved for VM passthrough ({drv})", g.address))
+            Finding::new(codes::GD004, Severity::Warning, format!("GPU {} is reserved for VM passthrough ({drv})", g.address))
                 .detail(format!("{drv} holds this GPU so a virtual machine can take it; processes on this host cannot use it. That is right on a hypervisor that passes GPUs to guests, and wrong on a machine meant to run CUDA itself."))
                 .evidence(Subject::pci(&g.address), format!("{} bound to {drv}", g.device_id), format!("{}/driver", g.source))
                 .fix_text("If the GPU should serve this host: remove its PCI id from vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot")
@@ -142,7 +143,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if nvidia_loaded == Some(true) {
         for g in gpus.iter().filter(|g| g.driver.is_none()) {
             out.push(
-                Finding::new("GD005", Severity::Error, format!("nvidia is loaded but GPU {} has no driver", g.address))
+                Finding::new(codes::GD005, Severity::Error, format!("nvidia is loaded but GPU {} has no driver", g.address))
                     .detail("The nvidia module is loaded yet did not bind this GPU. Usually the installed driver branch does not support the GPU (too new: e.g. Blackwell needs R570+ with the open kernel modules; too old: Kepler ended with R470), or initialisation failed (RmInitAdapter failed, GSP firmware error, a GPU fallen off the bus).")
                     .evidence(Subject::pci(&g.address), format!("{} has no driver bound", g.device_id), format!("{}/driver", g.source))
                     .context("nvidia loaded", MODULES_FILE)
@@ -206,7 +207,7 @@ mod tests {
 
     #[test]
     fn nouveau_owning_the_gpu_is_an_error_with_a_blacklist() {
-        let f = only(run(&nouveau_host("ubuntu")), "GD003", Severity::Error);
+        let f = only(run(&nouveau_host("ubuntu")), codes::GD003, Severity::Error);
         assert!(f.title.contains("bound to nouveau"), "{}", f.title);
         assert!(
             first_cmd(&f).contains("blacklist nouveau"),
@@ -218,9 +219,9 @@ mod tests {
 
     #[test]
     fn the_initramfs_command_follows_the_distribution() {
-        let f = only(run(&nouveau_host("fedora")), "GD003", Severity::Error);
+        let f = only(run(&nouveau_host("fedora")), codes::GD003, Severity::Error);
         assert!(fixes_mention(&f, "sudo dracut --force"));
-        let f = only(run(&nouveau_host("gentoo")), "GD003", Severity::Error);
+        let f = only(run(&nouveau_host("gentoo")), codes::GD003, Severity::Error);
         assert!(fixes_mention(&f, "mkinitcpio -P on Arch"));
     }
 
@@ -230,7 +231,7 @@ mod tests {
         for d in pci_devices_mut(&mut s) {
             d.driver = None;
         }
-        let f = only(run(&s), "GD003", Severity::Error);
+        let f = only(run(&s), codes::GD003, Severity::Error);
         assert!(f.title.contains("nouveau"), "{}", f.title);
     }
 
@@ -239,7 +240,7 @@ mod tests {
         let mut s = nouveau_host("ubuntu");
         pci_devices_mut(&mut s)[0].driver = Some("x;rm -rf".into());
         pci_devices_mut(&mut s)[1].driver = Some("x;rm -rf".into());
-        let f = only(run(&s), "GD003", Severity::Error);
+        let f = only(run(&s), codes::GD003, Severity::Error);
         assert!(f
             .fix
             .iter()
@@ -250,7 +251,7 @@ mod tests {
     fn vfio_is_a_passthrough_warning_with_an_unbind_command() {
         let mut s = healthy();
         pci_devices_mut(&mut s)[1].driver = Some("vfio-pci".into());
-        let f = only(run(&s), "GD004", Severity::Warning);
+        let f = only(run(&s), codes::GD004, Severity::Warning);
         assert!(f.title.contains("VM passthrough (vfio-pci)"), "{}", f.title);
         assert!(first_cmd(&f).contains("/sys/bus/pci/drivers/vfio-pci/unbind"));
     }
@@ -259,7 +260,7 @@ mod tests {
     fn nvidia_loaded_but_a_gpu_unbound_is_an_error() {
         let mut s = healthy();
         pci_devices_mut(&mut s)[1].driver = None;
-        let f = only(run(&s), "GD005", Severity::Error);
+        let f = only(run(&s), codes::GD005, Severity::Error);
         assert!(
             f.title.contains("0000:02:00.0 has no driver"),
             "{}",

@@ -4,13 +4,14 @@
 //! pcie_width_always_generation_only_under_load).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pcie_link",
-    codes: &["GD034"],
+    codes: &[codes::GD034],
     views: &[super::View::Devices],
     checks: "every GPU's PCIe link runs at its full width (and generation when busy)",
     run,
@@ -44,7 +45,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let key = Subject::Gpu(g.index);
         if w < max_w {
             out.push(
-                Finding::new("GD034", Severity::Warning, format!("{}: PCIe link is x{w}, not x{max_w}", g.label()))
+                Finding::new(codes::GD034, Severity::Warning, format!("{}: PCIe link is x{w}, not x{max_w}", g.label()))
                     .detail("The link trained narrower than the GPU supports: host↔device copies get a fraction of their bandwidth, and nothing logs an error. A slot wired for fewer lanes, a riser, a dirty or badly seated card, or a BIOS bifurcation setting are the usual causes.")
                     .evidence(key.clone(), link.clone(), "NVML")
                     .fix_text("Reseat the card or riser, use a slot wired x16 to the CPU, check the BIOS PCIe/bifurcation settings")
@@ -52,7 +53,7 @@ fn run(snap: &Snapshot) -> Outcome {
             );
         } else if gen < max_gen && busy {
             out.push(
-                Finding::new("GD034", Severity::Warning, format!("{}: PCIe link runs at Gen{gen} under load (max Gen{max_gen})", g.label()))
+                Finding::new(codes::GD034, Severity::Warning, format!("{}: PCIe link runs at Gen{gen} under load (max Gen{max_gen})", g.label()))
                     .detail("Links drop generation when idle to save power, but this GPU is not idle. A link stuck at a lower generation gives a fraction of the copy bandwidth without any error (a link pinned with Hardware Autonomous Speed Disable, a riser, signal integrity).")
                     .evidence(key, link, "NVML")
                     .fix_text("Re-check while a job runs (idle links downtrain by design); if it stays low, reseat the card/riser and check BIOS PCIe speed settings")
@@ -92,7 +93,7 @@ mod tests {
     fn a_narrow_link_is_a_warning() {
         let mut s = healthy();
         nvml_gpu(&mut s, 1).pcie.width = Field::Value(8);
-        let f = only(run(&s), "GD034", Severity::Warning);
+        let f = only(run(&s), codes::GD034, Severity::Warning);
         assert!(f.title.contains("PCIe link is x8, not x16"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo lspci -vv | grep -E 'LnkCap|LnkSta'");
     }
@@ -103,7 +104,7 @@ mod tests {
         nvml_gpu(&mut s, 0).pcie.generation = Field::Value(1);
         assert_clean(run(&s));
         busy(&mut s, 0);
-        let f = only(run(&s), "GD034", Severity::Warning);
+        let f = only(run(&s), codes::GD034, Severity::Warning);
         assert!(f.title.contains("runs at Gen1 under load"), "{}", f.title);
     }
 

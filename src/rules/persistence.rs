@@ -2,13 +2,14 @@
 //! last client exits, so every first CUDA call or nvidia-smi pays the initialisation again.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "persistence",
-    codes: &["GD038"],
+    codes: &[codes::GD038],
     views: &[super::View::Devices],
     checks: "persistence mode is on (servers) or irrelevant",
     run,
@@ -31,7 +32,7 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::Checked(vec![]);
     }
     let list = off.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    let mut f = Finding::new("GD038", Severity::Info, format!("Persistence mode is off on GPU {list}"))
+    let mut f = Finding::new(codes::GD038, Severity::Info, format!("Persistence mode is off on GPU {list}"))
         .detail("Without persistence the driver unloads the GPU state whenever no process holds it, so each new job (and each nvidia-smi) waits for re-initialisation — seconds on a multi-GPU node — and ECC/clock settings can be lost in between. Desktops with a display server do not need it; servers do.")
         ;
     for i in &off {
@@ -60,7 +61,7 @@ mod tests {
         for i in 0..2 {
             nvml_gpu(&mut s, i).persistence_mode = Field::Value(false);
         }
-        let f = only(run(&s), "GD038", Severity::Info);
+        let f = only(run(&s), codes::GD038, Severity::Info);
         assert!(f.title.contains("off on GPU 0,1"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),

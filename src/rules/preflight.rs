@@ -2,13 +2,14 @@
 //! overruns delays every job it guards; the probes that took the time are named.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "preflight",
-    codes: &["GD086"],
+    codes: &[codes::GD086],
     views: &[],
     checks: "check --preflight finished within its budget",
     run,
@@ -33,7 +34,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .map(|(n, us)| format!("{n} {:.1} s", *us as f64 / 1e6))
         .collect();
     Outcome::Checked(vec![Finding::new(
-        "GD086",
+        codes::GD086,
         Severity::Warning,
         format!("The preflight gate took {:.1} s, over its {:.0} s budget", p.elapsed_s, p.budget_s),
     )

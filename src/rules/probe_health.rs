@@ -3,6 +3,7 @@
 //! whose dependencies were not followed to the end is never reported as loading).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::fact::{Fact, MissingReason};
 use crate::findings::{Finding, Severity};
 use crate::loader::Failure;
@@ -12,7 +13,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "probe_health",
-    codes: &["GD016"],
+    codes: &[codes::GD016],
     views: &[super::View::Libs],
     checks: "every probe finished and could read what it needed",
     run,
@@ -38,7 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
     for (name, run) in &snap.probes {
         if run.status == ProbeStatus::TimedOut || run.status == ProbeStatus::Failed {
             // An error: a report that could not look must not pass a CI gate.
-            let f = Finding::new("GD016", Severity::Error, format!("the {name} probe did not finish ({})", run.status.as_str().replace('_', " ")))
+            let f = Finding::new(codes::GD016, Severity::Error, format!("the {name} probe did not finish ({})", run.status.as_str().replace('_', " ")))
                 .detail(format!("{} Its facts are missing from this report, and the rules that need them were not applied.", run.detail.clone().unwrap_or_default()))
                 .evidence(Subject::Probe(name.clone()), run.status.as_str(), "probe runner");
             out.push(if run.status == ProbeStatus::TimedOut {
@@ -87,7 +88,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
     }
     if !unread.is_empty() {
-        let mut f = Finding::new("GD016", Severity::Warning, format!("{} file(s) could not be read; the report is incomplete", unread.len()))
+        let mut f = Finding::new(codes::GD016, Severity::Warning, format!("{} file(s) could not be read; the report is incomplete", unread.len()))
             .detail("gpudoctor could not read some of the files it inspects, so the checks that depend on them may be missing or less certain.");
         for (source, detail) in unread {
             f = f.evidence(Subject::File(source.clone()), detail, source);
@@ -103,7 +104,7 @@ fn not_followed(l: &Linkage) -> Vec<Finding> {
     let mut out = Vec::new();
     if !l.limits.is_empty() {
         let mut f = Finding::new(
-            "GD016",
+            codes::GD016,
             Severity::Warning,
             format!("Not every native module in {} was examined", l.site),
         )
@@ -132,7 +133,7 @@ fn not_followed(l: &Linkage) -> Vec<Finding> {
         }
         out.push(
             Finding::new(
-                "GD016",
+                codes::GD016,
                 Severity::Warning,
                 format!("Whether {} loads was not judged: its dependencies were not followed to the end", m.path),
             )
@@ -179,7 +180,7 @@ mod tests {
                 }],
             )],
         );
-        let f = only(run(&s), "GD016", Severity::Warning);
+        let f = only(run(&s), codes::GD016, Severity::Warning);
         assert!(f.title.contains("was not judged"), "{}", f.title);
         assert!(f.detail.contains(detail), "{}", f.detail);
         assert!(first_cmd(&f).starts_with("ldd "), "{}", first_cmd(&f));
@@ -195,7 +196,7 @@ mod tests {
         with_modules(&mut s, Vec::new());
         let limit = format!("{SITE}: 2400 native modules; the first 2000 were opened");
         s.linkage.as_mut().unwrap()[0].limits = vec![limit.clone()];
-        let f = only(run(&s), "GD016", Severity::Warning);
+        let f = only(run(&s), codes::GD016, Severity::Warning);
         assert!(f.detail.contains(&limit), "{}", f.detail);
     }
 
@@ -222,7 +223,7 @@ mod tests {
     fn a_timed_out_probe_is_an_error_suggesting_more_time() {
         let f = only(
             run(&with_probe(ProbeStatus::TimedOut)),
-            "GD016",
+            codes::GD016,
             Severity::Error,
         );
         assert!(
@@ -238,7 +239,7 @@ mod tests {
     fn a_failed_probe_is_an_error_asking_for_a_report() {
         let f = only(
             run(&with_probe(ProbeStatus::Failed)),
-            "GD016",
+            codes::GD016,
             Severity::Error,
         );
         assert_eq!(first_cmd(&f), "gpudoctor check --format markdown");
@@ -258,7 +259,7 @@ mod tests {
             "denied",
         );
         nodes_mut(&mut s).nodes[0].error = Some("permission denied".into());
-        let f = only(run(&s), "GD016", Severity::Warning);
+        let f = only(run(&s), codes::GD016, Severity::Warning);
         assert!(
             f.title.contains("2 file(s) could not be read"),
             "{}",
@@ -275,7 +276,7 @@ mod tests {
                 source: format!("{SITE}/torch-2.8.0.dist-info/METADATA"),
                 detail: "Requires-Dist on line 9: marker too deeply nested (more than 32 levels of parentheses); not judged".into(),
             });
-        let f = only(run(&s), "GD016", Severity::Warning);
+        let f = only(run(&s), codes::GD016, Severity::Warning);
         assert!(f.evidence[0].value.contains("too deeply nested"), "{f:?}");
     }
 

@@ -4,6 +4,7 @@
 //! gpu_older_than_the_build).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
 use crate::compat::torch::{builds_of, covers, Platform};
 use crate::compat::CudaVersion;
@@ -15,7 +16,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_build",
-    codes: &["GD041", "GD042", "GD043"],
+    codes: &[codes::GD041, codes::GD042, codes::GD043],
     views: &[],
     checks: "the installed torch is a CUDA build the driver runs, compiled for this GPU",
     run,
@@ -79,12 +80,12 @@ fn run(snap: &Snapshot) -> Outcome {
         let cuda_pick = rec.pick.as_ref().filter(|p| p.cuda.is_some());
         match t.kind() {
             "rocm" => out.push(
-                Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a ROCm (AMD) build: it cannot use NVIDIA GPUs"))
+                Finding::new(codes::GD041, Severity::Error, format!("torch {version}{where_} is a ROCm (AMD) build: it cannot use NVIDIA GPUs"))
                     .detail("torch.version.hip is set: this build talks to AMD's ROCm, not CUDA, and torch.cuda.is_available() is False on NVIDIA hardware.")
                     .evidence(key.clone(), format!("torch {version}, hip {}", t.hip.as_deref().unwrap_or("?")), t.version.source.clone()),
             ),
             "cpu" => {
-                let mut f = Finding::new("GD041", Severity::Error, format!("torch {version}{where_} is a CPU-only build, but this machine has an NVIDIA GPU"))
+                let mut f = Finding::new(codes::GD041, Severity::Error, format!("torch {version}{where_} is a CPU-only build, but this machine has an NVIDIA GPU"))
                     .detail("torch.version.cuda is None: this wheel has no CUDA code, so torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled with CUDA enabled\". pip resolved the CPU wheel (Windows PyPI wheels are CPU-only; some indexes and lockfiles pin +cpu), or conda installed pytorch-mutex=cpu. A CUDA toolkit elsewhere on the machine does not change that.")
                     .evidence(key.clone(), format!("torch {version}: torch.version.cuda = None"), t.version.source.clone());
                 if let Some(m) = t.conda_mutex.as_deref().filter(|m| *m == "cpu") {
@@ -102,7 +103,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     if let DriverVerdict::TooOld { needs, family_min } = driver_verdict_on(tc, &d.version, d.os()) {
                         let found = max_cuda_for_driver(&d.version).map_or("?".into(), |m| (m.cuda.major * 1000 + m.cuda.minor * 10).to_string());
                         let needed = family_min.unwrap_or(needs);
-                        let mut f = Finding::new("GD042", Severity::Error, format!("torch {version}{where_} needs CUDA {tc}, but driver {} is too old for it", d.version.as_str()))
+                        let mut f = Finding::new(codes::GD042, Severity::Error, format!("torch {version}{where_} needs CUDA {tc}, but driver {} is too old for it", d.version.as_str()))
                             .detail(format!("torch reports \"The NVIDIA driver on your system is too old (found version {found})\" and torch.cuda.is_available() is False. {}", if family_min.is_some() { format!("CUDA {}.x builds run on any driver from {needed} (minor-version compatibility); this one is older.", tc.major) } else { format!("This CUDA needs driver {needed}.") }))
                             .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
                             .evidence(Subject::DriverVersion, format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
@@ -147,7 +148,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         _ => "",
                     };
                     let mut f = Finding::new(
-                        "GD043",
+                        codes::GD043,
                         Severity::Error,
                         format!("torch {version}{where_} has no kernels for {} ({}): \"no kernel image is available for execution on the device\"", g.name, g.cc.sm()),
                     )
@@ -216,7 +217,7 @@ mod tests {
         t.wheel_machine = Some("aarch64".into());
         let mut s = with_torch(t.clone());
         gpus_named(&mut s, "NVIDIA T4", "7.5");
-        let f = only(run(&s), "GD043", Severity::Error);
+        let f = only(run(&s), codes::GD043, Severity::Error);
         assert!(
             f.evidence[0].source.contains("cu126 aarch64 build"),
             "{:?}",
@@ -237,7 +238,7 @@ mod tests {
     fn a_cpu_build_is_an_error_with_the_cuda_wheel() {
         let mut t = torch("2.4.1+cpu", None);
         t.conda_mutex = Some("cpu".into());
-        let f = only(run(&with_torch(t)), "GD041", Severity::Error);
+        let f = only(run(&with_torch(t)), codes::GD041, Severity::Error);
         assert!(f.title.contains("CPU-only build"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),
@@ -250,7 +251,7 @@ mod tests {
     fn a_rocm_build_is_an_error() {
         let mut t = torch("2.4.1+rocm6.1", None);
         t.hip = Some("6.1.40091".into());
-        let f = only(run(&with_torch(t)), "GD041", Severity::Error);
+        let f = only(run(&with_torch(t)), codes::GD041, Severity::Error);
         assert!(f.title.contains("ROCm (AMD) build"), "{}", f.title);
     }
 
@@ -259,7 +260,7 @@ mod tests {
         let mut s = healthy();
         gpus_named(&mut s, "NVIDIA A100-SXM4-80GB", "8.0");
         set_driver(&mut s, "470.82.01");
-        let f = only(run(&s), "GD042", Severity::Error);
+        let f = only(run(&s), codes::GD042, Severity::Error);
         assert!(
             f.title.contains("driver 470.82.01 is too old"),
             "{}",
@@ -285,7 +286,7 @@ mod tests {
         // R470 runs no Hopper GPU: no torch build helps until the driver is upgraded.
         let mut s = healthy();
         set_driver(&mut s, "470.82.01");
-        let f = only(run(&s), "GD042", Severity::Error);
+        let f = only(run(&s), codes::GD042, Severity::Error);
         assert_eq!(f.fix.len(), 1, "{:?}", f.fix);
         assert!(f.fix[0]
             .text
@@ -299,7 +300,7 @@ mod tests {
             "libtorch_cuda.so",
             arches(&["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86"]),
         ));
-        let f = only(run(&s), "GD043", Severity::Error);
+        let f = only(run(&s), codes::GD043, Severity::Error);
         assert!(
             f.title
                 .contains("has no kernels for NVIDIA H100 80GB HBM3 (sm_90)"),
@@ -318,7 +319,7 @@ mod tests {
     fn a_gpu_older_than_the_builds_arches_is_an_error() {
         let mut s = healthy();
         gpus_named(&mut s, "Tesla K80", "3.7");
-        let f = only(run(&s), "GD043", Severity::Error);
+        let f = only(run(&s), codes::GD043, Severity::Error);
         assert!(f.title.contains("Tesla K80 (sm_37)"), "{}", f.title);
         assert!(f.detail.contains("dropped support"), "{}", f.detail);
     }
@@ -329,7 +330,7 @@ mod tests {
         torch_mut(&mut s).arches = None;
         assert_clean(run(&s));
         gpus_named(&mut s, "NVIDIA GeForce RTX 5090", "12.0");
-        only(run(&s), "GD043", Severity::Error);
+        only(run(&s), codes::GD043, Severity::Error);
     }
 
     #[test]
@@ -338,7 +339,7 @@ mod tests {
         let mut s = with_torch(torch("2.5.1", Some("12.4")));
         gpus_named(&mut s, "NVIDIA GeForce RTX 5090", "12.0");
         torch_mut(&mut s).arches = None;
-        let f = only(run(&s), "GD043", Severity::Error);
+        let f = only(run(&s), codes::GD043, Severity::Error);
         assert!(
             f.evidence[0].source.contains("2.5.1 cu124 x86_64 build"),
             "{:?}",
@@ -357,7 +358,7 @@ mod tests {
         other.site = "/opt/conda/lib/python3.11/site-packages".into();
         other.torch = Some(torch("2.4.1+cpu", None));
         s.python.as_mut().unwrap().push(other);
-        let f = only(run(&s), "GD041", Severity::Error);
+        let f = only(run(&s), codes::GD041, Severity::Error);
         assert!(
             f.title
                 .contains("in /opt/conda/lib/python3.11/site-packages"),
@@ -384,7 +385,7 @@ mod tests {
         let mut s = healthy();
         gpus_named(&mut s, "Tesla K80", "3.7");
         torch_mut(&mut s).arches = Some(Fact::value("libtorch_cuda.so", arches(&["compute_70"])));
-        let f = only(run(&s), "GD043", Severity::Error);
+        let f = only(run(&s), codes::GD043, Severity::Error);
         assert!(f.detail.contains("dropped support"), "{}", f.detail);
     }
 
@@ -396,7 +397,7 @@ mod tests {
             "libtorch_cuda.so",
             arches(&["sm_70", "compute_90"]),
         ));
-        let f = only(run(&s), "GD043", Severity::Error);
+        let f = only(run(&s), codes::GD043, Severity::Error);
         assert!(
             f.detail.contains("skips the GPU's architecture"),
             "{}",

@@ -6,6 +6,7 @@
 //! this torch.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::companions;
 use crate::compat::torch::{build_variant, local_variant, variant_cuda};
 use crate::findings::{Finding, Severity};
@@ -16,7 +17,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_companions",
-    codes: &["GD046"],
+    codes: &[codes::GD046],
     views: &[],
     checks: "torchvision and torchaudio belong to the installed torch (the torch they declare, and the CUDA variant)",
     run,
@@ -106,7 +107,7 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             let detail = consequence.unwrap_or_else(|| format!("{} ships compiled operators linked against one torch build. A different CUDA variant fails at import with \"PyTorch and {} were compiled with different CUDA versions\" (a different CUDA major, for releases that compare only the major); a torch its wheel does not declare fails with errors like \"operator torchvision::nms does not exist\" or undefined symbols.", c.name, c.name));
             let mut f = Finding::new(
-                "GD046",
+                codes::GD046,
                 severity,
                 format!(
                     "{} {} does not match torch {tv}: {}",
@@ -160,7 +161,7 @@ mod tests {
     fn another_cuda_major_is_an_error() {
         let f = only(
             run(&companion("torchvision", "0.19.1+cu118")),
-            "GD046",
+            codes::GD046,
             Severity::Error,
         );
         assert!(
@@ -196,7 +197,7 @@ mod tests {
         // a newer one loads but may call what torch's older runtime lacks (warning).
         let f = only(
             run(&companion("torchvision", "0.19.1+cu121")),
-            "GD046",
+            codes::GD046,
             Severity::Info,
         );
         assert!(
@@ -206,31 +207,31 @@ mod tests {
         );
         let mut s = companion("torchvision", "0.19.1+cu124");
         primary_env(&mut s).torch = Some(torch("2.4.1+cu121", Some("12.1")));
-        let f = only(run(&s), "GD046", Severity::Warning);
+        let f = only(run(&s), codes::GD046, Severity::Warning);
         assert!(f.detail.contains("CUDA 12.4 runtime"), "{}", f.detail);
         // torchvision 0.15 (torch 2.0) still refuses another minor at import.
         let mut s = companion("torchvision", "0.15.2+cu117");
         primary_env(&mut s).torch = Some(torch("2.0.1+cu118", Some("11.8")));
-        only(run(&s), "GD046", Severity::Error);
+        only(run(&s), codes::GD046, Severity::Error);
         // So does every torchaudio before 2.11.1.
         let mut s = companion("torchaudio", "2.4.1+cu121");
         primary_env(&mut s)
             .companions
             .retain(|c| c.name != "torchvision");
-        only(run(&s), "GD046", Severity::Error);
+        only(run(&s), codes::GD046, Severity::Error);
     }
 
     #[test]
     fn a_torch_the_companion_does_not_declare_is_an_error() {
         let f = only(
             run(&companion("torchvision", "0.18.1+cu124")),
-            "GD046",
+            codes::GD046,
             Severity::Error,
         );
         assert!(f.title.contains("it requires torch==2.3.1"), "{}", f.title);
         let f = only(
             run(&companion("torchaudio", "2.3.1+cu124")),
-            "GD046",
+            codes::GD046,
             Severity::Error,
         );
         assert!(
@@ -266,7 +267,7 @@ mod tests {
         let mut tv = dist("torchvision", "0.29.0");
         tv.requires_torch = Some("==2.14.0".into());
         torch_2_15(&mut s).companions = vec![tv];
-        let f = only(run(&s), "GD046", Severity::Error);
+        let f = only(run(&s), codes::GD046, Severity::Error);
         assert!(f.title.contains("requires torch==2.14.0"), "{}", f.title);
         assert!(
             f.evidence[0]
@@ -283,7 +284,7 @@ mod tests {
         let mut tv = dist("torchvision", "0.29.2");
         tv.requires_torch = Some("==2.13.0".into());
         torch_2_15(&mut s).companions = vec![tv];
-        only(run(&s), "GD046", Severity::Error);
+        only(run(&s), codes::GD046, Severity::Error);
     }
 
     #[test]
@@ -292,7 +293,7 @@ mod tests {
         let mut tv = dist("torchvision", "0.29.0");
         tv.requires_torch = Some(">=2.x".into());
         torch_2_15(&mut s).companions = vec![tv];
-        let f = only(run(&s), "GD046", Severity::Warning);
+        let f = only(run(&s), codes::GD046, Severity::Warning);
         assert!(
             f.title.contains("its torch requirement cannot be judged"),
             "{}",
@@ -304,7 +305,7 @@ mod tests {
         let mut tv = dist("torchvision", "0.29.2+cu126");
         tv.requires_torch = Some(">=2.x".into());
         torch_2_15(&mut s).companions = vec![tv];
-        only(run(&s), "GD046", Severity::Error);
+        only(run(&s), codes::GD046, Severity::Error);
     }
 
     #[test]
@@ -313,7 +314,7 @@ mod tests {
         let env = primary_env(&mut s);
         env.torch = Some(torch("2.4.1+cpu", None));
         env.companions = vec![dist("torchvision", "0.19.1+cu124")];
-        let f = only(run(&s), "GD046", Severity::Error);
+        let f = only(run(&s), codes::GD046, Severity::Error);
         assert!(first_cmd(&f).ends_with("/whl/cpu"), "{}", first_cmd(&f));
     }
 

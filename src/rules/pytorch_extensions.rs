@@ -4,6 +4,7 @@
 //! extension_toolkit_of_another_major).
 
 use super::{Outcome, Rule, View};
+use crate::codes;
 use crate::compat::CudaVersion;
 use crate::findings::{Finding, Severity};
 use crate::probes::toolkits::cuda_home_value;
@@ -12,7 +13,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_extensions",
-    codes: &["GD047"],
+    codes: &[codes::GD047],
     views: &[View::Toolkit],
     checks: "the toolkit extension builds use has torch's CUDA major",
     run,
@@ -61,7 +62,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .max_by_key(|i| i.cuda)
         });
         let mut f = Finding::new(
-            "GD047",
+            codes::GD047,
             if builders > 0 { Severity::Error } else { Severity::Warning },
             format!("Extensions would build with CUDA {tv} ({}), but torch {version} was built with CUDA {torch_cuda}", tk.root),
         )
@@ -101,7 +102,7 @@ mod tests {
     #[test]
     fn another_major_is_a_warning_and_an_error_when_something_builds() {
         let mut s = builds_with_11_8(false);
-        let f = only(run(&s), "GD047", Severity::Warning);
+        let f = only(run(&s), codes::GD047, Severity::Warning);
         assert!(
             f.title.contains("Extensions would build with CUDA 11.8"),
             "{}",
@@ -119,12 +120,16 @@ mod tests {
                 version: "0.1".into(),
                 site: SITE.into(),
             });
-        only(run(&s), "GD047", Severity::Error);
+        only(run(&s), codes::GD047, Severity::Error);
     }
 
     #[test]
     fn an_installed_toolkit_of_torchs_major_is_offered() {
-        let f = only(run(&builds_with_11_8(true)), "GD047", Severity::Warning);
+        let f = only(
+            run(&builds_with_11_8(true)),
+            codes::GD047,
+            Severity::Warning,
+        );
         assert_eq!(
             first_cmd(&f),
             "export CUDA_HOME=/usr/local/cuda-12.4 PATH=/usr/local/cuda-12.4/bin:\"$PATH\""
@@ -138,7 +143,7 @@ mod tests {
         assert_clean(run(&s));
         primary_env(&mut s).torch = Some(torch("1.13.1+cu117", Some("11.7")));
         toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "11.8.89", true);
-        only(run(&s), "GD047", Severity::Warning);
+        only(run(&s), codes::GD047, Severity::Warning);
     }
 
     #[test]

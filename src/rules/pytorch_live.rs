@@ -4,6 +4,7 @@
 //! (LD_LIBRARY_PATH, LD_PRELOAD, a system cuDNN).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
@@ -11,7 +12,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_live",
-    codes: &["GD048", "GD049"],
+    codes: &[codes::GD048, codes::GD049],
     views: &[],
     checks: "torch imports, sees CUDA, and loads the libraries its files say",
     run,
@@ -25,13 +26,13 @@ fn run(snap: &Snapshot) -> Outcome {
         LiveResult::Ok { answer } => answer,
         LiveResult::NotProbed { reason } => return Outcome::NotApplicable(reason.clone()),
         LiveResult::TimedOut { seconds } => {
-            return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Importing torch in {} did not finish within {seconds:.1} s", live.python))
+            return Outcome::Checked(vec![Finding::new(codes::GD048, Severity::Warning, format!("Importing torch in {} did not finish within {seconds:.1} s", live.python))
                 .detail("A first import after installation or on a network filesystem can take long; an import that hangs usually waits on a wedged driver or a lock.")
                 .evidence(Subject::PythonImport, format!("timed out after {seconds:.1} s"), live.python.clone())
                 .fix_cmd("Give it more time", crate::sh!("gpudoctor check --python {} --python-import --timeout 180", live.python))])
         }
         LiveResult::Failed { detail } => {
-            return Outcome::Checked(vec![Finding::new("GD048", Severity::Warning, format!("Could not ask {} about torch", live.python))
+            return Outcome::Checked(vec![Finding::new(codes::GD048, Severity::Warning, format!("Could not ask {} about torch", live.python))
                 .detail(detail.clone())
                 .evidence(Subject::PythonImport, detail.clone(), live.python.clone())])
         }
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
     if let Some(e) = &a.import_error {
         if !a.no_torch() {
             out.push(
-                Finding::new("GD048", Severity::Error, format!("`import torch` fails in {}: {}", live.python, e.lines().next().unwrap_or(e)))
+                Finding::new(codes::GD048, Severity::Error, format!("`import torch` fails in {}: {}", live.python, e.lines().next().unwrap_or(e)))
                     .detail(format!("Python {} raised {e}. The static findings above usually name the cause (a missing nvidia-* wheel, a library shadowed by LD_LIBRARY_PATH).", a.python_version.as_deref().unwrap_or("?")))
                     .evidence(Subject::PythonImport, e.clone(), live.python.clone()),
             );
@@ -50,7 +51,7 @@ fn run(snap: &Snapshot) -> Outcome {
         && (snap.nvidia_hardware_seen() || snap.nvml_system().is_some())
         && super::container_cause(snap).is_none()
     {
-        let mut f = Finding::new("GD048", Severity::Error, format!("torch {} imports but torch.cuda.is_available() is False", a.torch.as_deref().unwrap_or("?")))
+        let mut f = Finding::new(codes::GD048, Severity::Error, format!("torch {} imports but torch.cuda.is_available() is False", a.torch.as_deref().unwrap_or("?")))
             .detail("This machine has an NVIDIA GPU and torch is a CUDA build, yet torch cannot use it. torch's own warnings (below) and the driver, device-node and library findings in this report say why.")
             .evidence(Subject::PythonImport, format!("is_available() = False in {}", live.python), live.python.clone());
         for w in &a.warnings {
@@ -69,7 +70,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .unwrap_or_else(|| t.dist_version.clone());
             if *live_v != static_v {
                 out.push(
-                    Finding::new("GD049", Severity::Warning, format!("{} imports torch {live_v}, not the torch {static_v} in {}", live.python, env.site))
+                    Finding::new(codes::GD049, Severity::Warning, format!("{} imports torch {live_v}, not the torch {static_v} in {}", live.python, env.site))
                         .detail("The interpreter finds torch somewhere else than the environment gpudoctor read (PYTHONPATH, a user site-packages, another venv activated in the shell), so what you inspect is not what runs.")
                         .evidence(Subject::torch(&env.site), format!("files: {static_v}; import: {live_v}"), live.python.clone())
                         .fix_cmd("See where it comes from", crate::sh!("{} -c 'import torch; print(torch.__file__)'", live.python)),
@@ -93,7 +94,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .filter(|p| !p.starts_with(&env.site))
                 .collect();
             if !foreign.is_empty() && t.kind() == "cuda" && !env.nvidia_wheels.is_empty() {
-                let mut f = Finding::new("GD049", Severity::Warning, format!("torch loaded CUDA libraries from outside its wheels: {}", foreign.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
+                let mut f = Finding::new(codes::GD049, Severity::Warning, format!("torch loaded CUDA libraries from outside its wheels: {}", foreign.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
                     .detail("torch's nvidia-* wheels are installed, but the running process mapped other copies — LD_LIBRARY_PATH, LD_PRELOAD or a system library came first. Versions other than the pinned ones cause undefined-symbol errors and subtle numerical differences.")
                     .evidence(Subject::torch(&env.site), "loaded from outside the environment", "/proc/self/maps of the import");
                 for p in &foreign {
@@ -159,7 +160,7 @@ mod tests {
                 a.import_error =
                     Some("ImportError: libcudnn.so.9: cannot open shared object file\nmore".into())
             })),
-            "GD048",
+            codes::GD048,
             Severity::Error,
         );
         assert!(f.title.contains("`import torch` fails"), "{}", f.title);
@@ -176,7 +177,7 @@ mod tests {
             a.is_available = Some(false);
             a.warnings = vec!["CUDA initialization: CUDA unknown error".into()];
         });
-        let f = only(run(&s), "GD048", Severity::Error);
+        let f = only(run(&s), codes::GD048, Severity::Error);
         assert!(
             f.title.contains("torch.cuda.is_available() is False"),
             "{}",
@@ -212,7 +213,7 @@ mod tests {
     fn a_hang_or_a_failure_to_ask_is_a_warning() {
         let f = only(
             run(&live(LiveResult::TimedOut { seconds: 60.0 })),
-            "GD048",
+            codes::GD048,
             Severity::Warning,
         );
         assert!(
@@ -228,7 +229,7 @@ mod tests {
             run(&live(LiveResult::Failed {
                 detail: "exec failed".into(),
             })),
-            "GD048",
+            codes::GD048,
             Severity::Warning,
         );
         assert!(f.title.contains("Could not ask"), "{}", f.title);
@@ -238,7 +239,7 @@ mod tests {
     fn another_torch_than_the_files_say_is_a_warning() {
         let f = only(
             run(&with(|a| a.torch = Some("2.5.0+cu121".into()))),
-            "GD049",
+            codes::GD049,
             Severity::Warning,
         );
         assert!(
@@ -256,7 +257,7 @@ mod tests {
     #[test]
     fn cuda_libraries_from_outside_the_wheels_are_a_warning() {
         let s = with(|a| a.loaded.push(format!("{LIB_DIR}/libcudnn.so.9.0.0")));
-        let f = only(run(&s), "GD049", Severity::Warning);
+        let f = only(run(&s), codes::GD049, Severity::Warning);
         assert!(f.title.contains("from outside its wheels"), "{}", f.title);
         assert!(evidence_mentions(
             &f,

@@ -4,6 +4,7 @@
 //! copies ahead of them (searched before torch's RUNPATH: "undefined symbol:
 //! __nvJitLinkAddData_12_1").
 
+use crate::codes;
 use std::path::Path;
 
 use super::{Outcome, Rule};
@@ -15,7 +16,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_wheels",
-    codes: &["GD044", "GD045"],
+    codes: &[codes::GD044, codes::GD045],
     views: &[super::View::Libs],
     checks: "torch's nvidia-* wheels are installed as pinned and nothing on LD_LIBRARY_PATH shadows them",
     run,
@@ -132,7 +133,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 .map(|r| format!("{}{}", r.name, r.spec))
                 .collect();
             let lib = missing.iter().find_map(|r| library_of(&r.name, &r.spec));
-            let mut f = Finding::new("GD044", Severity::Error, format!("torch {version} needs {} wheel(s) that are not installed: {}", missing.len(), pins.join(", ")))
+            let mut f = Finding::new(codes::GD044, Severity::Error, format!("torch {version} needs {} wheel(s) that are not installed: {}", missing.len(), pins.join(", ")))
                 .detail(format!("torch's CUDA libraries load these wheels' shared libraries; without them `import torch` fails{}. Installers that resolve dependencies by platform (poetry, some lockfiles, --no-deps, copying site-packages) can leave them out.", lib.map(|l| format!(" with \"ImportError: {l}: cannot open shared object file: No such file or directory\"")).unwrap_or_default()))
                 .evidence(Subject::torch(&env.site), format!("Requires-Dist {}", pins.join(", ")), format!("{}/torch-{}.dist-info/METADATA", env.site, t.dist_version));
             for r in &missing {
@@ -150,7 +151,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         for r in triton_missing {
             out.push(
-                Finding::new("GD044", Severity::Warning, format!("torch {version} pins {}{} but it is not installed: torch.compile cannot work", r.name, r.spec))
+                Finding::new(codes::GD044, Severity::Warning, format!("torch {version} pins {}{} but it is not installed: torch.compile cannot work", r.name, r.spec))
                     .detail("torch imports without Triton, but torch.compile's GPU backend (Inductor) generates Triton kernels and fails with \"Cannot find a working triton installation\".")
                     .evidence(Subject::torch(&env.site), format!("Requires-Dist {}{}", r.name, r.spec), env.site.clone())
                     .fix_cmd("Install the pinned Triton", crate::recommend::commands::install_into(env, &[format!("{}{}", r.name, r.spec)], false, false)),
@@ -158,7 +159,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         for (r, d) in wrong {
             out.push(
-                Finding::new("GD044", Severity::Warning, format!("{} {} is installed but torch {version} pins {}{}", d.name, d.version, r.name, r.spec))
+                Finding::new(codes::GD044, Severity::Warning, format!("{} {} is installed but torch {version} pins {}{}", d.name, d.version, r.name, r.spec))
                     .detail("torch was built and tested against the pinned version; another one can fail at import with undefined symbols, or run with different numerics and bugs.")
                     .evidence(Subject::torch(&env.site), format!("{} {} vs {}", d.name, d.version, r.spec), env.site.clone())
                     .fix_cmd("Install the pinned version", crate::recommend::commands::install_into(env, &[format!("{}{}", r.name, r.spec)], false, false)),
@@ -198,10 +199,10 @@ fn run(snap: &Snapshot) -> Outcome {
                 let f = match verdict {
                     // Bound by a module that fails: GD060 names the failure.
                     Some(Shadow::Breaks) => continue,
-                    Some(Shadow::Loads(users)) => Finding::new("GD045", Severity::Info, format!("torch loads {} from LD_LIBRARY_PATH ({}) instead of its wheel's{versions}; every version and symbol it needs is there", lib.soname, a.path))
+                    Some(Shadow::Loads(users)) => Finding::new(codes::GD045, Severity::Info, format!("torch loads {} from LD_LIBRARY_PATH ({}) instead of its wheel's{versions}; every version and symbol it needs is there", lib.soname, a.path))
                         .detail(format!("The loader searches LD_LIBRARY_PATH before the RUNPATH that leads to the wheel, so {} is not used. The copy on LD_LIBRARY_PATH defines every symbol version {} import{}, so loading works; numerics and fixed bugs are those of that copy.", w.path, users.join(", "), if users.len() == 1 { "s" } else { "" })),
                     // Nothing loads it (or no linkage): the consequence is not known.
-                    _ => Finding::new("GD045", Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{versions}", lib.soname, a.path))
+                    _ => Finding::new(codes::GD045, Severity::Warning, format!("LD_LIBRARY_PATH has another {} ({}) than torch's wheel{versions}", lib.soname, a.path))
                         .detail(format!("torch's libraries find their wheels through RUNPATH, which the loader searches after LD_LIBRARY_PATH; whatever loads {} by name gets the LD_LIBRARY_PATH copy first (nvidia libraries loading each other, extensions, other frameworks): the classic \"undefined symbol: __nvJitLinkAddData_12_1\". `gpudoctor libs` shows which copy each module binds.", lib.soname, )),
                 };
                 let mut f = f
@@ -251,7 +252,7 @@ mod tests {
         primary_env(&mut s)
             .nvidia_wheels
             .retain(|d| d.name != "nvidia-cudnn-cu12");
-        let f = only(run(&s), "GD044", Severity::Error);
+        let f = only(run(&s), codes::GD044, Severity::Error);
         assert!(
             f.title
                 .contains("not installed: nvidia-cudnn-cu12==9.1.0.70"),
@@ -268,7 +269,7 @@ mod tests {
         primary_env(&mut s)
             .companions
             .retain(|d| d.name != "triton");
-        let f = only(run(&s), "GD044", Severity::Warning);
+        let f = only(run(&s), codes::GD044, Severity::Warning);
         assert!(f.title.contains("torch.compile cannot work"), "{}", f.title);
         assert_eq!(first_cmd(&f), "pip install triton==3.0.0");
     }
@@ -277,7 +278,7 @@ mod tests {
     fn a_wheel_at_another_version_is_a_warning() {
         let mut s = healthy();
         primary_env(&mut s).nvidia_wheels[1].version = "12.1.3.1".into();
-        let f = only(run(&s), "GD044", Severity::Warning);
+        let f = only(run(&s), codes::GD044, Severity::Warning);
         assert!(
             f.title
                 .contains("nvidia-cublas-cu12 12.1.3.1 is installed but torch"),
@@ -334,7 +335,7 @@ mod tests {
 
     #[test]
     fn shadowing_that_loads_is_information_and_one_that_breaks_is_gd060s() {
-        let f = only(run(&shadowed_and_bound(true)), "GD045", Severity::Info);
+        let f = only(run(&shadowed_and_bound(true)), codes::GD045, Severity::Info);
         assert!(
             f.title
                 .contains("torch loads libcudnn.so.9 from LD_LIBRARY_PATH"),
@@ -350,7 +351,7 @@ mod tests {
     #[test]
     fn ld_library_path_shadowing_a_wheel_library_is_a_warning() {
         let s = shadowed();
-        let f = only(run(&s), "GD045", Severity::Warning);
+        let f = only(run(&s), codes::GD045, Severity::Warning);
         assert!(
             f.title
                 .contains("another libcudnn.so.9 (/opt/cudnn/lib/libcudnn.so.9)"),

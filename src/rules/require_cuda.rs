@@ -5,6 +5,7 @@
 //! (the next start with the NVIDIA runtime) and for `check --image`.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::driver::{
     driver_verdict_on, max_cuda_for_driver, toolkit_min_driver, DriverVerdict,
 };
@@ -16,7 +17,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "require_cuda",
-    codes: &["GD063"],
+    codes: &[codes::GD063],
     views: &[],
     checks: "the image's NVIDIA_REQUIRE_* conditions hold for this host's driver",
     run,
@@ -118,7 +119,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Verdict::Invalid(e) => {
                     if !disabled {
                         findings.push(
-                            Finding::new("GD063", Severity::Error, format!("{name} is not a condition the NVIDIA runtime can read"))
+                            Finding::new(codes::GD063, Severity::Error, format!("{name} is not a condition the NVIDIA runtime can read"))
                                 .detail(format!("The NVIDIA container runtime evaluates {name} before it starts the container and stops with \"invalid expression\" when it reaches one it cannot read: {e}."))
                                 .evidence(Subject::env(&name), format!("{name}={}", short(&text)), "environment")
                                 .fix_text(format!("Fix or remove {name} in the image, or override it when starting the container")),
@@ -199,10 +200,10 @@ fn unsatisfied(
         } else {
             (Severity::Error, "the image's CUDA cannot initialise on this driver: cudaErrorInsufficientDriver (35), \"CUDA driver version is insufficient for CUDA runtime version\"")
         };
-        Finding::new("GD063", severity, format!("NVIDIA_DISABLE_REQUIRE skips the runtime's check, and {have} does not meet {first}"))
+        Finding::new(codes::GD063, severity, format!("NVIDIA_DISABLE_REQUIRE skips the runtime's check, and {have} does not meet {first}"))
             .detail(format!("The NVIDIA runtime would refuse this container ({message}); NVIDIA_DISABLE_REQUIRE turns that check off, so the container starts, but {what}."))
     } else {
-        Finding::new("GD063", Severity::Error, format!("The NVIDIA runtime will refuse to start this image here: {name} needs {first}, and {have} does not meet it"))
+        Finding::new(codes::GD063, Severity::Error, format!("The NVIDIA runtime will refuse to start this image here: {name} needs {first}, and {have} does not meet it"))
             .detail(format!("Before it starts a container with GPUs, the NVIDIA container runtime's hook (nvidia-container-cli) checks the image's {name} against the host's driver and GPUs. No alternative holds here, so `docker run --gpus` (or a Kubernetes pod under NVIDIA's runtime) fails with: {message}. CDI injection and Apptainer do not check it; the image's CUDA then meets the driver at initialisation instead."))
     };
     f = f
@@ -272,7 +273,7 @@ mod tests {
     #[test]
     fn a_cuda_12_8_image_on_a_545_driver_is_refused_with_the_runtimes_words() {
         let s = container_with(PUBLISHED[1].1, "545.29.06");
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(
             f.detail
                 .contains("unsatisfied condition: cuda>=12.8, please update your driver"),
@@ -301,15 +302,15 @@ mod tests {
     #[test]
     fn a_cuda_13_image_on_a_cuda_12_driver_cannot_be_rescued_by_disabling_the_check() {
         let s = container_with(PUBLISHED[2].1, "550.54.15");
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(fixes_mention(&f, "would not help"));
         let mut s = s;
         set_env(&mut s, "NVIDIA_DISABLE_REQUIRE", "true");
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(f.detail.contains("insufficient"), "{}", f.detail);
         let mut s = container_with(PUBLISHED[1].1, "545.29.06");
         set_env(&mut s, "NVIDIA_DISABLE_REQUIRE", "1");
-        only(run(&s), "GD063", Severity::Warning);
+        only(run(&s), codes::GD063, Severity::Warning);
     }
 
     #[test]
@@ -320,14 +321,14 @@ mod tests {
         set_driver(&mut s, "535.104.05");
         nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
         set_env(&mut s, "CUDA_VERSION", "12.4.1");
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(f.title.contains("cuda>=12.4"), "{}", f.title);
     }
 
     #[test]
     fn a_malformed_condition_stops_the_container() {
         let s = container_with("cuda>=twelve", "570.133.20");
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(f.detail.contains("invalid expression"));
     }
 
@@ -341,7 +342,7 @@ mod tests {
     #[test]
     fn a_failed_driver_condition_is_worded_as_one() {
         let s = container_with("driver>=580", "570.133.20");
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(
             f.title.contains("needs driver>=580, and driver 570.133.20"),
             "{}",
@@ -370,7 +371,7 @@ mod tests {
         set_driver(&mut s, "545.29.06");
         nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
         set_env(&mut s, "NVIDIA_REQUIRE_CUDA", PUBLISHED[1].1);
-        let f = only(run(&s), "GD063", Severity::Error);
+        let f = only(run(&s), codes::GD063, Severity::Error);
         // Not in a container: the fix names docker and the pod spec, not this container.
         assert!(f.fix.iter().any(|x| x.command.as_deref()
             == Some("docker run --gpus all -e NVIDIA_DISABLE_REQUIRE=1 IMAGE")));

@@ -4,13 +4,14 @@
 //! killed").
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "shm",
-    codes: &["GD051"],
+    codes: &[codes::GD051],
     views: &[],
     checks: "a container's /dev/shm is large enough for NCCL and DataLoader workers",
     run,
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::Checked(vec![]);
     }
     let mib = size / 1024;
-    Outcome::Checked(vec![Finding::new("GD051", Severity::Warning, format!("/dev/shm in this {kind} container is only {mib} MiB"))
+    Outcome::Checked(vec![Finding::new(codes::GD051, Severity::Warning, format!("/dev/shm in this {kind} container is only {mib} MiB"))
         .detail(format!("NCCL passes data between the GPUs of one node through /dev/shm, and PyTorch DataLoader workers hand batches over through it. At {mib} MiB multi-GPU jobs fail with \"NCCL error: unhandled system error\" or a bus error, and data loading with \"DataLoader worker ... is killed by signal: Bus error\"."))
         .evidence(Subject::Shm, format!("/dev/shm size {mib} MiB"), "/proc/mounts")
         .fix_cmd("Give the container more shared memory (or share the host's with --ipc=host)", "docker run --shm-size=16g IMAGE")
@@ -69,7 +70,7 @@ mod tests {
     fn dockers_default_shm_is_a_warning() {
         let f = only(
             run(&container_with_shm(SMALL_KIB)),
-            "GD051",
+            codes::GD051,
             Severity::Warning,
         );
         assert!(

@@ -2,6 +2,7 @@
 //! the cause its CUresult points at (busy exclusive GPU, ECC, Fabric Manager, an old JIT).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::cuda_errors;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeDevice, Step};
@@ -10,7 +11,7 @@ use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_context",
-    codes: &["GD055"],
+    codes: &[codes::GD055],
     views: &[super::View::Smoke],
     checks: "every GPU accepted a CUDA context and JIT-compiled the smoke-test kernels",
     run,
@@ -31,7 +32,7 @@ fn run(snap: &Snapshot) -> Outcome {
         if let Some(e) = d.info_error.as_ref().filter(|_| !count_impossible) {
             out.push(
                 Finding::new(
-                    "GD055",
+                    codes::GD055,
                     Severity::Error,
                     format!("{}: CUDA cannot open it: {}", d.label(), e.name),
                 )
@@ -86,7 +87,7 @@ fn failure(
         Severity::Error
     };
     let mut f = Finding::new(
-        "GD055",
+        codes::GD055,
         severity,
         format!("{}: {what}: {}", d.label(), e.name),
     )
@@ -168,7 +169,7 @@ mod tests {
         let mut s = healthy();
         smoke_dev(&mut s, 1).info_error =
             Some(cuda_error("cuDeviceGet", 101, "CUDA_ERROR_INVALID_DEVICE"));
-        let f = only(run(&s), "GD055", Severity::Error);
+        let f = only(run(&s), codes::GD055, Severity::Error);
         assert!(f.title.contains("CUDA device 1"), "{}", f.title);
         assert!(
             f.title
@@ -194,7 +195,7 @@ mod tests {
             panic!("not checked")
         };
         assert_eq!(found.len(), n);
-        assert!(found.iter().all(|f| f.code == "GD055"));
+        assert!(found.iter().all(|f| f.code == codes::GD055));
     }
 
     #[test]
@@ -209,7 +210,7 @@ mod tests {
             used_memory: None,
         }]);
         smoke_dev(&mut s, 0).context = failed(46, "CUDA_ERROR_DEVICE_UNAVAILABLE", None);
-        let f = only(run(&s), "GD055", Severity::Error);
+        let f = only(run(&s), codes::GD055, Severity::Error);
         assert!(
             f.title
                 .contains("cannot create a CUDA context: CUDA_ERROR_DEVICE_UNAVAILABLE"),
@@ -229,7 +230,7 @@ mod tests {
             "CUDA_ERROR_JIT_COMPILATION_DISABLED",
             Some("ptxas disabled\nline 2"),
         );
-        let f = only(run(&s), "GD055", Severity::Warning);
+        let f = only(run(&s), codes::GD055, Severity::Warning);
         assert!(f.title.contains("cannot load PTX kernels"), "{}", f.title);
         assert!(evidence_mentions(&f, "CUDA_DISABLE_PTX_JIT=1"));
         assert!(evidence_mentions(&f, "JIT log: ptxas disabled line 2"));
@@ -239,7 +240,7 @@ mod tests {
     fn an_unknown_code_points_at_the_kernel_log() {
         let mut s = healthy();
         smoke_dev(&mut s, 0).context = failed(12345, "CUDA_ERROR_FROM_THE_FUTURE", None);
-        let f = only(run(&s), "GD055", Severity::Error);
+        let f = only(run(&s), codes::GD055, Severity::Error);
         assert_eq!(first_cmd(&f), "sudo dmesg | grep -i xid");
     }
 
@@ -254,7 +255,7 @@ mod tests {
             run: run_,
             during: vec!["cuCtxCreate".into()],
         };
-        only(run(&s), "GD055", Severity::Error);
+        only(run(&s), codes::GD055, Severity::Error);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! no device). GD054: CUDA and NVML disagree about the GPUs or the driver.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::cuda_errors;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::CudaError;
@@ -12,7 +13,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "smoke_driver",
-    codes: &["GD053", "GD054"],
+    codes: &[codes::GD053, codes::GD054],
     views: &[super::View::Smoke],
     checks: "the smoke test loaded libcuda, cuInit succeeded, and CUDA sees the GPUs NVML sees",
     run,
@@ -30,7 +31,7 @@ fn run(snap: &Snapshot) -> Outcome {
     match &p.result {
         SmokeResult::NotRun { reason } if p.settings.requested => {
             return Outcome::Checked(vec![Finding::new(
-                "GD053",
+                codes::GD053,
                 Severity::Error,
                 format!("The smoke test could not run: {reason}"),
             )
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
         SmokeResult::LoadFailed { code, .. }
-            if matches!(cause, Some("GD062" | "GD064")) && code == "library_not_found" => {}
+            if matches!(cause, Some(codes::GD062 | codes::GD064)) && code == "library_not_found" => {}
         SmokeResult::LoadFailed { code, message } => out.push(load_failed(snap, p, code, message)),
         _ => {}
     }
@@ -62,14 +63,14 @@ fn run(snap: &Snapshot) -> Outcome {
             .filter(|n| *n < 0 || *n > crate::smoke::MAX_DEVICES)
         {
             out.push(
-                Finding::new("GD054", Severity::Error, format!("cuDeviceGetCount returned an impossible {n}"))
+                Finding::new(codes::GD054, Severity::Error, format!("cuDeviceGetCount returned an impossible {n}"))
                     .detail(format!("libcuda reported success with a GPU count no machine has. The library answering is not a working NVIDIA driver (a shim, an interposer, or a corrupted install); the smoke test tested at most {} ordinals.", crate::smoke::MAX_DEVICES))
                     .evidence(Subject::Smoke, format!("cuDeviceGetCount = {n}"), library_source(p, run))
                     .fix_text("Check which libcuda the loader maps (`gpudoctor toolkit`) and reinstall the driver's user-space libraries"),
             );
         } else if run.device_count == Some(0) {
             out.push(
-                Finding::new("GD053", Severity::Error, "CUDA initialised but sees no GPU")
+                Finding::new(codes::GD053, Severity::Error, "CUDA initialised but sees no GPU")
                     .detail("cuInit succeeded and cuDeviceGetCount returned 0: every GPU is hidden from this process.")
                     .evidence(Subject::Smoke, "cuDeviceGetCount = 0", library_source(p, run))
                     .fix_text("Check CUDA_VISIBLE_DEVICES and, in a container, that the GPUs were passed in (--gpus all)"),
@@ -114,7 +115,7 @@ fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Fi
         ),
     };
     Finding::new(
-        "GD053",
+        codes::GD053,
         // Asked for by `gpudoctor smoke`, a test that tested nothing fails the gate.
         if hardware || p.library != crate::probes::smoke::DEFAULT_LIB || p.settings.requested {
             Severity::Error
@@ -142,7 +143,7 @@ fn cuda_error_finding(
 ) -> Finding {
     let known = cuda_errors::lookup(e.code);
     let mut f = Finding::new(
-        "GD053",
+        codes::GD053,
         Severity::Error,
         format!("{what}: {} ({})", e.name, known.map_or(e.message.as_str(), |k| k.message)),
     )
@@ -304,7 +305,7 @@ fn count_mismatch(snap: &Snapshot, run: &SmokeRun) -> Option<Finding> {
     }
     Some(
         Finding::new(
-            "GD054",
+            codes::GD054,
             Severity::Error,
             format!("CUDA sees {cuda} GPU(s) but NVML sees {nvml}"),
         )
@@ -326,7 +327,7 @@ fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<F
     }
     Some(
         Finding::new(
-            "GD054",
+            codes::GD054,
             Severity::Warning,
             format!("libcuda speaks CUDA {api} but the driver (NVML) says CUDA {nvml}"),
         )
@@ -380,7 +381,7 @@ mod tests {
             crate::probes::smoke::DEFAULT_LIB,
             "library_unloadable",
         );
-        only(run(&s), "GD053", Severity::Error);
+        only(run(&s), codes::GD053, Severity::Error);
         // Given GPUs but no `compute`: GD064.
         let mut s = healthy();
         in_container(&mut s, "docker");
@@ -416,7 +417,7 @@ mod tests {
             crate::probes::smoke::DEFAULT_LIB,
             "library_not_found",
         );
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert!(
             f.title.contains("libcuda.so.1 is not on the loader path"),
             "{}",
@@ -435,21 +436,21 @@ mod tests {
             crate::probes::smoke::DEFAULT_LIB,
             "library_not_found",
         );
-        only(run(&s), "GD053", Severity::Warning);
+        only(run(&s), codes::GD053, Severity::Warning);
     }
 
     #[test]
     fn a_cuda_lib_that_is_missing_or_unusable_is_an_error() {
         let mut s = no_gpu();
         load_failed(&mut s, "/opt/fake/libcuda.so.1", "library_not_found");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert!(
             f.title.contains("/opt/fake/libcuda.so.1 does not exist"),
             "{}",
             f.title
         );
         load_failed(&mut s, "/opt/fake/libcuda.so.1", "symbol_missing");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert!(
             f.title.contains("is not a usable CUDA driver library"),
             "{}",
@@ -462,7 +463,7 @@ mod tests {
         let mut s = healthy();
         unload_nvidia(&mut s);
         init_error(&mut s, 100, "CUDA_ERROR_NO_DEVICE");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert!(
             f.title.starts_with("cuInit failed: CUDA_ERROR_NO_DEVICE"),
             "{}",
@@ -476,13 +477,13 @@ mod tests {
         let mut s = healthy();
         set_env(&mut s, "CUDA_VISIBLE_DEVICES", "-1");
         init_error(&mut s, 100, "CUDA_ERROR_NO_DEVICE");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert_eq!(first_cmd(&f), "unset CUDA_VISIBLE_DEVICES");
         // An unknown first UUID hides everything too.
         let mut s = healthy();
         set_env(&mut s, "CUDA_VISIBLE_DEVICES", "GPU-deadbeef");
         init_error(&mut s, 100, "CUDA_ERROR_NO_DEVICE");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert_eq!(first_cmd(&f), "unset CUDA_VISIBLE_DEVICES");
     }
 
@@ -491,14 +492,14 @@ mod tests {
         let mut s = healthy();
         remove_module(&mut s, "nvidia_uvm");
         init_error(&mut s, 999, "CUDA_ERROR_UNKNOWN");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert_eq!(
             first_cmd(&f),
             "sudo modprobe nvidia_uvm && sudo nvidia-modprobe -u -c=0"
         );
         let mut s = healthy();
         init_error(&mut s, 999, "CUDA_ERROR_UNKNOWN");
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert_eq!(first_cmd(&f), "sudo dmesg | grep -i xid");
     }
 
@@ -508,7 +509,7 @@ mod tests {
         let run_ = smoke_run_mut(&mut s);
         run_.count_error = Some(cuda_error("cuDeviceGetCount", 999, "CUDA_ERROR_UNKNOWN"));
         run_.device_count = None;
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert!(
             f.title.starts_with("CUDA could not count the GPUs"),
             "{}",
@@ -522,17 +523,17 @@ mod tests {
         smoke_run_mut(&mut s).device_count = Some(0);
         let f = findings(run(&s));
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert!(one_of(&f, "GD053", Severity::Error)
+        assert!(one_of(&f, codes::GD053, Severity::Error)
             .title
             .contains("sees no GPU"));
-        one_of(&f, "GD054", Severity::Error);
+        one_of(&f, codes::GD054, Severity::Error);
     }
 
     #[test]
     fn fewer_cuda_devices_than_nvml_is_an_error_unless_hidden_or_mig() {
         let mut s = healthy();
         smoke_run_mut(&mut s).device_count = Some(1);
-        let f = only(run(&s), "GD054", Severity::Error);
+        let f = only(run(&s), codes::GD054, Severity::Error);
         assert!(
             f.title.contains("CUDA sees 1 GPU(s) but NVML sees 2"),
             "{}",
@@ -551,7 +552,7 @@ mod tests {
     fn an_impossible_count_is_an_error() {
         let mut s = healthy();
         smoke_run_mut(&mut s).device_count = Some(500);
-        let f = only(run(&s), "GD054", Severity::Error);
+        let f = only(run(&s), codes::GD054, Severity::Error);
         assert!(f.title.contains("impossible 500"), "{}", f.title);
     }
 
@@ -559,7 +560,7 @@ mod tests {
     fn libcuda_of_another_driver_than_nvml_is_a_warning() {
         let mut s = healthy();
         smoke_run_mut(&mut s).driver_version = Some(12020);
-        let f = only(run(&s), "GD054", Severity::Warning);
+        let f = only(run(&s), codes::GD054, Severity::Warning);
         assert!(
             f.title
                 .contains("libcuda speaks CUDA 12.2 but the driver (NVML) says CUDA 12.4"),
@@ -584,7 +585,7 @@ mod tests {
         let mut s = healthy();
         init_error(&mut s, 804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE");
         smoke_run_mut(&mut s).loaded_from = Some("/usr/local/cuda-12.8/compat/libcuda.so.1".into());
-        let f = only(run(&s), "GD053", Severity::Error);
+        let f = only(run(&s), codes::GD053, Severity::Error);
         assert!(
             f.title
                 .contains("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),

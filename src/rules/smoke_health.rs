@@ -2,6 +2,7 @@
 //! the same call would hang or kill a training job.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::SmokeResult;
 use crate::snapshot::Snapshot;
@@ -9,7 +10,7 @@ use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_health",
-    codes: &["GD059"],
+    codes: &[codes::GD059],
     views: &[super::View::Smoke],
     checks: "the smoke test finished on every GPU within its deadline",
     run,
@@ -38,7 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
             return Outcome::Checked(vec![])
         }
         SmokeResult::TimedOut { seconds, stuck_at, unkillable, .. } => Finding::new(
-            "GD059",
+            codes::GD059,
             Severity::Error,
             format!(
                 "The CUDA driver did not answer within {seconds:.1} s (stuck in {}){}",
@@ -52,7 +53,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .fix_text("Reset the GPU (`sudo nvidia-smi -r -i N`) or reboot; rerun with a longer --timeout if the node is merely slow"),
         SmokeResult::Crashed { signal, stderr, during, .. } => {
             let mut f = Finding::new(
-                "GD059",
+                codes::GD059,
                 Severity::Error,
                 format!("The CUDA driver crashed the smoke test (signal {signal})"),
             )
@@ -64,7 +65,7 @@ fn run(snap: &Snapshot) -> Outcome {
             f.fix_text("Reinstall the driver's user-space libraries at the kernel module's version, then rerun")
         }
         SmokeResult::WorkerFailed { detail } => Finding::new(
-            "GD059",
+            codes::GD059,
             Severity::Warning,
             "The smoke test could not report".to_string(),
         )
@@ -75,7 +76,7 @@ fn run(snap: &Snapshot) -> Outcome {
             if unfinished.is_empty() {
                 return Outcome::Checked(vec![]);
             }
-            Finding::new("GD059", Severity::Warning, format!("The smoke test did not finish on {}", unfinished.join(", ")))
+            Finding::new(codes::GD059, Severity::Warning, format!("The smoke test did not finish on {}", unfinished.join(", ")))
                 .evidence(Subject::Smoke, unfinished.join(", "), "smoke worker")
                 .fix_text("Rerun `gpudoctor smoke`; report a gpudoctor bug if it persists")
         }
@@ -132,7 +133,7 @@ mod tests {
                 unkillable: false,
             },
         );
-        let f = only(run(&s), "GD059", Severity::Error);
+        let f = only(run(&s), codes::GD059, Severity::Error);
         assert!(
             f.title
                 .contains("did not answer within 30.0 s (stuck in cuCtxCreate on device 1)"),
@@ -150,7 +151,7 @@ mod tests {
                 unkillable: true,
             },
         );
-        let f = only(run(&s), "GD059", Severity::Error);
+        let f = only(run(&s), codes::GD059, Severity::Error);
         assert!(f.title.contains("could not be killed"), "{}", f.title);
     }
 
@@ -184,7 +185,7 @@ mod tests {
                 during: vec!["cuInit".into()],
             },
         );
-        let f = only(run(&s), "GD059", Severity::Error);
+        let f = only(run(&s), codes::GD059, Severity::Error);
         assert!(
             f.title.contains("crashed the smoke test (signal 11)"),
             "{}",
@@ -203,10 +204,10 @@ mod tests {
                 detail: "no output".into(),
             },
         );
-        only(run(&s), "GD059", Severity::Warning);
+        only(run(&s), codes::GD059, Severity::Warning);
         let mut s = healthy();
         smoke_dev(&mut s, 1).finished = false;
-        let f = only(run(&s), "GD059", Severity::Warning);
+        let f = only(run(&s), codes::GD059, Severity::Warning);
         assert!(
             f.title.contains("did not finish on CUDA device 1"),
             "{}",

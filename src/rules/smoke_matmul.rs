@@ -3,6 +3,7 @@
 //! unstable overclock — the failure users otherwise meet as NaN losses.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
@@ -10,7 +11,7 @@ use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_matmul",
-    codes: &["GD056"],
+    codes: &[codes::GD056],
     views: &[super::View::Smoke],
     checks: "every GPU's FP32 matmul matched the CPU reference within tolerance",
     run,
@@ -26,7 +27,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let fact = Subject::SmokeStep(d.ordinal, SmokeStep::Matmul);
         match &d.matmul {
             Some(Step::Ok(m)) if !m.correct => out.push(
-                Finding::new("GD056", Severity::Error, format!("{} computed a wrong matrix product", d.label()))
+                Finding::new(codes::GD056, Severity::Error, format!("{} computed a wrong matrix product", d.label()))
                     .detail(format!(
                         "gpudoctor multiplied two fixed {n}×{n} FP32 matrices on the GPU and compared the result with the CPU: {} of {} elements in {} exactly checked rows were outside the tolerance ({}), and Freivalds' whole-matrix check {}. A fixed kernel on fixed inputs gives wrong numbers only on faulty memory or SMs, a broken driver, or clocks pushed past stability; training on it produces silent corruption or NaN losses.",
                         m.wrong_elements,
@@ -47,7 +48,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .fix_text("If it still fails: drain the node, run `dcgmi diag -r 3` and replace the GPU if that fails too"),
             ),
             Some(Step::Failed { error, .. }) => out.push(
-                Finding::new("GD056", Severity::Error, format!("{}: the matmul failed: {}", d.label(), error.name))
+                Finding::new(codes::GD056, Severity::Error, format!("{}: the matmul failed: {}", d.label(), error.name))
                     .detail("The smoke test's matmul could not run to the end. gpudoctor's kernel and inputs are fixed, so a launch failure or illegal address here points at the GPU or driver (an Xid in the kernel log), and an out-of-memory at memory held by others.")
                     .evidence(fact, error.to_string(), "smoke test")
                     .fix_text(crate::compat::cuda_errors::lookup(error.code).map_or("Check `sudo dmesg | grep -i xid` and reset the GPU", |k| k.fix)),
@@ -76,7 +77,7 @@ mod tests {
             m.wrong_elements = 12;
             m.freivalds_passed = false;
         }
-        let f = only(run(&s), "GD056", Severity::Error);
+        let f = only(run(&s), codes::GD056, Severity::Error);
         assert!(f.title.contains("CUDA device 1"), "{}", f.title);
         assert!(
             f.title.contains("computed a wrong matrix product"),
@@ -96,7 +97,7 @@ mod tests {
             error: cuda_error("cuLaunchKernel", 700, "CUDA_ERROR_ILLEGAL_ADDRESS"),
             detail: None,
         });
-        let f = only(run(&s), "GD056", Severity::Error);
+        let f = only(run(&s), codes::GD056, Severity::Error);
         assert!(
             f.title
                 .contains("the matmul failed: CUDA_ERROR_ILLEGAL_ADDRESS"),

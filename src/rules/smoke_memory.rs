@@ -2,6 +2,7 @@
 //! allocate what the driver said was free (fragmentation, MIG limits, a racing process).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
@@ -9,7 +10,7 @@ use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_memory",
-    codes: &["GD057"],
+    codes: &[codes::GD057],
     views: &[super::View::Smoke],
     checks: "every GPU allocated its free memory and read back what it wrote",
     run,
@@ -40,7 +41,7 @@ fn run(snap: &Snapshot) -> Outcome {
             Some(Step::Failed { error, .. }) => {
                 out.push(
                     Finding::new(
-                        "GD057",
+                        codes::GD057,
                         Severity::Error,
                         format!("{}: the memory probe failed: {}", d.label(), error.name),
                     )
@@ -56,7 +57,7 @@ fn run(snap: &Snapshot) -> Outcome {
         };
         if m.mismatches > 0 {
             out.push(
-                Finding::new("GD057", Severity::Error, format!("{}: {} memory words read back wrong", d.label(), m.mismatches))
+                Finding::new(codes::GD057, Severity::Error, format!("{}: {} memory words read back wrong", d.label(), m.mismatches))
                     .detail(format!(
                         "gpudoctor filled {} of GPU memory with an address-dependent pattern and its complement and read both back on the GPU; {} words differed. That is failing GPU memory (or a memory controller), the kind of fault ECC should have caught: check the ECC and row-remapping counters.",
                         gib(m.allocated), m.mismatches
@@ -72,7 +73,7 @@ fn run(snap: &Snapshot) -> Outcome {
         if let Some(e) = &m.kernel_error {
             out.push(
                 Finding::new(
-                    "GD057",
+                    codes::GD057,
                     Severity::Error,
                     format!(
                         "{}: the memory check's kernel failed: {}",
@@ -94,7 +95,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     .and_then(|s| crate::probes::smoke::nvml_gpu(s, d))
                     .is_some_and(|g| g.mig.enabled.get() == Some(&true));
                 let mut f = Finding::new(
-                    "GD057",
+                    codes::GD057,
                     Severity::Warning,
                     format!("{}: could allocate only {} of the {} free", d.label(), gib(m.allocated), gib(m.free_before)),
                 )
@@ -145,7 +146,7 @@ mod tests {
     fn words_read_back_wrong_are_an_error() {
         let mut s = healthy();
         memory(&mut s).mismatches = 7;
-        let f = only(run(&s), "GD057", Severity::Error);
+        let f = only(run(&s), codes::GD057, Severity::Error);
         assert!(
             f.title.contains("7 memory words read back wrong"),
             "{}",
@@ -162,7 +163,7 @@ mod tests {
             700,
             "CUDA_ERROR_ILLEGAL_ADDRESS",
         ));
-        let f = only(run(&s), "GD057", Severity::Error);
+        let f = only(run(&s), codes::GD057, Severity::Error);
         assert!(
             f.title.contains("the memory check's kernel failed"),
             "{}",
@@ -173,7 +174,7 @@ mod tests {
             error: cuda_error("cuMemGetInfo", 999, "CUDA_ERROR_UNKNOWN"),
             detail: None,
         });
-        let f = only(run(&s), "GD057", Severity::Error);
+        let f = only(run(&s), codes::GD057, Severity::Error);
         assert!(
             f.title
                 .contains("the memory probe failed: CUDA_ERROR_UNKNOWN"),
@@ -186,7 +187,7 @@ mod tests {
     fn allocating_well_below_free_is_a_warning() {
         let mut s = healthy();
         fell_short_at(&mut s, 20 * GIB);
-        let f = only(run(&s), "GD057", Severity::Warning);
+        let f = only(run(&s), codes::GD057, Severity::Warning);
         assert!(
             f.title
                 .contains("could allocate only 20.00 GiB of the 79.00 GiB free"),
@@ -195,7 +196,7 @@ mod tests {
         );
         assert!(!evidence_mentions(&f, "MIG"));
         nvml_gpu(&mut s, 0).mig.enabled = crate::probes::nvml::Field::Value(true);
-        let f = only(run(&s), "GD057", Severity::Warning);
+        let f = only(run(&s), codes::GD057, Severity::Warning);
         assert!(evidence_mentions(&f, "MIG is enabled"));
     }
 

@@ -5,6 +5,7 @@
 //! view, not judged: what an interconnect should give depends on the machine.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeResult, Step};
 use crate::smoke::nccl::{NcclRequest, NcclRun};
@@ -13,7 +14,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "smoke_nccl",
-    codes: &["GD079"],
+    codes: &[codes::GD079],
     views: &[super::View::Smoke],
     checks: "with --nccl, NCCL loads, initialises over every tested GPU and all-reduces the right sum within the deadline",
     run,
@@ -87,7 +88,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     if let Some(why) = &req.refused {
         return Outcome::Checked(vec![Finding::new(
-            "GD079",
+            codes::GD079,
             Severity::Warning,
             "The NCCL all-reduce did not run (--nccl)".to_string(),
         )
@@ -107,7 +108,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut out = Vec::new();
     if let Some(e) = &n.load_error {
         out.push(
-            Finding::new("GD079", Severity::Error, format!("libnccl could not be loaded: {}", if e.code == "library_not_found" { "not found" } else { "unusable" }))
+            Finding::new(codes::GD079, Severity::Error, format!("libnccl could not be loaded: {}", if e.code == "library_not_found" { "not found" } else { "unusable" }))
                 .detail(format!("The NCCL step loads the libnccl torch would load ({}). {} torch.distributed's NCCL backend needs the same library.", req.chosen_by, e.message))
                 .evidence(Subject::SmokeNccl, e.message.clone(), SOURCE)
                 .fix_cmd("Install the NCCL wheel torch pins (`pip show torch` lists it under Requires)", match pinned_wheel(snap, false) {
@@ -130,7 +131,7 @@ fn run(snap: &Snapshot) -> Outcome {
         } else {
             "The NCCL all-reduce failed"
         };
-        let mut f = Finding::new("GD079", Severity::Error, format!("{what} ({}: {})", e.call, e.name))
+        let mut f = Finding::new(codes::GD079, Severity::Error, format!("{what} ({}: {})", e.call, e.name))
             .detail(format!("{e}. Measured with {config}. torch.distributed.init_process_group(\"nccl\") and the first collective fail the same way here. NCCL_DEBUG=INFO shows the step that failed (\"NCCL WARN\" lines)."))
             .evidence(Subject::SmokeNccl, e.to_string(), SOURCE);
         if let Some(d) = &req.debug {
@@ -153,7 +154,7 @@ fn run(snap: &Snapshot) -> Outcome {
             })
             .unwrap_or_default();
         out.push(
-            Finding::new("GD079", Severity::Error, format!("The NCCL all-reduce returned a wrong sum ({} of {} elements)", a.wrong_elements, a.bytes / 4 * u64::from(a.ranks)))
+            Finding::new(codes::GD079, Severity::Error, format!("The NCCL all-reduce returned a wrong sum ({} of {} elements)", a.wrong_elements, a.bytes / 4 * u64::from(a.ranks)))
                 .detail(format!("Every rank added its own constant and every element of every rank must hold {}{first}. Measured with {config}. Wrong data from a collective corrupts training silently: a broken P2P path (PCIe ACS or an IOMMU redirecting peer traffic, a bad NVLink), or a faulty GPU.{}", a.expected, acs_suspects(snap)))
                 .evidence(Subject::SmokeNccl, format!("{} wrong elements", a.wrong_elements), SOURCE)
                 .fix_cmd("Check whether the direct path is at fault: rerun with P2P off", "NCCL_P2P_DISABLE=1 gpudoctor smoke --nccl")
@@ -162,7 +163,7 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     if let SmokeResult::Crashed { signal, stderr, .. } = &p.result {
         if let Some(stuck) = crate::smoke::nccl::stuck_at(n) {
-            let mut f = Finding::new("GD079", Severity::Error, format!("The NCCL step crashed the smoke test (signal {signal}, {stuck})"))
+            let mut f = Finding::new(codes::GD079, Severity::Error, format!("The NCCL step crashed the smoke test (signal {signal}, {stuck})"))
                 .detail(format!("The smoke worker died of signal {signal} while in {stuck}, with {config}. torch.distributed's NCCL backend crashes the same way here: a libnccl built for another CUDA major than the driver or torch, or a broken install."))
                 .evidence(Subject::SmokeNccl, format!("signal {signal} in {stuck}"), SOURCE);
             if let Some(last) = stderr.lines().last().filter(|l| !l.trim().is_empty()) {
@@ -190,7 +191,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 ""
             };
             out.push(
-                Finding::new("GD079", Severity::Error, format!("The NCCL all-reduce hung: no answer within {seconds:.1} s ({stuck})"))
+                Finding::new(codes::GD079, Severity::Error, format!("The NCCL all-reduce hung: no answer within {seconds:.1} s ({stuck})"))
                     .detail(format!("The NCCL step was killed at the smoke test's deadline while in {stuck}, with {config}. A collective that never completes hangs torch.distributed jobs the same way, usually in P2P or shared-memory transfers the platform does not deliver (PCIe ACS or an IOMMU on peer traffic, a virtual machine without P2P, a too small /dev/shm).{}{unkillable}", acs_suspects(snap)))
                     .evidence(Subject::SmokeNccl, stuck.clone(), SOURCE)
                     .fix_cmd("Rerun with P2P off to see whether the direct path hangs", "NCCL_P2P_DISABLE=1 gpudoctor smoke --nccl")
@@ -259,7 +260,7 @@ mod tests {
     fn a_wrong_sum_is_an_error_naming_the_configuration() {
         let mut s = healthy();
         with_nccl(&mut s, ran(Some(sum(7))));
-        let f = only(run(&s), "GD079", Severity::Error);
+        let f = only(run(&s), codes::GD079, Severity::Error);
         assert!(f.title.contains("wrong sum (7 of 524288"), "{}", f.title);
         assert!(
             f.detail
@@ -287,7 +288,7 @@ mod tests {
             cuda: None,
         });
         with_nccl(&mut s, n);
-        let f = only(run(&s), "GD079", Severity::Error);
+        let f = only(run(&s), codes::GD079, Severity::Error);
         assert!(f.title.contains("could not initialise"), "{}", f.title);
         assert!(
             f.detail.contains("no socket interface found"),
@@ -301,13 +302,13 @@ mod tests {
             message: "dlopen(libnccl.so.2): not found".into(),
         });
         with_nccl(&mut s, n);
-        let f = only(run(&s), "GD079", Severity::Error);
+        let f = only(run(&s), codes::GD079, Severity::Error);
         // Without a pin in torch's metadata: where to look it up; with one, that wheel.
         assert_eq!(first_cmd(&f), "pip show torch");
         torch_mut(&mut s)
             .requires
             .push(requirement("nvidia-nccl-cu13", "==2.28.9"));
-        let f = only(run(&s), "GD079", Severity::Error);
+        let f = only(run(&s), codes::GD079, Severity::Error);
         assert_eq!(first_cmd(&f), "pip install nvidia-nccl-cu13==2.28.9");
     }
 
@@ -325,7 +326,7 @@ mod tests {
             stuck_at: vec!["NCCL: ncclGroupEnd".into()],
             unkillable: false,
         };
-        let f = only(run(&s), "GD079", Severity::Error);
+        let f = only(run(&s), codes::GD079, Severity::Error);
         assert!(
             f.title.contains("hung") && f.title.contains("NCCL: ncclGroupEnd"),
             "{}",
@@ -334,6 +335,6 @@ mod tests {
         let mut s = healthy();
         with_nccl(&mut s, ran(None));
         smoke_probe(&mut s).nccl.as_mut().unwrap().refused = Some("under --root".into());
-        only(run(&s), "GD079", Severity::Warning);
+        only(run(&s), codes::GD079, Severity::Warning);
     }
 }

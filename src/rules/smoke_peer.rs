@@ -3,6 +3,7 @@
 //! pair's link should carry, or CUDA and NVML disagreeing about peer access.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::nvml::{Gpu, NvmlSystem};
 use crate::probes::smoke::{
@@ -15,7 +16,7 @@ use crate::topology::{GpuPair, LinkClass};
 
 pub const RULE: Rule = Rule {
     name: "smoke_peer",
-    codes: &["GD074", "GD075"],
+    codes: &[codes::GD074, codes::GD075],
     views: &[super::View::Smoke],
     checks: "peer-to-peer copies between every GPU pair finish, arrive intact, and reach a quarter of what the pair's link should carry",
     run,
@@ -167,7 +168,7 @@ fn failure(snap: &Snapshot, p: &PeerCopy, hung: Option<f64>) -> Option<Finding> 
             )
         }
     };
-    let f = Finding::new("GD074", Severity::Error, title)
+    let f = Finding::new(codes::GD074, Severity::Error, title)
         .detail(detail)
         .evidence(subject(p), evidence, "smoke test (peer step)")
         .context(buses(p), "cuDeviceGetPCIBusId");
@@ -348,7 +349,7 @@ fn slow(snap: &Snapshot, sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Opti
     }
     Some(
         Finding::new(
-            "GD075",
+            codes::GD075,
             Severity::Warning,
             format!(
                 "Peer copies {} reach only {:.1} GB/s: under a quarter of the {:.1} GB/s a pair on {} should at least carry",
@@ -410,7 +411,7 @@ fn disagreement(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Findin
             _ => String::new(),
         };
         Finding::new(
-            "GD075",
+            codes::GD075,
             Severity::Info,
             format!("{}: CUDA offers peer access but NVML reports P2P read {read}", p.label()),
         )
@@ -419,7 +420,7 @@ fn disagreement(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Findin
         ))
     } else {
         Finding::new(
-            "GD075",
+            codes::GD075,
             Severity::Warning,
             format!("{}: no peer access although NVML reports P2P read supported", p.label()),
         )
@@ -493,7 +494,7 @@ mod tests {
             stuck_at: vec!["peer copy CUDA device 1 → 0: cuMemcpyPeerAsync".into()],
             unkillable: false,
         };
-        let f = only(run(&s), "GD074", Severity::Error);
+        let f = only(run(&s), codes::GD074, Severity::Error);
         assert!(
             f.title
                 .contains("Peer copy CUDA device 1 → 0 hung in cuMemcpyPeerAsync"),
@@ -514,7 +515,7 @@ mod tests {
         let c = bandwidth(&mut s, 0, 1);
         c.mismatches = 8;
         c.verified = false;
-        let f = only(run(&s), "GD074", Severity::Error);
+        let f = only(run(&s), codes::GD074, Severity::Error);
         assert!(
             f.title.contains("delivered wrong data: 8 of"),
             "{}",
@@ -528,7 +529,7 @@ mod tests {
             detail: None,
         });
         p.copy = None;
-        let f = only(run(&s), "GD074", Severity::Error);
+        let f = only(run(&s), codes::GD074, Severity::Error);
         assert!(f
             .title
             .contains("cannot be enabled: CUDA_ERROR_TOO_MANY_PEERS"));
@@ -542,7 +543,7 @@ mod tests {
         let c = bandwidth(&mut s, 0, 1);
         c.verified = false;
         c.mismatches = 1;
-        let f = only(run(&s), "GD074", Severity::Error);
+        let f = only(run(&s), codes::GD074, Severity::Error);
         assert!(fixes_mention(&f, "On the host (not in this container)"));
     }
 
@@ -554,7 +555,7 @@ mod tests {
         bandwidth(&mut s, 0, 1).gbps = 8.0;
         assert_clean(run(&s));
         bandwidth(&mut s, 0, 1).gbps = 7.0;
-        let f = only(run(&s), "GD075", Severity::Warning);
+        let f = only(run(&s), codes::GD075, Severity::Warning);
         assert!(
             f.title.contains("31.5 GB/s a pair on PCIe gen5 x16"),
             "{}",
@@ -569,7 +570,7 @@ mod tests {
         for i in 0..2 {
             crate::rules::testing::nvml_gpu(&mut s, i).nvlinks = Field::Value(vec![true; 18]);
         }
-        let f = only(run(&s), "GD075", Severity::Warning);
+        let f = only(run(&s), codes::GD075, Severity::Warning);
         assert!(f.title.contains("a pair on NVLink"), "{}", f.title);
         // Copies too small to fill a link are not judged.
         bandwidth(&mut s, 0, 1).bytes = 4 << 20;
@@ -624,7 +625,7 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:?}");
         assert!(out
             .iter()
-            .all(|f| f.code == "GD075" && f.severity == Severity::Info));
+            .all(|f| f.code == codes::GD075 && f.severity == Severity::Info));
         assert!(out[0].detail.contains("CUDA is believed"));
         // NVML yes, CUDA no: staged through host memory, a warning.
         let mut s = healthy();
@@ -633,7 +634,7 @@ mod tests {
         p.can_access = Some(Step::Ok(false));
         p.enable = None;
         p.copy = None;
-        let f = only(run(&s), "GD075", Severity::Warning);
+        let f = only(run(&s), codes::GD075, Severity::Warning);
         assert!(
             f.title.contains("no peer access although NVML"),
             "{}",

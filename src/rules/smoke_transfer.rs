@@ -3,6 +3,7 @@
 //! node, an IOMMU in translation mode, a bad riser).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{link, nvml_gpu, Step};
 use crate::snapshot::Snapshot;
@@ -10,7 +11,7 @@ use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
     name: "smoke_transfer",
-    codes: &["GD058"],
+    codes: &[codes::GD058],
     views: &[super::View::Smoke],
     checks:
         "host↔GPU copies work, from pinned memory too, at 60 % or more of the PCIe link's bandwidth",
@@ -69,7 +70,7 @@ fn run(snap: &Snapshot) -> Outcome {
             .map(|(dir, v)| format!("{dir} {v:.1} GB/s ({:.0} %)", v / l.gbps * 100.0))
             .collect();
         let mut f = Finding::new(
-            "GD058",
+            codes::GD058,
             Severity::Warning,
             format!("{}: pinned copies reach only {} of a PCIe gen{} x{} link", d.label(), figures.join(", "), l.generation, l.width),
         )
@@ -112,7 +113,7 @@ fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
         let fact = Subject::SmokeStep(d.ordinal, SmokeStep::Transfer);
         match &d.transfer {
             Some(Step::Failed { error, .. }) => out.push(
-                Finding::new("GD058", Severity::Error, format!("{}: host↔GPU copies failed: {}", d.label(), error.name))
+                Finding::new(codes::GD058, Severity::Error, format!("{}: host↔GPU copies failed: {}", d.label(), error.name))
                     .detail("The smoke test could not copy between host and GPU memory. Out of memory means the copy buffer did not fit (a smaller --transfer-size tells); an illegal address or unknown error on a plain copy points at DMA: the IOMMU, the PCIe link or the GPU (look for AER and Xid lines in the kernel log).")
                     .evidence(fact, error.to_string(), "smoke test")
                     .fix_cmd("Look for PCIe (AER), IOMMU (DMAR) and GPU (Xid) errors", "sudo dmesg | grep -i -E 'aer|dmar|iommu|xid'"),
@@ -120,7 +121,7 @@ fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
             Some(Step::Ok(t)) => {
                 if let Some(e) = &t.pinned_error {
                     out.push(
-                        Finding::new("GD058", Severity::Warning, format!("{}: no pinned host memory: {}", d.label(), e.name))
+                        Finding::new(codes::GD058, Severity::Warning, format!("{}: no pinned host memory: {}", d.label(), e.name))
                             .detail("cuMemHostAlloc could not page-lock host memory for the copies. PyTorch's pin_memory=True DataLoaders and NCCL's host buffers need it. The driver pins this memory itself, so `ulimit -l` (which bounds mlock and RDMA registrations) does not usually decide it: the host or this process's cgroup is short of memory that can be pinned, WSL's pinned-memory ceiling was reached, or the driver refused (it logs why).")
                             .evidence(fact, e.to_string(), "smoke test")
                             .fix_cmd("See the host's and the cgroup's free memory", "free -g; cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.current 2>/dev/null")
@@ -156,7 +157,7 @@ mod tests {
     fn slow_pinned_copies_are_a_warning_with_the_numa_node() {
         let mut s = healthy();
         transfer(&mut s, 0).pinned_h2d_gbps = Some(10.0);
-        let f = only(run(&s), "GD058", Severity::Warning);
+        let f = only(run(&s), codes::GD058, Severity::Warning);
         assert!(
             f.title
                 .contains("pinned copies reach only host→device 10.0 GB/s"),
@@ -178,7 +179,7 @@ mod tests {
             detail: None,
         });
         s.nvml = None;
-        let f = only(run(&s), "GD058", Severity::Error);
+        let f = only(run(&s), codes::GD058, Severity::Error);
         assert!(f.title.contains("host↔GPU copies failed"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),
@@ -193,7 +194,7 @@ mod tests {
         t.pinned_error = Some(cuda_error("cuMemHostAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY"));
         t.pinned_h2d_gbps = None;
         t.pinned_d2h_gbps = None;
-        let f = only(run(&s), "GD058", Severity::Warning);
+        let f = only(run(&s), codes::GD058, Severity::Warning);
         assert!(f.title.contains("no pinned host memory"), "{}", f.title);
     }
 

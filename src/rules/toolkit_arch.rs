@@ -4,6 +4,7 @@
 //! (from each release's `ptxas --help` / `nvcc --list-gpu-code`).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::arch::{compiler_targets, ARCHITECTURES};
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
@@ -11,7 +12,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_arch",
-    codes: &["GD023"],
+    codes: &[codes::GD023],
     views: &[super::View::Toolkit],
     checks: "the toolkit in use can compile for every GPU's architecture",
     run,
@@ -90,7 +91,7 @@ fn run(snap: &Snapshot) -> Outcome {
             format!("nvcc {v} compiles for {} to {} only; nothing it builds runs on this GPU (\"no kernel image is available for execution on the device\").", targets.min().sm(), targets.max().sm())
         };
         findings.push(
-            Finding::new("GD023", severity, title)
+            Finding::new(codes::GD023, severity, title)
                 .detail(detail)
                 .evidence(
                     Subject::toolkit(&t.root),
@@ -122,7 +123,7 @@ mod tests {
     fn a_toolkit_older_than_the_gpu_is_a_warning() {
         let mut s = healthy();
         toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "11.7.99", true);
-        let f = only(run(&s), "GD023", Severity::Warning);
+        let f = only(run(&s), codes::GD023, Severity::Warning);
         assert!(f.title.contains("cannot compile for"), "{}", f.title);
         assert!(f.title.contains("sm_90"), "{}", f.title);
         assert!(f.fix[0].text.contains("or newer"), "{:?}", f.fix);
@@ -136,7 +137,7 @@ mod tests {
             g.name = crate::probes::nvml::Field::Value("Tesla K80".into());
             g.compute_capability = crate::probes::nvml::Field::Value("3.7".into());
         }
-        let f = only(run(&s), "GD023", Severity::Error);
+        let f = only(run(&s), codes::GD023, Severity::Error);
         assert!(
             f.title.contains("no longer supports Tesla K80"),
             "{}",

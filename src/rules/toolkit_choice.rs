@@ -4,6 +4,7 @@
 //! gd019_gd020_old_usr_bin_nvcc_shadows_usr_local_cuda).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity, Shell};
 use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
@@ -11,7 +12,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_choice",
-    codes: &["GD019", "GD020"],
+    codes: &[codes::GD019, codes::GD020],
     views: &[super::View::Toolkit],
     checks: "the nvcc on PATH and CUDA_HOME name the same toolkit, and it is the newest installed",
     run,
@@ -49,7 +50,7 @@ fn run(snap: &Snapshot) -> Outcome {
             let home = tk.cuda_home.path.clone().unwrap_or_default();
             findings.push(
                 Finding::new(
-                    "GD019",
+                    codes::GD019,
                     Severity::Warning,
                     format!(
                         "nvcc on PATH is CUDA {} ({}) but CUDA_HOME resolves to CUDA {} ({})",
@@ -86,7 +87,7 @@ fn run(snap: &Snapshot) -> Outcome {
         if derived && a.root != u.root && u.cuda.is_some() && u.cuda < a.cuda {
             findings.push(
                 Finding::new(
-                    "GD019",
+                    codes::GD019,
                     Severity::Warning,
                     format!(
                         "nvcc on PATH is CUDA {} ({}) but /usr/local/cuda is CUDA {}",
@@ -124,7 +125,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Severity::Warning
             };
             let mut f = Finding::new(
-                "GD020",
+                codes::GD020,
                 severity,
                 format!(
                     "Builds use CUDA {} ({}) while CUDA {} is installed at {}",
@@ -186,7 +187,7 @@ mod tests {
     #[test]
     fn nvcc_and_cuda_home_disagreeing_is_a_warning() {
         let s = two_toolkits(0, 1, "CUDA_HOME");
-        let f = only(run(&s), "GD019", Severity::Warning);
+        let f = only(run(&s), codes::GD019, Severity::Warning);
         assert!(f.title.contains("nvcc on PATH is CUDA 11.8"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),
@@ -203,7 +204,7 @@ mod tests {
                 route: Route::UsrLocalCuda,
                 path: "/usr/local/cuda".into(),
             });
-        let f = only(run(&s), "GD019", Severity::Warning);
+        let f = only(run(&s), codes::GD019, Severity::Warning);
         assert!(
             f.title.contains("/usr/local/cuda is CUDA 11.8"),
             "{}",
@@ -214,7 +215,7 @@ mod tests {
     #[test]
     fn builds_on_an_older_major_by_accident_is_a_warning() {
         let s = two_toolkits(0, 0, "the nvcc on PATH");
-        let f = only(run(&s), "GD020", Severity::Warning);
+        let f = only(run(&s), codes::GD020, Severity::Warning);
         assert!(f.title.contains("Builds use CUDA 11.8"), "{}", f.title);
         assert_eq!(
             first_cmd(&f),
@@ -225,14 +226,14 @@ mod tests {
     #[test]
     fn an_older_toolkit_chosen_by_cuda_home_is_only_info() {
         let s = two_toolkits(0, 0, "CUDA_HOME");
-        only(run(&s), "GD020", Severity::Info);
+        only(run(&s), codes::GD020, Severity::Info);
     }
 
     #[test]
     fn the_distribution_toolkit_can_be_removed() {
         let mut s = two_toolkits(0, 0, "the nvcc on PATH");
         toolkits_mut(&mut s).installs[0].kind = ToolkitKind::Distribution;
-        let f = only(run(&s), "GD020", Severity::Warning);
+        let f = only(run(&s), codes::GD020, Severity::Warning);
         assert!(fixes_mention(&f, "sudo apt remove nvidia-cuda-toolkit"));
     }
 
@@ -250,7 +251,7 @@ mod tests {
         let old = &mut toolkits_mut(&mut s).installs[0];
         old.cuda = crate::compat::CudaVersion::parse("12.1");
         old.root = "/usr/local/cuda-12.1".into();
-        let f = only(run(&s), "GD020", Severity::Info);
+        let f = only(run(&s), codes::GD020, Severity::Info);
         assert!(f.title.contains("Builds use CUDA 12.1"), "{}", f.title);
     }
 }

@@ -5,6 +5,7 @@
 //! and 3; NVIDIA's minor-version compatibility guide).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
 use crate::compat::{CudaVersion, DriverVersion};
 use crate::findings::{Finding, Severity};
@@ -13,7 +14,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_driver",
-    codes: &["GD017"],
+    codes: &[codes::GD017],
     views: &[super::View::Toolkit],
     checks:
         "every CUDA toolkit and the CUDA runtime on the loader path run on the installed driver",
@@ -102,7 +103,7 @@ fn run(snap: &Snapshot) -> Outcome {
             DriverVerdict::Supported | DriverVerdict::Unknown => {}
             DriverVerdict::MinorVersionCompat { needs } => findings.push(
                 Finding::new(
-                    "GD017",
+                    codes::GD017,
                     Severity::Warning,
                     format!("{what} is newer than driver {} and runs only under minor-version compatibility", driver.version.as_str()),
                 )
@@ -115,7 +116,7 @@ fn run(snap: &Snapshot) -> Outcome {
             DriverVerdict::TooOld { needs, family_min } => {
                 let severity = if used { Severity::Error } else { Severity::Warning };
                 let mut f = Finding::new(
-                    "GD017",
+                    codes::GD017,
                     severity,
                     format!("{what} needs driver {needs} or newer; the installed driver {} is too old", driver.version.as_str()),
                 )
@@ -153,7 +154,7 @@ mod tests {
     fn a_newer_minor_in_the_family_is_a_warning() {
         let mut s = healthy();
         toolkits_mut(&mut s).installs[0] = toolkit(TOOLKIT_ROOT, "12.8.61", true);
-        let f = only(run(&s), "GD017", Severity::Warning);
+        let f = only(run(&s), codes::GD017, Severity::Warning);
         assert!(
             f.title.contains("minor-version compatibility"),
             "{}",
@@ -170,7 +171,7 @@ mod tests {
     fn a_driver_below_the_family_minimum_is_an_error_for_the_toolkit_in_use() {
         let mut s = healthy();
         set_driver(&mut s, "470.82.01");
-        let f = only(run(&s), "GD017", Severity::Error);
+        let f = only(run(&s), codes::GD017, Severity::Error);
         assert!(f.title.contains("too old"), "{}", f.title);
         assert!(
             f.fix[0].text.contains("Upgrade the NVIDIA driver"),
@@ -188,7 +189,7 @@ mod tests {
         tk.installs
             .push(toolkit("/usr/local/cuda-12.4", "12.4.131", true));
         tk.installs[1].root = "/opt/cuda-12.4".into();
-        let f = only(run(&s), "GD017", Severity::Warning);
+        let f = only(run(&s), codes::GD017, Severity::Warning);
         assert!(f.title.contains("/opt/cuda-12.4"), "{}", f.title);
         assert!(fixes_mention(&f, "not the one builds use"));
     }
@@ -211,7 +212,7 @@ mod tests {
                 ),
             ),
         );
-        let f = only(run(&s), "GD017", Severity::Error);
+        let f = only(run(&s), codes::GD017, Severity::Error);
         assert!(f.title.contains("CUDA runtime 12.4.127"), "{}", f.title);
     }
 

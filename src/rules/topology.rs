@@ -17,6 +17,7 @@
 //! the IOMMU's). GPUs sharing an IOMMU group are a separate fact (GD073 info).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity, Shell};
 use crate::probes::topology::{IommuMode, Topology};
 use crate::snapshot::Snapshot;
@@ -25,7 +26,7 @@ use crate::topology::GpuPair;
 
 pub const RULE: Rule = Rule {
     name: "topology",
-    codes: &["GD072", "GD073"],
+    codes: &[codes::GD072, codes::GD073],
     views: &[super::View::Devices],
     checks: "no PCIe bridge between two GPUs redirects their peer traffic (ACS), and the IOMMU does not translate peer traffic on a multi-GPU host",
     run,
@@ -195,7 +196,7 @@ fn acs_redirect(
     } else {
         Severity::Error
     };
-    let mut f = Finding::new("GD072", severity, title).detail(format!(
+    let mut f = Finding::new(codes::GD072, severity, title).detail(format!(
         "These GPUs share PCIe switches, so their peer-to-peer traffic could go straight across them, but Access Control Services request/completion redirect is on at {} switch port(s) between them: every peer request goes up to the root complex (and through the IOMMU when it translates) and back down. NCCL and torch peer-to-peer copies then run at a fraction of the switch's bandwidth or hang (NCCL troubleshooting guide, \"PCI Access Control Services\"). {consequence}",
         bridges.len()
     ));
@@ -303,7 +304,7 @@ fn iommu_translates(snap: &Snapshot, topo: &Topology, pairs: &[GpuPair]) -> Opti
         .collect();
     let gpus = topo.gpus.get().map_or(0, Vec::len);
     let mut f = Finding::new(
-        "GD073",
+        codes::GD073,
         Severity::Warning,
         format!("The IOMMU translates DMA on a host with {gpus} GPUs: peer-to-peer traffic goes through it"),
     )
@@ -371,7 +372,7 @@ fn shared_groups(topo: &Topology) -> Vec<Finding> {
                 .filter(|d| !gpus.contains(d))
                 .collect();
             let mut f = Finding::new(
-                "GD073",
+                codes::GD073,
                 Severity::Info,
                 format!(
                     "GPUs {} share IOMMU group {}",
@@ -513,7 +514,10 @@ pub(crate) mod tests {
         let f = findings(run(&acs_switch()));
         assert_eq!(f.len(), 1, "{f:?}");
         let f = &f[0];
-        assert_eq!((f.code.as_str(), f.severity), ("GD072", Severity::Warning));
+        assert_eq!(
+            (f.code.as_str(), f.severity),
+            (codes::GD072, Severity::Warning)
+        );
         assert!(
             f.title.contains("GPU 0 (0000:01:00.0) ↔ 1 (0000:02:00.0)"),
             "{}",
@@ -556,7 +560,7 @@ pub(crate) mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(
             (f[0].code.as_str(), f[0].severity),
-            ("GD073", Severity::Warning)
+            (codes::GD073, Severity::Warning)
         );
         assert!(
             f[0].fix[1].text.contains("intel_iommu=off"),
@@ -612,7 +616,7 @@ pub(crate) mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(
             (f[0].code.as_str(), f[0].severity),
-            ("GD073", Severity::Info)
+            (codes::GD073, Severity::Info)
         );
         assert!(f[0].title.contains("share IOMMU group 7"));
     }
@@ -634,7 +638,7 @@ pub(crate) mod tests {
     fn in_a_container_the_fixes_are_the_hosts() {
         let mut s = acs_switch();
         in_container(&mut s, "docker");
-        let (_, found) = crate::rules::evaluate(&s, &|c: &str| c == "GD072");
+        let (_, found) = crate::rules::evaluate(&s, &|c: &str| c == codes::GD072);
         let f = &found[0];
         assert!(
             f.fix

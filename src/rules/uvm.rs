@@ -2,6 +2,7 @@
 //! CUDA_ERROR_UNKNOWN (999) even though nvidia-smi works.
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
@@ -9,7 +10,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "uvm",
-    codes: &["GD006"],
+    codes: &[codes::GD006],
     views: &[super::View::Devices, super::View::Smoke],
     checks: "nvidia_uvm is loaded and /dev/nvidia-uvm exists",
     run,
@@ -39,7 +40,7 @@ fn run(snap: &Snapshot) -> Outcome {
         (Some(false), _) => "nvidia_uvm is not loaded: CUDA cannot initialise",
         _ => "/dev/nvidia-uvm is missing: CUDA cannot initialise",
     };
-    let mut f = Finding::new("GD006", Severity::Error, title)
+    let mut f = Finding::new(codes::GD006, Severity::Error, title)
         .detail("CUDA needs the Unified Memory module and its device node. Without them nvidia-smi still works (it only needs /dev/nvidiactl) but cuInit fails: PyTorch says \"CUDA unknown error - this may be due to an incorrectly set up environment\" and finds zero devices. It happens when nothing ran nvidia-modprobe -u (headless servers, podman), and after a suspend/resume.");
     f = match uvm_loaded {
         Some(false) => f.evidence(
@@ -106,7 +107,7 @@ mod tests {
     fn module_not_loaded_is_an_error_with_nvidia_modprobe() {
         let mut s = healthy();
         remove_module(&mut s, "nvidia_uvm");
-        let f = only(run(&s), "GD006", Severity::Error);
+        let f = only(run(&s), codes::GD006, Severity::Error);
         assert!(f.title.contains("nvidia_uvm is not loaded"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo nvidia-modprobe -u -c=0");
     }
@@ -115,7 +116,7 @@ mod tests {
     fn node_missing_with_the_module_loaded() {
         let mut s = healthy();
         remove_node(&mut s, "/dev/nvidia-uvm");
-        let f = only(run(&s), "GD006", Severity::Error);
+        let f = only(run(&s), codes::GD006, Severity::Error);
         assert!(
             f.title.contains("/dev/nvidia-uvm is missing"),
             "{}",
@@ -128,7 +129,7 @@ mod tests {
         let mut s = healthy();
         in_container(&mut s, "docker");
         remove_node(&mut s, "/dev/nvidia-uvm");
-        let f = only(run(&s), "GD006", Severity::Error);
+        let f = only(run(&s), codes::GD006, Severity::Error);
         assert!(
             first_cmd(&f).contains("--device /dev/nvidia-uvm"),
             "{}",

@@ -6,13 +6,14 @@
 //! ends it too, as does a UUID NVML does not list.
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "visible_devices",
-    codes: &["GD009", "GD010", "GD011"],
+    codes: &[codes::GD009, codes::GD010, codes::GD011],
     views: &[super::View::Devices],
     checks: "CUDA_VISIBLE_DEVICES is unset or names existing GPUs",
     run,
@@ -214,7 +215,7 @@ fn run(snap: &Snapshot) -> Outcome {
             } else {
                 format!("starts with {:?}", entry.trim())
             };
-            let mut f = Finding::new("GD009", Severity::Error, format!("CUDA_VISIBLE_DEVICES {why}: every GPU is hidden"))
+            let mut f = Finding::new(codes::GD009, Severity::Error, format!("CUDA_VISIBLE_DEVICES {why}: every GPU is hidden"))
                 .detail("CUDA reads CUDA_VISIBLE_DEVICES left to right and stops at the first entry that is not a device; here that is the first one, so CUDA reports no device (\"no CUDA-capable device is detected\", torch.cuda.is_available() is False).")
                 .evidence(fact(), shown.clone(), "environment");
             f = unset_fix(count_evidence(f));
@@ -247,7 +248,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     "CUDA_VISIBLE_DEVICES names GPU {index}, which does not exist: {visible_note}"
                 )
             };
-            let f = Finding::new("GD010", severity, title)
+            let f = Finding::new(codes::GD010, severity, title)
                 .detail(format!("This system has {n} GPU(s) (indices {existing}). CUDA stops at the first index that does not exist (entry {} here) and ignores everything after it, so {visible_note}. PyTorch then says \"No CUDA GPUs are available\".", pos + 1))
                 .evidence(fact(), shown.clone(), "environment");
             let valid = if n == 0 {
@@ -280,7 +281,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 Severity::Warning
             };
             let f = Finding::new(
-                "GD011",
+                codes::GD011,
                 severity,
                 format!("CUDA_VISIBLE_DEVICES {what}: {visible_note}"),
             )
@@ -311,7 +312,7 @@ fn run(snap: &Snapshot) -> Outcome {
             } else {
                 format!("{title}: {visible_note}")
             };
-            let mut f = Finding::new("GD010", severity, title)
+            let mut f = Finding::new(codes::GD010, severity, title)
                 .detail(format!("CUDA matches each UUID (or a unique prefix of one) against the GPUs present and stops at the first it cannot find (entry {} here); that entry and everything after it stay hidden, so {visible_note}. UUIDs change when a GPU is replaced and differ between nodes, so lists copied from another machine fail here.", pos + 1))
                 .evidence(fact(), shown.clone(), "environment");
             for u in gpu_uuids.iter().chain(mig_uuids.iter()) {
@@ -324,9 +325,9 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         None => {}
     }
-    if !parsed.sloppy.is_empty() && out.iter().all(|f| f.code != "GD011") {
+    if !parsed.sloppy.is_empty() && out.iter().all(|f| f.code != codes::GD011) {
         out.push(
-            Finding::new("GD011", Severity::Warning, format!("CUDA_VISIBLE_DEVICES has spaces or stray characters: {}", parsed.sloppy.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")))
+            Finding::new(codes::GD011, Severity::Warning, format!("CUDA_VISIBLE_DEVICES has spaces or stray characters: {}", parsed.sloppy.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")))
                 .detail("CUDA reads the leading digits of each entry and skips the rest, so this works by accident; other readers (Slurm, MPI launchers, frameworks that parse the variable themselves) may not agree.")
                 .evidence(fact(), shown.clone(), "environment")
                 .fix_cmd("Write it without spaces", crate::sh!("export CUDA_VISIBLE_DEVICES={}", parsed.visible.join(","))),
@@ -407,40 +408,40 @@ mod tests {
 
         #[test]
         fn hiding_every_gpu_is_an_error() {
-            let f = only(run(&with("-1")), "GD009", Severity::Error);
+            let f = only(run(&with("-1")), codes::GD009, Severity::Error);
             assert!(f.title.contains("every GPU is hidden"), "{}", f.title);
             assert_eq!(first_cmd(&f), "unset CUDA_VISIBLE_DEVICES");
-            let f = only(run(&with("NoDevFiles")), "GD009", Severity::Error);
+            let f = only(run(&with("NoDevFiles")), codes::GD009, Severity::Error);
             assert!(fixes_mention(&f, "srun --gres=gpu:1"));
-            only(run(&with("")), "GD009", Severity::Error);
+            only(run(&with("")), codes::GD009, Severity::Error);
         }
 
         #[test]
         fn an_index_past_the_gpus_is_an_error_when_nothing_is_left() {
-            let f = only(run(&with("2")), "GD010", Severity::Error);
+            let f = only(run(&with("2")), codes::GD010, Severity::Error);
             assert!(f.title.contains("GPU 2 does not exist"), "{}", f.title);
             assert!(fixes_mention(&f, "export CUDA_VISIBLE_DEVICES=0,1"));
-            let f = only(run(&with("0,2")), "GD010", Severity::Warning);
+            let f = only(run(&with("0,2")), codes::GD010, Severity::Warning);
             assert!(f.title.contains("CUDA sees only 0"), "{}", f.title);
         }
 
         #[test]
         fn repeated_invalid_and_sloppy_entries() {
-            let f = only(run(&with("0,0")), "GD011", Severity::Error);
+            let f = only(run(&with("0,0")), codes::GD011, Severity::Error);
             assert!(f.title.contains("repeats 0"), "{}", f.title);
-            let f = only(run(&with("0,gpu1")), "GD011", Severity::Warning);
+            let f = only(run(&with("0,gpu1")), codes::GD011, Severity::Warning);
             assert!(f.title.contains("invalid entry"), "{}", f.title);
-            let f = only(run(&with("0, 1")), "GD011", Severity::Warning);
+            let f = only(run(&with("0, 1")), codes::GD011, Severity::Warning);
             assert!(f.title.contains("spaces"), "{}", f.title);
             assert_eq!(first_cmd(&f), "export CUDA_VISIBLE_DEVICES=0,1");
         }
 
         #[test]
         fn unknown_uuids_are_errors() {
-            let f = only(run(&with("GPU-deadbeef")), "GD010", Severity::Error);
+            let f = only(run(&with("GPU-deadbeef")), codes::GD010, Severity::Error);
             assert!(f.title.contains("which no GPU here has"), "{}", f.title);
             assert_eq!(first_cmd(&f), "nvidia-smi -L");
-            let f = only(run(&with("MIG-deadbeef")), "GD010", Severity::Error);
+            let f = only(run(&with("MIG-deadbeef")), codes::GD010, Severity::Error);
             assert!(
                 f.title.contains("no GPU here has MIG enabled"),
                 "{}",
@@ -465,10 +466,10 @@ mod tests {
         // Like "0,2" on one GPU: CUDA keeps the entries before the first it cannot find.
         #[test]
         fn an_unknown_entry_after_a_known_one_is_a_warning() {
-            let f = only(run(&with("0,2")), "GD010", Severity::Warning);
+            let f = only(run(&with("0,2")), codes::GD010, Severity::Warning);
             assert!(f.title.contains("CUDA sees only 0"), "{}", f.title);
             let v = format!("{},GPU-deadbeef,{}", uuid(0), uuid(1));
-            let f = only(run(&with(&v)), "GD010", Severity::Warning);
+            let f = only(run(&with(&v)), codes::GD010, Severity::Warning);
             assert!(
                 f.title.contains(&format!("CUDA sees only {}", uuid(0))),
                 "{}",
@@ -477,7 +478,7 @@ mod tests {
             assert!(f.detail.contains("entry 2"), "{}", f.detail);
             let f = only(
                 run(&with_mig(&format!("{MIG},MIG-deadbeef"))),
-                "GD010",
+                codes::GD010,
                 Severity::Warning,
             );
             assert!(
@@ -489,12 +490,12 @@ mod tests {
 
         #[test]
         fn an_unknown_first_entry_is_an_error() {
-            only(run(&with("2,0")), "GD010", Severity::Error);
+            only(run(&with("2,0")), codes::GD010, Severity::Error);
             let v = format!("GPU-deadbeef,{}", uuid(0));
-            only(run(&with(&v)), "GD010", Severity::Error);
+            only(run(&with(&v)), codes::GD010, Severity::Error);
             let f = only(
                 run(&with_mig(&format!("MIG-deadbeef,{MIG}"))),
-                "GD010",
+                codes::GD010,
                 Severity::Error,
             );
             assert!(f.title.contains("which no GPU here has"), "{}", f.title);
@@ -505,7 +506,7 @@ mod tests {
         #[test]
         fn an_unknown_uuid_comes_before_a_later_repeat() {
             let v = format!("{},GPU-deadbeef,{}", uuid(0), uuid(0));
-            only(run(&with(&v)), "GD010", Severity::Warning);
+            only(run(&with(&v)), codes::GD010, Severity::Warning);
         }
 
         #[test]

@@ -3,6 +3,7 @@
 //! ("GPU access blocked by the operating system", CUDA_ERROR_NOT_SUPPORTED or no device).
 
 use super::{Outcome, Rule};
+use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::libraries::WSL_LIB_DIR;
 use crate::snapshot::Snapshot;
@@ -10,7 +11,7 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "wsl_driver",
-    codes: &["GD027"],
+    codes: &[codes::GD027],
     views: &[super::View::Toolkit],
     checks: "on WSL, the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
     run,
@@ -26,7 +27,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let mut findings = Vec::new();
     if libs.search.wsl_lib_searched == Some(false) {
         findings.push(
-            Finding::new("GD027", Severity::Error, format!("{WSL_LIB_DIR} is not on the loader path: CUDA cannot reach the Windows driver"))
+            Finding::new(codes::GD027, Severity::Error, format!("{WSL_LIB_DIR} is not on the loader path: CUDA cannot reach the Windows driver"))
                 .detail("WSL exposes the Windows NVIDIA driver as libraries in /usr/lib/wsl/lib, registered through /etc/ld.so.conf.d/ld.wsl.conf. Without it the loader finds no libcuda.so.1 (or a wrong one) and CUDA reports no device.")
                 .evidence(Subject::LoaderPath, format!("{WSL_LIB_DIR} neither in LD_LIBRARY_PATH nor in /etc/ld.so.cache"), "/etc/ld.so.cache")
                 .fix_cmd("Register it and rebuild the cache", crate::sh!("printf '%s\\n' {} | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig", WSL_LIB_DIR))
@@ -41,7 +42,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let from_wsl = std::path::Path::new(&c.path).starts_with(WSL_LIB_DIR);
         if !from_wsl && !c.stub && !c.forward_compat {
             findings.push(
-                Finding::new("GD027", Severity::Error, format!("A Linux NVIDIA driver's libcuda ({}) shadows the Windows driver's in WSL", c.path))
+                Finding::new(codes::GD027, Severity::Error, format!("A Linux NVIDIA driver's libcuda ({}) shadows the Windows driver's in WSL", c.path))
                     .detail("Inside WSL the only working libcuda is the one Windows provides in /usr/lib/wsl/lib. A Linux driver package (libnvidia-compute-*, cuda-drivers, nvidia-driver-*) installed in the distribution puts its own libcuda.so.1 first, and CUDA fails with \"GPU access blocked by the operating system\" or finds no device. In WSL, install only the toolkit (cuda-toolkit-X-Y), never a driver.")
                     .evidence(Subject::library("libcuda.so.1"), format!("libcuda.so.1 → {} ({})", c.target.as_deref().unwrap_or(&c.path), c.version.as_deref().unwrap_or("version unknown")), c.path.clone())
                     .fix_cmd("Remove the Linux driver packages from the distribution", "sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*' 'nvidia-utils-*' cuda-drivers && sudo ldconfig")
@@ -60,7 +61,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 source: "env PATH".into(),
             }),
             None => findings.push(
-                Finding::new("GD027", Severity::Warning, format!("A Linux nvidia-smi ({}) is installed in WSL", e.path))
+                Finding::new(codes::GD027, Severity::Warning, format!("A Linux nvidia-smi ({}) is installed in WSL", e.path))
                     .detail("WSL's nvidia-smi is /usr/lib/wsl/lib/nvidia-smi, provided by the Windows driver. One from a Linux driver package fails (\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\") or reports a driver that is not the one in use, and its package usually brings a libcuda that breaks CUDA too.")
                     .evidence(Subject::Program("nvidia-smi".into()), evidence, "env PATH")
                     .fix_cmd("Remove the Linux driver utilities", "sudo apt remove --purge 'nvidia-utils-*'"),
@@ -110,7 +111,7 @@ mod tests {
     fn wsl_lib_off_the_loader_path_is_an_error() {
         let mut s = healthy_wsl();
         libs_mut(&mut s).search.wsl_lib_searched = Some(false);
-        let f = only(run(&s), "GD027", Severity::Error);
+        let f = only(run(&s), codes::GD027, Severity::Error);
         assert!(f.title.contains("is not on the loader path"), "{}", f.title);
         assert!(
             first_cmd(&f).contains("/etc/ld.so.conf.d/ld.wsl.conf"),
@@ -123,7 +124,7 @@ mod tests {
     fn a_linux_libcuda_shadowing_the_windows_one_is_an_error_with_smi_as_evidence() {
         let mut s = healthy();
         make_wsl(&mut s);
-        let f = only(run(&s), "GD027", Severity::Error);
+        let f = only(run(&s), codes::GD027, Severity::Error);
         assert!(
             f.title.contains("shadows the Windows driver"),
             "{}",
@@ -140,7 +141,7 @@ mod tests {
             path: "/usr/bin/nvidia-smi".into(),
             resolved: "/usr/bin/nvidia-smi".into(),
         });
-        let f = only(run(&s), "GD027", Severity::Warning);
+        let f = only(run(&s), codes::GD027, Severity::Warning);
         assert!(f.title.contains("A Linux nvidia-smi"), "{}", f.title);
         assert_eq!(first_cmd(&f), "sudo apt remove --purge 'nvidia-utils-*'");
     }

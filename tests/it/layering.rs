@@ -147,3 +147,27 @@ fn the_layer_test_sees_grouped_imports() {
     assert!(!names_layer("crate::rendered", "render"));
     assert!(!names_layer("use crate::{codes, envvars};", "render"));
 }
+
+/// A code is written as its constant (`codes::GD033`), so a misspelt one does not compile;
+/// the literals left are the registry's own tests of code parsing and one unregistered code.
+#[test]
+fn finding_codes_are_named_by_their_constants() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut literals = BTreeSet::new();
+    for p in &files {
+        let text = std::fs::read_to_string(p).unwrap();
+        let b = text.as_bytes();
+        for (i, _) in text.match_indices("\"GD0") {
+            let lit = &b[i..(i + 7).min(b.len())];
+            if lit.len() == 7 && lit[4..6].iter().all(u8::is_ascii_digit) && lit[6] == b'"' {
+                let rel = p.strip_prefix(src()).unwrap().display().to_string();
+                literals.insert(format!("{rel} {}", &text[i..i + 7]));
+            }
+        }
+    }
+    assert_eq!(
+        literals,
+        set(&["codes.rs \"GD012\"", "render/fix_script.rs \"GD099\"",])
+    );
+}
