@@ -12,6 +12,11 @@ pub struct CodeInfo {
     /// checks it in debug builds, so a rule that reports another one fails the tests.
     pub severities: &'static [Severity],
     pub explanation: &'static str,
+    /// An error with this code stops every CUDA program on the machine (or every one the
+    /// environment's runtime builds): no kernel driver bound, no device node to open, no usable
+    /// libcuda or runtime, every GPU hidden, CUDA unable to start. The headline then says
+    /// "CUDA will not work here".
+    pub stops_all_cuda: bool,
 }
 
 impl CodeInfo {
@@ -27,8 +32,17 @@ impl CodeInfo {
 }
 
 /// Each code is also a constant (`codes::GD033`): a misspelt code does not compile.
+macro_rules! stops_all_cuda {
+    () => {
+        false
+    };
+    (stops_all_cuda) => {
+        true
+    };
+}
+
 macro_rules! codes {
-    ($( $code:ident [$($severity:ident),+] => $title:literal; )*) => {
+    ($( $code:ident [$($severity:ident),+] $($stops:ident)? => $title:literal; )*) => {
         $( pub const $code: &str = stringify!($code); )*
 
         pub const CODES: &[CodeInfo] = &[
@@ -37,6 +51,7 @@ macro_rules! codes {
                 title: $title,
                 severities: &[$(Severity::$severity),+],
                 explanation: include_str!(concat!("explain/", stringify!($code), ".md")),
+                stops_all_cuda: stops_all_cuda!($($stops)?),
             }, )*
         ];
     };
@@ -44,32 +59,32 @@ macro_rules! codes {
 
 codes! {
     GD001 [Info] => "No NVIDIA GPU found";
-    GD002 [Error] => "NVIDIA kernel module is not loaded";
-    GD003 [Error] => "GPU is claimed by a conflicting driver (nouveau, nova_core, nvidiafb)";
-    GD004 [Warning] => "GPU is reserved for virtual-machine passthrough (vfio-pci)";
+    GD002 [Error] stops_all_cuda => "NVIDIA kernel module is not loaded";
+    GD003 [Error] stops_all_cuda => "GPU is claimed by a conflicting driver (nouveau, nova_core, nvidiafb)";
+    GD004 [Warning] stops_all_cuda => "GPU is reserved for virtual-machine passthrough (vfio-pci)";
     GD005 [Error] => "nvidia is loaded but a GPU has no driver bound";
-    GD006 [Error] => "nvidia_uvm is not loaded or /dev/nvidia-uvm is missing";
-    GD007 [Error, Warning] => "NVIDIA device nodes are missing";
-    GD008 [Error] => "NVIDIA device nodes are not readable and writable by this user";
-    GD009 [Error] => "CUDA_VISIBLE_DEVICES hides every GPU";
+    GD006 [Error] stops_all_cuda => "nvidia_uvm is not loaded or /dev/nvidia-uvm is missing";
+    GD007 [Error, Warning] stops_all_cuda => "NVIDIA device nodes are missing";
+    GD008 [Error] stops_all_cuda => "NVIDIA device nodes are not readable and writable by this user";
+    GD009 [Error] stops_all_cuda => "CUDA_VISIBLE_DEVICES hides every GPU";
     GD010 [Error, Warning] => "CUDA_VISIBLE_DEVICES names a GPU that does not exist";
-    GD011 [Error, Warning] => "CUDA_VISIBLE_DEVICES is malformed";
+    GD011 [Error, Warning] stops_all_cuda => "CUDA_VISIBLE_DEVICES is malformed";
     GD012 [Warning] => "CUDA_LAUNCH_BLOCKING is set: every kernel launch is synchronous";
     GD013 [Warning] => "A debugger, profiler or injection variable is set";
     GD014 [Error] => "PyTorch allocator configuration is invalid";
     GD015 [Warning] => "PyTorch allocator configuration is partly ignored";
     GD016 [Error, Warning] => "A probe could not finish or read what it needed";
-    GD017 [Error, Warning] => "CUDA toolkit or runtime is newer than the driver supports";
-    GD018 [Error] => "Kernel module and user-space driver libraries differ (upgrade without reboot)";
+    GD017 [Error, Warning] stops_all_cuda => "CUDA toolkit or runtime is newer than the driver supports";
+    GD018 [Error] stops_all_cuda => "Kernel module and user-space driver libraries differ (upgrade without reboot)";
     GD019 [Warning] => "nvcc on PATH and CUDA_HOME name different toolkits";
     GD020 [Warning, Info] => "An older toolkit wins over a newer installed one";
     GD021 [Error, Warning, Info] => "CUDA_HOME/CUDA_PATH/CUDA_ROOT does not name a usable toolkit";
     GD022 [Warning, Info] => "No CUDA toolkit found";
     GD023 [Error, Warning] => "The toolkit's compiler cannot target this GPU";
-    GD024 [Error, Warning] => "The loader picks a stub libcuda";
+    GD024 [Error, Warning] stops_all_cuda => "The loader picks a stub libcuda";
     GD025 [Error, Warning, Info] => "A forward-compatibility libcuda is on the loader path";
     GD026 [Warning, Info] => "CUDA libraries on the loader path are of another major version";
-    GD027 [Error, Warning] => "WSL: the Windows driver's libraries are not the ones loaded";
+    GD027 [Error, Warning] stops_all_cuda => "WSL: the Windows driver's libraries are not the ones loaded";
     GD028 [Error] => "A CUDA library's dependency cannot be found by the loader";
     GD029 [Error] => "NVML cannot be loaded although the kernel module is";
     GD030 [Error, Info] => "NVML fails to initialise";
@@ -84,7 +99,7 @@ codes! {
     GD039 [Error] => "NVLink fabric not ready: Fabric Manager";
     GD040 [Warning] => "NVML's GPUs and the /dev/nvidiaN nodes disagree";
     GD041 [Error] => "torch is a CPU-only (or ROCm) build on an NVIDIA GPU machine";
-    GD042 [Error] => "The driver is too old for torch's CUDA";
+    GD042 [Error] stops_all_cuda => "The driver is too old for torch's CUDA";
     GD043 [Error] => "torch has no kernels for this GPU's architecture";
     GD044 [Error, Warning] => "torch's nvidia-* wheels are missing or not the pinned versions";
     GD045 [Warning, Info] => "LD_LIBRARY_PATH shadows torch's own CUDA libraries";
@@ -95,13 +110,13 @@ codes! {
     GD050 [Warning, Info] => "Frameworks in one environment need different CUDA or cuDNN majors";
     GD051 [Warning] => "/dev/shm in the container is too small for NCCL and DataLoader workers";
     GD052 [Info] => "The GPU lacks features PyTorch recipes assume (bf16, TF32, torch.compile, FlashAttention-2)";
-    GD053 [Error, Warning] => "The smoke test could not start CUDA (libcuda missing or unusable, cuInit failed, no device)";
+    GD053 [Error, Warning] stops_all_cuda => "The smoke test could not start CUDA (libcuda missing or unusable, cuInit failed, no device)";
     GD054 [Error, Warning] => "CUDA and NVML disagree about the GPUs or the driver version";
     GD055 [Error, Warning] => "A GPU refused a CUDA context or could not load kernels";
     GD056 [Error] => "A GPU computed a wrong matrix product, or the matmul failed";
     GD057 [Error, Warning] => "GPU memory failed the allocation probe (corrupted words, or far less allocatable than free)";
     GD058 [Error, Warning] => "Host-to-GPU copies fail, cannot use pinned memory, or run far below the PCIe link's bandwidth";
-    GD059 [Error, Warning] => "The smoke test hung or crashed inside the CUDA driver";
+    GD059 [Error, Warning] stops_all_cuda => "The smoke test hung or crashed inside the CUDA driver";
     GD060 [Error, Warning, Info] => "A CUDA-using native module will not load: a library, version or symbol the loader cannot give it";
     GD061 [Error, Warning] => "The cuDNN the loader gives torch is one torch refuses";
     GD062 [Error, Info] => "A container was started without GPUs (an error when it is built to use them)";

@@ -47,27 +47,6 @@ pub enum HeadlineKind {
     Ready,
 }
 
-/// Errors that stop every CUDA program on this machine (or every one the environment's
-/// runtime builds): no kernel driver bound, no device node to open, no usable libcuda or
-/// runtime, every GPU hidden, CUDA unable to start.
-const STOPS_ALL_CUDA: &[&str] = &[
-    codes::GD002, // kernel module not loaded
-    codes::GD003, // a conflicting driver holds the GPU
-    codes::GD004, // vfio-pci holds the GPU
-    codes::GD006, // no nvidia_uvm / /dev/nvidia-uvm
-    codes::GD007, // device nodes missing
-    codes::GD008, // device nodes not read+write
-    codes::GD009, // CUDA_VISIBLE_DEVICES hides every GPU
-    codes::GD011, // CUDA_VISIBLE_DEVICES malformed
-    codes::GD017, // the runtime is newer than the driver
-    codes::GD018, // kernel module and libraries differ
-    codes::GD024, // a stub libcuda
-    codes::GD027, // WSL: the wrong driver libraries
-    codes::GD042, // the driver is too old for torch's CUDA
-    codes::GD053, // the smoke test could not start CUDA
-    codes::GD059, // the driver hung or crashed
-];
-
 /// The most codes the text names; the JSON lists them all.
 const CODES_SHOWN: usize = 5;
 
@@ -147,7 +126,9 @@ impl Headline {
             let all_failed = smoke.gpus > 0 && smoke.failed == smoke.gpus && cuda_failed_everywhere;
             let stops_all = findings.iter().any(|f| {
                 f.severity == Severity::Error
-                    && STOPS_ALL_CUDA.contains(&f.code.as_str())
+                    && codes::CODES
+                        .iter()
+                        .any(|c| c.code == f.code && c.stops_all_cuda)
                     && !about_some_gpus_only(f, derived.gpu_count.as_ref().map(|c| c.count))
             });
             let (kind, lead) = if !proven && (stops_all || all_failed) {
@@ -420,12 +401,31 @@ mod tests {
     }
 
     #[test]
-    fn every_code_that_stops_all_cuda_exists() {
-        for code in STOPS_ALL_CUDA {
-            assert!(
-                crate::codes::CODES.iter().any(|c| c.code == *code),
-                "{code} is not a code"
-            );
-        }
+    fn the_codes_that_stop_all_cuda_are_those_of_no_driver_node_library_or_init() {
+        let stops: Vec<&str> = codes::CODES
+            .iter()
+            .filter(|c| c.stops_all_cuda)
+            .map(|c| c.code)
+            .collect();
+        assert_eq!(
+            stops,
+            [
+                codes::GD002,
+                codes::GD003,
+                codes::GD004,
+                codes::GD006,
+                codes::GD007,
+                codes::GD008,
+                codes::GD009,
+                codes::GD011,
+                codes::GD017,
+                codes::GD018,
+                codes::GD024,
+                codes::GD027,
+                codes::GD042,
+                codes::GD053,
+                codes::GD059,
+            ]
+        );
     }
 }

@@ -191,6 +191,7 @@ mod tests {
             code: "GD999",
             title: "t",
             severities: &[],
+            stops_all_cuda: false,
             explanation: "# GD999: a title\n\n## Why\n\nOne two three four five six seven eight nine ten\neleven twelve.\n\n- an item that is long enough to wrap\n  onto a second line;\n- short.\n\n    sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # after suspend\n",
         };
         let out = render_human(&info, &Style::plain(), 40);
