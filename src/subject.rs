@@ -53,6 +53,50 @@ impl SmokeStep {
     }
 }
 
+/// The kinds of subject a rule judges (`Rule::judges`): when a rule that judges a kind ran and
+/// cited nothing of it, each subject of that kind passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    /// The `nvidia` kernel module.
+    NvidiaModule,
+    /// The `nvidia_uvm` kernel module.
+    UvmModule,
+    DriverVersion,
+    PciFunction,
+    KernelLog,
+    /// The device nodes, as a set and one by one.
+    DeviceNodes,
+    Nvml,
+    /// One GPU by NVML index.
+    Gpu,
+    /// GPU pairs and the IOMMU: how the GPUs reach each other.
+    Topology,
+    NvccOnPath,
+    CudaHome,
+    /// libcuda.so.1.
+    Libcuda,
+    /// Any other library by soname.
+    Library,
+    Extension,
+    Torch,
+    PythonImport,
+    /// The environment and the variables rules read (visibility, debugging, the allocator).
+    RuledVariables,
+    /// NCCL's variables.
+    NcclVariables,
+    Smoke,
+    /// One CUDA device's start in the smoke test: the device, its context, its kernels.
+    SmokeGpu,
+    SmokeMatmul,
+    SmokeMemory,
+    SmokeTransfer,
+    SmokePeer,
+    SmokeNccl,
+    Shm,
+    Container,
+    Image,
+}
+
 /// The subject of a report line and of the evidence that marks it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Subject {
@@ -131,6 +175,58 @@ pub enum Subject {
     Iommu,
     /// The kernel's log (what the driver and PCIe error reporting wrote).
     KernelLog,
+}
+
+impl Subject {
+    /// The kind rules judge this subject as; None for context no rule passes.
+    pub fn kind(&self) -> Option<SubjectKind> {
+        use crate::envvars::Category;
+        Some(match self {
+            Subject::Module(m) if m == "nvidia" => SubjectKind::NvidiaModule,
+            Subject::Module(m) if m == "nvidia_uvm" => SubjectKind::UvmModule,
+            Subject::DriverVersion => SubjectKind::DriverVersion,
+            Subject::PciFunction(_) => SubjectKind::PciFunction,
+            Subject::KernelLog => SubjectKind::KernelLog,
+            Subject::GpuNodes | Subject::Node(_) => SubjectKind::DeviceNodes,
+            Subject::Nvml => SubjectKind::Nvml,
+            Subject::Gpu(_) => SubjectKind::Gpu,
+            Subject::GpuPair(..) | Subject::Iommu => SubjectKind::Topology,
+            Subject::NvccOnPath => SubjectKind::NvccOnPath,
+            Subject::CudaHome => SubjectKind::CudaHome,
+            Subject::Library(l) if l == "libcuda.so.1" => SubjectKind::Libcuda,
+            Subject::Library(_) => SubjectKind::Library,
+            Subject::Extension(_) => SubjectKind::Extension,
+            Subject::Torch(_) => SubjectKind::Torch,
+            Subject::PythonImport => SubjectKind::PythonImport,
+            // Only the variables the rules read are judged; the rest are context.
+            Subject::Env(name)
+                if matches!(
+                    crate::envvars::category_of(name),
+                    Some(Category::Visibility | Category::Debug | Category::Allocator)
+                ) =>
+            {
+                SubjectKind::RuledVariables
+            }
+            Subject::Env(name) if crate::envvars::category_of(name) == Some(Category::Nccl) => {
+                SubjectKind::NcclVariables
+            }
+            Subject::Environment => SubjectKind::RuledVariables,
+            Subject::SmokeNccl => SubjectKind::SmokeNccl,
+            Subject::Smoke => SubjectKind::Smoke,
+            Subject::SmokeGpu(_)
+            | Subject::SmokeStep(_, SmokeStep::Device | SmokeStep::Context | SmokeStep::Kernels) => {
+                SubjectKind::SmokeGpu
+            }
+            Subject::SmokeStep(_, SmokeStep::Matmul) => SubjectKind::SmokeMatmul,
+            Subject::SmokeStep(_, SmokeStep::Memory) => SubjectKind::SmokeMemory,
+            Subject::SmokeStep(_, SmokeStep::Transfer) => SubjectKind::SmokeTransfer,
+            Subject::SmokePeer(..) => SubjectKind::SmokePeer,
+            Subject::Shm => SubjectKind::Shm,
+            Subject::Container => SubjectKind::Container,
+            Subject::Image => SubjectKind::Image,
+            _ => return None,
+        })
+    }
 }
 
 impl Subject {

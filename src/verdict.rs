@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::envvars::Category;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeDevice, Step};
 use crate::rules::{Check, CheckStatus};
@@ -53,63 +52,14 @@ impl Verdict {
     }
 }
 
-/// The rules that judge a kind of subject: when one of them ran and cited nothing, the
-/// subject passed.
-fn judged_by(s: &Subject) -> &'static [&'static str] {
-    match s {
-        Subject::Module(m) if m == "nvidia" => &["kernel_module"],
-        Subject::Module(m) if m == "nvidia_uvm" => &["uvm"],
-        Subject::DriverVersion => &["kernel_module", "driver_userspace"],
-        Subject::PciFunction(_) => &["pci_binding", "kernel_log", "link_counters"],
-        Subject::KernelLog => &["kernel_log"],
-        Subject::GpuNodes | Subject::Node(_) => &["device_nodes"],
-        Subject::Nvml => &["nvml_status"],
-        Subject::Gpu(_) => &[
-            "nvml_status",
-            "memory_health",
-            "pcie_link",
-            "clocks",
-            "compute_mode",
-            "gpu_recovery",
-            "kernel_log",
-            "link_counters",
-        ],
-        Subject::GpuPair(..) | Subject::Iommu => &["topology"],
-        Subject::NvccOnPath => &["toolkit_choice"],
-        Subject::CudaHome => &["cuda_home", "toolkit_choice"],
-        Subject::Library(l) if l == "libcuda.so.1" => &["libcuda"],
-        Subject::Library(_) => &["library_majors"],
-        Subject::Extension(_) => &["extension_loading"],
-        Subject::Torch(_) => &["pytorch_build"],
-        Subject::PythonImport => &["pytorch_live"],
-        // Only the variables the rules read are judged; the rest are context.
-        Subject::Env(name)
-            if matches!(
-                crate::envvars::category_of(name),
-                Some(Category::Visibility | Category::Debug | Category::Allocator)
-            ) =>
-        {
-            &["debug_env", "alloc_conf", "visible_devices"]
-        }
-        Subject::Env(name) if crate::envvars::category_of(name) == Some(Category::Nccl) => {
-            &["nccl_env"]
-        }
-        Subject::Environment => &["debug_env", "alloc_conf", "visible_devices"],
-        Subject::SmokeNccl => &["smoke_nccl"],
-        Subject::Smoke => &["smoke_driver", "smoke_health"],
-        Subject::SmokeGpu(_) | Subject::SmokeStep(_, SmokeStep::Device | SmokeStep::Context) => {
-            &["smoke_context"]
-        }
-        Subject::SmokeStep(_, SmokeStep::Kernels) => &["smoke_context"],
-        Subject::SmokeStep(_, SmokeStep::Matmul) => &["smoke_matmul"],
-        Subject::SmokeStep(_, SmokeStep::Memory) => &["smoke_memory"],
-        Subject::SmokeStep(_, SmokeStep::Transfer) => &["smoke_transfer"],
-        Subject::SmokePeer(..) => &["smoke_peer"],
-        Subject::Shm => &["shm"],
-        Subject::Container => &["container_gpus", "device_cgroup"],
-        Subject::Image => &["image_platform"],
-        _ => &[],
-    }
+/// The rules that judge the subject's kind (`Rule::judges`): when one of them ran and cited
+/// nothing, the subject passed.
+fn judged_by(s: &Subject) -> impl Iterator<Item = &'static str> {
+    let kind = s.kind();
+    crate::rules::RULES
+        .iter()
+        .filter(move |r| kind.is_some_and(|k| r.judges.contains(&k)))
+        .map(|r| r.name)
 }
 
 /// The findings' verdict on every subject they cite, rolled up into its summaries.
@@ -152,7 +102,7 @@ impl Verdicts {
     pub fn of(&self, s: &Subject) -> Verdict {
         match self.worst(s) {
             Some(sev) => Verdict::of(sev),
-            None if judged_by(s).iter().any(|r| self.ran.contains(*r)) => Verdict::Passed,
+            None if judged_by(s).any(|r| self.ran.contains(r)) => Verdict::Passed,
             None => Verdict::NotJudged,
         }
     }
@@ -397,13 +347,7 @@ mod tests {
         ];
         subjects.extend(SmokeStep::ALL.map(|s| Subject::SmokeStep(0, s)));
         for s in subjects {
-            assert!(!judged_by(&s).is_empty(), "nothing judges {s}");
-            for name in judged_by(&s) {
-                assert!(
-                    crate::rules::RULES.iter().any(|r| r.name == *name),
-                    "{name} (judging {s}) is not a rule"
-                );
-            }
+            assert!(judged_by(&s).next().is_some(), "nothing judges {s}");
         }
     }
 

@@ -9,12 +9,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "alloc_conf",
     codes: &[codes::GD014, codes::GD015],
     views: &[],
     checks: "PyTorch allocator configuration is valid",
+    judges: &[SubjectKind::RuledVariables],
     run,
 };
 

@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD068],
     views: &[],
     checks: "the NVIDIA CDI specifications name files that exist and the driver that is loaded",
+    judges: &[],
     run,
 };
 

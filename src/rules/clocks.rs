@@ -6,12 +6,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "clocks",
     codes: &[codes::GD035],
     views: &[super::View::Devices],
     checks: "no GPU is slowed by thermal or power-brake protection",
+    judges: &[SubjectKind::Gpu],
     run,
 };
 

@@ -8,12 +8,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "compute_mode",
     codes: &[codes::GD036],
     views: &[super::View::Devices],
     checks: "every GPU accepts new CUDA contexts and has most of its memory free",
+    judges: &[SubjectKind::Gpu],
     run,
 };
 

@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD066],
     views: &[],
     checks: "every container engine on this GPU host can give containers the GPUs",
+    judges: &[],
     run,
 };
 

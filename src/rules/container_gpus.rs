@@ -8,12 +8,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "container_gpus",
     codes: &[codes::GD062],
     views: &[super::View::Devices, super::View::Smoke],
     checks: "a container built for GPUs was started with them",
+    judges: &[SubjectKind::Container],
     run,
 };
 

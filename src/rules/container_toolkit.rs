@@ -16,6 +16,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD070],
     views: &[],
     checks: "the NVIDIA Container Toolkit is a release without known container escapes",
+    judges: &[],
     run,
 };
 

@@ -10,12 +10,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::toolkits::{cuda_home_value, Route, ToolkitKind};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "cuda_home",
     codes: &[codes::GD021, codes::GD022],
     views: &[super::View::Toolkit],
     checks: "CUDA_HOME/CUDA_PATH name a real toolkit with nvcc, or nothing needs one",
+    judges: &[SubjectKind::CudaHome],
     run,
 };
 

@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD061],
     views: &[super::View::Libs],
     checks: "the cuDNN the loader gives torch is one torch accepts",
+    judges: &[],
     run,
 };
 

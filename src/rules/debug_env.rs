@@ -7,12 +7,14 @@ use crate::envvars;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "debug_env",
     codes: &[codes::GD012, codes::GD013],
     views: &[],
     checks: "no debugging or profiling variable is left set",
+    judges: &[SubjectKind::RuledVariables],
     run,
 };
 

@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD069],
     views: &[],
     checks: "NVIDIA device nodes have /dev/char links where systemd manages container cgroups",
+    judges: &[],
     run,
 };
 

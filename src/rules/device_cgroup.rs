@@ -12,12 +12,14 @@ use crate::probes::container::NVIDIA_MAJOR;
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "device_cgroup",
     codes: &[codes::GD065],
     views: &[super::View::Devices],
     checks: "the container's device cgroup still lets it open the GPU nodes it was given",
+    judges: &[SubjectKind::Container],
     run,
 };
 

@@ -7,12 +7,14 @@ use crate::probes::device_nodes::DeviceNode;
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "device_nodes",
     codes: &[codes::GD007, codes::GD008],
     views: &[super::View::Devices],
     checks: "the NVIDIA device nodes exist and this user can read and write them",
+    judges: &[SubjectKind::DeviceNodes],
     run,
 };
 

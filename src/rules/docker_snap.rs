@@ -17,6 +17,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD067],
     views: &[],
     checks: "Docker, if installed as a snap, can give containers the GPUs",
+    judges: &[],
     run,
 };
 

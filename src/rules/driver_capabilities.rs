@@ -17,6 +17,7 @@ pub const RULE: Rule = Rule {
     views: &[],
     checks:
         "NVIDIA_DRIVER_CAPABILITIES lets the runtime mount libcuda (compute) and NVML (utility)",
+    judges: &[],
     run,
 };
 

@@ -9,12 +9,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::{DriverFact, Snapshot};
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "driver_userspace",
     codes: &[codes::GD018],
     views: &[super::View::Toolkit, super::View::Devices],
     checks: "the kernel module and the user-space driver libraries (libcuda, libnvidia-ml) have the same version",
+    judges: &[SubjectKind::DriverVersion],
     run,
 };
 

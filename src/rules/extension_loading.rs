@@ -17,12 +17,14 @@ use crate::probes::pytorch::PythonEnv;
 use crate::pyversion::holds;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "extension_loading",
     codes: &[codes::GD060],
     views: &[super::View::Libs],
     checks: "every CUDA-using native module in the Python environments finds its libraries, versions and symbols",
+    judges: &[SubjectKind::Extension],
     run,
 };
 

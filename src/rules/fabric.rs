@@ -12,6 +12,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD039],
     views: &[super::View::Devices],
     checks: "on NVSwitch systems, the GPU fabric is set up",
+    judges: &[],
     run,
 };
 

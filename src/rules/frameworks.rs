@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD050],
     views: &[],
     checks: "the CUDA frameworks in one environment agree on CUDA and cuDNN majors",
+    judges: &[],
     run,
 };
 

@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD052],
     views: &[],
     checks: "the GPU supports the PyTorch speed-ups recipes assume (bf16, TF32, torch.compile, FlashAttention-2)",
+    judges: &[],
     run,
 };
 

@@ -11,6 +11,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD001],
     views: &[super::View::Devices],
     checks: "an NVIDIA GPU is present",
+    judges: &[],
     run,
 };
 

@@ -8,12 +8,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::nvml::Gpu;
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "gpu_recovery",
     codes: &[codes::GD032],
     views: &[super::View::Devices],
     checks: "every GPU NVML counts can be opened and answers, and none asks for a reset or reboot",
+    judges: &[SubjectKind::Gpu],
     run,
 };
 

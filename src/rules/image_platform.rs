@@ -7,12 +7,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "image_platform",
     codes: &[codes::GD071],
     views: &[],
     checks: "the image is built for this host's CPU architecture",
+    judges: &[SubjectKind::Image],
     run,
 };
 

@@ -14,6 +14,7 @@ use crate::probes::kernel_log::{EventGroup, EventKind, LogScan};
 use crate::probes::pci::sysfs_address;
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "kernel_log",
@@ -21,6 +22,11 @@ pub const RULE: Rule = Rule {
     views: &[super::View::Devices],
     checks:
         "the kernel log holds no Xid, SXid, GSP, adapter-initialisation or PCIe AER error for a GPU",
+    judges: &[
+        SubjectKind::PciFunction,
+        SubjectKind::KernelLog,
+        SubjectKind::Gpu,
+    ],
     run,
 };
 

@@ -7,12 +7,14 @@ use crate::probes::kernel_module::{MODULES_FILE, VERSION_FILE};
 use crate::probes::pci::PciRole;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "kernel_module",
     codes: &[codes::GD002],
     views: &[super::View::Devices],
     checks: "the nvidia kernel module is loaded",
+    judges: &[SubjectKind::NvidiaModule, SubjectKind::DriverVersion],
     run,
 };
 

@@ -13,12 +13,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::libraries::{Candidate, SearchPath, Via};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "libcuda",
     codes: &[codes::GD024, codes::GD025],
     views: &[super::View::Toolkit, super::View::Smoke],
     checks: "the loader picks the driver's libcuda, not a stub or an unsupported forward-compatibility copy",
+    judges: &[SubjectKind::Libcuda],
     run,
 };
 

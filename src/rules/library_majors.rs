@@ -13,12 +13,14 @@ use crate::probes::libraries::{family_of, soname_major, Libraries};
 use crate::probes::toolkits::ToolkitKind;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "library_majors",
     codes: &[codes::GD026, codes::GD028],
     views: &[super::View::Toolkit],
     checks: "CUDA libraries on the loader path match the toolkit's major version and find their dependencies",
+    judges: &[SubjectKind::Library],
     run,
 };
 

@@ -13,12 +13,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::topology::{AerCounters, AerReread};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "link_counters",
     codes: &[codes::GD084, codes::GD085],
     views: &[super::View::Devices],
     checks: "no PCIe AER, PCIe replay or NVLink error counter of a GPU's links grows while gpudoctor runs",
+    judges: &[SubjectKind::PciFunction, SubjectKind::Gpu],
     run,
 };
 

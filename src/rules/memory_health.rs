@@ -7,12 +7,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "memory_health",
     codes: &[codes::GD033],
     views: &[super::View::Devices],
     checks: "no uncorrectable ECC errors, pending retirements or remaps, or failed remaps",
+    judges: &[SubjectKind::Gpu],
     run,
 };
 

@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD037],
     views: &[super::View::Devices],
     checks: "MIG mode is settled and CUDA_VISIBLE_DEVICES fits it",
+    judges: &[],
     run,
 };
 

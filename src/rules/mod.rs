@@ -90,6 +90,9 @@ pub struct Rule {
     pub views: &'static [View],
     /// What a passing check means, for `--verbose` and the JSON `checks` list.
     pub checks: &'static str,
+    /// The kinds of subject this rule judges: when it ran and cited nothing of a kind, each
+    /// subject of that kind passed (`verdict.rs`).
+    pub judges: &'static [crate::subject::SubjectKind],
     pub run: fn(&Snapshot) -> Outcome,
 }
 

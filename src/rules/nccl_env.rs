@@ -14,12 +14,14 @@ use crate::probes::environment::Environment;
 use crate::probes::nccl::{IbDevice, NcclHost};
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "nccl_env",
     codes: &[codes::GD076],
     views: &[],
     checks: "NCCL's environment variables name interfaces and HCAs that exist and leave its transports on",
+    judges: &[SubjectKind::NcclVariables],
     run,
 };
 

@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD078],
     views: &[super::View::Libs],
     checks: "the libnccl the loader gives torch is the version torch pins",
+    judges: &[],
     run,
 };
 

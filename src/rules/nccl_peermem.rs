@@ -20,6 +20,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD077],
     views: &[],
     checks: "a node with InfiniBand/RoCE HCAs and NVIDIA GPUs has GPUDirect RDMA (nvidia_peermem or DMA-BUF)",
+    judges: &[],
     run,
 };
 

@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD040],
     views: &[super::View::Devices],
     checks: "the /dev/nvidiaN nodes match the GPUs NVML reports",
+    judges: &[],
     run,
 };
 

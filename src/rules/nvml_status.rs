@@ -9,12 +9,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "nvml_status",
     codes: &[codes::GD029, codes::GD030, codes::GD031],
     views: &[super::View::Devices],
     checks: "NVML loads, initialises and answers within the budget",
+    judges: &[SubjectKind::Nvml, SubjectKind::Gpu],
     run,
 };
 

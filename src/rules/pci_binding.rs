@@ -7,12 +7,14 @@ use crate::probes::kernel_module::{CONFLICTING_DRIVERS, MODULES_FILE};
 use crate::probes::pci::PciDevice;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "pci_binding",
     codes: &[codes::GD003, codes::GD004, codes::GD005],
     views: &[super::View::Devices],
     checks: "every NVIDIA GPU is bound to the nvidia driver",
+    judges: &[SubjectKind::PciFunction],
     run,
 };
 

@@ -8,12 +8,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "pcie_link",
     codes: &[codes::GD034],
     views: &[super::View::Devices],
     checks: "every GPU's PCIe link runs at its full width (and generation when busy)",
+    judges: &[SubjectKind::Gpu],
     run,
 };
 

@@ -12,6 +12,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD038],
     views: &[super::View::Devices],
     checks: "persistence mode is on (servers) or irrelevant",
+    judges: &[],
     run,
 };
 

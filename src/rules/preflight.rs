@@ -12,6 +12,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD086],
     views: &[],
     checks: "check --preflight finished within its budget",
+    judges: &[],
     run,
 };
 

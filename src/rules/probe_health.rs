@@ -16,6 +16,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD016],
     views: &[super::View::Libs],
     checks: "every probe finished and could read what it needed",
+    judges: &[],
     run,
 };
 

@@ -13,12 +13,14 @@ use crate::probes::pytorch::{PythonEnv, Torch};
 use crate::recommend::{self, Machine};
 use crate::snapshot::{DriverFact, Snapshot};
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_build",
     codes: &[codes::GD041, codes::GD042, codes::GD043],
     views: &[],
     checks: "the installed torch is a CUDA build the driver runs, compiled for this GPU",
+    judges: &[SubjectKind::Torch],
     run,
 };
 

@@ -20,6 +20,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD046],
     views: &[],
     checks: "torchvision and torchaudio belong to the installed torch (the torch they declare, and the CUDA variant)",
+    judges: &[],
     run,
 };
 

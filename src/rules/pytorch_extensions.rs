@@ -16,6 +16,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD047],
     views: &[View::Toolkit],
     checks: "the toolkit extension builds use has torch's CUDA major",
+    judges: &[],
     run,
 };
 

@@ -9,12 +9,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "pytorch_live",
     codes: &[codes::GD048, codes::GD049],
     views: &[],
     checks: "torch imports, sees CUDA, and loads the libraries its files say",
+    judges: &[SubjectKind::PythonImport],
     run,
 };
 

@@ -19,6 +19,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD044, codes::GD045],
     views: &[super::View::Libs],
     checks: "torch's nvidia-* wheels are installed as pinned and nothing on LD_LIBRARY_PATH shadows them",
+    judges: &[],
     run,
 };
 

@@ -20,6 +20,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD063],
     views: &[],
     checks: "the image's NVIDIA_REQUIRE_* conditions hold for this host's driver",
+    judges: &[],
     run,
 };
 

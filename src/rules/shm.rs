@@ -8,12 +8,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "shm",
     codes: &[codes::GD051],
     views: &[],
     checks: "a container's /dev/shm is large enough for NCCL and DataLoader workers",
+    judges: &[SubjectKind::Shm],
     run,
 };
 

@@ -7,6 +7,7 @@ use crate::compat::cuda_errors;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{SmokeDevice, Step};
 use crate::snapshot::Snapshot;
+use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
@@ -14,6 +15,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD055],
     views: &[super::View::Smoke],
     checks: "every GPU accepted a CUDA context and JIT-compiled the smoke-test kernels",
+    judges: &[SubjectKind::SmokeGpu],
     run,
 };
 

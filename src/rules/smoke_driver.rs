@@ -10,12 +10,14 @@ use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "smoke_driver",
     codes: &[codes::GD053, codes::GD054],
     views: &[super::View::Smoke],
     checks: "the smoke test loaded libcuda, cuInit succeeded, and CUDA sees the GPUs NVML sees",
+    judges: &[SubjectKind::Smoke],
     run,
 };
 

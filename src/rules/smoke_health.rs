@@ -6,6 +6,7 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::SmokeResult;
 use crate::snapshot::Snapshot;
+use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
@@ -13,6 +14,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD059],
     views: &[super::View::Smoke],
     checks: "the smoke test finished on every GPU within its deadline",
+    judges: &[SubjectKind::Smoke],
     run,
 };
 

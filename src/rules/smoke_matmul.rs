@@ -7,6 +7,7 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
+use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
@@ -14,6 +15,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD056],
     views: &[super::View::Smoke],
     checks: "every GPU's FP32 matmul matched the CPU reference within tolerance",
+    judges: &[SubjectKind::SmokeMatmul],
     run,
 };
 

@@ -6,6 +6,7 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
+use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
@@ -13,6 +14,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD057],
     views: &[super::View::Smoke],
     checks: "every GPU allocated its free memory and read back what it wrote",
+    judges: &[SubjectKind::SmokeMemory],
     run,
 };
 

@@ -11,12 +11,14 @@ use crate::probes::smoke::{SmokeResult, Step};
 use crate::smoke::nccl::{NcclRequest, NcclRun};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "smoke_nccl",
     codes: &[codes::GD079],
     views: &[super::View::Smoke],
     checks: "with --nccl, NCCL loads, initialises over every tested GPU and all-reduces the right sum within the deadline",
+    judges: &[SubjectKind::SmokeNccl],
     run,
 };
 

@@ -12,6 +12,7 @@ use crate::probes::smoke::{
 use crate::probes::topology::IommuMode;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 use crate::topology::{GpuPair, LinkClass};
 
 pub const RULE: Rule = Rule {
@@ -19,6 +20,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD074, codes::GD075],
     views: &[super::View::Smoke],
     checks: "peer-to-peer copies between every GPU pair finish, arrive intact, and reach a quarter of what the pair's link should carry",
+    judges: &[SubjectKind::SmokePeer],
     run,
 };
 

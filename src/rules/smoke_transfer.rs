@@ -7,6 +7,7 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::probes::smoke::{link, nvml_gpu, Step};
 use crate::snapshot::Snapshot;
+use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
 
 pub const RULE: Rule = Rule {
@@ -15,6 +16,7 @@ pub const RULE: Rule = Rule {
     views: &[super::View::Smoke],
     checks:
         "host↔GPU copies work, from pinned memory too, at 60 % or more of the PCIe link's bandwidth",
+    judges: &[SubjectKind::SmokeTransfer],
     run,
 };
 

@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD023],
     views: &[super::View::Toolkit],
     checks: "the toolkit in use can compile for every GPU's architecture",
+    judges: &[],
     run,
 };
 

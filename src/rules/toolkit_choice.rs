@@ -9,12 +9,14 @@ use crate::findings::{Finding, Severity, Shell};
 use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "toolkit_choice",
     codes: &[codes::GD019, codes::GD020],
     views: &[super::View::Toolkit],
     checks: "the nvcc on PATH and CUDA_HOME name the same toolkit, and it is the newest installed",
+    judges: &[SubjectKind::NvccOnPath, SubjectKind::CudaHome],
     run,
 };
 

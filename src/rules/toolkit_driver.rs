@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     views: &[super::View::Toolkit],
     checks:
         "every CUDA toolkit and the CUDA runtime on the loader path run on the installed driver",
+    judges: &[],
     run,
 };
 

@@ -22,6 +22,7 @@ use crate::findings::{Finding, Severity, Shell};
 use crate::probes::topology::{IommuMode, Topology};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 use crate::topology::GpuPair;
 
 pub const RULE: Rule = Rule {
@@ -29,6 +30,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD072, codes::GD073],
     views: &[super::View::Devices],
     checks: "no PCIe bridge between two GPUs redirects their peer traffic (ACS), and the IOMMU does not translate peer traffic on a multi-GPU host",
+    judges: &[SubjectKind::Topology],
     run,
 };
 

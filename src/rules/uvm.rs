@@ -7,12 +7,14 @@ use crate::findings::{Finding, Severity};
 use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "uvm",
     codes: &[codes::GD006],
     views: &[super::View::Devices, super::View::Smoke],
     checks: "nvidia_uvm is loaded and /dev/nvidia-uvm exists",
+    judges: &[SubjectKind::UvmModule],
     run,
 };
 

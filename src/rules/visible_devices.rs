@@ -10,12 +10,14 @@ use crate::codes;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
+use crate::subject::SubjectKind;
 
 pub const RULE: Rule = Rule {
     name: "visible_devices",
     codes: &[codes::GD009, codes::GD010, codes::GD011],
     views: &[super::View::Devices],
     checks: "CUDA_VISIBLE_DEVICES is unset or names existing GPUs",
+    judges: &[SubjectKind::RuledVariables],
     run,
 };
 

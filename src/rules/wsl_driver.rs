@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
     codes: &[codes::GD027],
     views: &[super::View::Toolkit],
     checks: "on WSL, the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
+    judges: &[],
     run,
 };
 
