@@ -25,12 +25,18 @@ impl Severity {
     }
 }
 
-/// One observed fact a finding rests on. `fact` is the subject it marks as wrong
-/// (`Subject`'s text form); None for facts quoted only as context (e.g. "the driver
-/// itself is loaded").
+/// One observed fact a finding rests on. `fact` is the subject it marks as wrong (in JSON,
+/// `Subject`'s text form); None for facts quoted only as context (e.g. "the driver itself is
+/// loaded").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
-    pub fact: Option<String>,
+    #[serde(
+        serialize_with = "subject_text",
+        deserialize_with = "known_subject",
+        default
+    )]
+    #[schemars(with = "Option<String>")]
+    pub fact: Option<Subject>,
     pub value: String,
     pub source: String,
 }
@@ -92,7 +98,7 @@ impl Finding {
         source: impl Into<String>,
     ) -> Self {
         self.evidence.push(Evidence {
-            fact: Some(subject.to_string()),
+            fact: Some(subject),
             value: value.into(),
             source: source.into(),
         });
@@ -385,6 +391,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_fact_is_written_as_its_key_and_an_unknown_key_reads_as_context() {
+        let e = Evidence {
+            fact: Some(Subject::Gpu(3)),
+            value: "v".into(),
+            source: "s".into(),
+        };
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["fact"], "gpu:3");
+        assert_eq!(serde_json::from_value::<Evidence>(json).unwrap(), e);
+        let newer: Evidence =
+            serde_json::from_str(r#"{"fact":"a-kind-of-tomorrow:1","value":"v","source":"s"}"#)
+                .unwrap();
+        assert_eq!(newer.fact, None);
+        let context: Evidence = serde_json::from_str(r#"{"value":"v","source":"s"}"#).unwrap();
+        assert_eq!(context.fact, None);
+    }
+
+    #[test]
     fn shell_quoting() {
         assert_eq!(sh_quote("video"), "video");
         assert_eq!(sh_quote("0000:01:00.0"), "0000:01:00.0");
@@ -520,4 +544,18 @@ mod order_tests {
         unlink_weaker_causes(&mut v);
         assert_eq!(v[0].caused_by.as_deref(), Some(crate::codes::GD018));
     }
+}
+
+fn subject_text<S: serde::Serializer>(fact: &Option<Subject>, s: S) -> Result<S::Ok, S::Error> {
+    match fact {
+        Some(subject) => s.collect_str(subject),
+        None => s.serialize_none(),
+    }
+}
+
+/// A saved report's fact key; a key this version does not know (a newer report's) marks
+/// nothing, as before.
+fn known_subject<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Subject>, D::Error> {
+    let key: Option<String> = Deserialize::deserialize(d)?;
+    Ok(key.as_deref().and_then(Subject::parse))
 }

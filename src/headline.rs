@@ -199,11 +199,7 @@ impl Headline {
 /// Whether a finding cites single GPUs only (a GPU's device node or PCI function), fewer
 /// than the machine has: the others may still work.
 fn about_some_gpus_only(f: &Finding, gpus: Option<usize>) -> bool {
-    let mut cited: Vec<Subject> = f
-        .evidence
-        .iter()
-        .filter_map(|e| e.fact.as_deref().and_then(Subject::parse))
-        .collect();
+    let mut cited: Vec<Subject> = f.evidence.iter().filter_map(|e| e.fact.clone()).collect();
     let one_gpu = |s: &Subject| match s {
         Subject::Gpu(_)
         | Subject::PciFunction(_)

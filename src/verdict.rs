@@ -77,7 +77,7 @@ impl Verdicts {
             let cited: BTreeSet<Subject> = f
                 .evidence
                 .iter()
-                .filter_map(|e| e.fact.as_deref().and_then(Subject::parse))
+                .filter_map(|e| e.fact.clone())
                 .flat_map(|s| s.with_ancestors())
                 .collect();
             for s in cited {

@@ -226,7 +226,7 @@ mod tests {
             first_cmd(&f),
             "sudo dmesg | grep -iE 'nvrm|xid|rminitadapter'"
         );
-        assert_eq!(f.evidence[0].fact.as_deref(), Some("gpu:1"));
+        assert_eq!(f.evidence[0].fact, Some(Subject::Gpu(1)));
     }
 
     #[test]

@@ -102,7 +102,7 @@ pub fn name_gpus(snap: &Snapshot, findings: &mut [Finding]) {
     for f in findings.iter_mut() {
         let mut named: Vec<Named> = Vec::new();
         for e in &f.evidence {
-            let subject = e.fact.as_deref().and_then(Subject::parse);
+            let subject = e.fact.clone();
             let gpus = match subject {
                 Some(Subject::Gpu(i)) => vec![Named::Nvml(i)],
                 Some(Subject::SmokeGpu(o) | Subject::SmokeStep(o, _)) => vec![Named::Cuda(o)],

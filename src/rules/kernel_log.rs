@@ -535,10 +535,7 @@ mod tests {
             (codes::GD080, Severity::Error)
         );
         assert!(x79.title.starts_with("GPU 1 ("), "{}", x79.title);
-        assert!(x79
-            .evidence
-            .iter()
-            .any(|e| e.fact.as_deref() == Some("gpu:1")));
+        assert!(x79.evidence.iter().any(|e| e.fact == Some(Subject::Gpu(1))));
         assert!(x79
             .fix
             .iter()
@@ -685,7 +682,7 @@ mod tests {
         assert!(f[0]
             .evidence
             .iter()
-            .any(|e| e.fact.as_deref() == Some("pci:0000:11:08.0")));
+            .any(|e| e.fact == Subject::parse("pci:0000:11:08.0")));
     }
 
     #[test]

@@ -185,10 +185,10 @@ mod tests {
         assert!(f.title.contains("was not judged"), "{}", f.title);
         assert!(f.detail.contains(detail), "{}", f.detail);
         assert!(first_cmd(&f).starts_with("ldd "), "{}", first_cmd(&f));
-        assert!(f
-            .evidence
-            .iter()
-            .any(|e| e.fact.as_deref().is_some_and(|x| x.contains("deep"))));
+        assert!(f.evidence.iter().any(|e| e
+            .fact
+            .as_ref()
+            .is_some_and(|x| x.to_string().contains("deep"))));
     }
 
     #[test]

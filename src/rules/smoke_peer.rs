@@ -508,7 +508,7 @@ mod tests {
         assert!(f
             .evidence
             .iter()
-            .any(|e| e.fact.as_deref() == Some("smoke:peer:1-0")));
+            .any(|e| e.fact == Some(Subject::SmokePeer(1, 0))));
     }
 
     #[test]

@@ -57,7 +57,7 @@ fn run(snap: &Snapshot) -> Outcome {
         let evidence = format!("{} → {}", e.path, e.resolved);
         match findings.iter_mut().find(|f| f.title.contains("shadows")) {
             Some(f) => f.evidence.push(crate::findings::Evidence {
-                fact: Some("nvidia-smi".into()),
+                fact: Some(crate::subject::Subject::Program("nvidia-smi".into())),
                 value: evidence,
                 source: "env PATH".into(),
             }),
