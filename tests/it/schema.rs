@@ -1,6 +1,6 @@
-//! The published JSON Schema (`gpudoctor schema`) against real reports: the report of every
-//! scenario here must pass an independent validator (the jsonschema crate), and reports
-//! broken on purpose must not.
+//! The published JSON Schema (`gpudoctor schema`, blessed as docs/report.schema.json) against
+//! real reports: the report of every scenario here must pass an independent validator (the
+//! jsonschema crate), and reports broken on purpose must not.
 
 use crate::util;
 
@@ -16,8 +16,23 @@ fn schema() -> Value {
     serde_json::from_str(&r.stdout).expect("the schema is JSON")
 }
 
-fn validator() -> jsonschema::Validator {
-    jsonschema::validator_for(&schema()).expect("the schema compiles")
+/// docs/report.schema.json, parsed; it must be what `gpudoctor schema` prints (but for the
+/// version in its description), so reports are validated against both.
+pub(crate) fn blessed() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/report.schema.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let printed = run(gpudoctor().arg("schema")).stdout;
+    use crate::docs::without_version;
+    assert!(
+        without_version(&text) == without_version(&printed),
+        "docs/report.schema.json is not what `gpudoctor schema` prints; \
+         regenerate it with: UPDATE_DOCS=1 cargo test --test it docs::"
+    );
+    serde_json::from_str(&text).expect("the blessed schema is JSON")
+}
+
+pub(crate) fn validator() -> jsonschema::Validator {
+    jsonschema::validator_for(&blessed()).expect("the schema compiles")
 }
 
 /// Each error as "instance path: message", the first few only.
@@ -28,7 +43,7 @@ fn errors(v: &jsonschema::Validator, report: &Value) -> Vec<String> {
         .collect()
 }
 
-fn assert_valid(v: &jsonschema::Validator, label: &str, report: &Value) {
+pub(crate) fn assert_valid(v: &jsonschema::Validator, label: &str, report: &Value) {
     assert_eq!(
         report["schema_version"], 1,
         "{label}: not a report: {report:#}"
