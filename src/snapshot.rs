@@ -7,13 +7,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::compat::DriverVersion;
 use crate::probes::device_nodes::DeviceNodes;
-use crate::probes::environment::Environment;
+pub use crate::probes::environment::Environment;
 use crate::probes::identity::Identity;
 use crate::probes::kernel_module::KernelModule;
 use crate::probes::libraries::Libraries;
 use crate::probes::nvml::NvmlProbe;
 use crate::probes::pci::{Pci, PciRole};
-use crate::probes::platform::Platform;
+// For readers of saved reports (src/diff/): PCI addresses as sysfs spells them.
+pub use crate::probes::pci::sysfs_address;
+pub use crate::probes::platform::Platform;
 use crate::probes::python_sites::Site;
 use crate::probes::pytorch::PythonEnv;
 use crate::probes::toolkits::{Toolkit, Toolkits};

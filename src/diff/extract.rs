@@ -1,5 +1,5 @@
-//! The facts a diff compares, read from a report's JSON: each with a stable key, a label
-//! and its value as text. A value of None means the report does not record it.
+//! The facts a diff compares, read from a typed report (v1.rs): each with a stable key, a
+//! label and its value as text. A value of None means the report does not record it.
 //!
 //! Entries hang together: an attribute may sit under a parent (a GPU, a Python
 //! environment, "NVML answered for this GPU"); an item belongs to a list (GPUs, wheels,
@@ -7,13 +7,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::Value;
-
+use super::v1::{self, Answer, Fact, Report, Seen};
 use super::Section;
-use crate::probes::environment::Environment;
-use crate::probes::pci::sysfs_address;
-use crate::probes::platform::Platform;
-use crate::snapshot::{Place, Snapshot};
+use crate::snapshot::{sysfs_address, Place, Snapshot};
 
 pub(super) struct Entry {
     pub section: Section,
@@ -97,11 +93,11 @@ pub(super) struct Context {
 }
 
 impl Context {
-    pub fn of(old: &Value, new: &Value) -> Context {
+    pub fn of(old: &Report, new: &Report) -> Context {
         let mut sites: Vec<&str> = [old, new]
             .iter()
-            .flat_map(|r| array(r, "/snapshot/python"))
-            .filter_map(|e| e.get("site").and_then(Value::as_str))
+            .flat_map(|r| r.snapshot.python.iter().flatten())
+            .filter_map(|e| e.site.as_deref())
             .collect();
         sites.sort_unstable();
         sites.dedup();
@@ -112,7 +108,7 @@ impl Context {
 }
 
 /// Both reports' facts; GPUs are keyed together (by UUID where either side knows it).
-pub(super) fn both(old: &Value, new: &Value, ctx: &Context) -> (Facts, Facts) {
+pub(super) fn both(old: &Report, new: &Report, ctx: &Context) -> (Facts, Facts) {
     let (mut old_gpus, mut new_gpus) = (gpu_views(old), gpu_views(new));
     // A GPU NVML counts but cannot open has no UUID or bus id: it is the GPU the other
     // report saw at the same NVML index.
@@ -132,7 +128,7 @@ pub(super) fn both(old: &Value, new: &Value, ctx: &Context) -> (Facts, Facts) {
 }
 
 fn facts(
-    report: &Value,
+    report: &Report,
     gpus: Vec<GpuView<'_>>,
     uuid_by_bus: &BTreeMap<String, String>,
     ctx: &Context,
@@ -227,155 +223,146 @@ impl Builder {
     }
 }
 
-// ---- reading JSON ----
+// ---- values as text ----
 
-/// Any JSON value as text: strings as they are, yes/no, none for null, lists comma-joined.
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => "none".into(),
-        Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Array(a) if a.is_empty() => "none".into(),
-        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(", "),
-        Value::Object(_) => v.to_string(),
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+fn on_off(b: &bool) -> Option<String> {
+    Some(if *b { "on" } else { "off" }.to_string())
+}
+
+/// A list comma-joined; an empty one reads "none".
+fn joined<T: AsRef<str>>(items: &[T]) -> String {
+    if items.is_empty() {
+        return "none".into();
+    }
+    items
+        .iter()
+        .map(AsRef::as_ref)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A field as written: `null` reads "none"; None when the report lacks it.
+fn seen_text<T: ToString>(v: &Seen<T>) -> Option<String> {
+    seen_with(v, "none", |x| Some(x.to_string()))
+}
+
+/// A field through `f`, `null` reading `null_text`.
+fn seen_with<T>(v: &Seen<T>, null_text: &str, f: impl Fn(&T) -> Option<String>) -> Option<String> {
+    match v.as_ref()? {
+        None => Some(null_text.to_string()),
+        Some(x) => f(x),
     }
 }
 
-fn on_off(v: &Value) -> Option<String> {
-    v.as_bool()
-        .map(|b| if b { "on" } else { "off" }.to_string())
+/// A probed fact through `f`; a missing one reads "missing (not found)"; null reads "none".
+fn fact_with<T>(v: &Seen<Fact<T>>, f: impl Fn(&T) -> Option<String>) -> Option<String> {
+    seen_with(v, "none", |fact| fact_of(fact, &f))
 }
 
-/// The value at `pointer` as text; None when the report has no such field.
-fn at(report: &Value, pointer: &str) -> Option<String> {
-    report.pointer(pointer).map(text)
-}
-
-fn array<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
-    v.pointer(pointer)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// A probed fact (`{"source", "value"}` or `{"source", "missing"}`) through `f`; a missing
-/// one reads "missing (not found)"; null reads "none".
-fn fact_with(v: Option<&Value>, f: impl Fn(&Value) -> Option<String>) -> Option<String> {
-    let v = v?;
-    if v.is_null() {
-        return Some("none".into());
-    }
-    if let Some(value) = v.get("value") {
+fn fact_of<T>(fact: &Fact<T>, f: impl Fn(&T) -> Option<String>) -> Option<String> {
+    if let Some(value) = &fact.value {
         return f(value);
     }
-    let reason = v.pointer("/missing/reason")?.as_str()?;
+    let reason = fact.missing.as_ref()?.reason.as_ref()?;
     Some(format!("missing ({})", reason.replace('_', " ")))
 }
 
-fn fact(v: Option<&Value>) -> Option<String> {
-    fact_with(v, |x| Some(text(x)))
+fn fact<T: ToString>(v: &Seen<Fact<T>>) -> Option<String> {
+    fact_with(v, |x| Some(x.to_string()))
 }
 
-/// An NVML answer (`{"value"}`, "not_supported", "not_in_driver", `{"error"}`) through `f`.
-fn field_with(v: Option<&Value>, f: impl Fn(&Value) -> Option<String>) -> Option<String> {
+/// An NVML answer through `f`: its value, its word ("not supported"), or its error.
+fn field_with<T>(v: Option<&Answer<T>>, f: impl Fn(&T) -> Option<String>) -> Option<String> {
     match v? {
-        Value::String(s) => Some(s.replace('_', " ").replace("in driver", "in this driver")),
-        Value::Object(o) => {
-            if let Some(value) = o.get("value") {
-                f(value)
-            } else {
-                o.get("error").map(|e| format!("error: {}", text(e)))
-            }
-        }
-        _ => None,
+        Answer::Value(x) => f(x),
+        Answer::Word(w) => Some(w.replace('_', " ").replace("in driver", "in this driver")),
+        Answer::Error(e) => Some(format!("error: {e}")),
+        Answer::Other => None,
     }
 }
 
-fn field(v: Option<&Value>) -> Option<String> {
-    field_with(v, |x| Some(text(x)))
+fn field<T: ToString>(v: Option<&Answer<T>>) -> Option<String> {
+    field_with(v, |x| Some(x.to_string()))
 }
 
-fn mib(bytes: &Value) -> Option<String> {
-    bytes.as_u64().map(|b| format!("{} MiB", b >> 20))
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
 }
 
 // ---- sections ----
 
-fn host(b: &mut Builder, r: &Value) {
+fn host(b: &mut Builder, r: &Report) {
+    let s = &r.snapshot;
+    let node = s.node.as_ref();
     b.attr(
         "host.hostname",
         "Hostname",
-        at(r, "/snapshot/node/hostname"),
+        node.and_then(|n| seen_text(&n.hostname)),
         None,
     );
     b.attr(
         "host.machine_id",
         "Machine id (hashed)",
-        at(r, "/snapshot/node/machine_id"),
+        node.and_then(|n| seen_text(&n.machine_id)),
         None,
     );
-    let root = r
-        .pointer("/snapshot/root")
-        .map(|v| v.as_str().map_or("this system".into(), |s| s.to_string()));
+    let root = seen_with(&s.root, "this system", |r| Some(r.clone()));
     b.attr("host.root", "Inspected", root, None);
     b.attr("host.place", "Runs in", place(r), None);
+    let platform = s.platform.as_ref().map(|p| &p.view);
     b.attr(
         "host.os",
         "OS",
-        fact_with(r.pointer("/snapshot/platform/os"), |v| {
-            v.get("pretty_name").map(text)
-        }),
+        platform.and_then(|p| fact_with(&p.os, |os| os.pretty_name.clone())),
         None,
     );
     b.attr(
         "host.kernel",
         "Linux kernel",
-        fact(r.pointer("/snapshot/platform/kernel_release")),
+        platform.and_then(|p| fact(&p.kernel_release)),
         None,
     );
     b.attr(
         "host.arch",
         "Architecture",
-        fact(r.pointer("/snapshot/platform/arch")),
+        platform.and_then(|p| fact(&p.arch)),
         None,
     );
-    let user = r.pointer("/snapshot/identity").and_then(|id| {
-        let uid = id.get("uid")?.as_u64()?;
-        Some(match id.get("user_name").and_then(Value::as_str) {
+    let user = s.identity.as_ref().and_then(|id| {
+        let uid = id.uid?;
+        Some(match &id.user_name {
             Some(name) => format!("{name} (uid {uid})"),
             None => format!("uid {uid}"),
         })
     });
     b.attr("host.user", "User", user, None);
-    let groups = r.pointer("/snapshot/identity/groups").map(|g| {
-        let mut ids: Vec<u64> = g
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_u64)
-            .collect();
+    let groups = s.identity.as_ref().and_then(|id| {
+        let mut ids = id.groups.clone()?.unwrap_or_default();
         ids.sort_unstable();
         ids.dedup();
-        text(&Value::from(ids))
+        Some(joined(&ids.iter().map(u64::to_string).collect::<Vec<_>>()))
     });
     b.attr("host.groups", "Groups (gids)", groups, None);
     b.attr(
         "host.shm",
         "Shared memory (/dev/shm)",
-        fact_with(r.pointer("/snapshot/platform/shm_kib"), |v| {
-            v.as_u64().map(|k| format!("{} MiB", k >> 10))
-        }),
+        platform.and_then(|p| fact_with(&p.shm_kib, |k| Some(format!("{} MiB", k >> 10)))),
         None,
     );
 }
 
 /// Host, VM, container, Kubernetes pod or WSL, decided as the rules decide it.
-fn place(r: &Value) -> Option<String> {
-    let platform: Platform =
-        serde_json::from_value(r.pointer("/snapshot/platform")?.clone()).ok()?;
-    let environment: Option<Environment> = r
-        .pointer("/snapshot/environment")
-        .and_then(|e| serde_json::from_value(e.clone()).ok());
+fn place(r: &Report) -> Option<String> {
+    let platform = r.snapshot.platform.as_ref()?.typed.clone()?;
+    let environment = r
+        .snapshot
+        .environment
+        .as_ref()
+        .and_then(|e| e.typed.clone());
     let snap = Snapshot {
         platform: Some(platform),
         environment,
@@ -393,130 +380,123 @@ fn place(r: &Value) -> Option<String> {
     })
 }
 
-fn driver(b: &mut Builder, r: &Value) {
-    let derived = |p: &str, f: fn(&Value) -> Option<String>| {
-        r.pointer(p).map(|v| {
-            if v.is_null() {
-                "none".to_string()
-            } else {
-                f(v).unwrap_or_else(|| text(v))
-            }
-        })
-    };
-    let version = |v: &Value| v.get("version").map(text);
-    let count = |v: &Value| v.get("count").map(text);
+fn driver(b: &mut Builder, r: &Report) {
+    let derived = r.derived.as_ref();
     b.attr(
         "driver.version",
         "Driver version",
-        derived("/derived/driver", version),
+        derived.and_then(|d| seen_with(&d.driver, "none", |v| v.version.clone())),
         None,
     );
     b.attr(
         "driver.cuda",
         "Newest CUDA the driver supports",
-        derived("/derived/cuda_driver_version", |_| None),
+        derived.and_then(|d| seen_text(&d.cuda_driver_version)),
         None,
     );
     b.attr(
         "driver.gpu_count",
         "GPUs visible",
-        derived("/derived/gpu_count", count),
+        derived.and_then(|d| seen_with(&d.gpu_count, "none", |c| c.count.map(|n| n.to_string()))),
         None,
     );
     b.attr(
         "driver.gpus_initialised",
         "GPUs the driver initialised",
-        derived("/derived/driver_gpu_count", count),
+        derived.and_then(|d| {
+            seen_with(&d.driver_gpu_count, "none", |c| {
+                c.count.map(|n| n.to_string())
+            })
+        }),
         None,
     );
 
-    let modules = r.pointer("/snapshot/kernel_module/modules");
-    let names = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m.get("name").and_then(Value::as_str))
-            .map(str::to_string)
-            .collect()
+    let km = r.snapshot.kernel_module.as_ref();
+    let names = |mods: &Vec<v1::LoadedModule>| -> Vec<String> {
+        mods.iter().filter_map(|m| m.name.clone()).collect()
     };
     b.attr(
         "kernel_module.loaded",
         "Kernel module loaded",
-        fact_with(modules, |v| {
-            Some(text(&Value::Bool(names(v).iter().any(|n| n == "nvidia"))))
+        km.and_then(|k| {
+            fact_with(&k.modules, |m| {
+                Some(yes_no(names(m).iter().any(|n| n == "nvidia")))
+            })
         }),
         None,
     );
     b.attr(
         "kernel_module.modules",
         "GPU kernel modules",
-        fact_with(modules, |v| {
-            let mut n: Vec<String> = names(v)
-                .into_iter()
-                .filter(|n| n.starts_with("nvidia") || n == "nouveau")
-                .collect();
-            n.sort();
-            Some(text(&Value::from(n)))
+        km.and_then(|k| {
+            fact_with(&k.modules, |m| {
+                let mut n: Vec<String> = names(m)
+                    .into_iter()
+                    .filter(|n| n.starts_with("nvidia") || n == "nouveau")
+                    .collect();
+                n.sort();
+                Some(joined(&n))
+            })
         }),
         None,
     );
-    let version_file = r.pointer("/snapshot/kernel_module/version_file");
+    let version_file = km.and_then(|k| k.version_file.as_ref());
     b.attr(
         "kernel_module.version",
         "Kernel module version",
-        fact_with(version_file, |v| v.get("version").map(text)),
+        km.and_then(|k| fact_with(&k.version_file, |v| v.version.clone())),
         None,
     );
     // The flavour only where the version file was read: its absence is said once above.
-    if version_file.is_some_and(|v| v.get("value").is_some()) {
+    let read = version_file.and_then(|v| v.as_ref()?.value.as_ref());
+    if read.is_some() {
         b.scope("kernel_module.version_file", None);
     }
     b.attr(
         "kernel_module.flavour",
         "Kernel module flavour",
-        version_file
-            .and_then(|v| v.pointer("/value/flavor"))
-            .map(text),
+        read.and_then(|v| seen_text(&v.flavor)),
         Some("kernel_module.version_file"),
     );
 
-    let nvml = r.pointer("/snapshot/nvml").map(|n| {
-        if n.is_null() {
-            return "not run".to_string();
-        }
-        let res = n.get("result").unwrap_or(&Value::Null);
-        let s = |k: &str| res.get(k).map(text).unwrap_or_default();
-        match res.get("status").and_then(Value::as_str) {
+    let nvml = seen_with(&r.snapshot.nvml, "not run", |n| {
+        let Some(res) = &n.result else {
+            return Some("none".into());
+        };
+        let s = |v: Option<String>| v.unwrap_or_default();
+        let num = |n: &Option<serde_json::Number>| n.as_ref().map(ToString::to_string);
+        Some(match res.status.as_deref() {
             Some("ok") => "answered".into(),
-            Some("not_probed") => format!("not probed: {}", s("reason")),
-            Some("init_failed") => format!("init failed: {}", s("code")),
-            Some("timed_out") => format!("timed out after {} s", s("seconds")),
-            Some("crashed") => format!("crashed (signal {})", s("signal")),
+            Some("not_probed") => format!("not probed: {}", s(res.reason.clone())),
+            Some("init_failed") => format!("init failed: {}", s(res.code.clone())),
+            Some("timed_out") => format!("timed out after {} s", s(num(&res.seconds))),
+            Some("crashed") => format!("crashed (signal {})", s(num(&res.signal))),
             Some("worker_failed") => "worker failed".into(),
             Some(other) => other.replace('_', " "),
-            None => text(res),
-        }
+            // A result without its status is of no known shape.
+            None => "none".into(),
+        })
     });
     b.attr("nvml.status", "NVML", nvml, None);
 
-    let nodes = r.pointer("/snapshot/device_nodes/nodes");
-    b.list(
-        "dev",
-        "Device nodes",
-        nodes.is_some_and(Value::is_array),
-        None,
-    );
-    for n in array(r, "/snapshot/device_nodes/nodes") {
-        let Some(path) = n.get("path").and_then(Value::as_str) else {
+    let nodes = r
+        .snapshot
+        .device_nodes
+        .as_ref()
+        .and_then(|d| d.nodes.as_ref());
+    b.list("dev", "Device nodes", nodes.is_some(), None);
+    for n in nodes.into_iter().flatten() {
+        let Some(path) = n.path.as_deref() else {
             continue;
         };
-        let s = |k: &str| n.get(k).and_then(Value::as_str).unwrap_or("?");
-        let present = n.get("present").and_then(Value::as_bool);
+        let s = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
         // A node the probe did not list is as missing as one it found absent.
-        if present == Some(false) {
+        if n.present == Some(false) {
             continue;
         }
-        let value = present.map(|_| format!("{} {}:{}", s("mode"), s("owner"), s("group")));
+        let value = n
+            .present
+            .map(|_| format!("{} {}:{}", s(&n.mode), s(&n.owner), s(&n.group)));
         let key = b.item(
             "dev",
             format!("dev[{path}]"),
@@ -525,11 +505,11 @@ fn driver(b: &mut Builder, r: &Value) {
             None,
             "missing",
         );
-        if present == Some(true) {
+        if n.present == Some(true) {
             b.attr(
                 &format!("{key}.access"),
                 &format!("{path} read/write"),
-                n.pointer("/access/read_write").map(text),
+                n.access.as_ref().and_then(|a| a.read_write).map(yes_no),
                 Some(&key),
             );
         }
@@ -541,29 +521,41 @@ struct GpuView<'a> {
     uuid: Option<String>,
     bus: Option<String>,
     name: Option<String>,
-    nvml: Option<&'a Value>,
-    driver: Option<&'a Value>,
-    pci: Option<&'a Value>,
+    nvml: Option<&'a v1::NvmlGpu>,
+    driver: Option<&'a v1::DriverGpu>,
+    pci: Option<&'a v1::PciDevice>,
 }
 
-fn nvml_system(r: &Value) -> Option<&Value> {
-    let res = r.pointer("/snapshot/nvml/result")?;
-    match res.get("status").and_then(Value::as_str)? {
-        "ok" => res.get("system"),
-        "timed_out" => res.get("partial").filter(|p| p.is_object()),
+fn nvml_system(r: &Report) -> Option<&v1::NvmlSystem> {
+    let res = r.snapshot.nvml.as_ref()?.as_ref()?.result.as_ref()?;
+    match res.status.as_deref()? {
+        "ok" => res.system.as_ref(),
+        "timed_out" => res.partial.as_ref(),
         _ => None,
     }
 }
 
+fn driver_gpus(r: &Report) -> Option<&Vec<v1::DriverGpu>> {
+    r.snapshot
+        .kernel_module
+        .as_ref()?
+        .gpus
+        .as_ref()?
+        .value
+        .as_ref()
+}
+
+fn pci_devices(r: &Report) -> Option<&Vec<v1::PciDevice>> {
+    r.snapshot.pci.as_ref()?.devices.as_ref()?.value.as_ref()
+}
+
 /// Whether the report says which GPUs there are: some source answered.
-fn gpus_recorded(r: &Value) -> bool {
-    nvml_system(r).is_some()
-        || r.pointer("/snapshot/kernel_module/gpus/value").is_some()
-        || r.pointer("/snapshot/pci/devices/value").is_some()
+fn gpus_recorded(r: &Report) -> bool {
+    nvml_system(r).is_some() || driver_gpus(r).is_some() || pci_devices(r).is_some()
 }
 
 fn nvml_index(g: &GpuView<'_>) -> Option<u64> {
-    g.nvml?.get("index").and_then(Value::as_u64)
+    g.nvml?.index
 }
 
 fn borrow_identity_by_index(gpus: &mut [GpuView<'_>], other: &[GpuView<'_>]) {
@@ -602,25 +594,30 @@ fn merge_same(gpus: Vec<GpuView<'_>>) -> Vec<GpuView<'_>> {
     out
 }
 
-fn gpu_views(r: &Value) -> Vec<GpuView<'_>> {
+/// An NVML answer's value.
+fn value<T>(a: &Option<Answer<T>>) -> Option<&T> {
+    match a.as_ref()? {
+        Answer::Value(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn gpu_views(r: &Report) -> Vec<GpuView<'_>> {
     let mut views: Vec<GpuView<'_>> = Vec::new();
-    let nvml_devices = nvml_system(r)
-        .and_then(|s| s.get("devices"))
-        .and_then(Value::as_array);
+    let nvml_devices = nvml_system(r).and_then(|s| s.devices.as_ref());
     for d in nvml_devices.into_iter().flatten() {
-        let val = |k: &str| d.pointer(&format!("/{k}/value")).and_then(Value::as_str);
         views.push(GpuView {
-            uuid: val("uuid").map(str::to_string),
-            bus: val("pci_bus_id").map(sysfs_address),
-            name: val("name").map(str::to_string),
+            uuid: value(&d.uuid).cloned(),
+            bus: value(&d.pci_bus_id).map(|b| sysfs_address(b)),
+            name: value(&d.name).cloned(),
             nvml: Some(d),
             driver: None,
             pci: None,
         });
     }
-    for g in array(r, "/snapshot/kernel_module/gpus/value") {
-        let uuid = g.get("uuid").and_then(Value::as_str).map(str::to_string);
-        let bus = g.get("bus_id").and_then(Value::as_str).map(sysfs_address);
+    for g in driver_gpus(r).into_iter().flatten() {
+        let uuid = g.uuid.clone();
+        let bus = g.bus_id.as_deref().map(sysfs_address);
         let same =
             |v: &GpuView| (uuid.is_some() && v.uuid == uuid) || (bus.is_some() && v.bus == bus);
         match views.iter_mut().find(|v| v.driver.is_none() && same(v)) {
@@ -632,18 +629,19 @@ fn gpu_views(r: &Value) -> Vec<GpuView<'_>> {
             None => views.push(GpuView {
                 uuid,
                 bus,
-                name: g.get("model").and_then(Value::as_str).map(str::to_string),
+                name: g.model.clone(),
                 nvml: None,
                 driver: Some(g),
                 pci: None,
             }),
         }
     }
-    let pci_gpus = array(r, "/snapshot/pci/devices/value")
-        .iter()
-        .filter(|d| d.get("role").and_then(Value::as_str) == Some("gpu"));
+    let pci_gpus = pci_devices(r)
+        .into_iter()
+        .flatten()
+        .filter(|d| d.role.as_deref() == Some("gpu"));
     for d in pci_gpus {
-        let bus = d.get("address").and_then(Value::as_str).map(sysfs_address);
+        let bus = d.address.as_deref().map(sysfs_address);
         match views
             .iter_mut()
             .find(|v| v.pci.is_none() && bus.is_some() && v.bus == bus)
@@ -664,7 +662,7 @@ fn gpu_views(r: &Value) -> Vec<GpuView<'_>> {
 
 fn gpu_facts(
     b: &mut Builder,
-    r: &Value,
+    r: &Report,
     gpus: Vec<GpuView<'_>>,
     uuid_by_bus: &BTreeMap<String, String>,
 ) {
@@ -695,135 +693,7 @@ fn gpu_facts(
         );
         let sub = |what: &str| format!("{label}: {what}");
         if let Some(d) = g.nvml {
-            let scope = format!("{key}.nvml");
-            b.scope(&scope, Some(&key));
-            let p = Some(scope.as_str());
-            let f = |k: &str| d.pointer(k);
-            let mut put = |suffix: &str, what: &str, value: Option<String>| {
-                b.attr(&format!("{key}.{suffix}"), &sub(what), value, p);
-            };
-            put("name", "name", field(f("/name")));
-            put(
-                "bus_id",
-                "PCI bus id",
-                field_with(f("/pci_bus_id"), |v| v.as_str().map(sysfs_address)),
-            );
-            put(
-                "memory",
-                "memory",
-                field_with(f("/memory"), |v| v.get("total").and_then(mib)),
-            );
-            put(
-                "compute_capability",
-                "compute capability",
-                field(f("/compute_capability")),
-            );
-            put(
-                "pcie.width",
-                "PCIe link width",
-                field_with(f("/pcie/width"), |v| Some(format!("x{}", text(v)))),
-            );
-            // The current generation is left out: an idle GPU drops to Gen1 to save power.
-            let max_gen = field_with(f("/pcie/max_generation"), |v| {
-                Some(format!("Gen{}", text(v)))
-            });
-            let max_width = field_with(f("/pcie/max_width"), |v| Some(format!("x{}", text(v))));
-            let max = match (max_gen, max_width) {
-                (Some(g_), Some(w)) => Some(format!("{g_} {w}")),
-                (g_, w) => g_.or(w),
-            };
-            put("pcie.max", "PCIe maximum link", max);
-            put(
-                "persistence_mode",
-                "persistence mode",
-                field_with(f("/persistence_mode"), on_off),
-            );
-            put("compute_mode", "compute mode", field(f("/compute_mode")));
-            put(
-                "mig.mode",
-                "MIG mode",
-                field_with(f("/mig/enabled"), on_off),
-            );
-            put(
-                "mig.instances",
-                "MIG instances",
-                f("/mig/instances")
-                    .and_then(Value::as_array)
-                    .map(|a| a.len().to_string()),
-            );
-            put("ecc.mode", "ECC", field_with(f("/ecc/enabled"), on_off));
-            put(
-                "ecc.uncorrected",
-                "uncorrectable ECC errors (lifetime)",
-                field(f("/ecc/aggregate_uncorrected")),
-            );
-            put(
-                "remapped_rows",
-                "remapped rows",
-                field_with(f("/remapped_rows"), |v| {
-                    let n = |k: &str| v.get(k).map(text).unwrap_or_else(|| "?".into());
-                    let mut s = format!(
-                        "{} correctable, {} uncorrectable",
-                        n("correctable"),
-                        n("uncorrectable")
-                    );
-                    if v.get("pending") == Some(&Value::Bool(true)) {
-                        s.push_str(", remap pending");
-                    }
-                    if v.get("failure") == Some(&Value::Bool(true)) {
-                        s.push_str(", remap failed");
-                    }
-                    Some(s)
-                }),
-            );
-            put(
-                "retired_pages_pending",
-                "page retirement pending",
-                field(f("/retired_pages_pending")),
-            );
-            put(
-                "power_limit",
-                "power limit",
-                field_with(f("/power_limit_mw"), |v| {
-                    v.as_u64().map(|mw| format!("{} W", mw / 1000))
-                }),
-            );
-            put(
-                "nvlinks",
-                "NVLinks up",
-                field_with(f("/nvlinks"), |v| {
-                    let links = v.as_array()?;
-                    let up = links.iter().filter(|l| l.as_bool() == Some(true)).count();
-                    Some(format!("{up} of {}", links.len()))
-                }),
-            );
-            put(
-                "fabric",
-                "fabric",
-                field_with(f("/fabric"), |v| {
-                    let state = v.get("state").map(text).unwrap_or_default();
-                    Some(match v.get("status").filter(|s| !s.is_null()) {
-                        Some(s) => format!("{state} ({})", text(s)),
-                        None => state,
-                    })
-                }),
-            );
-            put(
-                "recovery_action",
-                "recovery action",
-                field(f("/recovery_action")),
-            );
-            put(
-                "handle",
-                "NVML handle",
-                f("/handle_error").map(|e| {
-                    if e.is_null() {
-                        "ok".into()
-                    } else {
-                        format!("error: {}", text(e))
-                    }
-                }),
-            );
+            nvml_facts(b, d, &key, &sub);
         }
         if let Some(d) = g.driver {
             let scope = format!("{key}.driver");
@@ -831,7 +701,7 @@ fn gpu_facts(
             b.attr(
                 &format!("{key}.vbios"),
                 &sub("VBIOS"),
-                d.get("video_bios").map(text),
+                seen_text(&d.video_bios),
                 Some(&scope),
             );
         }
@@ -841,88 +711,213 @@ fn gpu_facts(
             b.attr(
                 &format!("{key}.bound_driver"),
                 &sub("bound to driver"),
-                d.get("driver").map(text),
+                seen_text(&d.driver),
                 Some(&scope),
             );
         }
     }
 }
 
-fn toolkits(b: &mut Builder, r: &Value) {
-    let t = "/snapshot/toolkits";
-    let in_use = r.pointer("/derived/toolkit_in_use").map(|v| match v {
-        Value::Null => "none".to_string(),
-        _ => {
-            let root = v.get("root").map(text).unwrap_or_default();
-            match v.get("cuda").and_then(Value::as_str) {
+/// What NVML says of one GPU, under the GPU's `key`.
+fn nvml_facts(b: &mut Builder, d: &v1::NvmlGpu, key: &str, sub: &dyn Fn(&str) -> String) {
+    let scope = format!("{key}.nvml");
+    b.scope(&scope, Some(key));
+    let p = Some(scope.as_str());
+    let mut put = |suffix: &str, what: &str, value: Option<String>| {
+        b.attr(&format!("{key}.{suffix}"), &sub(what), value, p);
+    };
+    put("name", "name", field(d.name.as_ref()));
+    put(
+        "bus_id",
+        "PCI bus id",
+        field_with(d.pci_bus_id.as_ref(), |v| Some(sysfs_address(v))),
+    );
+    put(
+        "memory",
+        "memory",
+        field_with(d.memory.as_ref(), |m| m.total.map(mib)),
+    );
+    put(
+        "compute_capability",
+        "compute capability",
+        field(d.compute_capability.as_ref()),
+    );
+    let pcie = d.pcie.as_ref();
+    put(
+        "pcie.width",
+        "PCIe link width",
+        field_with(pcie.and_then(|p| p.width.as_ref()), |w| {
+            Some(format!("x{w}"))
+        }),
+    );
+    // The current generation is left out: an idle GPU drops to Gen1 to save power.
+    let max_gen = field_with(pcie.and_then(|p| p.max_generation.as_ref()), |g| {
+        Some(format!("Gen{g}"))
+    });
+    let max_width = field_with(pcie.and_then(|p| p.max_width.as_ref()), |w| {
+        Some(format!("x{w}"))
+    });
+    let max = match (max_gen, max_width) {
+        (Some(g_), Some(w)) => Some(format!("{g_} {w}")),
+        (g_, w) => g_.or(w),
+    };
+    put("pcie.max", "PCIe maximum link", max);
+    put(
+        "persistence_mode",
+        "persistence mode",
+        field_with(d.persistence_mode.as_ref(), on_off),
+    );
+    put(
+        "compute_mode",
+        "compute mode",
+        field(d.compute_mode.as_ref()),
+    );
+    let mig = d.mig.as_ref();
+    put(
+        "mig.mode",
+        "MIG mode",
+        field_with(mig.and_then(|m| m.enabled.as_ref()), on_off),
+    );
+    put(
+        "mig.instances",
+        "MIG instances",
+        mig.and_then(|m| m.instances.as_ref())
+            .map(|a| a.len().to_string()),
+    );
+    let ecc = d.ecc.as_ref();
+    put(
+        "ecc.mode",
+        "ECC",
+        field_with(ecc.and_then(|e| e.enabled.as_ref()), on_off),
+    );
+    put(
+        "ecc.uncorrected",
+        "uncorrectable ECC errors (lifetime)",
+        field(ecc.and_then(|e| e.aggregate_uncorrected.as_ref())),
+    );
+    put(
+        "remapped_rows",
+        "remapped rows",
+        field_with(d.remapped_rows.as_ref(), |v| {
+            let n = |x: Option<u64>| x.map_or_else(|| "?".into(), |x| x.to_string());
+            let mut s = format!(
+                "{} correctable, {} uncorrectable",
+                n(v.correctable),
+                n(v.uncorrectable)
+            );
+            if v.pending == Some(true) {
+                s.push_str(", remap pending");
+            }
+            if v.failure == Some(true) {
+                s.push_str(", remap failed");
+            }
+            Some(s)
+        }),
+    );
+    put(
+        "retired_pages_pending",
+        "page retirement pending",
+        field_with(d.retired_pages_pending.as_ref(), |p| Some(yes_no(*p))),
+    );
+    put(
+        "power_limit",
+        "power limit",
+        field_with(d.power_limit_mw.as_ref(), |mw| {
+            Some(format!("{} W", mw / 1000))
+        }),
+    );
+    put(
+        "nvlinks",
+        "NVLinks up",
+        field_with(d.nvlinks.as_ref(), |links| {
+            let up = links.iter().filter(|l| **l).count();
+            Some(format!("{up} of {}", links.len()))
+        }),
+    );
+    put(
+        "fabric",
+        "fabric",
+        field_with(d.fabric.as_ref(), |f| {
+            let state = f.state.clone().unwrap_or_default();
+            Some(match &f.status {
+                Some(s) => format!("{state} ({s})"),
+                None => state,
+            })
+        }),
+    );
+    put(
+        "recovery_action",
+        "recovery action",
+        field(d.recovery_action.as_ref()),
+    );
+    put(
+        "handle",
+        "NVML handle",
+        seen_with(&d.handle_error, "ok", |e| Some(format!("error: {e}"))),
+    );
+}
+
+fn toolkits(b: &mut Builder, r: &Report) {
+    let in_use = r.derived.as_ref().and_then(|d| {
+        seen_with(&d.toolkit_in_use, "none", |t| {
+            let root = seen_text(&t.root).unwrap_or_default();
+            Some(match &t.cuda {
                 Some(c) => format!("{root} (CUDA {c})"),
                 None => root,
-            }
-        }
+            })
+        })
     });
     b.attr("toolkits.in_use", "Toolkit builds use", in_use, None);
+    let t = r.snapshot.toolkits.as_ref();
     b.attr(
         "toolkits.cuda_home",
         "CUDA_HOME resolves to",
-        r.pointer(&format!("{t}/cuda_home/path"))
-            .map(|v| v.as_str().unwrap_or("nothing").to_string()),
+        t.and_then(|t| t.cuda_home.as_ref())
+            .and_then(|h| seen_with(&h.path, "nothing", |p| Some(p.clone()))),
         None,
     );
     b.attr(
         "toolkits.nvcc",
         "nvcc on PATH",
-        r.pointer(&format!("{t}/nvcc_on_path")).map(|v| match v {
-            Value::Null => "none".to_string(),
-            _ => v
-                .get("resolved")
-                .or(v.get("path"))
-                .map(text)
-                .unwrap_or_default(),
+        t.and_then(|t| {
+            seen_with(&t.nvcc_on_path, "none", |n| {
+                Some(n.resolved.clone().or(n.path.clone()).unwrap_or_default())
+            })
         }),
         None,
     );
     b.attr(
         "toolkits.usr_local_cuda",
         "/usr/local/cuda points to",
-        at(r, &format!("{t}/usr_local_cuda")),
+        t.and_then(|t| seen_text(&t.usr_local_cuda)),
         None,
     );
-    let installs = format!("{t}/installs");
-    b.list(
-        "toolkit",
-        "CUDA toolkits",
-        r.pointer(&installs).is_some_and(Value::is_array),
-        None,
-    );
-    for tk in array(r, &installs) {
-        let Some(root) = tk.get("root").and_then(Value::as_str) else {
+    let installs = t.and_then(|t| t.installs.as_ref());
+    b.list("toolkit", "CUDA toolkits", installs.is_some(), None);
+    for tk in installs.into_iter().flatten() {
+        let Some(root) = tk.root.as_deref() else {
             continue;
         };
         b.item(
             "toolkit",
             format!("toolkit[{root}]"),
             format!("CUDA toolkit {root}"),
-            fact(tk.get("version")),
+            fact(&tk.version),
             None,
             "not installed",
         );
     }
-    let conda = format!("{t}/conda_packages");
-    b.list(
-        "conda",
-        "conda CUDA packages",
-        r.pointer(&conda).is_some_and(Value::is_array),
-        None,
-    );
-    for p in array(r, &conda) {
-        let Some(name) = p.get("name").and_then(Value::as_str) else {
+    let conda = t.and_then(|t| t.conda_packages.as_ref());
+    b.list("conda", "conda CUDA packages", conda.is_some(), None);
+    for p in conda.into_iter().flatten() {
+        let Some(name) = p.name.as_deref() else {
             continue;
         };
         b.item(
             "conda",
             format!("conda[{name}]"),
             format!("conda package {name}"),
-            p.get("version").map(text),
+            seen_text(&p.version),
             None,
             "not installed",
         );
@@ -930,39 +925,30 @@ fn toolkits(b: &mut Builder, r: &Value) {
 }
 
 /// The file the loader picks for each library soname.
-fn libraries(b: &mut Builder, r: &Value) {
-    let libs = "/snapshot/libraries/libraries";
-    b.list(
-        "lib",
-        "Libraries",
-        r.pointer(libs).is_some_and(Value::is_array),
-        None,
-    );
-    for lib in array(r, libs) {
-        let Some(soname) = lib.get("soname").and_then(Value::as_str) else {
+fn libraries(b: &mut Builder, r: &Report) {
+    let libs = r
+        .snapshot
+        .libraries
+        .as_ref()
+        .and_then(|l| l.libraries.as_ref());
+    b.list("lib", "Libraries", libs.is_some(), None);
+    for lib in libs.into_iter().flatten() {
+        let Some(soname) = lib.soname.as_deref() else {
             continue;
         };
-        let family = lib.get("family").and_then(Value::as_str).unwrap_or("");
+        let family = lib.family.as_deref().unwrap_or("");
         let winner = lib
-            .get("winner")
-            .and_then(Value::as_u64)
-            .and_then(|i| lib.get("candidates")?.get(usize::try_from(i).ok()?));
+            .winner
+            .and_then(|i| lib.candidates.as_ref()?.get(usize::try_from(i).ok()?));
         // Not found is as absent as not looked for (the libraries looked for follow the
         // toolkits and torch found).
-        let value = match winner {
-            None => continue,
-            Some(c) => {
-                let file = c
-                    .get("target")
-                    .filter(|t| !t.is_null())
-                    .or(c.get("path"))
-                    .map(text)
-                    .unwrap_or_default();
-                match c.get("version").and_then(Value::as_str) {
-                    Some(v) => format!("{v} ({file})"),
-                    None => file,
-                }
-            }
+        let Some(c) = winner else {
+            continue;
+        };
+        let file = c.target.clone().or(c.path.clone()).unwrap_or_default();
+        let value = match &c.version {
+            Some(v) => format!("{v} ({file})"),
+            None => file,
         };
         let driver_side = family.starts_with("libcuda") || family.starts_with("libnvidia");
         let section = std::mem::replace(
@@ -985,15 +971,11 @@ fn libraries(b: &mut Builder, r: &Value) {
     }
 }
 
-fn python(b: &mut Builder, r: &Value, ctx: &Context) {
-    b.list(
-        "python",
-        "Python environments",
-        r.pointer("/snapshot/python").is_some_and(Value::is_array),
-        None,
-    );
-    for env in array(r, "/snapshot/python") {
-        let Some(site) = env.get("site").and_then(Value::as_str) else {
+fn python(b: &mut Builder, r: &Report, ctx: &Context) {
+    let envs = r.snapshot.python.as_ref();
+    b.list("python", "Python environments", envs.is_some(), None);
+    for env in envs.into_iter().flatten() {
+        let Some(site) = env.site.as_deref() else {
             continue;
         };
         let in_env = |what: &str| {
@@ -1003,7 +985,7 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
                 what.to_string()
             }
         };
-        let summary = match env.get("python").and_then(Value::as_str) {
+        let summary = match env.python.as_ref().and_then(Option::as_ref) {
             Some(v) => format!("Python {v}"),
             None => "present".into(),
         };
@@ -1018,7 +1000,7 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
         b.attr(
             &format!("{key}.python"),
             &in_env("Python version"),
-            env.get("python").map(text),
+            seen_text(&env.python),
             Some(&key),
         );
 
@@ -1026,13 +1008,13 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
         b.list(
             &torch_list,
             &in_env("torch"),
-            env.get("torch").is_some(),
+            env.torch.is_some(),
             Some(&key),
         );
-        if let Some(t) = env.get("torch").filter(|t| t.is_object()) {
-            let version = fact(t.get("version"))
+        if let Some(Some(t)) = &env.torch {
+            let version = fact(&t.version)
                 .filter(|v| !v.starts_with("missing"))
-                .or_else(|| t.get("dist_version").map(text));
+                .or_else(|| seen_text(&t.dist_version));
             let tkey = b.item(
                 &torch_list,
                 format!("{key}.torch"),
@@ -1044,58 +1026,64 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
             b.attr(
                 &format!("{tkey}.cuda"),
                 &in_env("torch CUDA build"),
-                t.get("cuda").map(|c| match c {
-                    Value::Null => "none (CPU or ROCm build)".into(),
-                    _ => text(c),
-                }),
+                seen_with(&t.cuda, "none (CPU or ROCm build)", |c| Some(c.clone())),
                 Some(&tkey),
             );
             b.attr(
                 &format!("{tkey}.arches"),
                 &in_env("torch GPU architectures"),
-                fact_with(t.get("arches"), |v| v.get("arch_list").map(text)),
+                fact_with(&t.arches, |a| {
+                    seen_with(&a.arch_list, "none", |l| Some(joined(l)))
+                }),
                 Some(&tkey),
             );
         }
 
-        for (field, one, what) in [
-            ("nvidia_wheels", "wheel", "NVIDIA wheels"),
-            ("companions", "companion", "torch companions"),
-            ("frameworks", "framework", "other GPU frameworks"),
+        for (dists, field, one, what) in [
+            (
+                &env.nvidia_wheels,
+                "nvidia_wheels",
+                "wheel",
+                "NVIDIA wheels",
+            ),
+            (
+                &env.companions,
+                "companions",
+                "companion",
+                "torch companions",
+            ),
+            (
+                &env.frameworks,
+                "frameworks",
+                "framework",
+                "other GPU frameworks",
+            ),
         ] {
             let list = format!("{key}.{field}");
-            b.list(
-                &list,
-                &in_env(what),
-                env.get(field).is_some_and(Value::is_array),
-                Some(&key),
-            );
-            for d in env
-                .get(field)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(name) = d.get("name").and_then(Value::as_str) else {
+            b.list(&list, &in_env(what), dists.is_some(), Some(&key));
+            for d in dists.iter().flatten() {
+                let Some(name) = d.name.as_deref() else {
                     continue;
                 };
                 b.item(
                     &list,
                     format!("{key}.{one}[{name}]"),
                     in_env(name),
-                    d.get("version").map(text),
+                    seen_text(&d.version),
                     None,
                     "not installed",
                 );
             }
         }
     }
-    let live = r.pointer("/snapshot/python_live/result").and_then(|res| {
-        (res.get("status")?.as_str()? == "ok")
-            .then(|| res.pointer("/answer/is_available"))
-            .flatten()
-            .map(text)
-    });
+    let live = r
+        .snapshot
+        .python_live
+        .as_ref()
+        .and_then(|l| l.result.as_ref())
+        .filter(|res| res.status.as_deref() == Some("ok"))
+        .and_then(|res| res.answer.as_ref())
+        .and_then(|a| seen_with(&a.is_available, "none", |x| Some(yes_no(*x))));
     b.attr(
         "python.is_available",
         "torch.cuda.is_available()",
@@ -1105,26 +1093,25 @@ fn python(b: &mut Builder, r: &Value, ctx: &Context) {
 }
 
 /// Variables that steer CUDA, PyTorch, NCCL and containers (not gpudoctor's own).
-fn environment(b: &mut Builder, r: &Value) {
-    let vars = "/snapshot/environment/variables";
-    b.list(
-        "env",
-        "Environment variables",
-        r.pointer(vars).is_some_and(Value::is_array),
-        None,
-    );
-    for v in array(r, vars) {
-        let Some(name) = v.get("name").and_then(Value::as_str) else {
+fn environment(b: &mut Builder, r: &Report) {
+    let vars = r
+        .snapshot
+        .environment
+        .as_ref()
+        .and_then(|e| e.view.variables.as_ref());
+    b.list("env", "Environment variables", vars.is_some(), None);
+    for v in vars.into_iter().flatten() {
+        let Some(name) = v.name.as_deref() else {
             continue;
         };
-        if v.get("category").and_then(Value::as_str) == Some("tool") {
+        if v.category.as_deref() == Some("tool") {
             continue;
         }
         b.item(
             "env",
             format!("env[{name}]"),
             name.to_string(),
-            v.get("value").map(text),
+            seen_text(&v.value),
             None,
             "unset",
         );

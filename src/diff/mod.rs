@@ -1,8 +1,9 @@
 //! "What changed since it worked": two saved reports (`check --format json`) compared fact
 //! by fact, and their findings matched by code and subject.
 //!
-//! Reports are read as JSON values, not as this build's types, so a report written by an
-//! older gpudoctor is read as far as it goes. The rules:
+//! Each report is read as the typed view of its `schema_version` (v1.rs: the fields compared,
+//! each optional), not as this build's `Report`, so a report written by an older gpudoctor is
+//! read as far as it goes. The rules:
 //! - A report with `schema_version` 1 ..= [`SCHEMA_VERSION`] is read. A newer one is refused
 //!   ([`DiffError::NewerSchema`]): its fields may mean something this build does not know.
 //! - A field one report does not record (an older gpudoctor did not write it) is *not
@@ -15,16 +16,17 @@
 //! - A file that is not a report (a bare snapshot, other JSON, not JSON) is an error that
 //!   names the file.
 //!
-//! What is compared is chosen (facts/extract.rs): driver, kernel module, GPUs, toolkits,
+//! What is compared is chosen (extract.rs): driver, kernel module, GPUs, toolkits,
 //! libraries, PyTorch and its wheels, variables that steer CUDA, place and host. Volatile
 //! readings (temperatures, clocks, memory in use, processes, timings) are not.
 
 mod extract;
+mod v1;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::findings::Severity;
@@ -261,8 +263,8 @@ pub fn against_baseline(
 pub fn load_baseline(baseline: &Path) -> Result<Value, DiffError> {
     let name = path_name(baseline);
     let old = load(baseline)?;
-    side(&old, &name)?;
-    findings(&old, &name)?;
+    let version = version(&old, &name)?;
+    findings(&read(&old, version, &name)?, &name)?;
     Ok(old)
 }
 
@@ -280,13 +282,16 @@ fn compare_named(
     new: &Value,
     new_name: &str,
 ) -> Result<ReportDiff, DiffError> {
-    let old_side = side(old, old_name)?;
-    let new_side = side(new, new_name)?;
-    let old_findings = findings(old, old_name)?;
-    let new_findings = findings(new, new_name)?;
+    let (old_version, new_version) = (version(old, old_name)?, version(new, new_name)?);
+    let old = read(old, old_version, old_name)?;
+    let new = read(new, new_version, new_name)?;
+    let old_side = side(&old, old_name, old_version);
+    let new_side = side(&new, new_name, new_version);
+    let old_findings = findings(&old, old_name)?;
+    let new_findings = findings(&new, new_name)?;
 
-    let ctx = extract::Context::of(old, new);
-    let (old_facts, new_facts) = extract::both(old, new, &ctx);
+    let ctx = extract::Context::of(&old, &new);
+    let (old_facts, new_facts) = extract::both(&old, &new, &ctx);
     let (changes, mut not_compared) = compare_facts(&old_facts, &new_facts);
 
     let findings = match (old_findings, new_findings) {
@@ -314,8 +319,9 @@ fn compare_named(
     })
 }
 
-/// Checks that `v` is a report this build reads, and says which one it is.
-fn side(v: &Value, name: &str) -> Result<ReportSide, DiffError> {
+/// Checks that `v` is a report this build reads (its outline: the typed read is `read`),
+/// and says its schema_version.
+fn version(v: &Value, name: &str) -> Result<u32, DiffError> {
     let not = |why: String| DiffError::NotAReport {
         name: name.to_string(),
         why,
@@ -355,14 +361,22 @@ fn side(v: &Value, name: &str) -> Result<ReportSide, DiffError> {
     if !obj.get("snapshot").is_some_and(Value::is_object) {
         return Err(not("no \"snapshot\" object".into()));
     }
-    let text = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
-    Ok(ReportSide {
+    if obj.get("findings").is_some_and(|f| !f.is_array()) {
+        return Err(not("\"findings\" is not a list".into()));
+    }
+    Ok(version)
+}
+
+/// Which report a side is.
+fn side(r: &v1::Report, name: &str, schema_version: u32) -> ReportSide {
+    let node = r.snapshot.node.as_ref();
+    ReportSide {
         label: name.to_string(),
-        schema_version: version,
-        gpudoctor_version: text("/gpudoctor_version"),
-        hostname: text("/snapshot/node/hostname").or_else(|| text("/snapshot/node/name")),
-        time: text("/snapshot/node/time"),
-    })
+        schema_version,
+        gpudoctor_version: r.gpudoctor_version.clone(),
+        hostname: node.and_then(|n| n.hostname.clone().flatten().or_else(|| n.name.clone())),
+        time: node.and_then(|n| n.time.clone()),
+    }
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -376,46 +390,49 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// The report's findings; None when it has no `findings` field.
-fn findings(v: &Value, name: &str) -> Result<Option<Vec<FindingRef>>, DiffError> {
-    let Some(list) = v.get("findings") else {
-        return Ok(None);
+/// The report as the typed view of its schema_version (checked by `version`).
+fn read(v: &Value, schema_version: u32, name: &str) -> Result<v1::Report, DiffError> {
+    let read = match schema_version {
+        1 => v1::read(v),
+        n => Err(format!("schema_version {n} has no reader")),
     };
-    let not = |why: String| DiffError::NotAReport {
+    read.map_err(|why| DiffError::NotAReport {
         name: name.to_string(),
         why,
+    })
+}
+
+/// The report's findings; None when it has no `findings` field.
+fn findings(r: &v1::Report, name: &str) -> Result<Option<Vec<FindingRef>>, DiffError> {
+    let Some(list) = &r.findings else {
+        return Ok(None);
     };
-    let list = list
-        .as_array()
-        .ok_or_else(|| not("\"findings\" is not a list".into()))?;
     let mut out = Vec::with_capacity(list.len());
     for (i, f) in list.iter().enumerate() {
-        let code = f.get("code").and_then(Value::as_str);
-        let severity = f
-            .get("severity")
-            .and_then(|s| serde_json::from_value::<Severity>(s.clone()).ok());
-        let (Some(code), Some(severity)) = (code, severity) else {
-            return Err(not(format!(
-                "findings[{i}] has no code or no known severity"
-            )));
+        let severity = f.severity.as_deref().and_then(|s| {
+            Severity::deserialize(
+                serde::de::value::StrDeserializer::<serde::de::value::Error>::new(s),
+            )
+            .ok()
+        });
+        let (Some(code), Some(severity)) = (&f.code, severity) else {
+            return Err(DiffError::NotAReport {
+                name: name.to_string(),
+                why: format!("findings[{i}] has no code or no known severity"),
+            });
         };
         let mut subjects: Vec<&str> = f
-            .get("evidence")
-            .and_then(Value::as_array)
-            .into_iter()
+            .evidence
+            .iter()
             .flatten()
-            .filter_map(|e| e.get("fact").and_then(Value::as_str))
+            .filter_map(|e| e.fact.as_deref())
             .collect();
         subjects.sort_unstable();
         subjects.dedup();
         out.push(FindingRef {
-            code: code.to_string(),
+            code: code.clone(),
             severity,
-            title: f
-                .get("title")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+            title: f.title.clone().unwrap_or_default(),
             subject: (!subjects.is_empty()).then(|| subjects.join(", ")),
         });
     }

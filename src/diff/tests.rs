@@ -674,3 +674,81 @@ fn device_nodes_and_the_libraries_the_loader_picks() {
         ]
     );
 }
+
+#[test]
+fn saved_reports_of_an_earlier_release_diff_as_they_did() {
+    // tests/fixtures/reports: reports an earlier gpudoctor wrote, pinned change by change.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reports");
+    let d = compare_files(
+        Path::new(&format!("{dir}/debian-cuda-tree.json")),
+        Path::new(&format!("{dir}/host-with-torch-venv.json")),
+    )
+    .unwrap();
+    let lib = |v: &str, file: &str| format!("{v} ({file})");
+    let nv = "/usr/lib/x86_64-linux-gnu/nvidia/current";
+    let want = [
+        "host.hostname: none → vm".to_string(),
+        "host.machine_id: none → 9ec90bbf3b90b6c2a2ce64f087ea554a".into(),
+        "host.root: /work/main/target/debian-cuda-tree → this system".into(),
+        "host.place: host → container (docker)".into(),
+        "host.os: missing (not found) → Debian GNU/Linux 12 (bookworm)".into(),
+        "host.kernel: missing (not found) → 6.18.44-fc-v657".into(),
+        "host.arch: missing (not found) → x86_64".into(),
+        "host.user: uid 0 → root (uid 0)".into(),
+        "host.shm: missing (not found) → 24105 MiB".into(),
+        "driver.version: 535.261.03 → none".into(),
+        "kernel_module.version: 535.261.03 → missing (not found)".into(),
+        "nvml.status: not probed: under --root nothing is loaded from the inspected tree; \
+         --nvml-lib names a library outside it → init failed: library_not_found"
+            .into(),
+        "dev[/dev/nvidiactl]: missing → 0666 root:root".into(),
+        format!(
+            "lib[libcuda.so]: {} → not found",
+            lib("535.261.03", &format!("{nv}/libcuda.so.535.261.03"))
+        ),
+        format!(
+            "lib[libcuda.so.1]: {} → not found",
+            lib("535.261.03", &format!("{nv}/libcuda.so.535.261.03"))
+        ),
+        format!(
+            "lib[libnvidia-ml.so.1]: {} → not found",
+            lib("535.261.03", &format!("{nv}/libnvidia-ml.so.535.261.03"))
+        ),
+        format!(
+            "lib[libnvidia-ptxjitcompiler.so.1]: {} → not found",
+            lib(
+                "535.261.03",
+                &format!("{nv}/libnvidia-ptxjitcompiler.so.535.261.03")
+            )
+        ),
+        format!(
+            "lib[libcudart.so.11.0]: {} → not found",
+            lib("11.8.89", "/usr/lib/x86_64-linux-gnu/libcudart.so.11.8.89")
+        ),
+        "toolkits.in_use: /usr/lib/nvidia-cuda-toolkit (CUDA 11.8) → none".into(),
+        "toolkits.cuda_home: /usr → nothing".into(),
+        "toolkits.nvcc: /usr/bin/nvcc → none".into(),
+        "toolkit[/usr/lib/nvidia-cuda-toolkit]: 11.8.89 → not installed".into(),
+        "python[/root/.cache/gpudoctor/torch-venv/lib/python3.11/site-packages]: not found → \
+         Python 3.11"
+            .into(),
+        "python[/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages]: not found → \
+         Python 3.11"
+            .into(),
+    ];
+    assert_eq!(lines(&d), want);
+    assert!(d.not_compared.is_empty(), "{:#?}", d.not_compared);
+    let codes = |v: &[FindingRef]| -> Vec<String> {
+        v.iter()
+            .map(|f| format!("{}/{}", f.code, f.subject.as_deref().unwrap_or("-")))
+            .collect()
+    };
+    assert_eq!(
+        codes(&d.findings.appeared),
+        ["GD001/nodes, pci, platform:container"]
+    );
+    assert_eq!(
+        codes(&d.findings.went_away),
+        ["GD016/file:/dev", "GD001/nodes, pci"]
+    );
+}
