@@ -12,10 +12,11 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 use nvml_wrapper_sys::bindings::{nvmlFieldValue_t, nvmlGpuFabricInfo_t, NvmlLib};
 
-use crate::probes::nvml::{
+use crate::facts::nvml::{
     Bar1, Clocks, Ecc, Fabric, Field, Gpu, GpuCounters, Memory, Mig, MigInstance, NvLinkErrors,
-    Pcie, Process, RemappedRows, RetiredPages, Throttle, TopologyPair, WorkerLine,
+    Pcie, Process, RemappedRows, RetiredPages, Throttle, TopologyPair,
 };
+use crate::probes::nvml::WorkerLine;
 use crate::worker::AnswerOut;
 
 /// NVML's most links per GPU (NVML_NVLINK_MAX_LINKS in nvml.h, 18 since Hopper).

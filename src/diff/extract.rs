@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use super::Section;
-use crate::probes::environment::Environment;
-use crate::probes::pci::sysfs_address;
-use crate::probes::platform::Platform;
+use crate::facts::environment::Environment;
+use crate::facts::pci::sysfs_address;
+use crate::facts::platform::Platform;
 use crate::snapshot::{Place, Snapshot};
 
 pub(super) struct Entry {

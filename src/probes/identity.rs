@@ -4,25 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
+use crate::facts::identity::Identity;
 use crate::fsys::HostFs;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Identity {
-    pub uid: u32,
-    pub gid: u32,
-    /// Supplementary groups (the primary group included).
-    pub groups: Vec<u32>,
-    pub user_name: Option<String>,
-    /// How the identity was found: the process credentials or `--user`.
-    pub source: String,
-    /// True when judging the running process itself (its access can be asked of the kernel).
-    pub is_process: bool,
-    /// Whether the process runs in a user namespace (rootless containers), from /proc/self/uid_map.
-    pub in_user_namespace: Option<bool>,
-}
 
 /// Account databases read once and shared with the probes that name owners and groups.
 #[derive(Debug, Clone, Default)]

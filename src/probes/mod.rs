@@ -94,7 +94,7 @@ pub enum SmokeMode {
 pub struct SmokeOptions {
     /// --cuda-lib (None: the loader's libcuda.so.1).
     pub lib: Option<PathBuf>,
-    pub settings: smoke::SmokeSettings,
+    pub settings: crate::facts::smoke::SmokeSettings,
     pub timeout: Duration,
     /// --nccl: the NCCL all-reduce step.
     pub nccl: Option<NcclOptions>,
@@ -110,21 +110,21 @@ pub struct NcclOptions {
 }
 
 enum Output {
-    Platform(platform::Platform),
-    KernelModule(kernel_module::KernelModule),
-    Pci(pci::Pci),
-    Topology(Box<topology::Topology>),
-    DeviceNodes(device_nodes::DeviceNodes),
-    ContainerHost(Box<container_host::ContainerHost>),
-    Environment(environment::Environment),
-    Nccl(nccl::NcclHost),
-    Toolkits(toolkits::Toolkits),
-    Libraries(libraries::Libraries),
-    Linkage(Vec<linkage::Linkage>),
-    Nvml(nvml::NvmlProbe),
-    KernelLog(Box<kernel_log::KernelLog>),
-    Pytorch(Vec<pytorch::PythonEnv>),
-    PytorchLive(pytorch_live::LiveTorch),
+    Platform(crate::facts::platform::Platform),
+    KernelModule(crate::facts::kernel_module::KernelModule),
+    Pci(crate::facts::pci::Pci),
+    Topology(Box<crate::facts::topology::Topology>),
+    DeviceNodes(crate::facts::device_nodes::DeviceNodes),
+    ContainerHost(Box<crate::facts::container_host::ContainerHost>),
+    Environment(crate::facts::environment::Environment),
+    Nccl(crate::facts::nccl::NcclHost),
+    Toolkits(crate::facts::toolkits::Toolkits),
+    Libraries(crate::facts::libraries::Libraries),
+    Linkage(Vec<crate::facts::linkage::Linkage>),
+    Nvml(crate::facts::nvml::NvmlProbe),
+    KernelLog(Box<crate::facts::kernel_log::KernelLog>),
+    Pytorch(Vec<crate::facts::pytorch::PythonEnv>),
+    PytorchLive(crate::facts::pytorch_live::LiveTorch),
 }
 
 /// Facts more than one probe needs, computed once by whichever asks first.
@@ -133,13 +133,13 @@ struct Shared {
     env: Arc<Env>,
     budget: Duration,
     python: Option<PathBuf>,
-    sites: OnceLock<Vec<python_sites::Site>>,
-    toolkits: OnceLock<toolkits::Toolkits>,
+    sites: OnceLock<Vec<crate::facts::python_sites::Site>>,
+    toolkits: OnceLock<crate::facts::toolkits::Toolkits>,
     search: OnceLock<crate::loader::SearchConfig>,
 }
 
 impl Shared {
-    fn sites(&self) -> &[python_sites::Site] {
+    fn sites(&self) -> &[crate::facts::python_sites::Site] {
         self.sites
             .get_or_init(|| python_sites::discover(&self.fs, &self.env, self.python.as_deref()))
     }
@@ -150,7 +150,7 @@ impl Shared {
             .get_or_init(|| crate::loader::SearchConfig::new(&self.fs, &self.env))
     }
 
-    fn toolkits(&self) -> &toolkits::Toolkits {
+    fn toolkits(&self) -> &crate::facts::toolkits::Toolkits {
         self.toolkits
             .get_or_init(|| toolkits::probe(&self.fs, &self.env, self.sites(), self.budget))
     }
@@ -476,7 +476,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         let (probe, run) = run_smoke(opts, &snap);
         let (status, detail) = match &probe {
             Some(p) => match &p.result {
-                smoke::SmokeResult::NotRun { reason } => {
+                crate::facts::smoke::SmokeResult::NotRun { reason } => {
                     (ProbeStatus::Skipped, Some(reason.clone()))
                 }
                 _ => (ProbeStatus::Ok, None),
@@ -524,7 +524,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
 fn smoke_ran(snap: &Snapshot) -> bool {
     snap.smoke
         .as_ref()
-        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }))
+        .is_some_and(|p| !matches!(p.result, crate::facts::smoke::SmokeResult::NotRun { .. }))
 }
 
 /// Reads the AER counters the topology probe read once more, after everything else ran
@@ -537,7 +537,7 @@ fn reread_aer(fs: &HostFs, snap: &mut Snapshot, start: Instant) {
     };
     let addresses: Vec<String> = topo.aer.iter().map(|c| c.address.clone()).collect();
     let elapsed_us = (start.elapsed().as_micros() as u64).saturating_sub(first_read_us);
-    topo.aer_again = Some(topology::AerReread {
+    topo.aer_again = Some(crate::facts::topology::AerReread {
         after: if smoked {
             "the smoke test"
         } else {
@@ -573,7 +573,10 @@ fn reread_nvml_counters(snap: &mut Snapshot, start: Instant, timeout: Duration, 
 
 /// Runs the smoke test when asked and a GPU may be there; else says why not. The decision
 /// reads facts already gathered, so a GPU-less machine pays nothing for it.
-fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>, String) {
+fn run_smoke(
+    opts: &ProbeOptions,
+    snap: &Snapshot,
+) -> (Option<crate::facts::smoke::SmokeProbe>, String) {
     let so = match &opts.smoke {
         SmokeMode::Off(reason) => return (None, reason.clone()),
         SmokeMode::On(so) => so,
@@ -584,14 +587,14 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
         .unwrap_or(0);
     let wanted = so.always || so.lib.is_some() || nvml_gpus > 0 || snap.nvidia_hardware_seen();
     if !wanted {
-        let probe = smoke::SmokeProbe {
+        let probe = crate::facts::smoke::SmokeProbe {
             library: so
                 .lib
                 .as_ref()
                 .map(|p| p.display().to_string())
-                .unwrap_or_else(|| smoke::DEFAULT_LIB.into()),
+                .unwrap_or_else(|| crate::facts::smoke::DEFAULT_LIB.into()),
             settings: so.settings.clone(),
-            result: smoke::SmokeResult::NotRun {
+            result: crate::facts::smoke::SmokeResult::NotRun {
                 reason: "no NVIDIA GPU seen (no NVML device, no PCI display controller, no /dev/nvidiaN)".into(),
             },
             nccl: None,
@@ -664,7 +667,10 @@ fn torch_binds_nccl(snap: &Snapshot) -> Option<(String, String)> {
 /// every sign is read and absent: an unreadable /proc/modules proves nothing (a missing one
 /// with /proc mounted is a kernel without loadable modules), and WSL (/dev/dxg) and Tegra
 /// (/dev/nvhost-ctrl-gpu) run CUDA without an `nvidia` module.
-pub fn no_kernel_driver(fs: &HostFs, km: &kernel_module::KernelModule) -> Option<String> {
+pub fn no_kernel_driver(
+    fs: &HostFs,
+    km: &crate::facts::kernel_module::KernelModule,
+) -> Option<String> {
     use crate::fact::MissingReason::NotFound;
     use std::path::Path;
     let not_found = |m: Option<&crate::fact::Missing>| m.is_some_and(|m| m.reason == NotFound);
@@ -684,9 +690,9 @@ pub fn no_kernel_driver(fs: &HostFs, km: &kernel_module::KernelModule) -> Option
         format!(
             "the NVIDIA kernel module is not loaded ({}, no /proc/driver/nvidia): the driver's libraries are left unloaded, since as root they would create /dev/nvidia* nodes",
             if no_modules_file {
-                format!("no {}", kernel_module::MODULES_FILE)
+                format!("no {}", crate::facts::kernel_module::MODULES_FILE)
             } else {
-                format!("not in {}", kernel_module::MODULES_FILE)
+                format!("not in {}", crate::facts::kernel_module::MODULES_FILE)
             }
         )
     })

@@ -13,9 +13,10 @@ use cudarc::driver::sys::{CUdevice_attribute, CUdeviceptr, CUfunction};
 use super::driver::Driver;
 use super::peer::Ready;
 use super::{check_matmul, matmul_inputs, median, MATMUL_TOLERANCE};
-use crate::probes::smoke::{
-    CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer, WorkerLine,
+use crate::facts::smoke::{
+    CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer,
 };
+use crate::probes::smoke::WorkerLine;
 use crate::worker::AnswerOut;
 
 const MIB: u64 = 1 << 20;
@@ -718,7 +719,7 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
 /// Runs the calling thread on the CPUs sysfs lists as local to the GPU at `bus` and returns
 /// that list; None when sysfs does not say (no such device here, a VM without NUMA info).
 fn bind_near(bus: &str) -> Option<String> {
-    let bus = crate::probes::pci::sysfs_address(bus);
+    let bus = crate::facts::pci::sysfs_address(bus);
     let path = format!("/sys/bus/pci/devices/{bus}/local_cpulist");
     let list = std::fs::read_to_string(path).ok()?.trim().to_string();
     let cpus = parse_cpulist(&list)?;
