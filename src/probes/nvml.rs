@@ -6,46 +6,15 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use crate::facts::nvml::{
-    CountersAgain, Field, Gpu, GpuCounters, NvmlProbe, NvmlResult, NvmlSystem, TopologyPair,
-};
+use crate::facts::nvml::{CountersAgain, GpuCounters, NvmlProbe, NvmlResult, NvmlSystem};
 use crate::fsys::HostFs;
+use crate::nvml_worker::WorkerLine;
 use crate::worker::{self, Outcome};
 
 /// The library NVML comes from when --nvml-lib is not given: the loader's choice.
 pub const DEFAULT_LIB: &str = "libnvidia-ml.so.1";
 /// The worker's JSON for a big node is tens of KiB; this leaves room for MIG-heavy ones.
 const WORKER_OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
-
-/// One line of the worker's answer (JSON lines, in this order: system, one per GPU,
-/// topology, done; or init_failed alone).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WorkerLine {
-    InitFailed {
-        code: String,
-        message: String,
-    },
-    System {
-        driver_version: Field<String>,
-        cuda_driver_version: Field<String>,
-        nvml_version: Field<String>,
-        device_count: Field<u32>,
-    },
-    Gpu {
-        gpu: Box<Gpu>,
-    },
-    Topology {
-        pairs: Vec<TopologyPair>,
-    },
-    /// `--counters`: one GPU's link error counters.
-    Counters {
-        counters: GpuCounters,
-    },
-    Done,
-}
 
 /// What the lines add up to: the system (possibly partial), whether it finished, or
 /// nvmlInit's failure.

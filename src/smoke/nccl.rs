@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::Driver;
 use crate::facts::smoke::CudaError;
-use crate::probes::smoke::WorkerLine;
+use crate::smoke::protocol::WorkerLine;
 use crate::worker::AnswerOut;
 
 /// The soname torch's libtorch_cuda.so needs, and the loader's default.

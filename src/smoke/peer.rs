@@ -14,7 +14,7 @@ use super::driver::Driver;
 use super::median;
 use super::worker::{grid, Kernels};
 use crate::facts::smoke::{CudaError, PeerBandwidth, PeerCopy, Step, Timing};
-use crate::probes::smoke::WorkerLine;
+use crate::smoke::protocol::WorkerLine;
 use crate::worker::AnswerOut;
 
 const MIB: u64 = 1 << 20;

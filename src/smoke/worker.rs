@@ -16,7 +16,7 @@ use super::{check_matmul, matmul_inputs, median, MATMUL_TOLERANCE};
 use crate::facts::smoke::{
     CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer,
 };
-use crate::probes::smoke::WorkerLine;
+use crate::smoke::protocol::WorkerLine;
 use crate::worker::AnswerOut;
 
 const MIB: u64 = 1 << 20;

@@ -84,6 +84,13 @@ fn rules_and_renderers_read_facts_not_probes() {
 }
 
 #[test]
+fn workers_own_their_wire_types() {
+    // The child processes (NVML, the smoke test) define what they send; their parent probes
+    // read it from them, never the other way round.
+    assert_eq!(offenders("smoke", &["probes", "rules", "render"]), set(&[]));
+}
+
+#[test]
 fn renderers_do_not_read_the_clock() {
     let mut files = Vec::new();
     rust_files(&src().join("render"), &mut files);
@@ -123,14 +130,12 @@ fn the_shared_libraries_stay_below_every_layer() {
             }
         }
     }
-    // The verdicts, the headline and the report join facts and rules' findings; the NVML
-    // worker speaks the probe's wire type; the unit tests' snapshots are built from probes'
-    // parsers and checked against the rules.
+    // The verdicts, the headline and the report join facts and rules' findings; the unit
+    // tests' snapshots are built from probes' parsers and checked against the rules.
     assert_eq!(
         found,
         set(&[
             "headline.rs -> rules",
-            "nvml_worker.rs -> probes",
             "report.rs -> rules",
             "testing.rs -> probes",
             "testing.rs -> rules",
