@@ -830,7 +830,7 @@ fn dev_char(fs: &HostFs) -> DevChar {
             }
             let major_minor = meta.file_type().is_char_device().then(|| {
                 let rdev = meta.rdev();
-                format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+                format!("{}:{}", rustix::fs::major(rdev), rustix::fs::minor(rdev))
             });
             nodes.push(CharNode {
                 path,

@@ -108,8 +108,8 @@ fn inspect(
     node.group = accounts.group_name(meta.gid()).map(str::to_string);
     if ft.is_char_device() {
         let rdev = meta.rdev();
-        node.major = Some(libc::major(rdev));
-        node.minor = Some(libc::minor(rdev));
+        node.major = Some(rustix::fs::major(rdev));
+        node.minor = Some(rustix::fs::minor(rdev));
     }
     if !ft.is_dir() {
         node.access = identity.map(|id| judge_access(fs, path, &meta, id));
@@ -120,23 +120,21 @@ fn inspect(
 fn judge_access(fs: &HostFs, path: &str, meta: &std::fs::Metadata, id: &Identity) -> Access {
     if id.is_process && fs.root().is_none() {
         if let Ok(c) = CString::new(Path::new(path).as_os_str().as_bytes()) {
-            // SAFETY: faccessat only reads the NUL-terminated path.
-            let rc = unsafe {
-                libc::faccessat(
-                    libc::AT_FDCWD,
-                    c.as_ptr(),
-                    libc::R_OK | libc::W_OK,
-                    libc::AT_EACCESS,
-                )
-            };
-            let err = std::io::Error::last_os_error();
+            let rc = rustix::fs::accessat(
+                rustix::fs::CWD,
+                c.as_c_str(),
+                rustix::fs::Access::READ_OK | rustix::fs::Access::WRITE_OK,
+                rustix::fs::AtFlags::EACCESS,
+            );
             return Access {
-                read_write: rc == 0,
+                read_write: rc.is_ok(),
                 method: "access(2)".into(),
-                detail: if rc == 0 {
-                    "the kernel grants read+write to this process".into()
-                } else {
-                    format!("the kernel refuses read+write to this process: {err}")
+                detail: match rc {
+                    Ok(()) => "the kernel grants read+write to this process".into(),
+                    Err(e) => format!(
+                        "the kernel refuses read+write to this process: {}",
+                        std::io::Error::from(e)
+                    ),
                 },
             };
         }

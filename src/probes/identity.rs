@@ -156,8 +156,8 @@ fn for_user(fs: &HostFs, accounts: &Accounts, spec: &str) -> Result<Identity, Un
 }
 
 fn for_process(fs: &HostFs, accounts: &Accounts) -> Identity {
-    // SAFETY: these libc calls only read the calling process's credentials.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
     let mut groups = process_groups();
     groups.push(gid);
     groups.sort_unstable();
@@ -181,20 +181,14 @@ fn for_process(fs: &HostFs, accounts: &Accounts) -> Identity {
 }
 
 fn process_groups() -> Vec<u32> {
-    // SAFETY: getgroups(0, NULL) returns the count; the second call fills a buffer of that size.
-    unsafe {
-        let n = libc::getgroups(0, std::ptr::null_mut());
-        if n <= 0 {
-            return Vec::new();
-        }
-        let mut buf = vec![0 as libc::gid_t; n as usize];
-        let got = libc::getgroups(n, buf.as_mut_ptr());
-        if got < 0 {
-            return Vec::new();
-        }
-        buf.truncate(got as usize);
-        buf
-    }
+    rustix::process::getgroups()
+        .map(|groups| {
+            groups
+                .into_iter()
+                .map(rustix::process::Gid::as_raw)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The initial user namespace maps every id to itself: `0 0 4294967295`.

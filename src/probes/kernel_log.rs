@@ -132,9 +132,10 @@ fn read_kmsg_device(path: &Path, deadline: Instant) -> Result<(String, bool), St
     if !kind.file_type().is_char_device() {
         return Err("not a character device".into());
     }
+    use rustix::{fs::OFlags, io::Errno};
     let mut f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .custom_flags((OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY).bits() as i32)
         .open(path)
         .map_err(|e| e.to_string())?;
     // A record is at most 8 KiB with its dictionary; a smaller buffer gets EINVAL.
@@ -155,7 +156,7 @@ fn read_kmsg_device(path: &Path, deadline: Instant) -> Result<(String, bool), St
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok((out, false)),
-            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+            Err(e) if Errno::from_io_error(&e) == Some(Errno::PIPE) => continue,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) if records == 0 => return Err(e.to_string()),
             Err(_) => return Ok((out, true)),

@@ -59,13 +59,9 @@ fn hostname(fs: &HostFs) -> Option<String> {
             .and_then(|f| f.text.lines().next().map(|l| l.trim().to_string()))
             .filter(|h| !h.is_empty() && !h.chars().any(char::is_control));
     }
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer and its length match; gethostname NUL-terminates within it.
-    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) } != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+    // gethostname(2) is uname(2)'s nodename.
+    let uname = rustix::system::uname();
+    let name = uname.nodename().to_string_lossy().trim().to_string();
     (!name.is_empty()).then_some(name)
 }
 

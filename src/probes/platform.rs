@@ -245,20 +245,10 @@ fn read_one_line(fs: &HostFs, path: &str) -> Fact<String> {
 }
 
 fn uname() -> Option<(String, String)> {
-    // SAFETY: utsname is plain data; uname(2) fills it with NUL-terminated strings.
-    unsafe {
-        let mut u: libc::utsname = std::mem::zeroed();
-        if libc::uname(&mut u) != 0 {
-            return None;
-        }
-        let release = std::ffi::CStr::from_ptr(u.release.as_ptr())
-            .to_string_lossy()
-            .into_owned();
-        let machine = std::ffi::CStr::from_ptr(u.machine.as_ptr())
-            .to_string_lossy()
-            .into_owned();
-        Some((release, machine))
-    }
+    let u = rustix::system::uname();
+    let release = u.release().to_string_lossy().into_owned();
+    let machine = u.machine().to_string_lossy().into_owned();
+    Some((release, machine))
 }
 
 fn container(fs: &HostFs, env: &Env) -> Container {

@@ -723,18 +723,14 @@ fn bind_near(bus: &str) -> Option<String> {
     let path = format!("/sys/bus/pci/devices/{bus}/local_cpulist");
     let list = std::fs::read_to_string(path).ok()?.trim().to_string();
     let cpus = parse_cpulist(&list)?;
-    // SAFETY: a zeroed cpu_set_t filled with CPU_SET, applied to this thread (pid 0).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for c in &cpus {
-            if (*c as usize) < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(*c as usize, &mut set);
-            }
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return None;
+    let mut set = rustix::thread::CpuSet::new();
+    for &c in &cpus {
+        if (c as usize) < rustix::thread::CpuSet::MAX_CPU {
+            set.set(c as usize);
         }
     }
+    // None: this thread.
+    rustix::thread::sched_setaffinity(None, &set).ok()?;
     Some(list)
 }
 
