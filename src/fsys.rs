@@ -6,16 +6,19 @@
 //! Also the one writer: `--output` reports, replaced atomically.
 
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, OsString};
+use std::ffi::{CString, OsString};
 use std::fs::{self, Metadata};
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
 
 /// Default cap on one file read: every file a probe reads is far smaller.
 pub const READ_LIMIT: u64 = 1024 * 1024;
@@ -76,7 +79,7 @@ pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, SmallFil
     }
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
         .open(path)?;
     let meta = file.metadata()?;
     let kind = meta.file_type();
@@ -260,9 +263,8 @@ fn refuse_untrusted_link(link: &Path, meta: &Metadata) -> Result<(), WriteError>
         .unwrap_or(Path::new("."));
     let dir_meta = fs::metadata(dir)
         .map_err(|e| WriteError::new(link, format!("reading its directory: {e}")))?;
-    let shared = libc::S_ISVTX | libc::S_IWOTH;
-    // SAFETY: geteuid only reads credentials.
-    let me = unsafe { libc::geteuid() };
+    let shared = (Mode::SVTX | Mode::WOTH).bits();
+    let me = rustix::process::geteuid().as_raw();
     if dir_meta.mode() & shared == shared && ![me, 0, dir_meta.uid()].contains(&meta.uid()) {
         return Err(WriteError::new(
             link,
@@ -284,14 +286,14 @@ fn write_in_place(path: &Path, meta: &Metadata, report: &Report) -> Result<(), W
     let fail = |what: &str, e: io::Error| WriteError::new(path, format!("{what}: {e}"));
     let file = fs::OpenOptions::new()
         .write(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
         .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ENXIO) if meta.file_type().is_fifo() => WriteError::new(
+        .map_err(|e| match Errno::from_io_error(&e) {
+            Some(Errno::NXIO) if meta.file_type().is_fifo() => WriteError::new(
                 path,
                 "a FIFO that nothing reads; start the reader first, or name a file",
             ),
-            Some(libc::ENXIO) if meta.file_type().is_socket() => {
+            Some(Errno::NXIO) if meta.file_type().is_socket() => {
                 WriteError::new(path, "a socket; name a file")
             }
             _ => fail("opening", e),
@@ -315,14 +317,15 @@ fn write_in_place(path: &Path, meta: &Metadata, report: &Report) -> Result<(), W
                         ),
                     ));
                 }
-                let mut poll = libc::pollfd {
-                    fd: file.as_raw_fd(),
-                    events: libc::POLLOUT,
-                    revents: 0,
+                use rustix::event::{PollFd, PollFlags, Timespec};
+                let left = left.max(Duration::from_millis(1));
+                let timeout = Timespec {
+                    tv_sec: left.as_secs().min(i64::MAX as u64) as i64,
+                    tv_nsec: i64::from(left.subsec_nanos()),
                 };
-                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-                // SAFETY: one pollfd, and its count.
-                unsafe { libc::poll(&mut poll, 1, ms) };
+                // Its result is the next write's to tell (EINTR, a timeout: try again).
+                let _ =
+                    rustix::event::poll(&mut [PollFd::new(&file, PollFlags::OUT)], Some(&timeout));
             }
             Err(e) => return Err(fail("writing", e)),
         }
@@ -361,7 +364,7 @@ impl FsError {
         let kind = match err.kind() {
             io::ErrorKind::NotFound => FsErrorKind::NotFound,
             io::ErrorKind::PermissionDenied => FsErrorKind::PermissionDenied,
-            _ if err.raw_os_error() == Some(libc::ELOOP) => FsErrorKind::SymlinkLoop,
+            _ if Errno::from_io_error(err) == Some(Errno::LOOP) => FsErrorKind::SymlinkLoop,
             _ => FsErrorKind::Other,
         };
         let message = match kind {
@@ -391,7 +394,7 @@ type Listings = Arc<Mutex<HashMap<(u64, u64), Vec<OsString>>>>;
 #[derive(Debug)]
 struct Root {
     path: PathBuf,
-    dir: Result<OwnedFd, i32>,
+    dir: Result<OwnedFd, Errno>,
 }
 
 /// What a directory entry is, as its listing says (links are not followed).
@@ -417,9 +420,9 @@ impl HostFs {
             let dir = open_at(
                 None,
                 &path,
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             )
-            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
+            .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO));
             Arc::new(Root { path, dir })
         });
         HostFs {
@@ -434,22 +437,23 @@ impl HostFs {
 
     /// Opens `logical` (under the root when there is one) with `flags`; a link in the last
     /// component is followed only with `follow_last`.
-    fn open(&self, logical: &Path, follow_last: bool, flags: i32) -> Result<OwnedFd, FsError> {
+    fn open(&self, logical: &Path, follow_last: bool, flags: OFlags) -> Result<OwnedFd, FsError> {
         let opened = match &self.root {
-            None => {
-                let nofollow = if follow_last { 0 } else { libc::O_NOFOLLOW };
-                open_at(None, logical, flags | nofollow | libc::O_CLOEXEC)
-            }
+            None => open_at(
+                None,
+                logical,
+                flags | nofollow(follow_last) | OFlags::CLOEXEC,
+            ),
             Some(root) => match &root.dir {
                 Ok(dir) => open_in_root(dir.as_fd(), logical, follow_last, flags),
-                Err(errno) => Err(io::Error::from_raw_os_error(*errno)),
+                Err(errno) => Err(io::Error::from(*errno)),
             },
         };
         opened.map_err(|e| FsError::from_io(logical, &e))
     }
 
     fn stat(&self, logical: &Path, follow_last: bool) -> Result<Metadata, FsError> {
-        let fd = self.open(logical, follow_last, libc::O_PATH)?;
+        let fd = self.open(logical, follow_last, OFlags::PATH)?;
         fs::File::from(fd)
             .metadata()
             .map_err(|e| FsError::from_io(logical, &e))
@@ -464,7 +468,7 @@ impl HostFs {
     }
 
     pub fn read_link(&self, logical: &Path) -> Result<PathBuf, FsError> {
-        let fd = self.open(logical, false, libc::O_PATH)?;
+        let fd = self.open(logical, false, OFlags::PATH)?;
         read_link_fd(fd.as_fd()).map_err(|e| FsError::from_io(logical, &e))
     }
 
@@ -480,8 +484,8 @@ impl HostFs {
         let dir = root
             .dir
             .as_ref()
-            .map_err(|errno| FsError::from_io(logical, &io::Error::from_raw_os_error(*errno)))?;
-        let (_, names) = walk_in_root(dir.as_fd(), logical, true, libc::O_PATH)
+            .map_err(|errno| FsError::from_io(logical, &io::Error::from(*errno)))?;
+        let (_, names) = walk_in_root(dir.as_fd(), logical, true, OFlags::PATH)
             .map_err(|e| FsError::from_io(logical, &e))?;
         let mut canonical = PathBuf::from("/");
         canonical.extend(names);
@@ -509,7 +513,7 @@ impl HostFs {
         let fd = self.open(
             logical,
             true,
-            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
         )?;
         let file = fs::File::from(fd);
         let opened = file.metadata().map_err(|e| FsError::from_io(logical, &e))?;
@@ -529,7 +533,7 @@ impl HostFs {
         let fd = self.open(
             logical,
             true,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK,
         )?;
         let dir = fs::File::from(fd);
         let meta = dir.metadata().map_err(|e| FsError::from_io(logical, &e))?;
@@ -551,17 +555,17 @@ impl HostFs {
         let fd = self.open(
             logical,
             true,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK,
         )?;
         let entries = list_dir_typed(fd).map_err(|e| FsError::from_io(logical, &e))?;
         Ok(entries
             .into_iter()
             .map(|(name, t)| {
                 let kind = match t {
-                    libc::DT_DIR => EntryKind::Dir,
-                    libc::DT_REG => EntryKind::File,
-                    libc::DT_LNK => EntryKind::Symlink,
-                    libc::DT_UNKNOWN => match self.symlink_metadata(&logical.join(&name)) {
+                    FileType::Directory => EntryKind::Dir,
+                    FileType::RegularFile => EntryKind::File,
+                    FileType::Symlink => EntryKind::Symlink,
+                    FileType::Unknown => match self.symlink_metadata(&logical.join(&name)) {
                         Ok(m) if m.is_dir() => EntryKind::Dir,
                         Ok(m) if m.is_file() => EntryKind::File,
                         Ok(m) if m.file_type().is_symlink() => EntryKind::Symlink,
@@ -605,17 +609,30 @@ impl HostFs {
 }
 
 /// `openat(2)`; `dir` None is the working directory.
-fn open_at(dir: Option<BorrowedFd>, path: &Path, flags: i32) -> io::Result<OwnedFd> {
-    let path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in the path"))?;
-    let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-    // SAFETY: a NUL-terminated path; the descriptor returned is ours alone.
-    let fd = unsafe { libc::openat(dir, path.as_ptr(), flags, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
+fn open_at(dir: Option<BorrowedFd>, path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    let path = c_path(path)?;
+    let dir = dir.unwrap_or(rustix::fs::CWD);
+    Ok(rustix::fs::openat(
+        dir,
+        path.as_c_str(),
+        flags,
+        Mode::empty(),
+    )?)
+}
+
+/// `path` for a system call; a NUL byte in it is refused here, with that said.
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in the path"))
+}
+
+/// O_NOFOLLOW unless a link in the last component is to be followed.
+fn nofollow(follow_last: bool) -> OFlags {
+    if follow_last {
+        OFlags::empty()
+    } else {
+        OFlags::NOFOLLOW
     }
-    // SAFETY: `fd` was just opened and is owned by nothing else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Set once openat2(2) is known to be missing (Linux before 5.6).
@@ -627,15 +644,15 @@ fn open_in_root(
     root: BorrowedFd,
     logical: &Path,
     follow_last: bool,
-    flags: i32,
+    flags: OFlags,
 ) -> io::Result<OwnedFd> {
     if !OPENAT2_MISSING.load(Ordering::Relaxed) {
         match openat2_in_root(root, logical, follow_last, flags) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            Err(e) if Errno::from_io_error(&e) == Some(Errno::NOSYS) => {
                 OPENAT2_MISSING.store(true, Ordering::Relaxed);
             }
             // A seccomp filter (some container runtimes) denies the call.
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+            Err(e) if Errno::from_io_error(&e) == Some(Errno::PERM) => {}
             opened => return opened,
         }
     }
@@ -647,45 +664,19 @@ fn openat2_in_root(
     root: BorrowedFd,
     logical: &Path,
     follow_last: bool,
-    flags: i32,
+    flags: OFlags,
 ) -> io::Result<OwnedFd> {
-    /// `struct open_how` of linux/openat2.h.
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
-    let path = CString::new(logical.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in the path"))?;
-    let nofollow = if follow_last { 0 } else { libc::O_NOFOLLOW };
-    let how = OpenHow {
-        flags: (flags | nofollow | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
-    };
+    let path = c_path(logical)?;
+    let flags = flags | nofollow(follow_last) | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
     // EAGAIN: a rename elsewhere in the tree raced a `..`; the kernel asks for a retry.
     for _ in 0..64 {
-        // SAFETY: a NUL-terminated path and an `open_how` of the size passed.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                root.as_raw_fd(),
-                path.as_ptr(),
-                &how as *const OpenHow,
-                std::mem::size_of::<OpenHow>(),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the kernel just returned this descriptor, owned by nothing else.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EAGAIN) {
-            return Err(e);
+        match rustix::fs::openat2(root, path.as_c_str(), flags, Mode::empty(), resolve) {
+            Err(Errno::AGAIN) => {}
+            opened => return Ok(opened?),
         }
     }
-    Err(io::Error::from_raw_os_error(libc::EAGAIN))
+    Err(Errno::AGAIN.into())
 }
 
 /// Where openat2(2) is missing: one component at a time, each opened without following a
@@ -695,7 +686,7 @@ fn walk_in_root(
     root: BorrowedFd,
     logical: &Path,
     follow_last: bool,
-    flags: i32,
+    flags: OFlags,
 ) -> io::Result<(OwnedFd, Vec<OsString>)> {
     let mut pending: Vec<OsString> = Vec::new();
     push_components(&mut pending, logical);
@@ -711,7 +702,7 @@ fn walk_in_root(
         let fd = open_at(
             Some(parent),
             Path::new(&name),
-            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         )?;
         let is_last = pending.is_empty();
         let file = fs::File::from(fd);
@@ -720,7 +711,7 @@ fn walk_in_root(
         if is_link && (follow_last || !is_last) {
             hops += 1;
             if hops > MAX_SYMLINK_HOPS {
-                return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                return Err(Errno::LOOP.into());
             }
             let target = read_link_fd(fd.as_fd())?;
             if target.is_absolute() {
@@ -732,13 +723,13 @@ fn walk_in_root(
         if is_last {
             // Opened again by name with the caller's flags; O_NOFOLLOW refuses a link
             // swapped in since, and whatever is there now is inside `parent`.
-            let fd = if flags == libc::O_PATH {
+            let fd = if flags == OFlags::PATH {
                 fd
             } else {
                 open_at(
                     Some(parent),
                     Path::new(&name),
-                    flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                    flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 )?
             };
             let mut names: Vec<OsString> = dirs.into_iter().map(|(_, n)| n).collect();
@@ -749,37 +740,18 @@ fn walk_in_root(
     }
     // The path ended at the root or after a `..`: open the directory reached.
     let dir = dirs.last().map_or(root, |(fd, _)| fd.as_fd());
-    let fd = open_at(Some(dir), Path::new("."), flags | libc::O_CLOEXEC)?;
+    let fd = open_at(Some(dir), Path::new("."), flags | OFlags::CLOEXEC)?;
     Ok((fd, dirs.into_iter().map(|(_, n)| n).collect()))
 }
 
 /// The target of the link that `link` (opened O_PATH | O_NOFOLLOW) is.
 fn read_link_fd(link: BorrowedFd) -> io::Result<PathBuf> {
-    let mut buf = vec![0u8; 256];
-    loop {
-        // SAFETY: the buffer and its length match; an empty path names `link` itself.
-        let n = unsafe {
-            libc::readlinkat(
-                link.as_raw_fd(),
-                c"".as_ptr(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            // Not a link: the kernel says ENOENT, readlink(2) on a path EINVAL.
-            return Err(match e.raw_os_error() {
-                Some(libc::ENOENT) => io::Error::from_raw_os_error(libc::EINVAL),
-                _ => e,
-            });
-        }
-        let n = n as usize;
-        if n < buf.len() {
-            buf.truncate(n);
-            return Ok(PathBuf::from(OsString::from_vec(buf)));
-        }
-        buf.resize(buf.len() * 2, 0);
+    // An empty path names `link` itself.
+    match rustix::fs::readlinkat(link, c"", Vec::new()) {
+        Ok(target) => Ok(PathBuf::from(OsString::from_vec(target.into_bytes()))),
+        // Not a link: the kernel says ENOENT, readlink(2) on a path EINVAL.
+        Err(Errno::NOENT) => Err(Errno::INVAL.into()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -788,47 +760,18 @@ fn list_dir(dir: OwnedFd) -> io::Result<Vec<OsString>> {
     Ok(list_dir_typed(dir)?.into_iter().map(|(n, _)| n).collect())
 }
 
-/// Names with their `d_type` (DT_DIR, DT_REG, DT_LNK, or DT_UNKNOWN where the file
-/// system does not say).
-fn list_dir_typed(dir: OwnedFd) -> io::Result<Vec<(OsString, u8)>> {
-    struct Stream(*mut libc::DIR);
-    impl Drop for Stream {
-        fn drop(&mut self) {
-            // SAFETY: opened by fdopendir below and closed only here.
-            unsafe { libc::closedir(self.0) };
-        }
-    }
-    let raw = dir.into_raw_fd();
-    // SAFETY: `raw` is an open directory descriptor; the stream takes it over.
-    let stream = unsafe { libc::fdopendir(raw) };
-    if stream.is_null() {
-        let e = io::Error::last_os_error();
-        // SAFETY: fdopendir failed, so `raw` is still ours to close.
-        unsafe { libc::close(raw) };
-        return Err(e);
-    }
-    let stream = Stream(stream);
+/// Names with their type as the listing says (`FileType::Unknown` where the file system
+/// does not say).
+fn list_dir_typed(dir: OwnedFd) -> io::Result<Vec<(OsString, FileType)>> {
     let mut names = Vec::new();
-    loop {
-        // SAFETY: errno is thread-local; cleared to tell the end from an error.
-        unsafe { *libc::__errno_location() = 0 };
-        // SAFETY: a live stream; the entry is read before the next call.
-        let entry = unsafe { libc::readdir(stream.0) };
-        if entry.is_null() {
-            let e = io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(0) => Ok(names),
-                _ => Err(e),
-            };
-        }
-        // SAFETY: readdir returns a NUL-terminated name.
-        let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) }.to_bytes();
-        // SAFETY: as above.
-        let kind = unsafe { (*entry).d_type };
+    for entry in rustix::fs::Dir::new(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
         if name != b"." && name != b".." {
-            names.push((OsString::from_vec(name.to_vec()), kind));
+            names.push((OsString::from_vec(name.to_vec()), entry.file_type()));
         }
     }
+    Ok(names)
 }
 
 /// Pushes the components of `path` onto a stack so that the first component pops first.
@@ -847,6 +790,7 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::{symlink, FileTypeExt};
 
@@ -990,9 +934,9 @@ mod tests {
     }
 
     /// The identity of what a resolver opened, or its errno.
-    fn opened(r: io::Result<OwnedFd>) -> Result<(u64, u64), i32> {
+    fn opened(r: io::Result<OwnedFd>) -> Result<(u64, u64), Errno> {
         use std::os::unix::fs::MetadataExt;
-        let m = fs::File::from(r.map_err(|e| e.raw_os_error().unwrap())?)
+        let m = fs::File::from(r.map_err(|e| Errno::from_io_error(&e).unwrap())?)
             .metadata()
             .unwrap();
         Ok((m.dev(), m.ino()))
@@ -1015,9 +959,9 @@ mod tests {
         symlink("loop2", root.join("loop1")).unwrap();
         symlink("/loop1", root.join("loop2")).unwrap();
         symlink("/nowhere", root.join("dangling")).unwrap();
-        let root_fd = open_at(None, root, libc::O_PATH | libc::O_DIRECTORY).unwrap();
+        let root_fd = open_at(None, root, OFlags::PATH | OFlags::DIRECTORY).unwrap();
         // Each logical path and what it must open, relative to the root, or the errno.
-        let cases: [(&str, Result<&str, i32>); 8] = [
+        let cases: [(&str, Result<&str, Errno>); 8] = [
             ("/", Ok("")),
             (
                 "/lib/x86_64-linux-gnu/libcuda.so",
@@ -1026,9 +970,9 @@ mod tests {
             ("/usr/multiarch/../../lib", Ok("usr/lib")),
             ("/usr/up/usr/../../../lib", Ok("usr/lib")),
             ("/../../usr", Ok("usr")),
-            ("/usr/multiarch/libcuda.so/x", Err(libc::ENOTDIR)),
-            ("/loop1", Err(libc::ELOOP)),
-            ("/dangling", Err(libc::ENOENT)),
+            ("/usr/multiarch/libcuda.so/x", Err(Errno::NOTDIR)),
+            ("/loop1", Err(Errno::LOOP)),
+            ("/dangling", Err(Errno::NOENT)),
         ];
         for (logical, expected) in cases {
             let expected = expected.map(|p| {
@@ -1036,21 +980,21 @@ mod tests {
                 let m = fs::metadata(root.join(p)).unwrap();
                 (m.dev(), m.ino())
             });
-            let walked = walk_in_root(root_fd.as_fd(), Path::new(logical), true, libc::O_PATH);
+            let walked = walk_in_root(root_fd.as_fd(), Path::new(logical), true, OFlags::PATH);
             assert_eq!(
                 opened(walked.map(|(fd, _)| fd)),
                 expected,
                 "walk: {logical}"
             );
-            let kernel = openat2_in_root(root_fd.as_fd(), Path::new(logical), true, libc::O_PATH);
-            if !matches!(&kernel, Err(e) if e.raw_os_error() == Some(libc::ENOSYS)) {
+            let kernel = openat2_in_root(root_fd.as_fd(), Path::new(logical), true, OFlags::PATH);
+            if !matches!(&kernel, Err(e) if Errno::from_io_error(e) == Some(Errno::NOSYS)) {
                 assert_eq!(opened(kernel), expected, "openat2: {logical}");
             }
         }
         // Not following the last link opens the link itself, by either resolver.
         let link = |fd: OwnedFd| read_link_fd(fd.as_fd()).unwrap();
         let (fd, names) =
-            walk_in_root(root_fd.as_fd(), Path::new("/lib"), false, libc::O_PATH).unwrap();
+            walk_in_root(root_fd.as_fd(), Path::new("/lib"), false, OFlags::PATH).unwrap();
         assert_eq!(
             (link(fd), names),
             (PathBuf::from("usr/lib"), vec![OsString::from("lib")])
@@ -1104,30 +1048,29 @@ mod tests {
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     for (a, b) in &pairs {
-                        // SAFETY: NUL-terminated paths.
-                        let r = unsafe {
-                            libc::renameat2(
-                                libc::AT_FDCWD,
-                                a.as_ptr(),
-                                libc::AT_FDCWD,
-                                b.as_ptr(),
-                                libc::RENAME_EXCHANGE,
-                            )
-                        };
-                        assert_eq!(r, 0, "{}", io::Error::last_os_error());
+                        let cwd = rustix::fs::CWD;
+                        let exchange = rustix::fs::RenameFlags::EXCHANGE;
+                        let r = rustix::fs::renameat_with(
+                            cwd,
+                            a.as_c_str(),
+                            cwd,
+                            b.as_c_str(),
+                            exchange,
+                        );
+                        assert_eq!(r, Ok(()));
                     }
                 }
             })
         };
         let hostfs = HostFs::new(Some(root.clone()));
-        let root_fd = open_at(None, &root, libc::O_PATH | libc::O_DIRECTORY).unwrap();
+        let root_fd = open_at(None, &root, OFlags::PATH | OFlags::DIRECTORY).unwrap();
         let by_api = |logical: &Path| hostfs.read_text(logical).ok().map(|t| t.text);
         let by_walk = |logical: &Path| {
             let (fd, _) = walk_in_root(
                 root_fd.as_fd(),
                 logical,
                 true,
-                libc::O_RDONLY | libc::O_NONBLOCK,
+                OFlags::RDONLY | OFlags::NONBLOCK,
             )
             .ok()?;
             fs::read_to_string(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
@@ -1178,10 +1121,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("big"), vec![b'x'; 5000]).unwrap();
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
-        assert_eq!(made, 0);
+        let mode = Mode::from_raw_mode(0o644);
+        let made = rustix::fs::mknodat(rustix::fs::CWD, &fifo, FileType::Fifo, mode, 0);
+        assert_eq!(made, Ok(()));
         let fs = HostFs::new(Some(dir.path().to_path_buf()));
         let t = fs.read_text_limited(Path::new("/big"), 100).unwrap();
         assert!(t.truncated);

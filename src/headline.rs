@@ -7,9 +7,9 @@ use crate::codes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::facts::pytorch_live::LiveResult;
+use crate::facts::smoke::SmokeResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::pytorch_live::LiveResult;
-use crate::probes::smoke::SmokeResult;
 use crate::report::Derived;
 use crate::rules::Check;
 use crate::snapshot::{ProbeStatus, Snapshot};

@@ -8,6 +8,7 @@ pub(crate) mod diff;
 pub(crate) mod elf;
 pub(crate) mod envvars;
 pub(crate) mod fact;
+pub(crate) mod facts;
 pub mod fatbin;
 pub(crate) mod findings;
 pub(crate) mod fleet;
@@ -27,6 +28,9 @@ pub(crate) mod runner;
 pub(crate) mod smoke;
 pub(crate) mod snapshot;
 pub(crate) mod subject;
+/// Hand-built snapshots and assertions for the unit tests.
+#[cfg(test)]
+pub(crate) mod testing;
 pub(crate) mod topology;
 pub(crate) mod verdict;
 pub(crate) mod worker;
@@ -65,11 +69,11 @@ pub mod docs {
 pub mod fuzzing {
     pub use crate::compat::versions::{ComputeCapability, CudaVersion, DriverVersion};
     pub use crate::elf::{exports, read_dynamic, versioned_imports};
+    pub use crate::facts::libraries::{soname_major, version_from_file_name};
+    pub use crate::facts::python_sites::parse_dist_info;
     pub use crate::probes::kernel_log::{parse_event, scan_kmsg, scan_text_log};
     pub use crate::probes::kernel_module::{parse_nvrm_version, parse_proc_modules};
-    pub use crate::probes::libraries::{soname_major, version_from_file_name};
     pub use crate::probes::platform::{parse_os_release, parse_size_kib};
-    pub use crate::probes::python_sites::parse_dist_info;
     pub use crate::probes::pytorch::{extra_requires, parse_requires, parse_version_py};
     pub use crate::probes::toolkits::{
         parse_define, parse_nvcc_version, parse_version_json, parse_version_txt,

@@ -12,11 +12,40 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 use nvml_wrapper_sys::bindings::{nvmlFieldValue_t, nvmlGpuFabricInfo_t, NvmlLib};
 
-use crate::probes::nvml::{
+use crate::facts::nvml::{
     Bar1, Clocks, Ecc, Fabric, Field, Gpu, GpuCounters, Memory, Mig, MigInstance, NvLinkErrors,
-    Pcie, Process, RemappedRows, RetiredPages, Throttle, TopologyPair, WorkerLine,
+    Pcie, Process, RemappedRows, RetiredPages, Throttle, TopologyPair,
 };
 use crate::worker::AnswerOut;
+use serde::{Deserialize, Serialize};
+
+/// One line of the worker's answer (JSON lines, in this order: system, one per GPU,
+/// topology, done; or init_failed alone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerLine {
+    InitFailed {
+        code: String,
+        message: String,
+    },
+    System {
+        driver_version: Field<String>,
+        cuda_driver_version: Field<String>,
+        nvml_version: Field<String>,
+        device_count: Field<u32>,
+    },
+    Gpu {
+        gpu: Box<Gpu>,
+    },
+    Topology {
+        pairs: Vec<TopologyPair>,
+    },
+    /// `--counters`: one GPU's link error counters.
+    Counters {
+        counters: GpuCounters,
+    },
+    Done,
+}
 
 /// NVML's most links per GPU (NVML_NVLINK_MAX_LINKS in nvml.h, 18 since Hopper).
 const MAX_NVLINKS: u32 = 18;

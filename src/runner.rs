@@ -10,6 +10,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
 use wait_timeout::ChildExt;
 
 /// How long a killed child may take to die before it is left behind as unkillable.
@@ -140,7 +141,7 @@ impl Runner {
         if let Some(d) = &self.dir {
             cmd.current_dir(d);
         }
-        let parent = std::process::id() as libc::pid_t;
+        let parent = rustix::process::Pid::from_raw(std::process::id() as i32);
         // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
         // functions (prctl, getppid, _exit).
         unsafe {
@@ -148,8 +149,8 @@ impl Runner {
                 // Die with gpudoctor: a child stuck in a hung driver must not outlive a
                 // Ctrl-C, a kill or an abandoned probe. (If gpudoctor died before prctl
                 // took effect, the child was already re-parented: leave at once.)
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != parent {
+                let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+                if rustix::process::getppid() != parent {
                     libc::_exit(1);
                 }
                 Ok(())
@@ -262,9 +263,9 @@ impl Runner {
 }
 
 fn kill_group(child: &std::process::Child) {
-    // SAFETY: kill(2) with a negative pid signals the process group created above.
-    unsafe {
-        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    // The group created above, whose id is the child's.
+    if let Some(group) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(group, Signal::KILL);
     }
 }
 

@@ -6,19 +6,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compat::DriverVersion;
-use crate::probes::device_nodes::DeviceNodes;
-pub use crate::probes::environment::Environment;
-use crate::probes::identity::Identity;
-use crate::probes::kernel_module::KernelModule;
-use crate::probes::libraries::Libraries;
-use crate::probes::nvml::NvmlProbe;
-use crate::probes::pci::{Pci, PciRole};
+use crate::facts::device_nodes::DeviceNodes;
+pub use crate::facts::environment::Environment;
+use crate::facts::identity::Identity;
+use crate::facts::kernel_module::KernelModule;
+use crate::facts::libraries::Libraries;
+use crate::facts::nvml::NvmlProbe;
+use crate::facts::pci::{Pci, PciRole};
 // For readers of saved reports (src/diff/): PCI addresses as sysfs spells them.
-pub use crate::probes::pci::sysfs_address;
-pub use crate::probes::platform::Platform;
-use crate::probes::python_sites::Site;
-use crate::probes::pytorch::PythonEnv;
-use crate::probes::toolkits::{Toolkit, Toolkits};
+pub use crate::facts::pci::sysfs_address;
+pub use crate::facts::platform::Platform;
+use crate::facts::python_sites::Site;
+use crate::facts::pytorch::PythonEnv;
+use crate::facts::toolkits::{Toolkit, Toolkits};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -29,7 +29,7 @@ pub struct Snapshot {
     #[serde(default)]
     pub image: Option<crate::image::ImageInfo>,
     /// Who and where: host, hashed machine id, Slurm/Kubernetes context, time, version.
-    pub node: Option<crate::probes::node::Node>,
+    pub node: Option<crate::facts::node::Node>,
     /// How each probe went, by probe name.
     pub probes: BTreeMap<String, ProbeRun>,
     pub identity: Option<Identity>,
@@ -37,34 +37,34 @@ pub struct Snapshot {
     pub kernel_module: Option<KernelModule>,
     /// What the driver and PCIe error reporting wrote to the kernel's log (Xid, AER, …).
     #[serde(default)]
-    pub kernel_log: Option<crate::probes::kernel_log::KernelLog>,
+    pub kernel_log: Option<crate::facts::kernel_log::KernelLog>,
     pub pci: Option<Pci>,
     /// Where the GPUs sit on the PCI bus: bridges and their ACS, NUMA, IOMMU, RDMA NICs.
     #[serde(default)]
-    pub topology: Option<crate::probes::topology::Topology>,
+    pub topology: Option<crate::facts::topology::Topology>,
     pub device_nodes: Option<DeviceNodes>,
     /// What the host's container stack provides for GPUs (engines, toolkit, CDI specs).
     #[serde(default)]
-    pub container_host: Option<crate::probes::container_host::ContainerHost>,
+    pub container_host: Option<crate::facts::container_host::ContainerHost>,
     pub environment: Option<Environment>,
     /// What NCCL's variables can name here: IP interfaces, RDMA devices, the GPUDirect
     /// RDMA module.
     #[serde(default)]
-    pub nccl: Option<crate::probes::nccl::NcclHost>,
+    pub nccl: Option<crate::facts::nccl::NcclHost>,
     pub toolkits: Option<Toolkits>,
     pub libraries: Option<Libraries>,
     /// Per Python environment, what the loader binds for its CUDA-using native modules
     /// (the linkage probe); `gpudoctor libs FILE…` fills it from the files given.
-    pub linkage: Option<Vec<crate::probes::linkage::Linkage>>,
+    pub linkage: Option<Vec<crate::facts::linkage::Linkage>>,
     /// Python site-packages directories the toolkit and library probes looked in.
     pub python_sites: Option<Vec<Site>>,
     pub nvml: Option<NvmlProbe>,
     /// Python environments and the PyTorch in each (the pytorch probe).
     pub python: Option<Vec<PythonEnv>>,
     /// --python-import: what torch said about itself in a real interpreter.
-    pub python_live: Option<crate::probes::pytorch_live::LiveTorch>,
+    pub python_live: Option<crate::facts::pytorch_live::LiveTorch>,
     /// The on-device smoke test (matmul, memory, transfers), or why it did not run.
-    pub smoke: Option<crate::probes::smoke::SmokeProbe>,
+    pub smoke: Option<crate::facts::smoke::SmokeProbe>,
     /// `check --preflight`: the budget and how long the probes took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<Preflight>,
@@ -206,7 +206,7 @@ impl Snapshot {
             if n > 0 {
                 return Some(GpuCount {
                     count: n,
-                    source: crate::probes::pci::PCI_DEVICES_DIR.into(),
+                    source: crate::facts::pci::PCI_DEVICES_DIR.into(),
                 });
             }
         }
@@ -251,7 +251,7 @@ impl Snapshot {
         let gpus = self.kernel_module.as_ref()?.gpus.get()?;
         Some(GpuCount {
             count: gpus.len(),
-            source: crate::probes::kernel_module::DRIVER_GPUS_DIR.into(),
+            source: crate::facts::kernel_module::DRIVER_GPUS_DIR.into(),
         })
     }
 
@@ -357,7 +357,7 @@ impl Snapshot {
     }
 
     /// NVML's view, when it answered.
-    pub fn nvml_system(&self) -> Option<&crate::probes::nvml::NvmlSystem> {
+    pub fn nvml_system(&self) -> Option<&crate::facts::nvml::NvmlSystem> {
         self.nvml.as_ref().and_then(|n| n.system())
     }
 

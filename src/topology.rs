@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::probes::pci::sysfs_address;
-use crate::probes::topology::{Bridge, TopoGpu};
+use crate::facts::pci::sysfs_address;
+use crate::facts::topology::{Bridge, TopoGpu};
 use crate::snapshot::Snapshot;
 
 /// Serialised as its `nvidia-smi topo -m` cell (`NV18`, `PIX`, …).

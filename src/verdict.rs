@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::facts::smoke::{SmokeDevice, Step};
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::{SmokeDevice, Step};
 use crate::rules::{Check, CheckStatus};
 use crate::snapshot::Snapshot;
 use crate::subject::{SmokeStep, Subject};

@@ -236,16 +236,10 @@ impl AnswerOut {
     /// Takes the real stdout for the answer and points fd 1 at stderr, so nothing a
     /// vendor library prints can corrupt it.
     pub fn take_stdout() -> std::io::Result<AnswerOut> {
-        use std::os::fd::FromRawFd;
-        // SAFETY: dup/dup2 on the process's own standard descriptors.
-        let answer_fd = unsafe { libc::dup(libc::STDOUT_FILENO) };
-        if answer_fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: as above; failure leaves stdout as it was, which only risks a noisy library.
-        unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
-        // SAFETY: answer_fd is a fresh descriptor this function owns.
-        let file = unsafe { std::fs::File::from_raw_fd(answer_fd) };
+        use std::os::fd::AsFd;
+        let file = std::fs::File::from(rustix::io::dup(std::io::stdout().as_fd())?);
+        // Failure leaves stdout as it was, which only risks a noisy library.
+        let _ = rustix::stdio::dup2_stdout(std::io::stderr());
         Ok(AnswerOut {
             file: Mutex::new(file),
             error: Mutex::new(None),

@@ -182,7 +182,7 @@ pub(super) fn smoke_mode(
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         }),
-        settings: probes::smoke::SmokeSettings {
+        settings: crate::facts::smoke::SmokeSettings {
             matmul_size: g.matmul_size,
             mem_fraction: g.mem_fraction,
             transfer_bytes: g.transfer_size << 20,

@@ -2,7 +2,6 @@
 //! smoke test) runs in a child so that a hang or crash in a vendor library is a finding.
 
 use super::{CliError, Command};
-use crate::probes;
 
 /// Runs a worker subcommand (Ok: its result), or hands any other command back.
 #[allow(clippy::result_large_err)]
@@ -19,7 +18,7 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
             nccl_debug_file,
         } => Ok(smoke_worker(
             lib,
-            probes::smoke::SmokeSettings {
+            crate::facts::smoke::SmokeSettings {
                 matmul_size,
                 mem_fraction,
                 transfer_bytes,
@@ -64,7 +63,7 @@ fn nvml_worker(lib: &str, counters: bool) -> Result<u8, CliError> {
 /// `__smoke-worker`: the smoke test's results as JSON lines on stdout.
 fn smoke_worker(
     lib: String,
-    settings: probes::smoke::SmokeSettings,
+    settings: crate::facts::smoke::SmokeSettings,
     shared_gpus: Vec<String>,
     (nccl_lib, nccl_debug_file): (Option<String>, Option<String>),
 ) -> Result<u8, CliError> {

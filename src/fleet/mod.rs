@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::facts::node::Node;
+use crate::facts::nvml::Field;
 use crate::findings::Severity;
-use crate::probes::node::Node;
-use crate::probes::nvml::Field;
 use crate::report::{parse_saved, read_saved, Saved, SavedError, REPORT_LIMIT};
 
 /// Unusable reports listed one by one; the rest are only counted, by kind (a million junk

@@ -313,7 +313,7 @@ impl<'a> Tree<'a> {
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
+                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
                 .open(&full)?;
             let written = io::copy(&mut entry.take(budget.saturating_add(1)), &mut file)?;
             if written > budget {

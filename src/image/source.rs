@@ -173,10 +173,11 @@ impl Source {
                 // O_NONBLOCK: a fifo planted as a blob must not block the open. O_NOFOLLOW: the
                 // path is resolved already; a link swapped in since is not followed.
                 let opened = {
+                    use rustix::fs::OFlags;
                     use std::os::unix::fs::OpenOptionsExt;
                     std::fs::OpenOptions::new()
                         .read(true)
-                        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+                        .custom_flags((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits() as i32)
                         .open(&path)
                 };
                 match opened {

@@ -7,94 +7,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
+use crate::facts::device_nodes::{is_gpu_node_name, Access, DeviceNode, DeviceNodes};
+use crate::facts::identity::Identity;
 use crate::fsys::{FsErrorKind, HostFs};
-use crate::probes::identity::{Accounts, Identity};
+use crate::probes::identity::Accounts;
 
 /// Nodes CUDA needs on every Linux host; reported even when missing.
 pub const REQUIRED_NODES: &[&str] = &["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"];
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct DeviceNodes {
-    pub nodes: Vec<DeviceNode>,
-    /// Why /dev could not be listed, when it could not.
-    pub listing_error: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct DeviceNode {
-    pub path: String,
-    pub present: bool,
-    /// char_device, regular_file (fake roots, broken images), directory, other.
-    pub kind: Option<String>,
-    /// Permission bits in octal, e.g. "0666".
-    pub mode: Option<String>,
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    pub owner: Option<String>,
-    pub group: Option<String>,
-    pub major: Option<u32>,
-    pub minor: Option<u32>,
-    pub access: Option<Access>,
-    /// Why the node could not be inspected (other than being absent).
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Access {
-    pub read_write: bool,
-    /// `access(2)` (the kernel's answer for this process) or `mode bits` (computed).
-    pub method: String,
-    pub detail: String,
-}
-
-impl DeviceNode {
-    /// `owner:group`, by name where the account databases know it, else by number.
-    pub fn owner_group(&self) -> String {
-        let owner = self
-            .owner
-            .clone()
-            .or(self.uid.map(|u| u.to_string()))
-            .unwrap_or_default();
-        let group = self
-            .group
-            .clone()
-            .or(self.gid.map(|g| g.to_string()))
-            .unwrap_or_default();
-        format!("{owner}:{group}")
-    }
-
-    /// `/dev/nvidiaN`: the node of one GPU (a directory of that name is not one).
-    pub fn is_gpu_node(&self) -> bool {
-        self.kind.as_deref() != Some("directory")
-            && is_gpu_node_name(self.path.trim_start_matches("/dev/"))
-    }
-}
-
-impl DeviceNodes {
-    pub fn node(&self, path: &str) -> Option<&DeviceNode> {
-        self.nodes.iter().find(|n| n.path == path)
-    }
-
-    pub fn is_present(&self, path: &str) -> bool {
-        self.node(path).is_some_and(|n| n.present)
-    }
-
-    /// `/dev/nvidia0`, `/dev/nvidia1`, …: one per GPU the driver exposes here.
-    pub fn gpu_nodes(&self) -> Vec<&DeviceNode> {
-        self.nodes
-            .iter()
-            .filter(|n| n.present && n.is_gpu_node())
-            .collect()
-    }
-}
-
-pub fn is_gpu_node_name(name: &str) -> bool {
-    name.strip_prefix("nvidia")
-        .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
-}
 
 pub fn probe(fs: &HostFs, identity: Option<&Identity>, accounts: &Accounts) -> DeviceNodes {
     let mut paths: Vec<String> = REQUIRED_NODES.iter().map(|s| s.to_string()).collect();
@@ -189,8 +108,8 @@ fn inspect(
     node.group = accounts.group_name(meta.gid()).map(str::to_string);
     if ft.is_char_device() {
         let rdev = meta.rdev();
-        node.major = Some(libc::major(rdev));
-        node.minor = Some(libc::minor(rdev));
+        node.major = Some(rustix::fs::major(rdev));
+        node.minor = Some(rustix::fs::minor(rdev));
     }
     if !ft.is_dir() {
         node.access = identity.map(|id| judge_access(fs, path, &meta, id));
@@ -201,23 +120,21 @@ fn inspect(
 fn judge_access(fs: &HostFs, path: &str, meta: &std::fs::Metadata, id: &Identity) -> Access {
     if id.is_process && fs.root().is_none() {
         if let Ok(c) = CString::new(Path::new(path).as_os_str().as_bytes()) {
-            // SAFETY: faccessat only reads the NUL-terminated path.
-            let rc = unsafe {
-                libc::faccessat(
-                    libc::AT_FDCWD,
-                    c.as_ptr(),
-                    libc::R_OK | libc::W_OK,
-                    libc::AT_EACCESS,
-                )
-            };
-            let err = std::io::Error::last_os_error();
+            let rc = rustix::fs::accessat(
+                rustix::fs::CWD,
+                c.as_c_str(),
+                rustix::fs::Access::READ_OK | rustix::fs::Access::WRITE_OK,
+                rustix::fs::AtFlags::EACCESS,
+            );
             return Access {
-                read_write: rc == 0,
+                read_write: rc.is_ok(),
                 method: "access(2)".into(),
-                detail: if rc == 0 {
-                    "the kernel grants read+write to this process".into()
-                } else {
-                    format!("the kernel refuses read+write to this process: {err}")
+                detail: match rc {
+                    Ok(()) => "the kernel grants read+write to this process".into(),
+                    Err(e) => format!(
+                        "the kernel refuses read+write to this process: {}",
+                        std::io::Error::from(e)
+                    ),
                 },
             };
         }

@@ -4,25 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
+use crate::facts::identity::Identity;
 use crate::fsys::HostFs;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Identity {
-    pub uid: u32,
-    pub gid: u32,
-    /// Supplementary groups (the primary group included).
-    pub groups: Vec<u32>,
-    pub user_name: Option<String>,
-    /// How the identity was found: the process credentials or `--user`.
-    pub source: String,
-    /// True when judging the running process itself (its access can be asked of the kernel).
-    pub is_process: bool,
-    /// Whether the process runs in a user namespace (rootless containers), from /proc/self/uid_map.
-    pub in_user_namespace: Option<bool>,
-}
 
 /// Account databases read once and shared with the probes that name owners and groups.
 #[derive(Debug, Clone, Default)]
@@ -173,8 +156,8 @@ fn for_user(fs: &HostFs, accounts: &Accounts, spec: &str) -> Result<Identity, Un
 }
 
 fn for_process(fs: &HostFs, accounts: &Accounts) -> Identity {
-    // SAFETY: these libc calls only read the calling process's credentials.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
     let mut groups = process_groups();
     groups.push(gid);
     groups.sort_unstable();
@@ -198,20 +181,14 @@ fn for_process(fs: &HostFs, accounts: &Accounts) -> Identity {
 }
 
 fn process_groups() -> Vec<u32> {
-    // SAFETY: getgroups(0, NULL) returns the count; the second call fills a buffer of that size.
-    unsafe {
-        let n = libc::getgroups(0, std::ptr::null_mut());
-        if n <= 0 {
-            return Vec::new();
-        }
-        let mut buf = vec![0 as libc::gid_t; n as usize];
-        let got = libc::getgroups(n, buf.as_mut_ptr());
-        if got < 0 {
-            return Vec::new();
-        }
-        buf.truncate(got as usize);
-        buf
-    }
+    rustix::process::getgroups()
+        .map(|groups| {
+            groups
+                .into_iter()
+                .map(rustix::process::Gid::as_raw)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The initial user namespace maps every id to itself: `0 0 4294967295`.

@@ -9,10 +9,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::fact::{Fact, MissingReason};
+use crate::facts::kernel_log::{EventGroup, EventKind, KernelLog, LogScan, LoggedLine};
 use crate::fsys::HostFs;
 use crate::runner::Runner;
 
@@ -34,86 +32,6 @@ const MAX_LINES: usize = 100;
 const MAX_LINE_CHARS: usize = 300;
 /// Process names kept per group.
 const MAX_PROCESSES: usize = 8;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct KernelLog {
-    /// What was found in the log that was read, or why no log could be read.
-    pub scan: Fact<LogScan>,
-    /// The sources tried before the one read, and why each was passed over.
-    pub passed_over: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LogScan {
-    /// The span read: `since boot` (/dev/kmsg, the journal's current boot) or `the file's
-    /// last N MiB` of a syslog file, which may hold earlier boots.
-    pub span: String,
-    pub records: u64,
-    /// A bound stopped the read (bytes, records or the deadline): older lines were not seen.
-    pub truncated: bool,
-    /// Events with the same kind, code and device, counted together.
-    pub groups: Vec<EventGroup>,
-    /// Events in groups past the bound of groups kept.
-    pub events_not_grouped: u64,
-    /// The newest matching lines as they were logged (message only, escaped where needed
-    /// by the renderers), oldest first.
-    pub lines: Vec<LoggedLine>,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// `NVRM: Xid (PCI:…): N, …`
-    Xid,
-    /// `SXid (PCI:…): N, …` from an NVSwitch.
-    Sxid,
-    /// `RmInitAdapter failed`: the driver could not initialise the GPU.
-    InitFailed,
-    /// `GPU has fallen off the bus` outside an Xid line.
-    FallenOffBus,
-    /// GSP firmware stopped answering (`Timeout waiting for RPC from GSP`).
-    GspTimeout,
-    /// The GPU needs the open kernel modules (Blackwell and later on the proprietary ones).
-    OpenModulesRequired,
-    /// `PCIe Bus Error: severity=…` for a device.
-    Aer,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct EventGroup {
-    pub kind: EventKind,
-    /// The Xid or SXid number.
-    pub code: Option<u32>,
-    /// The device as sysfs names it (`0000:1b:00.0`); an Xid names no function, `.0` is
-    /// assumed.
-    pub device: Option<String>,
-    /// What the line says beyond its code: the AER severity (`Corrected`, `Uncorrected
-    /// (Non-Fatal)`, `Uncorrected (Fatal)`), an SXid's `Fatal` or `Non-fatal`, the recovery
-    /// action an Xid 154 asks for.
-    pub detail: Option<String>,
-    /// False where the line is from an earlier boot than the running one; None where the
-    /// source does not tell.
-    pub this_boot: Option<bool>,
-    pub count: u64,
-    /// The ordinal of the group's last line among the records read: which group is newer.
-    pub last_record: u64,
-    /// When the first and last were logged: seconds since boot (`[  123.456789]`) or the
-    /// syslog timestamp, as the source gives it.
-    pub first: Option<String>,
-    pub last: Option<String>,
-    /// The processes Xid lines named (`name=python3`), the first few.
-    pub processes: Vec<String>,
-    /// The first line of the group, as logged (bounded).
-    pub example: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LoggedLine {
-    pub at: Option<String>,
-    pub text: String,
-}
 
 /// One message of the log, with what its source says of its time and boot.
 struct Record<'a> {
@@ -214,9 +132,10 @@ fn read_kmsg_device(path: &Path, deadline: Instant) -> Result<(String, bool), St
     if !kind.file_type().is_char_device() {
         return Err("not a character device".into());
     }
+    use rustix::{fs::OFlags, io::Errno};
     let mut f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .custom_flags((OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY).bits() as i32)
         .open(path)
         .map_err(|e| e.to_string())?;
     // A record is at most 8 KiB with its dictionary; a smaller buffer gets EINVAL.
@@ -237,7 +156,7 @@ fn read_kmsg_device(path: &Path, deadline: Instant) -> Result<(String, bool), St
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok((out, false)),
-            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+            Err(e) if Errno::from_io_error(&e) == Some(Errno::PIPE) => continue,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) if records == 0 => return Err(e.to_string()),
             Err(_) => return Ok((out, true)),

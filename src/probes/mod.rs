@@ -1,5 +1,6 @@
-//! Probes gather facts and never judge. Each subject is one file; `collect` runs
-//! them concurrently under one deadline and assembles the Snapshot.
+//! Probes gather facts and never judge. Each subject is one file and one row of
+//! [`PROBES`]; `collect` runs them concurrently under one deadline and assembles the
+//! Snapshot.
 
 pub mod container;
 pub mod container_host;
@@ -31,27 +32,6 @@ use std::time::{Duration, Instant};
 use crate::envvars::Env;
 use crate::fsys::HostFs;
 use crate::snapshot::{ProbeRun, ProbeStatus, Snapshot};
-
-/// Every probe, in report order.
-pub const PROBE_NAMES: &[&str] = &[
-    "identity",
-    "platform",
-    "kernel_module",
-    "kernel_log",
-    "pci",
-    "topology",
-    "device_nodes",
-    "container_host",
-    "environment",
-    "nccl",
-    "toolkits",
-    "libraries",
-    "linkage",
-    "nvml",
-    "pytorch",
-    "pytorch_live",
-    "smoke",
-];
 
 pub struct ProbeOptions {
     pub root: Option<PathBuf>,
@@ -94,7 +74,7 @@ pub enum SmokeMode {
 pub struct SmokeOptions {
     /// --cuda-lib (None: the loader's libcuda.so.1).
     pub lib: Option<PathBuf>,
-    pub settings: smoke::SmokeSettings,
+    pub settings: crate::facts::smoke::SmokeSettings,
     pub timeout: Duration,
     /// --nccl: the NCCL all-reduce step.
     pub nccl: Option<NcclOptions>,
@@ -109,115 +89,381 @@ pub struct NcclOptions {
     pub lib: Option<PathBuf>,
 }
 
-enum Output {
-    Platform(platform::Platform),
-    KernelModule(kernel_module::KernelModule),
-    Pci(pci::Pci),
-    Topology(Box<topology::Topology>),
-    DeviceNodes(device_nodes::DeviceNodes),
-    ContainerHost(Box<container_host::ContainerHost>),
-    Environment(environment::Environment),
-    Nccl(nccl::NcclHost),
-    Toolkits(toolkits::Toolkits),
-    Libraries(libraries::Libraries),
-    Linkage(Vec<linkage::Linkage>),
-    Nvml(nvml::NvmlProbe),
-    KernelLog(Box<kernel_log::KernelLog>),
-    Pytorch(Vec<pytorch::PythonEnv>),
-    PytorchLive(pytorch_live::LiveTorch),
+/// What a probe found, written into the snapshot by the collector.
+pub type Store = Box<dyn FnOnce(&mut Snapshot) + Send>;
+
+/// When and how a probe runs.
+pub enum Run {
+    /// On the caller's thread, before the others (identity: a bad `--user` is a usage error,
+    /// and device_nodes judges access with the account it names).
+    First(fn(&Context) -> Result<Store, identity::UnknownUser>),
+    /// On its own thread, beside the others, under the one deadline.
+    Concurrent(fn(&Context) -> Store),
+    /// After the others, reading what they found (the smoke test uses NVML's facts); the
+    /// text is why it did not run, recorded as skipped.
+    Last(fn(&Context, &ProbeOptions, &Snapshot) -> (Store, Option<String>)),
 }
 
-/// Facts more than one probe needs, computed once by whichever asks first.
-struct Shared {
-    fs: Arc<HostFs>,
-    env: Arc<Env>,
-    budget: Duration,
-    python: Option<PathBuf>,
-    sites: OnceLock<Vec<python_sites::Site>>,
-    toolkits: OnceLock<toolkits::Toolkits>,
+/// One probe: its name (`--only`/`--skip`, the report's `probes` map), how it runs, and
+/// why it does not run with some options.
+pub struct ProbeDef {
+    pub name: &'static str,
+    pub run: Run,
+    /// Why the probe does not run with these options (recorded as skipped), if it does not.
+    pub unless: fn(&ProbeOptions) -> Option<&'static str>,
+}
+
+const ALWAYS: fn(&ProbeOptions) -> Option<&'static str> = |_| None;
+
+/// Every probe, in report order. Adding a probe: its file (and its facts in src/facts/),
+/// its field in the Snapshot, and one row here.
+pub const PROBES: &[ProbeDef] = &[
+    ProbeDef {
+        name: "identity",
+        run: Run::First(|cx| {
+            let id = identity::probe(&cx.host, &cx.accounts, cx.user_name.as_deref())?;
+            Ok(Box::new(move |s| s.identity = Some(id)))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "platform",
+        run: Run::Concurrent(|cx| {
+            let mut p = platform::probe(&cx.host, &cx.host_env);
+            // The image's distribution, on this host's kernel and CPU.
+            if cx.image {
+                p.os = platform::os_release(&cx.user);
+            }
+            Box::new(move |s| s.platform = Some(p))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "kernel_module",
+        run: Run::Concurrent(|cx| {
+            let k = kernel_module::probe(&cx.host);
+            Box::new(move |s| s.kernel_module = Some(k))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "kernel_log",
+        run: Run::Concurrent(|cx| {
+            let k = kernel_log::probe(&cx.host, cx.budget);
+            Box::new(move |s| s.kernel_log = Some(k))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "pci",
+        run: Run::Concurrent(|cx| {
+            let p = pci::probe(&cx.host);
+            Box::new(move |s| s.pci = Some(p))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "topology",
+        run: Run::Concurrent(|cx| {
+            // The GPU functions are listed again here (one small read each) so that this
+            // probe need not wait for the pci probe.
+            let gpus: Vec<String> = pci::probe(&cx.host)
+                .gpus()
+                .iter()
+                .map(|d| d.address.clone())
+                .collect();
+            let t = topology::probe(&cx.host, &gpus);
+            Box::new(move |s| s.topology = Some(t))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "device_nodes",
+        run: Run::Concurrent(|cx| {
+            let d = device_nodes::probe(&cx.host, cx.identity.as_ref(), &cx.accounts);
+            Box::new(move |s| s.device_nodes = Some(d))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "container_host",
+        run: Run::Concurrent(|cx| {
+            let c = container_host::probe(&cx.host);
+            Box::new(move |s| s.container_host = Some(c))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "environment",
+        run: Run::Concurrent(|cx| {
+            let e = environment::probe(&cx.user_env);
+            Box::new(move |s| s.environment = Some(e))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "nccl",
+        // The host's interfaces and RDMA devices, as NCCL in this namespace sees them.
+        run: Run::Concurrent(|cx| {
+            let n = nccl::probe(&cx.host);
+            Box::new(move |s| s.nccl = Some(n))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "toolkits",
+        run: Run::Concurrent(|cx| {
+            let t = cx.toolkits().clone();
+            Box::new(move |s| s.toolkits = Some(t))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "libraries",
+        run: Run::Concurrent(|cx| {
+            // Toolkit lib directories are listed too; discovery is shared, not repeated.
+            let l = libraries::probe(&cx.user, &cx.user_env, cx.sites(), Some(cx.toolkits()));
+            Box::new(move |s| s.libraries = Some(l))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "linkage",
+        run: Run::Concurrent(|cx| {
+            let l = if cx.linkage_files.is_empty() {
+                linkage::probe(&cx.user, cx.search(), cx.sites(), cx.linkage_full)
+            } else {
+                vec![linkage::probe_files(
+                    &cx.user,
+                    cx.search(),
+                    &cx.linkage_files,
+                )]
+            };
+            Box::new(move |s| s.linkage = Some(l))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "nvml",
+        run: Run::Concurrent(|cx| {
+            let n = nvml_probe(cx);
+            Box::new(move |s| s.nvml = Some(n))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "pytorch",
+        run: Run::Concurrent(|cx| {
+            let p = pytorch::probe(&cx.user, cx.sites());
+            Box::new(move |s| s.python = Some(p))
+        }),
+        unless: ALWAYS,
+    },
+    ProbeDef {
+        name: "pytorch_live",
+        run: Run::Concurrent(|cx| {
+            let under_root = cx.host.root().is_some();
+            // The Python the static probes call primary, so both look at one.
+            let python = cx.python.clone().or_else(|| {
+                python_sites::python_exe_on_path(&cx.host, &cx.host_env).filter(|_| !under_root)
+            });
+            // Most of the budget: an import that overruns is reported by this probe.
+            let l = pytorch_live::probe(python.as_deref(), under_root, cx.budget.mul_f64(0.8));
+            Box::new(move |s| s.python_live = Some(l))
+        }),
+        unless: |o| (!o.python_import).then_some("runs only with --python-import"),
+    },
+    ProbeDef {
+        name: "smoke",
+        run: Run::Last(|cx, opts, snap| {
+            let (probe, why) = run_smoke(cx, opts, snap);
+            let skipped = match &probe {
+                Some(p) => match &p.result {
+                    crate::facts::smoke::SmokeResult::NotRun { reason } => Some(reason.clone()),
+                    _ => None,
+                },
+                None => Some(why),
+            };
+            (Box::new(move |s| s.smoke = probe), skipped)
+        }),
+        unless: ALWAYS,
+    },
+];
+
+/// Every probe's name, in report order.
+pub const PROBE_NAMES: &[&str] = &{
+    let mut names = [""; PROBES.len()];
+    let mut i = 0;
+    while i < PROBES.len() {
+        names[i] = PROBES[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// What the probes read: the host's files and environment, the userland's (an image's
+/// under `--image`, else the host's), the options they take, and the facts more than one
+/// probe needs, computed once by whichever asks first.
+pub struct Context {
+    /// The host (or the tree `--root` names): kernel, PCI, device nodes, NVML.
+    pub host: Arc<HostFs>,
+    pub host_env: Arc<Env>,
+    /// The userland: toolkits, libraries, Python; the image's under `--image`.
+    pub user: Arc<HostFs>,
+    pub user_env: Arc<Env>,
+    /// `--timeout`: a probe that runs commands or workers bounds them by it.
+    pub budget: Duration,
+    pub image: bool,
+    /// `--user`: the account whose access to the device nodes is judged.
+    pub user_name: Option<String>,
+    pub python: Option<PathBuf>,
+    pub nvml_lib: Option<PathBuf>,
+    pub linkage_files: Vec<PathBuf>,
+    pub linkage_full: bool,
+    accounts: identity::Accounts,
+    /// The identity probe's answer, for device_nodes.
+    identity: Option<crate::facts::identity::Identity>,
+    sites: OnceLock<Vec<crate::facts::python_sites::Site>>,
+    toolkits: OnceLock<crate::facts::toolkits::Toolkits>,
     search: OnceLock<crate::loader::SearchConfig>,
 }
 
-impl Shared {
-    fn sites(&self) -> &[python_sites::Site] {
-        self.sites
-            .get_or_init(|| python_sites::discover(&self.fs, &self.env, self.python.as_deref()))
+impl Context {
+    fn sites(&self) -> &[crate::facts::python_sites::Site] {
+        self.sites.get_or_init(|| {
+            python_sites::discover(&self.user, &self.user_env, self.python.as_deref())
+        })
     }
 
-    /// The loader's search path (LD_LIBRARY_PATH, the cache, the default directories).
+    /// The userland loader's search path (LD_LIBRARY_PATH, the cache, the default
+    /// directories).
     fn search(&self) -> &crate::loader::SearchConfig {
         self.search
-            .get_or_init(|| crate::loader::SearchConfig::new(&self.fs, &self.env))
+            .get_or_init(|| crate::loader::SearchConfig::new(&self.user, &self.user_env))
     }
 
-    fn toolkits(&self) -> &toolkits::Toolkits {
+    fn toolkits(&self) -> &crate::facts::toolkits::Toolkits {
         self.toolkits
-            .get_or_init(|| toolkits::probe(&self.fs, &self.env, self.sites(), self.budget))
+            .get_or_init(|| toolkits::probe(&self.user, &self.user_env, self.sites(), self.budget))
     }
 }
 
+/// The NVML probe, or why the library is not there to load.
+fn nvml_probe(cx: &Context) -> crate::facts::nvml::NvmlProbe {
+    // The module's files are read again here (a few small reads) so that NVML need not
+    // wait for the other probes.
+    let no_driver = no_kernel_driver(&cx.host, &kernel_module::probe(&cx.host));
+    // Spawning the worker is most of a check's time on a machine without NVML: when no
+    // step of the loader can find the library, dlopen would fail.
+    if cx.nvml_lib.is_none() && cx.host.root().is_none() && no_driver.is_none() {
+        // The host's loader path; under --image the shared one is the image's.
+        let own;
+        let cfg = if cx.image {
+            own = crate::loader::SearchConfig::new(&cx.host, &cx.host_env);
+            &own
+        } else {
+            cx.search()
+        };
+        if crate::loader::find_for_program(&cx.host, cfg, nvml::DEFAULT_LIB).is_none() {
+            return nvml::not_found(cfg);
+        }
+    }
+    // Most of the budget: a worker that overruns is reported by this probe, not abandoned
+    // by the collector.
+    nvml::probe(
+        &cx.host,
+        cx.nvml_lib.as_deref(),
+        cx.budget.mul_f64(0.8),
+        no_driver,
+    )
+}
+
+/// Runs the probes of [`PROBES`] the options enable, each concurrent one on its own
+/// thread under one deadline, and assembles the snapshot.
 pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::UnknownUser> {
     let start = Instant::now();
     let deadline = start + opts.timeout;
-    let fs = Arc::new(HostFs::new(opts.root.clone()));
-    let env = Arc::new(env.clone());
+    let host = Arc::new(HostFs::new(opts.root.clone()));
+    let host_env = Arc::new(env.clone());
     // The userland: the image's files and environment under --image, else the host's.
-    let (user_fs, user_env) = match &opts.image {
+    let (user, user_env) = match &opts.image {
         Some(img) => (
             Arc::new(HostFs::new(Some(img.root.clone()))),
             Arc::new(img.env.clone()),
         ),
-        None => (fs.clone(), env.clone()),
+        None => (host.clone(), host_env.clone()),
     };
     let enabled = |name: &str| opts.enabled.contains(&name);
+    let runs = |def: &&ProbeDef| enabled(def.name) && (def.unless)(opts).is_none();
     let mut snap = Snapshot {
         root: opts.root.as_ref().map(|r| r.display().to_string()),
         image: opts.image.as_ref().map(|i| i.info.clone()),
-        node: Some(node::probe(&fs, &env)),
+        node: Some(node::probe(&host, &host_env)),
         ..Snapshot::default()
     };
+    let mut cx = Context {
+        // Only identity (and device_nodes, which always brings it) names accounts.
+        accounts: if enabled("identity") {
+            identity::Accounts::read(&host)
+        } else {
+            identity::Accounts::default()
+        },
+        host,
+        host_env,
+        user,
+        user_env,
+        budget: opts.timeout,
+        image: opts.image.is_some(),
+        user_name: opts.user.clone(),
+        python: opts.python.clone(),
+        nvml_lib: opts.nvml_lib.clone(),
+        linkage_files: opts.linkage_files.clone(),
+        linkage_full: opts.linkage_full,
+        identity: None,
+        sites: OnceLock::new(),
+        toolkits: OnceLock::new(),
+        search: OnceLock::new(),
+    };
 
-    // Identity first: a bad --user is a usage error, and device_nodes judges access with it.
-    // Only identity (and device_nodes, which always brings it) names accounts.
-    let accounts = Arc::new(if enabled("identity") {
-        identity::Accounts::read(&fs)
-    } else {
-        identity::Accounts::default()
-    });
-    if enabled("identity") {
-        let t = Instant::now();
-        snap.identity = Some(identity::probe(&fs, &accounts, opts.user.as_deref())?);
-        snap.probes.insert("identity".into(), ok_run(t));
+    for def in PROBES.iter().filter(runs) {
+        if let Run::First(run) = def.run {
+            let t = Instant::now();
+            run(&cx)?(&mut snap);
+            snap.probes.insert(def.name.into(), ok_run(t));
+        }
     }
-    let ident = Arc::new(snap.identity.clone());
+    cx.identity = snap.identity.clone();
+    let cx = Arc::new(cx);
 
-    let delay = fault_delay(&env);
+    let delay = fault_delay(env);
     let panic_in = env.get_str(crate::envvars::GPUDOCTOR_FAULT_PROBE_PANIC);
     // Err carries a panic message: a probe that panics is reported as failed, not lost.
-    let (tx, rx) = mpsc::channel::<(&'static str, Result<Output, String>, Duration)>();
+    let (tx, rx) = mpsc::channel::<(&'static str, Result<Store, String>, Duration)>();
     let mut pending: Vec<&'static str> = Vec::new();
-    let mut spawn = |name: &'static str, work: Box<dyn FnOnce() -> Output + Send>| {
-        if !enabled(name) {
-            return;
-        }
+    for def in PROBES.iter().filter(runs) {
+        let Run::Concurrent(run) = def.run else {
+            continue;
+        };
+        let name = def.name;
         pending.push(name);
         let tx = tx.clone();
+        let cx = cx.clone();
         let t = Instant::now();
         let delay = delay.as_ref().filter(|(n, _)| n == name).map(|(_, d)| *d);
         let panics = panic_in.as_deref() == Some(name);
-        // Detached: a probe stuck in a read (a hung NFS mount, a wedged sysfs file)
-        // is abandoned at the deadline instead of holding up the report.
+        // Detached: a probe stuck in a read (a hung NFS mount, a wedged sysfs file) is
+        // abandoned at the deadline instead of holding up the report.
         thread::spawn(move || {
-            let run = move || {
+            let work = move || {
                 if let Some(d) = delay {
                     thread::sleep(d);
                 }
                 if panics {
                     panic!("fault injected by GPUDOCTOR_FAULT_PROBE_PANIC");
                 }
-                work()
+                run(&cx)
             };
-            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|e| {
+            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|e| {
                 e.downcast_ref::<&str>()
                     .map(|s| s.to_string())
                     .or_else(|| e.downcast_ref::<String>().cloned())
@@ -225,234 +471,32 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             });
             let _ = tx.send((name, out, t.elapsed()));
         });
-    };
-    {
-        let fs = fs.clone();
-        let env = env.clone();
-        spawn(
-            "platform",
-            Box::new(move || Output::Platform(platform::probe(&fs, &env))),
-        );
-    }
-    {
-        let fs = fs.clone();
-        spawn(
-            "kernel_module",
-            Box::new(move || Output::KernelModule(kernel_module::probe(&fs))),
-        );
-    }
-    {
-        let fs = fs.clone();
-        let budget = opts.timeout;
-        spawn(
-            "kernel_log",
-            Box::new(move || Output::KernelLog(Box::new(kernel_log::probe(&fs, budget)))),
-        );
-    }
-    {
-        let fs = fs.clone();
-        spawn("pci", Box::new(move || Output::Pci(pci::probe(&fs))));
-    }
-    {
-        let fs = fs.clone();
-        spawn(
-            "topology",
-            Box::new(move || {
-                // The GPU functions are listed again here (one small read each) so that
-                // this probe need not wait for the pci probe.
-                let gpus: Vec<String> = pci::probe(&fs)
-                    .gpus()
-                    .iter()
-                    .map(|d| d.address.clone())
-                    .collect();
-                Output::Topology(Box::new(topology::probe(&fs, &gpus)))
-            }),
-        );
-    }
-    {
-        let fs = fs.clone();
-        let accounts = accounts.clone();
-        let ident = ident.clone();
-        spawn(
-            "device_nodes",
-            Box::new(move || {
-                Output::DeviceNodes(device_nodes::probe(&fs, (*ident).as_ref(), &accounts))
-            }),
-        );
-    }
-    {
-        let fs = fs.clone();
-        spawn(
-            "container_host",
-            Box::new(move || Output::ContainerHost(Box::new(container_host::probe(&fs)))),
-        );
-    }
-    {
-        let env = user_env.clone();
-        spawn(
-            "environment",
-            Box::new(move || Output::Environment(environment::probe(&env))),
-        );
-    }
-    {
-        // The host's interfaces and RDMA devices, as NCCL in this namespace sees them.
-        let fs = fs.clone();
-        spawn("nccl", Box::new(move || Output::Nccl(nccl::probe(&fs))));
-    }
-    let shared = Arc::new(Shared {
-        fs: user_fs.clone(),
-        env: user_env.clone(),
-        budget: opts.timeout,
-        python: opts.python.clone(),
-        sites: OnceLock::new(),
-        toolkits: OnceLock::new(),
-        search: OnceLock::new(),
-    });
-    {
-        let shared = shared.clone();
-        spawn(
-            "toolkits",
-            Box::new(move || Output::Toolkits(shared.toolkits().clone())),
-        );
-    }
-    {
-        let shared = shared.clone();
-        spawn(
-            "libraries",
-            Box::new(move || {
-                let sites = shared.sites();
-                // Toolkit lib directories are listed too; discovery is shared, not repeated.
-                let toolkits = shared.toolkits();
-                Output::Libraries(libraries::probe(
-                    &shared.fs,
-                    &shared.env,
-                    sites,
-                    Some(toolkits),
-                ))
-            }),
-        );
-    }
-    {
-        let shared = shared.clone();
-        let files = opts.linkage_files.clone();
-        let full = opts.linkage_full;
-        spawn(
-            "linkage",
-            Box::new(move || {
-                Output::Linkage(if files.is_empty() {
-                    linkage::probe(&shared.fs, shared.search(), shared.sites(), full)
-                } else {
-                    vec![linkage::probe_files(&shared.fs, shared.search(), &files)]
-                })
-            }),
-        );
-    }
-    {
-        let shared = shared.clone();
-        spawn(
-            "pytorch",
-            Box::new(move || Output::Pytorch(pytorch::probe(&shared.fs, shared.sites()))),
-        );
-    }
-    if opts.python_import {
-        let under_root = opts.root.is_some();
-        let budget = opts.timeout.mul_f64(0.8);
-        let fs = fs.clone();
-        let env = env.clone();
-        let python = opts.python.clone();
-        spawn(
-            "pytorch_live",
-            Box::new(move || {
-                // The Python the static probes call primary, so both look at one.
-                let python = python.or_else(|| {
-                    python_sites::python_exe_on_path(&fs, &env).filter(|_| !under_root)
-                });
-                Output::PytorchLive(pytorch_live::probe(python.as_deref(), under_root, budget))
-            }),
-        );
-    }
-    {
-        let fs = fs.clone();
-        let env = env.clone();
-        let image = opts.image.is_some();
-        let shared = shared.clone();
-        let lib = opts.nvml_lib.clone();
-        // Most of the budget: a worker that overruns is reported by this probe, not
-        // abandoned by the collector.
-        let budget = opts.timeout.mul_f64(0.8);
-        spawn(
-            "nvml",
-            Box::new(move || {
-                // The module's files are read again here (a few small reads) so that NVML
-                // need not wait for the other probes.
-                let no_driver = no_kernel_driver(&fs, &kernel_module::probe(&fs));
-                // Spawning the worker is most of a check's time on a machine without NVML:
-                // when no step of the loader can find the library, dlopen would fail.
-                if lib.is_none() && fs.root().is_none() && no_driver.is_none() {
-                    // The host's loader path; under --image the shared one is the image's.
-                    let own;
-                    let cfg = if image {
-                        own = crate::loader::SearchConfig::new(&fs, &env);
-                        &own
-                    } else {
-                        shared.search()
-                    };
-                    if crate::loader::find_for_program(&fs, cfg, nvml::DEFAULT_LIB).is_none() {
-                        return Output::Nvml(nvml::not_found(cfg));
-                    }
-                }
-                Output::Nvml(nvml::probe(&fs, lib.as_deref(), budget, no_driver))
-            }),
-        );
     }
     drop(tx);
 
     while !pending.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok((name, out, took)) => {
-                pending.retain(|p| *p != name);
-                let (status, detail) = match &out {
-                    Ok(_) => (ProbeStatus::Ok, None),
-                    Err(msg) => (
-                        ProbeStatus::Failed,
-                        Some(format!("the probe failed (a bug): {msg}")),
-                    ),
-                };
-                snap.probes.insert(
-                    name.into(),
-                    ProbeRun {
-                        status,
-                        elapsed_us: took.as_micros() as u64,
-                        detail,
-                    },
-                );
-                let Ok(out) = out else { continue };
-                match out {
-                    Output::Platform(mut p) => {
-                        // The image's distribution, on this host's kernel and CPU.
-                        if opts.image.is_some() {
-                            p.os = platform::os_release(&user_fs);
-                        }
-                        snap.platform = Some(p)
-                    }
-                    Output::KernelModule(k) => snap.kernel_module = Some(k),
-                    Output::KernelLog(k) => snap.kernel_log = Some(*k),
-                    Output::Pci(p) => snap.pci = Some(p),
-                    Output::Topology(t) => snap.topology = Some(*t),
-                    Output::DeviceNodes(d) => snap.device_nodes = Some(d),
-                    Output::ContainerHost(c) => snap.container_host = Some(*c),
-                    Output::Environment(e) => snap.environment = Some(e),
-                    Output::Nccl(n) => snap.nccl = Some(n),
-                    Output::Toolkits(t) => snap.toolkits = Some(t),
-                    Output::Libraries(l) => snap.libraries = Some(l),
-                    Output::Linkage(l) => snap.linkage = Some(l),
-                    Output::Nvml(n) => snap.nvml = Some(n),
-                    Output::Pytorch(p) => snap.python = Some(p),
-                    Output::PytorchLive(l) => snap.python_live = Some(l),
-                }
-            }
-            Err(_) => break,
+        let Ok((name, out, took)) = rx.recv_timeout(left) else {
+            break;
+        };
+        pending.retain(|p| *p != name);
+        let (status, detail) = match &out {
+            Ok(_) => (ProbeStatus::Ok, None),
+            Err(msg) => (
+                ProbeStatus::Failed,
+                Some(format!("the probe failed (a bug): {msg}")),
+            ),
+        };
+        snap.probes.insert(
+            name.into(),
+            ProbeRun {
+                status,
+                elapsed_us: took.as_micros() as u64,
+                detail,
+            },
+        );
+        if let Ok(store) = out {
+            store(&mut snap);
         }
     }
     for name in pending {
@@ -468,51 +512,43 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
             },
         );
     }
-    if let Some(sites) = shared.sites.get() {
+    if let Some(sites) = cx.sites.get() {
         snap.python_sites = Some(sites.clone());
     }
-    if enabled("smoke") {
-        let t = Instant::now();
-        let (probe, run) = run_smoke(opts, &snap);
-        let (status, detail) = match &probe {
-            Some(p) => match &p.result {
-                smoke::SmokeResult::NotRun { reason } => {
-                    (ProbeStatus::Skipped, Some(reason.clone()))
-                }
-                _ => (ProbeStatus::Ok, None),
-            },
-            None => (ProbeStatus::Skipped, Some(run)),
-        };
-        snap.smoke = probe;
-        snap.probes.insert(
-            "smoke".into(),
-            ProbeRun {
-                status,
-                elapsed_us: t.elapsed().as_micros() as u64,
-                detail,
-            },
-        );
-    }
-    reread_aer(&fs, &mut snap, start);
-    reread_nvml_counters(&mut snap, start, opts.timeout, fs.root().is_some());
-    if !opts.python_import {
-        snap.probes.insert(
-            "pytorch_live".into(),
-            ProbeRun {
-                status: ProbeStatus::Skipped,
-                elapsed_us: 0,
-                detail: Some("runs only with --python-import".into()),
-            },
-        );
-    }
-    for name in PROBE_NAMES {
-        if !enabled(name) {
+    for def in PROBES.iter().filter(runs) {
+        if let Run::Last(run) = def.run {
+            let t = Instant::now();
+            let (store, skipped) = run(&cx, opts, &snap);
+            store(&mut snap);
             snap.probes.insert(
-                (*name).into(),
+                def.name.into(),
+                ProbeRun {
+                    status: if skipped.is_some() {
+                        ProbeStatus::Skipped
+                    } else {
+                        ProbeStatus::Ok
+                    },
+                    elapsed_us: t.elapsed().as_micros() as u64,
+                    detail: skipped,
+                },
+            );
+        }
+    }
+    reread_aer(&cx.host, &mut snap, start);
+    reread_nvml_counters(&mut snap, start, opts.timeout, cx.host.root().is_some());
+    for def in PROBES {
+        let why = if !enabled(def.name) {
+            Some("not selected (--only/--skip)")
+        } else {
+            (def.unless)(opts)
+        };
+        if let Some(why) = why {
+            snap.probes.insert(
+                def.name.into(),
                 ProbeRun {
                     status: ProbeStatus::Skipped,
                     elapsed_us: 0,
-                    detail: Some("not selected (--only/--skip)".into()),
+                    detail: Some(why.into()),
                 },
             );
         }
@@ -524,7 +560,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
 fn smoke_ran(snap: &Snapshot) -> bool {
     snap.smoke
         .as_ref()
-        .is_some_and(|p| !matches!(p.result, smoke::SmokeResult::NotRun { .. }))
+        .is_some_and(|p| !matches!(p.result, crate::facts::smoke::SmokeResult::NotRun { .. }))
 }
 
 /// Reads the AER counters the topology probe read once more, after everything else ran
@@ -537,7 +573,7 @@ fn reread_aer(fs: &HostFs, snap: &mut Snapshot, start: Instant) {
     };
     let addresses: Vec<String> = topo.aer.iter().map(|c| c.address.clone()).collect();
     let elapsed_us = (start.elapsed().as_micros() as u64).saturating_sub(first_read_us);
-    topo.aer_again = Some(topology::AerReread {
+    topo.aer_again = Some(crate::facts::topology::AerReread {
         after: if smoked {
             "the smoke test"
         } else {
@@ -573,7 +609,11 @@ fn reread_nvml_counters(snap: &mut Snapshot, start: Instant, timeout: Duration, 
 
 /// Runs the smoke test when asked and a GPU may be there; else says why not. The decision
 /// reads facts already gathered, so a GPU-less machine pays nothing for it.
-fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>, String) {
+fn run_smoke(
+    cx: &Context,
+    opts: &ProbeOptions,
+    snap: &Snapshot,
+) -> (Option<crate::facts::smoke::SmokeProbe>, String) {
     let so = match &opts.smoke {
         SmokeMode::Off(reason) => return (None, reason.clone()),
         SmokeMode::On(so) => so,
@@ -584,14 +624,14 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
         .unwrap_or(0);
     let wanted = so.always || so.lib.is_some() || nvml_gpus > 0 || snap.nvidia_hardware_seen();
     if !wanted {
-        let probe = smoke::SmokeProbe {
+        let probe = crate::facts::smoke::SmokeProbe {
             library: so
                 .lib
                 .as_ref()
                 .map(|p| p.display().to_string())
-                .unwrap_or_else(|| smoke::DEFAULT_LIB.into()),
+                .unwrap_or_else(|| crate::facts::smoke::DEFAULT_LIB.into()),
             settings: so.settings.clone(),
-            result: smoke::SmokeResult::NotRun {
+            result: crate::facts::smoke::SmokeResult::NotRun {
                 reason: "no NVIDIA GPU seen (no NVML device, no PCI display controller, no /dev/nvidiaN)".into(),
             },
             nccl: None,
@@ -614,10 +654,9 @@ fn run_smoke(opts: &ProbeOptions, snap: &Snapshot) -> (Option<smoke::SmokeProbe>
                 .collect()
         })
         .unwrap_or_default();
-    let fs = HostFs::new(opts.root.clone());
     let no_driver = match &snap.kernel_module {
-        Some(km) => no_kernel_driver(&fs, km),
-        None => no_kernel_driver(&fs, &kernel_module::probe(&fs)),
+        Some(km) => no_kernel_driver(&cx.host, km),
+        None => no_kernel_driver(&cx.host, &kernel_module::probe(&cx.host)),
     };
     let probe = smoke::probe(&smoke::SmokeRequest {
         lib: so.lib.as_deref(),
@@ -664,7 +703,10 @@ fn torch_binds_nccl(snap: &Snapshot) -> Option<(String, String)> {
 /// every sign is read and absent: an unreadable /proc/modules proves nothing (a missing one
 /// with /proc mounted is a kernel without loadable modules), and WSL (/dev/dxg) and Tegra
 /// (/dev/nvhost-ctrl-gpu) run CUDA without an `nvidia` module.
-pub fn no_kernel_driver(fs: &HostFs, km: &kernel_module::KernelModule) -> Option<String> {
+pub fn no_kernel_driver(
+    fs: &HostFs,
+    km: &crate::facts::kernel_module::KernelModule,
+) -> Option<String> {
     use crate::fact::MissingReason::NotFound;
     use std::path::Path;
     let not_found = |m: Option<&crate::fact::Missing>| m.is_some_and(|m| m.reason == NotFound);
@@ -684,9 +726,9 @@ pub fn no_kernel_driver(fs: &HostFs, km: &kernel_module::KernelModule) -> Option
         format!(
             "the NVIDIA kernel module is not loaded ({}, no /proc/driver/nvidia): the driver's libraries are left unloaded, since as root they would create /dev/nvidia* nodes",
             if no_modules_file {
-                format!("no {}", kernel_module::MODULES_FILE)
+                format!("no {}", crate::facts::kernel_module::MODULES_FILE)
             } else {
-                format!("not in {}", kernel_module::MODULES_FILE)
+                format!("not in {}", crate::facts::kernel_module::MODULES_FILE)
             }
         )
     })

@@ -4,50 +4,11 @@
 
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::envvars::{self, Env};
+use crate::facts::node::{Kubernetes, Node, Slurm};
 use crate::fsys::HostFs;
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
-pub struct Node {
-    /// The scheduler's node name when there is one, else the host name: what `fleet` and
-    /// `--output …/{host}.json` call this node.
-    pub name: String,
-    pub hostname: Option<String>,
-    /// SHA-256 of "gpudoctor:" + /etc/machine-id, first 32 hex digits: stable per machine,
-    /// not the identifier itself (machine-id(5) asks not to expose it).
-    pub machine_id: Option<String>,
-    pub slurm: Option<Slurm>,
-    pub kubernetes: Option<Kubernetes>,
-    /// When the report was made (RFC 3339, UTC).
-    pub time: String,
-    pub gpudoctor_version: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
-pub struct Slurm {
-    pub job_id: Option<String>,
-    pub job_name: Option<String>,
-    pub step_id: Option<String>,
-    pub proc_id: Option<String>,
-    pub node_name: Option<String>,
-    pub cluster_name: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
-pub struct Kubernetes {
-    pub node_name: Option<String>,
-    pub pod_name: Option<String>,
-    pub namespace: Option<String>,
-    /// KUBERNETES_SERVICE_HOST is set: this is a pod even without the downward API.
-    pub in_pod: bool,
-}
 
 pub fn probe(fs: &HostFs, env: &Env) -> Node {
     let get = |v| {
@@ -98,13 +59,9 @@ fn hostname(fs: &HostFs) -> Option<String> {
             .and_then(|f| f.text.lines().next().map(|l| l.trim().to_string()))
             .filter(|h| !h.is_empty() && !h.chars().any(char::is_control));
     }
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer and its length match; gethostname NUL-terminates within it.
-    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) } != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+    // gethostname(2) is uname(2)'s nodename.
+    let uname = rustix::system::uname();
+    let name = uname.nodename().to_string_lossy().trim().to_string();
     (!name.is_empty()).then_some(name)
 }
 

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::machine::{Installer, Machine};
 use super::{Pick, Pin};
+use crate::facts::pytorch::PythonEnv;
 use crate::findings::{sh_quote, Shell};
-use crate::probes::pytorch::PythonEnv;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct InstallCommand {

@@ -379,7 +379,7 @@ mod tests {
             fresh: true,
             ..Overrides::default()
         };
-        Machine::from_snapshot(&crate::rules::testing::healthy(), &o).unwrap()
+        Machine::from_snapshot(&crate::testing::healthy(), &o).unwrap()
     }
 
     #[test]

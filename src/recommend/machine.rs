@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::compat::torch::Platform;
 use crate::compat::{gpu_from_name, ComputeCapability, CudaVersion, DriverVersion};
-use crate::probes::pytorch::PythonEnv;
+use crate::facts::pytorch::PythonEnv;
 use crate::snapshot::{DriverFact, Snapshot};
 
 /// The tool that installs into the environment: it decides the command's form.

@@ -10,8 +10,8 @@ use super::width::{display_width, pad, wrap, wrap_pieces, Piece};
 use super::{form, printable, Style};
 use crate::compat::capabilities::{capabilities_for, Support};
 use crate::compat::ComputeCapability;
+use crate::facts::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
 use crate::findings::{Finding, Fix, Summary};
-use crate::probes::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
@@ -28,7 +28,7 @@ pub struct DevicesView<'a> {
     pub gpus: Vec<GpuView<'a>>,
     pub topology: &'a [TopologyPair],
     /// The topology probe: GPUs' PCI paths, bridges with ACS, IOMMU, RDMA NICs.
-    pub pci_topology: Option<&'a crate::probes::topology::Topology>,
+    pub pci_topology: Option<&'a crate::facts::topology::Topology>,
     /// Every GPU pair's link class (NV#, PIX, PXB, PHB, NODE, SYS), which facts decided
     /// it, the bridges between them and their ACS, with the findings' verdict on the pair.
     pub gpu_pairs: Vec<PairView>,
@@ -1171,7 +1171,7 @@ pub fn html_body(v: &DevicesView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing;
+    use crate::testing;
 
     fn human(snap: &Snapshot, detail: bool, width: usize, wide: bool) -> String {
         let (checks, findings) = crate::rules::evaluate(snap, &|_: &str| true);

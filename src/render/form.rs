@@ -2,8 +2,8 @@
 //! heading, a verdict's mark.
 
 use super::Style;
+use crate::facts::nvml::Gpu;
 use crate::findings::Severity;
-use crate::probes::nvml::Gpu;
 use crate::verdict::Verdict;
 
 /// The link a GPU runs at now, and its maximum when that differs: "Gen5 x16", or
@@ -29,7 +29,7 @@ pub fn pcie_link(g: &Gpu) -> Option<String> {
 
 /// A PCI bus id as sysfs and lspci write it (`0000:18:00.0`; NVML writes `00000000:18:00.0`).
 pub fn bus_id(id: &str) -> String {
-    crate::probes::pci::sysfs_address(id)
+    crate::facts::pci::sysfs_address(id)
 }
 
 /// `error[GD057]` — the heading every view gives a finding.

@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::{printable, Style};
+use crate::facts::linkage::{is_cuda_soname, Linkage, Module, FILES_GIVEN};
 use crate::findings::{Finding, Summary};
 use crate::loader::{file_name, Failure, How};
-use crate::probes::linkage::{is_cuda_soname, Linkage, Module, FILES_GIVEN};
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::facts::smoke::Step;
 use crate::findings::Severity;
-use crate::probes::smoke::Step;
 use crate::report::Report;
 use crate::rules::CheckStatus;
 use crate::verdict::Verdicts;

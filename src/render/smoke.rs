@@ -4,11 +4,11 @@ use serde::Serialize;
 
 use super::width::wrap;
 use super::{form, printable, Style};
-use crate::findings::{Finding, Summary};
-use crate::probes::smoke::{
+use crate::facts::smoke::{
     link, nvml_gpu, Link, PeerCopy, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings,
     Step,
 };
+use crate::findings::{Finding, Summary};
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
@@ -161,7 +161,7 @@ fn peer_tally(peers: &[PeerVerdict]) -> String {
 }
 
 /// The slower pinned direction as a share of the link, when both are known.
-pub fn link_share(t: &crate::probes::smoke::Transfer, link: &Link) -> Option<f64> {
+pub fn link_share(t: &crate::facts::smoke::Transfer, link: &Link) -> Option<f64> {
     let slowest = match (t.pinned_h2d_gbps, t.pinned_d2h_gbps) {
         (Some(a), Some(b)) => a.min(b),
         (Some(a), None) | (None, Some(a)) => a,

@@ -209,7 +209,7 @@ pub fn to_ascii(text: &str) -> Cow<'_, str> {
 /// (unclamped: the progress line must fit however narrow the terminal is).
 pub fn stderr_columns(env: &Env) -> usize {
     super::width::columns_from(
-        super::width::tty_columns(libc::STDERR_FILENO),
+        super::width::tty_columns(std::io::stderr()),
         env.get_str(envvars::COLUMNS).as_deref(),
     )
     .unwrap_or(super::width::DEFAULT_WIDTH)

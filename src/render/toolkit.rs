@@ -8,9 +8,9 @@ use super::{printable, Style};
 use crate::compat::arch::compiler_targets;
 use crate::compat::CudaVersion;
 use crate::fact::Fact;
+use crate::facts::libraries::{Candidate, Libraries, Library, SearchPath};
+use crate::facts::toolkits::{CudaHome, NvccOnPath, Toolkit, Toolkits};
 use crate::findings::{Finding, Summary};
-use crate::probes::libraries::{Candidate, Libraries, Library, SearchPath};
-use crate::probes::toolkits::{CudaHome, NvccOnPath, Toolkit, Toolkits};
 use crate::report::SCHEMA_VERSION;
 use crate::snapshot::Snapshot;
 
@@ -22,7 +22,7 @@ pub struct ToolkitView<'a> {
     pub root: Option<&'a str>,
     pub driver: Option<DriverView>,
     pub toolkits: Vec<ToolkitEntry<'a>>,
-    pub rejected: &'a [crate::probes::toolkits::Rejected],
+    pub rejected: &'a [crate::facts::toolkits::Rejected],
     pub winners: Winners<'a>,
     pub search_path: Option<&'a SearchPath>,
     pub libraries: &'a [Library],

@@ -3,11 +3,11 @@
 
 use super::printable;
 use crate::envvars::Category;
-use crate::probes::device_nodes::DeviceNode;
-use crate::probes::kernel_module::{CONFLICTING_DRIVERS, PASSTHROUGH_DRIVERS};
-use crate::probes::nvml::{NvmlProbe, NvmlResult};
-use crate::probes::pci::PciRole;
-use crate::probes::smoke::SmokeProbe;
+use crate::facts::device_nodes::DeviceNode;
+use crate::facts::kernel_module::{CONFLICTING_DRIVERS, PASSTHROUGH_DRIVERS};
+use crate::facts::nvml::{NvmlProbe, NvmlResult};
+use crate::facts::pci::PciRole;
+use crate::facts::smoke::SmokeProbe;
 use crate::report::Report;
 use crate::snapshot::{ProbeStatus, Snapshot};
 use crate::subject::Subject;
@@ -225,8 +225,8 @@ fn image_summary(img: &crate::image::ImageInfo) -> String {
 }
 
 /// What the runtime mounted from the host, after the container's kind.
-fn given_summary(given: Option<&crate::probes::container::ContainerView>) -> String {
-    use crate::probes::container::MountKind;
+fn given_summary(given: Option<&crate::facts::container::ContainerView>) -> String {
+    use crate::facts::container::MountKind;
     let Some(mounts) = given.and_then(|g| g.nvidia_mounts.get()) else {
         return String::new();
     };
@@ -513,7 +513,7 @@ fn python_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
 /// What `import torch` said (--python-import): availability and devices, torch's own
 /// warnings, the CUDA libraries the process mapped, or why it failed.
 fn python_import_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
-    use crate::probes::pytorch_live::LiveResult;
+    use crate::facts::pytorch_live::LiveResult;
     let Some(live) = &snap.python_live else {
         return;
     };
@@ -671,7 +671,7 @@ fn probe_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
 /// step passed (or only measured) share one line ("GPU 0–7  8× H100: context, kernels,
 /// matmul, memory passed"); a GPU with anything to say keeps a line per step.
 fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) {
-    use crate::probes::smoke::{link, nvml_gpu};
+    use crate::facts::smoke::{link, nvml_gpu};
     let gpus = b.verdicts.smoke_gpus(snap);
     let peers = b.verdicts.smoke_peers(snap);
     b.line(
@@ -800,12 +800,12 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
 fn peer_lines(
     b: &mut Builder,
     snap: &Snapshot,
-    run: &crate::probes::smoke::SmokeRun,
+    run: &crate::facts::smoke::SmokeRun,
     verbose: bool,
 ) {
-    use crate::probes::smoke::Step;
+    use crate::facts::smoke::Step;
     let verdicts = b.verdicts.smoke_peers(snap);
-    let mut quiet: Vec<(Mark, &crate::probes::smoke::PeerCopy)> = Vec::new();
+    let mut quiet: Vec<(Mark, &crate::facts::smoke::PeerCopy)> = Vec::new();
     for (p, v) in run.peers.iter().zip(&verdicts) {
         if verbose || !matches!(v.verdict, Mark::Passed | Mark::NotJudged) {
             b.push(
@@ -821,7 +821,7 @@ fn peer_lines(
     if quiet.is_empty() {
         return;
     }
-    let count = |f: &dyn Fn(&crate::probes::smoke::PeerCopy) -> bool| {
+    let count = |f: &dyn Fn(&crate::facts::smoke::PeerCopy) -> bool| {
         quiet.iter().filter(|(_, p)| f(p)).count()
     };
     let copied = count(&|p| matches!(&p.copy, Some(Step::Ok(c)) if c.verified));
@@ -937,7 +937,7 @@ fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
     lines.extend(out);
 }
 
-fn hint_sources(hints: &[crate::probes::platform::Hint]) -> String {
+fn hint_sources(hints: &[crate::facts::platform::Hint]) -> String {
     hints
         .iter()
         .map(|h| h.source.as_str())

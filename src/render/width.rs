@@ -1,9 +1,14 @@
-//! Fitting human output to the terminal: its width, the display width of text (colour
-//! escapes take no column, ✓ and — take one, CJK takes two), and one word-wrapping helper
-//! every human view uses.
+//! Fitting human output to the terminal: its width (`terminal_size`), the display width of
+//! text (`unicode-width`; colour escapes take no column, ✓ and — take one, CJK takes two),
+//! and one word-wrapping helper every human view uses (lines broken by `textwrap`).
 //!
 //! Wrapping only moves line breaks: it never splits a word, and a word (or a shell command
 //! kept whole) wider than the line stays whole on a line of its own rather than being cut.
+
+use std::os::fd::AsFd;
+
+use textwrap::core::Fragment;
+use unicode_width::UnicodeWidthChar;
 
 /// The width when neither the terminal nor `COLUMNS` says.
 pub const DEFAULT_WIDTH: usize = 80;
@@ -43,17 +48,12 @@ pub fn columns_from(tty_columns: Option<usize>, columns_env: Option<&str>) -> Op
 
 /// The columns of the terminal on stdout; None when stdout is not a terminal.
 fn stdout_tty_columns() -> Option<usize> {
-    tty_columns(libc::STDOUT_FILENO)
+    tty_columns(std::io::stdout())
 }
 
 /// The columns of the terminal on `fd`; None when it is not a terminal.
-pub fn tty_columns(fd: libc::c_int) -> Option<usize> {
-    // SAFETY: TIOCGWINSZ fills a zeroed winsize for a terminal fd and fails otherwise.
-    unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        (libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
-            .then_some(ws.ws_col as usize)
-    }
+pub fn tty_columns(fd: impl AsFd) -> Option<usize> {
+    terminal_size::terminal_size_of(fd).map(|(w, _)| usize::from(w.0))
 }
 
 /// The columns `s` takes on a terminal: ANSI escape sequences take none, combining marks
@@ -97,154 +97,10 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars>) {
     }
 }
 
-/// The columns one character takes (see [`display_width`]).
-pub fn char_width(c: char) -> usize {
-    let u = c as u32;
-    if u < 0x20 || (0x7f..0xa0).contains(&u) {
-        return 0;
-    }
-    if u < 0x300 {
-        return 1;
-    }
-    if in_ranges(u, ZERO_WIDTH) {
-        0
-    } else if in_ranges(u, WIDE) {
-        2
-    } else {
-        1
-    }
+/// The columns one character takes (see [`display_width`]); control characters take none.
+fn char_width(c: char) -> usize {
+    c.width().unwrap_or(0)
 }
-
-fn in_ranges(u: u32, ranges: &[(u32, u32)]) -> bool {
-    ranges
-        .binary_search_by(|&(lo, hi)| {
-            if hi < u {
-                std::cmp::Ordering::Less
-            } else if lo > u {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
-}
-
-/// Combining marks, zero-width spaces and joiners, variation selectors (sorted).
-const ZERO_WIDTH: &[(u32, u32)] = &[
-    (0x0300, 0x036f),
-    (0x0483, 0x0489),
-    (0x0591, 0x05bd),
-    (0x0610, 0x061a),
-    (0x064b, 0x065f),
-    (0x0e31, 0x0e31),
-    (0x0e34, 0x0e3a),
-    (0x1ab0, 0x1aff),
-    (0x1dc0, 0x1dff),
-    (0x200b, 0x200f),
-    (0x2028, 0x202e),
-    (0x2060, 0x2064),
-    (0x20d0, 0x20ff),
-    (0xfe00, 0xfe0f),
-    (0xfe20, 0xfe2f),
-    (0xfeff, 0xfeff),
-    (0xe0100, 0xe01ef),
-];
-
-/// East Asian Wide and Fullwidth characters, and emoji shown as pictures (sorted).
-const WIDE: &[(u32, u32)] = &[
-    (0x1100, 0x115f),
-    (0x231a, 0x231b),
-    (0x2329, 0x232a),
-    (0x23e9, 0x23ec),
-    (0x23f0, 0x23f0),
-    (0x23f3, 0x23f3),
-    (0x25fd, 0x25fe),
-    (0x2614, 0x2615),
-    (0x2648, 0x2653),
-    (0x267f, 0x267f),
-    (0x2693, 0x2693),
-    (0x26a1, 0x26a1),
-    (0x26aa, 0x26ab),
-    (0x26bd, 0x26be),
-    (0x26c4, 0x26c5),
-    (0x26ce, 0x26ce),
-    (0x26d4, 0x26d4),
-    (0x26ea, 0x26ea),
-    (0x26f2, 0x26f3),
-    (0x26f5, 0x26f5),
-    (0x26fa, 0x26fa),
-    (0x26fd, 0x26fd),
-    (0x2705, 0x2705),
-    (0x270a, 0x270b),
-    (0x2728, 0x2728),
-    (0x274c, 0x274c),
-    (0x274e, 0x274e),
-    (0x2753, 0x2755),
-    (0x2757, 0x2757),
-    (0x2795, 0x2797),
-    (0x27b0, 0x27b0),
-    (0x27bf, 0x27bf),
-    (0x2b1b, 0x2b1c),
-    (0x2b50, 0x2b50),
-    (0x2b55, 0x2b55),
-    (0x2e80, 0x303e),
-    (0x3041, 0x33ff),
-    (0x3400, 0x4dbf),
-    (0x4e00, 0x9fff),
-    (0xa000, 0xa4cf),
-    (0xa960, 0xa97f),
-    (0xac00, 0xd7a3),
-    (0xf900, 0xfaff),
-    (0xfe10, 0xfe19),
-    (0xfe30, 0xfe6f),
-    (0xff00, 0xff60),
-    (0xffe0, 0xffe6),
-    (0x16fe0, 0x16fe4),
-    (0x17000, 0x18cff),
-    (0x1b000, 0x1b2ff),
-    (0x1f004, 0x1f004),
-    (0x1f0cf, 0x1f0cf),
-    (0x1f18e, 0x1f18e),
-    (0x1f191, 0x1f19a),
-    (0x1f200, 0x1f202),
-    (0x1f210, 0x1f23b),
-    (0x1f240, 0x1f248),
-    (0x1f250, 0x1f251),
-    (0x1f260, 0x1f265),
-    (0x1f300, 0x1f320),
-    (0x1f32d, 0x1f335),
-    (0x1f337, 0x1f37c),
-    (0x1f37e, 0x1f393),
-    (0x1f3a0, 0x1f3ca),
-    (0x1f3cf, 0x1f3d3),
-    (0x1f3e0, 0x1f3f0),
-    (0x1f3f4, 0x1f3f4),
-    (0x1f3f8, 0x1f43e),
-    (0x1f440, 0x1f440),
-    (0x1f442, 0x1f4fc),
-    (0x1f4ff, 0x1f53d),
-    (0x1f54b, 0x1f54e),
-    (0x1f550, 0x1f567),
-    (0x1f57a, 0x1f57a),
-    (0x1f595, 0x1f596),
-    (0x1f5a4, 0x1f5a4),
-    (0x1f5fb, 0x1f64f),
-    (0x1f680, 0x1f6c5),
-    (0x1f6cc, 0x1f6cc),
-    (0x1f6d0, 0x1f6d2),
-    (0x1f6d5, 0x1f6d7),
-    (0x1f6dc, 0x1f6df),
-    (0x1f6eb, 0x1f6ec),
-    (0x1f6f4, 0x1f6fc),
-    (0x1f7e0, 0x1f7eb),
-    (0x1f7f0, 0x1f7f0),
-    (0x1f90c, 0x1f93a),
-    (0x1f93c, 0x1f945),
-    (0x1f947, 0x1f9ff),
-    (0x1fa70, 0x1faff),
-    (0x20000, 0x2fffd),
-    (0x30000, 0x3fffd),
-];
 
 /// Text to wrap: `Words` may break at any whitespace; `Whole` (a shell command a user will
 /// copy) never breaks inside, and moves to a line of its own when it does not fit.
@@ -264,33 +120,108 @@ pub fn wrap(text: &str, width: usize, first_prefix: &str, hanging_indent: &str) 
 }
 
 /// [`wrap`] over several pieces, joined by one space; see [`Piece`].
+///
+/// textwrap chooses the breaks (first fit); what it has no notion of stays here: a figure
+/// kept with its unit, a command never broken, a long word moved left out of an indent, and
+/// colour closed at a break and reopened after the indent.
 pub fn wrap_pieces(
     pieces: &[Piece],
     width: usize,
     first_prefix: &str,
     hanging_indent: &str,
 ) -> String {
-    let mut w = Wrapper::new(width, first_prefix, hanging_indent);
+    // The tokens of each line of the input (a newline in the text breaks it).
+    let mut paragraphs: Vec<Vec<Token>> = vec![Vec::new()];
     for piece in pieces {
         match *piece {
             Piece::Words(text) => {
                 let mut sep = " ";
                 for (i, line) in text.split('\n').enumerate() {
                     if i > 0 {
-                        w.hard_break();
+                        paragraphs.push(Vec::new());
                         sep = "";
                     }
                     for (s, word) in words(line) {
-                        w.push(if s.is_empty() { sep } else { s }, word);
+                        let before = if s.is_empty() { sep } else { s };
+                        push_token(&mut paragraphs, before, word);
                         sep = " ";
                     }
                 }
             }
-            Piece::Whole(text) if !text.is_empty() => w.push(" ", text),
+            Piece::Whole(text) if !text.is_empty() => push_token(&mut paragraphs, " ", text),
             Piece::Whole(_) => {}
         }
     }
-    w.finish()
+    let mut out = Lines::new(width, first_prefix, hanging_indent);
+    let hanging_width = display_width(hanging_indent) as f64;
+    for (p, tokens) in paragraphs.iter_mut().enumerate() {
+        if p > 0 {
+            out.hard_break();
+        }
+        // A long first word that must move left leaves a prefix on a line of its own.
+        if p == 0
+            && tokens.first().is_some_and(|t| out.moves_left(t.width))
+            && display_width(out.cur.trim()) > 0
+        {
+            out.hard_break();
+        }
+        for i in 1..tokens.len() {
+            tokens[i - 1].after = display_width(tokens[i].before);
+        }
+        let line_widths = [
+            width as f64 - out.cur_width as f64,
+            width as f64 - hanging_width,
+        ];
+        let lines = textwrap::wrap_algorithms::wrap_first_fit(tokens, &line_widths);
+        for (l, line) in lines.iter().enumerate() {
+            if l > 0 {
+                out.hard_break();
+            }
+            for (i, token) in line.iter().enumerate() {
+                if i == 0 {
+                    out.move_left_for(token.width);
+                } else {
+                    out.append(token.before);
+                }
+                out.append(token.text);
+                out.has_word = true;
+            }
+        }
+    }
+    out.finish()
+}
+
+/// A word or a whole piece, with the whitespace written before it.
+#[derive(Debug)]
+struct Token<'a> {
+    before: &'a str,
+    text: &'a str,
+    width: usize,
+    /// The width of the whitespace after it (the next token's `before`).
+    after: usize,
+}
+
+impl Fragment for Token<'_> {
+    fn width(&self) -> f64 {
+        self.width as f64
+    }
+    fn whitespace_width(&self) -> f64 {
+        self.after as f64
+    }
+    fn penalty_width(&self) -> f64 {
+        0.0
+    }
+}
+
+fn push_token<'a>(paragraphs: &mut [Vec<Token<'a>>], before: &'a str, text: &'a str) {
+    if let Some(last) = paragraphs.last_mut() {
+        last.push(Token {
+            before,
+            text,
+            width: display_width(text),
+            after: 0,
+        });
+    }
 }
 
 /// (whitespace before, word) pairs of one line; the whitespace before the first word is
@@ -335,7 +266,8 @@ const UNITS: &[&str] = &[
 /// How far left a long word may move out of an indented block to fit (see `Wrapper::push`).
 const OUTDENT_FLOOR: usize = 2;
 
-struct Wrapper<'a> {
+/// The output lines, built left to right.
+struct Lines<'a> {
     width: usize,
     hanging: &'a str,
     lines: Vec<String>,
@@ -347,9 +279,9 @@ struct Wrapper<'a> {
     active: String,
 }
 
-impl<'a> Wrapper<'a> {
-    fn new(width: usize, first_prefix: &str, hanging: &'a str) -> Wrapper<'a> {
-        let mut w = Wrapper {
+impl<'a> Lines<'a> {
+    fn new(width: usize, first_prefix: &str, hanging: &'a str) -> Lines<'a> {
+        let mut w = Lines {
             width,
             hanging,
             lines: Vec::new(),
@@ -368,36 +300,26 @@ impl<'a> Wrapper<'a> {
         track_sgr(&mut self.active, s);
     }
 
-    fn push(&mut self, sep: &str, word: &str) {
-        let word_width = display_width(word);
-        if self.has_word && self.cur_width + display_width(sep) + word_width > self.width {
-            self.hard_break();
-        }
-        // Lines moved left stay indented by this much under an indented block.
+    /// A word this wide, first on the current line, fits the width but not after the
+    /// (blank) indent, and may move left, though not further than two columns.
+    fn moves_left(&self, word_width: usize) -> bool {
         let floor = display_width(self.hanging).min(OUTDENT_FLOOR);
-        if !self.has_word
-            && self.cur_width + word_width > self.width
+        self.cur_width + word_width > self.width
             && floor + word_width <= self.width
             && self.hanging.chars().all(|c| c == ' ')
-        {
-            // A long word (a path) that fits the width but not after the indent: on a line
-            // of its own, moved left just enough to end at the width.
-            if display_width(self.cur.trim()) > 0 {
-                self.hard_break();
-            }
-            if self.cur_width + word_width > self.width {
-                let active = std::mem::take(&mut self.active);
-                self.cur = " ".repeat(self.width - word_width);
-                self.cur_width = self.width - word_width;
-                self.cur.push_str(&active);
-                self.active = active;
-            }
+    }
+
+    /// Starts the line (only its indent so far) where a word this wide ends at the width,
+    /// if it must move left (a path).
+    fn move_left_for(&mut self, word_width: usize) {
+        if !self.moves_left(word_width) {
+            return;
         }
-        if self.has_word {
-            self.append(sep);
-        }
-        self.append(word);
-        self.has_word = true;
+        let active = std::mem::take(&mut self.active);
+        self.cur = " ".repeat(self.width - word_width);
+        self.cur_width = self.width - word_width;
+        self.cur.push_str(&active);
+        self.active = active;
     }
 
     fn hard_break(&mut self) {

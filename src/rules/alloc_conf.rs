@@ -641,7 +641,7 @@ mod tests {
 
     mod on_snapshots {
         use super::super::*;
-        use crate::rules::testing::*;
+        use crate::testing::*;
 
         #[test]
         fn unset_or_valid_is_clean() {

@@ -6,9 +6,9 @@
 
 use super::RULES;
 use crate::codes;
+use crate::facts::nvml::NvmlResult;
+use crate::facts::pytorch_live::LiveResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::nvml::NvmlResult;
-use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
 
 /// "`cause` explains `effects` when `explains` holds for the effect on this snapshot."
@@ -234,7 +234,7 @@ fn libcuda_from_ld_library_path(snap: &Snapshot) -> bool {
         .as_ref()
         .and_then(|l| l.by_soname("libcuda.so.1"))
         .and_then(|l| l.loaded())
-        .is_some_and(|c| c.via == crate::probes::libraries::Via::LdLibraryPath)
+        .is_some_and(|c| c.via == crate::facts::libraries::Via::LdLibraryPath)
 }
 
 fn after_reboot_note(snap: &Snapshot) -> String {
@@ -250,7 +250,7 @@ fn after_reboot_note(snap: &Snapshot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     /// The healthy snapshot with nvmlInit failing with this code.
     fn nvml_failed(code: &str) -> Snapshot {

@@ -120,7 +120,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn a_current_spec_is_clean_and_no_spec_is_clean() {

@@ -68,8 +68,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, Throttle};
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, Throttle};
+    use crate::testing::*;
 
     fn reasons(r: &[&str]) -> Snapshot {
         let mut s = healthy();

@@ -95,8 +95,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, Process};
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, Process};
+    use crate::testing::*;
 
     fn held(s: &mut Snapshot, pid: u32, bytes: u64) {
         nvml_gpu(s, 0).processes = Field::Value(vec![Process {

@@ -5,8 +5,8 @@
 
 use super::{container_host, toolkit_packaging, Outcome, Rule};
 use crate::codes;
+use crate::facts::container_host::{ContainerHost, DAEMON_JSON, PODMAN_HOOKS};
 use crate::findings::{Finding, Severity};
-use crate::probes::container_host::{ContainerHost, DAEMON_JSON, PODMAN_HOOKS};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -167,7 +167,7 @@ fn docker(
         Finding::new(codes::GD066, Severity::Error, "Docker has no NVIDIA integration: `docker run --gpus` will fail")
             .detail("Docker gives containers GPUs through the NVIDIA Container Toolkit: its hook (nvidia-container-runtime-hook), an `nvidia` runtime in daemon.json, or CDI specifications with `features.cdi`. None is installed or configured, so `docker run --gpus all` fails with `docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]`.")
             .context(docker.0, docker.1)
-            .context("no nvidia-container-runtime-hook or nvidia-container-runtime", super::super::probes::container_host::BIN_DIRS.join(", "))
+            .context("no nvidia-container-runtime-hook or nvidia-container-runtime", crate::facts::container_host::BIN_DIRS.join(", "))
             .evidence(Subject::File(DAEMON_JSON.into()), format!("daemon.json: {daemon}"), DAEMON_JSON)
             .fix_cmd("Add NVIDIA's package repository", repository)
             .fix_cmd("Install the NVIDIA Container Toolkit", install)
@@ -180,8 +180,8 @@ fn docker(
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::container_host::*;
-    use crate::rules::testing::*;
+    use crate::facts::container_host::*;
+    use crate::testing::*;
 
     #[test]
     fn no_engine_is_clean_and_docker_with_the_toolkit_is_clean() {

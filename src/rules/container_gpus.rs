@@ -267,7 +267,7 @@ pub fn with_runtime_fixes(mut f: Finding, kind: &str, snap: &Snapshot) -> Findin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn container_without_gpus(kind: &str) -> Snapshot {
         let mut s = healthy();

@@ -6,8 +6,8 @@
 use super::{Outcome, Rule};
 use crate::codes;
 use crate::envvars;
+use crate::facts::toolkits::{cuda_home_value, Route, ToolkitKind};
 use crate::findings::{Finding, Severity};
-use crate::probes::toolkits::{cuda_home_value, Route, ToolkitKind};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -202,8 +202,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::toolkits::Rejected;
-    use crate::rules::testing::*;
+    use crate::facts::toolkits::Rejected;
+    use crate::testing::*;
 
     fn rejected(var: Route) -> Snapshot {
         let mut s = healthy();
@@ -218,7 +218,7 @@ mod tests {
     fn builds(s: &mut Snapshot) {
         toolkits_mut(s)
             .extension_builders
-            .push(crate::probes::toolkits::ExtensionPackage {
+            .push(crate::facts::toolkits::ExtensionPackage {
                 name: "flash-attn".into(),
                 version: "2.6.3".into(),
                 site: SITE.into(),

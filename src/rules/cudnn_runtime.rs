@@ -154,7 +154,7 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::loader::How;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     /// torch (pinning cuDNN 9.1.0.70 in the test snapshot) whose modules bound libcudnn.so.9
     /// of `version`, found `how`.

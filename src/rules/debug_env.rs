@@ -72,7 +72,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_environment_is_clean() {

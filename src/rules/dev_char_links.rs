@@ -8,8 +8,8 @@
 
 use super::{container_host, Outcome, Rule};
 use crate::codes;
+use crate::facts::container_host::ContainerHost;
 use crate::findings::{Finding, Severity};
-use crate::probes::container_host::ContainerHost;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -133,8 +133,8 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::container_host::*;
-    use crate::rules::testing::*;
+    use crate::facts::container_host::*;
+    use crate::testing::*;
 
     fn unlinked() -> Snapshot {
         let mut s = healthy();

@@ -7,9 +7,9 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::container::NVIDIA_MAJOR;
+use crate::facts::nvml::NvmlResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::container::NVIDIA_MAJOR;
-use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -46,7 +46,7 @@ pub fn revoked(snap: &Snapshot) -> Option<Vec<(String, String)>> {
         .as_ref()
         .and_then(|p| p.container.given.as_ref())
         .map(|g| &g.device_cgroup);
-    let numbers = |n: &&crate::probes::device_nodes::DeviceNode| {
+    let numbers = |n: &&crate::facts::device_nodes::DeviceNode| {
         n.major.zip(n.minor).or_else(|| fixed_numbers(&n.path))
     };
     // A readable v1 list that allows every node acquits the cgroup, whatever NVML says.
@@ -140,8 +140,8 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::container::{ContainerView, DeviceCgroup};
-    use crate::rules::testing::*;
+    use crate::facts::container::{ContainerView, DeviceCgroup};
+    use crate::testing::*;
 
     fn container() -> Snapshot {
         let mut s = healthy();

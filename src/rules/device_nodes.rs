@@ -2,9 +2,9 @@
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
 use crate::codes;
+use crate::facts::device_nodes::DeviceNode;
+use crate::facts::kernel_module::MODULES_FILE;
 use crate::findings::{Finding, Severity};
-use crate::probes::device_nodes::DeviceNode;
-use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -39,7 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
             name == "nvidiactl"
                 || name == "nvidia-uvm"
                 || name == "dxg"
-                || crate::probes::device_nodes::is_gpu_node_name(name)
+                || crate::facts::device_nodes::is_gpu_node_name(name)
         })
         .filter(|n| n.access.as_ref().is_some_and(|a| !a.read_write))
         .collect();
@@ -121,7 +121,7 @@ fn missing_nodes(snap: &Snapshot) -> Option<Finding> {
         f = f.evidence(
             Subject::GpuNodes,
             format!("missing {m}"),
-            crate::probes::kernel_module::DRIVER_GPUS_DIR,
+            crate::facts::kernel_module::DRIVER_GPUS_DIR,
         );
     }
     if in_container {
@@ -253,7 +253,7 @@ fn denied_finding(snap: &Snapshot, denied: &[&DeviceNode]) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_host_has_accessible_nodes() {

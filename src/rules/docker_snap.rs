@@ -47,7 +47,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .clone()
         .unwrap_or_else(|| "of unknown version".into());
     let evidence = ds.evidence.join(", ");
-    let host_pkgs: Vec<String> = crate::probes::container_host::TOOLKIT_PACKAGES
+    let host_pkgs: Vec<String> = crate::facts::container_host::TOOLKIT_PACKAGES
         .iter()
         .filter_map(|n| host.package(n))
         .map(|p| format!("{} {}", p.name, p.version))
@@ -63,8 +63,8 @@ fn run(snap: &Snapshot) -> Outcome {
     if !host_pkgs.is_empty() && conflicting {
         return Outcome::Checked(vec![Finding::new(codes::GD067, Severity::Error, "Docker is a snap and the host also has the NVIDIA Container Toolkit packages: GPU containers fail to start")
             .detail(format!("The Docker snap ({shown}) brings its own NVIDIA Container Toolkit. Since snap release 29.2.0 it fails to launch containers with GPUs when the toolkit is also installed on the host as a Debian package ({README}). With a host toolkit's hook, the confined daemon cannot load the host's driver library either: \"nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file\"."))
-            .evidence(Subject::File(crate::probes::container_host::SNAP_META.into()), format!("Docker snap {shown}"), ds.version.source.clone())
-            .context(format!("host packages: {}", host_pkgs.join(", ")), crate::probes::container_host::DPKG_STATUS)
+            .evidence(Subject::File(crate::facts::container_host::SNAP_META.into()), format!("Docker snap {shown}"), ds.version.source.clone())
+            .context(format!("host packages: {}", host_pkgs.join(", ")), crate::facts::container_host::DPKG_STATUS)
             .context(format!("snap files: {evidence}"), evidence.clone())
             .fix_cmd("Remove the host's toolkit packages so the snap's own is used, then reboot", "sudo apt remove libnvidia-container1 libnvidia-container-tools nvidia-container-toolkit-base nvidia-container-toolkit")
             .fix_cmd("Or keep them and name the snap's hook as the GPU driver for each container", "docker run --rm --runtime nvidia --gpus=\"all,driver=nvidia.runtime-hook\" IMAGE nvidia-smi")
@@ -72,7 +72,7 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     Outcome::Checked(vec![Finding::new(codes::GD067, Severity::Warning, "Docker is installed as a snap: GPUs reach its containers only through the snap's nvidia runtime")
         .detail(format!("The Docker snap ({shown}) is confined and does not use the host's NVIDIA Container Toolkit: it sets up its own and gives containers GPUs only with `--runtime nvidia` ({README}). Instructions written for Docker from packages (`docker run --gpus all` alone, `nvidia-ctk runtime configure`, /etc/docker/daemon.json) do not apply to it, and a host toolkit hook run from the snap fails with \"load library failed: libnvidia-ml.so.1: cannot open shared object file\"."))
-        .evidence(Subject::File(crate::probes::container_host::SNAP_META.into()), format!("Docker snap {shown}"), ds.version.source.clone())
+        .evidence(Subject::File(crate::facts::container_host::SNAP_META.into()), format!("Docker snap {shown}"), ds.version.source.clone())
         .context(format!("snap files: {evidence}"), evidence)
         .fix_cmd("Run GPU containers with the snap's nvidia runtime", "docker run --rm --runtime nvidia --gpus all IMAGE nvidia-smi")
         .fix_cmd(remove_snap.0, remove_snap.1)])
@@ -82,8 +82,8 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::container_host::*;
-    use crate::rules::testing::*;
+    use crate::facts::container_host::*;
+    use crate::testing::*;
 
     fn snap_docker(version: &str) -> Snapshot {
         let mut s = healthy();

@@ -6,8 +6,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::nvml::NvmlResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -125,7 +125,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn container() -> Snapshot {
         let mut s = healthy();

@@ -5,8 +5,8 @@
 use super::{Outcome, Rule};
 use crate::codes;
 use crate::compat::DriverVersion;
+use crate::facts::nvml::NvmlResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::nvml::NvmlResult;
 use crate::snapshot::{DriverFact, Snapshot};
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -140,7 +140,7 @@ fn finding(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_libraries_match_the_module() {

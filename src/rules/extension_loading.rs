@@ -10,10 +10,10 @@ use crate::codes;
 use std::collections::BTreeMap;
 
 use super::{Outcome, Rule};
+use crate::facts::linkage::{Failed, Linkage, Module, FILES_GIVEN};
+use crate::facts::pytorch::PythonEnv;
 use crate::findings::{Finding, Severity};
 use crate::loader::{file_name, Failure, How};
-use crate::probes::linkage::{Failed, Linkage, Module, FILES_GIVEN};
-use crate::probes::pytorch::PythonEnv;
 use crate::pyversion::holds;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -479,7 +479,7 @@ pub fn provider(soname: &str, cuda_major: Option<u32>) -> Option<(String, String
 mod tests {
     use super::*;
     use crate::loader::Object;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn missing(needed: &str, by: &str) -> Failure {
         Failure::Missing {

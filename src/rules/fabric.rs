@@ -63,8 +63,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Fabric, Field};
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Fabric, Field};
+    use crate::testing::*;
 
     fn fabric(s: &mut Snapshot, i: usize, state: &str, status: &str) {
         nvml_gpu(s, i).fabric = Field::Value(Fabric {

@@ -7,8 +7,9 @@ use super::{Outcome, Rule};
 use crate::codes;
 use crate::compat::packages;
 use crate::compat::CudaVersion;
+use crate::facts::pytorch::{Dist, PythonEnv};
 use crate::findings::{Finding, Severity};
-use crate::probes::pytorch::{cmp_versions, Dist, PythonEnv};
+use crate::pyversion::cmp_versions;
 use crate::recommend::{self, Machine};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -102,7 +103,7 @@ fn run(snap: &Snapshot) -> Outcome {
             // The loader's verdict on this framework's modules, opened after torch's, where
             // the linkage probe saw them: a failure is GD060's error; modules that all load
             // make the clash a note.
-            let linked: Vec<&crate::probes::linkage::Module> = snap
+            let linked: Vec<&crate::facts::linkage::Module> = snap
                 .linkage
                 .iter()
                 .flatten()
@@ -169,7 +170,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn with_framework(name: &str, version: &str) -> Snapshot {
         let mut s = healthy();

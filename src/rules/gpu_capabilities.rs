@@ -80,8 +80,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::Field;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::Field;
+    use crate::testing::*;
 
     #[test]
     fn a_hopper_gpu_has_every_recipe_speed_up() {

@@ -4,8 +4,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::nvml::Gpu;
 use crate::findings::{Finding, Severity};
-use crate::probes::nvml::Gpu;
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -149,8 +149,8 @@ fn unreachable(snap: &Snapshot, index: u32, error: &str, what: &str) -> Finding 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::Field;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::Field;
+    use crate::testing::*;
 
     fn action(a: &str) -> Snapshot {
         let mut s = healthy();
@@ -257,7 +257,7 @@ mod tests {
             .as_mut()
             .unwrap()
             .virtual_machine
-            .push(crate::probes::platform::Hint {
+            .push(crate::facts::platform::Hint {
                 kind: "cpu flag hypervisor".into(),
                 source: "/proc/cpuinfo".into(),
             });

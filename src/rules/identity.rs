@@ -3,9 +3,9 @@
 //! UUID or the bus id, so `CUDA_VISIBLE_DEVICES` renumbering cannot point at the wrong
 //! board. Run once over all findings by `rules::evaluate`, so no rule can forget it.
 
+use crate::facts::nvml::Gpu;
+use crate::facts::smoke::{nvml_gpu, SmokeDevice, SmokeRun};
 use crate::findings::{Evidence, Finding, Shell};
-use crate::probes::nvml::Gpu;
-use crate::probes::smoke::{nvml_gpu, SmokeDevice, SmokeRun};
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
 
@@ -48,7 +48,7 @@ fn smoke_devices(snap: &Snapshot) -> Option<&[SmokeDevice]> {
 fn nvml_names(g: &Gpu) -> String {
     let mut parts = Vec::new();
     if let Some(b) = g.pci_bus_id.get() {
-        parts.push(format!("bus {}", crate::probes::pci::sysfs_address(b)));
+        parts.push(format!("bus {}", crate::facts::pci::sysfs_address(b)));
     }
     if let Some(u) = g.uuid.get() {
         parts.push(format!("uuid {u}"));
@@ -87,7 +87,7 @@ fn line(snap: &Snapshot, n: &Named) -> Option<(String, &'static str)> {
             let info = d.info.as_ref()?;
             let mut parts = Vec::new();
             if let Some(b) = &info.pci_bus_id {
-                parts.push(format!("bus {}", crate::probes::pci::sysfs_address(b)));
+                parts.push(format!("bus {}", crate::facts::pci::sysfs_address(b)));
             }
             if let Some(u) = &info.uuid {
                 parts.push(format!("uuid {u}"));
@@ -138,9 +138,9 @@ pub fn name_gpus(snap: &Snapshot, findings: &mut [Finding]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::nvml::Field;
     use crate::findings::Severity;
-    use crate::probes::nvml::Field;
-    use crate::rules::testing::{healthy, in_container};
+    use crate::testing::{healthy, in_container};
 
     fn about(subject: Subject) -> Finding {
         Finding::new(crate::codes::GD033, Severity::Error, "x").evidence(subject, "v", "NVML")
@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn an_nvml_gpu_is_named_by_bus_uuid_and_serial() {
         let mut s = healthy();
-        crate::rules::testing::nvml_gpu(&mut s, 1).serial = Field::Value("1652321012345".into());
+        crate::testing::nvml_gpu(&mut s, 1).serial = Field::Value("1652321012345".into());
         let mut f = vec![about(Subject::Gpu(1))];
         name_gpus(&s, &mut f);
         let last = f[0].evidence.last().unwrap();

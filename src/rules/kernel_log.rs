@@ -9,9 +9,9 @@
 use super::{Outcome, Rule};
 use crate::codes;
 use crate::compat::xid::{self, XidAction};
+use crate::facts::kernel_log::{EventGroup, EventKind, LogScan};
+use crate::facts::pci::sysfs_address;
 use crate::findings::{Finding, Severity};
-use crate::probes::kernel_log::{EventGroup, EventKind, LogScan};
-use crate::probes::pci::sysfs_address;
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -483,7 +483,7 @@ impl Fix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn with_log(kmsg: &str) -> Snapshot {
         let mut s = healthy();
@@ -627,22 +627,15 @@ mod tests {
 
     #[test]
     fn an_earlier_boot_is_history() {
-        use crate::probes::kernel_log::{scan_text_log, KernelLog};
         let mut s = healthy();
         let log = "Dec  1 10:00:00 gpu7 kernel: [   10.000000] NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\nDec  2 08:00:00 gpu7 kernel: [    0.000000] Linux version 6.8.0-45-generic\n";
-        s.kernel_log = Some(KernelLog {
-            scan: crate::fact::Fact::value("/var/log/kern.log", scan_text_log(log, false)),
-            passed_over: vec![],
-        });
+        s.kernel_log = Some(crate::testing::kernel_log_from_text(log));
         let f = findings(&s);
         assert_eq!(f[0].severity, Severity::Info);
         assert!(f[0].title.contains("in an earlier boot"));
         // Without the boot line the log cannot place it: a warning, not an error.
         let log = "Dec  1 10:00:00 gpu7 kernel: [   10.000000] NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n";
-        s.kernel_log = Some(KernelLog {
-            scan: crate::fact::Fact::value("/var/log/kern.log", scan_text_log(log, false)),
-            passed_over: vec![],
-        });
+        s.kernel_log = Some(crate::testing::kernel_log_from_text(log));
         assert_eq!(findings(&s)[0].severity, Severity::Warning);
     }
 
@@ -707,7 +700,7 @@ mod tests {
     #[test]
     fn an_unreadable_log_says_so() {
         let mut s = healthy();
-        s.kernel_log = Some(crate::probes::kernel_log::KernelLog {
+        s.kernel_log = Some(crate::facts::kernel_log::KernelLog {
             scan: crate::fact::Fact::missing(
                 "/dev/kmsg",
                 crate::fact::MissingReason::PermissionDenied,

@@ -2,9 +2,9 @@
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
 use crate::codes;
+use crate::facts::kernel_module::{MODULES_FILE, VERSION_FILE};
+use crate::facts::pci::PciRole;
 use crate::findings::{Finding, Severity};
-use crate::probes::kernel_module::{MODULES_FILE, VERSION_FILE};
-use crate::probes::pci::PciRole;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -64,7 +64,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 "NVIDIA GPU(s) waiting for a driver: {}",
                 unclaimed.join(", ")
             ),
-            crate::probes::pci::PCI_DEVICES_DIR,
+            crate::facts::pci::PCI_DEVICES_DIR,
         );
     }
     if snap.container_kind().is_some() {
@@ -81,7 +81,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn unloaded_with_unbound_gpus() -> Snapshot {
         let mut s = healthy();

@@ -9,8 +9,8 @@ use crate::codes;
 use crate::compat::arch::ProductClass;
 use crate::compat::driver::{forward_compat, max_cuda_for_driver, ForwardCompat};
 use crate::compat::{CudaVersion, DriverVersion};
+use crate::facts::libraries::{Candidate, SearchPath, Via};
 use crate::findings::{Finding, Severity};
-use crate::probes::libraries::{Candidate, SearchPath, Via};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -184,7 +184,7 @@ fn forward_compat_finding(snap: &Snapshot, c: &Candidate) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn stub_first(via: Via) -> Snapshot {
         let mut s = healthy();
@@ -302,9 +302,8 @@ mod tests {
         set_driver(&mut s, "535.183.01");
         for i in 0..2 {
             nvml_gpu(&mut s, i).name =
-                crate::probes::nvml::Field::Value("NVIDIA GeForce RTX 4090".into());
-            nvml_gpu(&mut s, i).compute_capability =
-                crate::probes::nvml::Field::Value("8.9".into());
+                crate::facts::nvml::Field::Value("NVIDIA GeForce RTX 4090".into());
+            nvml_gpu(&mut s, i).compute_capability = crate::facts::nvml::Field::Value("8.9".into());
         }
         let f = only(run(&s), codes::GD025, Severity::Error);
         assert!(

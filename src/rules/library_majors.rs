@@ -8,9 +8,9 @@ use crate::codes;
 use std::path::Path;
 
 use super::{Outcome, Rule};
+use crate::facts::libraries::{family_of, soname_major, Libraries};
+use crate::facts::toolkits::ToolkitKind;
 use crate::findings::{Finding, Severity};
-use crate::probes::libraries::{family_of, soname_major, Libraries};
-use crate::probes::toolkits::ToolkitKind;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -159,8 +159,8 @@ fn missing_dependencies(libs: &Libraries) -> Vec<crate::findings::Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::libraries::Via;
-    use crate::rules::testing::*;
+    use crate::facts::libraries::Via;
+    use crate::testing::*;
 
     #[test]
     fn healthy_libraries_fit_together() {
@@ -215,7 +215,7 @@ mod tests {
     #[test]
     fn a_conda_toolkit_reaches_its_libraries_by_rpath() {
         let mut s = healthy();
-        toolkits_mut(&mut s).installs[0].kind = crate::probes::toolkits::ToolkitKind::Conda;
+        toolkits_mut(&mut s).installs[0].kind = crate::facts::toolkits::ToolkitKind::Conda;
         put_library(
             &mut s,
             library(

@@ -9,8 +9,8 @@
 use super::kernel_log::GpuNames;
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::topology::{AerCounters, AerReread};
 use crate::findings::{Finding, Severity};
-use crate::probes::topology::{AerCounters, AerReread};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -321,7 +321,7 @@ fn or_none(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn counters(address: &str, cor: u64, nonfatal: u64, fatal: u64) -> AerCounters {
         AerCounters {
@@ -418,8 +418,8 @@ mod tests {
         assert!(f.is_empty(), "{f:#?}");
     }
 
-    fn nvlink(crc_flit: u64, recovery: u64) -> Option<crate::probes::nvml::NvLinkErrors> {
-        Some(crate::probes::nvml::NvLinkErrors {
+    fn nvlink(crc_flit: u64, recovery: u64) -> Option<crate::facts::nvml::NvLinkErrors> {
+        Some(crate::facts::nvml::NvLinkErrors {
             crc_flit,
             recovery,
             ..Default::default()
@@ -428,7 +428,7 @@ mod tests {
 
     /// GPU 0 with two NVLinks and a PCIe replay count, read twice around a smoke test.
     fn nvml_twice(first: (u32, u64, u64), again: (u32, u64, u64)) -> Snapshot {
-        use crate::probes::nvml::{CountersAgain, Field, GpuCounters};
+        use crate::facts::nvml::{CountersAgain, Field, GpuCounters};
         let mut s = healthy();
         let g = nvml_gpu(&mut s, 0);
         g.pcie_replay_counter = Field::Value(first.0);
@@ -489,7 +489,7 @@ mod tests {
         let mut s = crate::rules::topology::tests::acs_switch();
         s.topology.as_mut().unwrap().aer.clear();
         for g in &mut nvml_sys(&mut s).devices {
-            g.pcie_replay_counter = crate::probes::nvml::Field::NotSupported;
+            g.pcie_replay_counter = crate::facts::nvml::Field::NotSupported;
         }
         assert!(matches!(run(&s), Outcome::NotApplicable(_)));
     }

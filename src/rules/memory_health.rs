@@ -115,8 +115,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, RemappedRows, RetiredPages};
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, RemappedRows, RetiredPages};
+    use crate::testing::*;
 
     #[test]
     fn healthy_memory_is_clean() {

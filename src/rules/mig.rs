@@ -90,8 +90,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, MigInstance};
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, MigInstance};
+    use crate::testing::*;
 
     fn mig_on(instances: u32) -> Snapshot {
         let mut s = healthy();

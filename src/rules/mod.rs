@@ -59,8 +59,6 @@ mod smoke_memory;
 mod smoke_nccl;
 pub(crate) mod smoke_peer;
 mod smoke_transfer;
-#[cfg(test)]
-pub(crate) mod testing;
 mod toolkit_arch;
 mod toolkit_choice;
 mod toolkit_driver;
@@ -401,7 +399,7 @@ fn smoke_not_run(snap: &Snapshot) -> Outcome {
 /// nothing to give containers.
 fn container_host(
     snap: &Snapshot,
-) -> Result<&crate::probes::container_host::ContainerHost, Outcome> {
+) -> Result<&crate::facts::container_host::ContainerHost, Outcome> {
     if snap.place().is_contained() {
         return Err(Outcome::NotApplicable(
             "inside a container: the host's container stack is not visible from here".into(),
@@ -466,8 +464,8 @@ fn toolkit_packaging(snap: &Snapshot) -> ToolkitPackaging {
     }
 }
 
-fn smoke_run(snap: &Snapshot) -> Result<&crate::probes::smoke::SmokeRun, Outcome> {
-    use crate::probes::smoke::SmokeResult;
+fn smoke_run(snap: &Snapshot) -> Result<&crate::facts::smoke::SmokeRun, Outcome> {
+    use crate::facts::smoke::SmokeResult;
     let Some(p) = &snap.smoke else {
         return Err(smoke_not_run(snap));
     };
@@ -630,7 +628,7 @@ mod tests {
     /// Every fix any rule gives, in every place gpudoctor can run, over snapshots that make
     /// most rules speak.
     fn every_fix_in(place: &str) -> Vec<(String, crate::findings::Fix)> {
-        use crate::rules::testing::*;
+        use crate::testing::*;
         let mut snaps = vec![healthy(), no_gpu()];
         let mut s = healthy();
         unload_nvidia(&mut s);
@@ -645,7 +643,7 @@ mod tests {
         let mut s = healthy();
         set_nvml(
             &mut s,
-            crate::probes::nvml::NvmlResult::InitFailed {
+            crate::facts::nvml::NvmlResult::InitFailed {
                 code: "driver_not_loaded".into(),
                 message: "NVIDIA driver is not loaded".into(),
             },
@@ -656,8 +654,8 @@ mod tests {
         nvml_gpu(&mut s, 1).handle_error = Some("unknown: unknown error".into());
         snaps.push(s);
         let mut s = healthy();
-        nvml_gpu(&mut s, 0).persistence_mode = crate::probes::nvml::Field::Value(false);
-        nvml_gpu(&mut s, 1).recovery_action = crate::probes::nvml::Field::Value("gpu_reset".into());
+        nvml_gpu(&mut s, 0).persistence_mode = crate::facts::nvml::Field::Value(false);
+        nvml_gpu(&mut s, 1).recovery_action = crate::facts::nvml::Field::Value("gpu_reset".into());
         snaps.push(s);
         snaps.push(topology::tests::acs_switch());
         let mut out = Vec::new();

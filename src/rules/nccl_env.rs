@@ -9,9 +9,9 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::environment::Environment;
+use crate::facts::nccl::{IbDevice, NcclHost};
 use crate::findings::{Finding, Severity};
-use crate::probes::environment::Environment;
-use crate::probes::nccl::{IbDevice, NcclHost};
 use crate::snapshot::{Place, Snapshot};
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -226,7 +226,7 @@ fn socket_ifname(value: &str, names: &[String], contained: bool) -> Option<Findi
             Finding::new(codes::GD076, Severity::Error, format!("NCCL_SOCKET_IFNAME={value} matches no network interface: NCCL cannot start"))
                 .detail(format!("NCCL opens its bootstrap socket on the interfaces NCCL_SOCKET_IFNAME selects (a comma list of name prefixes; `=` makes them exact names, `^` excludes them). None of them exists {where_}, so every communicator fails at initialisation, even on one node, with \"NCCL WARN Bootstrap : no socket interface found\" (torch: \"ncclInternalError: Internal check failed. Last error: Bootstrap : no socket interface found\", newer NCCL: ncclInvalidUsage)."))
                 .evidence(Subject::env("NCCL_SOCKET_IFNAME"), format!("NCCL_SOCKET_IFNAME={value}"), "environment")
-                .evidence(Subject::Environment, format!("interfaces here: {listing}"), crate::probes::nccl::NET_DIR)
+                .evidence(Subject::Environment, format!("interfaces here: {listing}"), crate::facts::nccl::NET_DIR)
                 .fix_cmd("Name an interface that exists here (`ip -br link` lists them), or unset the variable to let NCCL choose", "unset NCCL_SOCKET_IFNAME"),
         );
     }
@@ -238,7 +238,7 @@ fn socket_ifname(value: &str, names: &[String], contained: bool) -> Option<Findi
         Finding::new(codes::GD076, Severity::Warning, format!("NCCL_SOCKET_IFNAME names {} that no interface here matches", missing.join(", ")))
             .detail(format!("NCCL uses only {} of the interfaces {where_}; the other entries match nothing. A list written for other nodes works here by accident, and fails on a node where the remaining names are absent too.", kept.join(", ")))
             .evidence(Subject::env("NCCL_SOCKET_IFNAME"), format!("NCCL_SOCKET_IFNAME={value}"), "environment")
-            .evidence(Subject::Environment, format!("interfaces here: {listing}"), crate::probes::nccl::NET_DIR)
+            .evidence(Subject::Environment, format!("interfaces here: {listing}"), crate::facts::nccl::NET_DIR)
             .fix_text("Keep only the interfaces this node has (`ip -br link` lists them)"),
     )
 }
@@ -293,7 +293,7 @@ fn ib_hca(value: &str, devices: &[IbDevice], forced_ib: bool) -> Option<Finding>
         .evidence(
             Subject::Environment,
             format!("RDMA devices here: {listing}"),
-            crate::probes::nccl::INFINIBAND_DIR,
+            crate::facts::nccl::INFINIBAND_DIR,
         )
     };
     if kept.is_empty() {
@@ -377,8 +377,8 @@ fn disabled_transports(env: &Environment, gpus: usize, host: Option<&NcclHost>) 
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::nccl::IbPort;
-    use crate::rules::testing::*;
+    use crate::facts::nccl::IbPort;
+    use crate::testing::*;
 
     fn with_ib(s: &mut Snapshot, devices: &[(&str, &[u32])]) {
         let devs = devices
@@ -396,8 +396,7 @@ mod tests {
                     .collect(),
             })
             .collect();
-        s.nccl.as_mut().unwrap().ib_devices =
-            Fact::value(crate::probes::nccl::INFINIBAND_DIR, devs);
+        s.nccl.as_mut().unwrap().ib_devices = Fact::value(crate::facts::nccl::INFINIBAND_DIR, devs);
     }
 
     #[test]
@@ -502,7 +501,7 @@ mod tests {
     #[test]
     fn disabled_transports_are_warnings_with_several_gpus() {
         let mut s = healthy();
-        nvml_sys(&mut s).device_count = crate::probes::nvml::Field::Value(2);
+        nvml_sys(&mut s).device_count = crate::facts::nvml::Field::Value(2);
         set_env(&mut s, "NCCL_P2P_DISABLE", "1");
         let f = only(run(&s), codes::GD076, Severity::Warning);
         assert_eq!(first_cmd(&f), "unset NCCL_P2P_DISABLE");

@@ -84,7 +84,7 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::loader::Object;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     /// torch's _C (object 0) bound to `path` (object 1, NCCL `version`) found `how`, with
     /// torch pinning nvidia-nccl-cu12==2.21.5 and the wheel installed.

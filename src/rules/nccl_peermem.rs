@@ -10,8 +10,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::nccl::PEERMEM_MODULES;
 use crate::findings::{Finding, Severity};
-use crate::probes::nccl::PEERMEM_MODULES;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -29,7 +29,7 @@ pub const RULE: Rule = Rule {
 /// bnxt_re, software rxe/siw, AWS EFA) register GPU memory through DMA-BUF or their own
 /// path, if at all. By the PCI driver when sysfs shows it (rdma-core may rename devices),
 /// else by the kernel's device name.
-fn is_hca(d: &crate::probes::nccl::IbDevice) -> bool {
+fn is_hca(d: &crate::facts::nccl::IbDevice) -> bool {
     match &d.driver {
         Some(driver) => driver.starts_with("mlx4") || driver.starts_with("mlx5"),
         None => d.name.starts_with("mlx4_") || d.name.starts_with("mlx5_"),
@@ -104,12 +104,12 @@ fn run(snap: &Snapshot) -> Outcome {
         .evidence(
             Subject::module("nvidia_peermem"),
             "nvidia_peermem not loaded (nor nv_peer_mem)".to_string(),
-            crate::probes::kernel_module::MODULES_FILE,
+            crate::facts::kernel_module::MODULES_FILE,
         )
         .evidence(
             Subject::Environment,
             format!("RDMA devices: {listed}"),
-            crate::probes::nccl::INFINIBAND_DIR,
+            crate::facts::nccl::INFINIBAND_DIR,
         );
     if snap.place().is_contained() {
         f = f.context(
@@ -125,8 +125,8 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::nccl::{IbDevice, INFINIBAND_DIR};
-    use crate::rules::testing::*;
+    use crate::facts::nccl::{IbDevice, INFINIBAND_DIR};
+    use crate::testing::*;
 
     fn with_hca(s: &mut Snapshot) {
         s.nccl.as_mut().unwrap().ib_devices = Fact::value(
@@ -196,14 +196,14 @@ mod tests {
             with_hca(&mut s);
             let km = kernel_module_mut(&mut s);
             let mut mods = km.modules.get().unwrap().clone();
-            mods.push(crate::probes::kernel_module::LoadedModule {
+            mods.push(crate::facts::kernel_module::LoadedModule {
                 name: name.into(),
                 size: None,
                 refcount: None,
                 used_by: Vec::new(),
                 state: None,
             });
-            km.modules = Fact::value(crate::probes::kernel_module::MODULES_FILE, mods);
+            km.modules = Fact::value(crate::facts::kernel_module::MODULES_FILE, mods);
             assert_clean(run(&s));
         }
         let mut s = healthy();
@@ -220,7 +220,7 @@ mod tests {
         let km = kernel_module_mut(&mut s);
         let mut v = km.version_file.get().unwrap().clone();
         v.flavor = "open".into();
-        km.version_file = Fact::value(crate::probes::kernel_module::VERSION_FILE, v);
+        km.version_file = Fact::value(crate::facts::kernel_module::VERSION_FILE, v);
         s.platform.as_mut().unwrap().kernel_release =
             Fact::value("uname", "6.8.0-45-generic".to_string());
         let f = only(run(&s), codes::GD077, Severity::Info);

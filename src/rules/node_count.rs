@@ -39,8 +39,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::Field;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::Field;
+    use crate::testing::*;
 
     #[test]
     fn nodes_match_nvml() {

@@ -5,8 +5,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::nvml::NvmlResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::nvml::NvmlResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -159,7 +159,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn failed(code: &str) -> Snapshot {
         let mut s = healthy();

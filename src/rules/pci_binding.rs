@@ -2,9 +2,9 @@
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
 use crate::codes;
+use crate::facts::kernel_module::{CONFLICTING_DRIVERS, MODULES_FILE};
+use crate::facts::pci::PciDevice;
 use crate::findings::{Finding, Severity};
-use crate::probes::kernel_module::{CONFLICTING_DRIVERS, MODULES_FILE};
-use crate::probes::pci::PciDevice;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -40,7 +40,7 @@ fn run(snap: &Snapshot) -> Outcome {
     };
     let gpus: Vec<&PciDevice> = devices
         .iter()
-        .filter(|d| d.role == crate::probes::pci::PciRole::Gpu)
+        .filter(|d| d.role == crate::facts::pci::PciRole::Gpu)
         .collect();
     let km = snap.kernel_module.as_ref();
     let nvidia_loaded = km.and_then(|k| k.nvidia_loaded());
@@ -180,7 +180,7 @@ fn initramfs_command(os_id: &str) -> Option<(&'static str, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn nouveau_host(os: &str) -> Snapshot {
         let mut s = healthy();
@@ -188,7 +188,7 @@ mod tests {
         pci_devices_mut(&mut s)[0].driver = Some("nouveau".into());
         pci_devices_mut(&mut s)[1].driver = Some("nouveau".into());
         if let crate::fact::Outcome::Value(m) = &mut kernel_module_mut(&mut s).modules.outcome {
-            m.push(crate::probes::kernel_module::LoadedModule {
+            m.push(crate::facts::kernel_module::LoadedModule {
                 name: "nouveau".into(),
                 size: None,
                 refcount: None,
@@ -282,7 +282,7 @@ mod tests {
         assert_na(run(&s));
         let mut s = healthy();
         s.pci.as_mut().unwrap().devices = crate::fact::Fact::missing(
-            crate::probes::pci::PCI_DEVICES_DIR,
+            crate::facts::pci::PCI_DEVICES_DIR,
             crate::fact::MissingReason::PermissionDenied,
             "denied",
         );

@@ -69,8 +69,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, Process, Throttle};
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, Process, Throttle};
+    use crate::testing::*;
 
     fn busy(s: &mut Snapshot, i: usize) {
         let g = nvml_gpu(s, i);

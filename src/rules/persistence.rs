@@ -48,8 +48,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::Field;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::Field;
+    use crate::testing::*;
 
     #[test]
     fn persistence_on_is_clean() {

@@ -47,8 +47,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::healthy;
     use crate::snapshot::Preflight;
+    use crate::testing::healthy;
 
     fn run_with(elapsed_s: f64) -> Outcome {
         let mut s = healthy();

@@ -5,9 +5,9 @@
 use super::{Outcome, Rule};
 use crate::codes;
 use crate::fact::{Fact, MissingReason};
+use crate::facts::linkage::Linkage;
 use crate::findings::{Finding, Severity};
 use crate::loader::Failure;
-use crate::probes::linkage::Linkage;
 use crate::snapshot::{ProbeStatus, Snapshot};
 use crate::subject::Subject;
 
@@ -156,10 +156,10 @@ fn not_followed(l: &Linkage) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::loader::{How, Object};
-    use crate::rules::testing::*;
     use crate::snapshot::ProbeRun;
+    use crate::testing::*;
 
-    fn with_modules(s: &mut Snapshot, modules: Vec<crate::probes::linkage::Module>) {
+    fn with_modules(s: &mut Snapshot, modules: Vec<crate::facts::linkage::Module>) {
         let objects = (0..4)
             .map(|i| Object::for_test(&format!("{SITE}/m{i}.so"), None, How::Path, Vec::new()))
             .collect();
@@ -255,7 +255,7 @@ mod tests {
     fn unreadable_files_are_a_warning() {
         let mut s = healthy();
         kernel_module_mut(&mut s).modules = Fact::missing(
-            crate::probes::kernel_module::MODULES_FILE,
+            crate::facts::kernel_module::MODULES_FILE,
             MissingReason::PermissionDenied,
             "denied",
         );
@@ -273,7 +273,7 @@ mod tests {
         let mut s = healthy();
         torch_mut(&mut s)
             .requires_problems
-            .push(crate::probes::pytorch::MetadataProblem {
+            .push(crate::facts::pytorch::MetadataProblem {
                 source: format!("{SITE}/torch-2.8.0.dist-info/METADATA"),
                 detail: "Requires-Dist on line 9: marker too deeply nested (more than 32 levels of parentheses); not judged".into(),
             });

@@ -8,8 +8,8 @@ use crate::codes;
 use crate::compat::driver::{driver_verdict_on, max_cuda_for_driver, DriverVerdict};
 use crate::compat::torch::{builds_of, covers, Platform};
 use crate::compat::CudaVersion;
+use crate::facts::pytorch::{PythonEnv, Torch};
 use crate::findings::{Finding, Severity};
-use crate::probes::pytorch::{PythonEnv, Torch};
 use crate::recommend::{self, Machine};
 use crate::snapshot::{DriverFact, Snapshot};
 use crate::subject::Subject;
@@ -194,8 +194,8 @@ fn driver_text(driver: &Option<DriverFact>) -> String {
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::probes::nvml::Field;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::Field;
+    use crate::testing::*;
 
     fn with_torch(t: Torch) -> Snapshot {
         let mut s = healthy();

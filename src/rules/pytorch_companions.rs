@@ -142,7 +142,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn companion(name: &str, version: &str) -> Snapshot {
         let mut s = healthy();
@@ -242,7 +242,7 @@ mod tests {
         );
     }
 
-    fn torch_2_15(s: &mut Snapshot) -> &mut crate::probes::pytorch::PythonEnv {
+    fn torch_2_15(s: &mut Snapshot) -> &mut crate::facts::pytorch::PythonEnv {
         let env = primary_env(s);
         env.torch = Some(torch("2.15.0", Some("13.2")));
         env

@@ -6,8 +6,8 @@
 use super::{Outcome, Rule, View};
 use crate::codes;
 use crate::compat::CudaVersion;
+use crate::facts::toolkits::cuda_home_value;
 use crate::findings::{Finding, Severity};
-use crate::probes::toolkits::cuda_home_value;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -82,7 +82,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     /// Builds use a CUDA 11.8 toolkit (index 0); `alt` adds the 12.4 one as index 1.
     fn builds_with_11_8(alt: bool) -> Snapshot {
@@ -116,7 +116,7 @@ mod tests {
         );
         toolkits_mut(&mut s)
             .extension_builders
-            .push(crate::probes::toolkits::ExtensionPackage {
+            .push(crate::facts::toolkits::ExtensionPackage {
                 name: "apex".into(),
                 version: "0.1".into(),
                 site: SITE.into(),

@@ -5,8 +5,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::pytorch_live::LiveResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::pytorch_live::LiveResult;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -112,8 +112,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::pytorch_live::{LiveAnswer, LiveTorch};
-    use crate::rules::testing::*;
+    use crate::facts::pytorch_live::{LiveAnswer, LiveTorch};
+    use crate::testing::*;
 
     const PY: &str = "/home/alice/venv/bin/python";
 

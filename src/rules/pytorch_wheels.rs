@@ -8,8 +8,8 @@ use crate::codes;
 use std::path::Path;
 
 use super::{Outcome, Rule};
+use crate::facts::libraries::Via;
 use crate::findings::{Finding, Severity};
-use crate::probes::libraries::Via;
 use crate::pyversion::holds;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -64,7 +64,7 @@ enum Shadow {
 }
 
 /// What the modules of an environment do with the LD_LIBRARY_PATH copy of `soname`.
-fn shadow_verdict(l: &crate::probes::linkage::Linkage, soname: &str) -> Shadow {
+fn shadow_verdict(l: &crate::facts::linkage::Linkage, soname: &str) -> Shadow {
     let mut users = Vec::new();
     for m in &l.modules {
         let binds = l.closure(m).into_iter().any(|i| {
@@ -240,7 +240,7 @@ fn without_dir(snap: &Snapshot, path: &str) -> Option<crate::findings::Shell> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_wheels_are_as_pinned() {

@@ -257,7 +257,7 @@ fn short(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::compat::require_cuda::PUBLISHED;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     /// A container started without its GPUs on a host with `driver`: its next start with
     /// them is what the runtime checks.
@@ -266,7 +266,7 @@ mod tests {
         in_container(&mut s, "docker");
         nodes_mut(&mut s).nodes.clear();
         set_driver(&mut s, driver);
-        nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
+        nvml_sys(&mut s).cuda_driver_version = crate::facts::nvml::Field::NotSupported;
         set_env(&mut s, "NVIDIA_REQUIRE_CUDA", require);
         s
     }
@@ -320,7 +320,7 @@ mod tests {
         in_container(&mut s, "docker");
         nodes_mut(&mut s).nodes.clear();
         set_driver(&mut s, "535.104.05");
-        nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
+        nvml_sys(&mut s).cuda_driver_version = crate::facts::nvml::Field::NotSupported;
         set_env(&mut s, "CUDA_VERSION", "12.4.1");
         let f = only(run(&s), codes::GD063, Severity::Error);
         assert!(f.title.contains("cuda>=12.4"), "{}", f.title);
@@ -370,7 +370,7 @@ mod tests {
         let mut s = healthy();
         s.image = Some(image_info("amd64", true));
         set_driver(&mut s, "545.29.06");
-        nvml_sys(&mut s).cuda_driver_version = crate::probes::nvml::Field::NotSupported;
+        nvml_sys(&mut s).cuda_driver_version = crate::facts::nvml::Field::NotSupported;
         set_env(&mut s, "NVIDIA_REQUIRE_CUDA", PUBLISHED[1].1);
         let f = only(run(&s), codes::GD063, Severity::Error);
         // Not in a container: the fix names docker and the pod spec, not this container.
@@ -379,7 +379,7 @@ mod tests {
         let mut host = container_host();
         host.toolkit.config = crate::fact::Fact::value(
             "/etc/nvidia-container-runtime/config.toml",
-            crate::probes::container_host::ToolkitConfig {
+            crate::facts::container_host::ToolkitConfig {
                 mode: Some("cdi".into()),
                 ..Default::default()
             },

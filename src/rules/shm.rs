@@ -54,7 +54,7 @@ fn run(snap: &Snapshot) -> Outcome {
 mod tests {
     use super::*;
     use crate::fact::Fact;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn container_with_shm(kib: u64) -> Snapshot {
         let mut s = healthy();
@@ -87,7 +87,7 @@ mod tests {
     fn a_small_shm_matters_only_with_several_gpus_or_torch() {
         let mut s = container_with_shm(SMALL_KIB);
         s.python = Some(Vec::new());
-        nvml_sys(&mut s).device_count = crate::probes::nvml::Field::Value(1);
+        nvml_sys(&mut s).device_count = crate::facts::nvml::Field::Value(1);
         assert_clean(run(&s));
     }
 

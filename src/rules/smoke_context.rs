@@ -4,8 +4,8 @@
 use super::{Outcome, Rule};
 use crate::codes;
 use crate::compat::cuda_errors;
+use crate::facts::smoke::{SmokeDevice, Step};
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::{SmokeDevice, Step};
 use crate::snapshot::Snapshot;
 use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
@@ -78,7 +78,7 @@ fn failure(
     d: &SmokeDevice,
     step: SmokeStep,
     what: &str,
-    e: &crate::probes::smoke::CudaError,
+    e: &crate::facts::smoke::CudaError,
     log: Option<&str>,
 ) -> Finding {
     let known = cuda_errors::lookup(e.code);
@@ -113,7 +113,7 @@ fn failure(
     }
     let nvml = snap
         .nvml_system()
-        .and_then(|s| crate::probes::smoke::nvml_gpu(s, d));
+        .and_then(|s| crate::facts::smoke::nvml_gpu(s, d));
     if e.code == 46 {
         if let Some(g) = nvml {
             if let Some(mode) = g.compute_mode.get() {
@@ -150,9 +150,9 @@ fn failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, Process};
-    use crate::probes::smoke::SmokeResult;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, Process};
+    use crate::facts::smoke::SmokeResult;
+    use crate::testing::*;
 
     fn failed<T>(code: i32, name: &str, detail: Option<&str>) -> Option<Step<T>> {
         Some(Step::Failed {

@@ -4,9 +4,9 @@
 use super::{Outcome, Rule};
 use crate::codes;
 use crate::compat::cuda_errors;
+use crate::facts::smoke::CudaError;
+use crate::facts::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::CudaError;
-use crate::probes::smoke::{SmokeProbe, SmokeResult, SmokeRun};
 use crate::rules::visible_devices::{names_a_known_uuid, parse_visible_devices};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -91,11 +91,11 @@ fn library_source(p: &SmokeProbe, run: &SmokeRun) -> String {
 fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Finding {
     let hardware = snap.nvidia_hardware_seen();
     let (title, fix) = match code {
-        "library_not_found" if p.library == crate::probes::smoke::DEFAULT_LIB && !hardware => (
+        "library_not_found" if p.library == crate::facts::smoke::DEFAULT_LIB && !hardware => (
             "No NVIDIA GPU here and no libcuda.so.1: nothing could be tested".to_string(),
             "Run the smoke test on a machine (or in a container started with --gpus all) that has an NVIDIA GPU and its driver",
         ),
-        "library_not_found" if p.library == crate::probes::smoke::DEFAULT_LIB => (
+        "library_not_found" if p.library == crate::facts::smoke::DEFAULT_LIB => (
             "libcuda.so.1 is not on the loader path: no CUDA program can start".to_string(),
             if snap.container_kind().is_some() {
                 "Run the container with the NVIDIA runtime (`docker run --gpus all …` / the NVIDIA Container Toolkit), which mounts the driver's libcuda"
@@ -119,7 +119,7 @@ fn load_failed(snap: &Snapshot, p: &SmokeProbe, code: &str, message: &str) -> Fi
     Finding::new(
         codes::GD053,
         // Asked for by `gpudoctor smoke`, a test that tested nothing fails the gate.
-        if hardware || p.library != crate::probes::smoke::DEFAULT_LIB || p.settings.requested {
+        if hardware || p.library != crate::facts::smoke::DEFAULT_LIB || p.settings.requested {
             Severity::Error
         } else {
             Severity::Warning
@@ -342,7 +342,7 @@ fn version_mismatch(snap: &Snapshot, p: &SmokeProbe, run: &SmokeRun) -> Option<F
 
 /// The device of the latest Xid the kernel logged in this boot, as sysfs names it.
 fn xid_device(snap: &Snapshot) -> Option<String> {
-    use crate::probes::kernel_log::EventKind;
+    use crate::facts::kernel_log::EventKind;
     let scan = snap.kernel_log.as_ref()?.scan.get()?;
     scan.groups
         .iter()
@@ -354,7 +354,7 @@ fn xid_device(snap: &Snapshot) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn load_failed(s: &mut Snapshot, lib: &str, code: &str) {
         let p = smoke_probe(s);
@@ -373,14 +373,14 @@ mod tests {
         nodes_mut(&mut s).nodes.clear();
         load_failed(
             &mut s,
-            crate::probes::smoke::DEFAULT_LIB,
+            crate::facts::smoke::DEFAULT_LIB,
             "library_not_found",
         );
         assert_clean(run(&s.clone()));
         // A libcuda that is there but broken is still this rule's, even there.
         load_failed(
             &mut s,
-            crate::probes::smoke::DEFAULT_LIB,
+            crate::facts::smoke::DEFAULT_LIB,
             "library_unloadable",
         );
         only(run(&s), codes::GD053, Severity::Error);
@@ -393,7 +393,7 @@ mod tests {
             .retain(|l| l.soname != "libcuda.so.1");
         load_failed(
             &mut s,
-            crate::probes::smoke::DEFAULT_LIB,
+            crate::facts::smoke::DEFAULT_LIB,
             "library_not_found",
         );
         assert_clean(run(&s));
@@ -416,7 +416,7 @@ mod tests {
         let mut s = healthy();
         load_failed(
             &mut s,
-            crate::probes::smoke::DEFAULT_LIB,
+            crate::facts::smoke::DEFAULT_LIB,
             "library_not_found",
         );
         let f = only(run(&s), codes::GD053, Severity::Error);
@@ -435,7 +435,7 @@ mod tests {
         let mut s = no_gpu();
         load_failed(
             &mut s,
-            crate::probes::smoke::DEFAULT_LIB,
+            crate::facts::smoke::DEFAULT_LIB,
             "library_not_found",
         );
         only(run(&s), codes::GD053, Severity::Warning);
@@ -546,7 +546,7 @@ mod tests {
         assert_clean(run(&s));
         let mut s = healthy();
         smoke_run_mut(&mut s).device_count = Some(1);
-        nvml_gpu(&mut s, 0).mig.enabled = crate::probes::nvml::Field::Value(true);
+        nvml_gpu(&mut s, 0).mig.enabled = crate::facts::nvml::Field::Value(true);
         assert_clean(run(&s));
     }
 

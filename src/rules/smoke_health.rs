@@ -3,8 +3,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::smoke::SmokeResult;
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::SmokeResult;
 use crate::snapshot::Snapshot;
 use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
@@ -23,7 +23,7 @@ fn run(snap: &Snapshot) -> Outcome {
         return super::smoke_not_run(snap);
     };
     // A hang or crash in the --nccl step, after every GPU finished its own steps, is GD079's.
-    let in_nccl = |run: &crate::probes::smoke::SmokeRun| {
+    let in_nccl = |run: &crate::facts::smoke::SmokeRun| {
         run.devices.iter().all(|d| d.finished)
             && run
                 .nccl
@@ -112,7 +112,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     fn result(s: &mut Snapshot, r: SmokeResult) {
         smoke_probe(s).result = r;

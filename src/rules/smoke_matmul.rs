@@ -4,8 +4,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::smoke::Step;
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
 use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
@@ -64,7 +64,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn a_correct_product_is_clean() {

@@ -3,8 +3,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::smoke::Step;
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::Step;
 use crate::snapshot::Snapshot;
 use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
@@ -22,7 +22,7 @@ pub const RULE: Rule = Rule {
 const REACHED_SHARE: f64 = 0.9;
 
 /// Allocation failed before reaching REACHED_SHARE of the target (the GD057 warning).
-pub fn fell_short(m: &crate::probes::smoke::MemoryProbe) -> bool {
+pub fn fell_short(m: &crate::facts::smoke::MemoryProbe) -> bool {
     m.alloc_error.is_some() && (m.allocated as f64) < m.target as f64 * REACHED_SHARE
 }
 
@@ -94,7 +94,7 @@ fn run(snap: &Snapshot) -> Outcome {
             if fell_short(m) {
                 let mig = snap
                     .nvml_system()
-                    .and_then(|s| crate::probes::smoke::nvml_gpu(s, d))
+                    .and_then(|s| crate::facts::smoke::nvml_gpu(s, d))
                     .is_some_and(|g| g.mig.enabled.get() == Some(&true));
                 let mut f = Finding::new(
                     codes::GD057,
@@ -122,8 +122,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::smoke::MemoryProbe;
-    use crate::rules::testing::*;
+    use crate::facts::smoke::MemoryProbe;
+    use crate::testing::*;
 
     fn memory(s: &mut Snapshot) -> &mut MemoryProbe {
         match &mut smoke_dev(s, 0).memory {
@@ -197,7 +197,7 @@ mod tests {
             f.title
         );
         assert!(!evidence_mentions(&f, "MIG"));
-        nvml_gpu(&mut s, 0).mig.enabled = crate::probes::nvml::Field::Value(true);
+        nvml_gpu(&mut s, 0).mig.enabled = crate::facts::nvml::Field::Value(true);
         let f = only(run(&s), codes::GD057, Severity::Warning);
         assert!(evidence_mentions(&f, "MIG is enabled"));
     }

@@ -6,8 +6,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::smoke::{SmokeResult, Step};
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::{SmokeResult, Step};
 use crate::smoke::nccl::{NcclRequest, NcclRun};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -208,8 +208,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
     use crate::smoke::nccl::{AllReduce, NcclDebug, NcclError, NcclLoadError};
+    use crate::testing::*;
 
     fn with_nccl(s: &mut Snapshot, n: NcclRun) {
         smoke_probe(s).nccl = Some(NcclRequest {

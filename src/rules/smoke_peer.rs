@@ -4,12 +4,12 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
-use crate::findings::{Finding, Severity};
-use crate::probes::nvml::{Gpu, NvmlSystem};
-use crate::probes::smoke::{
+use crate::facts::nvml::{Gpu, NvmlSystem};
+use crate::facts::smoke::{
     link, nvml_gpu, CudaError, PeerCopy, PeerFault, SmokeResult, SmokeRun, Step,
 };
-use crate::probes::topology::IommuMode;
+use crate::facts::topology::IommuMode;
+use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -447,9 +447,9 @@ fn disagreement(sys: &NvmlSystem, run: &SmokeRun, p: &PeerCopy) -> Option<Findin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::nvml::{Field, TopologyPair};
-    use crate::probes::smoke::PeerBandwidth;
-    use crate::rules::testing::*;
+    use crate::facts::nvml::{Field, TopologyPair};
+    use crate::facts::smoke::PeerBandwidth;
+    use crate::testing::*;
 
     fn peer(s: &mut Snapshot, from: u32, to: u32) -> &mut PeerCopy {
         smoke_run_mut(s)
@@ -570,7 +570,7 @@ mod tests {
         // NVLink on both: never under one link's 20 GB/s, nor the PCIe bound.
         topology(&mut s, "node", "ok");
         for i in 0..2 {
-            crate::rules::testing::nvml_gpu(&mut s, i).nvlinks = Field::Value(vec![true; 18]);
+            crate::testing::nvml_gpu(&mut s, i).nvlinks = Field::Value(vec![true; 18]);
         }
         let f = only(run(&s), codes::GD075, Severity::Warning);
         assert!(f.title.contains("a pair on NVLink"), "{}", f.title);
@@ -643,9 +643,9 @@ mod tests {
             f.title
         );
         // MIG instances have no peer access, whatever NVML says of the whole GPUs.
-        crate::rules::testing::nvml_gpu(&mut s, 0).mig.enabled = Field::Value(true);
+        crate::testing::nvml_gpu(&mut s, 0).mig.enabled = Field::Value(true);
         assert_clean(run(&s));
-        crate::rules::testing::nvml_gpu(&mut s, 0).mig.enabled = Field::Value(false);
+        crate::testing::nvml_gpu(&mut s, 0).mig.enabled = Field::Value(false);
         // Both no: consistent, nothing to say.
         topology(&mut s, "system", "chipset_not_supported");
         for (a, b) in [(0, 1), (1, 0)] {

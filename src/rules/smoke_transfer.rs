@@ -4,8 +4,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::smoke::{link, nvml_gpu, Step};
 use crate::findings::{Finding, Severity};
-use crate::probes::smoke::{link, nvml_gpu, Step};
 use crate::snapshot::Snapshot;
 use crate::subject::SubjectKind;
 use crate::subject::{SmokeStep, Subject};
@@ -89,7 +89,7 @@ fn run(snap: &Snapshot) -> Outcome {
         }
         out.push(
             f.fix_cmd("Check the GPU's NUMA node and CPU affinity", match g.pci_bus_id.get() {
-                Some(b) => crate::sh!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", crate::probes::pci::sysfs_address(b)),
+                Some(b) => crate::sh!("nvidia-smi topo -m; cat /sys/bus/pci/devices/{}/numa_node", crate::facts::pci::sysfs_address(b)),
                 None => "nvidia-smi topo -m; cat /sys/bus/pci/devices/<bus id>/numa_node".into(),
             })
                 .fix_text("Run the job with `numactl --cpunodebind=N --membind=N` on the GPU's node; if the link is below its maximum width, reseat the card or riser"),
@@ -109,7 +109,7 @@ fn run(snap: &Snapshot) -> Outcome {
 }
 
 /// Copies that failed outright, and pinned memory that could not be had.
-fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
+fn failures(run: &crate::facts::smoke::SmokeRun) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in &run.devices {
         let fact = Subject::SmokeStep(d.ordinal, SmokeStep::Transfer);
@@ -140,8 +140,8 @@ fn failures(run: &crate::probes::smoke::SmokeRun) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::smoke::Transfer;
-    use crate::rules::testing::*;
+    use crate::facts::smoke::Transfer;
+    use crate::testing::*;
 
     fn transfer(s: &mut Snapshot, i: usize) -> &mut Transfer {
         match &mut smoke_dev(s, i).transfer {
@@ -213,8 +213,8 @@ mod tests {
         assert!(assert_na(run(&s)).contains("too small"));
         let mut s = healthy();
         for i in 0..2 {
-            crate::rules::testing::nvml_gpu(&mut s, i).pcie.max_width =
-                crate::probes::nvml::Field::NotSupported;
+            crate::testing::nvml_gpu(&mut s, i).pcie.max_width =
+                crate::facts::nvml::Field::NotSupported;
         }
         assert_na(run(&s));
     }

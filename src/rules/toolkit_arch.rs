@@ -113,7 +113,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_toolkit_compiles_for_the_gpu() {
@@ -135,8 +135,8 @@ mod tests {
         let mut s = healthy();
         for i in 0..2 {
             let g = nvml_gpu(&mut s, i);
-            g.name = crate::probes::nvml::Field::Value("Tesla K80".into());
-            g.compute_capability = crate::probes::nvml::Field::Value("3.7".into());
+            g.name = crate::facts::nvml::Field::Value("Tesla K80".into());
+            g.compute_capability = crate::facts::nvml::Field::Value("3.7".into());
         }
         let f = only(run(&s), codes::GD023, Severity::Error);
         assert!(

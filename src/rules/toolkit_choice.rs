@@ -5,8 +5,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::findings::{Finding, Severity, Shell};
-use crate::probes::toolkits::{cuda_home_value, Route, Toolkit, ToolkitKind};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -163,7 +163,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     /// /usr/local/cuda-11.8 (index 0) and /usr/local/cuda-12.4 (index 1).
     fn two_toolkits(nvcc: usize, home: usize, via: &str) -> Snapshot {
@@ -202,7 +202,7 @@ mod tests {
         let mut s = two_toolkits(1, 1, "the nvcc on PATH");
         toolkits_mut(&mut s).installs[0]
             .found
-            .push(crate::probes::toolkits::Found {
+            .push(crate::facts::toolkits::Found {
                 route: Route::UsrLocalCuda,
                 path: "/usr/local/cuda".into(),
             });

@@ -144,7 +144,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_toolkit_runs_on_the_driver() {
@@ -209,7 +209,7 @@ mod tests {
                     "/opt/lib",
                     "libcudart.so.12",
                     "libcudart.so.12.4.127",
-                    crate::probes::libraries::Via::LdLibraryPath,
+                    crate::facts::libraries::Via::LdLibraryPath,
                 ),
             ),
         );

@@ -18,8 +18,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::topology::{IommuMode, Topology};
 use crate::findings::{Finding, Severity, Shell};
-use crate::probes::topology::{IommuMode, Topology};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -390,19 +390,19 @@ fn shared_groups(topo: &Topology) -> Vec<Finding> {
                     g.devices.join(", "),
                     g.kind.get().map(|k| format!(" (type {k})")).unwrap_or_default()
                 ),
-                format!("{}/{}/devices", crate::probes::topology::IOMMU_GROUPS_DIR, g.number),
+                format!("{}/{}/devices", crate::facts::topology::IOMMU_GROUPS_DIR, g.number),
             );
             if !others.is_empty() {
                 f = f.context(
                     format!("also in the group: {}", others.join(", ")),
-                    format!("{}/{}/devices", crate::probes::topology::IOMMU_GROUPS_DIR, g.number),
+                    format!("{}/{}/devices", crate::facts::topology::IOMMU_GROUPS_DIR, g.number),
                 );
             }
             for pair in members.windows(2) {
                 f = f.evidence(
                     Subject::gpu_pair(pair[0], pair[1]),
                     format!("IOMMU group {}", g.number),
-                    format!("{}/{}/devices", crate::probes::topology::IOMMU_GROUPS_DIR, g.number),
+                    format!("{}/{}/devices", crate::facts::topology::IOMMU_GROUPS_DIR, g.number),
                 );
             }
             Some(f)
@@ -414,8 +414,8 @@ fn shared_groups(topo: &Topology) -> Vec<Finding> {
 pub(crate) mod tests {
     use super::*;
     use crate::fact::{Fact, MissingReason};
-    use crate::probes::topology::{Acs, Bridge, BridgeKind, Iommu, IommuGroup, IommuUnit, TopoGpu};
-    use crate::rules::testing::*;
+    use crate::facts::topology::{Acs, Bridge, BridgeKind, Iommu, IommuGroup, IommuUnit, TopoGpu};
+    use crate::testing::*;
 
     fn gpu(addr: &str, path: &[&str], group: Option<u32>) -> TopoGpu {
         TopoGpu {
@@ -578,9 +578,9 @@ pub(crate) mod tests {
         let mut s = acs_switch();
         for (i, peer) in [(0, 1), (1, 0)] {
             let g = nvml_gpu(&mut s, i);
-            g.nvlinks = crate::probes::nvml::Field::Value(vec![true; 4]);
+            g.nvlinks = crate::facts::nvml::Field::Value(vec![true; 4]);
             g.nvlink_remotes =
-                crate::probes::nvml::Field::Value(vec![Some(format!("0000{}", bus_id(peer))); 4]);
+                crate::facts::nvml::Field::Value(vec![Some(format!("0000{}", bus_id(peer))); 4]);
         }
         let pairs = s.gpu_pairs();
         assert_eq!(pairs[0].link.unwrap().label(), "NV4");

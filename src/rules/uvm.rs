@@ -3,8 +3,8 @@
 
 use super::{requires_nvidia_hardware, Outcome, Rule};
 use crate::codes;
+use crate::facts::kernel_module::MODULES_FILE;
 use crate::findings::{Finding, Severity};
-use crate::probes::kernel_module::MODULES_FILE;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 use crate::subject::SubjectKind;
@@ -98,7 +98,7 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::*;
+    use crate::testing::*;
 
     #[test]
     fn healthy_host_has_uvm() {

@@ -126,7 +126,7 @@ pub fn parse_visible_devices(value: &str, gpu_count: Option<usize>) -> VisibleDe
 }
 
 /// NVML's GPU UUIDs and MIG-instance UUIDs.
-fn nvml_uuids(sys: &crate::probes::nvml::NvmlSystem) -> (Vec<&str>, Vec<&str>) {
+fn nvml_uuids(sys: &crate::facts::nvml::NvmlSystem) -> (Vec<&str>, Vec<&str>) {
     let gpus = sys
         .devices
         .iter()
@@ -143,7 +143,7 @@ fn nvml_uuids(sys: &crate::probes::nvml::NvmlSystem) -> (Vec<&str>, Vec<&str>) {
 
 /// Whether a CUDA_VISIBLE_DEVICES UUID entry (or a unique prefix, as CUDA accepts) names a
 /// GPU or MIG instance NVML lists; a MIG- entry only matches MIG instances.
-pub fn names_a_known_uuid(sys: &crate::probes::nvml::NvmlSystem, entry: &str) -> bool {
+pub fn names_a_known_uuid(sys: &crate::facts::nvml::NvmlSystem, entry: &str) -> bool {
     let (gpus, migs) = nvml_uuids(sys);
     let known = if entry.starts_with("MIG-") {
         migs
@@ -158,7 +158,7 @@ pub fn names_a_known_uuid(sys: &crate::probes::nvml::NvmlSystem, entry: &str) ->
 fn stop_at_unknown_uuid(
     parsed: &mut VisibleDevices,
     value: &str,
-    sys: &crate::probes::nvml::NvmlSystem,
+    sys: &crate::facts::nvml::NvmlSystem,
 ) {
     let read = parsed.stop.as_ref().map_or(usize::MAX, |(pos, _)| *pos);
     let entries: Vec<&str> = value.split(',').take(read).collect();
@@ -391,8 +391,8 @@ mod tests {
 
     mod on_snapshots {
         use super::super::*;
-        use crate::probes::nvml::{Field, MigInstance};
-        use crate::rules::testing::*;
+        use crate::facts::nvml::{Field, MigInstance};
+        use crate::testing::*;
 
         fn with(value: &str) -> Snapshot {
             let mut s = healthy();

@@ -4,8 +4,8 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
+use crate::facts::libraries::WSL_LIB_DIR;
 use crate::findings::{Finding, Severity};
-use crate::probes::libraries::WSL_LIB_DIR;
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
 
@@ -75,8 +75,8 @@ fn run(snap: &Snapshot) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::libraries::Via;
-    use crate::rules::testing::*;
+    use crate::facts::libraries::Via;
+    use crate::testing::*;
 
     fn healthy_wsl() -> Snapshot {
         let mut s = healthy();
@@ -96,7 +96,7 @@ mod tests {
         );
         let l = libs_mut(&mut s);
         l.search.wsl_lib_searched = Some(true);
-        l.nvidia_smi = Some(crate::probes::libraries::Executable {
+        l.nvidia_smi = Some(crate::facts::libraries::Executable {
             path: format!("{WSL_LIB_DIR}/nvidia-smi"),
             resolved: format!("{WSL_LIB_DIR}/nvidia-smi"),
         });
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn a_linux_nvidia_smi_alone_is_a_warning() {
         let mut s = healthy_wsl();
-        libs_mut(&mut s).nvidia_smi = Some(crate::probes::libraries::Executable {
+        libs_mut(&mut s).nvidia_smi = Some(crate::facts::libraries::Executable {
             path: "/usr/bin/nvidia-smi".into(),
             resolved: "/usr/bin/nvidia-smi".into(),
         });

@@ -18,7 +18,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 use crate::compat::cuda_errors;
-use crate::probes::smoke::CudaError;
+use crate::facts::smoke::CudaError;
 use cudarc::driver::sys::{
     CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUfunction, CUjit_option, CUmodule,
     CUstream, CUuuid,

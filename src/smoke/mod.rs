@@ -7,6 +7,7 @@ pub mod driver;
 pub mod nccl;
 mod peer;
 pub mod progress;
+pub mod protocol;
 pub mod worker;
 
 /// The kernels, PTX ISA 6.0 for sm_50: every driver from R384 (CUDA 9.0) on can JIT them

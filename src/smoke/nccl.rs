@@ -18,7 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::driver::Driver;
-use crate::probes::smoke::{CudaError, WorkerLine};
+use crate::facts::smoke::CudaError;
+use crate::smoke::protocol::WorkerLine;
 use crate::worker::AnswerOut;
 
 /// The soname torch's libtorch_cuda.so needs, and the loader's default.

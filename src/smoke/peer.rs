@@ -13,7 +13,8 @@ use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr};
 use super::driver::Driver;
 use super::median;
 use super::worker::{grid, Kernels};
-use crate::probes::smoke::{CudaError, PeerBandwidth, PeerCopy, Step, Timing, WorkerLine};
+use crate::facts::smoke::{CudaError, PeerBandwidth, PeerCopy, Step, Timing};
+use crate::smoke::protocol::WorkerLine;
 use crate::worker::AnswerOut;
 
 const MIB: u64 = 1 << 20;

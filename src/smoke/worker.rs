@@ -13,9 +13,10 @@ use cudarc::driver::sys::{CUdevice_attribute, CUdeviceptr, CUfunction};
 use super::driver::Driver;
 use super::peer::Ready;
 use super::{check_matmul, matmul_inputs, median, MATMUL_TOLERANCE};
-use crate::probes::smoke::{
-    CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer, WorkerLine,
+use crate::facts::smoke::{
+    CudaError, DeviceInfo, Matmul, MemoryProbe, SmokeSettings, Step, Timing, Transfer,
 };
+use crate::smoke::protocol::WorkerLine;
 use crate::worker::AnswerOut;
 
 const MIB: u64 = 1 << 20;
@@ -718,22 +719,18 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
 /// Runs the calling thread on the CPUs sysfs lists as local to the GPU at `bus` and returns
 /// that list; None when sysfs does not say (no such device here, a VM without NUMA info).
 fn bind_near(bus: &str) -> Option<String> {
-    let bus = crate::probes::pci::sysfs_address(bus);
+    let bus = crate::facts::pci::sysfs_address(bus);
     let path = format!("/sys/bus/pci/devices/{bus}/local_cpulist");
     let list = std::fs::read_to_string(path).ok()?.trim().to_string();
     let cpus = parse_cpulist(&list)?;
-    // SAFETY: a zeroed cpu_set_t filled with CPU_SET, applied to this thread (pid 0).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for c in &cpus {
-            if (*c as usize) < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(*c as usize, &mut set);
-            }
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return None;
+    let mut set = rustix::thread::CpuSet::new();
+    for &c in &cpus {
+        if (c as usize) < rustix::thread::CpuSet::MAX_CPU {
+            set.set(c as usize);
         }
     }
+    // None: this thread.
+    rustix::thread::sched_setaffinity(None, &set).ok()?;
     Some(list)
 }
 

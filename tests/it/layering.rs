@@ -1,4 +1,4 @@
-//! The layers of src/ (docs/architecture.md): probes gather facts, rules judge them, renderers
+//! The layers of src/ (docs/architecture.md): probes gather facts (the data model in src/facts/), rules judge them, renderers
 //! show findings, and the shared libraries (versions, the loader, the registries) serve all of
 //! them. A file that reaches into a layer it must not fails here. The dependencies that are
 //! still there are listed by name, so a new one fails and a removed one must leave the list.
@@ -64,23 +64,30 @@ fn probes_use_neither_rules_nor_renderers() {
 }
 
 #[test]
-fn rules_do_not_render_and_renderers_do_not_probe() {
-    assert_eq!(offenders("rules", &["render", "cli"]), set(&[]));
-    // Renderers read the rules' results (Check, CheckStatus) and the findings, not the CLI.
-    assert_eq!(offenders("render", &["cli"]), set(&[]));
-    // Snapshot types still defined beside their probes; each file here reads them from there.
+fn the_facts_stand_alone() {
+    // The data model is read by every layer and reads none of them.
     assert_eq!(
-        offenders("render", &["probes"]),
-        set(&[
-            "render/devices.rs",
-            "render/form.rs",
-            "render/libs.rs",
-            "render/prometheus.rs",
-            "render/smoke.rs",
-            "render/toolkit.rs",
-            "render/view.rs",
-        ])
+        offenders("facts", &["probes", "rules", "render", "cli"]),
+        set(&[])
     );
+}
+
+#[test]
+fn rules_and_renderers_read_facts_not_probes() {
+    assert_eq!(offenders("rules", &["probes", "render", "cli"]), set(&[]));
+    // Renderers read the rules' results (Check, CheckStatus) and the findings, not the CLI.
+    assert_eq!(offenders("render", &["probes", "cli"]), set(&[]));
+    // The judging and presenting layers beside them read facts too.
+    for judged in ["diff", "fleet", "recommend", "explain"] {
+        assert_eq!(offenders(judged, &["probes"]), set(&[]), "src/{judged}");
+    }
+}
+
+#[test]
+fn workers_own_their_wire_types() {
+    // The child processes (NVML, the smoke test) define what they send; their parent probes
+    // read it from them, never the other way round.
+    assert_eq!(offenders("smoke", &["probes", "rules", "render"]), set(&[]));
 }
 
 #[test]
@@ -123,18 +130,15 @@ fn the_shared_libraries_stay_below_every_layer() {
             }
         }
     }
-    // The snapshot, the verdicts, the headline and the report join probes' facts and rules'
-    // findings; the NVML worker and the topology builder read probe types.
+    // The verdicts, the headline and the report join facts and rules' findings; the unit
+    // tests' snapshots are built from probes' parsers and checked against the rules.
     assert_eq!(
         found,
         set(&[
-            "headline.rs -> probes",
             "headline.rs -> rules",
-            "nvml_worker.rs -> probes",
             "report.rs -> rules",
-            "snapshot.rs -> probes",
-            "topology.rs -> probes",
-            "verdict.rs -> probes",
+            "testing.rs -> probes",
+            "testing.rs -> rules",
             "verdict.rs -> rules",
         ])
     );

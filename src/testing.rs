@@ -6,31 +6,31 @@
 
 use std::collections::BTreeMap;
 
-use super::Outcome;
 use crate::compat::CudaVersion;
 use crate::envvars::Category;
 use crate::fact::{Fact, MissingReason};
-use crate::fatbin::FatbinSummary;
-use crate::findings::{Finding, Severity};
-use crate::ldcache::CacheFormat;
-use crate::probes::device_nodes::{Access, DeviceNode, DeviceNodes};
-use crate::probes::environment::{EnvValue, Environment};
-use crate::probes::identity::Identity;
-use crate::probes::kernel_module::{DriverGpu, KernelModule, LoadedModule, NvrmVersion};
-use crate::probes::libraries::{CacheInfo, Candidate, Libraries, Library, SearchPath, Via};
-use crate::probes::nvml::{
+use crate::facts::device_nodes::{Access, DeviceNode, DeviceNodes};
+use crate::facts::environment::{EnvValue, Environment};
+use crate::facts::identity::Identity;
+use crate::facts::kernel_module::{DriverGpu, KernelModule, LoadedModule, NvrmVersion};
+use crate::facts::libraries::{CacheInfo, Candidate, Libraries, Library, SearchPath, Via};
+use crate::facts::nvml::{
     Clocks, Ecc, Fabric, Field, Gpu, Memory, Mig, NvmlProbe, NvmlResult, NvmlSystem, Pcie,
     RemappedRows, RetiredPages, Throttle,
 };
-use crate::probes::pci::{Pci, PciDevice, PciRole};
-use crate::probes::platform::{Container, OsRelease, Platform, Wsl};
-use crate::probes::pytorch::{Dist, PythonEnv, Requirement, Torch};
-use crate::probes::smoke::CudaError;
-use crate::probes::smoke::{
+use crate::facts::pci::{Pci, PciDevice, PciRole};
+use crate::facts::platform::{Container, OsRelease, Platform, Wsl};
+use crate::facts::pytorch::{Dist, PythonEnv, Requirement, Torch};
+use crate::facts::smoke::CudaError;
+use crate::facts::smoke::{
     DeviceInfo, Matmul, MemoryProbe, SmokeDevice, SmokeProbe, SmokeResult, SmokeRun, SmokeSettings,
     Step, Timing, Transfer,
 };
-use crate::probes::toolkits::{CudaHome, Found, NvccOnPath, Route, Toolkit, ToolkitKind, Toolkits};
+use crate::facts::toolkits::{CudaHome, Found, NvccOnPath, Route, Toolkit, ToolkitKind, Toolkits};
+use crate::fatbin::FatbinSummary;
+use crate::findings::{Finding, Severity};
+use crate::ldcache::CacheFormat;
+use crate::rules::Outcome;
 use crate::snapshot::{ProbeRun, ProbeStatus, Snapshot};
 
 pub const DRIVER: &str = "550.54.15";
@@ -125,18 +125,29 @@ pub fn healthy() -> Snapshot {
 }
 
 /// /dev/kmsg holding these records (`prio,seq,usec,-;message` lines).
-pub fn kernel_log(kmsg: &str) -> crate::probes::kernel_log::KernelLog {
-    use crate::probes::kernel_log::{scan_kmsg, KernelLog, KMSG};
-    KernelLog {
+pub fn kernel_log(kmsg: &str) -> crate::facts::kernel_log::KernelLog {
+    use crate::probes::kernel_log::{scan_kmsg, KMSG};
+    crate::facts::kernel_log::KernelLog {
         scan: Fact::value(KMSG, scan_kmsg(kmsg, false)),
         passed_over: Vec::new(),
     }
 }
 
+/// /var/log/kern.log holding these lines (syslog format).
+pub fn kernel_log_from_text(log: &str) -> crate::facts::kernel_log::KernelLog {
+    crate::facts::kernel_log::KernelLog {
+        scan: Fact::value(
+            "/var/log/kern.log",
+            crate::probes::kernel_log::scan_text_log(log, false),
+        ),
+        passed_over: Vec::new(),
+    }
+}
+
 /// A host with eth0 and lo, no RDMA device and no GPUDirect RDMA module.
-pub fn nccl_host() -> crate::probes::nccl::NcclHost {
-    use crate::probes::nccl::{INFINIBAND_DIR, NET_DIR, SYS_MODULE_DIR};
-    crate::probes::nccl::NcclHost {
+pub fn nccl_host() -> crate::facts::nccl::NcclHost {
+    use crate::facts::nccl::{INFINIBAND_DIR, NET_DIR, SYS_MODULE_DIR};
+    crate::facts::nccl::NcclHost {
         net_interfaces: Fact::value(NET_DIR, vec!["eth0".into(), "lo".into()]),
         ib_devices: Fact::value(INFINIBAND_DIR, Vec::new()),
         peermem_sysfs: Fact::value(SYS_MODULE_DIR, Vec::new()),
@@ -148,24 +159,24 @@ pub fn no_gpu() -> Snapshot {
     let mut s = healthy();
     s.kernel_module = Some(KernelModule {
         version_file: Fact::missing(
-            crate::probes::kernel_module::VERSION_FILE,
+            crate::facts::kernel_module::VERSION_FILE,
             MissingReason::NotFound,
             "no such file",
         ),
-        modules: Fact::value(crate::probes::kernel_module::MODULES_FILE, Vec::new()),
+        modules: Fact::value(crate::facts::kernel_module::MODULES_FILE, Vec::new()),
         sys_version: Fact::missing(
-            crate::probes::kernel_module::SYS_VERSION_FILE,
+            crate::facts::kernel_module::SYS_VERSION_FILE,
             MissingReason::NotFound,
             "no such file",
         ),
         gpus: Fact::missing(
-            crate::probes::kernel_module::DRIVER_GPUS_DIR,
+            crate::facts::kernel_module::DRIVER_GPUS_DIR,
             MissingReason::NotFound,
             "no such directory",
         ),
     });
     s.pci = Some(Pci {
-        devices: Fact::value(crate::probes::pci::PCI_DEVICES_DIR, Vec::new()),
+        devices: Fact::value(crate::facts::pci::PCI_DEVICES_DIR, Vec::new()),
     });
     s.device_nodes = Some(DeviceNodes {
         nodes: Vec::new(),
@@ -196,7 +207,7 @@ pub fn no_gpu() -> Snapshot {
     });
     s.python = Some(Vec::new());
     s.smoke = Some(SmokeProbe {
-        library: crate::probes::smoke::DEFAULT_LIB.into(),
+        library: crate::facts::smoke::DEFAULT_LIB.into(),
         settings: SmokeSettings::default(),
         result: SmokeResult::NotRun {
             reason: "no NVIDIA GPU seen".into(),
@@ -254,7 +265,7 @@ fn platform() -> Platform {
 }
 
 fn kernel_module() -> KernelModule {
-    use crate::probes::kernel_module::{
+    use crate::facts::kernel_module::{
         DRIVER_GPUS_DIR, MODULES_FILE, SYS_VERSION_FILE, VERSION_FILE,
     };
     let module = |name: &str| LoadedModule {
@@ -311,14 +322,14 @@ pub fn pci_gpu(i: u32, driver: Option<&str>) -> PciDevice {
         role: PciRole::Gpu,
         driver: driver.map(str::to_string),
         subsystem: None,
-        source: format!("{}/{}", crate::probes::pci::PCI_DEVICES_DIR, bus_id(i)),
+        source: format!("{}/{}", crate::facts::pci::PCI_DEVICES_DIR, bus_id(i)),
     }
 }
 
 fn pci() -> Pci {
     Pci {
         devices: Fact::value(
-            crate::probes::pci::PCI_DEVICES_DIR,
+            crate::facts::pci::PCI_DEVICES_DIR,
             vec![pci_gpu(0, Some("nvidia")), pci_gpu(1, Some("nvidia"))],
         ),
     }
@@ -421,7 +432,7 @@ pub fn candidate(dir: &str, name: &str, target_name: &str, via: Via) -> Candidat
         via,
         detail: None,
         target: Some(format!("{dir}/{target_name}")),
-        version: crate::probes::libraries::version_from_file_name(target_name),
+        version: crate::facts::libraries::version_from_file_name(target_name),
         version_source: Some(format!("{dir}/{target_name}")),
         elf_soname: Some(name.into()),
         needed: Vec::new(),
@@ -476,7 +487,7 @@ fn libraries() -> Libraries {
                 ),
             ),
         ],
-        nvidia_smi: Some(crate::probes::libraries::Executable {
+        nvidia_smi: Some(crate::facts::libraries::Executable {
             path: "/usr/bin/nvidia-smi".into(),
             resolved: "/usr/bin/nvidia-smi".into(),
         }),
@@ -735,8 +746,8 @@ pub fn smoke_run() -> SmokeRun {
 }
 
 /// A verified 64 MiB peer copy at 40 GB/s (a PCIe Gen5 pair).
-pub fn smoke_peer(from: u32, to: u32) -> crate::probes::smoke::PeerCopy {
-    use crate::probes::smoke::{PeerBandwidth, PeerCopy, Step, Timing};
+pub fn smoke_peer(from: u32, to: u32) -> crate::facts::smoke::PeerCopy {
+    use crate::facts::smoke::{PeerBandwidth, PeerCopy, Step, Timing};
     PeerCopy {
         from,
         to,
@@ -759,7 +770,7 @@ pub fn smoke_peer(from: u32, to: u32) -> crate::probes::smoke::PeerCopy {
 
 fn smoke() -> SmokeProbe {
     SmokeProbe {
-        library: crate::probes::smoke::DEFAULT_LIB.into(),
+        library: crate::facts::smoke::DEFAULT_LIB.into(),
         settings: SmokeSettings::default(),
         result: SmokeResult::Ran { run: smoke_run() },
         nccl: None,
@@ -869,18 +880,18 @@ pub fn kernel_module_mut(s: &mut Snapshot) -> &mut KernelModule {
 pub fn unload_nvidia(s: &mut Snapshot) {
     let km = kernel_module_mut(s);
     km.version_file = Fact::missing(
-        crate::probes::kernel_module::VERSION_FILE,
+        crate::facts::kernel_module::VERSION_FILE,
         MissingReason::NotFound,
         "no such file",
     );
     km.sys_version = Fact::missing(
-        crate::probes::kernel_module::SYS_VERSION_FILE,
+        crate::facts::kernel_module::SYS_VERSION_FILE,
         MissingReason::NotFound,
         "no such file",
     );
-    km.modules = Fact::value(crate::probes::kernel_module::MODULES_FILE, Vec::new());
+    km.modules = Fact::value(crate::facts::kernel_module::MODULES_FILE, Vec::new());
     km.gpus = Fact::missing(
-        crate::probes::kernel_module::DRIVER_GPUS_DIR,
+        crate::facts::kernel_module::DRIVER_GPUS_DIR,
         MissingReason::NotFound,
         "no such directory",
     );
@@ -893,7 +904,7 @@ pub fn set_driver(s: &mut Snapshot, version: &str) {
         v.version = version.into();
     }
     km.sys_version = Fact::value(
-        crate::probes::kernel_module::SYS_VERSION_FILE,
+        crate::facts::kernel_module::SYS_VERSION_FILE,
         version.to_string(),
     );
     for lib in &mut libs_mut(s).libraries {
@@ -932,8 +943,8 @@ pub fn pci_devices_mut(s: &mut Snapshot) -> &mut Vec<PciDevice> {
 // --- the host's container stack ----------------------------------------------------------
 
 /// A host with no container engine, no toolkit and no CDI spec.
-pub fn container_host() -> crate::probes::container_host::ContainerHost {
-    use crate::probes::container_host::*;
+pub fn container_host() -> crate::facts::container_host::ContainerHost {
+    use crate::facts::container_host::*;
     ContainerHost {
         packages: Fact::value(DPKG_STATUS, Vec::new()),
         rpm_db: None,
@@ -986,22 +997,22 @@ pub fn container_host() -> crate::probes::container_host::ContainerHost {
     }
 }
 
-pub fn host_mut(s: &mut Snapshot) -> &mut crate::probes::container_host::ContainerHost {
+pub fn host_mut(s: &mut Snapshot) -> &mut crate::facts::container_host::ContainerHost {
     s.container_host.as_mut().unwrap()
 }
 
-pub fn bin(name: &str) -> crate::probes::container_host::Binary {
-    crate::probes::container_host::Binary {
+pub fn bin(name: &str) -> crate::facts::container_host::Binary {
+    crate::facts::container_host::Binary {
         name: name.into(),
         path: format!("/usr/bin/{name}"),
     }
 }
 
-pub fn dpkg(name: &str, version: &str) -> crate::probes::container_host::Package {
-    crate::probes::container_host::Package {
+pub fn dpkg(name: &str, version: &str) -> crate::facts::container_host::Package {
+    crate::facts::container_host::Package {
         name: name.into(),
         version: version.into(),
-        source: crate::probes::container_host::DPKG_STATUS.into(),
+        source: crate::facts::container_host::DPKG_STATUS.into(),
     }
 }
 
@@ -1014,7 +1025,7 @@ pub fn with_docker(s: &mut Snapshot) {
 
 /// The toolkit installed at `version` (packages and binaries) and Docker configured for it.
 pub fn with_toolkit(s: &mut Snapshot, version: &str) {
-    use crate::probes::container_host::*;
+    use crate::facts::container_host::*;
     let h = host_mut(s);
     let pkgs: Vec<Package> = TOOLKIT_PACKAGES
         .iter()
@@ -1040,7 +1051,7 @@ pub fn with_toolkit(s: &mut Snapshot, version: &str) {
 
 /// A CDI spec for nvidia.com/gpu generated for `driver`, whose files exist unless listed in `missing`.
 pub fn nvidia_spec(s: &mut Snapshot, path: &str, driver: &str, missing: &[&str]) {
-    use crate::probes::container_host::*;
+    use crate::facts::container_host::*;
     let lib = format!("{LIB_DIR}/libcuda.so.{driver}");
     let paths = [
         ("/dev/nvidiactl".to_string(), "device_node"),
@@ -1141,7 +1152,7 @@ pub fn evidence_mentions(f: &Finding, s: &str) -> bool {
 #[test]
 fn healthy_host_has_no_findings() {
     let s = healthy();
-    for rule in super::RULES {
+    for rule in crate::rules::RULES {
         if let Outcome::Checked(f) = (rule.run)(&s) {
             assert!(f.is_empty(), "{}: {f:#?}", rule.name);
         }
@@ -1243,18 +1254,18 @@ fn unanswered_facts_never_panic() {
     torch_mut(&mut s).version = Fact::missing("version.py", MissingReason::Malformed, "x");
     torch_mut(&mut s).dist_version = "not.a.version".into();
     torch_mut(&mut s).cuda = Some("12".into());
-    for rule in super::RULES {
+    for rule in crate::rules::RULES {
         let _ = (rule.run)(&s);
     }
 }
 
 /// A linkage of the primary environment (SITE): objects and the modules opened, in order.
 pub fn linkage(
-    modules: Vec<crate::probes::linkage::Module>,
+    modules: Vec<crate::facts::linkage::Module>,
     objects: Vec<crate::loader::Object>,
     versions: Vec<(usize, &str)>,
-) -> crate::probes::linkage::Linkage {
-    crate::probes::linkage::Linkage {
+) -> crate::facts::linkage::Linkage {
+    crate::facts::linkage::Linkage {
         site: SITE.into(),
         python: None,
         ld_library_path: Vec::new(),
@@ -1263,7 +1274,7 @@ pub fn linkage(
         limits: Vec::new(),
         versions: versions
             .into_iter()
-            .map(|(object, v)| crate::probes::linkage::LibraryVersion {
+            .map(|(object, v)| crate::facts::linkage::LibraryVersion {
                 object,
                 version: v.into(),
                 source: "test".into(),
@@ -1278,8 +1289,8 @@ pub fn linked_module(
     dist: &str,
     object: usize,
     failures: Vec<crate::loader::Failure>,
-) -> crate::probes::linkage::Module {
-    crate::probes::linkage::Module {
+) -> crate::facts::linkage::Module {
+    crate::facts::linkage::Module {
         package: package.into(),
         dist: Some(dist.into()),
         path: format!("{SITE}/{package}/module{object}.so"),
@@ -1287,7 +1298,7 @@ pub fn linked_module(
         mapped: vec![object],
         failures: failures
             .into_iter()
-            .map(|failure| crate::probes::linkage::Failed {
+            .map(|failure| crate::facts::linkage::Failed {
                 failure,
                 picked_how: None,
                 would_work: Vec::new(),
