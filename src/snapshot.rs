@@ -7,15 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::compat::DriverVersion;
 use crate::facts::device_nodes::DeviceNodes;
-pub use crate::facts::environment::Environment;
+use crate::facts::environment::Environment;
 use crate::facts::identity::Identity;
 use crate::facts::kernel_module::KernelModule;
 use crate::facts::libraries::Libraries;
 use crate::facts::nvml::NvmlProbe;
 use crate::facts::pci::{Pci, PciRole};
 // For readers of saved reports (src/diff/): PCI addresses as sysfs spells them.
-pub use crate::facts::pci::sysfs_address;
-pub use crate::facts::platform::Platform;
+use crate::facts::platform::Platform;
 use crate::facts::python_sites::Site;
 use crate::facts::pytorch::PythonEnv;
 use crate::facts::toolkits::{Toolkit, Toolkits};

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::v1::{self, Answer, Fact, Report, Seen};
 use super::Section;
-use crate::snapshot::{sysfs_address, Place, Snapshot};
+use crate::facts::pci::sysfs_address;
+use crate::snapshot::{Place, Snapshot};
 
 pub(super) struct Entry {
     pub section: Section,

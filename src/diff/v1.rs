@@ -11,7 +11,8 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Number, Value};
 
-use crate::snapshot::{Environment, Platform};
+use crate::facts::environment::Environment;
+use crate::facts::platform::Platform;
 
 /// A field as written: None when the report lacks it, `Some(None)` when it is `null`.
 pub type Seen<T> = Option<Option<T>>;
