@@ -19,7 +19,16 @@ enum Kind {
     /// A string in which `{version}` stands for the row's `version`.
     VersionStr,
     OptStr,
+    U32,
     OptU32,
+    /// A CUDA version, "12.4".
+    Cuda,
+    /// A (major, minor, patch) version, "1.17.8".
+    Triple,
+    /// A list of strings.
+    Strs,
+    /// One of an enum's variants: its Rust path and (TOML name, variant) pairs.
+    Enum(&'static str, &'static [(&'static str, &'static str)]),
     Bool,
     /// A list of numbers, or the name of one in `[sets]`.
     U32s,
@@ -133,6 +142,86 @@ const TABLES: &[Spec] = &[
         ty: None,
         fields: &[("package", Str), ("version", Str), ("source", Str)],
     },
+    Spec {
+        file: "driver",
+        rows: "toolkit",
+        item: "pub static TOOLKIT_DRIVERS",
+        doc: "CUDA RN Table 3, every row, in release order. 12.7 was never released.",
+        ty: Some("ToolkitDriverRow"),
+        fields: &[
+            ("toolkit", Str),
+            ("version", Cuda),
+            ("min_linux", Str),
+            ("min_windows", OptStr),
+            ("source", Str),
+        ],
+    },
+    Spec {
+        file: "driver",
+        rows: "family",
+        item: "pub static FAMILY_MINIMUMS",
+        doc: "Minor-version compatibility, per CUDA major (CUDA 10 and older have none).",
+        ty: Some("FamilyMinimum"),
+        fields: &[
+            ("major", U32),
+            ("min_linux", Str),
+            ("min_windows", OptStr),
+            ("source", Str),
+        ],
+    },
+    Spec {
+        file: "driver",
+        rows: "branch",
+        item: "pub static DRIVER_BRANCHES",
+        doc: "The CUDA version each driver branch reports, by branch (ascending).",
+        ty: Some("BranchRow"),
+        fields: &[("branch", U32), ("max_cuda", Cuda), ("source", Str)],
+    },
+    Spec {
+        file: "driver",
+        rows: "forward_compat",
+        item: "pub static FORWARD_COMPAT_MATRIX",
+        doc: "The forward-compatibility support matrix: each `cuda-compat` package and the \
+              base branches it is marked C for.",
+        ty: Some("ForwardCompatRow"),
+        fields: &[("package", Cuda), ("compatible_bases", U32s)],
+    },
+    Spec {
+        file: "xid",
+        rows: "xid",
+        item: "pub static XIDS",
+        doc: "By code (ascending).",
+        ty: Some("XidInfo"),
+        fields: &[
+            ("code", U32),
+            ("name", Str),
+            ("action", Enum("XidAction", XID_ACTIONS)),
+            ("application", Bool),
+            ("source", Str),
+        ],
+    },
+    Spec {
+        file: "container_toolkit",
+        rows: "advisory",
+        item: "pub const ADVISORIES",
+        doc: "Sorted by `fixed_in`.",
+        ty: Some("Advisory"),
+        fields: &[
+            ("fixed_in", Triple),
+            ("cves", Strs),
+            ("what", Str),
+            ("source", Str),
+        ],
+    },
+];
+
+const XID_ACTIONS: &[(&str, &str)] = &[
+    ("none", "None"),
+    ("restart_app", "RestartApp"),
+    ("reset_when_convenient", "ResetWhenConvenient"),
+    ("reset_gpu", "ResetGpu"),
+    ("reboot_node", "RebootNode"),
+    ("run_diagnostics", "RunDiagnostics"),
 ];
 
 fn main() {
@@ -301,6 +390,7 @@ fn emit_field(
     let str_of = |v: &Value| v.as_str().map(str::to_owned).ok_or("expected a string");
     let v = match (kind, v) {
         (OptStr | OptU32, None) => return Ok("None".into()),
+        (Strs, None) => return Ok("&[]".into()),
         (_, None) => return Err("missing".into()),
         (_, Some(v)) => v,
     };
@@ -314,7 +404,35 @@ fn emit_field(
             format!("{:?}", str_of(v)?.replace("{version}", version))
         }
         OptStr => format!("Some({:?})", str_of(v)?),
+        U32 => u32_of(v)?,
         OptU32 => format!("Some({})", u32_of(v)?),
+        Cuda => format!(
+            "crate::compat::CudaVersion::new({})",
+            numbers(v, 2)?.join(", ")
+        ),
+        Triple => format!("({})", numbers(v, 3)?.join(", ")),
+        Strs => {
+            let list = v.as_array().ok_or("expected a list of strings")?;
+            let items = list
+                .iter()
+                .map(|s| {
+                    s.as_str()
+                        .map(|s| format!("{s:?}"))
+                        .ok_or("expected a list of strings")
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            format!("&[{}]", items.join(", "))
+        }
+        Enum(ty, variants) => {
+            let name = v.as_str().unwrap_or_default();
+            match variants.iter().find(|(n, _)| *n == name) {
+                Some((_, variant)) => format!("{ty}::{variant}"),
+                None => {
+                    let names: Vec<_> = variants.iter().map(|(n, _)| *n).collect();
+                    return Err(format!("expected one of {}, got {v}", names.join(", ")));
+                }
+            }
+        }
         Bool => v.as_bool().ok_or("expected true or false")?.to_string(),
         U32s => match v {
             Value::String(name) if sets.contains_key(name) => {
@@ -370,6 +488,20 @@ fn set_ident(name: &str) -> Result<String, String> {
         ));
     }
     Ok(name.to_ascii_uppercase())
+}
+
+/// "12.4" (n = 2) or "1.17.8" (n = 3): exactly n dot-separated numbers.
+fn numbers(v: &Value, n: usize) -> Result<Vec<String>, String> {
+    let text = v.as_str().ok_or("expected a version string")?;
+    let parts: Vec<String> = text
+        .split('.')
+        .map(|p| p.parse::<u32>().map(|n| n.to_string()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("`{text}`: expected {n} numbers separated by dots"))?;
+    if parts.len() != n {
+        return Err(format!("`{text}`: expected {n} numbers separated by dots"));
+    }
+    Ok(parts)
 }
 
 fn u32_of(v: &Value) -> Result<String, String> {
