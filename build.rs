@@ -23,6 +23,11 @@ enum Kind {
     OptU32,
     /// A CUDA version, "12.4".
     Cuda,
+    OptCuda,
+    /// A compute capability, "8.6".
+    Cc,
+    /// A list of compute capabilities; absent: None.
+    OptCcs,
     /// A (major, minor, patch) version, "1.17.8".
     Triple,
     /// A list of strings.
@@ -47,8 +52,9 @@ struct Spec {
     item: &'static str,
     /// The item's doc comment: the order the lookups rely on.
     doc: &'static str,
-    /// The row type's path; None writes each row as a tuple of its fields.
-    ty: Option<&'static str>,
+    /// The row type: a struct's name, or a tuple type, "(u32, &[u32])", whose rows are
+    /// written as tuples of their fields.
+    ty: &'static str,
     fields: &'static [(&'static str, Kind)],
 }
 
@@ -78,7 +84,7 @@ const fn package(file: &'static str) -> Spec {
         rows: "release",
         item: "pub static RELEASES",
         doc: "Newest first: `recommend` takes the first row that fits.",
-        ty: Some("PackageRelease"),
+        ty: "PackageRelease",
         fields: PACKAGE,
     }
 }
@@ -96,7 +102,7 @@ const TABLES: &[Spec] = &[
         rows: "build",
         item: "pub static BUILDS",
         doc: "Newest first; within a release, newest CUDA first, x86_64 then aarch64.",
-        ty: Some("TorchBuild"),
+        ty: "TorchBuild",
         fields: &[
             ("release", Str),
             ("variant", Str),
@@ -111,7 +117,7 @@ const TABLES: &[Spec] = &[
         rows: "release",
         item: "pub static TORCH_PYTHONS",
         doc: "Newest first, the releases of `torch::BUILDS`.",
-        ty: Some("TorchPythons"),
+        ty: "TorchPythons",
         fields: &[
             ("release", Str),
             ("x86_64", U32s),
@@ -124,7 +130,7 @@ const TABLES: &[Spec] = &[
         rows: "release",
         item: "pub static RELEASES",
         doc: "Oldest first per package, as PyPI lists them.",
-        ty: Some("CompanionRelease"),
+        ty: "CompanionRelease",
         fields: &[
             ("package", Str),
             ("version", Str),
@@ -139,7 +145,7 @@ const TABLES: &[Spec] = &[
         doc: "(package, version, source): the first release whose import check \
               (`_check_cuda_version`) compares only the CUDA major with torch's; older ones \
               raise \"compiled with different CUDA versions\" on any difference.",
-        ty: None,
+        ty: "(&str, &str, &str)",
         fields: &[("package", Str), ("version", Str), ("source", Str)],
     },
     Spec {
@@ -147,7 +153,7 @@ const TABLES: &[Spec] = &[
         rows: "toolkit",
         item: "pub static TOOLKIT_DRIVERS",
         doc: "CUDA RN Table 3, every row, in release order. 12.7 was never released.",
-        ty: Some("ToolkitDriverRow"),
+        ty: "ToolkitDriverRow",
         fields: &[
             ("toolkit", Str),
             ("version", Cuda),
@@ -161,7 +167,7 @@ const TABLES: &[Spec] = &[
         rows: "family",
         item: "pub static FAMILY_MINIMUMS",
         doc: "Minor-version compatibility, per CUDA major (CUDA 10 and older have none).",
-        ty: Some("FamilyMinimum"),
+        ty: "FamilyMinimum",
         fields: &[
             ("major", U32),
             ("min_linux", Str),
@@ -174,7 +180,7 @@ const TABLES: &[Spec] = &[
         rows: "branch",
         item: "pub static DRIVER_BRANCHES",
         doc: "The CUDA version each driver branch reports, by branch (ascending).",
-        ty: Some("BranchRow"),
+        ty: "BranchRow",
         fields: &[("branch", U32), ("max_cuda", Cuda), ("source", Str)],
     },
     Spec {
@@ -183,7 +189,7 @@ const TABLES: &[Spec] = &[
         item: "pub static FORWARD_COMPAT_MATRIX",
         doc: "The forward-compatibility support matrix: each `cuda-compat` package and the \
               base branches it is marked C for.",
-        ty: Some("ForwardCompatRow"),
+        ty: "ForwardCompatRow",
         fields: &[("package", Cuda), ("compatible_bases", U32s)],
     },
     Spec {
@@ -191,7 +197,7 @@ const TABLES: &[Spec] = &[
         rows: "xid",
         item: "pub static XIDS",
         doc: "By code (ascending).",
-        ty: Some("XidInfo"),
+        ty: "XidInfo",
         fields: &[
             ("code", U32),
             ("name", Str),
@@ -205,7 +211,7 @@ const TABLES: &[Spec] = &[
         rows: "advisory",
         item: "pub const ADVISORIES",
         doc: "Sorted by `fixed_in`.",
-        ty: Some("Advisory"),
+        ty: "Advisory",
         fields: &[
             ("fixed_in", Triple),
             ("cves", Strs),
@@ -213,7 +219,90 @@ const TABLES: &[Spec] = &[
             ("source", Str),
         ],
     },
+    Spec {
+        file: "arch",
+        rows: "architecture",
+        item: "pub static ARCHITECTURES",
+        doc: "One row per CC, ascending.",
+        ty: "ArchRow",
+        fields: &[
+            ("cc", Cc),
+            ("arch", Str),
+            ("examples", Str),
+            ("first_cuda", OptCuda),
+            ("last_cuda", OptCuda),
+            ("tegra", Bool),
+            ("min_driver_branch", OptU32),
+            ("last_driver_branch", OptU32),
+            ("kernel_modules", Enum("KernelModules", KERNEL_MODULES)),
+            ("source", Str),
+        ],
+    },
+    Spec {
+        file: "compiler_targets",
+        rows: "verified",
+        item: "static VERIFIED_TARGETS",
+        doc: "Read from the toolkit binaries: `ptxas --help` (11.7–12.9) and \
+              `nvcc --list-gpu-code` (13.x).",
+        ty: "VerifiedTargets",
+        fields: &[("from", Cuda), ("to", Cuda), ("sms", U32s), ("source", Str)],
+    },
+    Spec {
+        file: "compiler_targets",
+        rows: "released",
+        item: "static RELEASED_TOOLKITS",
+        doc: "(major, minors): released CUDA minors per major, from 9.0 on, ascending.",
+        ty: "(u32, &[u32])",
+        fields: &[("major", U32), ("minors", U32s)],
+    },
+    gpu_models("data_center", "static DATA_CENTER"),
+    gpu_models("quadro", "static QUADRO"),
+    gpu_models("quadro_rtx", "static QUADRO_RTX"),
+    gpu_models("rtx_a", "static RTX_A"),
+    gpu_models("t_series", "static T_SERIES"),
+    gpu_models("geforce_rtx", "static GEFORCE_RTX"),
+    gpu_models("geforce_gtx", "static GEFORCE_GTX"),
+    gpu_models("geforce_gt", "static GEFORCE_GT"),
+    gpu_models("geforce_mx", "static GEFORCE_MX"),
+    Spec {
+        file: "capabilities",
+        rows: "capability",
+        item: "pub static CAPABILITIES",
+        doc: "In the order they are shown.",
+        ty: "Capability",
+        fields: &[
+            ("key", Str),
+            ("title", Str),
+            ("min_cc", Cc),
+            ("only", OptCcs),
+            ("below", Enum("Support", SUPPORT)),
+            ("note", Str),
+            ("source", Str),
+        ],
+    },
 ];
+
+/// A model-word table of one product family (src/compat/arch.rs `gpu_from_name`).
+const fn gpu_models(rows: &'static str, item: &'static str) -> Spec {
+    Spec {
+        file: "gpu_models",
+        rows,
+        item,
+        doc: "Model words as the driver's GPU name spells them (\"A100\", \"4090\").",
+        ty: "Model",
+        fields: &[("word", Str), ("cc", Cc), ("source", Str)],
+    }
+}
+
+const KERNEL_MODULES: &[(&str, &str)] = &[
+    ("proprietary_only", "ProprietaryOnly"),
+    ("either", "Either"),
+    ("open_only", "OpenOnly"),
+    ("not_applicable", "NotApplicable"),
+    ("unknown", "Unknown"),
+];
+
+const SUPPORT: &[(&str, &str)] = &[("yes", "Yes"), ("no", "No"), ("emulated", "Emulated")];
 
 const XID_ACTIONS: &[(&str, &str)] = &[
     ("none", "None"),
@@ -282,8 +371,17 @@ fn generate(path: &Path, file: &str) -> Result<String, String> {
     let mut code = format!("// Generated by build.rs from src/compat/data/{file}.toml.\n");
     for (name, list) in sets {
         let ident = set_ident(name)?;
-        let nums = u32_list(list).map_err(|e| format!("[sets] {name}: {e}"))?;
-        writeln!(code, "const {ident}: &[u32] = &[{}];", nums.join(", ")).unwrap();
+        let (ty, items) = if is_cc_set(list) {
+            let ccs = list.as_array().into_iter().flatten().map(cc);
+            (
+                "crate::compat::ComputeCapability",
+                ccs.collect::<Result<Vec<_>, _>>(),
+            )
+        } else {
+            ("u32", u32_list(list))
+        };
+        let items = items.map_err(|e| format!("[sets] {name}: {e}"))?;
+        writeln!(code, "const {ident}: &[{ty}] = &[{}];", items.join(", ")).unwrap();
     }
     let mut used_sets = BTreeSet::new();
     for t in tables {
@@ -291,12 +389,11 @@ fn generate(path: &Path, file: &str) -> Result<String, String> {
             Some(Value::Array(rows)) => rows,
             _ => return Err(format!("no [[{}]] rows", t.rows)),
         };
-        let ty = t.ty.unwrap_or("(&str, &str, &str)");
-        writeln!(code, "#[doc = {:?}]\n{}: &[{ty}] = &[", t.doc, t.item).unwrap();
+        writeln!(code, "#[doc = {:?}]\n{}: &[{}] = &[", t.doc, t.item, t.ty).unwrap();
         for (i, row) in rows.iter().enumerate() {
             let fields = resolve(t, row, defaults, templates)
                 .and_then(|f| emit_row(t, &f, sets, &mut used_sets))
-                .map_err(|e| format!("[[{}]] row {} {}: {e}", t.rows, i + 1, row_name(row)))?;
+                .map_err(|e| format!("[[{}]] row {}{}: {e}", t.rows, i + 1, row_name(row)))?;
             writeln!(code, "    {fields},").unwrap();
         }
         code.push_str("];\n");
@@ -309,10 +406,17 @@ fn generate(path: &Path, file: &str) -> Result<String, String> {
 
 /// What names a row in an error: its version or release, where it has one.
 fn row_name(row: &Value) -> String {
-    ["version", "release", "package"]
-        .iter()
-        .find_map(|k| row.get(k).and_then(Value::as_str))
-        .map(|v| format!("({v})"))
+    const KEYS: [&str; 10] = [
+        "version", "release", "key", "word", "toolkit", "cc", "code", "branch", "major", "package",
+    ];
+    KEYS.iter()
+        .find_map(|k| row.get(k))
+        .map(|v| {
+            format!(
+                " ({k})",
+                k = v.as_str().map_or(v.to_string(), str::to_string)
+            )
+        })
         .unwrap_or_default()
 }
 
@@ -369,14 +473,14 @@ fn emit_row(
     for (name, kind) in t.fields {
         let value = emit_field(*kind, fields.get(*name), fields, sets, used_sets)
             .map_err(|e| format!("field `{name}`: {e}"))?;
-        parts.push(match t.ty {
-            Some(_) => format!("{name}: {value}"),
-            None => value,
+        parts.push(match t.ty.starts_with('(') {
+            false => format!("{name}: {value}"),
+            true => value,
         });
     }
-    Ok(match t.ty {
-        Some(ty) => format!("{ty} {{ {} }}", parts.join(", ")),
-        None => format!("({})", parts.join(", ")),
+    Ok(match t.ty.starts_with('(') {
+        false => format!("{} {{ {} }}", t.ty, parts.join(", ")),
+        true => format!("({})", parts.join(", ")),
     })
 }
 
@@ -389,7 +493,7 @@ fn emit_field(
 ) -> Result<String, String> {
     let str_of = |v: &Value| v.as_str().map(str::to_owned).ok_or("expected a string");
     let v = match (kind, v) {
-        (OptStr | OptU32, None) => return Ok("None".into()),
+        (OptStr | OptU32 | OptCuda | OptCcs, None) => return Ok("None".into()),
         (Strs, None) => return Ok("&[]".into()),
         (_, None) => return Err("missing".into()),
         (_, Some(v)) => v,
@@ -406,10 +510,19 @@ fn emit_field(
         OptStr => format!("Some({:?})", str_of(v)?),
         U32 => u32_of(v)?,
         OptU32 => format!("Some({})", u32_of(v)?),
-        Cuda => format!(
-            "crate::compat::CudaVersion::new({})",
-            numbers(v, 2)?.join(", ")
-        ),
+        Cuda => cuda(v)?,
+        OptCuda => format!("Some({})", cuda(v)?),
+        Cc => cc(v)?,
+        OptCcs => match v {
+            Value::String(name) => format!("Some({})", set_ref(name, true, sets, used_sets)?),
+            v => {
+                let list = v.as_array().ok_or(
+                    "expected a list of compute capabilities or the name of one in [sets]",
+                )?;
+                let ccs = list.iter().map(cc).collect::<Result<Vec<_>, _>>()?;
+                format!("Some(&[{}])", ccs.join(", "))
+            }
+        },
         Triple => format!("({})", numbers(v, 3)?.join(", ")),
         Strs => {
             let list = v.as_array().ok_or("expected a list of strings")?;
@@ -435,11 +548,7 @@ fn emit_field(
         }
         Bool => v.as_bool().ok_or("expected true or false")?.to_string(),
         U32s => match v {
-            Value::String(name) if sets.contains_key(name) => {
-                used_sets.insert(name.clone());
-                set_ident(name)?
-            }
-            Value::String(name) => return Err(format!("no set `{name}` in [sets]")),
+            Value::String(name) => set_ref(name, false, sets, used_sets)?,
             v => format!("&[{}]", u32_list(v)?.join(", ")),
         },
         Platform => platform(v)?,
@@ -476,6 +585,34 @@ fn u32_list(v: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// A set of compute capabilities ("8.0") rather than of numbers.
+fn is_cc_set(list: &Value) -> bool {
+    list.as_array()
+        .is_some_and(|l| l.first().is_some_and(Value::is_str))
+}
+
+/// A field naming one of [sets]: the set's Rust name, once its kind is checked.
+fn set_ref(
+    name: &str,
+    ccs: bool,
+    sets: &Table,
+    used_sets: &mut BTreeSet<String>,
+) -> Result<String, String> {
+    let list = sets
+        .get(name)
+        .ok_or_else(|| format!("no set `{name}` in [sets]"))?;
+    if is_cc_set(list) != ccs {
+        let want = if ccs {
+            "compute capabilities"
+        } else {
+            "numbers"
+        };
+        return Err(format!("set `{name}` is not a list of {want}"));
+    }
+    used_sets.insert(name.to_string());
+    set_ident(name)
+}
+
 /// A set's Rust name: `turing_to_blackwell` → `TURING_TO_BLACKWELL`.
 fn set_ident(name: &str) -> Result<String, String> {
     let ok = name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -488,6 +625,20 @@ fn set_ident(name: &str) -> Result<String, String> {
         ));
     }
     Ok(name.to_ascii_uppercase())
+}
+
+fn cuda(v: &Value) -> Result<String, String> {
+    Ok(format!(
+        "crate::compat::CudaVersion::new({})",
+        numbers(v, 2)?.join(", ")
+    ))
+}
+
+fn cc(v: &Value) -> Result<String, String> {
+    Ok(format!(
+        "crate::compat::ComputeCapability::new({})",
+        numbers(v, 2)?.join(", ")
+    ))
 }
 
 /// "12.4" (n = 2) or "1.17.8" (n = 3): exactly n dot-separated numbers.
