@@ -4,8 +4,10 @@
 //!
 //! Each data file holds arrays of rows (`[[release]]`, `[[build]]`, ...) and optionally:
 //! `[defaults]`, fields every row takes unless it sets them; `[template.NAME]`, fields a row
-//! takes with `use = "NAME"` (or a list of names, later ones winning); `[sets]`, named
-//! number lists that a list field may name instead of listing. A row's own fields win.
+//! takes with `use = "NAME"` (or a list of names, later ones winning); `[sets]`, named lists
+//! of numbers or compute capabilities that a list field may name instead of listing. A row's
+//! own fields win. An unknown or missing field, template or set is an error, and so is a
+//! template or set no row uses.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -384,6 +386,7 @@ fn generate(path: &Path, file: &str) -> Result<String, String> {
         writeln!(code, "const {ident}: &[{ty}] = &[{}];", items.join(", ")).unwrap();
     }
     let mut used_sets = BTreeSet::new();
+    let mut used_templates = BTreeSet::new();
     for t in tables {
         let rows = match doc.get(t.rows) {
             Some(Value::Array(rows)) => rows,
@@ -391,7 +394,7 @@ fn generate(path: &Path, file: &str) -> Result<String, String> {
         };
         writeln!(code, "#[doc = {:?}]\n{}: &[{}] = &[", t.doc, t.item, t.ty).unwrap();
         for (i, row) in rows.iter().enumerate() {
-            let fields = resolve(t, row, defaults, templates)
+            let fields = resolve(t, row, defaults, templates, &mut used_templates)
                 .and_then(|f| emit_row(t, &f, sets, &mut used_sets))
                 .map_err(|e| format!("[[{}]] row {}{}: {e}", t.rows, i + 1, row_name(row)))?;
             writeln!(code, "    {fields},").unwrap();
@@ -400,6 +403,12 @@ fn generate(path: &Path, file: &str) -> Result<String, String> {
     }
     if let Some(unused) = sets.keys().find(|k| !used_sets.contains(k.as_str())) {
         return Err(format!("[sets] {unused}: no row uses it"));
+    }
+    if let Some(unused) = templates
+        .keys()
+        .find(|k| !used_templates.contains(k.as_str()))
+    {
+        return Err(format!("[template.{unused}]: no row uses it"));
     }
     Ok(code)
 }
@@ -421,7 +430,13 @@ fn row_name(row: &Value) -> String {
 }
 
 /// A row's fields after defaults and templates.
-fn resolve(t: &Spec, row: &Value, defaults: &Table, templates: &Table) -> Result<Table, String> {
+fn resolve(
+    t: &Spec,
+    row: &Value,
+    defaults: &Table,
+    templates: &Table,
+    used_templates: &mut BTreeSet<String>,
+) -> Result<Table, String> {
     let row = row.as_table().ok_or("a row must be a table")?;
     let known = |k: &str| t.fields.iter().any(|(f, _)| *f == k);
     let mut fields: Table = defaults
@@ -443,6 +458,7 @@ fn resolve(t: &Spec, row: &Value, defaults: &Table, templates: &Table) -> Result
             .get(name)
             .and_then(Value::as_table)
             .ok_or_else(|| format!("no [template.{name}]"))?;
+        used_templates.insert(name.to_string());
         for (k, v) in template {
             if !known(k) {
                 return Err(format!("[template.{name}]: unknown field `{k}`"));
