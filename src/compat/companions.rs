@@ -11,23 +11,6 @@
 
 use crate::pyversion::{cmp_versions, holds};
 
-/// The first release whose import check (`_check_cuda_version`) compares only the CUDA major
-/// with torch's; older ones raise "compiled with different CUDA versions" on any difference.
-/// Read from the wheels: torchvision/extension.py of 0.15.2 compares major and minor, that of
-/// 0.16.0 the major only; torchaudio/_extension/utils.py of 2.11.0 both, of 2.11.1 the major.
-pub static MAJOR_ONLY_CUDA_CHECK: &[(&str, &str, &str)] = &[
-    (
-        "torchvision",
-        "0.16.0",
-        "torchvision-0.16.0 wheel, torchvision/extension.py _check_cuda_version",
-    ),
-    (
-        "torchaudio",
-        "2.11.1",
-        "torchaudio-2.11.1 wheel, torchaudio/_extension/utils.py _check_cuda_version",
-    ),
-];
-
 /// Whether this companion release refuses a torch of another CUDA minor at import.
 pub fn checks_cuda_minor(package: &str, version: &str) -> bool {
     let base = version.split('+').next().unwrap_or(version);
@@ -48,124 +31,9 @@ pub struct CompanionRelease {
     pub stable_abi: bool,
 }
 
-const STABLE: bool = true;
-const LOCKED: bool = false;
-
-const fn c(
-    package: &'static str,
-    version: &'static str,
-    requires_torch: &'static str,
-    stable_abi: bool,
-) -> CompanionRelease {
-    CompanionRelease {
-        package,
-        version,
-        requires_torch,
-        stable_abi,
-    }
-}
-
-/// Oldest first per package, as PyPI lists them.
-pub static RELEASES: &[CompanionRelease] = &[
-    c("torchvision", "0.3.0", ">=1.1.0", LOCKED),
-    c("torchvision", "0.4.0", "==1.2.0", LOCKED),
-    c("torchvision", "0.4.1", "==1.3.0", LOCKED),
-    c("torchvision", "0.4.2", "==1.3.1", LOCKED),
-    c("torchvision", "0.5.0", "==1.4.0", LOCKED),
-    c("torchvision", "0.6.0", "==1.5.0", LOCKED),
-    c("torchvision", "0.6.1", "==1.5.1", LOCKED),
-    c("torchvision", "0.7.0", "==1.6.0", LOCKED),
-    c("torchvision", "0.8.0", "==1.7.0", LOCKED),
-    c("torchvision", "0.8.1", "==1.7.0", LOCKED),
-    c("torchvision", "0.8.2", "==1.7.1", LOCKED),
-    c("torchvision", "0.9.0", "==1.8.0", LOCKED),
-    c("torchvision", "0.9.1", "==1.8.1", LOCKED),
-    c("torchvision", "0.10.0", "==1.9.0", LOCKED),
-    c("torchvision", "0.10.1", "==1.9.1", LOCKED),
-    c("torchvision", "0.11.0", "==1.10.0+cu102", LOCKED),
-    c("torchvision", "0.11.1", "==1.10.0", LOCKED),
-    c("torchvision", "0.11.2", "==1.10.1", LOCKED),
-    c("torchvision", "0.11.3", "==1.10.2", LOCKED),
-    c("torchvision", "0.12.0", "==1.11.0", LOCKED),
-    c("torchvision", "0.13.0", "==1.12.0", LOCKED),
-    c("torchvision", "0.13.1", "==1.12.1", LOCKED),
-    c("torchvision", "0.14.0", "==1.13.0", LOCKED),
-    c("torchvision", "0.14.1", "==1.13.1", LOCKED),
-    c("torchvision", "0.15.0", "==2.0.0+cu117", LOCKED),
-    c("torchvision", "0.15.1", "==2.0.0", LOCKED),
-    c("torchvision", "0.15.2", "==2.0.1", LOCKED),
-    c("torchvision", "0.16.0", "==2.1.0", LOCKED),
-    c("torchvision", "0.16.1", "==2.1.1", LOCKED),
-    c("torchvision", "0.16.2", "==2.1.2", LOCKED),
-    c("torchvision", "0.17.0", "==2.2.0", LOCKED),
-    c("torchvision", "0.17.1", "==2.2.1", LOCKED),
-    c("torchvision", "0.17.2", "==2.2.2", LOCKED),
-    c("torchvision", "0.18.0", "==2.3.0", LOCKED),
-    c("torchvision", "0.18.1", "==2.3.1", LOCKED),
-    c("torchvision", "0.19.0", "==2.4.0", LOCKED),
-    c("torchvision", "0.19.1", "==2.4.1", LOCKED),
-    c("torchvision", "0.20.0", "==2.5.0", LOCKED),
-    c("torchvision", "0.20.1", "==2.5.1", LOCKED),
-    c("torchvision", "0.21.0", "==2.6.0", LOCKED),
-    c("torchvision", "0.22.0", "==2.7.0", LOCKED),
-    c("torchvision", "0.22.1", "==2.7.1", LOCKED),
-    c("torchvision", "0.23.0", "==2.8.0", LOCKED),
-    c("torchvision", "0.24.0", "==2.9.0", LOCKED),
-    c("torchvision", "0.24.1", "==2.9.1", LOCKED),
-    c("torchvision", "0.25.0", "==2.10.0", LOCKED),
-    c("torchvision", "0.26.0", "==2.11.0", LOCKED),
-    c("torchvision", "0.27.0", "==2.12.0", LOCKED),
-    c("torchvision", "0.27.1", "==2.12.1", LOCKED),
-    c("torchvision", "0.28.0", "==2.13.0", LOCKED),
-    c("torchvision", "0.29.0", "==2.14.0", LOCKED),
-    c("torchvision", "0.29.1", ">=2.14.0", LOCKED),
-    c("torchvision", "0.29.2", ">=2.14.0", STABLE),
-    c("torchaudio", "0.3.0", "==1.2.0", LOCKED),
-    c("torchaudio", "0.3.1", "==1.3.0", LOCKED),
-    c("torchaudio", "0.3.2", "==1.3.1", LOCKED),
-    c("torchaudio", "0.4.0", "==1.4.0", LOCKED),
-    c("torchaudio", "0.5.0", "==1.5.0", LOCKED),
-    c("torchaudio", "0.5.1", "==1.5.1", LOCKED),
-    c("torchaudio", "0.6.0", "==1.6.0", LOCKED),
-    c("torchaudio", "0.7.0", "==1.7.0", LOCKED),
-    c("torchaudio", "0.7.2", "==1.7.1", LOCKED),
-    c("torchaudio", "0.8.0", "==1.8.0", LOCKED),
-    c("torchaudio", "0.8.1", "==1.8.1", LOCKED),
-    c("torchaudio", "0.9.0", "==1.9.0", LOCKED),
-    c("torchaudio", "0.9.1", "==1.9.1", LOCKED),
-    c("torchaudio", "0.10.0", "==1.10.0", LOCKED),
-    c("torchaudio", "0.10.1", "==1.10.1", LOCKED),
-    c("torchaudio", "0.10.2", "==1.10.2", LOCKED),
-    c("torchaudio", "0.11.0", "==1.11.0", LOCKED),
-    c("torchaudio", "0.12.0", "==1.12.0", LOCKED),
-    c("torchaudio", "0.12.1", "==1.12.1", LOCKED),
-    c("torchaudio", "0.13.0", "==1.13.0", LOCKED),
-    c("torchaudio", "0.13.1", "==1.13.1", LOCKED),
-    c("torchaudio", "2.0.0", "==2.0.0", LOCKED),
-    c("torchaudio", "2.0.1", "==2.0.0", LOCKED),
-    c("torchaudio", "2.0.2", "==2.0.1", LOCKED),
-    c("torchaudio", "2.1.0", "==2.1.0", LOCKED),
-    c("torchaudio", "2.1.1", "==2.1.1", LOCKED),
-    c("torchaudio", "2.1.2", "==2.1.2", LOCKED),
-    c("torchaudio", "2.2.0", "==2.2.0", LOCKED),
-    c("torchaudio", "2.2.1", "==2.2.1", LOCKED),
-    c("torchaudio", "2.2.2", "==2.2.2", LOCKED),
-    c("torchaudio", "2.3.0", "==2.3.0", LOCKED),
-    c("torchaudio", "2.3.1", "==2.3.1", LOCKED),
-    c("torchaudio", "2.4.0", "==2.4.0", LOCKED),
-    c("torchaudio", "2.4.1", "==2.4.1", LOCKED),
-    c("torchaudio", "2.5.0", "==2.5.0", LOCKED),
-    c("torchaudio", "2.5.1", "==2.5.1", LOCKED),
-    c("torchaudio", "2.6.0", "==2.6.0", LOCKED),
-    c("torchaudio", "2.7.0", "==2.7.0", LOCKED),
-    c("torchaudio", "2.7.1", "==2.7.1", LOCKED),
-    c("torchaudio", "2.8.0", "==2.8.0", LOCKED),
-    c("torchaudio", "2.9.0", "==2.9.0", LOCKED),
-    c("torchaudio", "2.9.1", "==2.9.1", LOCKED),
-    c("torchaudio", "2.10.0", "==2.10.0", LOCKED),
-    c("torchaudio", "2.11.0", "", LOCKED),
-    c("torchaudio", "2.11.1", ">=2.11", STABLE),
-];
+// The rows of RELEASES and MAJOR_ONLY_CUDA_CHECK: src/compat/data/companions.toml, compiled
+// by build.rs.
+include!(concat!(env!("OUT_DIR"), "/compat/companions.rs"));
 
 impl CompanionRelease {
     /// Where the row was read, for a finding's evidence.

@@ -17,39 +17,8 @@ pub struct Advisory {
     pub source: &'static str,
 }
 
-/// Sorted by `fixed_in`.
-pub const ADVISORIES: &[Advisory] = &[
-    Advisory {
-        fixed_in: (1, 16, 2),
-        cves: &["CVE-2024-0132", "CVE-2024-0133"],
-        what: "a crafted container image can reach the host's file system (container escape)",
-        source: "NVIDIA Container Toolkit release notes, 1.16.2 (NVIDIA/cloud-native-docs container-toolkit/release-notes.md): security bulletin https://nvidia.custhelp.com/app/answers/detail/a_id/5582",
-    },
-    Advisory {
-        fixed_in: (1, 17, 0),
-        cves: &["CVE-2024-0134"],
-        what: "symlinks created as a container starts can escape the container root",
-        source: "NVIDIA Container Toolkit release notes, 1.17.0: security bulletin https://nvidia.custhelp.com/app/answers/detail/a_id/5585",
-    },
-    Advisory {
-        fixed_in: (1, 17, 3),
-        cves: &["CVE-2024-0135", "CVE-2024-0136", "CVE-2024-0137"],
-        what: "vulnerabilities in the container hooks and libnvidia-container",
-        source: "NVIDIA Container Toolkit release notes, 1.17.3: security bulletin https://nvidia.custhelp.com/app/answers/detail/a_id/5599",
-    },
-    Advisory {
-        fixed_in: (1, 17, 4),
-        cves: &["CVE-2025-23359"],
-        what: "a crafted image's symlink makes libnvidia-container mount host directories into the container",
-        source: "NVIDIA Container Toolkit release notes, 1.17.4: security bulletin https://nvidia.custhelp.com/app/answers/detail/a_id/5616",
-    },
-    Advisory {
-        fixed_in: (1, 17, 8),
-        cves: &["CVE-2025-23266", "CVE-2025-23267"],
-        what: "a container can run code on the host through a toolkit hook, and a crafted image can make the update-ldcache hook follow links",
-        source: "NVIDIA GPU Operator release notes, 25.3.2 (NVIDIA/cloud-native-docs gpu-operator/release-notes.rst): security bulletin https://nvidia.custhelp.com/app/answers/detail/a_id/5659; that release moved to toolkit 1.17.8 (NVIDIA/gpu-operator PR #1466), and distributions ship 1.17.8 to resolve CVE-2025-23266 (microsoft/azurelinux PR #14382). The toolkit's own 1.17.8 notes name no CVE.",
-    },
-];
+// The rows of ADVISORIES: src/compat/data/container_toolkit.toml, compiled by build.rs.
+include!(concat!(env!("OUT_DIR"), "/compat/container_toolkit.rs"));
 
 /// `1.17.8-1` (dpkg), `1.17.8` → (1, 17, 8).
 pub fn parse_version(v: &str) -> Option<ToolkitVersion> {

@@ -11,10 +11,6 @@
 use super::versions::{CudaVersion, DriverVersion};
 use serde::Serialize;
 
-const RN: &str = "CUDA RN 13.2.2 Table 3";
-const RN_13_3: &str = "UNCONFIRMED-primary: CUDA 13.3 RN as quoted by secondary copies; \
-                       RN 13.4 Update 1 gives only branch R610";
-
 /// One row of "CUDA Toolkit and Corresponding Driver Versions" (Linux/Windows x86_64).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ToolkitDriverRow {
@@ -28,109 +24,9 @@ pub struct ToolkitDriverRow {
     pub source: &'static str,
 }
 
-const fn tk(
-    toolkit: &'static str,
-    major: u32,
-    minor: u32,
-    min_linux: &'static str,
-    min_windows: Option<&'static str>,
-    source: &'static str,
-) -> ToolkitDriverRow {
-    ToolkitDriverRow {
-        toolkit,
-        version: CudaVersion::new(major, minor),
-        min_linux,
-        min_windows,
-        source,
-    }
-}
-
-/// CUDA RN Table 3, every row, in release order. 12.7 was never released.
-pub static TOOLKIT_DRIVERS: &[ToolkitDriverRow] = &[
-    tk("10.0.130", 10, 0, "410.48", Some("411.31"), RN),
-    tk(
-        "10.1 (10.1.105 GA and updates)",
-        10,
-        1,
-        "418.39",
-        Some("418.96"),
-        RN,
-    ),
-    tk("10.2.89", 10, 2, "440.33", Some("441.22"), RN),
-    tk("11.0.1 RC", 11, 0, "450.36.06", Some("451.22"), RN),
-    tk("11.0.2 GA", 11, 0, "450.51.05", Some("451.48"), RN),
-    tk("11.0.3 Update 1", 11, 0, "450.51.06", Some("451.82"), RN),
-    tk("11.1 GA", 11, 1, "455.23", Some("456.38"), RN),
-    tk("11.1.1 Update 1", 11, 1, "455.32", Some("456.81"), RN),
-    tk("11.2.0 GA", 11, 2, "460.27.03", Some("460.82"), RN),
-    tk("11.2.1 Update 1", 11, 2, "460.32.03", Some("461.09"), RN),
-    tk("11.2.2 Update 2", 11, 2, "460.32.03", Some("461.33"), RN),
-    tk("11.3.0 GA", 11, 3, "465.19.01", Some("465.89"), RN),
-    tk("11.3.1 Update 1", 11, 3, "465.19.01", Some("465.89"), RN),
-    tk("11.4.0 GA", 11, 4, "470.42.01", Some("471.11"), RN),
-    tk("11.4 Update 1", 11, 4, "470.57.02", Some("471.41"), RN),
-    tk("11.4 Update 2", 11, 4, "470.57.02", Some("471.41"), RN),
-    tk("11.4 Update 3", 11, 4, "470.82.01", Some("472.50"), RN),
-    tk("11.4 Update 4", 11, 4, "470.82.01", Some("472.50"), RN),
-    tk("11.5 GA", 11, 5, "495.29.05", Some("496.04"), RN),
-    tk("11.5 Update 1", 11, 5, "495.29.05", Some("496.13"), RN),
-    tk("11.5 Update 2", 11, 5, "495.29.05", Some("496.13"), RN),
-    tk("11.6 GA", 11, 6, "510.39.01", Some("511.23"), RN),
-    tk("11.6 Update 1", 11, 6, "510.47.03", Some("511.65"), RN),
-    tk("11.6 Update 2", 11, 6, "510.47.03", Some("511.65"), RN),
-    tk("11.7 GA", 11, 7, "515.43.04", Some("516.01"), RN),
-    tk("11.7 Update 1", 11, 7, "515.48.07", Some("516.31"), RN),
-    tk("11.8 GA", 11, 8, "520.61.05", Some("520.06"), RN),
-    tk("12.0 GA", 12, 0, "525.60.13", Some("527.41"), RN),
-    tk("12.0 Update 1", 12, 0, "525.85.12", Some("528.33"), RN),
-    tk("12.1 GA", 12, 1, "530.30.02", Some("531.14"), RN),
-    tk("12.1 Update 1", 12, 1, "530.30.02", Some("531.14"), RN),
-    tk("12.2 GA", 12, 2, "535.54.03", Some("536.25"), RN),
-    tk("12.2 Update 1", 12, 2, "535.86.09", Some("536.67"), RN),
-    tk("12.2 Update 2", 12, 2, "535.104.05", Some("537.13"), RN),
-    tk("12.3 GA", 12, 3, "545.23.06", Some("545.84"), RN),
-    tk("12.3 Update 1", 12, 3, "545.23.08", Some("546.12"), RN),
-    tk("12.4 GA", 12, 4, "550.54.14", Some("551.61"), RN),
-    tk("12.4 Update 1", 12, 4, "550.54.15", Some("551.78"), RN),
-    tk("12.5 GA", 12, 5, "555.42.02", Some("555.85"), RN),
-    tk("12.5 Update 1", 12, 5, "555.42.06", Some("555.85"), RN),
-    tk("12.6 GA", 12, 6, "560.28.03", Some("560.76"), RN),
-    tk("12.6 Update 1", 12, 6, "560.35.03", Some("560.94"), RN),
-    tk("12.6 Update 2", 12, 6, "560.35.03", Some("560.94"), RN),
-    tk("12.6 Update 3", 12, 6, "560.35.05", Some("561.17"), RN),
-    tk("12.8 GA", 12, 8, "570.26", Some("570.65"), RN),
-    tk("12.8 Update 1", 12, 8, "570.124.06", Some("572.61"), RN),
-    tk("12.9 GA", 12, 9, "575.51.03", Some("576.02"), RN),
-    tk("12.9 Update 1", 12, 9, "575.57.08", Some("576.57"), RN),
-    tk("13.0 GA", 13, 0, "580.65.06", None, RN),
-    tk("13.0 Update 1", 13, 0, "580.82.07", None, RN),
-    tk("13.0 Update 2", 13, 0, "580.95.05", None, RN),
-    tk("13.1 GA", 13, 1, "590.44.01", None, RN),
-    tk("13.1 Update 1", 13, 1, "590.48.01", None, RN),
-    tk("13.2 GA", 13, 2, "595.45.04", None, RN),
-    tk("13.2 Update 1", 13, 2, "595.58.03", None, RN),
-    tk("13.2 Update 2", 13, 2, "595.71.05", None, RN),
-    tk("13.3 GA", 13, 3, "610.43.02", None, RN_13_3),
-    tk("13.3 Update 1", 13, 3, "610.43.02", None, RN_13_3),
-    tk(
-        "13.4 GA / Update 1",
-        13,
-        4,
-        "615",
-        None,
-        "CUDA RN 13.4 Update 1 §2.2: branch R615 only, exact minimum version UNCONFIRMED \
-         (not published; the Linux driver is no longer bundled from 13.4)",
-    ),
-    tk(
-        "13.5",
-        13,
-        5,
-        "620",
-        None,
-        "UNCONFIRMED: 13.5 RN driver table not retrieved; inferred from \
-         redistrib_620.70.06.json shipping cuda_compat variant cuda13.5",
-    ),
-];
+// The rows of TOOLKIT_DRIVERS, FAMILY_MINIMUMS, DRIVER_BRANCHES and FORWARD_COMPAT_MATRIX:
+// src/compat/data/driver.toml, compiled by build.rs.
+include!(concat!(env!("OUT_DIR"), "/compat/driver.rs"));
 
 /// The minimum driver of a CUDA minor release: its GA row (release
 /// candidates skipped), or the bare branch where only that is known.
@@ -151,35 +47,6 @@ pub struct FamilyMinimum {
     pub source: &'static str,
 }
 
-/// Minor-version compatibility, per CUDA major: CUDA RN Table 2 and
-/// https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html.
-/// CUDA 10 and older have no minor-version compatibility.
-pub static FAMILY_MINIMUMS: &[FamilyMinimum] = &[
-    FamilyMinimum {
-        major: 11,
-        min_linux: "450.80.02",
-        min_windows: Some("452.39"),
-        source:
-            "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html \
-                 (Tesla Recommended Drivers 450.80.02 / 452.39)",
-    },
-    FamilyMinimum {
-        major: 12,
-        min_linux: "525.60.13",
-        min_windows: Some("528.33"),
-        source: "CUDA 12 release notes, Table 2 \"CUDA 12.x: >=525.60.13 (Linux), >=528.33 \
-                 (Windows)\"; CUDA 13.2.2 release notes Table 3 row \"CUDA 12.0 GA\" (>= \
-                 525.60.13), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
-    },
-    FamilyMinimum {
-        major: 13,
-        min_linux: "580.65.06",
-        min_windows: None,
-        source: "CUDA 13.2.2 release notes, Table 2 (>= 580) and Table 3 row \"CUDA 13.0 GA\" \
-                 (>= 580.65.06), https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
-    },
-];
-
 pub fn family_minimum(major: u32) -> Option<&'static FamilyMinimum> {
     FAMILY_MINIMUMS.iter().find(|f| f.major == major)
 }
@@ -191,96 +58,6 @@ pub struct BranchRow {
     pub max_cuda: CudaVersion,
     pub source: &'static str,
 }
-
-const fn br(branch: u32, major: u32, minor: u32, source: &'static str) -> BranchRow {
-    BranchRow {
-        branch,
-        max_cuda: CudaVersion::new(major, minor),
-        source,
-    }
-}
-
-const T3: &str = "derived from CUDA RN 13.2.2 Table 3";
-
-/// The CUDA version each driver branch reports (the driver of toolkit X reports CUDA X, CUDA RN
-/// Table 3), by branch.
-pub static DRIVER_BRANCHES: &[BranchRow] = &[
-    br(410, 10, 0, T3),
-    br(418, 10, 1, T3),
-    br(440, 10, 2, T3),
-    br(450, 11, 0, T3),
-    br(455, 11, 1, T3),
-    br(460, 11, 2, T3),
-    br(465, 11, 3, T3),
-    br(470, 11, 4, T3),
-    br(495, 11, 5, T3),
-    br(510, 11, 6, T3),
-    br(515, 11, 7, T3),
-    br(520, 11, 8, T3),
-    br(525, 12, 0, T3),
-    br(530, 12, 1, T3),
-    br(
-        535,
-        12,
-        2,
-        "derived from CUDA RN 13.2.2 Table 3; forward-compat table \"535+ (CUDA 12.2)\"",
-    ),
-    br(545, 12, 3, T3),
-    br(550, 12, 4, T3),
-    br(555, 12, 5, T3),
-    br(560, 12, 6, T3),
-    br(
-        565,
-        12,
-        7,
-        "secondary: observed nvidia-smi \"Driver Version: 565.57.01 CUDA Version: 12.7\" \
-         (12.7 was never released)",
-    ),
-    br(
-        570,
-        12,
-        8,
-        "derived from CUDA RN 13.2.2 Table 3; forward-compat table \"570+ (CUDA 12.8)\"",
-    ),
-    br(575, 12, 9, T3),
-    br(
-        580,
-        13,
-        0,
-        "derived from CUDA RN 13.2.2 Table 3; forward-compat table \"580+ (CUDA 13.0)\"",
-    ),
-    br(
-        590,
-        13,
-        1,
-        "derived from CUDA RN 13.2.2 Table 3; forward-compat table",
-    ),
-    br(
-        595,
-        13,
-        2,
-        "derived from CUDA RN 13.2.2 Table 3; forward-compat table",
-    ),
-    br(
-        610,
-        13,
-        3,
-        "CUDA RN 13.4 Update 1 branch table; forward-compat table \"610+ (CUDA 13.3)\"",
-    ),
-    br(
-        615,
-        13,
-        4,
-        "CUDA RN 13.4 Update 1 branch table; forward-compat table \"615+ (CUDA 13.4)\" \
-         (the R616 developer driver also reports 13.4)",
-    ),
-    br(
-        620,
-        13,
-        5,
-        "UNCONFIRMED: redistrib_620.70.06.json ships cuda_compat variant cuda13.5",
-    ),
-];
 
 /// The newest CUDA a driver supports without a compat package.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -386,31 +163,6 @@ pub struct ForwardCompatRow {
     pub package: CudaVersion,
     pub compatible_bases: &'static [u32],
 }
-
-const fn fc(major: u32, minor: u32, compatible_bases: &'static [u32]) -> ForwardCompatRow {
-    ForwardCompatRow {
-        package: CudaVersion::new(major, minor),
-        compatible_bases,
-    }
-}
-
-/// The support matrix of
-/// https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html: its "C" cells
-/// (the diagonal is N/A, the rest X).
-pub static FORWARD_COMPAT_MATRIX: &[ForwardCompatRow] = &[
-    fc(12, 2, &[]),
-    fc(12, 3, &[535]),
-    fc(12, 4, &[535]),
-    fc(12, 5, &[535]),
-    fc(12, 6, &[535]),
-    fc(12, 8, &[535]),
-    fc(12, 9, &[535, 570]),
-    fc(13, 0, &[535, 570]),
-    fc(13, 1, &[535, 570, 580]),
-    fc(13, 2, &[535, 570, 580, 590]),
-    fc(13, 3, &[535, 570, 580, 590, 595]),
-    fc(13, 4, &[535, 570, 580, 590, 595, 610]),
-];
 
 /// Whether a `cuda-compat` package helps on a base driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

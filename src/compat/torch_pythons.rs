@@ -16,80 +16,8 @@ pub struct TorchPythons {
     pub source: &'static str,
 }
 
-const ARM_CPU: &str = "PyPI simple API file list of torch; aarch64 wheels are CPU builds \
-                       (nvidia-* Requires-Dist only for platform_machine == \"x86_64\"); the \
-                       CUDA aarch64 wheels on download.pytorch.org are not read";
-const ARM_CUDA: &str = "PyPI simple API file list of torch; the aarch64 wheel is a CUDA build \
-                        (nvidia-*-cu13 Requires-Dist for all Linux machines)";
-
-/// Newest first, the releases of `torch::BUILDS`.
-pub static TORCH_PYTHONS: &[TorchPythons] = &[
-    t(
-        "2.15.0",
-        &[11, 12, 13, 14, 15],
-        &[11, 12, 13, 14, 15],
-        ARM_CUDA,
-    ),
-    t(
-        "2.14.1",
-        &[10, 11, 12, 13, 14],
-        &[10, 11, 12, 13, 14],
-        ARM_CUDA,
-    ),
-    t(
-        "2.13.0",
-        &[10, 11, 12, 13, 14],
-        &[10, 11, 12, 13, 14],
-        ARM_CUDA,
-    ),
-    t(
-        "2.12.1",
-        &[10, 11, 12, 13, 14],
-        &[10, 11, 12, 13, 14],
-        ARM_CUDA,
-    ),
-    t(
-        "2.11.0",
-        &[10, 11, 12, 13, 14],
-        &[10, 11, 12, 13, 14],
-        ARM_CUDA,
-    ),
-    t(
-        "2.10.0",
-        &[10, 11, 12, 13, 14],
-        &[10, 11, 12, 13, 14],
-        ARM_CPU,
-    ),
-    t(
-        "2.9.1",
-        &[10, 11, 12, 13, 14],
-        &[10, 11, 12, 13, 14],
-        ARM_CPU,
-    ),
-    t("2.8.0", &[9, 10, 11, 12, 13], &[9, 10, 11, 12, 13], ARM_CPU),
-    t("2.7.1", &[9, 10, 11, 12, 13], &[9, 10, 11, 12, 13], ARM_CPU),
-    t("2.6.0", &[9, 10, 11, 12, 13], &[9, 10, 11, 12, 13], ARM_CPU),
-    t("2.5.1", &[9, 10, 11, 12, 13], &[9, 10, 11, 12], ARM_CPU),
-    t("2.4.1", &[8, 9, 10, 11, 12], &[8, 9, 10, 11, 12], ARM_CPU),
-    t("2.3.1", &[8, 9, 10, 11, 12], &[8, 9, 10, 11, 12], ARM_CPU),
-    t("2.2.2", &[8, 9, 10, 11, 12], &[8, 9, 10, 11, 12], ARM_CPU),
-    t("2.1.2", &[8, 9, 10, 11], &[8, 9, 10, 11], ARM_CPU),
-    t("2.0.1", &[8, 9, 10, 11], &[8, 9, 10, 11], ARM_CPU),
-];
-
-const fn t(
-    release: &'static str,
-    x86_64: &'static [u32],
-    aarch64: &'static [u32],
-    source: &'static str,
-) -> TorchPythons {
-    TorchPythons {
-        release,
-        x86_64,
-        aarch64,
-        source,
-    }
-}
+// The rows: src/compat/data/torch_pythons.toml, compiled by build.rs.
+include!(concat!(env!("OUT_DIR"), "/compat/torch_pythons.rs"));
 
 /// The CPython minors with a PyPI wheel of this release ("2.8.0+cu128" → 2.8) for the platform.
 pub fn pythons(release: &str, platform: Platform) -> Option<&'static [u32]> {

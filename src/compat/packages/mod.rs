@@ -69,16 +69,6 @@ pub struct PackageRelease {
 }
 
 impl PackageRelease {
-    pub const fn with_ptx(mut self, ptx: &'static [u32]) -> Self {
-        self.ptx = ptx;
-        self
-    }
-
-    pub const fn with_exact(mut self, exact: &'static [u32]) -> Self {
-        self.exact = exact;
-        self
-    }
-
     /// Whether the compiled code runs on `cc`: SASS of the same major and an equal or lower
     /// minor (arch-specific SASS: the same CC only), or PTX of an equal or lower CC.
     pub fn runs_on(&self, cc: super::ComputeCapability) -> bool {
