@@ -751,3 +751,48 @@ fn ok_run(t: Instant) -> ProbeRun {
         detail: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_names_each_probe_once_identity_first_and_the_smoke_test_last() {
+        let mut names = PROBE_NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PROBES.len(), "{PROBE_NAMES:?}");
+        assert!(matches!(PROBES[0].run, Run::First(_)));
+        assert_eq!(PROBES[0].name, "identity");
+        let last = PROBES.last().unwrap();
+        assert!(matches!(last.run, Run::Last(_)));
+        assert_eq!(last.name, "smoke");
+    }
+
+    #[test]
+    fn a_probe_that_needs_an_option_says_which() {
+        let live = PROBES.iter().find(|d| d.name == "pytorch_live").unwrap();
+        let opts = |python_import| ProbeOptions {
+            root: None,
+            user: None,
+            timeout: Duration::from_secs(1),
+            enabled: PROBE_NAMES.to_vec(),
+            nvml_lib: None,
+            python: None,
+            python_import,
+            linkage_files: Vec::new(),
+            linkage_full: false,
+            smoke: SmokeMode::Off("test".into()),
+            image: None,
+        };
+        assert_eq!(
+            (live.unless)(&opts(false)),
+            Some("runs only with --python-import")
+        );
+        assert_eq!((live.unless)(&opts(true)), None);
+        assert!(PROBES
+            .iter()
+            .filter(|d| d.name != "pytorch_live")
+            .all(|d| (d.unless)(&opts(false)).is_none()));
+    }
+}
