@@ -960,4 +960,30 @@ fn the_crate_ships_what_its_tests_need_and_no_caches() {
             "the crate ships {f}"
         );
     }
+    // The crate's tests are the repository's tests only if they read the same files: every
+    // tracked file but the fuzz workspace (a package of its own) is in the crate. .ci/run
+    // runs the suite once more without the tiers on this checkout instead of building the
+    // unpacked crate again.
+    let tracked = Command::new("git")
+        .current_dir(repo())
+        .args(["ls-files", "-z"])
+        .output();
+    match tracked {
+        Ok(out) if out.status.success() => {
+            let missing: Vec<String> = out
+                .stdout
+                .split(|&b| b == 0)
+                .filter(|f| !f.is_empty())
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .filter(|f| !f.starts_with("fuzz/") && !files.contains(f))
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "tracked files the crate does not ship: {missing:?}"
+            );
+        }
+        _ => crate::util::skip(format_args!(
+            "no git checkout here: the tracked files cannot be listed"
+        )),
+    }
 }
