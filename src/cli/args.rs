@@ -530,16 +530,17 @@ pub struct RecommendArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DevicesArgs {
-    /// Show everything about this GPU (NVML index)
-    pub index: Option<u32>,
+    /// Show everything about this GPU: its NVML index, UUID (or a unique prefix of it) or PCI bus id, as nvidia-smi -i takes them
+    #[arg(value_name = "GPU")]
+    pub gpu: Option<String>,
     /// Show everything about every GPU
     #[arg(long)]
     pub detail: bool,
     /// Show every column of the table, however wide
-    #[arg(long, conflicts_with_all = ["index", "detail", "json"])]
+    #[arg(long, conflicts_with_all = ["gpu", "detail", "json"])]
     pub wide: bool,
     /// Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU
-    #[arg(long, conflicts_with_all = ["index", "detail", "wide"])]
+    #[arg(long, conflicts_with_all = ["gpu", "detail", "wide"])]
     pub topo: bool,
     #[command(flatten)]
     pub output: ViewOutput,

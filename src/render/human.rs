@@ -85,6 +85,12 @@ fn report_text(report: &Report, opts: &Options) -> String {
         render_finding(&mut out, f, opts);
     }
     out.push('\n');
+    // The last screen names every blocker: the recap just above the summary line.
+    let recap = super::recap::render(snap, &report.findings, st, w);
+    if !recap.is_empty() {
+        out.push_str(&recap);
+        out.push('\n');
+    }
     let _ = writeln!(out, "{}", wrap(&summary_line(report, st), w, "", ""));
     out
 }

@@ -16,6 +16,7 @@ pub mod junit;
 pub mod libs;
 pub mod markdown;
 pub mod prometheus;
+pub mod recap;
 pub mod recommend;
 pub mod reference;
 pub mod report_html;

@@ -183,6 +183,57 @@ fn hgx_node_is_healthy_and_every_fact_arrives() {
     assert_eq!(bad.code, 2);
 }
 
+/// `devices GPU` takes what `nvidia-smi -i` takes: an index, a UUID (whole, or a unique
+/// prefix with or without `GPU-`) or a PCI bus id in NVML's, sysfs' or the short form; an
+/// ambiguous prefix is a usage error listing the GPUs it starts.
+#[test]
+fn devices_takes_an_index_a_uuid_or_a_bus_id() {
+    let mut cfg = FakeNvml::hgx_h100_8gpu();
+    let uuid5 = "GPU-5b2d0c4e-1111-2222-3333-444455556666";
+    cfg.gpu(5).uuid = Some(uuid5.into());
+    let node = Node::new(8, &cfg);
+    for id in [
+        "5",
+        uuid5,
+        &uuid5.to_ascii_uppercase(),
+        "GPU-5b2d",
+        "5b2d0c",
+        "5B2D0C4E-1111",
+        "00000000:1D:00.0",
+        "0000:1d:00.0",
+        "1d:00.0",
+    ] {
+        let out = run(node.cmd().args(["devices", id]));
+        assert_eq!(out.code, 0, "devices {id}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("GPU 5 (NVIDIA H100 80GB HBM3)")
+                && !out.stdout.contains("GPU 4 (NVIDIA"),
+            "devices {id}: {}",
+            out.stdout
+        );
+    }
+    let ambiguous = run(node.cmd().args(["devices", "GPU-8e1f"]));
+    assert_eq!(ambiguous.code, 2, "{}", ambiguous.stderr);
+    assert!(
+        ambiguous.stderr.contains("is the start of 7 UUIDs")
+            && ambiguous.stderr.contains(&format!("GPU 7 {}", gpu_uuid(7))),
+        "{}",
+        ambiguous.stderr
+    );
+    for missing in ["GPU-00000000", "0000:99:00.0", "8"] {
+        let out = run(node.cmd().args(["devices", missing]));
+        assert_eq!(out.code, 2, "devices {missing}: {}", out.stderr);
+        assert!(!out.stderr.contains("invalid digit"), "{}", out.stderr);
+    }
+    let out = run(node.cmd().args(["devices", "0000:99:00.0"]));
+    assert!(
+        out.stderr.contains("no GPU is at PCI address 0000:99:00.0")
+            && out.stderr.contains("0000:18:00.0"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn consumer_card_not_supported_fields_are_not_errors() {
     let node = Node::new(1, &FakeNvml::consumer_rtx4090());
