@@ -18,6 +18,16 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
         ));
     }
     let (mut nodes, problems) = crate::fleet::load(reports);
+    // Nothing usable at all: the inputs were mistyped or not reports (one line each), not
+    // a fleet of broken nodes. A missing file beside usable reports is a node's problem.
+    if nodes.is_empty() {
+        let lines = problems.lines();
+        return Err(CliError::Usage(if lines.is_empty() {
+            "no report found: name saved `gpudoctor check --json` reports, directories of them, or - for stdin".into()
+        } else {
+            format!("no usable report:\n  {}", lines.join("\n  "))
+        }));
+    }
     // The policy judges every node alike: codes selected, severities as configured.
     for n in &mut nodes {
         n.findings.retain(|f| sel.wants(&f.code));

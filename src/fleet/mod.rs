@@ -48,6 +48,20 @@ impl Problems {
         }
     }
 
+    /// "SOURCE: KIND: DETAIL" for each listed problem, then how many more were not listed.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .listed
+            .iter()
+            .map(|p| format!("{}: {}: {}", p.source, p.kind.replace('_', " "), p.detail))
+            .collect();
+        let total: usize = self.counts.values().sum();
+        if total > self.listed.len() {
+            out.push(format!("… and {} more", total - self.listed.len()));
+        }
+        out
+    }
+
     pub fn into_parts(self) -> (Vec<Problem>, BTreeMap<String, usize>) {
         (self.listed, self.counts)
     }

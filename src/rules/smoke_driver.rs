@@ -39,7 +39,7 @@ fn run(snap: &Snapshot) -> Outcome {
             )
             .detail("`gpudoctor smoke` was asked to prove that the GPUs compute and tested nothing, so nothing is proved.")
             .evidence(Subject::Smoke, reason.clone(), "smoke test")
-            .fix_text("Run `gpudoctor smoke` on the machine itself (without --root), with the driver's libcuda on the loader path or named by --cuda-lib")])
+            .fix_text(not_run_fix(snap))])
         }
         SmokeResult::NotRun { reason } => return Outcome::NotApplicable(reason.clone()),
         SmokeResult::LoadFailed { code, .. }
@@ -82,6 +82,34 @@ fn run(snap: &Snapshot) -> Outcome {
         out.extend(version_mismatch(snap, p, run));
     }
     Outcome::Checked(out)
+}
+
+/// What makes a smoke test that did not start runnable, where the user is: under --root
+/// (a tree, not a machine), without the kernel driver, or with no GPU in sight (in a
+/// container: one started without them).
+fn not_run_fix(snap: &Snapshot) -> &'static str {
+    if snap.root.is_some() {
+        return "Run `gpudoctor smoke` on the machine itself (without --root), with the driver's libcuda on the loader path or named by --cuda-lib";
+    }
+    let driver_loaded = snap
+        .kernel_module
+        .as_ref()
+        .and_then(|k| k.is_loaded("nvidia"))
+        .unwrap_or(false);
+    match (snap.nvidia_hardware_seen(), driver_loaded, snap.container_kind().is_some()) {
+        (_, _, true) if !snap.nvidia_hardware_seen() => {
+            "Start the container with the GPUs: `docker run --gpus all …`, `podman run --device nvidia.com/gpu=all …`, or a Kubernetes limit `nvidia.com/gpu: 1`"
+        }
+        (false, _, false) => {
+            "Run `gpudoctor smoke` on a machine with an NVIDIA GPU: none is on this machine's PCI bus"
+        }
+        (true, false, _) => {
+            "Load the NVIDIA kernel driver first (the driver findings above say how), then run `gpudoctor smoke` again"
+        }
+        _ => {
+            "Put the driver's libcuda.so.1 on the loader path (or name it with --cuda-lib) and run `gpudoctor smoke` again"
+        }
+    }
 }
 
 fn library_source(p: &SmokeProbe, run: &SmokeRun) -> String {
@@ -363,6 +391,46 @@ mod tests {
             code: code.into(),
             message: format!("{lib}: cannot open shared object file"),
         };
+    }
+
+    /// A smoke test asked for and not run says what would let it run where the user is.
+    #[test]
+    fn a_smoke_test_that_did_not_start_is_fixed_where_the_user_is() {
+        let fix_of = |s: &Snapshot| {
+            let f = only(run(s), codes::GD053, Severity::Error);
+            f.fix[0].text.clone()
+        };
+        let asked = |s: &mut Snapshot| smoke_probe(s).settings.requested = true;
+
+        let mut s = no_gpu();
+        asked(&mut s);
+        assert!(
+            fix_of(&s).contains("a machine with an NVIDIA GPU"),
+            "{}",
+            fix_of(&s)
+        );
+        assert!(!fix_of(&s).contains("--root"));
+
+        in_container(&mut s, "docker");
+        assert!(fix_of(&s).contains("--gpus all"), "{}", fix_of(&s));
+
+        let mut s = no_gpu();
+        asked(&mut s);
+        s.root = Some("/srv/tree".into());
+        assert!(fix_of(&s).contains("without --root"), "{}", fix_of(&s));
+
+        // GPUs on the bus, no driver loaded.
+        let mut s = healthy();
+        unload_nvidia(&mut s);
+        asked(&mut s);
+        smoke_probe(&mut s).result = SmokeResult::NotRun {
+            reason: "the NVIDIA kernel module is not loaded".into(),
+        };
+        assert!(
+            fix_of(&s).contains("Load the NVIDIA kernel driver"),
+            "{}",
+            fix_of(&s)
+        );
     }
 
     #[test]

@@ -49,6 +49,28 @@ fn an_empty_report_directory_does_not_pass_the_gate() {
     assert_ne!(r.code, 0, "zero reports pass the gate:\n{}", r.stdout);
 }
 
+/// `gpudoctor fleet /nonexistent` printed six empty shape rows and exited 1: inputs that are
+/// missing or not reports, with nothing usable beside them, are a usage error (exit 2), one
+/// line per input and nothing on stdout.
+#[test]
+fn a_fleet_of_nothing_usable_is_a_usage_error_naming_each_input() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.json"), "{\"hello\": 1}").unwrap();
+    let r = run(gpudoctor()
+        .args(["fleet", "/nonexistent/reports"])
+        .arg(dir.path()));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr
+            .starts_with("gpudoctor: error: no usable report:\n")
+            && r.stderr.contains("  /nonexistent/reports: missing: ")
+            && r.stderr.contains("notes.json: not a report: "),
+        "{}",
+        r.stderr
+    );
+}
+
 // ------------------------------------------------------------------ fleet: duplicates
 
 /// The Kubernetes recipe in docs/fleet.md writes /reports/{host}.json (DaemonSet) and
@@ -693,6 +715,17 @@ fn a_report_nested_100k_deep_is_not_json_in_fleet_and_from() {
     );
     std::fs::write(dir.path().join("object.json"), &object).unwrap();
     std::fs::write(dir.path().join("array.json"), &array).unwrap();
+    // Alone they are no fleet: a usage error naming each.
+    let alone = run(gpudoctor().arg("fleet").arg(dir.path()));
+    assert_eq!(alone.code, 2, "{}", alone.stderr);
+    assert_eq!(
+        alone
+            .stderr
+            .matches("nested more than 127 levels deep")
+            .count(),
+        2
+    );
+    node_report(dir.path(), "good", &FakeRoot::healthy(1), None);
     let (code, v) = fleet(&[dir.path()]);
     assert_eq!(code, 1, "{v:#}");
     let problems: Vec<(String, &Value, &Value)> = v["problems"]
@@ -745,6 +778,7 @@ fn a_schema_version_past_u64_is_quoted_as_written() {
         r.stderr,
         format!("gpudoctor: error: --from {}: {said}\n", file.display())
     );
+    node_report(dir.path(), "good", &FakeRoot::healthy(1), None);
     let (_, v) = fleet(&[dir.path()]);
     assert_eq!(v["problems"][0]["kind"], "incompatible_schema", "{v:#}");
     assert_eq!(v["problems"][0]["detail"], said);
@@ -754,7 +788,11 @@ fn a_schema_version_past_u64_is_quoted_as_written() {
 /// at 100 and every format says how many more there were, by kind.
 #[test]
 fn the_unusable_list_is_capped_and_the_rest_counted_in_every_format() {
-    let mut input = "{}\n".repeat(140);
+    // One usable report: a fleet with unusable inputs beside it, not a usage error.
+    let dir = tempfile::tempdir().unwrap();
+    let good = node_report(dir.path(), "good", &FakeRoot::healthy(1), None);
+    let mut input = format!("{}\n", serde_json::to_string(&good).unwrap());
+    input.push_str(&"{}\n".repeat(140));
     input.push_str(&"{bad\n".repeat(10));
     let (code, v) = stdin_fleet(input.as_bytes());
     assert_eq!(code, 1);
