@@ -11,6 +11,7 @@ pub(super) fn config(g: &Settings) -> Result<u8, CliError> {
     let text = match g.format {
         Format::Json => {
             let v = serde_json::json!({
+                "schema_version": crate::report::SCHEMA_VERSION,
                 "files": g.files,
                 "values": g.origins,
             });

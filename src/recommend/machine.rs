@@ -199,6 +199,13 @@ impl Overrides {
         if let Some(d) = &self.driver {
             DriverVersion::parse(d)
                 .ok_or_else(|| format!("--driver {d}: not a driver version (550.54.15)"))?;
+            // A branch alone cannot meet or miss a minimum inside it (CUDA 13.0 needs
+            // 580.65.06, not any 580): the whole version is asked for.
+            if !d.contains('.') {
+                return Err(format!(
+                    "--driver {d}: a branch, not a version: give the whole version `nvidia-smi` prints ({d}.xx.yy); minimums fall inside branches (CUDA 13.0 needs 580.65.06)"
+                ));
+            }
         }
         for g in &self.gpus {
             parse_gpu(g)?;
@@ -446,13 +453,23 @@ impl Machine {
         self.installed.iter().find(|i| i.name == name)
     }
 
-    /// "driver 550.54.15 (CUDA ≤ 12.4), RTX 5090 (sm_120), Python 3.12, x86_64, pip".
+    /// "driver 550.54.15 (CUDA 12.x by minor-version compatibility, native 12.4), RTX 5090
+    /// (sm_120), Python 3.12, x86_64, pip".
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         parts.push(match &self.driver {
             Some(d) => {
+                // From CUDA 11 a driver runs every minor release of its CUDA major (minor-
+                // version compatibility): a cu126 pick on a 12.4 driver is right, and says so.
                 let max = crate::compat::driver::max_cuda_for_driver(&d.version)
-                    .map(|m| format!(" (CUDA ≤ {})", m.cuda))
+                    .map(|m| match m.cuda.major {
+                        major if major >= 11 && !m.newer_than_known => format!(
+                            " (CUDA {major}.x by minor-version compatibility, native {})",
+                            m.cuda
+                        ),
+                        _ if m.newer_than_known => format!(" (CUDA ≥ {})", m.cuda),
+                        _ => format!(" (CUDA ≤ {})", m.cuda),
+                    })
                     .unwrap_or_default();
                 format!("driver {}{max}", d.version.as_str())
             }

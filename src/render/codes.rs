@@ -58,7 +58,16 @@ fn json(v: &impl Serialize) -> String {
 }
 
 pub fn explain_json(info: &CodeInfo) -> String {
-    json(&explained(info))
+    #[derive(Serialize)]
+    struct Versioned<'a> {
+        schema_version: u32,
+        #[serde(flatten)]
+        code: Explained<'a>,
+    }
+    json(&Versioned {
+        schema_version: crate::report::SCHEMA_VERSION,
+        code: explained(info),
+    })
 }
 
 pub fn explain_markdown(info: &CodeInfo) -> String {
@@ -71,15 +80,21 @@ pub fn list_json() -> String {
         code: &'a str,
         title: &'a str,
     }
-    json(
-        &CODES
+    #[derive(Serialize)]
+    struct List<'a> {
+        schema_version: u32,
+        codes: Vec<Entry<'a>>,
+    }
+    json(&List {
+        schema_version: crate::report::SCHEMA_VERSION,
+        codes: CODES
             .iter()
             .map(|c| Entry {
                 code: c.code,
                 title: c.title,
             })
-            .collect::<Vec<_>>(),
-    )
+            .collect(),
+    })
 }
 
 pub fn list_markdown() -> String {
@@ -113,7 +128,8 @@ mod tests {
     #[test]
     fn every_code_lists_in_every_format() {
         let v: serde_json::Value = serde_json::from_str(&list_json()).unwrap();
-        assert_eq!(v.as_array().unwrap().len(), CODES.len());
+        assert_eq!(v["schema_version"], crate::report::SCHEMA_VERSION);
+        assert_eq!(v["codes"].as_array().unwrap().len(), CODES.len());
         assert_eq!(list_markdown().lines().count(), CODES.len() + 2);
     }
 }

@@ -162,6 +162,7 @@ fn labels_text(labels: &[&str]) -> String {
 
 pub fn render_json(m: &Machine, recs: &[Recommendation]) -> String {
     let mut s = serde_json::to_string_pretty(&json!({
+        "schema_version": crate::report::SCHEMA_VERSION,
         "machine": m,
         "recommendations": recs,
     }))

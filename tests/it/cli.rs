@@ -119,10 +119,15 @@ fn explain_without_a_code_lists_and_speaks_json_and_markdown() {
     );
     let list = run(gpudoctor().args(["explain", "--list", "--json"]));
     let v: serde_json::Value = serde_json::from_str(&list.stdout).expect("JSON");
-    assert_eq!(v.as_array().unwrap().len(), gpudoctor::codes::CODES.len());
-    assert_eq!(v[5]["code"], "GD006");
+    assert_eq!(v["schema_version"], gpudoctor::report::SCHEMA_VERSION);
+    assert_eq!(
+        v["codes"].as_array().unwrap().len(),
+        gpudoctor::codes::CODES.len()
+    );
+    assert_eq!(v["codes"][5]["code"], "GD006");
     let one = run(gpudoctor().args(["explain", "GD006", "--format", "json"]));
     let v: serde_json::Value = serde_json::from_str(&one.stdout).expect("JSON");
+    assert_eq!(v["schema_version"], gpudoctor::report::SCHEMA_VERSION);
     assert_eq!(v["code"], "GD006");
     assert_eq!(
         v["title"],

@@ -323,6 +323,11 @@ fn bad_input_is_a_usage_error() {
     for (args, said) in [
         (vec!["recommend", "--gpu", "banana"], "--gpu banana"),
         (vec!["recommend", "--driver", "new"], "--driver new"),
+        // A branch is not a version: CUDA 13.0's minimum falls inside the 580 branch.
+        (
+            vec!["recommend", "--driver", "580"],
+            "--driver 580: a branch, not a version",
+        ),
         (vec!["recommend", "--cuda", "twelve"], "--cuda twelve"),
         (vec!["recommend", "leftpad"], "invalid value 'leftpad'"),
     ] {
@@ -330,6 +335,9 @@ fn bad_input_is_a_usage_error() {
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(said), "{args:?}: {}", out.stderr);
     }
+    // Every JSON output says its schema version.
+    let (_, v) = json(r.cmd().args(["recommend", "--driver", "550.54.15"]));
+    assert_eq!(v["schema_version"], gpudoctor::report::SCHEMA_VERSION, "{v:#}");
 }
 
 use crate::util::gpu_host as host;
@@ -530,14 +538,15 @@ fn human_output_tells_the_story() {
         .args(["recommend"])
         .args(machine("570.133.07", "GTX 1080")));
     assert_eq!(out.code, 0);
-    let lines: Vec<&str> = out.stdout.lines().collect();
+    let (head, rest) = out.stdout.split_once("\n\n").unwrap();
     assert_eq!(
-        lines[0],
-        "For: driver 570.133.07 (CUDA ≤ 12.8), GTX 1080 (sm_61), Python 3.12, x86_64, pip"
+        head.split_whitespace().collect::<Vec<_>>().join(" "),
+        "For: driver 570.133.07 (CUDA 12.x by minor-version compatibility, native 12.8), GTX 1080 (sm_61), Python 3.12, x86_64, pip"
     );
-    assert_eq!(lines[2], "torch: torch 2.15.0+cu126");
+    let lines: Vec<&str> = rest.lines().collect();
+    assert_eq!(lines[0], "torch: torch 2.15.0+cu126");
     assert!(
-        lines[3]
+        lines[1]
             .trim_start()
             .starts_with("pip install torch==2.15.0"),
         "{}",
