@@ -337,7 +337,11 @@ fn bad_input_is_a_usage_error() {
     }
     // Every JSON output says its schema version.
     let (_, v) = json(r.cmd().args(["recommend", "--driver", "550.54.15"]));
-    assert_eq!(v["schema_version"], gpudoctor::report::SCHEMA_VERSION, "{v:#}");
+    assert_eq!(
+        v["schema_version"],
+        gpudoctor::report::SCHEMA_VERSION,
+        "{v:#}"
+    );
 }
 
 use crate::util::gpu_host as host;
