@@ -39,8 +39,9 @@ fn human(g: &Settings, st: &Style, width: usize) -> String {
     } else if g.files.is_empty() {
         s.push_str(&wrap(
             &format!(
-                "{} none (looked for {SYSTEM_CONFIG}, $XDG_CONFIG_HOME/gpudoctor/config.toml, --config / $GPUDOCTOR_CONFIG)",
-                st.bold("Configuration files:")
+                "{} none (looked for {})",
+                st.bold("Configuration files:"),
+                looked_for(g)
             ),
             width,
             "",
@@ -89,4 +90,21 @@ fn value_text(v: &serde_json::Value) -> String {
         serde_json::Value::Null => "(none)".into(),
         other => other.to_string(),
     }
+}
+
+/// The files looked for, as paths on this machine (not `$XDG_CONFIG_HOME/…`), and where a
+/// named one would come from.
+fn looked_for(g: &Settings) -> String {
+    let mut names: Vec<String> = g
+        .looked_for
+        .iter()
+        .map(|(p, _)| crate::render::printable(&p.display().to_string()).into_owned())
+        .collect();
+    if names.is_empty() {
+        names.push(SYSTEM_CONFIG.to_string());
+    }
+    if !g.looked_for.iter().any(|(_, named)| *named) {
+        names.push("a file named by --config or $GPUDOCTOR_CONFIG".into());
+    }
+    names.join(", ")
 }

@@ -93,6 +93,9 @@ pub struct Settings {
     pub image: Option<PathBuf>,
     /// The configuration files read, in order.
     pub files: Vec<PathBuf>,
+    /// Every file looked for, in order, and whether it was named (--config,
+    /// GPUDOCTOR_CONFIG): `gpudoctor config` names them when none was there.
+    pub looked_for: Vec<(PathBuf, bool)>,
     /// --no-config: no file and no policy variable was read.
     pub no_config: bool,
     pub origins: Vec<Origin>,
@@ -665,6 +668,7 @@ impl Settings {
             libs_files: given.libs_files,
             image: given.image,
             files: files.iter().map(|f| f.path.clone()).collect(),
+            looked_for: paths.map(|p| p.files.clone()).unwrap_or_default(),
             no_config: paths.is_none(),
             origins: std::mem::take(&mut r.origins),
         })

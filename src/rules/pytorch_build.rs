@@ -94,7 +94,7 @@ fn run(snap: &Snapshot) -> Outcome {
                     f = f.evidence(key.clone(), format!("conda pytorch-mutex={m} (build {})", t.conda_build.as_deref().unwrap_or("?")), format!("{}/conda-meta", env.site));
                 }
                 if let Some(p) = cuda_pick {
-                    f = rec.add_fix(f, format!("Install the CUDA build {} (CUDA {rec_cuda} for {})", p.label, driver_text(&driver)));
+                    f = rec.add_fix(f, format!("Install the CUDA build {} (CUDA {rec_cuda}, which {} runs)", p.label, driver_name(&driver)));
                 }
                 out.push(f);
             }
@@ -108,7 +108,7 @@ fn run(snap: &Snapshot) -> Outcome {
                         let mut f = Finding::new(codes::GD042, Severity::Error, format!("torch {version}{where_} needs CUDA {tc}, but driver {} is too old for it", d.version.as_str()))
                             .detail(format!("torch reports \"The NVIDIA driver on your system is too old (found version {found})\" and torch.cuda.is_available() is False. {}", if family_min.is_some() { format!("CUDA {}.x builds run on any driver from {needed} (minor-version compatibility); this one is older.", tc.major) } else { format!("This CUDA needs driver {needed}.") }))
                             .evidence(key.clone(), format!("torch.version.cuda = {tc}"), t.version.source.clone())
-                            .evidence(Subject::DriverVersion, format!("driver {} ({})", d.version.as_str(), driver_text(&driver)), d.source.clone())
+                            .evidence(Subject::DriverVersion, driver_text(&driver), d.source.clone())
                             .fix_text(d.upgrade_to(needed));
                         if let Some(p) = cuda_pick {
                             f = rec.add_fix(f, format!("Or install {} (CUDA {rec_cuda}), which this driver runs", p.label));
@@ -180,6 +180,15 @@ fn run(snap: &Snapshot) -> Outcome {
     Outcome::Checked(out)
 }
 
+/// "driver 550.54.15", or "the driver".
+fn driver_name(driver: &Option<DriverFact>) -> String {
+    match driver {
+        Some(d) => format!("driver {}", d.version.as_str()),
+        None => "the driver".into(),
+    }
+}
+
+/// "driver 550.54.15 (CUDA 12.4)": the version and the newest CUDA it runs natively.
 fn driver_text(driver: &Option<DriverFact>) -> String {
     match driver {
         Some(d) => match max_cuda_for_driver(&d.version) {
@@ -281,6 +290,16 @@ mod tests {
             "{}",
             first_cmd(&f)
         );
+        // The driver is named once: not "driver 470.82.01 (driver 470.82.01 (CUDA 11.4))".
+        let driver = f
+            .evidence
+            .iter()
+            .find(|e| e.fact == Some(Subject::DriverVersion))
+            .unwrap();
+        assert_eq!(driver.value, "driver 470.82.01 (CUDA 11.4)");
+        for fix in &f.fix {
+            assert!(fix.text.matches("driver").count() <= 1, "{}", fix.text);
+        }
     }
 
     #[test]

@@ -191,6 +191,34 @@ fn files_then_variables_then_flags() {
     );
 }
 
+/// With no file there, `config` names the files it looked for as paths on this machine, not
+/// `$XDG_CONFIG_HOME/…`; its JSON says the schema version.
+#[test]
+fn config_names_the_real_paths_it_looked_for() {
+    let l = Layers::new();
+    let xdg = l.dir.path().join("xdg");
+    let r = run(gpudoctor()
+        .env("XDG_CONFIG_HOME", &xdg)
+        .env("COLUMNS", "400")
+        .arg("config"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let first = r.stdout.lines().next().unwrap();
+    assert!(
+        first.contains(&format!(
+            "/etc/gpudoctor/config.toml, {}, a file named by --config or $GPUDOCTOR_CONFIG",
+            xdg.join("gpudoctor/config.toml").display()
+        )),
+        "{first}"
+    );
+    assert!(!first.contains("$XDG_CONFIG_HOME"), "{first}");
+    let r = run(gpudoctor()
+        .env_remove("XDG_CONFIG_HOME")
+        .env("HOME", l.dir.path())
+        .args(["config", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["schema_version"], gpudoctor::report::SCHEMA_VERSION);
+}
+
 #[test]
 fn config_says_where_each_value_came_from() {
     let l = Layers::new();
