@@ -367,9 +367,15 @@ fn device_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
                     let model = models
                         .and_then(|m| m.iter().find(|g| g.bus_id.eq_ignore_ascii_case(&d.address)))
                         .and_then(|g| g.model.clone());
-                    let name = match model {
-                        Some(m) => format!("{m} ({})", d.device_id),
-                        None => format!("NVIDIA {} [{}]", d.device_id, role_name(d.role)),
+                    // The driver's name for the GPU, else pci.ids' (a GPU with no driver bound).
+                    let listed = crate::compat::pci_ids::gpu_from_pci_id_text(&d.device_id)
+                        .map(|g| g.display_name());
+                    let name = match (model, listed) {
+                        (Some(m), _) => format!("{m} ({})", d.device_id),
+                        (None, Some(n)) if d.role == PciRole::Gpu => {
+                            format!("{n} ({})", d.device_id)
+                        }
+                        (None, _) => format!("NVIDIA {} [{}]", d.device_id, role_name(d.role)),
                     };
                     let driver = d.driver.clone().unwrap_or_else(|| "no driver".into());
                     b.fact_line(

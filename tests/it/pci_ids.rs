@@ -164,6 +164,21 @@ fn bare_host(device: &str) -> FakeRoot {
     r
 }
 
+/// A GPU with no driver bound is named from the embedded pci.ids in the Devices section, not
+/// only by its id: `GeForce RTX 4090 (10de:2684) → no driver`.
+#[test]
+fn an_unbound_gpu_is_named_by_pci_ids_in_the_report() {
+    let r = bare_host("2684");
+    let out = run(r.cmd().args(["check", "--no-smoke", "--color", "never"]));
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("0000:01:00.0"))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains("RTX 4090 (10de:2684) → no driver"), "{line}");
+    assert!(!line.contains("[GPU]"), "{line}");
+}
+
 fn check(r: &FakeRoot) -> (i32, Value) {
     json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"))
 }
