@@ -12,11 +12,12 @@ fn readme() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")
 }
 
-/// The fake libcuda's path as the README shows it (where `cargo test` builds it).
-const SHOWN_LIB: &str = "target/debug/examples/libfake_cuda.so";
+/// The fake libcuda's path as the README shows it: where the sample node's driver (580.95.05,
+/// Debian/Ubuntu's layout) puts the file the loader maps for libcuda.so.1, as on a real node.
+const SHOWN_LIB: &str = "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05";
 
 /// The output as the README shows it: the temporary root named as in the command shown,
-/// the fake libcuda's path as the repository's.
+/// the fake libcuda's path as a real node's.
 fn shown(out: &str, root: &std::path::Path) -> String {
     let lib = util::fake_cuda::fake_cuda_lib();
     out.replace(&root.display().to_string(), "/mnt/image")
