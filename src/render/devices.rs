@@ -477,7 +477,15 @@ fn topo_matrix(v: &DevicesView, st: &Style, width: usize) -> String {
     out.push('\n');
     out.push_str(&st.bold("Legend:"));
     out.push('\n');
+    // "?" and "N/A" are explained only where a cell or column shows them.
+    let shown: std::collections::HashSet<String> = super::width::strip_ansi(&out)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
     for (k, text) in TOPO_LEGEND {
+        if matches!(k, "?" | "N/A") && !shown.contains(k) {
+            continue;
+        }
         out.push_str(&wrap(&format!("{k:<5} {text}"), width, "  ", "        "));
         out.push('\n');
     }
@@ -507,7 +515,7 @@ fn topo_matrix(v: &DevicesView, st: &Style, width: usize) -> String {
 }
 
 /// `nvidia-smi topo -m`'s legend, in its own words where they fit.
-pub const TOPO_LEGEND: [(&str, &str); 7] = [
+pub const TOPO_LEGEND: [(&str, &str); 9] = [
     ("X", "the GPU itself"),
     (
         "SYS",
@@ -527,6 +535,14 @@ pub const TOPO_LEGEND: [(&str, &str); 7] = [
     ),
     ("PIX", "through at most one PCIe bridge (one switch)"),
     ("NV#", "through a bonded set of # NVLinks"),
+    (
+        "?",
+        "not known: neither NVML nor sysfs said (a link, a NUMA node, the CPUs)",
+    ),
+    (
+        "N/A",
+        "no NUMA node: the kernel gives the device none (one NUMA node, or the firmware names none)",
+    ),
 ];
 
 /// The table as Markdown: real rows under the header.

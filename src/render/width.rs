@@ -371,7 +371,6 @@ pub fn pad(s: &str, width: usize) -> String {
 }
 
 /// `s` without its colour escapes.
-#[cfg(test)]
 pub fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();

@@ -492,6 +492,33 @@ fn the_matrix_fits_80_columns_for_8_gpus() {
     assert!(out.contains("PXB   through several PCIe bridges"), "{out}");
     assert!(out.contains("sysfs"), "{out}");
     assert!(out.contains("IOMMU: off"), "{out}");
+    // Every cell and NUMA node known: no legend line for what is not shown.
+    assert!(!out.contains("  ?     not known"), "{out}");
+    assert!(!out.contains("  N/A   no NUMA node"), "{out}");
+}
+
+/// A GPU whose NUMA node the kernel gives as -1 shows N/A, and the legend says what that is.
+#[test]
+fn a_gpu_without_a_numa_node_is_na_and_the_legend_says_why() {
+    let h = Host::new(2);
+    let rp = config(Port::IntelRoot, 0);
+    h.place("0000:18:00.0", "pci0000:00", &[("0000:00:02.0", &rp)], -1);
+    h.place("0000:19:00.0", "pci0000:00", &[("0000:00:03.0", &rp)], -1);
+    let r = run(h
+        .root
+        .cmd()
+        .env("COLUMNS", "80")
+        .args(["devices", "--topo"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let g0: Vec<&str> = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("GPU0 "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(g0[3], "N/A", "{}", r.stdout);
+    assert!(r.stdout.contains("  N/A   no NUMA node"), "{}", r.stdout);
 }
 
 #[test]
