@@ -264,7 +264,8 @@ impl Subject {
             Subject::SmokeGpu(_) => Some(Subject::Smoke),
             Subject::SmokePeer(..) => Some(Subject::Smoke),
             Subject::SmokeNccl => Some(Subject::Smoke),
-            Subject::Gpu(_) => Some(Subject::Nvml),
+            // Not NVML: its line says whether the library answered, and a GPU's fault is
+            // marked on that GPU's own row.
             Subject::Node(path) if is_gpu_node(path) => Some(Subject::GpuNodes),
             Subject::PciFunction(_) => Some(Subject::Pci),
             Subject::Env(_) => Some(Subject::Environment),
@@ -469,6 +470,7 @@ mod tests {
             Some(Subject::GpuNodes)
         );
         assert_eq!(Subject::node("/dev/nvidiactl").parent(), None);
-        assert_eq!(Subject::Gpu(0).parent(), Some(Subject::Nvml));
+        // A GPU's fault is its own row's, not the NVML library line's.
+        assert_eq!(Subject::Gpu(0).parent(), None);
     }
 }

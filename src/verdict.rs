@@ -368,6 +368,21 @@ mod tests {
         assert_eq!(v.of(&Subject::SmokeGpu(0)), Verdict::NotJudged);
     }
 
+    /// `✗ NVML driver 580.95.05, CUDA 13.0, 8 GPU(s)` called a library that answered failed
+    /// because one GPU under it could not be opened: the mark is the GPU row's.
+    #[test]
+    fn a_gpu_finding_marks_its_row_not_the_nvml_line() {
+        let f = Finding::new(
+            crate::codes::GD032,
+            Severity::Error,
+            "GPU 2: NVML cannot open it",
+        )
+        .evidence(Subject::Gpu(2), "unknown error", "NVML");
+        let v = Verdicts::new(&[f], &[]);
+        assert_eq!(v.of(&Subject::Gpu(2)), Verdict::Error);
+        assert_ne!(v.of(&Subject::Nvml), Verdict::Error);
+    }
+
     #[test]
     fn no_finding_passes_only_where_a_judging_rule_ran() {
         let ran = Check {
