@@ -240,7 +240,7 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -254,7 +254,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a c
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
@@ -264,24 +264,24 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl -d 'Smoke test
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'More detail (-vv: more still)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s V -l version -d 'Print version'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "libs" -d 'What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "smoke" -d 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "recommend" -d 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "fleet" -d 'Aggregate node reports (`check --format json`): the fleet\'s shape, outlier nodes, findings by code across nodes'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "diff" -d 'The facts and findings that differ between two saved reports (`check --format json`)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "toolkit" -d 'Every CUDA toolkit, and which one nvcc and the loader pick'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "libs" -d 'What the loader binds for each CUDA module, and whether it loads'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "devices" -d 'The GPUs as NVML sees them, or everything about one of them'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "smoke" -d 'Prove the GPUs compute: matmul, memory, transfer bandwidth'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "recommend" -d 'What to install (torch, jax, vllm, …), and why'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "fleet" -d 'Node reports together: the fleet\'s shape, outliers, findings'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "diff" -d 'The facts and findings that differ between two saved reports'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "config" -d 'Print the effective configuration and where each value came from'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "schema" -d 'Print the JSON Schema of the report `check --format json` prints'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "bundle" -d 'Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)'
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "mcp" -d 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "bundle" -d 'Pack a redacted support bundle for a bug report'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "mcp" -d 'Serve the read-only commands to AI assistants over MCP (stdio)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "completions" -d 'Print the shell completion script for SHELL'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "man" -d 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -501,7 +501,7 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -515,7 +515,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d '
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
@@ -525,8 +525,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl -d 'S
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'More detail: passing checks, each fact\'s source, every registered variable (-vv: the probes\' timings)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -743,15 +743,15 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s v -l verbose -d 'More detail: every candidate path of each CUDA library, not only the one the loader picks'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l python -d 'The Python interpreter whose environment to inspect first (default: python or python3 on PATH, VIRTUAL_ENV, CONDA_PREFIX, ./.venv)' -r -F
@@ -969,16 +969,16 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l all -d 'Show every library bound, not only the CUDA libraries and the failures'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1195,11 +1195,11 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
@@ -1207,8 +1207,8 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l detail -
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l wide -d 'Show every column of the table, however wide'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l topo -d 'Show how the GPUs connect: a link matrix like `nvidia-smi topo -m`, with NUMA and CPU affinity, RDMA NICs and the IOMMU'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l device -d 'Only this GPU (CUDA\'s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once' -r
@@ -1426,21 +1426,21 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 30); a GPU still testing then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l mem-fraction -d 'Smoke test: share of the free GPU memory the allocation probe fills (0.01–0.95; at most 0.5 where other processes use the GPU) [default: 0.9]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l transfer-size -d 'Smoke test: MiB per host↔device copy in the bandwidth test, per GPU↔GPU peer copy (up to 64), and per GPU in --nccl\'s all-reduce (1–4096) [default: 256]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l json -d 'Shorthand for --format json'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l driver -d 'Answer for this NVIDIA driver version instead of the installed one (550.54.15)' -r
@@ -1458,17 +1458,17 @@ json\t'JSON'
 markdown\t'Markdown'
 html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l fresh -d 'Answer for a new environment: ignore what the current one has installed'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s v -l verbose -d 'More detail: every version considered for each pick'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1684,13 +1684,13 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
@@ -1700,102 +1700,102 @@ html\t'One self-contained HTML page (devices, smoke, fleet)'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l fail-on -d 'Exit 1 only when a finding at or above this severity appeared or got worse (without it: when anything differs, as diff(1))' -r -f -a "error\t''
 warning\t''
 never\t''"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'
 markdown\t'Markdown'
 html\t'One self-contained HTML page (devices, smoke, fleet)'"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l list -d 'List every code with its one-line title'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l format -d 'Output format' -r -f -a "human\t'For a terminal'
 json\t'JSON'"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l json -d 'Shorthand for --format json'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand config" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s o -l output -d 'Where to write the archive (default ./gpudoctor-bundle.tar.gz)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l python -d 'The Python interpreter whose environment to inspect' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l cuda-lib -d 'Load libcuda from this file for the smoke test' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l smoke -d 'Also run the on-device smoke test and include its result'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l no-redact -d 'Keep host names, user names, addresses and token-looking strings (they are replaced by placeholders by default)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand bundle" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l color -d 'Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal' -r -f -a "auto\t''
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l config -d 'Read this configuration file after the system\'s and the user\'s (also GPUDOCTOR_CONFIG)' -r -F
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s q -l quiet -d 'Print no report: only the exit code says the outcome (errors still go to stderr)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s v -l verbose -d 'More detail: check adds passing checks, every fact\'s source and all registered variables (-vv: the probes\' timings); toolkit every candidate'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s h -l help -d 'Print help'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "check" -d 'Run every probe and rule and print the report (the default)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "toolkit" -d 'Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader\'s order'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "libs" -d 'What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "devices" -d 'The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "smoke" -d 'Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "recommend" -d 'What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "fleet" -d 'Aggregate node reports (`check --format json`): the fleet\'s shape, outlier nodes, findings by code across nodes'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "diff" -d 'The facts and findings that differ between two saved reports (`check --format json`)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12); without one, list every code'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "toolkit" -d 'Every CUDA toolkit, and which one nvcc and the loader pick'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "libs" -d 'What the loader binds for each CUDA module, and whether it loads'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "devices" -d 'The GPUs as NVML sees them, or everything about one of them'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "smoke" -d 'Prove the GPUs compute: matmul, memory, transfer bandwidth'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "recommend" -d 'What to install (torch, jax, vllm, …), and why'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "fleet" -d 'Node reports together: the fleet\'s shape, outliers, findings'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "diff" -d 'The facts and findings that differ between two saved reports'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "explain" -d 'Explain a finding code (GD012, gd012 or 12), or list every code'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "config" -d 'Print the effective configuration and where each value came from'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "schema" -d 'Print the JSON Schema of the report `check --format json` prints'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "bundle" -d 'Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "mcp" -d 'Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "bundle" -d 'Pack a redacted support bundle for a bug report'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "mcp" -d 'Serve the read-only commands to AI assistants over MCP (stdio)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "completions" -d 'Print the shell completion script for SHELL'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "man" -d 'Print the manual page (roff), e.g. `gpudoctor man | man -l -`'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand help; and not __fish_seen_subcommand_from check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -62,7 +62,7 @@ Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage 
     name = "gpudoctor",
     version,
     about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments",
-    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings, NVML, CUDA toolkits and libraries, PyTorch and the environment, then reports every problem with the command that fixes it. When a GPU is present, check also runs a short on-device smoke test (matmul, memory, transfers; --no-smoke skips it). It loads no module, changes no setting and runs or loads nothing from an inspected --root.\n\nWithout a subcommand it runs `check`, and takes check's options.",
+    long_about = "Doctor and device inspector for NVIDIA GPU / CUDA / PyTorch environments.\n\nProbes the kernel module, device nodes, PCI bindings, NVML, CUDA toolkits and libraries, PyTorch and the environment, then reports every problem with the command that fixes it. When a GPU is present, check also runs a short on-device smoke test (matmul, memory, transfers; --no-smoke skips it). It loads no module, changes no setting and runs or loads nothing from an inspected --root.\n\nWithout a subcommand it runs `check`, and takes check's options: `gpudoctor check --help` lists them.",
     after_long_help = EXAMPLES
 )]
 pub struct Cli {
@@ -79,13 +79,23 @@ pub struct Cli {
 /// The switches every subcommand shares.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalOpts {
-    /// Colour: auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal
-    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    /// Colour: auto (the default), always or never
+    ///
+    /// auto honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and whether stdout is a terminal.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        hide_possible_values = true
+    )]
     pub color: Option<ColorChoice>,
-    /// Print no report: only the exit code says the outcome (errors still go to stderr)
+    /// Print no report: only the exit code says the outcome
+    ///
+    /// Errors still go to stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// More detail: check adds passing checks, every fact's source and all registered variables (-vv: the probes' timings); toolkit every candidate
+    /// More detail (each command says which in its own help)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Read this configuration file after the system's and the user's (also GPUDOCTOR_CONFIG)
@@ -100,29 +110,47 @@ pub struct GlobalOpts {
 pub enum Command {
     /// Run every probe and rule and print the report (the default)
     Check(Box<CheckArgs>),
-    /// Show every CUDA toolkit, which one nvcc / CUDA_HOME / the loader picks, and the CUDA libraries in the loader's order
+    /// Every CUDA toolkit, and which one nvcc and the loader pick
+    ///
+    /// Also which one CUDA_HOME names, and the CUDA libraries in the loader's order.
     Toolkit(ToolkitArgs),
-    /// What the dynamic loader binds for every CUDA-using native module of the Python environments (or the FILEs given, opened in order), and whether each will load
+    /// What the loader binds for each CUDA module, and whether it loads
+    ///
+    /// Every CUDA-using native module of the Python environments (or the FILEs given, opened in order), as the dynamic loader would bind it.
     Libs(LibsArgs),
-    /// The GPUs as NVML sees them: a table, or everything about GPU N / all (--detail)
+    /// The GPUs as NVML sees them, or everything about one of them
+    ///
+    /// A table; everything about one GPU (by NVML index, UUID or a unique prefix of it, or PCI bus id); or everything about all of them (--detail).
     Devices(DevicesArgs),
-    /// Prove the GPUs compute: FP32 matmul checked against the CPU, a memory-allocation probe, transfer bandwidth
+    /// Prove the GPUs compute: matmul, memory, transfer bandwidth
+    ///
+    /// An FP32 matmul checked against the CPU, a memory-allocation probe, host↔device and GPU↔GPU copies, and an NCCL all-reduce with --nccl.
     Smoke(SmokeCmdArgs),
-    /// What to install on this machine (or one described by --driver/--gpu/--python/--platform), and why: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes
+    /// What to install (torch, jax, vllm, …), and why
+    ///
+    /// For this machine, or one described by --driver/--gpu/--python/--platform: torch with torchvision/torchaudio, jax, tensorflow, onnxruntime-gpu, vllm, flash-attn, xformers, bitsandbytes.
     Recommend(RecommendArgs),
-    /// Aggregate node reports (`check --format json`): the fleet's shape, outlier nodes, findings by code across nodes
+    /// Node reports together: the fleet's shape, outliers, findings
+    ///
+    /// Aggregates the reports of `check --format json`: the fleet's shape, outlier nodes, findings by code across nodes.
     Fleet(FleetArgs),
-    /// The facts and findings that differ between two saved reports (`check --format json`)
+    /// The facts and findings that differ between two saved reports
+    ///
+    /// Both are reports saved by `check --format json`.
     Diff(DiffArgs),
-    /// Explain a finding code (GD012, gd012 or 12); without one, list every code
+    /// Explain a finding code (GD012, gd012 or 12), or list every code
     Explain(ExplainArgs),
     /// Print the effective configuration and where each value came from
     Config(ConfigArgs),
     /// Print the JSON Schema of the report `check --format json` prints
     Schema,
-    /// Pack a redacted support bundle for a bug report: the JSON and terminal reports, the GPUs, the libraries, a MANIFEST (mode 0600)
+    /// Pack a redacted support bundle for a bug report
+    ///
+    /// The JSON and terminal reports, the GPUs, the libraries and a MANIFEST, in one archive (mode 0600).
     Bundle(BundleArgs),
-    /// Serve check, explain, recommend, libs, devices and diff to AI assistants over the Model Context Protocol (stdio); read-only
+    /// Serve the read-only commands to AI assistants over MCP (stdio)
+    ///
+    /// check, explain, recommend, libs, devices and diff, over the Model Context Protocol on stdin and stdout; nothing is changed.
     Mcp,
     /// Print the shell completion script for SHELL
     Completions {
@@ -364,7 +392,7 @@ pub struct InspectArgs {
     /// Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub root: Option<PathBuf>,
-    /// Overall time budget in seconds (default 5; 60 with --python-import; 30 for the smoke test); a probe still running then is reported as timed out
+    /// Overall time budget in seconds (default 5); a probe still running then is reported as timed out
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 }

@@ -29,7 +29,7 @@ pub fn visible_command() -> clap::Command {
     for s in full.get_subcommands().filter(|s| !s.is_hide_set()) {
         cmd = cmd.subcommand(s.clone());
     }
-    cmd
+    super::usage::shape(cmd)
 }
 
 /// The script for `shell`.

@@ -11,7 +11,9 @@ pub(super) fn man(g: &Settings) -> Result<u8, CliError> {
 /// The whole page: name, synopsis, description, the options of a bare `gpudoctor` (which
 /// are check's), the subcommands, then each subcommand's own options, the examples.
 pub fn page() -> String {
-    let cmd = super::completions::visible_command();
+    // The page lists check's options at the top, as a bare `gpudoctor` takes them.
+    let cmd = super::completions::visible_command()
+        .mut_args(|a| a.hide_short_help(false).hide_long_help(false));
     let man = clap_mangen::Man::new(cmd.clone());
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.

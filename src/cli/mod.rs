@@ -24,6 +24,7 @@ mod schema;
 mod settings;
 mod smoke;
 mod toolkit;
+mod usage;
 mod workers;
 
 use std::io::{self, Write};
@@ -32,6 +33,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 
 pub use args::{Cli, ColorChoice, Command, FailOn, Format, GlobalOpts};
+pub use completions::visible_command;
 pub use settings::Settings;
 
 use crate::envvars::{self, Env};
@@ -64,14 +66,20 @@ pub fn main() -> ExitCode {
             env.get_str(envvars::COLUMNS).as_deref(),
         ))
         .color(clap_color(&args));
+    let mut command = command;
     let parsed = command
-        .try_get_matches_from(&args)
+        .try_get_matches_from_mut(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)));
     let (matches, cli) = match parsed {
         Ok(p) => p,
-        Err(e) => {
+        // Help and the version go to stdout as clap writes them.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprint!("{}", usage::render_error(&e, &command, &args));
+            return ExitCode::from(2);
         }
     };
     let result =

@@ -329,9 +329,11 @@ pub fn check_leading_options(matches: &ArgMatches, command: &Command) -> Result<
             .map(|l| format!("--{l}"))
             .unwrap_or_else(|| id.to_string());
         if !sub.get_arguments().any(|a| a.get_id() == id) {
+            let visible = super::completions::visible_command();
+            let elsewhere = super::usage::belongs_elsewhere(&visible, &flag, command.name())
+                .unwrap_or_else(|| format!("{flag} is not an option of `{}`", command.name()));
             return Err(CliError::Usage(format!(
-                "{flag} means nothing to `gpudoctor {}` (see `gpudoctor help {}`)",
-                command.name(),
+                "{elsewhere}\nhint: `gpudoctor {} -h` lists its options",
                 command.name()
             )));
         }

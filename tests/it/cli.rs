@@ -183,7 +183,134 @@ fn version_and_help() {
     assert!(long.stdout.contains("Examples:") && long.stdout.contains("Exit codes:"));
     let short = run(gpudoctor().arg("-h"));
     assert!(!short.stdout.contains("Examples:"));
-    assert!(short.stdout.contains("--fail-on"));
+    // check's options are check's: listed by `check -h`, still taken at the top level.
+    assert!(!short.stdout.contains("--fail-on"), "{}", short.stdout);
+    assert!(run(gpudoctor().args(["check", "-h"]))
+        .stdout
+        .contains("--fail-on"));
+}
+
+/// The options a help text mentions outside quoted commands (`check --format json`).
+fn options_mentioned(help: &str) -> std::collections::BTreeSet<String> {
+    let unquoted: String = help
+        .split('`')
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, part)| part)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut found = std::collections::BTreeSet::new();
+    for (i, _) in unquoted.match_indices("--") {
+        let before = unquoted[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '-') {
+            continue;
+        }
+        let name: String = unquoted[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            found.insert(name.trim_end_matches('-').to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn the_top_level_help_fits_a_screen_and_each_command_documents_only_its_own_options() {
+    let short = run(gpudoctor().arg("-h").env("COLUMNS", "80"));
+    assert_eq!(short.code, 0);
+    assert!(
+        short.stdout.lines().count() <= 30,
+        "{} lines:\n{}",
+        short.stdout.lines().count(),
+        short.stdout
+    );
+    let tree = gpudoctor::cli::visible_command();
+    let commands: Vec<&clap::Command> = tree.get_subcommands().collect();
+    assert!(commands.len() >= 15);
+    for sc in commands {
+        let name = sc.get_name();
+        assert!(
+            short.stdout.contains(&format!("  {name} ")),
+            "{name} not listed"
+        );
+        let takes: std::collections::BTreeSet<String> = sc
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .chain(["help".to_string()])
+            .collect();
+        for flag in ["-h", "--help"] {
+            let help = run(gpudoctor().args([name, flag]).env("COLUMNS", "80"));
+            assert_eq!(help.code, 0, "{name} {flag}");
+            for mentioned in options_mentioned(&help.stdout) {
+                assert!(
+                    takes.contains(&mentioned),
+                    "`gpudoctor {name} {flag}` mentions --{mentioned}, which {name} does not take:\n{}",
+                    help.stdout
+                );
+            }
+            for a in sc.get_arguments().filter(|a| !a.is_hide_set()) {
+                if let Some(long) = a.get_long() {
+                    assert!(
+                        help.stdout.contains(&format!("--{long}")),
+                        "`gpudoctor {name} {flag}` does not list --{long}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn usage_errors_speak_one_style_and_point_where_an_option_belongs() {
+    let r = run(gpudoctor().args(["devices", "--nccl"]));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .starts_with("gpudoctor: error: unexpected argument '--nccl'"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("hint: --nccl is an option of `check` and `smoke`, not of `devices`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("tip:"), "{}", r.stderr);
+    // Before the command, the same answer.
+    let r = run(gpudoctor().args(["--nccl", "devices"]));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("--nccl is an option of `check` and `smoke`, not of `devices`"),
+        "{}",
+        r.stderr
+    );
+    let r = run(gpudoctor().arg("chek"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("hint: did you mean `check`?"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("schema"), "{}", r.stderr);
+    // The project's own usage errors and clap's read alike.
+    for args in [
+        vec!["check", "--format", "yaml"],
+        vec!["explain", "GD999"],
+        vec!["fleet"],
+    ] {
+        let r = run(gpudoctor().args(&args));
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(
+            r.stderr.starts_with("gpudoctor: error: "),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("\nerror:"), "{args:?}: {}", r.stderr);
+    }
 }
 
 #[test]

@@ -257,7 +257,7 @@ fn unusable_images_are_usage_errors_that_say_why() {
     assert_eq!(r.code, 2);
     assert!(
         r.stderr
-            .contains("--image means nothing to `gpudoctor devices`"),
+            .contains("--image is an option of `check`, not of `devices`"),
         "{}",
         r.stderr
     );
