@@ -119,7 +119,7 @@ _gpudoctor() {
 
     case "${cmd}" in
         gpudoctor)
-            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --image --no-smoke --quick --preflight --output --baseline --fix-script --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help"
+            opts="-q -v -h -V --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --image --no-smoke --quick --preflight --output --baseline --fix-script --expect-gpus --color --quiet --verbose --config --no-config --help --version check toolkit libs devices smoke recommend fleet diff explain config schema bundle mcp completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -134,11 +134,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -268,6 +268,10 @@ _gpudoctor() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
                     fi
+                    return 0
+                    ;;
+                --expect-gpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -409,7 +413,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__check)
-            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --image --no-smoke --quick --preflight --output --baseline --fix-script --color --quiet --verbose --config --no-config --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --root --timeout --from --user --nvml-lib --python --python-import --cuda-lib --matmul-size --mem-fraction --transfer-size --nccl --nccl-lib --image --no-smoke --quick --preflight --output --baseline --fix-script --expect-gpus --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -424,11 +428,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -560,6 +564,10 @@ _gpudoctor() {
                     fi
                     return 0
                     ;;
+                --expect-gpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -672,11 +680,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -792,7 +800,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__explain)
-            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086"
+            opts="-q -v -h --list --format --json --color --quiet --verbose --config --no-config --help GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -829,7 +837,7 @@ _gpudoctor() {
             return 0
             ;;
         gpudoctor__subcmd__fleet)
-            opts="-q -v -h --format --json --fail-on --only --skip --color --quiet --verbose --config --no-config --help"
+            opts="-q -v -h --format --json --fail-on --only --skip --expect-gpus --color --quiet --verbose --config --no-config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -844,11 +852,15 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
+                    return 0
+                    ;;
+                --expect-gpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1135,11 +1147,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1415,11 +1427,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --root)
@@ -1532,11 +1544,11 @@ _gpudoctor() {
                     return 0
                     ;;
                 --only)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --skip)
-                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "identity platform kernel_module kernel_log pci topology device_nodes container_host environment nccl toolkits libraries linkage nvml pytorch pytorch_live smoke GD001 GD002 GD003 GD004 GD005 GD006 GD007 GD008 GD009 GD010 GD011 GD012 GD013 GD014 GD015 GD016 GD017 GD018 GD019 GD020 GD021 GD022 GD023 GD024 GD025 GD026 GD027 GD028 GD029 GD030 GD031 GD032 GD033 GD034 GD035 GD036 GD037 GD038 GD039 GD040 GD041 GD042 GD043 GD044 GD045 GD046 GD047 GD048 GD049 GD050 GD051 GD052 GD053 GD054 GD055 GD056 GD057 GD058 GD059 GD060 GD061 GD062 GD063 GD064 GD065 GD066 GD067 GD068 GD069 GD070 GD071 GD072 GD073 GD074 GD075 GD076 GD077 GD078 GD079 GD080 GD081 GD082 GD083 GD084 GD085 GD086 GD087" -- "${cur}"))
                     return 0
                     ;;
                 --root)

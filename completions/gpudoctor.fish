@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick preflight= output= baseline= fix-script color= q/quiet v/verbose config= no-config h/help V/version
+    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick preflight= output= baseline= fix-script expect-gpus= color= q/quiet v/verbose config= no-config h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -135,7 +135,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -238,7 +239,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -254,6 +256,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a c
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -396,7 +399,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -499,7 +503,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -515,6 +520,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d '
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -638,7 +644,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -741,7 +748,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -864,7 +872,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -967,7 +976,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1090,7 +1100,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1193,7 +1204,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1321,7 +1333,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1424,7 +1437,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 30); a GPU still testing then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1580,7 +1594,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1683,7 +1698,9 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -1898,7 +1915,8 @@ GD082\t'PCIe AER errors on a GPU or a bridge above one'
 GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, fallen off the bus, open modules required'
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
-GD086\t'The preflight gate ran past its budget'"
+GD086\t'The preflight gate ran past its budget'
+GD087\t'The node has fewer GPUs than it is expected to have'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

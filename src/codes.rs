@@ -144,6 +144,7 @@ codes! {
     GD084 [Error, Warning, Info] => "PCIe AER error counters of a GPU's link grow while gpudoctor runs";
     GD085 [Warning, Info] => "NVLink error or PCIe replay counters of a GPU grow during the smoke test";
     GD086 [Warning] => "The preflight gate ran past its budget";
+    GD087 [Error] => "The node has fewer GPUs than it is expected to have";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

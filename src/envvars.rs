@@ -132,6 +132,7 @@ env_registry! {
     GPUDOCTOR_SKIP: Tool, "policy: probes and codes to skip, comma-separated (as --skip)";
     GPUDOCTOR_SEVERITY: Tool, "policy: per-code severity, e.g. GD038=ignore,GD012=warning (as [severity] in the configuration)";
     GPUDOCTOR_TIMEOUT: Tool, "policy: the time budget in seconds (as --timeout)";
+    GPUDOCTOR_EXPECT_GPUS: Tool, "policy: the GPUs each node must have (as --expect-gpus)";
     GPUDOCTOR_FORMAT: Tool, "the output format of commands that can produce it (as --format)";
     GPUDOCTOR_COLOR: Tool, "auto, always or never (as --color)";
     GPUDOCTOR_SMOKE: Tool, "0 or false: check runs no smoke test (as --no-smoke)";

@@ -67,6 +67,18 @@ pub struct Snapshot {
     /// `check --preflight`: the budget and how long the probes took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<Preflight>,
+    /// The shape the node must have (--expect-gpus, gpus_per_node): kept in the report, so a
+    /// replay judges against it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+}
+
+/// What the site says every node has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Expect {
+    pub gpus: u32,
+    /// Where it was said: `--expect-gpus`, `$GPUDOCTOR_EXPECT_GPUS`, `FILE:LINE`.
+    pub from: String,
 }
 
 /// A `check --preflight` run: its budget, how it was divided, and the time it took.

@@ -121,6 +121,7 @@ pub fn healthy() -> Snapshot {
         python_live: None,
         smoke: Some(smoke()),
         preflight: None,
+        expect: None,
     }
 }
 

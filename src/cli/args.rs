@@ -370,6 +370,16 @@ pub struct CheckArgs {
     /// Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)
     #[arg(long, conflicts_with_all = ["format", "json", "baseline", "quiet", "output"])]
     pub fix_script: bool,
+    #[command(flatten)]
+    pub expect: ExpectArgs,
+}
+
+/// The node's expected shape.
+#[derive(Debug, Clone, Args, Default)]
+pub struct ExpectArgs {
+    /// Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub expect_gpus: Option<u32>,
 }
 
 /// Which findings count and when they fail the run.
@@ -610,6 +620,8 @@ pub struct FleetArgs {
     pub output: ViewOutput,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub expect: ExpectArgs,
 }
 
 #[derive(Debug, Clone, Args)]

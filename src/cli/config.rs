@@ -87,6 +87,8 @@ pub struct ConfigFile {
     pub timeout: Option<Spanned<Number>>,
     pub format: Option<Spanned<Format>>,
     pub color: Option<Spanned<ColorChoice>>,
+    /// The GPUs each node must have (as --expect-gpus).
+    pub gpus_per_node: Option<Spanned<u32>>,
     /// Per-code severity: `GD038 = "ignore"`.
     #[serde(default)]
     pub severity: BTreeMap<Spanned<String>, Spanned<SeverityOverride>>,

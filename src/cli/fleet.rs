@@ -37,6 +37,29 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
             }
         }
     }
+    // The expected shape judges every node that did not judge itself against it.
+    if let Some((gpus, from)) = &g.expect_gpus {
+        let expected = *gpus as usize;
+        for n in nodes
+            .iter_mut()
+            .filter(|n| n.facts.gpus < expected && sel.wants(crate::codes::GD087))
+        {
+            if n.findings.iter().any(|f| f.code == crate::codes::GD087) {
+                continue;
+            }
+            let off_bus = expected.saturating_sub(n.facts.pci_gpus.max(n.facts.gpus));
+            let f =
+                crate::rules::expected_gpus::finding(n.facts.gpus, expected, &[], off_bus, from);
+            n.findings.push(crate::fleet::FindingIn {
+                code: f.code.to_string(),
+                severity: sel.severity_of(&f.code).map_or(f.severity, |(s, _)| s),
+                title: f.title,
+                evidence: f.evidence,
+                fix: f.fix,
+                caused_by: None,
+            });
+        }
+    }
     let fleet = crate::fleet::aggregate::aggregate(&nodes, problems);
     let text = match format {
         _ if g.format == Format::Html => render::fleet_html::render(&fleet, &nodes),

@@ -146,6 +146,14 @@ pub(super) fn gather(
             snapshot
         }
     };
+    let mut snapshot = snapshot;
+    // A replay keeps the saved expectation unless one is given now.
+    if let Some((gpus, from)) = &g.expect_gpus {
+        snapshot.expect = Some(crate::snapshot::Expect {
+            gpus: *gpus,
+            from: from.clone(),
+        });
+    }
     Ok(snapshot)
 }
 

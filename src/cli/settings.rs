@@ -91,6 +91,8 @@ pub struct Settings {
     pub libs_files: Vec<PathBuf>,
     /// `check --image`: the image whose userland is judged against this host.
     pub image: Option<PathBuf>,
+    /// The GPUs each node must have (--expect-gpus, gpus_per_node), and where that was said.
+    pub expect_gpus: Option<(u32, String)>,
     /// The configuration files read, in order.
     pub files: Vec<PathBuf>,
     /// Every file looked for, in order, and whether it was named (--config,
@@ -127,6 +129,7 @@ struct Given {
     fix_script: bool,
     libs_files: Vec<PathBuf>,
     image: Option<PathBuf>,
+    expect_gpus: Option<u32>,
 }
 
 impl Given {
@@ -155,6 +158,7 @@ impl Given {
             fix_script: c.fix_script,
             libs_files: Vec::new(),
             image: c.image.clone(),
+            expect_gpus: c.expect.expect_gpus,
         }
     }
 
@@ -227,6 +231,7 @@ impl Given {
             Command::Fleet(a) => Given {
                 format: view(&a.output),
                 policy: a.policy.clone(),
+                expect_gpus: a.expect.expect_gpus,
                 ..Given::default()
             },
             Command::Diff(a) => Given {
@@ -265,6 +270,7 @@ impl Given {
             },
             root: self.root.or(top.root),
             timeout: self.timeout.or(top.timeout),
+            expect_gpus: self.expect_gpus.or(top.expect_gpus),
             from: self.from.or(top.from),
             user: self.user.or(top.user),
             nvml_lib: self.nvml_lib.or(top.nvml_lib),
@@ -492,6 +498,29 @@ impl Settings {
                 ),
             });
         }
+        let expect_gpus = r
+            .pick_opt(
+                "gpus_per_node",
+                given.expect_gpus,
+                "--expect-gpus",
+                envvars::GPUDOCTOR_EXPECT_GPUS,
+                |v| match v.trim().parse::<u32>() {
+                    Ok(n) if (1..=4096).contains(&n) => Ok(n),
+                    Ok(n) => Err(format!("{n} is not in 1..=4096")),
+                    Err(e) => Err(e.to_string()),
+                },
+                |f| f.gpus_per_node.as_ref().map(|s| (*s.get_ref(), s.span())),
+            )
+            .map(|n| {
+                let from = r
+                    .origins
+                    .iter()
+                    .rev()
+                    .find(|o| o.key == "gpus_per_node")
+                    .map(|o| o.source.to_string())
+                    .unwrap_or_default();
+                (n, from)
+            });
         let matmul_size = r.pick(
             "smoke.matmul_size",
             given.matmul_size,
@@ -669,6 +698,7 @@ impl Settings {
             fix_script: given.fix_script,
             libs_files: given.libs_files,
             image: given.image,
+            expect_gpus,
             files: files.iter().map(|f| f.path.clone()).collect(),
             looked_for: paths.map(|p| p.files.clone()).unwrap_or_default(),
             no_config: paths.is_none(),

@@ -141,13 +141,27 @@ pub struct Fleet {
     pub problems_by_kind: BTreeMap<String, usize>,
     pub identity: Vec<IdentityNote>,
     pub nodes: Vec<NodeFacts>,
-    /// Nodes with an error, a warning (and no error), or neither.
+    /// Nodes with an error; without one, nodes that differ from their peers (an outlier:
+    /// a GPU fewer, another driver, toolkit or torch, a slow figure); of the rest, nodes
+    /// with a warning; and nodes with none of these. Every node is in one of the four.
     pub nodes_with_errors: usize,
+    pub deviating_nodes: usize,
     pub nodes_with_warnings: usize,
     pub clean_nodes: usize,
 }
 
 impl Fleet {
+    /// "7 with errors, 2 deviating, 3 with warnings, 38 clean": the headline's counts.
+    pub fn counts_text(&self) -> String {
+        format!(
+            "{} with errors, {} deviating, {} with warnings, {} clean",
+            self.nodes_with_errors,
+            self.deviating_nodes,
+            self.nodes_with_warnings,
+            self.clean_nodes
+        )
+    }
+
     /// The worst finding on any node.
     pub fn worst(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
@@ -695,15 +709,22 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
     let (listed, problems_by_kind) = problems.into_parts();
     let problems_not_listed = problems_by_kind.values().sum::<usize>() - listed.len();
     let nodes_with_errors = nodes.iter().filter(|n| n.errors > 0).count();
+    let outlying: std::collections::BTreeSet<&str> =
+        outliers.iter().map(|o| o.node.as_str()).collect();
+    let deviating_nodes = nodes
+        .iter()
+        .filter(|n| n.errors == 0 && outlying.contains(n.name.as_str()))
+        .count();
     let nodes_with_warnings = nodes
         .iter()
-        .filter(|n| n.errors == 0 && n.warnings > 0)
+        .filter(|n| n.errors == 0 && n.warnings > 0 && !outlying.contains(n.name.as_str()))
         .count();
     Fleet {
         schema_version: crate::report::SCHEMA_VERSION,
         gpudoctor_version: env!("CARGO_PKG_VERSION"),
-        clean_nodes: nodes.len() - nodes_with_errors - nodes_with_warnings,
+        clean_nodes: nodes.len() - nodes_with_errors - deviating_nodes - nodes_with_warnings,
         nodes_with_errors,
+        deviating_nodes,
         nodes_with_warnings,
         shape,
         outliers,

@@ -98,14 +98,12 @@ fn human_text(f: &Fleet, st: &Style, width: usize) -> String {
     put(
         &mut out,
         &st.bold(&format!(
-            "Fleet: {} node{}, {} GPU{} — {} with errors, {} with warnings, {} clean{}",
+            "Fleet: {} node{}, {} GPU{} — {}{}",
             sh.nodes,
             if sh.nodes == 1 { "" } else { "s" },
             sh.gpus,
             if sh.gpus == 1 { "" } else { "s" },
-            f.nodes_with_errors,
-            f.nodes_with_warnings,
-            f.clean_nodes,
+            f.counts_text(),
             problem_counts(f)
         )),
         "",
@@ -244,12 +242,10 @@ pub fn render_markdown(f: &Fleet) -> String {
     let mut out = String::from("# gpudoctor fleet\n\n");
     let sh = &f.shape;
     out.push_str(&format!(
-        "**{} nodes, {} GPUs** — {} with errors, {} with warnings, {} clean{}.\n\n",
+        "**{} nodes, {} GPUs** — {}{}.\n\n",
         sh.nodes,
         sh.gpus,
-        f.nodes_with_errors,
-        f.nodes_with_warnings,
-        f.clean_nodes,
+        f.counts_text(),
         problem_counts(f)
     ));
     if sh.nodes == 0 {

@@ -183,14 +183,12 @@ fn header(out: &mut String, f: &Fleet) {
     }
     out.push_str("</p>\n");
     let mut text = format!(
-        "{} node{}, {} GPU{}: {} with errors, {} with warnings, {} clean",
+        "{} node{}, {} GPU{}: {}",
         sh.nodes,
         plural(sh.nodes),
         sh.gpus,
         plural(sh.gpus),
-        f.nodes_with_errors,
-        f.nodes_with_warnings,
-        f.clean_nodes
+        f.counts_text()
     );
     if unusable > 0 {
         let _ = write!(text, ", {unusable} report{} not used", plural(unusable));

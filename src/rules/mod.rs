@@ -18,6 +18,7 @@ mod device_nodes;
 mod docker_snap;
 mod driver_capabilities;
 mod driver_userspace;
+pub(crate) mod expected_gpus;
 mod extension_loading;
 mod fabric;
 mod fit_fixes;
@@ -178,6 +179,7 @@ pub const RULES: &[Rule] = &[
     kernel_log::RULE,
     link_counters::RULE,
     preflight::RULE,
+    expected_gpus::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -578,7 +580,8 @@ mod tests {
                 codes::GD082,
                 codes::GD083,
                 codes::GD084,
-                codes::GD085
+                codes::GD085,
+                codes::GD087
             ]
         );
         assert_eq!(

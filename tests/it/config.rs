@@ -376,6 +376,10 @@ fn measured(
     )
 }
 
+/// A file read without end passes any bound within a second; the debug binary alone maps
+/// 17–24 MiB (`/usr/bin/time -f %M gpudoctor --version`, varying run to run).
+const RSS_BOUND_KIB: u64 = 40 * 1024;
+
 #[test]
 fn a_configuration_that_is_no_small_file_fails_at_once_naming_it() {
     let l = Layers::new();
@@ -410,7 +414,7 @@ fn a_configuration_that_is_no_small_file_fails_at_once_naming_it() {
             "{stderr}"
         );
         assert!(secs < 1.0, "{}: {secs} s", path.display());
-        assert!(rss_kib < 20 * 1024, "{}: {rss_kib} KiB", path.display());
+        assert!(rss_kib < RSS_BOUND_KIB, "{}: {rss_kib} KiB", path.display());
     }
     // The user's file is read on every command: one linked to /dev/zero fails `check` at once
     // too, instead of growing without end.
@@ -426,7 +430,10 @@ fn a_configuration_that_is_no_small_file_fails_at_once_naming_it() {
         stderr.contains("gpudoctor/config.toml: not a regular file"),
         "{stderr}"
     );
-    assert!(secs < 1.0 && rss_kib < 20 * 1024, "{secs} s, {rss_kib} KiB");
+    assert!(
+        secs < 1.0 && rss_kib < RSS_BOUND_KIB,
+        "{secs} s, {rss_kib} KiB"
+    );
     // A file at the limit is still read (and judged as TOML).
     let padded = l.named(
         "padded.toml",

@@ -429,3 +429,124 @@ fn a_gpu_nvml_cannot_name_still_counts_toward_the_models() {
         "{shape:#}"
     );
 }
+
+#[test]
+fn a_node_missing_a_gpu_deviates_and_an_expected_count_makes_it_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fleet(dir.path());
+    // node007 has 7 of the 8 GPUs its peers have: deviating, never clean.
+    let (_, v) = fleet(&[dir.path()]);
+    let count = |k: &str| v[k].as_u64().unwrap();
+    assert_eq!(
+        count("deviating_nodes"),
+        1,
+        "node007 (node006 has an error)"
+    );
+    assert_eq!(count("nodes_with_errors"), 2, "node006, node010");
+    assert_eq!(
+        count("nodes_with_errors")
+            + count("deviating_nodes")
+            + count("nodes_with_warnings")
+            + count("clean_nodes"),
+        10
+    );
+    assert_eq!(count("clean_nodes"), 7);
+    let r = run(gpudoctor().arg("fleet").arg(dir.path()));
+    assert!(
+        r.stdout
+            .contains("2 with errors, 1 deviating, 0 with warnings, 7 clean"),
+        "{}",
+        r.stdout
+    );
+    // --expect-gpus 8: node007 and the two 1-GPU workstations miss GPUs: errors.
+    let (code, v) = json(
+        gpudoctor()
+            .args(["fleet", "--expect-gpus", "8"])
+            .arg(dir.path()),
+    );
+    assert_eq!(code, 1);
+    let gd087 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["code"] == "GD087")
+        .expect("GD087 grouped");
+    assert_eq!(gd087["severity"], "error");
+    assert_eq!(
+        gd087["node_names"],
+        serde_json::json!(["node007", "ws1", "ws2"])
+    );
+    assert_eq!(v["nodes_with_errors"], 5);
+    assert_eq!(v["deviating_nodes"], 0);
+    // The same from the configuration file.
+    let cfg = tempfile::tempdir().unwrap();
+    let file = cfg.path().join("site.toml");
+    std::fs::write(&file, "gpus_per_node = 8\n").unwrap();
+    let (_, v) = json(
+        gpudoctor()
+            .arg("fleet")
+            .arg(dir.path())
+            .arg("--config")
+            .arg(&file),
+    );
+    assert_eq!(v["nodes_with_errors"], 5);
+}
+
+#[test]
+fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
+    // The PCI bus lists 8 GPUs; NVML counts 7.
+    let root = FakeRoot::healthy(8);
+    let cfg = tempfile::tempdir().unwrap();
+    let nvml = hgx(7);
+    let with_nvml = |c: &mut assert_cmd::Command| {
+        c.arg("--nvml-lib")
+            .arg(fake_nvml::fake_nvml_lib())
+            .env(FAKE_NVML_ENV, nvml.write(cfg.path()));
+    };
+    let mut c = root.cmd();
+    c.args(["check", "--no-smoke"]);
+    with_nvml(&mut c);
+    let plain = run(&mut c);
+    assert!(!plain.stdout.contains("GD087"), "{}", plain.stdout);
+    let mut c = root.cmd();
+    c.args(["check", "--no-smoke", "--expect-gpus", "8"]);
+    with_nvml(&mut c);
+    let r = run(&mut c);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("7 of the 8 expected GPUs: 0000:1f:00.0 on the PCI bus but not up"),
+        "{}",
+        r.stdout
+    );
+    // The same expectation from the environment, and in the JSON report for replays.
+    let mut c = root.cmd();
+    c.args(["check", "--no-smoke"])
+        .env("GPUDOCTOR_EXPECT_GPUS", "8");
+    with_nvml(&mut c);
+    let (code, v) = json(&mut c);
+    assert_eq!(code, 1);
+    assert_eq!(v["snapshot"]["expect"]["gpus"], 8);
+    assert_eq!(v["snapshot"]["expect"]["from"], "$GPUDOCTOR_EXPECT_GPUS");
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "GD087")
+        .expect("GD087");
+    assert!(
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["fact"] == "pci:0000:1f:00.0"),
+        "{f:#}"
+    );
+    // Bad values are usage errors.
+    for bad in ["0", "eight"] {
+        let r = run(root
+            .cmd()
+            .args(["check", "--no-smoke", "--expect-gpus", bad]));
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+    }
+}

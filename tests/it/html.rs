@@ -151,9 +151,9 @@ fn the_fleet_page_shows_the_verdict_shape_heat_map_outliers_and_findings() {
     let verdict =
         format!(
         "<p class=\"verdict e\" id=\"verdict\"><span class=\"mark\">✗</span> {} nodes, {} GPUs: \
-         {} with errors, {} with warnings, {} clean</p>",
-        v["shape"]["nodes"], v["shape"]["gpus"], v["nodes_with_errors"], v["nodes_with_warnings"],
-        v["clean_nodes"]
+         {} with errors, {} deviating, {} with warnings, {} clean</p>",
+        v["shape"]["nodes"], v["shape"]["gpus"], v["nodes_with_errors"], v["deviating_nodes"],
+        v["nodes_with_warnings"], v["clean_nodes"]
     );
     assert!(html.contains(&verdict), "{verdict}");
     assert_eq!(v["shape"]["nodes"], 10);

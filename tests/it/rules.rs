@@ -31,8 +31,9 @@ fn healthy_host_passes_with_exit_0() {
                     // No RDMA device; no --nccl.
                     || c["rule"] == "nccl_peermem"
                     || c["rule"] == "smoke_nccl"
-                    // Not a --preflight run.
+                    // Not a --preflight run; no GPU count expected.
                     || c["rule"] == "preflight"
+                    || c["rule"] == "expected_gpus"
                     || c["rule"] == "nccl_library"
                     || c["rule"].as_str().unwrap_or("").starts_with("pytorch")
                     || c["detail"].as_str().unwrap_or("").contains("NVML")
