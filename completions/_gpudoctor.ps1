@@ -182,7 +182,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;smoke' {
-            [CompletionResult]::new('--device', '--device', [CompletionResultType]::ParameterName, 'Only this GPU (CUDA''s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once')
+            [CompletionResult]::new('--device', '--device', [CompletionResultType]::ParameterName, 'Only this GPU: its CUDA ordinal (after CUDA_VISIBLE_DEVICES), UUID (or a unique prefix) or PCI bus id; default: every visible GPU at once')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a finding at or above this severity exists [default: error]')
             [CompletionResult]::new('--only', '--only', [CompletionResultType]::ParameterName, 'Run only these probes and/or report only these codes (comma-separated)')

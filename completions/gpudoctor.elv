@@ -174,7 +174,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;smoke'= {
-            cand --device 'Only this GPU (CUDA''s ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once'
+            cand --device 'Only this GPU: its CUDA ordinal (after CUDA_VISIBLE_DEVICES), UUID (or a unique prefix) or PCI bus id; default: every visible GPU at once'
             cand --format 'Output format'
             cand --fail-on 'Exit 1 when a finding at or above this severity exists [default: error]'
             cand --only 'Run only these probes and/or report only these codes (comma-separated)'

@@ -58,7 +58,7 @@ macro_rules! codes {
 }
 
 codes! {
-    GD001 [Info] => "No NVIDIA GPU found";
+    GD001 [Error, Info] => "No NVIDIA GPU found (an error for `gpudoctor devices`, which then shows nothing)";
     GD002 [Error] stops_all_cuda => "NVIDIA kernel module is not loaded";
     GD003 [Error] stops_all_cuda => "GPU is claimed by a conflicting driver (nouveau, nova_core, nvidiafb)";
     GD004 [Warning] stops_all_cuda => "GPU is reserved for virtual-machine passthrough (vfio-pci)";

@@ -13,6 +13,7 @@ pub mod fatbin;
 pub(crate) mod findings;
 pub(crate) mod fleet;
 pub mod fsys;
+pub mod gpu_id;
 pub mod headline;
 pub mod image;
 pub mod ldcache;

@@ -368,6 +368,11 @@ impl Snapshot {
     }
 
     /// NVML's view, when it answered.
+    /// `gpudoctor devices` asked to see the GPUs (its NVML probe says so).
+    pub fn devices_requested(&self) -> bool {
+        self.nvml.as_ref().is_some_and(|n| n.requested)
+    }
+
     pub fn nvml_system(&self) -> Option<&crate::facts::nvml::NvmlSystem> {
         self.nvml.as_ref().and_then(|n| n.system())
     }

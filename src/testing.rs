@@ -116,6 +116,7 @@ pub fn healthy() -> Snapshot {
                 system: nvml_system(),
             },
             counters_again: None,
+            requested: false,
         }),
         python: Some(vec![python_env()]),
         python_live: None,
@@ -190,6 +191,7 @@ pub fn no_gpu() -> Snapshot {
             message: "libnvidia-ml.so.1: cannot open shared object file".into(),
         },
         counters_again: None,
+        requested: false,
     });
     s.libraries.as_mut().unwrap().libraries.clear();
     s.toolkits = Some(Toolkits {

@@ -182,6 +182,8 @@ pub enum Command {
         #[arg(long)]
         device: Option<u32>,
         #[arg(long)]
+        device_id: Option<String>,
+        #[arg(long)]
         matmul_size: u32,
         #[arg(long)]
         mem_fraction: f64,
@@ -596,9 +598,9 @@ pub struct DevicesArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SmokeCmdArgs {
-    /// Only this GPU (CUDA's ordinal, after CUDA_VISIBLE_DEVICES); default: every visible GPU at once
-    #[arg(long, value_name = "N")]
-    pub device: Option<u32>,
+    /// Only this GPU: its CUDA ordinal (after CUDA_VISIBLE_DEVICES), UUID (or a unique prefix) or PCI bus id; default: every visible GPU at once
+    #[arg(long, value_name = "GPU")]
+    pub device: Option<String>,
     #[command(flatten)]
     pub output: ViewOutput,
     #[command(flatten)]

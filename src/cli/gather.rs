@@ -24,12 +24,20 @@ pub(super) fn focused(g: &Settings, probes: &[&str], view: View) -> Result<Focus
 /// What a focused subcommand judged: the snapshot, the checks that ran, the findings.
 pub(super) type Focused = (Snapshot, Vec<rules::Check>, Vec<Finding>);
 
-/// `focused`, with `smoke_cmd` for the smoke subcommand (Some(--device)).
+/// `gpudoctor smoke`'s choice of GPU: a CUDA ordinal, or an identifier the worker matches
+/// against CUDA's UUIDs and bus ids; neither: every visible GPU.
+#[derive(Debug, Default)]
+pub(super) struct SmokeCmd {
+    pub device: Option<u32>,
+    pub device_id: Option<String>,
+}
+
+/// `focused`, with `smoke_cmd` for the smoke subcommand.
 pub(super) fn focused_with(
     g: &Settings,
     probes: &[&str],
     view: View,
-    smoke_cmd: Option<Option<u32>>,
+    smoke_cmd: Option<&SmokeCmd>,
 ) -> Result<Focused, CliError> {
     let sel = selection(g)?;
     let env = Env::from_process();
@@ -57,7 +65,7 @@ pub(super) fn gather(
     sel: &Selection,
     probes_wanted: &[&'static str],
     env: &Env,
-    smoke_cmd: Option<Option<u32>>,
+    smoke_cmd: Option<&SmokeCmd>,
 ) -> Result<Snapshot, CliError> {
     let timeout = probe_timeout(g);
     let snapshot = match &g.from {
@@ -147,6 +155,11 @@ pub(super) fn gather(
         }
     };
     let mut snapshot = snapshot;
+    if g.command == "devices" {
+        if let Some(n) = snapshot.nvml.as_mut() {
+            n.requested = true;
+        }
+    }
     // A replay keeps the saved expectation unless one is given now.
     if let Some((gpus, from)) = &g.expect_gpus {
         snapshot.expect = Some(crate::snapshot::Expect {

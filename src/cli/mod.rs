@@ -178,7 +178,7 @@ pub fn run(matches: &clap::ArgMatches, mut cli: Cli, env: &Env) -> Result<u8, Cl
         Command::Toolkit(_) => toolkit::toolkit(&g),
         Command::Libs(a) => libs::libs(&g, a.all),
         Command::Devices(a) => devices::devices(&g, a.gpu.as_deref(), a.detail, a.wide, a.topo),
-        Command::Smoke(a) => smoke::smoke(&g, a.device),
+        Command::Smoke(a) => smoke::smoke(&g, a.device.as_deref()),
         Command::Recommend(a) => recommend::recommend(&g, &a),
         Command::Fleet(a) => fleet::fleet(&g, &a.reports),
         Command::Diff(a) => diff::diff(&g, &a.old, &a.new),

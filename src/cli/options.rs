@@ -169,7 +169,7 @@ pub(super) fn preflight_split(budget: f64) -> (f64, f64) {
 pub(super) fn smoke_mode(
     g: &Settings,
     env: &Env,
-    smoke_cmd: Option<Option<u32>>,
+    smoke_cmd: Option<&super::gather::SmokeCmd>,
 ) -> Result<probes::SmokeMode, CliError> {
     if let (None, Some(why)) = (smoke_cmd, &g.smoke_off) {
         return Ok(probes::SmokeMode::Off(format!("skipped ({why})")));
@@ -186,7 +186,8 @@ pub(super) fn smoke_mode(
             matmul_size: g.matmul_size,
             mem_fraction: g.mem_fraction,
             transfer_bytes: g.transfer_size << 20,
-            device: smoke_cmd.flatten(),
+            device: smoke_cmd.and_then(|c| c.device),
+            device_id: smoke_cmd.and_then(|c| c.device_id.clone()),
             requested: smoke_cmd.is_some(),
         },
         // Context creation on a multi-GPU node without persistence takes seconds: the

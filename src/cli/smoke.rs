@@ -1,7 +1,7 @@
 //! `gpudoctor smoke`: the on-device smoke test now, on every GPU or one.
 
 use super::args::Format;
-use super::gather::focused_with;
+use super::gather::{focused_with, SmokeCmd};
 use super::options::{exit_code, ViewFormat};
 use super::settings::Settings;
 use super::{emit_report, CliError};
@@ -21,14 +21,32 @@ const SMOKE_PROBES: &[&str] = &[
     "smoke",
 ];
 
-pub(super) fn smoke(g: &Settings, device: Option<u32>) -> Result<u8, CliError> {
+pub(super) fn smoke(g: &Settings, device: Option<&str>) -> Result<u8, CliError> {
     let format = ViewFormat::of(g);
     if g.from.is_some() {
         return Err(CliError::Usage(
             "`gpudoctor smoke` runs on the GPUs now; replay a saved report with `gpudoctor check --from`".into(),
         ));
     }
-    let (snapshot, checks, findings) = focused_with(g, SMOKE_PROBES, View::Smoke, Some(device))?;
+    // An ordinal is CUDA's count; a UUID or bus id the worker matches against CUDA's list.
+    let cmd = match device.map(str::trim) {
+        None => SmokeCmd::default(),
+        Some(d) if !d.contains(':') && d.parse::<u32>().is_ok() => SmokeCmd {
+            device: d.parse().ok(),
+            device_id: None,
+        },
+        Some(d) if crate::gpu_id::plausible(d) => SmokeCmd {
+            device: None,
+            device_id: Some(d.to_string()),
+        },
+        Some(d) => {
+            return Err(CliError::Usage(format!(
+                "--device {d:?}: name a GPU by its CUDA ordinal, UUID (or a unique prefix) or PCI bus id"
+            )))
+        }
+    };
+    let device = cmd.device;
+    let (snapshot, checks, findings) = focused_with(g, SMOKE_PROBES, View::Smoke, Some(&cmd))?;
     // A --device CUDA does not have is a typo, not a broken GPU (no GPU at all is GD053's).
     let count = snapshot
         .smoke
@@ -44,6 +62,21 @@ pub(super) fn smoke(g: &Settings, device: Option<u32>) -> Result<u8, CliError> {
                 "--device {d}: CUDA sees {n} GPU(s), ordinals 0–{} (counted after CUDA_VISIBLE_DEVICES)",
                 n - 1
             )));
+        }
+    }
+    // A UUID or bus id CUDA's list does not have: said with what NVML knows of it.
+    let run = snapshot.smoke.as_ref().and_then(|p| p.run());
+    if let (Some(id), Some(run)) = (&cmd.device_id, run) {
+        let seen = run.device_count.unwrap_or(0);
+        if run.devices.is_empty() && seen > 0 {
+            let why = match snapshot.nvml_system() {
+                Some(sys) => match crate::gpu_id::select(&crate::gpu_id::nvml_known(sys), id, "NVML") {
+                    Ok(i) => format!("NVML's GPU {i} has it, but none of the {seen} GPU(s) CUDA sees here does (CUDA_VISIBLE_DEVICES hides it?)"),
+                    Err(e) => e,
+                },
+                None => format!("none of the {seen} GPU(s) CUDA sees has it, or several do"),
+            };
+            return Err(CliError::Usage(format!("--device {id}: {why}")));
         }
     }
     let view = render::smoke::view(&snapshot, &findings, &checks);

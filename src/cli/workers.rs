@@ -10,6 +10,7 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
         Command::SmokeWorker {
             lib,
             device,
+            device_id,
             matmul_size,
             mem_fraction,
             transfer_bytes,
@@ -23,6 +24,7 @@ pub(super) fn run_if_worker(command: Command) -> Result<Result<u8, CliError>, Co
                 mem_fraction,
                 transfer_bytes,
                 device,
+                device_id,
                 requested: false,
             },
             shared_gpu,

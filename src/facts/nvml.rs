@@ -260,6 +260,10 @@ pub struct NvmlProbe {
     /// The link error counters read again after the smoke test ran (None when it did not).
     #[serde(default)]
     pub counters_again: Option<CountersAgain>,
+    /// `gpudoctor devices` asked to see the GPUs: finding none fails it, as `smoke` fails
+    /// when it tested nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requested: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

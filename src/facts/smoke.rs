@@ -37,6 +37,9 @@ pub struct SmokeSettings {
     pub transfer_bytes: u64,
     /// Only this CUDA ordinal (None: every visible GPU, concurrently).
     pub device: Option<u32>,
+    /// Only the GPU with this UUID (or unique prefix) or PCI bus id, as CUDA lists them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
     /// Asked for by `gpudoctor smoke`: a test that proves nothing is an error then.
     #[serde(default)]
     pub requested: bool,
@@ -49,6 +52,7 @@ impl Default for SmokeSettings {
             mem_fraction: 0.9,
             transfer_bytes: 256 << 20,
             device: None,
+            device_id: None,
             requested: false,
         }
     }

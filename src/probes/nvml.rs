@@ -116,6 +116,7 @@ pub fn not_found(cfg: &crate::loader::SearchConfig) -> NvmlProbe {
             ),
         },
         counters_again: None,
+        requested: false,
     }
 }
 
@@ -131,6 +132,7 @@ pub fn probe(
         library,
         result,
         counters_again: None,
+        requested: false,
     }
 }
 

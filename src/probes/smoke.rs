@@ -327,6 +327,9 @@ fn run(
     if let Some(d) = s.device {
         args.push(format!("--device={d}"));
     }
+    if let Some(d) = &s.device_id {
+        args.push(format!("--device-id={d}"));
+    }
     for u in &req.shared_gpus {
         args.push(format!("--shared-gpu={u}"));
     }

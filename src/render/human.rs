@@ -91,12 +91,26 @@ fn report_text(report: &Report, opts: &Options) -> String {
         out.push_str(&recap);
         out.push('\n');
     }
-    let _ = writeln!(out, "{}", wrap(&summary_line(report, st), w, "", ""));
+    let abridged = !opts.verbose && report.findings.iter().any(abridged);
+    let _ = writeln!(
+        out,
+        "{}",
+        wrap(&summary_text(report, st, abridged), w, "", "")
+    );
     out
 }
 
 /// Where a finding's evidence, why and fix text continue: under the text after "= why: ".
 const FINDING_INDENT: &str = "         ";
+
+/// Fixes a finding shows without -v: the fix and its first alternative.
+const FIXES_SHOWN: usize = 2;
+
+/// Whether -v would show more of `f`: its reasons or further fixes. The evidence is always
+/// shown whole: it is what the finding stands on.
+fn abridged(f: &Finding) -> bool {
+    !f.detail.is_empty() || f.fix.len() > FIXES_SHOWN
+}
 
 fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
     let st = &opts.style;
@@ -130,7 +144,7 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
         let prefix = format!("  {} ", st.cyan("-->"));
         let _ = writeln!(out, "{}", wrap(&text, w, &prefix, "      "));
     }
-    if !f.detail.is_empty() {
+    if opts.verbose && !f.detail.is_empty() {
         let prefix = format!("  {} ", st.cyan("= why:"));
         let _ = writeln!(
             out,
@@ -138,7 +152,11 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
             wrap(&printable(&f.detail), w, &prefix, FINDING_INDENT)
         );
     }
-    for fix in &f.fix {
+    for fix in f.fix.iter().take(if opts.verbose {
+        usize::MAX
+    } else {
+        FIXES_SHOWN
+    }) {
         let prefix = format!("  {} ", st.green("= fix:"));
         let _ = writeln!(
             out,
@@ -165,6 +183,11 @@ pub(crate) fn finding_title(head: &str, title: &str, width: usize) -> String {
 }
 
 pub fn summary_line(report: &Report, st: &Style) -> String {
+    summary_text(report, st, false)
+}
+
+/// The summary line; `abridged`: the report left out reasons or fixes that -v shows.
+fn summary_text(report: &Report, st: &Style, abridged: bool) -> String {
     let s = &report.summary;
     if report.findings.is_empty() {
         let passed = report
@@ -208,7 +231,11 @@ pub fn summary_line(report: &Report, st: &Style) -> String {
         .iter()
         .find(|f| f.is_root())
         .map_or(&report.findings[0].code, |f| &f.code);
-    format!("{text} — run `gpudoctor explain {first}` for details")
+    if abridged {
+        format!("{text} — -v shows why; `gpudoctor explain {first}` for details")
+    } else {
+        format!("{text} — run `gpudoctor explain {first}` for details")
+    }
 }
 
 /// The codes that explain some other finding of the report, in report order.

@@ -786,7 +786,27 @@ fn smoke_lines(b: &mut Builder, snap: &Snapshot, p: &SmokeProbe, verbose: bool) 
             }
             Some(_) => {}
             None => {
+                // A GPU with a failing step: that step in full; without -v its steps that
+                // passed share one line (their figures are in -v and `gpudoctor smoke`).
+                let passed: Vec<&str> = t
+                    .rows
+                    .iter()
+                    .filter(|r| r.2 == Mark::Passed)
+                    .map(|r| r.0.as_str())
+                    .collect();
+                let fold = !verbose && !t.quiet && passed.len() >= 2;
+                if fold {
+                    b.push(
+                        Mark::Passed,
+                        format!("GPU {}", t.ordinal),
+                        format!("{} passed", passed.join(", ")),
+                        "smoke test",
+                    );
+                }
                 for (step, text, mark) in &t.rows {
+                    if fold && *mark == Mark::Passed {
+                        continue;
+                    }
                     b.push(
                         *mark,
                         format!("GPU {} {}", t.ordinal, step.as_str()),
@@ -918,7 +938,14 @@ fn nvml_lines(b: &mut Builder, n: &NvmlProbe, verbose: bool) {
 /// Merges runs of three or more identical lines that pass or only carry a note (an 8-GPU
 /// node) into one, so a healthy machine's report fits the first screen.
 fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
+    let to = lines.len();
+    collapse_identical_range(lines, from, to);
+}
+
+/// `collapse_identical_runs` over the lines `from..to` only.
+fn collapse_identical_range(lines: &mut Vec<Line>, from: usize, to: usize) {
     let mut out: Vec<Line> = Vec::new();
+    let after = lines.split_off(to);
     let tail = lines.split_off(from);
     let mut i = 0;
     while i < tail.len() {
@@ -941,6 +968,7 @@ fn collapse_identical_runs(lines: &mut Vec<Line>, from: usize) {
         i = j;
     }
     lines.extend(out);
+    lines.extend(after);
 }
 
 fn hint_sources(hints: &[crate::facts::platform::Hint]) -> String {
@@ -991,6 +1019,8 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
             .windows(2)
             .all(|w| node_summary(w[0]) == node_summary(w[1]));
     let mut gpu_done = false;
+    // The GPU nodes' lines, so that runs of alike ones fold into one (1 of 8 unusable).
+    let mut gpu_lines: Option<(usize, usize)> = None;
     for n in nodes {
         let optional = n.path.starts_with("/dev/nvidia-caps/")
             || n.path == "/dev/nvidia-modeset"
@@ -1027,6 +1057,7 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
             .map(|a| format!("{} ({})", n.path, a.method))
             .unwrap_or_else(|| n.path.clone());
         let usable = n.present && n.access.as_ref().is_none_or(|a| a.read_write);
+        let at = b.lines.len();
         b.fact_line(
             &[Subject::node(&n.path)],
             usable,
@@ -1034,6 +1065,14 @@ fn node_lines(b: &mut Builder, nodes: &[DeviceNode], verbose: bool) {
             node_summary(n),
             source,
         );
+        if is_gpu(n) {
+            let (from, _) = gpu_lines.unwrap_or((at, at));
+            gpu_lines = Some((from, b.lines.len()));
+        }
+    }
+    if let (Some((from, to)), false) = (gpu_lines, verbose) {
+        // Contiguous in /dev order; a line between them (none today) would stop a run.
+        collapse_identical_range(&mut b.lines, from, to);
     }
     if gpu_nodes.is_empty() && nodes.iter().any(|n| n.present) {
         b.line(&[Subject::GpuNodes], "/dev/nvidia[0-9]*", "none", "/dev");

@@ -92,7 +92,13 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     let intent = gpu_intent(snap);
     let mut f = if intent.is_empty() {
-        Finding::new(codes::GD062, Severity::Info, format!("This {kind} container was started without GPUs"))
+        // `gpudoctor devices` asked to see GPUs: seeing none fails it, as `smoke` does.
+        let severity = if snap.devices_requested() {
+            Severity::Error
+        } else {
+            Severity::Info
+        };
+        Finding::new(codes::GD062, severity, format!("This {kind} container was started without GPUs"))
             .detail("No NVIDIA device node (/dev/nvidiactl, /dev/nvidiaN) is in this container, and nothing in it asks for one, so it runs on the CPU. If it should use the host's GPUs, they must be requested when it starts.")
     } else {
         Finding::new(codes::GD062, Severity::Error, format!("This {kind} container was started without GPUs, but it is built to use them"))
@@ -281,6 +287,17 @@ mod tests {
         let mut s = healthy();
         in_container(&mut s, "docker");
         assert_clean(run(&s));
+    }
+
+    #[test]
+    fn devices_in_a_container_without_gpus_showed_nothing_so_it_fails() {
+        let mut s = container_without_gpus("docker");
+        // Nothing in it asks for GPUs: a note for check.
+        s.python = None;
+        s.toolkits = None;
+        only(run(&s), codes::GD062, Severity::Info);
+        s.nvml.as_mut().unwrap().requested = true;
+        only(run(&s), codes::GD062, Severity::Error);
     }
 
     #[test]

@@ -27,7 +27,21 @@ fn run(snap: &Snapshot) -> Outcome {
     if snap.nvidia_hardware_seen() {
         return Outcome::Checked(vec![]);
     }
-    let mut f = Finding::new(codes::GD001, Severity::Info, "No NVIDIA GPU found: GPU checks skipped")
+    // On a machine without GPUs a check passes; `gpudoctor devices` examined nothing.
+    let mut f = if snap.devices_requested() {
+        Finding::new(
+            codes::GD001,
+            Severity::Error,
+            "No NVIDIA GPU found: no GPU to show",
+        )
+    } else {
+        Finding::new(
+            codes::GD001,
+            Severity::Info,
+            "No NVIDIA GPU found: GPU checks skipped",
+        )
+    };
+    f = f
         .detail("No NVIDIA PCI display device, no /dev/nvidia[0-9]* node and no GPU registered by the driver was found, so CUDA has nothing to run on. GPU-dependent checks were skipped.");
     if let Some(pci) = &snap.pci {
         match pci.devices.get() {
@@ -101,6 +115,14 @@ mod tests {
         let f = only(run(&no_gpu()), codes::GD001, Severity::Info);
         assert!(f.title.contains("No NVIDIA GPU"), "{}", f.title);
         assert_eq!(first_cmd(&f), "lspci -nn | grep -i nvidia");
+    }
+
+    #[test]
+    fn no_gpu_fails_devices_which_then_shows_nothing() {
+        let mut s = no_gpu();
+        s.nvml.as_mut().unwrap().requested = true;
+        let f = only(run(&s), codes::GD001, Severity::Error);
+        assert!(f.title.contains("no GPU to show"), "{}", f.title);
     }
 
     #[test]

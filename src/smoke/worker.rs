@@ -101,7 +101,12 @@ fn run(args: &WorkerArgs, out: &AnswerOut) {
         count_error,
         cuda_visible_devices: visible,
     });
-    let ordinals = crate::smoke::ordinals(args.settings.device, count);
+    let ordinals = match &args.settings.device_id {
+        // A UUID or bus id: the ordinal whose CUDA device has it (none: nothing is tested,
+        // and the parent says so).
+        Some(id) => chosen_by_id(&drv, id, count).into_iter().collect(),
+        None => crate::smoke::ordinals(args.settings.device, count),
+    };
     let nccl_lib = args.nccl_lib.as_deref();
     let nccl_bytes = args.settings.transfer_bytes;
     let plan = Plan {
@@ -767,6 +772,28 @@ fn fit_transfer(bytes: u64, gpus: usize) -> (u64, bool) {
             (fitted, true)
         }
         _ => (bytes, false),
+    }
+}
+
+/// The CUDA ordinal whose device has the UUID (or unique prefix) or PCI bus id `id`.
+fn chosen_by_id(drv: &Driver, id: &str, count: Option<i32>) -> Option<u32> {
+    let known: Vec<crate::gpu_id::Known> = crate::smoke::ordinals(None, count)
+        .into_iter()
+        .filter_map(|o| {
+            let dev = drv.device(o as i32).ok()?;
+            Some(crate::gpu_id::Known {
+                index: o,
+                uuid: drv.uuid(dev).ok(),
+                bus_id: drv.pci_bus_id(dev).ok(),
+            })
+        })
+        .collect();
+    match crate::gpu_id::select(&known, id, "CUDA") {
+        Ok(o) => Some(o),
+        Err(why) => {
+            eprintln!("gpudoctor smoke worker: --device {id}: {why}");
+            None
+        }
     }
 }
 

@@ -548,7 +548,7 @@ fn a_dumb_terminal_or_a_locale_that_is_not_utf8_gets_ascii() {
         assert!(shown.contains("  x /dev/nvidia-uvm "), "{env:?}:\n{shown}");
         assert!(shown.contains("  - OS "), "{env:?}:\n{shown}");
         assert!(
-            shown.contains("1 error -- run `gpudoctor explain GD006`"),
+            shown.contains("1 error -- -v shows why; `gpudoctor explain GD006`"),
             "{env:?}:\n{shown}"
         );
         assert!(

@@ -189,6 +189,37 @@ fn smoke_subcommand_reports_per_gpu_and_device_selects_one() {
     assert_eq!(v["links"][0]["nvml_index"], 1);
     assert_eq!(v["links"][0]["link"]["generation"], 5);
 
+    // Its UUID, a unique prefix of it, or its PCI bus id in any form pick the same GPU.
+    let uuid = devs[0]["info"]["uuid"].as_str().unwrap().to_string();
+    for id in [
+        uuid.as_str(),
+        uuid.trim_start_matches("GPU-"),
+        "0000:19:00.0",
+        "00000000:19:00.0",
+        "19:00.0",
+    ] {
+        let (code, v) = json(node.cmd().args(["smoke", "--device", id]));
+        assert_eq!(code, 0, "{id}");
+        let devs = v["result"]["run"]["devices"].as_array().unwrap();
+        assert_eq!(devs.len(), 1, "{id}");
+        assert_eq!(devs[0]["ordinal"], 1, "{id}");
+    }
+    let r = run(node.cmd().args(["smoke", "--device", "0000:5e:00.0"]));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("--device 0000:5e:00.0: no GPU is at PCI address 0000:5e:00.0"),
+        "{}",
+        r.stderr
+    );
+    let r = run(node
+        .cmd()
+        .args(["smoke", "--device", &uuid[..uuid.len() - 3]]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is the start of 2 UUIDs"), "{}", r.stderr);
+    let r = run(node.cmd().args(["smoke", "--device", "a b"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+
     // A device beyond the visible ones is a typo, not a broken GPU: a usage error that
     // names the valid ordinals (it used to be a GD055 error with exit 1).
     let r = run(node.cmd().args(["smoke", "--device", "5"]));

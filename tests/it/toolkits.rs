@@ -471,7 +471,13 @@ fn gd018_leads_and_explains_gd017_in_every_format() {
         "{gd017_block}"
     );
     assert!(!gd017_block.contains("= fix:"), "{gd017_block}");
-    let footer = text.trim_end().lines().last().unwrap();
+    // The summary line, however it wrapped.
+    let footer = text
+        .trim_end()
+        .rsplit("\n\n")
+        .next()
+        .unwrap()
+        .replace('\n', " ");
     assert!(footer.contains("(1 caused by GD018)"), "{footer}");
     assert!(footer.contains("gpudoctor explain GD018"), "{footer}");
 

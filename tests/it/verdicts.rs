@@ -621,6 +621,29 @@ fn smoke_that_proved_nothing_fails() {
 }
 
 #[test]
+fn devices_that_examined_no_gpu_exits_1_while_check_passes() {
+    let root = FakeRoot::new();
+    let r = run(root.cmd().args(["devices", "--color", "never"]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("error[GD001]: No NVIDIA GPU found: no GPU to show"),
+        "{}",
+        r.stdout
+    );
+    let (code, v) = json(root.cmd().arg("devices"));
+    assert_eq!(code, 1);
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "GD001" && f["severity"] == "error"));
+    // A check on the same machine passes: no GPU is a fact, not a fault.
+    let r = run(root.cmd().args(["check", "--no-smoke"]));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+#[test]
 fn devices_without_nvml_never_says_no_problems() {
     let root = FakeRoot::healthy(2);
     let mut c = root.cmd();
