@@ -209,7 +209,7 @@ Register-ArgumentCompleter -Native -CommandName 'gpudoctor' -ScriptBlock {
             break
         }
         'gpudoctor;recommend' {
-            [CompletionResult]::new('--driver', '--driver', [CompletionResultType]::ParameterName, 'Answer for this NVIDIA driver version instead of the installed one (550.54.15)')
+            [CompletionResult]::new('--driver', '--driver', [CompletionResultType]::ParameterName, 'Answer for this NVIDIA driver version (e.g. 550.54.15) instead of the installed one')
             [CompletionResult]::new('--gpu', '--gpu', [CompletionResultType]::ParameterName, 'Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated')
             [CompletionResult]::new('--python', '--python', [CompletionResultType]::ParameterName, 'The Python: a version (3.12), or the interpreter whose environment to inspect')
             [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'The CPU architecture to answer for (x86_64, aarch64)')

@@ -200,7 +200,7 @@ set edit:completion:arg-completer[gpudoctor] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'gpudoctor;recommend'= {
-            cand --driver 'Answer for this NVIDIA driver version instead of the installed one (550.54.15)'
+            cand --driver 'Answer for this NVIDIA driver version (e.g. 550.54.15) instead of the installed one'
             cand --gpu 'Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated'
             cand --python 'The Python: a version (3.12), or the interpreter whose environment to inspect'
             cand --platform 'The CPU architecture to answer for (x86_64, aarch64)'

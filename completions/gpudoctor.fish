@@ -1457,7 +1457,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s q -l quiet
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s v -l verbose -d 'More detail (each command says which in its own help)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l no-config -d 'Read no configuration file and no GPUDOCTOR_* policy variable'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l driver -d 'Answer for this NVIDIA driver version instead of the installed one (550.54.15)' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l driver -d 'Answer for this NVIDIA driver version (e.g. 550.54.15) instead of the installed one' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l gpu -d 'Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l python -d 'The Python: a version (3.12), or the interpreter whose environment to inspect' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand recommend" -l platform -d 'The CPU architecture to answer for (x86_64, aarch64)' -r

@@ -537,7 +537,7 @@ pub struct RecommendArgs {
     /// The packages to install [default: torch, with torchvision and torchaudio]
     #[arg(value_name = "PACKAGE", value_parser = package_parser())]
     pub packages: Vec<String>,
-    /// Answer for this NVIDIA driver version instead of the installed one (550.54.15)
+    /// Answer for this NVIDIA driver version (e.g. 550.54.15) instead of the installed one
     #[arg(long, value_name = "VERSION")]
     pub driver: Option<String>,
     /// Answer for these GPUs: compute capabilities (sm_120, 9.0) or names (RTX 5090), comma-separated

@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::width::{display_width, pad, wrap, wrap_pieces, Piece};
+use super::width::{display_width, pad, wrap};
 use super::{form, printable, Style};
 use crate::compat::capabilities::{capabilities_for, Support};
 use crate::compat::ComputeCapability;
 use crate::facts::nvml::{Field, Gpu, NvmlProbe, NvmlResult, TopologyPair};
-use crate::findings::{Finding, Fix, Summary};
+use crate::findings::{Finding, Summary};
 use crate::report::SCHEMA_VERSION;
 use crate::rules::Check;
 use crate::snapshot::Snapshot;
@@ -1027,7 +1027,11 @@ fn detail_block(gv: &GpuView, topology: &[TopologyPair], st: &Style, width: usiz
     out
 }
 
-/// The findings, worst first, each with its first fix. `looked` says whether the view saw
+/// Under a focused view's findings: where the rest of each finding is.
+pub(crate) const FOCUSED_FOOTER: &str =
+    "`gpudoctor check -v` shows each finding's reasons and every fix; `gpudoctor explain CODE` explains it.";
+
+/// The findings, worst first, each as `check` shows it. `looked` says whether the view saw
 /// what it exists to show: with no finding it says "no problems" only then.
 pub(crate) fn findings_block(
     findings: &[Finding],
@@ -1045,47 +1049,13 @@ pub(crate) fn findings_block(
         out.push_str(&format!("{}\n", wrap(&text, width, "", "")));
         return out;
     }
-    for fi in findings {
-        let head = form::finding_heading(fi.severity, &fi.code, st);
-        out.push_str(&super::human::finding_title(
-            &head,
-            &printable(&fi.title),
-            width,
-        ));
-        out.push('\n');
-        if let Some(fix) = fi.fix.first() {
-            out.push_str(&fix_line(fix, width));
-        }
-    }
+    // Each finding's block starts with its blank line.
+    let mut out = super::human::findings_blocks(findings, st, width);
     out.push_str(&format!(
         "\n{}\n",
-        wrap(
-            &st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it."),
-            width,
-            "",
-            ""
-        )
+        wrap(&st.dim(FOCUSED_FOOTER), width, "", "")
     ));
     out
-}
-
-/// "    fix: text: command", the text wrapped under itself and the command never broken:
-/// when it does not fit after the text it starts a line of its own.
-pub(crate) fn fix_line(fix: &Fix, width: usize) -> String {
-    let text = printable(&fix.text);
-    let line = match &fix.command {
-        Some(c) => wrap_pieces(
-            &[
-                Piece::Words(&format!("fix: {text}:")),
-                Piece::Whole(&printable(c)),
-            ],
-            width,
-            "    ",
-            "         ",
-        ),
-        None => wrap(&format!("fix: {text}"), width, "    ", "         "),
-    };
-    format!("{line}\n")
 }
 
 /// `gpudoctor devices --format html`: the GPU table, the topology matrix and the findings.

@@ -9,6 +9,26 @@ use sha2::{Digest, Sha256};
 use crate::findings::{Evidence, Finding, Fix, Severity};
 use crate::verdict::Verdict;
 
+/// Terminal text whose `quoted` spans are commands: escaped, each span as `<code>`.
+pub fn esc_with_code(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    // An unpaired backtick is text.
+    if parts.len() % 2 == 0 {
+        return esc(s);
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", esc(p))
+            } else {
+                esc(p)
+            }
+        })
+        .collect()
+}
+
 /// Text for HTML element content and quoted attribute values. Everything a report holds
 /// (node names, paths, environment values, titles) comes from the inspected machines and is
 /// untrusted: all five special characters are escaped, and control characters are shown
@@ -239,6 +259,15 @@ mod tests {
         );
         // Control characters are shown, not passed through.
         assert_eq!(esc("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+    }
+
+    #[test]
+    fn a_quoted_command_is_code_and_still_escaped() {
+        assert_eq!(
+            esc_with_code("run `gpudoctor explain <GD006>` for details"),
+            "run <code>gpudoctor explain &lt;GD006&gt;</code> for details"
+        );
+        assert_eq!(esc_with_code("a ` b"), "a ` b");
     }
 
     #[test]

@@ -82,11 +82,11 @@ fn report_text(report: &Report, opts: &Options) -> String {
 
     for f in &report.findings {
         out.push('\n');
-        render_finding(&mut out, f, opts);
+        out.push_str(&finding_block(f, st, w, opts.verbose));
     }
     out.push('\n');
     // The last screen names every blocker: the recap just above the summary line.
-    let recap = super::recap::render(snap, &report.findings, st, w);
+    let recap = super::recap::render(snap, &report.findings, st, w.min(super::width::PROSE_WIDTH));
     if !recap.is_empty() {
         out.push_str(&recap);
         out.push('\n');
@@ -95,7 +95,12 @@ fn report_text(report: &Report, opts: &Options) -> String {
     let _ = writeln!(
         out,
         "{}",
-        wrap(&summary_text(report, st, abridged), w, "", "")
+        wrap(
+            &summary_text(report, st, abridged),
+            w.min(super::width::PROSE_WIDTH),
+            "",
+            ""
+        )
     );
     out
 }
@@ -112,9 +117,13 @@ fn abridged(f: &Finding) -> bool {
     !f.detail.is_empty() || f.fix.len() > FIXES_SHOWN
 }
 
-fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
-    let st = &opts.style;
-    let w = opts.width;
+/// One finding as every human view shows it (check, toolkit, libs, devices, smoke), in one
+/// layout: the heading and title; a consequence's cause; the evidence (`-->`, its source in
+/// brackets); with `verbose` the reasons (`= why:`); the fixes (`= fix:`, the command on its own
+/// line after `$`, never broken), the first two unless `verbose`.
+pub fn finding_block(f: &Finding, st: &Style, width: usize, verbose: bool) -> String {
+    let mut out = String::new();
+    let w = width.min(super::width::PROSE_WIDTH);
     let head = super::form::finding_heading(f.severity, &f.code, st);
     let title = st.bold(&printable(&f.title));
     let _ = writeln!(out, "{}", finding_title(&head, &title, w));
@@ -131,8 +140,8 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
             "{}",
             wrap(&printable(&note), w, &prefix, FINDING_INDENT)
         );
-        if !opts.verbose {
-            return;
+        if !verbose {
+            return out;
         }
     }
     for e in &f.evidence {
@@ -144,7 +153,7 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
         let prefix = format!("  {} ", st.cyan("-->"));
         let _ = writeln!(out, "{}", wrap(&text, w, &prefix, "      "));
     }
-    if opts.verbose && !f.detail.is_empty() {
+    if verbose && !f.detail.is_empty() {
         let prefix = format!("  {} ", st.cyan("= why:"));
         let _ = writeln!(
             out,
@@ -152,11 +161,11 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
             wrap(&printable(&f.detail), w, &prefix, FINDING_INDENT)
         );
     }
-    for fix in f.fix.iter().take(if opts.verbose {
-        usize::MAX
-    } else {
-        FIXES_SHOWN
-    }) {
+    for fix in f
+        .fix
+        .iter()
+        .take(if verbose { usize::MAX } else { FIXES_SHOWN })
+    {
         let prefix = format!("  {} ", st.green("= fix:"));
         let _ = writeln!(
             out,
@@ -173,6 +182,7 @@ fn render_finding(out: &mut String, f: &Finding, opts: &Options) {
             );
         }
     }
+    out
 }
 
 /// `error[GD006]: title` (the title escaped and styled), wrapped under the title's start.
@@ -264,17 +274,11 @@ pub fn headline(report: &Report, st: &Style) -> String {
     format!("{} {text}", super::form::mark(h.verdict(), st))
 }
 
-/// Each finding's heading and title with its first two fixes: the short form the focused
-/// views (toolkit, libs) end with.
-pub fn finding_summaries(findings: &[Finding], st: &Style, width: usize) -> String {
-    let mut out = String::new();
-    for f in findings {
-        let head = super::form::finding_heading(f.severity, &f.code, st);
-        out.push_str(&finding_title(&head, &printable(&f.title), width));
-        out.push('\n');
-        for fix in f.fix.iter().take(2) {
-            out.push_str(&super::devices::fix_line(fix, width));
-        }
-    }
-    out
+/// The findings of a focused view (toolkit, libs, devices, smoke), each as `check` shows it,
+/// a blank line before each.
+pub fn findings_blocks(findings: &[Finding], st: &Style, width: usize) -> String {
+    findings
+        .iter()
+        .map(|f| format!("\n{}", finding_block(f, st, width, false)))
+        .collect()
 }

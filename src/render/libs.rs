@@ -266,7 +266,7 @@ pub fn render_human(v: &LibsView, st: &Style, all: bool, width: usize) -> String
     if v.findings.is_empty() {
         put(&mut out, &st.green("No library problems found."), "", "");
     }
-    out.push_str(&super::human::finding_summaries(v.findings, st, width));
+    out.push_str(&super::human::findings_blocks(v.findings, st, width));
     if !all && v.environments.iter().any(|e| !e.modules.is_empty()) {
         put(
             &mut out,

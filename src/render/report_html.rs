@@ -31,7 +31,7 @@ pub fn render(report: &Report, verbose: bool) -> String {
     let _ = writeln!(
         body,
         "<p>{}</p>",
-        esc(&summary_line(report, &Style::plain()))
+        super::html::esc_with_code(&summary_line(report, &Style::plain()))
     );
     body.push_str(&super::html::findings(&report.findings));
 

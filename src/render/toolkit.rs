@@ -447,15 +447,10 @@ fn human_text(v: &ToolkitView, st: &Style, verbose: bool, width: usize) -> Strin
             "",
         );
     }
-    out.push_str(&super::human::finding_summaries(v.findings, st, width));
+    out.push_str(&super::human::findings_blocks(v.findings, st, width));
     if !v.findings.is_empty() {
         put(&mut out, "", "", "");
-        put(
-            &mut out,
-            &st.dim("`gpudoctor check` shows each finding's evidence; `gpudoctor explain CODE` explains it."),
-            "",
-            "",
-        );
+        put(&mut out, &st.dim(super::devices::FOCUSED_FOOTER), "", "");
     }
     out
 }

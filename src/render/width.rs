@@ -16,6 +16,9 @@ pub const DEFAULT_WIDTH: usize = 80;
 pub const MIN_WIDTH: usize = 40;
 /// Wider than this, lines stop being readable (and `COLUMNS=100000` is a typo).
 pub const MAX_WIDTH: usize = 400;
+/// Sentences (a finding's reasons and fixes, the recap, the summary) wrap at most this wide
+/// on a wider terminal, as prose is set; tables and fact lines use the whole width.
+pub const PROSE_WIDTH: usize = 100;
 
 /// The width human output is wrapped to: the terminal's when stdout is one (TIOCGWINSZ),
 /// else `COLUMNS` (pass the variable's value), else 80; clamped to 40–400.

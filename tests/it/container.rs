@@ -244,3 +244,60 @@ fn nvml_unknown_error_with_the_nodes_there_is_the_revoked_cgroup_not_a_driver_fa
     // NVML's failure is this fact, not a second one.
     assert!(findings(&report, "GD030").is_empty(), "{report:#}");
 }
+
+/// The lines of `code`'s finding block in a human report: its heading to the blank line.
+fn finding_block(text: &str, code: &str) -> String {
+    let start = text
+        .find(&format!("[{code}]: "))
+        .unwrap_or_else(|| panic!("no {code} in:\n{text}"));
+    let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let block = &text[start..];
+    block.split("\n\n").next().unwrap().to_string()
+}
+
+#[test]
+fn one_finding_reads_the_same_in_every_view() {
+    // GD062 is judged by check, devices and smoke alike.
+    let root = container_without_gpus("docker");
+    let view = |args: &[&str]| {
+        let r = run(root
+            .cmd()
+            .args(args)
+            .env("COLUMNS", "80")
+            .env("CUDA_VERSION", "12.8.1")
+            .env("NO_COLOR", "1"));
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        finding_block(&r.stdout, "GD062")
+    };
+    let check = view(&["check", "--no-smoke"]);
+    // Heading, evidence, then fixes, each command after `$` on its own line.
+    let kinds: Vec<&str> = check
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            [
+                ("error[", "heading"),
+                ("-->", "evidence"),
+                ("= fix:", "fix"),
+                ("$ ", "command"),
+            ]
+            .into_iter()
+            .find(|(p, _)| t.starts_with(p))
+            .map(|(_, k)| k)
+        })
+        .collect();
+    assert_eq!(kinds[0], "heading", "{check}");
+    let first_fix = kinds.iter().position(|k| *k == "fix").unwrap();
+    assert!(
+        kinds[1..first_fix].iter().all(|k| *k == "evidence"),
+        "{check}"
+    );
+    assert!(kinds.contains(&"command"), "{check}");
+    for args in [&["devices"][..], &["smoke"]] {
+        assert_eq!(
+            view(args),
+            check,
+            "gpudoctor {args:?} lays GD062 out otherwise"
+        );
+    }
+}

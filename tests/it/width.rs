@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::util::fake_nvml;
 use crate::util::gpu_node::GpuNode;
-use crate::util::{gpudoctor, run, ALICE};
+use crate::util::{gpudoctor, run, FakeRoot, ALICE};
 use serde_json::Value;
 
 const WIDTHS: [usize; 3] = [80, 120, 200];
@@ -559,5 +559,30 @@ fn the_last_screen_of_a_broken_node_names_every_blocker() {
     assert!(
         screen.contains("error") && screen.contains("`gpudoctor explain"),
         "the summary line ends the screen:\n{screen}"
+    );
+}
+
+#[test]
+fn prose_stops_at_100_columns_on_a_wide_terminal() {
+    let root = FakeRoot::healthy(1);
+    let r = run(root
+        .cmd()
+        .args(["check", "--no-smoke", "-v"])
+        .env("CUDA_LAUNCH_BLOCKING", "1")
+        .env("COLUMNS", "200"));
+    let block = r.stdout.split("warning[GD012]").nth(1).unwrap();
+    let block = block.split("\n\n").next().unwrap();
+    assert!(block.contains("= why:"), "{block}");
+    for line in block.lines().skip(1) {
+        // A command is never broken, however wide.
+        if line.trim_start().starts_with("$ ") {
+            continue;
+        }
+        assert!(columns(line) <= 100, "{line:?} in:\n{block}");
+    }
+    // The reasons wrapped: the paragraph is longer than 100 columns.
+    assert!(
+        block.lines().filter(|l| l.starts_with("         ")).count() >= 2,
+        "{block}"
     );
 }
