@@ -422,25 +422,29 @@ fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {
     let mark = format!("{} ", form::mark(v.verdict, st));
     out.push_str(&wrap(&st.bold(&printable(&head)), width, &mark, "  "));
     out.push('\n');
-    for (d, gv, link) in device_table(v, &probe) {
-        let mark = format!("{} ", form::mark(gv.overall, st));
+    let table = device_table(v, &probe);
+    if !table.is_empty() {
         out.push('\n');
-        out.push_str(&wrap(
-            &st.bold(&printable(&device_title(d))),
-            width,
-            &mark,
-            "  ",
-        ));
-        out.push('\n');
-        for (step, text) in device_rows(d, link) {
-            // "  ✓ matmul    " — the text wraps under itself.
-            let prefix = format!(
-                "  {} {:<9} ",
-                form::mark(step_verdict(gv, step), st),
-                step.as_str()
-            );
-            out.push_str(&wrap(&printable(&text), width, &prefix, &" ".repeat(14)));
+        out.push_str(&step_grid(&table, st, width));
+        // What failed or warned, in full; what passed is a mark in the grid (the figures are
+        // in --format json and markdown, and in `check -v`).
+        let mut details = String::new();
+        for (d, gv, link) in &table {
+            for (step, text) in device_rows(d, *link) {
+                let verdict = step_verdict(gv, step);
+                if !matches!(verdict, Verdict::Error | Verdict::Warning) {
+                    continue;
+                }
+                let head = format!("GPU {} {}", d.ordinal, step.as_str());
+                let prefix = format!("{} {head}  ", form::mark(verdict, st));
+                let indent = " ".repeat(head.chars().count() + 4);
+                details.push_str(&wrap(&printable(&text), width, &prefix, &indent));
+                details.push('\n');
+            }
+        }
+        if !details.is_empty() {
             out.push('\n');
+            out.push_str(&details);
         }
     }
     out.push_str(&peer_section(v, &probe, st, width));
@@ -499,29 +503,160 @@ fn peer_section(v: &SmokeView, probe: &SmokeProbe, st: &Style, width: usize) -> 
             bytes.map_or(String::new(), |b| format!(" of {}", size(b)))
         ))
     );
-    let mut sources: Vec<u32> = run.peers.iter().map(|p| p.from).collect();
-    sources.dedup();
-    for from in sources {
-        let row: Vec<&PeerCopy> = run.peers.iter().filter(|p| p.from == from).collect();
-        let worst = row
+    out.push_str(&peer_matrix(v, &run.peers, st, width));
+    out
+}
+
+/// Every tested GPU's steps as a grid of marks: a row per GPU, a column per step, the GPU's
+/// model and bus id when the line has room for them (an 8-GPU node fits 80 columns).
+fn step_grid(
+    table: &[(&SmokeDevice, &SmokeGpuVerdict, Option<&Link>)],
+    st: &Style,
+    width: usize,
+) -> String {
+    use super::width::pad;
+    let mut steps: Vec<SmokeStep> = Vec::new();
+    for (d, _, link) in table {
+        for (step, _) in device_rows(d, *link) {
+            if !steps.contains(&step) {
+                steps.push(step);
+            }
+        }
+    }
+    let name = |d: &SmokeDevice| {
+        d.info.as_ref().map_or(String::new(), |i| {
+            printable(i.name.strip_prefix("NVIDIA ").unwrap_or(&i.name)).into_owned()
+        })
+    };
+    let bus = |d: &SmokeDevice| {
+        d.info
+            .as_ref()
+            .and_then(|i| i.pci_bus_id.as_deref())
+            .map_or(String::new(), crate::facts::pci::sysfs_address)
+    };
+    let widest = |f: &dyn Fn(&SmokeDevice) -> String, title: &str| {
+        table
             .iter()
-            .map(|p| peer_verdict(v, p))
+            .map(|(d, _, _)| f(d).chars().count())
+            .chain([title.len()])
             .max()
-            .unwrap_or(Verdict::NotJudged);
-        let cells: Vec<String> = row
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {} {}",
-                    p.to,
-                    form::mark(peer_verdict(v, p), st),
-                    printable(&peer_cell(p))
-                )
-            })
-            .collect();
-        let prefix = format!("{} GPU {from} → ", form::mark(worst, st));
-        out.push_str(&wrap(&cells.join(" · "), width, &prefix, "          "));
+            .unwrap_or(0)
+    };
+    let ord_w = widest(&|d: &SmokeDevice| d.ordinal.to_string(), "GPU") + 2;
+    let name_w = widest(&name, "model");
+    let bus_w = widest(&bus, "bus");
+    let steps_w: usize = steps.iter().map(|s| s.as_str().len() + 2).sum();
+    let with_name = ord_w + name_w + 2 + bus_w + 2 + steps_w <= width;
+    let with_bus = ord_w + bus_w + 2 + steps_w <= width;
+    let mut out = String::new();
+    let mut head = pad("  GPU", ord_w + 2);
+    if with_name {
+        head.push_str(&pad("model", name_w + 2));
+    }
+    if with_name || with_bus {
+        head.push_str(&pad("bus", bus_w + 2));
+    }
+    for s in &steps {
+        head.push_str(&pad(s.as_str(), s.as_str().len() + 2));
+    }
+    out.push_str(&st.dim(head.trim_end()));
+    out.push('\n');
+    for (d, gv, _) in table {
+        let mut row = format!("{} ", form::mark(gv.overall, st));
+        row.push_str(&pad(&d.ordinal.to_string(), ord_w));
+        if with_name {
+            row.push_str(&pad(&name(d), name_w + 2));
+        }
+        if with_name || with_bus {
+            row.push_str(&pad(&bus(d), bus_w + 2));
+        }
+        for s in &steps {
+            let ran = device_rows(d, None).iter().any(|(step, _)| step == s);
+            let cell = if ran {
+                form::mark(step_verdict(gv, *s), st)
+            } else {
+                st.dim("–")
+            };
+            row.push_str(&pad(&cell, s.as_str().len() + 2));
+        }
+        out.push_str(row.trim_end());
         out.push('\n');
+    }
+    out
+}
+
+/// The peer copies as a GPU × GPU matrix (GB/s, or why a pair did not copy), a mark after a
+/// cell that is not a pass; split into column blocks when a block would pass the width, so a
+/// cell is never broken (a 72-GPU rack at 80 columns reads block by block).
+fn peer_matrix(v: &SmokeView, peers: &[PeerCopy], st: &Style, width: usize) -> String {
+    let mut gpus: Vec<u32> = peers.iter().flat_map(|p| [p.from, p.to]).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    let cell = |from: u32, to: u32| -> String {
+        if from == to {
+            return "X".into();
+        }
+        match peers.iter().find(|p| p.from == from && p.to == to) {
+            None => "–".into(),
+            Some(p) => {
+                let text = printable(&peer_cell(p)).into_owned();
+                match peer_verdict(v, p) {
+                    Verdict::Error | Verdict::Warning | Verdict::Info => {
+                        format!("{text}{}", form::mark(peer_verdict(v, p), st))
+                    }
+                    _ => text,
+                }
+            }
+        }
+    };
+    let cells: Vec<Vec<String>> = gpus
+        .iter()
+        .map(|&f| gpus.iter().map(|&t| cell(f, t)).collect())
+        .collect();
+    matrix_blocks(&gpus, &cells, st, width)
+}
+
+/// A square matrix of `cells` (rows and columns are `gpus`), in column blocks that fit `width`.
+fn matrix_blocks(gpus: &[u32], cells: &[Vec<String>], st: &Style, width: usize) -> String {
+    use super::width::pad;
+    let cell_w = cells
+        .iter()
+        .flatten()
+        .map(|c| super::width::display_width(c))
+        .chain(gpus.iter().map(|g| g.to_string().len()))
+        .max()
+        .unwrap_or(1)
+        + 2;
+    let label_w = gpus
+        .iter()
+        .map(|g| format!("GPU{g}").len())
+        .max()
+        .unwrap_or(4)
+        + 2;
+    let per_block = ((width.saturating_sub(label_w)) / cell_w).max(1);
+    let mut out = String::new();
+    for (block, columns) in (0..gpus.len())
+        .collect::<Vec<_>>()
+        .chunks(per_block)
+        .enumerate()
+    {
+        if block > 0 {
+            out.push('\n');
+        }
+        let mut head = " ".repeat(label_w);
+        for &c in columns {
+            head.push_str(&pad(&format!("→{}", gpus[c]), cell_w));
+        }
+        out.push_str(&st.dim(head.trim_end()));
+        out.push('\n');
+        for (r, from) in gpus.iter().enumerate() {
+            let mut row = pad(&format!("GPU{from}"), label_w);
+            for &c in columns {
+                row.push_str(&pad(&cells[r][c], cell_w));
+            }
+            out.push_str(row.trim_end());
+            out.push('\n');
+        }
     }
     out
 }
@@ -761,4 +896,39 @@ pub fn html_body(v: &SmokeView) -> String {
         out.push_str("</tbody></table>\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_72_gpu_peer_matrix_is_cut_into_blocks_never_through_a_cell() {
+        let gpus: Vec<u32> = (0..72).collect();
+        let cells: Vec<Vec<String>> = gpus
+            .iter()
+            .map(|&f| {
+                gpus.iter()
+                    .map(|&t| {
+                        if f == t {
+                            "X".into()
+                        } else {
+                            format!("{}.5", 30 + (f + t) % 9)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let text = matrix_blocks(&gpus, &cells, &Style::plain(), 80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        // Every cell of GPU 71's rows is whole: 71 values and its X, in 72 / 8 blocks.
+        let row71: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("GPU71 "))
+            .flat_map(|l| l.split_whitespace().skip(1))
+            .collect();
+        assert_eq!(row71.len(), 72, "{text}");
+        assert_eq!(row71[71], "X");
+        assert!(row71[..71].iter().all(|c| c.ends_with(".5")), "{row71:?}");
+    }
 }

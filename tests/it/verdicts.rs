@@ -182,31 +182,44 @@ fn from_smoke_json(v: &Value) -> Verdicts {
 
 /// `smoke`'s human rows: "  ✗ memory    …" under "✗ GPU 1  …".
 fn from_smoke_human(text: &str) -> Verdicts {
+    const STEPS: [&str; 6] = [
+        "device", "context", "kernels", "matmul", "memory", "transfer",
+    ];
     let mut out = Verdicts::new();
-    let mut gpu = None;
+    // The grid: a header naming the steps, then a row per GPU with a mark under each.
+    let mut columns: Vec<(usize, &str)> = Vec::new();
     for line in text.lines() {
-        if let Some(rest) = line
-            .split_once(' ')
-            .and_then(|(_, r)| r.strip_prefix("GPU "))
-        {
-            gpu = rest
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u32>().ok());
+        if line.starts_with("  GPU ") {
+            columns = STEPS
+                .iter()
+                .filter_map(|s| {
+                    let at = line.find(&format!(" {s}"))? + 1;
+                    Some((line[..at].chars().count(), *s))
+                })
+                .collect();
             continue;
         }
-        let t = line.trim_start();
-        let (Some(n), true) = (gpu, line.starts_with("  ")) else {
+        if line.trim().is_empty() {
+            columns.clear();
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let (Some(_), Some(n)) = (
+            words.next(),
+            words.next().and_then(|w| w.parse::<u32>().ok()),
+        ) else {
             continue;
         };
-        let mut words = t.split_whitespace();
-        if let (Some(mark), Some(step)) = (words.next(), words.next()) {
-            if [
-                "device", "context", "kernels", "matmul", "memory", "transfer",
-            ]
-            .contains(&step)
-            {
-                out.insert((n, step.to_string()), verdict_of_mark(mark).to_string());
+        let chars: Vec<char> = line.chars().collect();
+        for (at, step) in &columns {
+            match chars.get(*at) {
+                Some('–') | None => {}
+                Some(mark) => {
+                    out.insert(
+                        (n, step.to_string()),
+                        verdict_of_mark(&mark.to_string()).to_string(),
+                    );
+                }
             }
         }
     }
@@ -502,7 +515,7 @@ fn refused_pinned_memory_is_a_warning_on_every_surface() {
     let mut c = node.cmd();
     c.args(["smoke"]).env("NO_COLOR", "1");
     let r = run(&mut c);
-    assert!(r.stdout.contains("  ! transfer"), "{}", r.stdout);
+    assert!(r.stdout.contains("! GPU 0 transfer  "), "{}", r.stdout);
     assert!(!r.stdout.contains('✗'), "{}", r.stdout);
     assert_eq!(r.code, 0, "a warning does not fail the default gate");
     let mut c = node.cmd();
