@@ -17,6 +17,8 @@ use crate::fleet::{natural_cmp, FindingIn, NodeReport};
 
 /// Node names written in a shared row's list before "… and N more".
 const NAMES_IN_ROW: usize = 2_000;
+/// Rows with at most this many nodes name them all without a click.
+const NAMES_SHOWN: usize = 6;
 /// Heat-map rows per page: the first page is open, the others are closed until opened.
 const PAGE_ROWS: usize = 500;
 
@@ -138,10 +140,11 @@ pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
 
     let mut body = String::new();
     header(&mut body, f);
-    shape(&mut body, f);
+    // What an admin reads first: which findings, on how many nodes.
+    by_code(&mut body, f);
     heat_map(&mut body, f, &columns, &rows, &details);
     outliers(&mut body, f);
-    by_code(&mut body, f);
+    shape(&mut body, f);
     finding_details(&mut body, &details);
     problems(&mut body, f);
     let sh = &f.shape;
@@ -279,16 +282,28 @@ fn heat_map(out: &mut String, f: &Fleet, columns: &[&str], rows: &[Row], details
     let mut head =
         String::from("<thead><tr><th>nodes</th><th>count</th><th>differs from peers</th>");
     for c in columns {
+        // The code's own title (what the column means); the fleet's commonest title of it
+        // when the registry does not know the code (a report from a later gpudoctor).
+        let title = crate::codes::lookup(c)
+            .map(|i| i.title)
+            .or_else(|| title_of.get(c).copied())
+            .unwrap_or("");
         let _ = write!(
             head,
-            "<th class=\"code\" title=\"{}\">{}</th>",
-            esc(title_of.get(c).copied().unwrap_or("")),
-            esc(c)
+            "<th class=\"code\" title=\"{}\">{} <span class=\"t\">{}</span></th>",
+            esc(title),
+            esc(c),
+            esc(&short_title(title))
         );
     }
     head.push_str("</tr></thead>\n");
 
-    // Rows by model (the fleet's largest model first), worst rows first within a model.
+    // Rows by model (the fleet's largest model first), worst rows first within a model; a
+    // row that differs from its peers ranks with the warnings.
+    let rank = |r: &Row| {
+        let differs = (!r.outliers.is_empty()).then_some(crate::findings::Severity::Warning);
+        r.worst.max(differs)
+    };
     let mut order: Vec<&Row> = rows.iter().collect();
     let model_nodes: BTreeMap<&str, usize> = rows.iter().fold(BTreeMap::new(), |mut m, r| {
         *m.entry(r.model).or_default() += r.nodes.len();
@@ -298,7 +313,7 @@ fn heat_map(out: &mut String, f: &Fleet, columns: &[&str], rows: &[Row], details
         model_nodes[b.model]
             .cmp(&model_nodes[a.model])
             .then_with(|| natural_cmp(a.model, b.model))
-            .then_with(|| b.worst.cmp(&a.worst))
+            .then_with(|| rank(b).cmp(&rank(a)))
             .then_with(|| b.outliers.len().cmp(&a.outliers.len()))
             .then_with(|| natural_cmp(&a.nodes[0].name, &b.nodes[0].name))
     });
@@ -341,6 +356,26 @@ fn heat_map(out: &mut String, f: &Fleet, columns: &[&str], rows: &[Row], details
     }
 }
 
+/// A heat-map column's title, cut at a word to fit a narrow header (whole on hover).
+fn short_title(title: &str) -> String {
+    const MOST: usize = 28;
+    if title.chars().count() <= MOST {
+        return title.to_string();
+    }
+    let mut out = String::new();
+    for word in title.split(' ') {
+        if out.chars().count() + word.chars().count() + 1 > MOST - 1 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out.push('…');
+    out
+}
+
 fn row(out: &mut String, r: &Row, details: &[Detail]) {
     let worst = match r.worst {
         Some(s) => s.as_str(),
@@ -356,14 +391,22 @@ fn row(out: &mut String, r: &Row, details: &[Detail]) {
         "<tr class=\"{class}\" data-worst=\"{worst}\"><td class=\"node\" data-sort=\"{}\">",
         esc(&r.nodes[0].name)
     );
-    if r.nodes.len() == 1 {
-        out.push_str(&esc(&r.nodes[0].name));
+    // A few names are shown as they are; more open from the first ones.
+    if r.nodes.len() <= NAMES_SHOWN {
+        let names: Vec<String> = r.nodes.iter().map(|n| esc(&n.name)).collect();
+        out.push_str(&names.join(", "));
     } else {
+        let first: Vec<String> = r
+            .nodes
+            .iter()
+            .take(NAMES_SHOWN - 1)
+            .map(|n| esc(&n.name))
+            .collect();
         let _ = write!(
             out,
             "<details><summary>{} and {} more</summary><span class=\"mono\">",
-            esc(&r.nodes[0].name),
-            r.nodes.len() - 1
+            first.join(", "),
+            r.nodes.len() - first.len()
         );
         for (i, n) in r.nodes.iter().take(NAMES_IN_ROW).enumerate() {
             if i > 0 {
@@ -387,7 +430,7 @@ fn row(out: &mut String, r: &Row, details: &[Detail]) {
         }
         let _ = write!(
             out,
-            "<span class=\"differs\">≠ {} {}</span> <span class=\"dim\">(peers: {})</span>",
+            "<span class=\"m w\">≠</span> <span class=\"differs\">{} {}</span> <span class=\"dim\">(peers: {})</span>",
             esc(&o.what),
             esc(&o.value),
             esc(&o.peers)

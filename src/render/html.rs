@@ -155,7 +155,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:24px 0 8px;border-bott
 table{border-collapse:collapse;margin:4px 0 8px}th,td{border:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600}
 table.kv th{width:12em}
-.heat{font-size:12.5px}.heat th.code{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;padding:6px 2px}
+.heat{font-size:12.5px}.heat th.code{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;padding:6px 2px}.heat th.code .t{font-weight:400;color:var(--dim)}
 .heat td.c{text-align:center;padding:0;width:26px;min-width:26px}
 .heat td.c a{display:block;padding:3px 0;text-decoration:none;font-weight:700;color:inherit}
 td.e,.m.e{background:var(--e-bg);color:var(--e)}td.w,.m.w{background:var(--w-bg);color:var(--w)}td.i,.m.i{background:var(--i-bg);color:var(--i)}

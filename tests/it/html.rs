@@ -164,10 +164,11 @@ fn the_fleet_page_shows_the_verdict_shape_heat_map_outliers_and_findings() {
     let rows = heat_rows(&html);
     // Five healthy H100 nodes are one row; the older driver, the missing GPU and the missing
     // nvidia_uvm are rows of their own; the two workstations share one.
+    // A row of up to six nodes names them all, without a click.
     let healthy = rows
         .iter()
-        .find(|r| r.contains("node001 and 4 more"))
-        .expect("the five healthy nodes share a row");
+        .find(|r| r.contains(">node001, node002, node003, node004, node005<"))
+        .expect("the five healthy nodes share a row, named");
     assert!(healthy.contains("data-worst=\"ok\""));
     for n in ["node002", "node003", "node004", "node005"] {
         assert!(healthy.contains(n));
@@ -178,8 +179,28 @@ fn the_fleet_page_shows_the_verdict_shape_heat_map_outliers_and_findings() {
     assert!(uvm.contains("title=\"GD006 error: "), "{uvm}");
     let old = rows.iter().find(|r| r.contains(">node006<")).unwrap();
     assert!(old.starts_with(" outlier\""), "{old}");
-    assert!(old.contains("≠ driver 550.127.05"), "{old}");
-    assert!(rows.iter().any(|r| r.contains("ws1 and 1 more")));
+    assert!(old.contains("driver 550.127.05"), "{old}");
+    // A deviation is marked as a warning is, and ranks with the warnings.
+    let missing = rows.iter().find(|r| r.contains(">node007<")).unwrap();
+    assert!(
+        missing.contains("<span class=\"m w\">≠</span>"),
+        "{missing}"
+    );
+    assert!(missing.contains("gpu_count 7"), "{missing}");
+    let at = |name: &str| html.find(&format!(">{name}")).unwrap();
+    assert!(
+        at("node007<") < at("node001, node002"),
+        "a deviating row sorts before clean ones"
+    );
+    assert!(rows.iter().any(|r| r.contains(">ws1, ws2<")));
+    // Each code's column says what it is, not only its code.
+    assert!(
+        html.contains("GD006 <span class=\"t\">nvidia_uvm is not loaded"),
+        "{}",
+        &html[html.find("<thead>").unwrap()..][..2000]
+    );
+    // Findings by code come before the heat map: the first thing after the verdict.
+    assert!(html.find("<h2 id=\"codes\">").unwrap() < html.find("<h2 id=\"nodes\">").unwrap());
     // Grouped by model, the H100 group first (8 nodes).
     let h100 = html
         .find("NVIDIA H100 80GB HBM3 <span class=\"dim\">(8 nodes)")
@@ -226,7 +247,7 @@ fn the_page_runs_its_script_in_a_browser_and_works_without_it() {
     );
     assert!(dom.contains("<div class=\"controls\" hidden=\"\">"));
     assert_eq!(heat_rows(&dom).len(), heat_rows(&html).len());
-    assert!(dom.contains("node001 and 4 more"));
+    assert!(dom.contains("node001, node002, node003, node004, node005"));
 }
 
 /// Markup and script in every string a report carries.
