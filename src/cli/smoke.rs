@@ -84,9 +84,12 @@ pub(super) fn smoke(g: &Settings, device: Option<&str>) -> Result<u8, CliError> 
         _ if g.format == Format::Html => render::smoke::render_html(&view),
         ViewFormat::Json => render::smoke::render_json(&view),
         ViewFormat::Markdown => render::smoke::render_markdown(&view),
-        ViewFormat::Human => {
-            render::smoke::render_human(&view, &Style::for_stdout(), render::width::for_stdout())
-        }
+        ViewFormat::Human => render::smoke::render_human(
+            &view,
+            &snapshot,
+            &Style::for_stdout(),
+            render::width::for_stdout(),
+        ),
     };
     emit_report(g, text.as_bytes())?;
     Ok(exit_code(g, findings.iter().map(|f| f.severity).max()))

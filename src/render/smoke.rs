@@ -401,8 +401,15 @@ pub fn nccl_text(p: &SmokeProbe) -> Option<String> {
 }
 
 /// `gpudoctor smoke` for a terminal (ASCII where it needs it).
-pub fn render_human(v: &SmokeView, st: &Style, width: usize) -> String {
-    st.finish(human_text(v, st, width))
+/// The human view, ending with the recap of its root causes (`snap`: the GPUs they name).
+pub fn render_human(v: &SmokeView, snap: &Snapshot, st: &Style, width: usize) -> String {
+    let mut text = human_text(v, st, width);
+    let recap = super::recap::render(snap, v.findings, st, width.min(super::width::PROSE_WIDTH));
+    if !recap.is_empty() {
+        text.push('\n');
+        text.push_str(&recap);
+    }
+    st.finish(text)
 }
 
 fn human_text(v: &SmokeView, st: &Style, width: usize) -> String {

@@ -1332,3 +1332,40 @@ fn a_corrupt_libcuda_on_the_loader_path_is_unloadable_not_missing() {
         v["findings"]
     );
 }
+
+#[test]
+fn eight_gpus_with_two_broken_fit_80_columns_and_end_with_the_recap() {
+    let mut node = Node::new(8);
+    node.cuda().device(2).bit_flips = 6;
+    node.cuda().device(5).matmul_wrong = true;
+    let r = run(node.cmd().env("COLUMNS", "80").args([
+        "smoke",
+        "--color",
+        "never",
+        "--matmul-size",
+        "48",
+        "--transfer-size",
+        "4",
+    ]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    for line in r.stdout.lines() {
+        // Commands are never broken; everything else fits.
+        if !line.trim_start().starts_with("$ ") {
+            assert!(line.chars().count() <= 80, "{line:?}");
+        }
+    }
+    // A row per GPU in the grid, not a block of lines each.
+    assert!(r.stdout.lines().count() < 70, "{}", r.stdout);
+    let last: Vec<&str> = r.stdout.lines().rev().take(5).collect();
+    let last = last.join("\n");
+    for needle in [
+        "GD056 GPU 5 0000:1d:00.0",
+        "GD057 GPU 2 0000:1a:00.0",
+        "$ nvidia-smi -q -i 2",
+    ] {
+        assert!(
+            last.contains(needle),
+            "{needle} not on the last lines:\n{last}"
+        );
+    }
+}
