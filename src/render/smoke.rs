@@ -827,22 +827,63 @@ pub fn html_body(v: &SmokeView) -> String {
     if rows.is_empty() {
         return out;
     }
-    out.push_str(
-        "<table><thead><tr><th></th><th>GPU</th><th>step</th><th>result</th></tr></thead><tbody>\n",
-    );
-    for (d, gv, link) in &rows {
-        for (step, text) in device_rows(d, *link) {
-            let _ = writeln!(
-                out,
-                "<tr class=\"row\">{}<td>{}</td><td>{}</td><td>{}</td></tr>",
-                mark_cell(step_verdict(gv, step)),
-                esc(&device_title(d)),
-                step.as_str(),
-                esc(&text)
-            );
+    // A row per GPU, a column per step: the step's mark, its figures on hover; what failed
+    // or warned is written out below.
+    let mut steps: Vec<SmokeStep> = Vec::new();
+    for (d, _, link) in &rows {
+        for (step, _) in device_rows(d, *link) {
+            if !steps.contains(&step) {
+                steps.push(step);
+            }
         }
     }
+    out.push_str("<table class=\"grid\"><thead><tr><th></th><th>GPU</th>");
+    for s in &steps {
+        let _ = write!(out, "<th>{}</th>", s.as_str());
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    let mut failed = String::new();
+    for (d, gv, link) in &rows {
+        let cells = device_rows(d, *link);
+        let _ = write!(
+            out,
+            "<tr class=\"row\">{}<td>{}</td>",
+            mark_cell(gv.overall),
+            esc(&device_title(d))
+        );
+        for s in &steps {
+            match cells.iter().find(|(step, _)| step == s) {
+                Some((_, text)) => {
+                    let verdict = step_verdict(gv, *s);
+                    let (m, class) = verdict_mark(verdict);
+                    let _ = write!(
+                        out,
+                        "<td class=\"mc {class}\" title=\"{}\">{m}</td>",
+                        esc(text)
+                    );
+                    if matches!(verdict, Verdict::Error | Verdict::Warning) {
+                        let _ = writeln!(
+                            failed,
+                            "<tr class=\"row\">{}<td>GPU {}</td><td>{}</td><td>{}</td></tr>",
+                            mark_cell(verdict),
+                            d.ordinal,
+                            s.as_str(),
+                            esc(text)
+                        );
+                    }
+                }
+                None => out.push_str("<td class=\"mc nj\">–</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
     out.push_str("</tbody></table>\n");
+    if !failed.is_empty() {
+        let _ = write!(
+            out,
+            "<table><thead><tr><th></th><th>GPU</th><th>step</th><th>result</th></tr></thead><tbody>\n{failed}</tbody></table>\n"
+        );
+    }
     // The copy figures against what the link can carry (its theoretical rate per direction).
     let figures: Vec<_> = rows
         .iter()

@@ -575,6 +575,16 @@ fn check_devices_and_smoke_pages_carry_the_same_verdicts_as_the_report() {
     assert!(smoke.contains("pinned host → GPU"));
     assert!(smoke.contains("class=\"bar\" role=\"img\" aria-label=\""));
     assert!(smoke.contains("(PCIe gen 5 x16)"));
+    // The steps as a grid: a row per GPU (two here), a column per step, figures on hover.
+    let grid = &smoke[smoke
+        .find("<table class=\"grid\">")
+        .expect("the GPU × step grid")..];
+    let grid = &grid[..grid.find("</table>").unwrap()];
+    assert_eq!(grid.matches("<tr class=\"row\">").count(), 2, "{grid}");
+    assert!(
+        grid.contains("<th>matmul</th>") && grid.contains("title=\"48×48 FP32"),
+        "{grid}"
+    );
 
     // `devices` and `smoke` pages: their parts, and their exit codes as in JSON (`devices`
     // takes no libcuda).
