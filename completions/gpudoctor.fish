@@ -136,7 +136,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -240,7 +240,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -400,7 +400,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -504,7 +504,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -645,7 +645,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -749,7 +749,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -873,7 +873,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -977,7 +977,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1101,7 +1101,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1205,7 +1205,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1334,7 +1334,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1438,7 +1438,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 30); a GPU still testing then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1595,7 +1595,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1699,7 +1699,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
@@ -1916,7 +1916,7 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node has fewer GPUs than it is expected to have'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

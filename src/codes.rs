@@ -144,7 +144,7 @@ codes! {
     GD084 [Error, Warning, Info] => "PCIe AER error counters of a GPU's link grow while gpudoctor runs";
     GD085 [Warning, Info] => "NVLink error or PCIe replay counters of a GPU grow during the smoke test";
     GD086 [Warning] => "The preflight gate ran past its budget";
-    GD087 [Error] => "The node has fewer GPUs than it is expected to have";
+    GD087 [Error] => "The node is not the shape it is expected to have: fewer GPUs, another model or driver";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

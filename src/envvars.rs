@@ -133,6 +133,8 @@ env_registry! {
     GPUDOCTOR_SEVERITY: Tool, "policy: per-code severity, e.g. GD038=ignore,GD012=warning (as [severity] in the configuration)";
     GPUDOCTOR_TIMEOUT: Tool, "policy: the time budget in seconds (as --timeout)";
     GPUDOCTOR_EXPECT_GPUS: Tool, "policy: the GPUs each node must have (as --expect-gpus)";
+    GPUDOCTOR_EXPECT_DRIVER: Tool, "policy: the driver each node must run, a version or a branch (as driver in the configuration)";
+    GPUDOCTOR_EXPECT_GPU_MODEL: Tool, "policy: the GPU model each node must have, part of its name (as gpu_model in the configuration)";
     GPUDOCTOR_FORMAT: Tool, "the output format of commands that can produce it (as --format)";
     GPUDOCTOR_COLOR: Tool, "auto, always or never (as --color)";
     GPUDOCTOR_SMOKE: Tool, "0 or false: check runs no smoke test (as --no-smoke)";

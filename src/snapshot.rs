@@ -73,12 +73,38 @@ pub struct Snapshot {
     pub expect: Option<Expect>,
 }
 
-/// What the site says every node has.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// What the site says every node has, each with where it was said (`--expect-gpus`,
+/// `$GPUDOCTOR_EXPECT_GPUS`, `FILE:LINE`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Expect {
-    pub gpus: u32,
-    /// Where it was said: `--expect-gpus`, `$GPUDOCTOR_EXPECT_GPUS`, `FILE:LINE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Said<u32>>,
+    /// A driver version (580.95.05) or branch (580).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<Said<String>>,
+    /// A part of every GPU's name (H100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<Said<String>>,
+}
+
+/// An expected value and where it was said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Said<T> {
+    pub value: T,
     pub from: String,
+}
+
+impl Expect {
+    /// Whether `driver` (a full version) is the expected one: the same version, or of the
+    /// expected branch.
+    pub fn driver_matches(expected: &str, driver: &str) -> bool {
+        driver == expected || driver.starts_with(&format!("{expected}."))
+    }
+
+    /// Whether a GPU named `name` is of the expected model (a part of its name, any case).
+    pub fn model_matches(expected: &str, name: &str) -> bool {
+        name.to_lowercase().contains(&expected.to_lowercase())
+    }
 }
 
 /// A `check --preflight` run: its budget, how it was divided, and the time it took.

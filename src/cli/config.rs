@@ -89,6 +89,10 @@ pub struct ConfigFile {
     pub color: Option<Spanned<ColorChoice>>,
     /// The GPUs each node must have (as --expect-gpus).
     pub gpus_per_node: Option<Spanned<u32>>,
+    /// The driver every node must run: a version (580.95.05) or a branch (580).
+    pub driver: Option<Spanned<String>>,
+    /// The GPU model every node must have: a part of its name (H100, "A100-SXM4-80GB").
+    pub gpu_model: Option<Spanned<String>>,
     /// Per-code severity: `GD038 = "ignore"`.
     #[serde(default)]
     pub severity: BTreeMap<Spanned<String>, Spanned<SeverityOverride>>,

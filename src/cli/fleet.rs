@@ -38,18 +38,40 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
         }
     }
     // The expected shape judges every node that did not judge itself against it.
-    if let Some((gpus, from)) = &g.expect_gpus {
-        let expected = *gpus as usize;
-        for n in nodes
-            .iter_mut()
-            .filter(|n| n.facts.gpus < expected && sel.wants(crate::codes::GD087))
-        {
-            if n.findings.iter().any(|f| f.code == crate::codes::GD087) {
-                continue;
+    let gd087 = crate::codes::GD087;
+    for n in nodes
+        .iter_mut()
+        .filter(|n| sel.wants(gd087) && !n.findings.iter().any(|f| f.code == gd087))
+    {
+        use crate::rules::expected_gpus as shape;
+        let mut found = Vec::new();
+        if let Some((gpus, from)) = &g.expect_gpus {
+            let expected = *gpus as usize;
+            if n.facts.gpus < expected {
+                let off_bus = expected.saturating_sub(n.facts.pci_gpus.max(n.facts.gpus));
+                found.push(shape::finding(n.facts.gpus, expected, &[], off_bus, from));
             }
-            let off_bus = expected.saturating_sub(n.facts.pci_gpus.max(n.facts.gpus));
-            let f =
-                crate::rules::expected_gpus::finding(n.facts.gpus, expected, &[], off_bus, from);
+        }
+        if let (Some((expected, from)), Some(driver)) = (&g.expect_driver, &n.facts.driver) {
+            if !crate::snapshot::Expect::driver_matches(expected, driver) {
+                found.push(shape::driver_mismatch(driver, expected, from));
+            }
+        }
+        if let Some((expected, from)) = &g.expect_gpu_model {
+            let total: usize = n.facts.models.values().sum();
+            let other: Vec<(&String, &usize)> = n
+                .facts
+                .models
+                .iter()
+                .filter(|(m, _)| m.as_str() != crate::fleet::aggregate::UNNAMED_GPU)
+                .filter(|(m, _)| !crate::snapshot::Expect::model_matches(expected, m))
+                .collect();
+            if let Some((name, _)) = other.first() {
+                let count = other.iter().map(|(_, c)| **c).sum();
+                found.push(shape::model_mismatch(count, total, name, expected, from));
+            }
+        }
+        for f in found {
             n.findings.push(crate::fleet::FindingIn {
                 code: f.code.to_string(),
                 severity: sel.severity_of(&f.code).map_or(f.severity, |(s, _)| s),

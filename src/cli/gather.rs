@@ -160,11 +160,30 @@ pub(super) fn gather(
             n.requested = true;
         }
     }
-    // A replay keeps the saved expectation unless one is given now.
-    if let Some((gpus, from)) = &g.expect_gpus {
-        snapshot.expect = Some(crate::snapshot::Expect {
-            gpus: *gpus,
+    // A replay keeps the saved expectations unless one is given now.
+    let said = |v: &Option<(String, String)>| {
+        v.as_ref().map(|(value, from)| crate::snapshot::Said {
+            value: value.clone(),
             from: from.clone(),
+        })
+    };
+    let given = crate::snapshot::Expect {
+        gpus: g
+            .expect_gpus
+            .as_ref()
+            .map(|(n, from)| crate::snapshot::Said {
+                value: *n,
+                from: from.clone(),
+            }),
+        driver: said(&g.expect_driver),
+        gpu_model: said(&g.expect_gpu_model),
+    };
+    if given != crate::snapshot::Expect::default() {
+        let saved = snapshot.expect.take().unwrap_or_default();
+        snapshot.expect = Some(crate::snapshot::Expect {
+            gpus: given.gpus.or(saved.gpus),
+            driver: given.driver.or(saved.driver),
+            gpu_model: given.gpu_model.or(saved.gpu_model),
         });
     }
     Ok(snapshot)

@@ -93,6 +93,9 @@ pub struct Settings {
     pub image: Option<PathBuf>,
     /// The GPUs each node must have (--expect-gpus, gpus_per_node), and where that was said.
     pub expect_gpus: Option<(u32, String)>,
+    /// The driver (version or branch) and GPU model each node must have, and where that was said.
+    pub expect_driver: Option<(String, String)>,
+    pub expect_gpu_model: Option<(String, String)>,
     /// The configuration files read, in order.
     pub files: Vec<PathBuf>,
     /// Every file looked for, in order, and whether it was named (--config,
@@ -498,6 +501,14 @@ impl Settings {
                 ),
             });
         }
+        let origin_of = |r: &Resolver, key: &str| {
+            r.origins
+                .iter()
+                .rev()
+                .find(|o| o.key == key)
+                .map(|o| o.source.to_string())
+                .unwrap_or_default()
+        };
         let expect_gpus = r
             .pick_opt(
                 "gpus_per_node",
@@ -511,16 +522,43 @@ impl Settings {
                 },
                 |f| f.gpus_per_node.as_ref().map(|s| (*s.get_ref(), s.span())),
             )
-            .map(|n| {
-                let from = r
-                    .origins
-                    .iter()
-                    .rev()
-                    .find(|o| o.key == "gpus_per_node")
-                    .map(|o| o.source.to_string())
-                    .unwrap_or_default();
-                (n, from)
-            });
+            .map(|n| (n, origin_of(&r, "gpus_per_node")));
+        let not_empty = |v: &str| {
+            let v = v.trim();
+            if v.is_empty() {
+                Err("empty".to_string())
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        let expect_driver = r
+            .pick_opt(
+                "driver",
+                None,
+                "",
+                envvars::GPUDOCTOR_EXPECT_DRIVER,
+                not_empty,
+                |f| {
+                    f.driver
+                        .as_ref()
+                        .map(|s| (s.get_ref().trim().to_string(), s.span()))
+                },
+            )
+            .map(|v| (v, origin_of(&r, "driver")));
+        let expect_gpu_model = r
+            .pick_opt(
+                "gpu_model",
+                None,
+                "",
+                envvars::GPUDOCTOR_EXPECT_GPU_MODEL,
+                not_empty,
+                |f| {
+                    f.gpu_model
+                        .as_ref()
+                        .map(|s| (s.get_ref().trim().to_string(), s.span()))
+                },
+            )
+            .map(|v| (v, origin_of(&r, "gpu_model")));
         let matmul_size = r.pick(
             "smoke.matmul_size",
             given.matmul_size,
@@ -699,6 +737,8 @@ impl Settings {
             libs_files: given.libs_files,
             image: given.image,
             expect_gpus,
+            expect_driver,
+            expect_gpu_model,
             files: files.iter().map(|f| f.path.clone()).collect(),
             looked_for: paths.map(|p| p.files.clone()).unwrap_or_default(),
             no_config: paths.is_none(),

@@ -264,30 +264,22 @@ fn the_top_level_help_fits_a_screen_and_each_command_documents_only_its_own_opti
 
 #[test]
 fn usage_errors_speak_one_style_and_point_where_an_option_belongs() {
-    let r = run(gpudoctor().args(["devices", "--nccl"]));
-    assert_eq!(r.code, 2);
+    // Exit 2, saying `says`; the whole message back.
+    let refused = |args: &[&str], says: &str| {
+        let r = run(gpudoctor().args(args));
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        r.stderr
+    };
+    let elsewhere = "--nccl is an option of `check` and `smoke`, not of `devices`";
+    let stderr = refused(&["devices", "--nccl"], &format!("hint: {elsewhere}"));
     assert!(
-        r.stderr
-            .starts_with("gpudoctor: error: unexpected argument '--nccl'"),
-        "{}",
-        r.stderr
+        stderr.starts_with("gpudoctor: error: unexpected argument '--nccl'"),
+        "{stderr}"
     );
-    assert!(
-        r.stderr
-            .contains("hint: --nccl is an option of `check` and `smoke`, not of `devices`"),
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stderr.contains("tip:"), "{}", r.stderr);
+    assert!(!stderr.contains("tip:"), "{stderr}");
     // Before the command, the same answer.
-    let r = run(gpudoctor().args(["--nccl", "devices"]));
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr
-            .contains("--nccl is an option of `check` and `smoke`, not of `devices`"),
-        "{}",
-        r.stderr
-    );
+    refused(&["--nccl", "devices"], elsewhere);
     let r = run(gpudoctor().arg("chek"));
     assert_eq!(r.code, 2);
     assert!(

@@ -490,6 +490,30 @@ fn a_node_missing_a_gpu_deviates_and_an_expected_count_makes_it_an_error() {
             .arg(&file),
     );
     assert_eq!(v["nodes_with_errors"], 5);
+    // The driver branch and the GPU model a site expects: node006 runs 550, the
+    // workstations have RTX 4090s.
+    std::fs::write(&file, "driver = \"580\"\ngpu_model = \"H100\"\n").unwrap();
+    let (_, v) = json(
+        gpudoctor()
+            .arg("fleet")
+            .arg(dir.path())
+            .arg("--config")
+            .arg(&file),
+    );
+    let gd087 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["code"] == "GD087")
+        .flat_map(|g| g["node_names"].as_array().unwrap().iter())
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(
+        gd087.into_iter().collect::<Vec<_>>(),
+        ["node006", "ws1", "ws2"],
+        "{:#}",
+        v["findings"]
+    );
 }
 
 #[test]
@@ -498,20 +522,20 @@ fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
     let root = FakeRoot::healthy(8);
     let cfg = tempfile::tempdir().unwrap();
     let nvml = hgx(7);
-    let with_nvml = |c: &mut assert_cmd::Command| {
-        c.arg("--nvml-lib")
+    // `check --no-smoke` with these arguments and variables, NVML counting 7 GPUs.
+    let check = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = root.cmd();
+        c.args(["check", "--no-smoke"])
+            .args(args)
+            .envs(env.iter().copied())
+            .arg("--nvml-lib")
             .arg(fake_nvml::fake_nvml_lib())
             .env(FAKE_NVML_ENV, nvml.write(cfg.path()));
+        c
     };
-    let mut c = root.cmd();
-    c.args(["check", "--no-smoke"]);
-    with_nvml(&mut c);
-    let plain = run(&mut c);
+    let plain = run(&mut check(&[], &[]));
     assert!(!plain.stdout.contains("GD087"), "{}", plain.stdout);
-    let mut c = root.cmd();
-    c.args(["check", "--no-smoke", "--expect-gpus", "8"]);
-    with_nvml(&mut c);
-    let r = run(&mut c);
+    let r = run(&mut check(&["--expect-gpus", "8"], &[]));
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
         r.stdout
@@ -520,14 +544,13 @@ fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
         r.stdout
     );
     // The same expectation from the environment, and in the JSON report for replays.
-    let mut c = root.cmd();
-    c.args(["check", "--no-smoke"])
-        .env("GPUDOCTOR_EXPECT_GPUS", "8");
-    with_nvml(&mut c);
-    let (code, v) = json(&mut c);
+    let (code, v) = json(&mut check(&[], &[("GPUDOCTOR_EXPECT_GPUS", "8")]));
     assert_eq!(code, 1);
-    assert_eq!(v["snapshot"]["expect"]["gpus"], 8);
-    assert_eq!(v["snapshot"]["expect"]["from"], "$GPUDOCTOR_EXPECT_GPUS");
+    assert_eq!(v["snapshot"]["expect"]["gpus"]["value"], 8);
+    assert_eq!(
+        v["snapshot"]["expect"]["gpus"]["from"],
+        "$GPUDOCTOR_EXPECT_GPUS"
+    );
     let f = v["findings"]
         .as_array()
         .unwrap()
@@ -541,6 +564,15 @@ fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
             .iter()
             .any(|e| e["fact"] == "pci:0000:1f:00.0"),
         "{f:#}"
+    );
+    // The driver a site expects, from the environment: this node runs 580.95.05.
+    let r = run(&mut check(&[], &[("GPUDOCTOR_EXPECT_DRIVER", "550")]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("error[GD087]: Driver 580.95.05 is loaded, not the expected 550"),
+        "{}",
+        r.stdout
     );
     // Bad values are usage errors.
     for bad in ["0", "eight"] {

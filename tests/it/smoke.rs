@@ -207,21 +207,19 @@ fn smoke_subcommand_reports_per_gpu_and_device_selects_one() {
         assert_eq!(devs.len(), 1, "{id}");
         assert_eq!(devs[0]["ordinal"], 1, "{id}");
     }
-    let r = run(node.cmd().args(["smoke", "--device", "0000:5e:00.0"]));
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr
-            .contains("--device 0000:5e:00.0: no GPU is at PCI address 0000:5e:00.0"),
-        "{}",
-        r.stderr
-    );
-    let r = run(node
-        .cmd()
-        .args(["smoke", "--device", &uuid[..uuid.len() - 3]]));
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("is the start of 2 UUIDs"), "{}", r.stderr);
-    let r = run(node.cmd().args(["smoke", "--device", "a b"]));
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    // What no GPU has, several share, or cannot name a GPU is a usage error saying so.
+    for (id, says) in [
+        (
+            "0000:5e:00.0",
+            "--device 0000:5e:00.0: no GPU is at PCI address 0000:5e:00.0",
+        ),
+        (&uuid[..uuid.len() - 3], "is the start of 2 UUIDs"),
+        ("a b", "name a GPU by its CUDA ordinal, UUID"),
+    ] {
+        let r = run(node.cmd().args(["smoke", "--device", id]));
+        assert_eq!(r.code, 2, "{id}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(says), "{id}: {}", r.stderr);
+    }
 
     // A device beyond the visible ones is a typo, not a broken GPU: a usage error that
     // names the valid ordinals (it used to be a GD055 error with exit 1).
