@@ -481,25 +481,22 @@ fn a_node_missing_a_gpu_deviates_and_an_expected_count_makes_it_an_error() {
     // The same from the configuration file.
     let cfg = tempfile::tempdir().unwrap();
     let file = cfg.path().join("site.toml");
-    std::fs::write(&file, "gpus_per_node = 8\n").unwrap();
-    let (_, v) = json(
-        gpudoctor()
-            .arg("fleet")
-            .arg(dir.path())
-            .arg("--config")
-            .arg(&file),
-    );
+    let with_config = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        json(
+            gpudoctor()
+                .arg("fleet")
+                .arg(dir.path())
+                .arg("--config")
+                .arg(&file),
+        )
+        .1
+    };
+    let v = with_config("gpus_per_node = 8\n");
     assert_eq!(v["nodes_with_errors"], 5);
     // The driver branch and the GPU model a site expects: node006 runs 550, the
     // workstations have RTX 4090s.
-    std::fs::write(&file, "driver = \"580\"\ngpu_model = \"H100\"\n").unwrap();
-    let (_, v) = json(
-        gpudoctor()
-            .arg("fleet")
-            .arg(dir.path())
-            .arg("--config")
-            .arg(&file),
-    );
+    let v = with_config("driver = \"580\"\ngpu_model = \"H100\"\n");
     let gd087 = v["findings"]
         .as_array()
         .unwrap()
