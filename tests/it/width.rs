@@ -296,7 +296,13 @@ fn check_every_view(name: &str, node: &GpuNode) {
                     width,
                 );
             } else {
-                assert_same_words(&what, &text, &unwrapped, width);
+                // The recap cuts its titles to the width by design.
+                assert_same_words(
+                    &what,
+                    &without_recap(&text),
+                    &without_recap(&unwrapped),
+                    width,
+                );
             }
         }
     }
