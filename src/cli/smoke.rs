@@ -31,7 +31,7 @@ pub(super) fn smoke(g: &Settings, device: Option<&str>) -> Result<u8, CliError> 
     // An ordinal is CUDA's count; a UUID or bus id the worker matches against CUDA's list.
     let cmd = match device.map(str::trim) {
         None => SmokeCmd::default(),
-        Some(d) if !d.contains(':') && d.parse::<u32>().is_ok() => SmokeCmd {
+        Some(d) if d.parse::<u32>().is_ok() => SmokeCmd {
             device: d.parse().ok(),
             device_id: None,
         },

@@ -514,14 +514,8 @@ fn peer_section(v: &SmokeView, probe: &SmokeProbe, st: &Style, width: usize) -> 
     out
 }
 
-/// Every tested GPU's steps as a grid of marks: a row per GPU, a column per step, the GPU's
-/// model and bus id when the line has room for them (an 8-GPU node fits 80 columns).
-fn step_grid(
-    table: &[(&SmokeDevice, &SmokeGpuVerdict, Option<&Link>)],
-    st: &Style,
-    width: usize,
-) -> String {
-    use super::width::pad;
+/// The steps any tested GPU ran, in the order a GPU runs them: the grid's columns.
+fn steps_of(table: &[(&SmokeDevice, &SmokeGpuVerdict, Option<&Link>)]) -> Vec<SmokeStep> {
     let mut steps: Vec<SmokeStep> = Vec::new();
     for (d, _, link) in table {
         for (step, _) in device_rows(d, *link) {
@@ -530,6 +524,18 @@ fn step_grid(
             }
         }
     }
+    steps
+}
+
+/// Every tested GPU's steps as a grid of marks: a row per GPU, a column per step, the GPU's
+/// model and bus id when the line has room for them (an 8-GPU node fits 80 columns).
+fn step_grid(
+    table: &[(&SmokeDevice, &SmokeGpuVerdict, Option<&Link>)],
+    st: &Style,
+    width: usize,
+) -> String {
+    use super::width::pad;
+    let steps = steps_of(table);
     let name = |d: &SmokeDevice| {
         d.info.as_ref().map_or(String::new(), |i| {
             printable(i.name.strip_prefix("NVIDIA ").unwrap_or(&i.name)).into_owned()
@@ -577,9 +583,9 @@ fn step_grid(
         if with_name || with_bus {
             row.push_str(&pad(&bus(d), bus_w + 2));
         }
+        let ran: Vec<SmokeStep> = device_rows(d, None).into_iter().map(|r| r.0).collect();
         for s in &steps {
-            let ran = device_rows(d, None).iter().any(|(step, _)| step == s);
-            let cell = if ran {
+            let cell = if ran.contains(s) {
                 form::mark(step_verdict(gv, *s), st)
             } else {
                 st.dim("–")
@@ -829,14 +835,7 @@ pub fn html_body(v: &SmokeView) -> String {
     }
     // A row per GPU, a column per step: the step's mark, its figures on hover; what failed
     // or warned is written out below.
-    let mut steps: Vec<SmokeStep> = Vec::new();
-    for (d, _, link) in &rows {
-        for (step, _) in device_rows(d, *link) {
-            if !steps.contains(&step) {
-                steps.push(step);
-            }
-        }
-    }
+    let steps = steps_of(&rows);
     out.push_str("<table class=\"grid\"><thead><tr><th></th><th>GPU</th>");
     for s in &steps {
         let _ = write!(out, "<th>{}</th>", s.as_str());
