@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::view::sections;
+use super::view::{sections, Line, Mark, Section};
 use super::width::{display_width, pad, wrap, wrap_pieces, Piece};
 use super::{printable, Style};
 use crate::findings::Finding;
@@ -34,26 +34,14 @@ fn report_text(report: &Report, opts: &Options) -> String {
     let _ = writeln!(out, "{}", wrap(&st.bold(&header), w, "", "  "));
     let _ = writeln!(out, "{}", wrap(&headline(report, st), w, "", "  "));
 
-    for section in sections(report, opts.verbose) {
-        let _ = writeln!(out, "\n{}", st.bold(section.title));
-        let label_width = section
-            .lines
-            .iter()
-            .map(|l| display_width(&st.text(&l.label)))
-            .max()
-            .unwrap_or(0)
-            .min(30);
-        // The value column: "  ✓ " then the labels, padded, then two spaces.
-        let indent = " ".repeat(4 + label_width + 2);
-        for line in &section.lines {
-            let mark = super::form::mark(line.mark, st);
-            let prefix = format!("  {mark} {}  ", pad(&st.text(&line.label), label_width));
-            let mut value = line.value.clone();
-            if opts.verbose && !line.source.is_empty() {
-                let _ = write!(value, "  {}", st.dim(&format!("[{}]", line.source)));
-            }
-            let _ = writeln!(out, "{}", wrap(&value, w, &prefix, &indent));
+    let sections = sections(report, opts.verbose);
+    if opts.verbose {
+        for section in &sections {
+            section_table(&mut out, section, st, w);
         }
+    } else {
+        out.push('\n');
+        section_summaries(&mut out, &sections, st, w);
     }
 
     if opts.verbose {
@@ -91,7 +79,8 @@ fn report_text(report: &Report, opts: &Options) -> String {
         out.push_str(&recap);
         out.push('\n');
     }
-    let abridged = !opts.verbose && report.findings.iter().any(abridged);
+    // The default view leaves out lines, reasons and fixes that -v shows.
+    let abridged = !opts.verbose;
     let _ = writeln!(
         out,
         "{}",
@@ -105,22 +94,102 @@ fn report_text(report: &Report, opts: &Options) -> String {
     out
 }
 
+/// A section as a titled table of all its lines (-v).
+fn section_table(out: &mut String, section: &Section, st: &Style, w: usize) {
+    let _ = writeln!(out, "\n{}", st.bold(section.title));
+    let label_width = label_width(&section.lines, st);
+    // The value column: "  ✓ " then the labels, padded, then two spaces.
+    let indent = " ".repeat(4 + label_width + 2);
+    for line in &section.lines {
+        let mark = super::form::mark(line.mark, st);
+        let prefix = format!("  {mark} {}  ", pad(&st.text(&line.label), label_width));
+        let mut value = line.value.clone();
+        if !line.source.is_empty() {
+            let _ = write!(value, "  {}", st.dim(&format!("[{}]", line.source)));
+        }
+        let _ = writeln!(out, "{}", wrap(&value, w, &prefix, &indent));
+    }
+}
+
+fn label_width<'a>(lines: impl IntoIterator<Item = &'a Line>, st: &Style) -> usize {
+    lines
+        .into_iter()
+        .map(|l| display_width(&st.text(&l.label)))
+        .max()
+        .unwrap_or(0)
+        .min(30)
+}
+
+/// Labels that only name their section's subject ("Environment  variables no CUDA-related
+/// variable set"): a section's one line leaves them out.
+const SUBJECT_LABELS: [&str; 4] = ["variables", "toolkit", "GPUs", "smoke test"];
+
+/// The default view of the sections: one line each (its worst mark, its short title, its
+/// first line), and under it only the lines a finding is about and the notable ones
+/// (`Line::notable`); -v shows them all.
+fn section_summaries(out: &mut String, sections: &[Section], st: &Style, w: usize) {
+    let title_width = sections
+        .iter()
+        .map(|s| display_width(s.short_title()))
+        .max()
+        .unwrap_or(0);
+    let indent = " ".repeat(2 + title_width + 2);
+    for section in sections {
+        let Some((lead, rest)) = section.lines.split_first() else {
+            continue;
+        };
+        let mark = super::form::mark(section.mark(), st);
+        let prefix = format!(
+            "{mark} {}  ",
+            pad(&st.bold(section.short_title()), title_width)
+        );
+        // "Smoke test  smoke test 6 of 8 …": the label says nothing the title did not.
+        let value = if lead.label.eq_ignore_ascii_case(section.short_title())
+            || SUBJECT_LABELS.contains(&lead.label.as_str())
+        {
+            lead.value.clone()
+        } else {
+            format!("{} {}", st.text(&lead.label), lead.value)
+        };
+        let _ = writeln!(out, "{}", wrap(&value, w, &prefix, &indent));
+        let faults: Vec<&Line> = rest
+            .iter()
+            .filter(|l| l.mark >= Mark::Info || l.notable)
+            .collect();
+        // Under the section's value column where the labels fit, else aligned among themselves.
+        let label_width =
+            label_width(faults.iter().copied(), st).max(title_width.saturating_sub(2));
+        let line_indent = " ".repeat(4 + label_width + 2);
+        for line in faults {
+            let mark = super::form::mark(line.mark, st);
+            let prefix = format!("  {mark} {}  ", pad(&st.text(&line.label), label_width));
+            let _ = writeln!(out, "{}", wrap(&line.value, w, &prefix, &line_indent));
+        }
+    }
+}
+
 /// Where a finding's evidence, why and fix text continue: under the text after "= why: ".
 const FINDING_INDENT: &str = "         ";
 
-/// Fixes a finding shows without -v: the fix and its first alternative.
+/// Fixes a finding shows at most without -v.
 const FIXES_SHOWN: usize = 2;
 
-/// Whether -v would show more of `f`: its reasons or further fixes. The evidence is always
-/// shown whole: it is what the finding stands on.
-fn abridged(f: &Finding) -> bool {
-    !f.detail.is_empty() || f.fix.len() > FIXES_SHOWN
+/// How many of `f`'s fixes the default view shows: up to the first that is a command (a
+/// step before it, "drain the GPU", stays with it), at most `FIXES_SHOWN`; alternatives and
+/// later steps are -v's.
+fn fixes_shown(f: &Finding) -> usize {
+    f.fix
+        .iter()
+        .position(|x| x.command.is_some())
+        .map_or(1, |i| i + 1)
+        .min(FIXES_SHOWN)
+        .min(f.fix.len())
 }
 
 /// One finding as every human view shows it (check, toolkit, libs, devices, smoke), in one
 /// layout: the heading and title; a consequence's cause; the evidence (`-->`, its source in
 /// brackets); with `verbose` the reasons (`= why:`); the fixes (`= fix:`, the command on its own
-/// line after `$`, never broken), the first two unless `verbose`.
+/// line after `$`, never broken), unless `verbose` those up to the first command.
 pub fn finding_block(f: &Finding, st: &Style, width: usize, verbose: bool) -> String {
     let mut out = String::new();
     let w = width.min(super::width::PROSE_WIDTH);
@@ -164,7 +233,7 @@ pub fn finding_block(f: &Finding, st: &Style, width: usize, verbose: bool) -> St
     for fix in f
         .fix
         .iter()
-        .take(if verbose { usize::MAX } else { FIXES_SHOWN })
+        .take(if verbose { usize::MAX } else { fixes_shown(f) })
     {
         let prefix = format!("  {} ", st.green("= fix:"));
         let _ = writeln!(
@@ -196,7 +265,7 @@ pub fn summary_line(report: &Report, st: &Style) -> String {
     summary_text(report, st, false)
 }
 
-/// The summary line; `abridged`: the report left out reasons or fixes that -v shows.
+/// The summary line; `abridged`: the report left out lines, reasons or fixes that -v shows.
 fn summary_text(report: &Report, st: &Style, abridged: bool) -> String {
     let s = &report.summary;
     if report.findings.is_empty() {
@@ -210,8 +279,13 @@ fn summary_text(report: &Report, st: &Style, abridged: bool) -> String {
             .iter()
             .filter(|c| c.status == CheckStatus::NotApplicable)
             .count();
+        let more = if abridged {
+            " — every line with -v"
+        } else {
+            ""
+        };
         return st.green(&format!(
-            "✓ no problems found ({passed} checks passed, {na} not applicable)"
+            "✓ no problems found ({passed} checks passed, {na} not applicable){more}"
         ));
     }
     let mut parts = Vec::new();
@@ -242,7 +316,7 @@ fn summary_text(report: &Report, st: &Style, abridged: bool) -> String {
         .find(|f| f.is_root())
         .map_or(&report.findings[0].code, |f| &f.code);
     if abridged {
-        format!("{text} — -v shows why; `gpudoctor explain {first}` for details")
+        format!("{text} — more with -v; `gpudoctor explain {first}` for details")
     } else {
         format!("{text} — run `gpudoctor explain {first}` for details")
     }

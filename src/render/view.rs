@@ -22,12 +22,36 @@ pub struct Line {
     pub value: String,
     pub source: String,
     pub mark: Mark,
+    /// Shown by the default view although no warning or error is about it: what a probe
+    /// could not see, or what a live `import torch` said.
+    pub notable: bool,
 }
 
 #[derive(Debug, Clone)]
 pub struct Section {
     pub title: &'static str,
     pub lines: Vec<Line>,
+}
+
+impl Section {
+    /// The title in a one-line-per-section table ("CUDA toolkits and libraries" → "CUDA").
+    pub fn short_title(&self) -> &'static str {
+        match self.title {
+            "GPUs (NVML)" => "GPUs",
+            "CUDA toolkits and libraries" => "Toolkits",
+            "Python and PyTorch" => "Python",
+            t => t,
+        }
+    }
+
+    /// The worst mark of its lines.
+    pub fn mark(&self) -> Mark {
+        self.lines
+            .iter()
+            .map(|l| l.mark)
+            .max()
+            .unwrap_or(Mark::NotJudged)
+    }
 }
 
 struct Builder<'a> {
@@ -74,7 +98,15 @@ impl Builder<'_> {
             value: printable(&value.into()).into_owned(),
             source: printable(&source.into()).into_owned(),
             mark,
+            notable: false,
         });
+    }
+
+    /// Marks the lines from `from` on as notable (`Line::notable`).
+    fn notable_from(&mut self, from: usize) {
+        for l in &mut self.lines[from..] {
+            l.notable = true;
+        }
     }
 
     fn take(&mut self, title: &'static str) -> Option<Section> {
@@ -109,7 +141,9 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     toolkit_lines(&mut b, snap, verbose);
     out.extend(b.take("CUDA toolkits and libraries"));
     python_lines(&mut b, snap, verbose);
+    let import = b.lines.len();
     python_import_lines(&mut b, snap, verbose);
+    b.notable_from(import);
     out.extend(b.take("Python and PyTorch"));
     environment_lines(&mut b, snap, verbose);
     out.extend(b.take(if snap.image.is_some() {
@@ -130,6 +164,7 @@ pub fn sections(report: &Report, verbose: bool) -> Vec<Section> {
     }
     out.extend(b.take("Preflight"));
     probe_lines(&mut b, snap, verbose);
+    b.notable_from(0);
     out.extend(b.take("Probes"));
     out
 }
@@ -339,13 +374,18 @@ fn kernel_log_line(b: &mut Builder, snap: &Snapshot, verbose: bool) {
         }
         (None, _) => "none found: Xid and AER errors were not looked for".to_string(),
     };
+    let read = log.scan.get().is_some();
+    let at = b.lines.len();
     b.fact_line(
         &[Subject::KernelLog],
-        log.scan.get().is_some(),
+        read,
         "kernel log",
         value,
         log.scan.source.clone(),
     );
+    if !read {
+        b.notable_from(at);
+    }
 }
 
 fn device_lines(b: &mut Builder, snap: &Snapshot, verbose: bool) {
@@ -961,6 +1001,7 @@ fn collapse_identical_range(lines: &mut Vec<Line>, from: usize, to: usize) {
                 value: format!("{}× {}", j - i, tail[i].value),
                 source: tail[i].source.clone(),
                 mark: tail[i].mark,
+                notable: tail[i].notable,
             });
         } else {
             out.extend(tail[i..j].iter().cloned());

@@ -56,10 +56,8 @@ fn run(snap: &Snapshot) -> Outcome {
             f = f.context(format!("SM clock {sm} MHz of {max} MHz"), "NVML");
         }
         out.push(
-            f.fix_text(
-                "Check cooling (fans, airflow, inlet temperature) and the power supply/cabling",
-            )
-            .fix_cmd("Watch it", "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"),
+            f.fix_text("Check cooling (fans, airflow, inlet temperature) and power cabling")
+                .fix_cmd("Watch it", "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"),
         );
     }
     Outcome::Checked(out)

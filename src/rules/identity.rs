@@ -80,7 +80,7 @@ fn line(snap: &Snapshot, n: &Named) -> Option<(String, &'static str)> {
                 let names = nvml_names(g);
                 return Some((
                     format!("CUDA device {o} is GPU {}: {names}", g.index),
-                    "NVML, matched by UUID or bus id",
+                    "NVML",
                 ));
             }
             // No NVML: what CUDA itself says about the device.

@@ -82,8 +82,8 @@ fn run(snap: &Snapshot) -> Outcome {
             .evidence(key.clone(), problems.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>().join("; "), "NVML");
         f = f
             .fix_text(format!(
-                "Drain {} (let its jobs finish elsewhere): a reset needs no process on it",
-                g.label()
+                "Drain GPU {} (move its jobs elsewhere): a reset needs no process on it",
+                g.index
             ))
             .fix_cmd(
                 "Reset it so pending retirements and remaps apply",

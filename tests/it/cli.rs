@@ -536,11 +536,11 @@ fn a_dumb_terminal_or_a_locale_that_is_not_utf8_gets_ascii() {
             shown.contains("\nx CUDA will not work here: 1 blocker (GD006)\n"),
             "{env:?}:\n{shown}"
         );
-        assert!(shown.contains("  + nvidia_uvm "), "{env:?}:\n{shown}");
+        assert!(shown.contains("\n+ Driver "), "{env:?}:\n{shown}");
         assert!(shown.contains("  x /dev/nvidia-uvm "), "{env:?}:\n{shown}");
-        assert!(shown.contains("  - OS "), "{env:?}:\n{shown}");
+        assert!(shown.contains("\n- Platform "), "{env:?}:\n{shown}");
         assert!(
-            shown.contains("1 error -- -v shows why; `gpudoctor explain GD006`"),
+            shown.contains("1 error -- more with -v; `gpudoctor explain GD006`"),
             "{env:?}:\n{shown}"
         );
         assert!(
@@ -548,15 +548,19 @@ fn a_dumb_terminal_or_a_locale_that_is_not_utf8_gets_ascii() {
             "{env:?}:\n{shown}"
         );
         assert!(
-            shown.contains("/dev/nvidia0...nvidia7"),
+            shown.contains("0000:18:00.0...0000:1f:00.0"),
             "{env:?}:\n{shown}"
         );
         assert!(
             shown.starts_with("gpudoctor 0.1.0 -- inspecting"),
             "{shown}"
         );
-        // Labels stay aligned: the value column starts at one place in a section.
-        let devices: Vec<&str> = shown
+        // Labels stay aligned: the value column starts at one place in a section (-v).
+        let mut c = root.cmd();
+        c.args(["check", "-v"]).envs(env);
+        let verbose = run(&mut c).stdout;
+        assert!(verbose.is_ascii(), "{env:?}:\n{verbose}");
+        let devices: Vec<&str> = verbose
             .split("\nDevices\n")
             .nth(1)
             .unwrap()

@@ -125,31 +125,47 @@ fn a_healthy_node_is_ready_and_its_smoke_test_takes_one_line() {
         "Ready: 8× H100 80GB HBM3, driver 580.95.05",
         &[],
     );
-    // The smoke section: the run, one line for the eight GPUs, one for their 56 pairs.
-    let section: Vec<&str> = l
+    // The report's smoke test is one line: the section's own.
+    let smoke: Vec<&str> = l
         .out
-        .split("\nSmoke test\n")
+        .lines()
+        .filter(|l| l.contains("GPU(s) passed") || l.contains("GPU 0"))
+        .collect();
+    assert_eq!(smoke.len(), 1, "{}", l.out);
+    assert!(
+        smoke[0].starts_with("✓ Smoke test ") && smoke[0].contains("8 of 8 GPU(s) passed"),
+        "{}",
+        smoke[0]
+    );
+    // The Markdown report: the run, one line for the eight GPUs, one for their 56 pairs.
+    let md = run(node.cmd().args(["check", "--format", "markdown"])).stdout;
+    let section: Vec<&str> = md
+        .split("### Smoke test\n")
         .nth(1)
         .expect("a smoke section")
+        .split("\n\n###")
+        .next()
+        .unwrap_or_default()
         .lines()
-        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("| ✓") || l.starts_with("| ✗") || l.starts_with("| !"))
         .collect();
     assert_eq!(section.len(), 3, "{section:#?}");
     assert!(
-        section[0].starts_with("  ✓ smoke test") && section[0].contains("8 of 8 GPU(s) passed"),
+        section[0].starts_with("| ✓ | smoke test |") && section[0].contains("8 of 8 GPU(s) passed"),
         "{}",
         section[0]
     );
     assert!(
-        section[1].starts_with("  ✓ GPU 0–7 ")
+        section[1].starts_with("| ✓ | GPU 0–7 |")
             && section[1]
                 .contains("8× NVIDIA H100 80GB HBM3: context, kernels, matmul, memory passed"),
         "{}",
         section[1]
     );
-    assert_eq!(
-        section[2],
-        "  ✓ GPU pairs   56 ordered pair(s): 56 copied and verified"
+    assert!(
+        section[2].starts_with("| ✓ | GPU pairs | 56 ordered pair(s): 56 copied and verified |"),
+        "{}",
+        section[2]
     );
     // Verbose keeps every GPU's figures, and every pair's.
     let r = run(node.cmd().args(["check", "-v"]));
@@ -173,13 +189,16 @@ fn a_gpu_that_fails_keeps_its_lines_and_the_node_is_not_ready() {
     let l = lead(|| node.cmd());
     // The other seven ran CUDA: a blocker, not a machine where CUDA cannot work.
     l.says('✗', "not_ready", "Not ready: 1 blocker (GD056)", &["GD056"]);
+    // The report names only the failing step; the Markdown report folds the seven GPUs
+    // that passed into one line.
+    let md = run(node.cmd().args(["check", "--format", "markdown"])).stdout;
     assert!(
-        l.out.contains("  ✓ GPU 0–2,4–7 ")
-            && l.out
-                .contains("7× NVIDIA H100 80GB HBM3: context, kernels, matmul, memory passed"),
-        "{}",
-        l.out
+        md.contains(
+            "| ✓ | GPU 0–2,4–7 | 7× NVIDIA H100 80GB HBM3: context, kernels, matmul, memory passed"
+        ),
+        "{md}"
     );
+    assert!(!l.out.contains("GPU 0–2,4–7"), "{}", l.out);
     let wrong = l
         .out
         .lines()
@@ -188,11 +207,9 @@ fn a_gpu_that_fails_keeps_its_lines_and_the_node_is_not_ready() {
     assert!(wrong.contains("WRONG"), "{wrong}");
     // Its steps that passed share a line (each has its own with -v).
     assert!(
-        l.out
-            .lines()
-            .any(|l| l.starts_with("  ✓ GPU 3 ") && l.contains("context")),
-        "{}",
-        l.out
+        md.lines()
+            .any(|l| l.starts_with("| ✓ | GPU 3 |") && l.contains("context")),
+        "{md}"
     );
 }
 

@@ -234,6 +234,13 @@ fn an_arm64_image_on_this_host_cannot_start() {
         text.contains("example/cuda:12.8 (docker archive, linux/arm64"),
         "{text}"
     );
+    assert!(text.contains("\n✓ Environment (image)  "), "{text}");
+    let (_, text) = {
+        let h = host_of_driver("570.133.20", "12.8");
+        let mut c = h.root.cmd();
+        c.args(["check", "-v", "--image"]).arg(&image);
+        human(&h.root, &mut c)
+    };
     assert!(text.contains("OS (image)  Ubuntu 24.04.2 LTS"), "{text}");
     assert!(text.contains("\nEnvironment (image)\n"), "{text}");
 }

@@ -468,7 +468,7 @@ fn every_surface_agrees_over_a_matrix_of_faults() {
 /// The smoke summary line of `check`, e.g. "✗ smoke test  7 of 8 GPU(s) passed, 1 failed".
 fn smoke_summary(text: &str) -> String {
     text.lines()
-        .find(|l| l.contains("smoke test"))
+        .find(|l| l.contains("Smoke test"))
         .unwrap_or_default()
         .trim()
         .to_string()
@@ -485,18 +485,23 @@ fn a_failed_gpu_turns_the_smoke_summary_red() {
     let line = smoke_summary(&r.stdout);
     assert!(line.starts_with('✗'), "{line}");
     assert!(line.contains("7 of 8 GPU(s) passed, 1 failed"), "{line}");
-    // The seven passing GPUs share one line; GPU 1 keeps its rows.
+    // The report names GPU 1's failing step; the Markdown report folds the seven passing
+    // GPUs into one line and keeps GPU 1's rows.
     assert!(r.stdout.contains("✗ GPU 1 memory"), "{}", r.stdout);
-    let seven = r
-        .stdout
+    assert!(!r.stdout.contains("GPU 0,2–7"), "{}", r.stdout);
+    let mut c = node.cmd();
+    c.args(["check", "--format", "markdown"]);
+    let md = run(&mut c).stdout;
+    assert!(md.contains("| ✗ | GPU 1 memory |"), "{md}");
+    let seven = md
         .lines()
-        .find(|l| l.trim_start().starts_with("✓ GPU 0,2–7 "))
-        .unwrap_or_else(|| panic!("no shared line for GPUs 0,2–7:\n{}", r.stdout));
+        .find(|l| l.starts_with("| ✓ | GPU 0,2–7 |"))
+        .unwrap_or_else(|| panic!("no shared line for GPUs 0,2–7:\n{md}"));
     assert!(
         seven.contains("7× NVIDIA H100 80GB HBM3: context, kernels, matmul, memory passed"),
         "{seven}"
     );
-    assert!(!r.stdout.contains("GPU 0 matmul"), "{}", r.stdout);
+    assert!(!md.contains("GPU 0 matmul"), "{md}");
 
     let mut node = GpuNode::new(2);
     node.cuda().device(0).ctx_error = Some(999);

@@ -256,12 +256,18 @@ fn check_every_view(name: &str, node: &GpuNode) {
                 width,
             );
             let flat_text = flat(&text);
-            // Without -v a finding shows its title, evidence and first two fixes; with -v
-            // its reasons and every fix too.
+            // Without -v a finding shows its title, evidence and its fixes up to the first
+            // command (at most two); with -v its reasons and every fix too.
             let verbose = !args.is_empty();
             for f in json["findings"].as_array().unwrap() {
-                let fixes = f["fix"].as_array().unwrap().iter().map(|x| &x["text"]);
-                let fixes = fixes.take(if verbose { usize::MAX } else { 2 });
+                let all = f["fix"].as_array().unwrap();
+                let shown = all
+                    .iter()
+                    .position(|x| x["command"].is_string())
+                    .map_or(1, |i| i + 1)
+                    .min(2);
+                let fixes = all.iter().map(|x| &x["text"]);
+                let fixes = fixes.take(if verbose { usize::MAX } else { shown });
                 let detail = verbose.then_some(&f["detail"]);
                 for s in std::iter::once(&f["title"])
                     .chain(detail)
@@ -591,4 +597,79 @@ fn prose_stops_at_100_columns_on_a_wide_terminal() {
         block.lines().filter(|l| l.starts_with("         ")).count() >= 2,
         "{block}"
     );
+}
+
+/// The failing hardware of an 8-GPU node as an admin meets it: uncorrectable ECC errors on
+/// GPU 5, a wrong matrix product on GPU 7, flipped bits on GPU 2, an x8 link on GPU 3 and a
+/// thermal slowdown on GPU 4; the software is healthy.
+fn failing_hardware() -> GpuNode {
+    let mut node = node(8);
+    if let Some(e) = node.nvml.gpu(5).ecc.as_mut() {
+        e.volatile = Some(fake_nvml::EccCounts {
+            corrected: 0,
+            uncorrected: 4,
+        });
+    }
+    node.cuda().device(7).matmul_wrong = true;
+    node.cuda().device(2).bit_flips = 3;
+    if let Some(p) = node.nvml.gpu(3).pcie.as_mut() {
+        p.width = 8;
+    }
+    node.nvml.gpu(4).throttle_reasons =
+        Some(fake_nvml::THROTTLE_HW_SLOWDOWN | fake_nvml::THROTTLE_SW_THERMAL);
+    node
+}
+
+/// The default report is concise: on the failing-hardware node and on the broken node, at 80
+/// columns, under half the lines the earlier layout printed (every reason, fix and section
+/// line: 179 and 238, docs/commands.md), while each root cause keeps its code, the bus ids of
+/// its GPUs and its first fix command; -v brings back every line.
+#[test]
+fn the_default_report_is_under_half_the_full_one() {
+    for (name, node, before) in [
+        ("failing hardware", failing_hardware(), 179),
+        ("broken node", broken(8), 238),
+    ] {
+        let (report, json) = saved_report(&node);
+        // The fake libcuda's path depends on the checkout: the driver's own, so lines wrap
+        // alike wherever the suite runs.
+        let fake = crate::util::fake_cuda::fake_cuda_lib()
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(&report)
+            .unwrap()
+            .replace(&fake, "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05");
+        std::fs::write(&report, text).unwrap();
+        let concise = replay(&report, &[], 80);
+        let lines = concise.lines().count();
+        assert!(
+            lines * 2 < before,
+            "{name}: {lines} lines, not under half of {before}:\n{concise}"
+        );
+        let full = replay(&report, &["-v"], 80);
+        assert!(full.lines().count() > lines, "{name}");
+        let flat_concise = flat(&concise);
+        for f in json["findings"].as_array().unwrap() {
+            let code = f["code"].as_str().unwrap();
+            assert!(concise.contains(code), "{name}: {code}\n{concise}");
+            if let Some(cmd) = f["fix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find_map(|x| x["command"].as_str())
+            {
+                assert!(
+                    flat_concise.contains(&flat(cmd)),
+                    "{name}: {code}'s first fix `{cmd}`:\n{concise}"
+                );
+            }
+            for e in f["evidence"].as_array().unwrap() {
+                let v = e["value"].as_str().unwrap();
+                assert!(
+                    flat_concise.contains(&flat(v)),
+                    "{name}: {code}'s evidence {v:?}:\n{concise}"
+                );
+            }
+        }
+    }
 }
