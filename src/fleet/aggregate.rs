@@ -124,6 +124,20 @@ pub struct FindingGroup {
     /// how many nodes it is such a consequence.
     pub caused_by: Vec<String>,
     pub explained_nodes: usize,
+    /// The first fix command, from the first node (natural order) whose finding has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<GroupFix>,
+}
+
+/// A finding's first fix command across the nodes that have it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupFix {
+    pub command: String,
+    /// The node it is taken from.
+    pub node: String,
+    /// Whether every node with a command has this one (else each node's report has its own:
+    /// a GPU index, a path).
+    pub same_on_every_node: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -514,6 +528,9 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
         seen: std::collections::HashSet<String>,
         causes: Vec<String>,
         explained: std::collections::HashSet<String>,
+        /// (node, its first fix command), the first node in natural order.
+        fix: Option<(String, String)>,
+        commands: std::collections::HashSet<String>,
     }
     let mut by_code: BTreeMap<(String, Severity), Acc> = BTreeMap::new();
     for (r, n) in reports
@@ -532,7 +549,19 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
                     seen: Default::default(),
                     causes: Vec::new(),
                     explained: Default::default(),
+                    fix: None,
+                    commands: Default::default(),
                 });
+            if let Some(cmd) = f.fix.iter().find_map(|x| x.command.as_ref()) {
+                acc.commands.insert(cmd.clone());
+                let first = match &acc.fix {
+                    Some((node, _)) => natural_cmp(&n.name, node).is_lt(),
+                    None => true,
+                };
+                if first {
+                    acc.fix = Some((n.name.clone(), cmd.clone()));
+                }
+            }
             *acc.titles.entry(f.title.clone()).or_default() += 1;
             if let Some(c) = &f.caused_by {
                 if !acc.causes.contains(c) {
@@ -696,6 +725,11 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
                 node_names: acc.nodes,
                 caused_by: acc.causes,
                 explained_nodes: acc.explained.len(),
+                fix: acc.fix.map(|(node, command)| GroupFix {
+                    command,
+                    node,
+                    same_on_every_node: acc.commands.len() == 1,
+                }),
             }
         })
         .collect();

@@ -1,9 +1,11 @@
 //! `gpudoctor fleet` as text, Markdown or JSON: the shape, the outliers, the findings by
-//! code across nodes, and the reports that could not be read.
+//! code across nodes, the reports that could not be read, and (text) a recap of what to fix.
 
-use super::width::wrap;
+use super::width::{display_width, wrap, wrap_pieces, Piece};
 use super::{printable, Style};
+use crate::findings::Severity;
 use crate::fleet::aggregate::{Count, Fleet};
+use crate::verdict::Verdict;
 
 pub fn render_json(f: &Fleet) -> String {
     super::json::pretty(f, "fleet")
@@ -213,6 +215,18 @@ fn human_text(f: &Fleet, st: &Style, width: usize) -> String {
             put(&mut out, &st.dim(&rest), "  ", "    ");
         }
     }
+    // The last screen: what to fix first across the fleet, then the counts again.
+    let recap = recap_blocks(f, st, width.min(super::width::PROSE_WIDTH));
+    if !recap.is_empty() {
+        out.push('\n');
+        out.push_str(&super::recap::budgeted(
+            &recap,
+            st,
+            width.min(super::width::PROSE_WIDTH),
+        ));
+        out.push('\n');
+        put(&mut out, &st.bold(&headline_counts(f)), "", "  ");
+    }
     if sh.nodes == 0 {
         out.push('\n');
         put(
@@ -235,6 +249,85 @@ fn human_text(f: &Fleet, st: &Style, width: usize) -> String {
         );
     }
     out
+}
+
+/// "10 nodes: 1 with errors, 2 deviating, 1 with warnings, 6 clean".
+fn headline_counts(f: &Fleet) -> String {
+    let n = f.shape.nodes;
+    format!(
+        "{n} node{}: {}",
+        if n == 1 { "" } else { "s" },
+        f.counts_text()
+    )
+}
+
+/// "node010", "node002, node007", "5 nodes (node001, node002, …)".
+fn nodes_text(names: &[String]) -> String {
+    match names.len() {
+        0..=3 => names.join(", "),
+        n => format!("{n} nodes ({}, {}, …)", names[0], names[1]),
+    }
+}
+
+/// The fleet's recap: each code that is a root cause on some node (errors, then the nodes
+/// that deviate from their peers, then warnings), with the nodes and the first fix command —
+/// the node it comes from when the command differs between nodes (a GPU index, a path).
+fn recap_blocks(f: &Fleet, st: &Style, width: usize) -> Vec<String> {
+    use super::recap::cut;
+    let line = |mark: String, head: String, title: &str| {
+        let head = format!("{mark} {head}: ");
+        let room = width.saturating_sub(display_width(&st.text(&head)));
+        format!("{head}{}\n", cut(&printable(title), room))
+    };
+    let group = |g: &crate::fleet::aggregate::FindingGroup| {
+        let (mark, code) = match g.severity {
+            Severity::Error => (super::form::mark(Verdict::Error, st), st.red(&g.code)),
+            _ => (super::form::mark(Verdict::Warning, st), st.yellow(&g.code)),
+        };
+        let mut out = line(
+            mark,
+            format!("{code} on {}", printable(&nodes_text(&g.node_names))),
+            &g.title,
+        );
+        if let Some(fix) = &g.fix {
+            let cmd = st.bold(&format!("$ {}", printable(&fix.command)));
+            let prefix = if fix.same_on_every_node || g.nodes == 1 {
+                "    ".to_string()
+            } else {
+                format!("    {} ", st.dim(&format!("{}:", printable(&fix.node))))
+            };
+            out.push_str(&wrap_pieces(&[Piece::Whole(&cmd)], width, &prefix, "    "));
+            out.push('\n');
+        }
+        out
+    };
+    let roots = |sev: Severity| {
+        f.findings
+            .iter()
+            .filter(move |g| g.severity == sev && g.explained_nodes < g.nodes)
+    };
+    let mut blocks: Vec<String> = roots(Severity::Error).map(group).collect();
+    // Deviations, one line per difference shared by several nodes.
+    let mut alike: Vec<(&str, &str, &str, Vec<String>)> = Vec::new();
+    for o in &f.outliers {
+        match alike
+            .iter_mut()
+            .find(|(w, v, p, _)| *w == o.what && *v == o.value && *p == o.peers)
+        {
+            Some(a) => a.3.push(o.node.clone()),
+            None => alike.push((&o.what, &o.value, &o.peers, vec![o.node.clone()])),
+        }
+    }
+    for (what, value, peers, nodes) in alike {
+        let mark = st.yellow("≠");
+        blocks.push(line(
+            mark,
+            printable(&nodes_text(&nodes)).into_owned(),
+            &format!("{what} {value} (peers: {peers})"),
+        ));
+    }
+    blocks.extend(roots(Severity::Warning).map(group));
+    blocks
 }
 
 pub fn render_markdown(f: &Fleet) -> String {

@@ -182,14 +182,20 @@ pub fn render(snap: &Snapshot, findings: &[Finding], st: &Style, width: usize) -
     if causes.is_empty() {
         return String::new();
     }
+    let blocks: Vec<String> = causes.iter().map(|c| cause_lines(c, st, width)).collect();
+    budgeted(&blocks, st, width)
+}
+
+/// "To fix, worst first (N root causes):" and as many of the causes' `blocks` as fit in
+/// `ROWS` terminal rows, the rest counted.
+pub(crate) fn budgeted(blocks: &[String], st: &Style, width: usize) -> String {
     let mut out = String::new();
-    let heading = if causes.len() == 1 {
+    let heading = if blocks.len() == 1 {
         "To fix:".to_string()
     } else {
-        format!("To fix, worst first ({} root causes):", causes.len())
+        format!("To fix, worst first ({} root causes):", blocks.len())
     };
     let _ = writeln!(out, "{}", st.bold(&heading));
-    let blocks: Vec<String> = causes.iter().map(|c| cause_lines(c, st, width)).collect();
     let rows = |b: &String| -> usize {
         b.lines()
             .map(|l| display_width(&st.text(l)).max(1).div_ceil(width.max(1)))
@@ -200,7 +206,7 @@ pub fn render(snap: &Snapshot, findings: &[Finding], st: &Style, width: usize) -
     let budget = if all <= ROWS { ROWS } else { ROWS - 1 };
     let mut used = 0;
     let mut shown = 0;
-    for b in &blocks {
+    for b in blocks {
         let r = rows(b);
         if used + r > budget {
             break;
@@ -236,10 +242,8 @@ fn cause_lines(c: &Cause, st: &Style, width: usize) -> String {
     head.push_str(": ");
     let mut title = printable(&f.title).into_owned();
     // "GPU 2: GPU 2: NVML cannot open it" says the GPU once.
-    if let [g] = c.gpus.as_slice() {
-        if let Some(rest) = title.strip_prefix(&format!("{}: ", g.label)) {
-            title = rest.to_string();
-        }
+    if let [_] = c.gpus.as_slice() {
+        title = without_gpu_prefix(&title).to_string();
     }
     if c.consequences > 0 {
         let _ = write!(title, " (+{} caused by it)", c.consequences);
@@ -257,8 +261,35 @@ fn cause_lines(c: &Cause, st: &Style, width: usize) -> String {
     out
 }
 
+/// A title without the GPU it starts with ("GPU 5 (NVIDIA H100 80GB HBM3): 4 uncorrectable…",
+/// "CUDA device 7 (NVIDIA H100 80GB HBM3) computed…", "GPU 2: NVML cannot…"): the recap line
+/// names the GPU before it.
+fn without_gpu_prefix(title: &str) -> &str {
+    for label in ["GPU ", "CUDA device "] {
+        let Some(rest) = title.strip_prefix(label) else {
+            continue;
+        };
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            continue;
+        }
+        let mut rest = &rest[digits..];
+        if let Some(named) = rest.strip_prefix(" (") {
+            match named.find(')') {
+                Some(end) => rest = &named[end + 1..],
+                None => continue,
+            }
+        }
+        let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+        if !rest.is_empty() {
+            return rest;
+        }
+    }
+    title
+}
+
 /// `text` cut to `room` columns, ending in "…" when cut.
-fn cut(text: &str, room: usize) -> String {
+pub(crate) fn cut(text: &str, room: usize) -> String {
     if display_width(text) <= room {
         return text.to_string();
     }
@@ -305,6 +336,32 @@ mod tests {
             bus: Some("0000:3b:00.0".into()),
         };
         assert_eq!(where_text(&[bare]), "GPU 0000:3b:00.0");
+    }
+
+    #[test]
+    fn a_title_loses_the_gpu_the_line_already_names() {
+        for (title, rest) in [
+            (
+                "GPU 5 (NVIDIA H100 80GB HBM3): 4 uncorrectable ECC",
+                "4 uncorrectable ECC",
+            ),
+            (
+                "CUDA device 7 (NVIDIA H100 80GB HBM3) computed a wrong",
+                "computed a wrong",
+            ),
+            ("GPU 2: NVML cannot open it", "NVML cannot open it"),
+            (
+                "GPU pairs without peer access",
+                "GPU pairs without peer access",
+            ),
+            ("GPU 3 (unclosed: no", "GPU 3 (unclosed: no"),
+            (
+                "alice cannot read /dev/nvidia0",
+                "alice cannot read /dev/nvidia0",
+            ),
+        ] {
+            assert_eq!(without_gpu_prefix(title), rest, "{title}");
+        }
     }
 
     #[test]

@@ -579,3 +579,62 @@ fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
         assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
     }
 }
+/// The fleet's text ends as `check` does: what to fix, worst first — each code that is a
+/// root cause with its nodes and first fix command, the nodes that deviate from their peers
+/// — then the counts again, so the last screen names every blocker.
+#[test]
+fn the_fleet_text_ends_with_what_to_fix_and_the_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::fleet_nodes::build_fleet(dir.path());
+    // node011: node010's fault, its fix written for another GPU index (as a reset names one).
+    let ten = std::fs::read_to_string(dir.path().join("node010.json")).unwrap();
+    let eleven = ten.replace("node010", "node011").replace(
+        "sudo nvidia-modprobe -u -c=0",
+        "sudo nvidia-modprobe -u -c=1",
+    );
+    std::fs::write(dir.path().join("node011.json"), eleven).unwrap();
+    let r = run(gpudoctor()
+        .arg("fleet")
+        .arg(dir.path())
+        .args(["--color", "never"])
+        .env("COLUMNS", "80"));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let recap = r
+        .stdout
+        .split("\nTo fix, worst first (")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no recap:\n{}", r.stdout));
+    let lines: Vec<&str> = recap.lines().collect();
+    assert!(
+        lines[1].starts_with("✗ GD006 on node010, node011: nvidia_uvm is not loaded"),
+        "{recap}"
+    );
+    // The command differs between the nodes: the first node's, named.
+    assert_eq!(
+        lines[2], "    node010: $ sudo nvidia-modprobe -u -c=0",
+        "{recap}"
+    );
+    assert!(lines[3].starts_with("✗ GD017 on node006: "), "{recap}");
+    let deviation = lines
+        .iter()
+        .position(|l| *l == "≠ node007: gpu_count 7 (peers: 8)");
+    let warning_or_end = lines.iter().position(|l| l.is_empty()).unwrap();
+    assert!(deviation.is_some_and(|d| d < warning_or_end), "{recap}");
+    // The counts end the screen.
+    let last = r.stdout.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "11 nodes: 3 with errors, 1 deviating, 0 with warnings, 7 clean"
+    );
+    // JSON: the group's command, its node, and whether every node has the same one.
+    let (_, v) = json(gpudoctor().arg("fleet").arg(dir.path()));
+    let g = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["code"] == "GD006")
+        .unwrap();
+    assert_eq!(g["fix"]["command"], "sudo nvidia-modprobe -u -c=0");
+    assert_eq!(g["fix"]["node"], "node010");
+    assert_eq!(g["fix"]["same_on_every_node"], false);
+}

@@ -642,3 +642,92 @@ fn a_hostile_root_cannot_inject_into_the_check_page() {
     let Some(dom) = dom_of(&html) else { return };
     assert_nothing_injected(&dom);
 }
+
+/// "Findings by code" — the view an admin opens the page for — is on the first screen of a
+/// 1400×1000 window, its first row included: measured by Chromium's own layout (a copy of the
+/// page with a script that writes the positions onto <html>, the page's CSP taken out so it
+/// runs) and seen in a screenshot of that window.
+#[test]
+fn findings_by_code_are_on_the_first_screen_at_1400x1000() {
+    let Some(chromium) = chromium() else { return };
+    let (pages, page, html) = fleet_page();
+    let csp_start = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_end = csp_start + html[csp_start..].find('>').unwrap() + 1;
+    let probe = "<script>(function(){var h=document.getElementById('codes');\
+        var row=document.querySelector('#codes + table tbody tr');\
+        var e=document.documentElement;\
+        e.setAttribute('data-codes-bottom',Math.ceil(h.getBoundingClientRect().bottom));\
+        e.setAttribute('data-row-bottom',Math.ceil(row.getBoundingClientRect().bottom));\
+        e.setAttribute('data-viewport',window.innerWidth+'x'+window.innerHeight);})();</script>";
+    let measured = format!(
+        "{}{}",
+        &html[..csp_start],
+        html[csp_end..].replace("</body>", &format!("{probe}</body>"))
+    );
+    let measured_page = write_page(pages.path(), "measured.html", &measured);
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(&chromium, profile.path())
+        .arg("--window-size=1400,1000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", measured_page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let attr = |name: &str| -> String {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name}: the probe did not run\n{dom}"));
+        let rest = &dom[at + name.len() + 2..];
+        rest[..rest.find('"').unwrap()].to_string()
+    };
+    // The page is laid out 1400 wide (the height a headless window gives its page differs
+    // between --dump-dom and --screenshot; positions from the top do not depend on it).
+    assert!(
+        attr("data-viewport").starts_with("1400x"),
+        "{}",
+        attr("data-viewport")
+    );
+    let heading: u32 = attr("data-codes-bottom").parse().unwrap();
+    let row: u32 = attr("data-row-bottom").parse().unwrap();
+    assert!(
+        heading < 1000 && row < 1000,
+        "Findings by code ends at y={heading}, its first row at y={row}: below the fold"
+    );
+
+    // The same window's screenshot: the page, not blank, at that size.
+    let shot = pages.path().join("first-screen.png");
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(&chromium, profile.path())
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1400,1000")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1400, 1000));
+    // The error colour (#fde8e8) of the first code's row (node010's missing nvidia_uvm)
+    // is on screen below the verdict's, where the measured row is.
+    let channels = info.color_type.samples();
+    let error_rows: Vec<u32> = (0..info.height)
+        .filter(|&y| {
+            (0..info.width).any(|x| {
+                let i = ((y * info.width + x) as usize) * channels;
+                buf[i..i + 3] == [0xfd, 0xe8, 0xe8]
+            })
+        })
+        .collect();
+    assert!(
+        error_rows.iter().any(|&y| y > 150 && y <= row),
+        "no error-coloured cell between the verdict and y={row}"
+    );
+}
