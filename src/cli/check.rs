@@ -89,7 +89,7 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
         }
         if let Some(d) = &changes {
             text.push('\n');
-            text.push_str(&render::diff::render_human(d, &style, width));
+            text.push_str(&render::diff::render_human_after_report(d, &style, width));
         }
         text
     };

@@ -167,6 +167,10 @@ pub struct FindingRef {
     /// The facts its evidence marks (`gpu:0`, `env:CUDA_VISIBLE_DEVICES`), comma-joined;
     /// None when it marks none.
     pub subject: Option<String>,
+    /// The finding as its report has it (evidence, reasons, fixes), for the text view's
+    /// finding layout; the JSON lists the reference only.
+    #[serde(skip)]
+    pub finding: crate::findings::Finding,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -429,11 +433,36 @@ fn findings(r: &v1::Report, name: &str) -> Result<Option<Vec<FindingRef>>, DiffE
             .collect();
         subjects.sort_unstable();
         subjects.dedup();
+        let title = f.title.clone().unwrap_or_default();
+        let mut finding = crate::findings::Finding::new(code, severity, title.clone());
+        finding.detail = f.detail.clone().unwrap_or_default();
+        finding.evidence = f
+            .evidence
+            .iter()
+            .flatten()
+            .map(|e| crate::findings::Evidence {
+                fact: None,
+                value: e.value.clone().unwrap_or_default(),
+                source: e.source.clone().unwrap_or_default(),
+            })
+            .collect();
+        finding.fix = f
+            .fix
+            .iter()
+            .flatten()
+            .map(|x| crate::findings::Fix {
+                text: x.text.clone().unwrap_or_default(),
+                command: x.command.clone(),
+            })
+            .collect();
+        finding.caused_by = f.caused_by.clone();
+        finding.cause_note = f.cause_note.clone();
         out.push(FindingRef {
             code: code.clone(),
             severity,
-            title: f.title.clone().unwrap_or_default(),
+            title,
             subject: (!subjects.is_empty()).then(|| subjects.join(", ")),
+            finding,
         });
     }
     Ok(Some(out))

@@ -59,12 +59,24 @@ pub struct Finding {
     pub code: Option<String>,
     pub severity: Option<String>,
     pub title: Option<String>,
+    pub detail: Option<String>,
     pub evidence: Option<Vec<Evidence>>,
+    pub fix: Option<Vec<Fix>>,
+    pub caused_by: Option<String>,
+    pub cause_note: Option<String>,
 }
 
 #[derive(Deserialize)]
 pub struct Evidence {
     pub fact: Option<String>,
+    pub value: Option<String>,
+    pub source: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct Fix {
+    pub text: Option<String>,
+    pub command: Option<String>,
 }
 
 #[derive(Deserialize)]

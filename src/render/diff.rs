@@ -66,10 +66,16 @@ fn not_compared_lines(d: &ReportDiff) -> Vec<String> {
 /// "Changes from OLD to NEW", the changed facts by section (`label: old → new`), then the
 /// findings that appeared, went away or changed severity; "No differences" when none.
 pub fn render_human(d: &ReportDiff, st: &Style, width: usize) -> String {
-    st.finish(human_text(d, st, width))
+    st.finish(human_text(d, st, width, false))
 }
 
-fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
+/// The comparison under a report that already laid its findings out (`check --baseline`):
+/// the findings that appeared are named, not repeated.
+pub fn render_human_after_report(d: &ReportDiff, st: &Style, width: usize) -> String {
+    st.finish(human_text(d, st, width, true))
+}
+
+fn human_text(d: &ReportDiff, st: &Style, width: usize, findings_above: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -102,7 +108,7 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
         }
     }
     let f = &d.findings;
-    let mut list = |title: &str, findings: &[FindingRef]| {
+    let named = |out: &mut String, title: &str, findings: &[FindingRef]| {
         if findings.is_empty() {
             return;
         }
@@ -116,8 +122,18 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize) -> String {
             let _ = writeln!(out, "{}", wrap(&text, width, "  ", "    "));
         }
     };
-    list("Findings that appeared", &f.appeared);
-    list("Findings that went away", &f.went_away);
+    // What appeared is what to act on: each in the layout every view gives a finding
+    // (evidence, fixes), unless the report above already did; what went away is named.
+    if findings_above {
+        named(&mut out, "Findings that appeared (above)", &f.appeared);
+    } else if !f.appeared.is_empty() {
+        let _ = writeln!(out, "\n{}", st.bold("Findings that appeared"));
+        for x in &f.appeared {
+            out.push('\n');
+            out.push_str(&super::human::finding_block(&x.finding, st, width, false));
+        }
+    }
+    named(&mut out, "Findings that went away", &f.went_away);
     if !f.severity_changed.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("Findings that changed severity"));
         for x in &f.severity_changed {
@@ -269,12 +285,27 @@ mod tests {
                     severity: Severity::Warning,
                     title: "GPU 0: PCIe link is x8, not x16".into(),
                     subject: Some("gpu:0".into()),
+                    finding: crate::findings::Finding::new(
+                        crate::codes::GD034,
+                        Severity::Warning,
+                        "GPU 0: PCIe link is x8, not x16",
+                    )
+                    .context("Gen5 x8 (max Gen5 x16)", "NVML")
+                    .fix_cmd(
+                        "Confirm what the link trained to",
+                        "sudo lspci -vv | grep -E 'LnkCap|LnkSta'",
+                    ),
                 }],
                 went_away: vec![FindingRef {
                     code: crate::codes::GD012.into(),
                     severity: Severity::Warning,
                     title: "CUDA_LAUNCH_BLOCKING=1 is set".into(),
                     subject: None,
+                    finding: crate::findings::Finding::new(
+                        crate::codes::GD012,
+                        Severity::Warning,
+                        "CUDA_LAUNCH_BLOCKING=1 is set",
+                    ),
                 }],
                 severity_changed: vec![SeverityChange {
                     code: crate::codes::GD038.into(),
@@ -298,7 +329,12 @@ mod tests {
              \n\
              Python\n  nvidia-nccl-cu12: not installed → 2.27.3\n  pipe|and\\nnewline: a|b → c\n\
              \n\
-             Findings that appeared\n  warning[GD034]: GPU 0: PCIe link is x8, not x16\n\
+             Findings that appeared\n\
+             \n\
+             warning[GD034]: GPU 0: PCIe link is x8, not x16\n\
+             \x20 --> Gen5 x8 (max Gen5 x16)  [NVML]\n\
+             \x20 = fix: Confirm what the link trained to\n\
+             \x20        $ sudo lspci -vv | grep -E 'LnkCap|LnkSta'\n\
              \n\
              Findings that went away\n  warning[GD012]: CUDA_LAUNCH_BLOCKING=1 is set\n\
              \n\

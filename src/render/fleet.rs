@@ -280,9 +280,10 @@ fn recap_blocks(f: &Fleet, st: &Style, width: usize) -> Vec<String> {
         format!("{head}{}\n", cut(&printable(title), room))
     };
     let group = |g: &crate::fleet::aggregate::FindingGroup| {
+        let code = printable(&g.code);
         let (mark, code) = match g.severity {
-            Severity::Error => (super::form::mark(Verdict::Error, st), st.red(&g.code)),
-            _ => (super::form::mark(Verdict::Warning, st), st.yellow(&g.code)),
+            Severity::Error => (super::form::mark(Verdict::Error, st), st.red(&code)),
+            _ => (super::form::mark(Verdict::Warning, st), st.yellow(&code)),
         };
         let mut out = line(
             mark,

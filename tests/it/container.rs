@@ -300,4 +300,28 @@ fn one_finding_reads_the_same_in_every_view() {
             "gpudoctor {args:?} lays GD062 out otherwise"
         );
     }
+    // diff: the finding appeared since a report without it.
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(root
+        .cmd()
+        .args(["check", "--no-smoke", "--json"])
+        .env("CUDA_VERSION", "12.8.1"));
+    let new = dir.path().join("new.json");
+    std::fs::write(&new, &r.stdout).unwrap();
+    let mut before: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    before["findings"] = serde_json::json!([]);
+    let old = dir.path().join("old.json");
+    std::fs::write(&old, before.to_string()).unwrap();
+    let d = run(gpudoctor()
+        .arg("diff")
+        .arg(&old)
+        .arg(&new)
+        .env("COLUMNS", "80")
+        .env("NO_COLOR", "1"));
+    assert!(d.stdout.contains("Findings that appeared"), "{}", d.stdout);
+    assert_eq!(
+        finding_block(&d.stdout, "GD062"),
+        check,
+        "gpudoctor diff lays GD062 out otherwise"
+    );
 }

@@ -199,8 +199,38 @@ fn check_baseline_shows_the_changes_after_the_report() {
         .stdout
         .split_once("Changes from")
         .expect("a changes section after the report");
-    assert!(report.contains("GD012"));
+    assert!(report.contains("warning[GD012]: "));
     assert!(changes.contains("CUDA_LAUNCH_BLOCKING"), "{changes}");
+    // The finding is laid out once, in the report; the changes name it.
+    assert!(
+        changes.contains("Findings that appeared (above)\n  warning[GD012]: "),
+        "{changes}"
+    );
+    assert!(!changes.contains("= fix:"), "{changes}");
+    // `diff` of the same two reports lays it out in full.
+    let new = dir.path().join("new.json");
+    let r = run(root
+        .cmd()
+        .args(["check", "--no-smoke", "--json", "--output"])
+        .arg(&new)
+        .env("CUDA_LAUNCH_BLOCKING", "1"));
+    assert!(r.code <= 1, "{}", r.stderr);
+    let d = run(gpudoctor()
+        .arg("diff")
+        .arg(&base)
+        .arg(&new)
+        .env("NO_COLOR", "1"));
+    assert!(
+        d.stdout
+            .contains("Findings that appeared\n\nwarning[GD012]: "),
+        "{}",
+        d.stdout
+    );
+    assert!(
+        d.stdout.contains("$ unset CUDA_LAUNCH_BLOCKING"),
+        "{}",
+        d.stdout
+    );
     // The exit status stays check's own (GD012 is a warning).
     assert_eq!(human.code, 0);
     let json = run(root
