@@ -37,27 +37,27 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
             }
         }
     }
-    // The expected shape judges every node that did not judge itself against it.
+    // The expected shape judges every node on what its own check did not judge.
     let gd087 = crate::codes::GD087;
-    for n in nodes
-        .iter_mut()
-        .filter(|n| sel.wants(gd087) && !n.findings.iter().any(|f| f.code == gd087))
-    {
+    for n in nodes.iter_mut().filter(|_| sel.wants(gd087)) {
         use crate::rules::expected_gpus as shape;
+        let judged = n.facts.judged;
         let mut found = Vec::new();
-        if let Some((gpus, from)) = &g.expect_gpus {
+        if let Some((gpus, from)) = g.expect_gpus.as_ref().filter(|_| !judged.gpus) {
             let expected = *gpus as usize;
             if n.facts.gpus < expected {
                 let off_bus = expected.saturating_sub(n.facts.pci_gpus.max(n.facts.gpus));
                 found.push(shape::finding(n.facts.gpus, expected, &[], off_bus, from));
             }
         }
-        if let (Some((expected, from)), Some(driver)) = (&g.expect_driver, &n.facts.driver) {
+        if let (Some((expected, from)), Some(driver), false) =
+            (&g.expect_driver, &n.facts.driver, judged.driver)
+        {
             if !crate::snapshot::Expect::driver_matches(expected, driver) {
                 found.push(shape::driver_mismatch(driver, expected, from));
             }
         }
-        if let Some((expected, from)) = &g.expect_gpu_model {
+        if let Some((expected, from)) = g.expect_gpu_model.as_ref().filter(|_| !judged.gpu_model) {
             let total: usize = n.facts.models.values().sum();
             let other: Vec<(&String, &usize)> = n
                 .facts

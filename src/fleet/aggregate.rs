@@ -58,6 +58,17 @@ pub struct NodeFacts {
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
+    /// Which of the expected shape the node's own check judged: GPU count, driver, model.
+    #[serde(skip)]
+    pub judged: Judged,
+}
+
+/// The parts of an expected shape a node's report was judged against (`snapshot.expect`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Judged {
+    pub gpus: bool,
+    pub driver: bool,
+    pub gpu_model: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -338,6 +349,11 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
         errors: 0,
         warnings: 0,
         infos: 0,
+        judged: s.expect.as_ref().map_or_else(Judged::default, |e| Judged {
+            gpus: e.gpus.is_some(),
+            driver: e.driver.is_some(),
+            gpu_model: e.gpu_model.is_some(),
+        }),
     }
 }
 

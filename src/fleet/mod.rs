@@ -94,6 +94,8 @@ pub struct SnapshotIn {
     pub nvml: Option<NvmlIn>,
     pub python: Option<Vec<PythonIn>>,
     pub smoke: Option<SmokeIn>,
+    /// What the node's own check expected (so the fleet does not judge it twice).
+    pub expect: Option<crate::snapshot::Expect>,
 }
 
 /// A Fact: `{"source", "value"}` or `{"source", "missing"}`.

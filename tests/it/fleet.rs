@@ -562,6 +562,46 @@ fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
             .any(|e| e["fact"] == "pci:0000:1f:00.0"),
         "{f:#}"
     );
+    // The printed command, run by bash: it finds the driver's reason for that GPU in the
+    // kernel log (`sudo` and `dmesg` stand-ins print a log as the driver writes it).
+    let cmd = f["fix"][0]["command"].as_str().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("kmsg.txt");
+    std::fs::write(
+        &log,
+        "[    4.120331] nvme 0000:1e:00.0: platform quirk: setting simple suspend\n         [    9.871022] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.95.05\n         [   12.004417] NVRM: GPU 0000:1f:00.0: RmInitAdapter failed! (0x22:0x56:742)\n         [   12.004455] NVRM: GPU 0000:1f:00.0: rm_init_adapter failed, device minor number 7\n         [   15.330001] usb 1-1: new high-speed USB device number 2 using xhci_hcd\n",
+    )
+    .unwrap();
+    for (name, body) in [
+        ("sudo", "#!/bin/sh\nexec \"$@\"\n".to_string()),
+        (
+            "dmesg",
+            format!("#!/bin/sh\nexec cat '{}'\n", log.display()),
+        ),
+    ] {
+        let p = bin.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", cmd])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        found.contains("NVRM: GPU 0000:1f:00.0: RmInitAdapter failed!"),
+        "`{cmd}` found:\n{found}"
+    );
+    assert!(
+        !found.contains("usb 1-1") && !found.contains("nvme"),
+        "`{cmd}`:\n{found}"
+    );
     // The driver a site expects, from the environment: this node runs 580.95.05.
     let r = run(&mut check(&[], &[("GPUDOCTOR_EXPECT_DRIVER", "550")]));
     assert_eq!(r.code, 1, "{}", r.stdout);
@@ -579,6 +619,47 @@ fn check_with_an_expected_count_names_the_gpu_the_driver_did_not_bring_up() {
         assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
     }
 }
+/// A node that judged itself against part of the expected shape (its own driver
+/// expectation) is still judged by the fleet on the rest (its GPU count), and not twice on
+/// the part it judged.
+#[test]
+fn the_fleet_judges_what_a_node_did_not_judge_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    // 8 GPUs on the bus, NVML counts 7; the node's own check expected driver 550.
+    let root = FakeRoot::healthy(8);
+    let r = node_report(
+        dir.path(),
+        "node011",
+        &root,
+        Some(&hgx(7)),
+        &[("GPUDOCTOR_EXPECT_DRIVER", "550")],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let errors = |v: &Value| {
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == "node011")
+            .unwrap()["errors"]
+            .as_u64()
+            .unwrap()
+    };
+    let (_, plain) = fleet(&[dir.path()]);
+    assert_eq!(errors(&plain), 1, "its own GD087 (driver)");
+    // The fleet's GPU count adds a GD087; its driver expectation does not judge again.
+    let cfg = tempfile::tempdir().unwrap();
+    let file = cfg.path().join("site.toml");
+    std::fs::write(&file, "driver = \"580\"\n").unwrap();
+    let (_, v) = json(
+        gpudoctor()
+            .args(["fleet", "--expect-gpus", "8", "--config"])
+            .arg(&file)
+            .arg(dir.path()),
+    );
+    assert_eq!(errors(&v), 2, "{:#}", v["findings"]);
+}
+
 /// The fleet's text ends as `check` does: what to fix, worst first — each code that is a
 /// root cause with its nodes and first fix command, the nodes that deviate from their peers
 /// — then the counts again, so the last screen names every blocker.
