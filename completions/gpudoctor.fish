@@ -242,7 +242,7 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -506,7 +506,7 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l user -d 'Judge device-node access for this user (name or uid) instead of the caller' -r -f -a "(__fish_complete_users)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1440,7 +1440,7 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
-complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'Overall time budget in seconds (default 30); a GPU still testing then is reported as timed out' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'How long the driver may go without answering, in seconds (default 30; 60 with --nccl), before a GPU is reported as hung; a slow GPU that keeps answering runs to its end' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l cuda-lib -d 'Load libcuda from this file instead of the loader\'s libcuda.so.1 for the smoke test (also GPUDOCTOR_CUDA_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l matmul-size -d 'Smoke test: N of the N×N FP32 matmul (16–8192) [default: 1024]' -r

@@ -63,6 +63,9 @@ pub struct Runner {
     env_remove: Vec<&'static str>,
     /// The child's working directory (None: gpudoctor's).
     dir: Option<PathBuf>,
+    /// With a cap, `timeout` is how long the child may go without a stdout line (a worker
+    /// streaming its progress), and the cap bounds the whole run.
+    progress_cap: Option<Duration>,
 }
 
 impl Runner {
@@ -73,7 +76,16 @@ impl Runner {
             output_limit: OUTPUT_LIMIT,
             env_remove: Vec::new(),
             dir: None,
+            progress_cap: None,
         }
+    }
+
+    /// The deadline follows progress: the child is killed when `timeout` passes without a
+    /// line on its stdout, or when the whole run reaches `cap`. A slow child that keeps
+    /// reporting is never called hung; a silent one is, after `timeout`.
+    pub fn with_progress_deadline(mut self, cap: Duration) -> Self {
+        self.progress_cap = Some(cap);
+        self
     }
 
     pub fn with_output_limit(mut self, limit: usize) -> Self {
@@ -170,6 +182,8 @@ impl Runner {
             })?;
 
         let (tx, rx) = mpsc::channel();
+        // When the child last printed a line (with a progress deadline).
+        let last_line = Arc::new(Mutex::new(start));
         // stdout as it arrives, so a child that cannot be reaped (its pipe never reaches
         // EOF) still leaves what it printed.
         let partial = Arc::new(Mutex::new(Vec::new()));
@@ -189,7 +203,19 @@ impl Runner {
             let tx = tx.clone();
             let limit = self.output_limit;
             let (hook, mirror) = if index == 0 {
-                (self.line_hook.clone(), Some(partial.clone()))
+                let hook = match (self.progress_cap, self.line_hook.clone()) {
+                    (None, hook) => hook,
+                    (Some(_), user) => {
+                        let last = last_line.clone();
+                        Some(Arc::new(move |line: &str| {
+                            *last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                            if let Some(user) = &user {
+                                user(line);
+                            }
+                        }) as LineHook)
+                    }
+                };
+                (hook, Some(partial.clone()))
             } else {
                 (None, None)
             };
@@ -201,7 +227,7 @@ impl Runner {
         }
         drop(tx);
 
-        let status = match child.wait_timeout(timeout) {
+        let status = match self.wait(&mut child, start, timeout, &last_line) {
             Ok(Some(status)) => status,
             Ok(None) => {
                 kill_group(&child);
@@ -216,9 +242,10 @@ impl Runner {
                 }
                 let stdout = stdout
                     .unwrap_or_else(|| partial.lock().unwrap_or_else(|e| e.into_inner()).clone());
+                let capped = self.progress_cap.filter(|cap| start.elapsed() >= *cap);
                 return Err(RunError::TimedOut {
                     command,
-                    seconds: timeout.as_secs_f64(),
+                    seconds: capped.unwrap_or(timeout).as_secs_f64(),
                     stdout: String::from_utf8_lossy(&stdout).into_owned(),
                     unkillable: !reaped,
                 });
@@ -270,6 +297,33 @@ fn kill_group(child: &std::process::Child) {
 }
 
 /// Keeps the first `limit` bytes and drains the rest, so the child never blocks on a full pipe.
+impl Runner {
+    /// Waits for the child until its deadline (`timeout`, or with a progress deadline
+    /// `timeout` after its last line and at most the cap); None when it passed.
+    fn wait(
+        &self,
+        child: &mut std::process::Child,
+        start: Instant,
+        timeout: Duration,
+        last_line: &Mutex<Instant>,
+    ) -> std::io::Result<Option<std::process::ExitStatus>> {
+        let Some(cap) = self.progress_cap else {
+            return child.wait_timeout(timeout);
+        };
+        loop {
+            let last = *last_line.lock().unwrap_or_else(|e| e.into_inner());
+            let end = (last + timeout).min(start + cap);
+            let now = Instant::now();
+            if now >= end {
+                return Ok(None);
+            }
+            if let Some(status) = child.wait_timeout(end - now)? {
+                return Ok(Some(status));
+            }
+        }
+    }
+}
+
 fn read_capped(
     mut stream: impl Read,
     limit: usize,
@@ -354,6 +408,55 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_progress_deadline_follows_the_lines_and_stops_at_its_cap() {
+        let runner = Runner::new(None).with_progress_deadline(Duration::from_secs(20));
+        // Ten lines 0.2 s apart: 2 s in all, never 0.5 s silent.
+        let out = runner
+            .run(
+                sh(),
+                &[
+                    "-c",
+                    "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.2; done",
+                ],
+                Duration::from_millis(500),
+            )
+            .unwrap();
+        assert_eq!(out.stdout.lines().count(), 10);
+        // Silent after one line: killed 0.5 s later, with what it printed.
+        let start = Instant::now();
+        let err = runner
+            .run(
+                sh(),
+                &["-c", "echo one; sleep 30"],
+                Duration::from_millis(500),
+            )
+            .unwrap_err();
+        let RunError::TimedOut {
+            seconds, stdout, ..
+        } = err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!((seconds, stdout.as_str()), (0.5, "one\n"));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        // Talking forever: stopped at the cap.
+        let start = Instant::now();
+        let err = Runner::new(None)
+            .with_progress_deadline(Duration::from_millis(800))
+            .run(
+                sh(),
+                &["-c", "while :; do echo x; sleep 0.05; done"],
+                Duration::from_millis(500),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, RunError::TimedOut { seconds, .. } if seconds == 0.8),
+            "{err:?}"
+        );
         assert!(start.elapsed() < Duration::from_secs(5));
     }
 

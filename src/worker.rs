@@ -43,6 +43,9 @@ pub struct Request<'a, L> {
     /// tree either, so the loader variables are dropped.
     pub clean_loader_env: bool,
     pub on_line: Option<LineHook<L>>,
+    /// With a cap, `timeout` is the longest silence between two lines of the worker, and
+    /// the cap bounds the whole run (`Runner::with_progress_deadline`).
+    pub progress_cap: Option<Duration>,
 }
 
 /// How a worker run ended.
@@ -111,6 +114,9 @@ pub fn run<P: Protocol>(protocol: &P, req: Request<P::Line>) -> Outcome<P::Answe
     let mut runner = Runner::new(None).with_output_limit(req.output_limit);
     if req.clean_loader_env {
         runner = runner.without_env(&["LD_LIBRARY_PATH", "LD_PRELOAD"]);
+    }
+    if let Some(cap) = req.progress_cap {
+        runner = runner.with_progress_deadline(cap);
     }
     if let Some(hook) = req.on_line {
         runner = runner.on_stdout_line(Arc::new(move |line: &str| {

@@ -200,6 +200,8 @@ pub(super) fn smoke_mode(
                 SMOKE_TIMEOUT_SECS
             }),
         }),
+        // --preflight promises a scheduler an end by its budget.
+        hard_deadline: g.preflight.is_some(),
         nccl: g.nccl.then(|| probes::NcclOptions {
             lib: g.nccl_lib.clone().or_else(|| {
                 env.get_str(envvars::GPUDOCTOR_NCCL_LIB)

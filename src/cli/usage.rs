@@ -23,8 +23,8 @@ fn verbose_help(command: &str) -> Option<&'static str> {
 /// The time budget as each command spends it.
 fn timeout_help(command: &str) -> Option<&'static str> {
     Some(match command {
-        "check" => "Overall time budget in seconds (default 5; 60 with --python-import; 30 with the smoke test); a probe still running then is reported as timed out",
-        "smoke" => "Overall time budget in seconds (default 30); a GPU still testing then is reported as timed out",
+        "check" => "Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test's driver calls may go this long without answering (default 30) before a GPU is reported as hung",
+        "smoke" => "How long the driver may go without answering, in seconds (default 30; 60 with --nccl), before a GPU is reported as hung; a slow GPU that keeps answering runs to its end",
         _ => return None,
     })
 }

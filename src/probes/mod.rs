@@ -75,7 +75,11 @@ pub struct SmokeOptions {
     /// --cuda-lib (None: the loader's libcuda.so.1).
     pub lib: Option<PathBuf>,
     pub settings: crate::facts::smoke::SmokeSettings,
+    /// The longest silence of the worker (a hung driver call); with `hard_deadline`, the
+    /// whole run's budget.
     pub timeout: Duration,
+    /// `timeout` bounds the whole run (--preflight's budget), not only a silence.
+    pub hard_deadline: bool,
     /// --nccl: the NCCL all-reduce step.
     pub nccl: Option<NcclOptions>,
     /// Run even when no NVIDIA GPU is seen (`gpudoctor smoke`, or --cuda-lib given).
@@ -664,6 +668,7 @@ fn run_smoke(
         settings: so.settings.clone(),
         shared_gpus,
         timeout: so.timeout,
+        hard_deadline: so.hard_deadline,
         progress: so.progress.clone(),
         no_driver,
         nccl: so.nccl.as_ref().map(|n| smoke::NcclAsk {

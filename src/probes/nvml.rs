@@ -183,6 +183,7 @@ pub fn read_counters_again(
     let outcome = worker::run(
         &NvmlCounters,
         worker::Request {
+            progress_cap: None,
             args: &args,
             timeout,
             output_limit: WORKER_OUTPUT_LIMIT,
@@ -231,6 +232,7 @@ fn run(
     let outcome = worker::run(
         &Nvml,
         worker::Request {
+            progress_cap: None,
             args: &args,
             timeout,
             output_limit: WORKER_OUTPUT_LIMIT,

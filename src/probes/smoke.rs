@@ -18,6 +18,10 @@ use crate::worker::{self, Outcome};
 
 const WORKER_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
+/// The whole smoke run may take this many timeouts: a bound for a driver that keeps
+/// answering forever (a device count it never stops at), far past any real run's length.
+const PROGRESS_CAP_FACTOR: u32 = 100;
+
 fn with(devices: &mut BTreeMap<u32, SmokeDevice>, ordinal: u32) -> &mut SmokeDevice {
     devices.entry(ordinal).or_insert_with(|| SmokeDevice {
         ordinal,
@@ -229,7 +233,10 @@ pub struct SmokeRequest<'a> {
     pub settings: SmokeSettings,
     /// UUIDs of GPUs NVML saw other compute processes on.
     pub shared_gpus: Vec<String>,
+    /// The longest silence between two lines of the worker; with `hard_deadline`, the
+    /// whole run's budget.
     pub timeout: Duration,
+    pub hard_deadline: bool,
     /// Told what runs, for a live line on stderr (a terminal, human output).
     pub progress: Option<ProgressSink>,
     /// Why libcuda must not be loaded here (no NVIDIA kernel module: see
@@ -357,6 +364,11 @@ fn run(
     let outcome = worker::run(
         &Smoke { device: s.device },
         worker::Request {
+            // The worker prints a line before every driver call and after every step: the
+            // timeout is the silence that means a hung driver, so a slow device that keeps
+            // answering is never called hung, however many GPUs and however large the sizes.
+            progress_cap: (!req.hard_deadline)
+                .then(|| req.timeout.saturating_mul(PROGRESS_CAP_FACTOR)),
             args: &args,
             timeout: req.timeout,
             output_limit: WORKER_OUTPUT_LIMIT,

@@ -120,6 +120,53 @@ fn fleet_page() -> (tempfile::TempDir, PathBuf, String) {
     (pages, page, html)
 }
 
+/// A headless Chromium screenshot of `page` in a window of `size`, decoded.
+struct Shot {
+    path: PathBuf,
+    width: u32,
+    height: u32,
+    rgb: Vec<u8>,
+    channels: usize,
+    _dir: tempfile::TempDir,
+}
+
+impl Shot {
+    fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = ((y * self.width + x) as usize) * self.channels;
+        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
+    }
+}
+
+fn screenshot(chromium: &Path, page: &Path, (w, h): (u32, u32)) -> Shot {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shot.png");
+    let profile = tempfile::tempdir().unwrap();
+    let out = browser(chromium, profile.path())
+        .arg(format!("--screenshot={}", path.display()))
+        .arg(format!("--window-size={w},{h}"))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width, info.height), (w, h));
+    Shot {
+        path,
+        width: info.width,
+        height: info.height,
+        channels: info.color_type.samples(),
+        rgb,
+        _dir: dir,
+    }
+}
+
 /// The rows of the heat map, on every page (not the other tables').
 fn heat_rows(dom: &str) -> Vec<&str> {
     let mut rows = Vec::new();
@@ -335,19 +382,7 @@ fn hostile_reports_cannot_inject_markup_or_script() {
 fn the_screenshot_at_1280x800_shows_the_verdict_and_the_heat_map() {
     let Some(chromium) = chromium() else { return };
     let (pages, page, _) = fleet_page();
-    let shot = pages.path().join("fleet.png");
-    let profile = tempfile::tempdir().unwrap();
-    let out = browser(&chromium, profile.path())
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg("--window-size=1280,800")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let shot = screenshot(&chromium, &page, (1280, 800));
     // It prints: the browser's PDF of the page has the pages a report of this size needs.
     let pdf = pages.path().join("fleet.pdf");
     let profile = tempfile::tempdir().unwrap();
@@ -372,25 +407,15 @@ fn the_screenshot_at_1280x800_shows_the_verdict_and_the_heat_map() {
     assert!(pages_in_pdf >= 2, "{pages_in_pdf} page(s)");
     // GPUDOCTOR_KEEP_SCREENSHOT=FILE keeps it for a look.
     if let Some(keep) = std::env::var_os("GPUDOCTOR_KEEP_SCREENSHOT") {
-        std::fs::copy(&shot, keep).unwrap();
+        std::fs::copy(&shot.path, keep).unwrap();
     }
-
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (1280, 800));
-    let channels = info.color_type.samples();
-    let pixel = |x: u32, y: u32| -> [u8; 3] {
-        let i = ((y * info.width + x) as usize) * channels;
-        [buf[i], buf[i + 1], buf[i + 2]]
-    };
+    let pixel = |x: u32, y: u32| shot.pixel(x, y);
     // Not blank: a white page with text and coloured cells.
     let mut white = 0usize;
     let mut colours = std::collections::HashSet::new();
     let mut error_rows = Vec::new();
-    for y in 0..info.height {
-        for x in 0..info.width {
+    for y in 0..shot.height {
+        for x in 0..shot.width {
             let p = pixel(x, y);
             if p == [255, 255, 255] {
                 white += 1;
@@ -402,7 +427,7 @@ fn the_screenshot_at_1280x800_shows_the_verdict_and_the_heat_map() {
             }
         }
     }
-    let total = (info.width * info.height) as usize;
+    let total = (shot.width * shot.height) as usize;
     assert!(
         white > total / 2,
         "mostly white background: {white} of {total}"
@@ -696,35 +721,12 @@ fn findings_by_code_are_on_the_first_screen_at_1400x1000() {
         "Findings by code ends at y={heading}, its first row at y={row}: below the fold"
     );
 
-    // The same window's screenshot: the page, not blank, at that size.
-    let shot = pages.path().join("first-screen.png");
-    let profile = tempfile::tempdir().unwrap();
-    let out = browser(&chromium, profile.path())
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg("--window-size=1400,1000")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (1400, 1000));
-    // The error colour (#fde8e8) of the first code's row (node010's missing nvidia_uvm)
-    // is on screen below the verdict's, where the measured row is.
-    let channels = info.color_type.samples();
-    let error_rows: Vec<u32> = (0..info.height)
-        .filter(|&y| {
-            (0..info.width).any(|x| {
-                let i = ((y * info.width + x) as usize) * channels;
-                buf[i..i + 3] == [0xfd, 0xe8, 0xe8]
-            })
-        })
+    // The same window's screenshot: the error colour (#fde8e8) of the first code's row
+    // (node010's missing nvidia_uvm) is on screen below the verdict's, where the measured
+    // row is.
+    let shot = screenshot(&chromium, &page, (1400, 1000));
+    let error_rows: Vec<u32> = (0..shot.height)
+        .filter(|&y| (0..shot.width).any(|x| shot.pixel(x, y) == [0xfd, 0xe8, 0xe8]))
         .collect();
     assert!(
         error_rows.iter().any(|&y| y > 150 && y <= row),

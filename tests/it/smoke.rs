@@ -88,17 +88,19 @@ impl Baseline {
         floor.max((self.worker.as_secs_f64() * 5.0).ceil() as u64)
     }
 
-    /// The longest a command hung in the smoke worker may take: the deadline, the kill's
-    /// grace, and the rest of the command (at most the healthy run, four times over for a
-    /// load that changes between the two runs).
+    /// The longest a command hung in the smoke worker may take: the work before it went
+    /// silent (at most the healthy worker's run), the deadline, the kill's grace, and the
+    /// rest of the command (at most the healthy run, four times over for a load that changes
+    /// between the two runs).
     fn bound(&self, deadline: u64) -> Duration {
-        Duration::from_secs(deadline) + KILL_GRACE + self.wall * 4
+        Duration::from_secs(deadline) + KILL_GRACE + self.wall * 4 + self.worker
     }
 }
 
-/// The smoke probe of a `check` report was killed at its deadline and reaped within the
-/// grace (its own clock, so the rest of the check does not count).
-fn killed_at_deadline(v: &Value, deadline: u64) {
+/// The smoke probe of a `check` report was killed `deadline` after the worker went silent
+/// and reaped within the grace (its own clock, so the rest of the check does not count):
+/// at most `work` (what the healthy run took) went on before the silence.
+fn killed_at_deadline(v: &Value, deadline: u64, work: Duration) {
     let took = Duration::from_micros(
         v["snapshot"]["probes"]["smoke"]["elapsed_us"]
             .as_u64()
@@ -106,7 +108,7 @@ fn killed_at_deadline(v: &Value, deadline: u64) {
     );
     let deadline = Duration::from_secs(deadline);
     assert!(
-        took >= deadline && took < deadline + KILL_GRACE,
+        took >= deadline && took < deadline + KILL_GRACE + work,
         "the smoke probe took {took:?} with a {deadline:?} deadline"
     );
     assert_eq!(smoke(v)["result"]["unkillable"], false);
@@ -546,7 +548,7 @@ fn a_hang_in_context_creation_is_bounded_and_keeps_the_other_gpu() {
             .args(["check", "--timeout", &deadline.to_string()]),
     );
     assert!(t.elapsed() < base.bound(deadline), "{:?}", t.elapsed());
-    killed_at_deadline(&v, deadline);
+    killed_at_deadline(&v, deadline, base.worker);
     assert_eq!(code, 1);
     let r = &smoke(&v)["result"];
     assert_eq!(r["status"], "timed_out", "{r:#}");
@@ -1366,4 +1368,50 @@ fn eight_gpus_with_two_broken_fit_80_columns_and_end_with_the_recap() {
             "{needle} not on the last lines:\n{last}"
         );
     }
+}
+
+/// `--timeout` is the longest the driver may go without answering: eight GPUs whose copies
+/// are slow take several timeouts in all, each step answering in time, and pass — no GD059,
+/// which a fixed deadline for the whole run gave. A driver that stops answering is still
+/// called hung one timeout after its last answer.
+#[test]
+fn a_slow_node_that_keeps_answering_is_not_called_hung() {
+    let mut node = small_node(8);
+    // 1 MiB copies at 20 MB/s: 52 ms each, 20 in a GPU's transfer step (four kinds, a
+    // warm-up and four timed), about a second a step; the pinned copies take turns.
+    for d in &mut node.cuda().devices {
+        d.h2d_gbps = Some(0.02);
+        d.d2h_gbps = Some(0.02);
+        d.pageable_gbps = Some(0.02);
+    }
+    let t = Instant::now();
+    let (code, v) = json(
+        node.cmd()
+            .args(["smoke", "--timeout", "2", "--transfer-size", "1"]),
+    );
+    let took = t.elapsed();
+    assert!(
+        took > Duration::from_secs(4),
+        "the node is not slow: {took:?}"
+    );
+    assert_eq!(v["result"]["status"], "ran", "{:#}", v["result"]);
+    assert!(findings(&v, "GD059").is_empty(), "{:#}", v["findings"]);
+    assert_eq!(code, 0, "{:#}", v["findings"]);
+
+    // The same node, GPU 5 hanging in its matmul: killed 2 s after its last answer.
+    node.cuda().device(5).hang_in = Some("cuCtxSynchronize".into());
+    let (code, v) = json(
+        node.cmd()
+            .args(["smoke", "--timeout", "2", "--transfer-size", "1"]),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(v["result"]["status"], "timed_out", "{:#}", v["result"]);
+    let stuck = v["result"]["stuck_at"].to_string();
+    assert!(stuck.contains("CUDA device 5"), "{stuck}");
+    let f = findings(&v, "GD059");
+    assert!(
+        any_title(&f, "did not answer within 2.0 s"),
+        "{:#}",
+        v["findings"]
+    );
 }

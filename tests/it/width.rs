@@ -133,6 +133,14 @@ fn saved_report(node: &GpuNode) -> (PathBuf, Value) {
     (path, serde_json::from_str(&text).unwrap())
 }
 
+/// A finding's first fix command (JSON).
+fn first_command(f: &Value) -> Option<&str> {
+    f["fix"]
+        .as_array()?
+        .iter()
+        .find_map(|x| x["command"].as_str())
+}
+
 /// Columns a line takes (no colour is asked for, but strip any escape to be sure).
 fn columns(line: &str) -> usize {
     let mut n = 0;
@@ -552,12 +560,7 @@ fn the_last_screen_of_a_broken_node_names_every_blocker() {
             screen.contains(code),
             "{code} is not on the last screen:\n{screen}"
         );
-        if let Some(cmd) = f["fix"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find_map(|x| x["command"].as_str())
-        {
+        if let Some(cmd) = first_command(f) {
             assert!(
                 flat_screen.contains(&flat(cmd)),
                 "{code}'s first fix `{cmd}` is not on the last screen:\n{screen}"
@@ -660,12 +663,7 @@ fn the_default_report_is_under_half_the_full_one() {
         for f in json["findings"].as_array().unwrap() {
             let code = f["code"].as_str().unwrap();
             assert!(concise.contains(code), "{name}: {code}\n{concise}");
-            if let Some(cmd) = f["fix"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find_map(|x| x["command"].as_str())
-            {
+            if let Some(cmd) = first_command(f) {
                 assert!(
                     flat_concise.contains(&flat(cmd)),
                     "{name}: {code}'s first fix `{cmd}`:\n{concise}"
