@@ -175,7 +175,7 @@ fn sysfs_class(a: &TopoGpu, b: &TopoGpu) -> (Option<LinkClass>, Vec<String>) {
 }
 
 /// NVLinks from `a` to `b`: direct links, else (through NVSwitches) the fewer of the two
-/// GPUs' links that end on something that is not a GPU.
+/// GPUs' links that end on something that is not a GPU. `gpus` is sorted.
 fn nvlink_count(
     remotes: &BTreeMap<String, Vec<String>>,
     gpus: &[String],
@@ -188,7 +188,9 @@ fn nvlink_count(
     if direct > 0 {
         return Some(direct);
     }
-    let to_switch = |r: &Vec<String>| r.iter().filter(|x| !gpus.contains(x)).count() as u32;
+    // `gpus` is sorted: a far end that is no GPU is a switch.
+    let to_switch =
+        |r: &Vec<String>| r.iter().filter(|x| gpus.binary_search(x).is_err()).count() as u32;
     let n = to_switch(ra).min(to_switch(rb));
     (n > 0).then_some(n)
 }
@@ -229,13 +231,14 @@ impl Snapshot {
                 }
             }
         }
-        let mut addresses: Vec<String> = topo_gpus.iter().map(|g| g.address.clone()).collect();
-        for a in nvml_index.keys() {
-            if !addresses.contains(a) {
-                addresses.push(a.clone());
-            }
-        }
-        addresses.sort();
+        // Every GPU either source names, once, in address order.
+        let addresses: Vec<String> = topo_gpus
+            .iter()
+            .map(|g| g.address.clone())
+            .chain(nvml_index.keys().cloned())
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect();
         let by_addr: BTreeMap<&str, &TopoGpu> =
             topo_gpus.iter().map(|g| (g.address.as_str(), *g)).collect();
         let nvml_levels: BTreeMap<(u32, u32), &str> = self

@@ -341,11 +341,12 @@ fn wheel_copies(fs: &HostFs, site: &Site, soname: &str) -> Vec<String> {
 /// modules at the top of site-packages.
 fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
     let base = Path::new(&site.path);
-    let dists: Vec<(String, String)> = site
-        .entries
-        .iter()
-        .filter_map(|e| parse_dist_info(e))
-        .collect();
+    // Distributions by normalised name (the first of duplicates, in the listing's order):
+    // one lookup per package, not a scan.
+    let mut dists: std::collections::BTreeMap<String, String> = Default::default();
+    for (name, version) in site.entries.iter().filter_map(|e| parse_dist_info(e)) {
+        dists.entry(name).or_insert(version);
+    }
     let mut walked = 0usize;
     // The installers' RECORD files list every file a distribution put here: reading them
     // replaces a walk of tens of thousands of entries. Packages no RECORD mentions
@@ -356,16 +357,28 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
             return Some(label.clone());
         }
         let p = normalize(package);
+        // The first name with this prefix, in name order.
+        let prefixed = |prefix: &str| {
+            dists
+                .range(prefix.to_string()..)
+                .next()
+                .filter(|(n, _)| n.starts_with(prefix))
+        };
         dists
-            .iter()
-            .find(|(n, _)| *n == p)
-            .or_else(|| dists.iter().find(|(n, _)| n.starts_with(&format!("{p}-"))))
+            .get_key_value(&p)
+            .or_else(|| prefixed(&format!("{p}-")))
             .or_else(|| match package {
-                "jax_plugins" => dists.iter().find(|(n, _)| n.starts_with("jax-cuda")),
+                "jax_plugins" => prefixed("jax-cuda"),
                 _ => None,
             })
             .map(|(n, v)| format!("{n} {v}"))
     };
+    // The recorded modules by their top-level entry, grouped once.
+    let mut recorded_by_package: HashMap<&str, Vec<&String>> = HashMap::new();
+    for r in &recorded {
+        let top = r.split('/').next().unwrap_or(r);
+        recorded_by_package.entry(top).or_default().push(r);
+    }
     let mut out: Vec<Root> = Vec::new();
     let mut packages: Vec<&String> = site
         .entries
@@ -389,9 +402,10 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
         let mut files = Vec::new();
         if covered.contains_key(package.as_str()) {
             files.extend(
-                recorded
-                    .iter()
-                    .filter(|r| r.split('/').next() == Some(package.as_str()))
+                recorded_by_package
+                    .get(package.as_str())
+                    .into_iter()
+                    .flatten()
                     .map(|r| base.join(r)),
             );
         } else {
@@ -454,10 +468,30 @@ fn roots(fs: &HostFs, site: &Site, limits: &mut Vec<String>) -> Vec<Root> {
         ));
     }
     if out.len() > MAX_MODULES {
+        // Name what is left out, so the warning says which packages were not judged.
+        let mut left: Vec<(&str, usize)> = Vec::new();
+        for r in &out[MAX_MODULES..] {
+            match left.iter_mut().find(|(p, _)| *p == r.package) {
+                Some((_, n)) => *n += 1,
+                None => left.push((&r.package, 1)),
+            }
+        }
+        let named: Vec<String> = left
+            .iter()
+            .take(8)
+            .map(|(p, n)| format!("{p} ({n})"))
+            .collect();
+        let more = left.len().saturating_sub(named.len());
         limits.push(format!(
-            "{}: {} native modules; the first {MAX_MODULES} were opened",
+            "{}: {} native modules; the first {MAX_MODULES} were opened, not those of {}{}",
             site.path,
-            out.len()
+            out.len(),
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more package(s)")
+            } else {
+                String::new()
+            }
         ));
         out.truncate(MAX_MODULES);
     }

@@ -300,3 +300,51 @@ fn a_cudnn_major_torch_pins_away_asks_for_a_compatible_pair() {
     // GD050's guess gives way to the loader's verdict.
     assert!(findings(&v, "GD050").is_empty(), "{:#}", v["findings"]);
 }
+
+/// An environment with more native modules than the walk opens: the warning names the
+/// packages whose modules were not examined, and how many, so no coverage is lost silently.
+#[test]
+fn modules_past_the_bound_are_named_in_a_warning() {
+    let r = environment();
+    let site = "venv/lib/python3.12/site-packages";
+    let mut record = String::new();
+    for i in 0..2100 {
+        let name = format!("ext{i}.so");
+        r.bytes(
+            &format!("{site}/zzz_many/{name}"),
+            &elf::shared_object(&name, &[]),
+        );
+        record.push_str(&format!("zzz_many/{name},,\n"));
+    }
+    r.dist(site, "zzz-many", "1.0");
+    r.file(&format!("{site}/zzz_many-1.0.dist-info/RECORD"), &record);
+    let (_, v) = json(
+        r.cmd()
+            .env("VIRTUAL_ENV", "/venv")
+            .args(["check", "--no-smoke"]),
+    );
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "GD016" && f["title"].as_str().unwrap().contains("native module"))
+        .unwrap_or_else(|| panic!("no GD016: {:#}", v["findings"]));
+    assert_eq!(f["severity"], "warning");
+    let said = f["evidence"].to_string();
+    // Packages' modules come first (torch first, then by name), then the top-level
+    // modules: 2,000 opened, the rest are zzz_many's and flash_attn_2_cuda's.
+    let total: usize = said
+        .split(" native modules")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(total > 2100, "{said}");
+    assert!(
+        said.contains(&format!(
+            "not those of zzz_many ({}), flash_attn_2_cuda (1)",
+            total - 2001
+        )),
+        "{said}"
+    );
+}
