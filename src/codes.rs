@@ -119,7 +119,7 @@ codes! {
     GD059 [Error, Warning] stops_all_cuda => "The smoke test hung or crashed inside the CUDA driver";
     GD060 [Error, Warning, Info] => "A CUDA-using native module will not load: a library, version or symbol the loader cannot give it";
     GD061 [Error, Warning] => "The cuDNN the loader gives torch is one torch refuses";
-    GD062 [Error, Info] => "A container was started without GPUs (an error when it is built to use them)";
+    GD062 [Error, Info] => "A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)";
     GD063 [Error, Warning] => "The image's NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host's driver: the NVIDIA runtime refuses to start it";
     GD064 [Error, Warning] => "NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)";
     GD065 [Error] => "The container's device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)";

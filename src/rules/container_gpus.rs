@@ -1,7 +1,11 @@
 //! GD062: a container that was given no GPU. When the image was built for GPUs (NVIDIA's
 //! CUDA base images set NVIDIA_VISIBLE_DEVICES, NVIDIA_REQUIRE_CUDA and CUDA_VERSION; a CUDA
 //! toolkit or a CUDA build of torch is installed) everything CUDA in it will fail: an
-//! error, with the flag of the runtime in use. Without such signs it is context (info).
+//! error, with the flag of the runtime in use. Without such signs it is context (info), and
+//! so is a container whose GPUs were withheld on purpose: NVIDIA_VISIBLE_DEVICES=void, empty
+//! or none is the NVIDIA Container Toolkit's documented way to start a GPU image without
+//! GPUs (its user guide, "GPU Enumeration": `none` passes no GPU but the driver's
+//! capabilities, `void`, empty or unset behave as runc) — a CPU worker of a GPU image.
 
 use super::{Outcome, Rule};
 use crate::codes;
@@ -91,7 +95,21 @@ fn run(snap: &Snapshot) -> Outcome {
         return Outcome::Checked(vec![]);
     }
     let intent = gpu_intent(snap);
-    let mut f = if intent.is_empty() {
+    // Withheld on purpose: the CUDA images set NVIDIA_VISIBLE_DEVICES=all, so void, none or
+    // an empty value was written by whoever started it. `devices` and `smoke` still fail:
+    // they were asked to examine GPUs.
+    let withheld = snap
+        .env_value("NVIDIA_VISIBLE_DEVICES")
+        .filter(|v| matches!(v.trim(), "void" | "none" | ""))
+        .filter(|_| !snap.devices_requested());
+    let mut f = if let Some(v) = withheld {
+        Finding::new(
+            codes::GD062,
+            Severity::Info,
+            format!("This {kind} container was started without GPUs on purpose (NVIDIA_VISIBLE_DEVICES={})", v.trim()),
+        )
+        .detail("NVIDIA_VISIBLE_DEVICES=void, an empty value or none tells NVIDIA's container runtime to pass no GPU (void and empty: it behaves as runc; none: the driver's capabilities without a GPU). The CUDA images set it to `all`, so this value was chosen when the container was started: a CPU worker of a GPU image. Code here runs on the CPU; anything that needs CUDA fails, as asked.")
+    } else if intent.is_empty() {
         // `gpudoctor devices` asked to see GPUs: seeing none fails it, as `smoke` does.
         let severity = if snap.devices_requested() {
             Severity::Error
@@ -142,13 +160,23 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     if let Some(v) = snap
         .env_value("NVIDIA_VISIBLE_DEVICES")
-        .filter(|v| matches!(v.trim(), "void" | "none"))
+        .filter(|v| matches!(v.trim(), "void" | "none" | ""))
     {
         f = f.evidence(
             Subject::env("NVIDIA_VISIBLE_DEVICES"),
-            format!("NVIDIA_VISIBLE_DEVICES={v}: the NVIDIA runtime was told to pass no GPU"),
+            format!(
+                "NVIDIA_VISIBLE_DEVICES={}: the NVIDIA runtime was told to pass no GPU",
+                if v.trim().is_empty() {
+                    "(empty)"
+                } else {
+                    v.trim()
+                }
+            ),
             "environment",
         );
+    }
+    if withheld.is_some() {
+        f = f.fix_text("Nothing to do for a CPU worker. To give it GPUs instead, start it with NVIDIA_VISIBLE_DEVICES=all (or without the override):");
     }
     Outcome::Checked(vec![with_runtime_fixes(f, kind, snap)])
 }
@@ -340,10 +368,9 @@ mod tests {
             assert!(first_cmd(&f).contains(needle), "{kind}: {}", first_cmd(&f));
         }
         let mut s = container_without_gpus("kubernetes");
-        set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", "void");
+        set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", "all");
         let f = only(run(&s), codes::GD062, Severity::Error);
         assert!(fixes_mention(&f, "nvidia.com/gpu: 1"));
-        assert!(evidence_mentions(&f, "told to pass no GPU"));
         // Allocated by the device plugin, not injected: the runtime class is the fix.
         set_env(
             &mut s,
@@ -353,6 +380,42 @@ mod tests {
         let f = only(run(&s), codes::GD062, Severity::Error);
         assert!(fixes_mention(&f, "runtimeClassName: nvidia"), "{:?}", f.fix);
         assert!(!fixes_mention(&f, "nvidia.com/gpu: 1"));
+    }
+
+    #[test]
+    fn gpus_withheld_on_purpose_are_a_note_unless_gpus_were_asked_for() {
+        for (kind, value) in [
+            ("kubernetes", "void"),
+            ("docker", "none"),
+            ("docker", ""),
+            ("podman", " void "),
+        ] {
+            // A CUDA image with a CUDA torch: built for GPUs, started as a CPU worker.
+            let mut s = container_without_gpus(kind);
+            set_env(&mut s, "CUDA_VERSION", "12.8.1");
+            set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", value);
+            let f = only(run(&s), codes::GD062, Severity::Info);
+            assert!(
+                f.title.contains("on purpose"),
+                "{kind} {value:?}: {}",
+                f.title
+            );
+            assert!(
+                evidence_mentions(&f, "told to pass no GPU"),
+                "{:?}",
+                f.evidence
+            );
+            assert!(evidence_mentions(&f, "CUDA_VERSION=12.8.1"));
+            // `gpudoctor devices` was asked to see GPUs: none is a failure there.
+            s.nvml.as_mut().unwrap().requested = true;
+            only(run(&s), codes::GD062, Severity::Error);
+        }
+        // GPUs asked for and not given stay an error.
+        for value in ["all", "0,1", "GPU-5a4c7e1e-8a7f-2c4b-93b1-0e7d9b1c2f3a"] {
+            let mut s = container_without_gpus("docker");
+            set_env(&mut s, "NVIDIA_VISIBLE_DEVICES", value);
+            only(run(&s), codes::GD062, Severity::Error);
+        }
     }
 
     #[test]

@@ -80,6 +80,39 @@ fn a_cuda_image_started_without_gpus_is_one_error_with_the_runtimes_flag() {
     }
 }
 
+/// A CPU worker of a GPU image: NVIDIA_VISIBLE_DEVICES=void, none or empty withholds the
+/// GPUs on purpose (the NVIDIA Container Toolkit's documented values). The check notes it and
+/// passes; the same image started with `all` and given no GPU fails.
+#[test]
+fn a_cpu_worker_of_a_gpu_image_is_not_a_failure() {
+    for (marker, value) in [("kubernetes", "void"), ("docker", "none"), ("podman", "")] {
+        let root = container_without_gpus(marker);
+        root.torch_venv("2.8.0+cu128", Some("12.8"), &[]);
+        let check = |visible: &str| {
+            json(
+                root.cmd()
+                    .args(["--python", "/venv/bin/python", "check"])
+                    .env("NVIDIA_VISIBLE_DEVICES", visible)
+                    .env("CUDA_VERSION", "12.8.1")
+                    .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
+            )
+        };
+        let (code, report) = check(value);
+        assert_eq!(code, 0, "{marker} {value:?}: {:#}", report["findings"]);
+        assert!(serious_codes(&report).is_empty(), "{marker}: {report:#}");
+        let f = findings(&report, "GD062")[0];
+        assert_eq!(f["severity"], "info");
+        assert!(
+            f["title"].as_str().unwrap().contains("on purpose"),
+            "{}",
+            f["title"]
+        );
+        let (code, report) = check("all");
+        assert_eq!(code, 1, "{marker}");
+        assert_eq!(findings(&report, "GD062")[0]["severity"], "error");
+    }
+}
+
 #[test]
 fn a_pod_without_a_gpu_limit_is_told_about_the_device_plugin() {
     let root = container_without_gpus("kubernetes");
