@@ -111,7 +111,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -136,7 +136,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -215,7 +216,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -240,7 +241,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -375,7 +377,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -400,7 +402,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -479,7 +482,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -504,7 +507,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -620,7 +624,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -645,7 +649,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -724,7 +729,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -749,7 +754,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -848,7 +854,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -873,7 +879,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -952,7 +959,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -977,7 +984,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1076,7 +1084,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1101,7 +1109,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1180,7 +1189,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1205,7 +1214,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1309,7 +1319,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1334,7 +1344,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1413,7 +1424,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1438,7 +1449,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'How long the driver may go without answering, in seconds (default 30; 60 with --nccl), before a GPU is reported as hung; a slow GPU that keeps answering runs to its end' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1570,7 +1582,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1595,7 +1607,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1674,7 +1687,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1699,7 +1712,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
@@ -1891,7 +1905,7 @@ GD058\t'Host-to-GPU copies fail, cannot use pinned memory, or run far below the 
 GD059\t'The smoke test hung or crashed inside the CUDA driver'
 GD060\t'A CUDA-using native module will not load: a library, version or symbol the loader cannot give it'
 GD061\t'The cuDNN the loader gives torch is one torch refuses'
-GD062\t'A container was started without GPUs (an error when it is built to use them)'
+GD062\t'A container was started without GPUs (an error when it is built to use them, unless they were withheld on purpose)'
 GD063\t'The image\'s NVIDIA_REQUIRE_CUDA (or CUDA_VERSION) is not met by the host\'s driver: the NVIDIA runtime refuses to start it'
 GD064\t'NVIDIA_DRIVER_CAPABILITIES leaves out compute (no libcuda) or utility (no NVML, nvidia-smi)'
 GD065\t'The container\'s device cgroup no longer lets it open its GPUs (NVML: Unknown Error after a systemd reload)'
@@ -1916,7 +1930,8 @@ GD083\t'The driver could not bring a GPU up: RmInitAdapter failed, GSP timeout, 
 GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
-GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'"
+GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

@@ -102,6 +102,7 @@ env_registry! {
     APPTAINER_CONTAINER: Container, "the image an Apptainer container runs";
     SINGULARITY_CONTAINER: Container, "the image a Singularity container runs";
     KUBERNETES_SERVICE_HOST: Container, "set in every Kubernetes pod";
+    WSL_DISTRO_NAME: Container, "the WSL distribution this session runs in (set by WSL in every session; named in `wsl --set-version` for WSL 1)";
     NODE_NAME: Container, "the Kubernetes node, when the pod spec passes it from the downward API (spec.nodeName)";
     POD_NAME: Container, "the Kubernetes pod, when the pod spec passes it from the downward API (metadata.name)";
     POD_NAMESPACE: Container, "the Kubernetes namespace, from the downward API (metadata.namespace)";

@@ -421,6 +421,7 @@ mod tests {
                 codes::GD042,
                 codes::GD053,
                 codes::GD059,
+                codes::GD088,
             ]
         );
     }

@@ -24,6 +24,9 @@ fn run(snap: &Snapshot) -> Outcome {
     if snap.container_without_gpus() {
         return Outcome::NotApplicable("a container given no GPU (GD062)".into());
     }
+    if snap.platform.as_ref().and_then(|p| p.wsl.version) == Some(1) {
+        return Outcome::NotApplicable("WSL 1, which has no GPU path (GD088)".into());
+    }
     if snap.nvidia_hardware_seen() {
         return Outcome::Checked(vec![]);
     }

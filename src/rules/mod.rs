@@ -541,7 +541,8 @@ mod tests {
                 codes::GD026,
                 codes::GD027,
                 codes::GD028,
-                codes::GD047
+                codes::GD047,
+                codes::GD088
             ]
         );
         assert_eq!(

@@ -1,6 +1,9 @@
 //! GD027: on WSL the driver comes from Windows through /usr/lib/wsl/lib. If the loader
 //! does not search it, or a Linux driver package's libcuda shadows it, CUDA fails
 //! ("GPU access blocked by the operating system", CUDA_ERROR_NOT_SUPPORTED or no device).
+//! GD088: WSL 1 (Linux programs on Windows' own kernel, `4.4.0-NNNNN-Microsoft`) has no
+//! GPU path at all — no /dev/dxg, no /usr/lib/wsl — so only converting the distribution
+//! to WSL 2 helps; none of WSL 2's fixes apply.
 
 use super::{Outcome, Rule};
 use crate::codes;
@@ -11,9 +14,9 @@ use crate::subject::Subject;
 
 pub const RULE: Rule = Rule {
     name: "wsl_driver",
-    codes: &[codes::GD027],
+    codes: &[codes::GD027, codes::GD088],
     views: &[super::View::Toolkit],
-    checks: "on WSL, the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
+    checks: "on WSL, it is WSL 2 and the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
     judges: &[],
     run,
 };
@@ -21,6 +24,9 @@ pub const RULE: Rule = Rule {
 fn run(snap: &Snapshot) -> Outcome {
     if !snap.is_wsl() {
         return Outcome::NotApplicable("not WSL".into());
+    }
+    if snap.platform.as_ref().and_then(|p| p.wsl.version) == Some(1) {
+        return Outcome::Checked(vec![wsl_1(snap)]);
     }
     let Some(libs) = &snap.libraries else {
         return Outcome::NotApplicable("the libraries probe did not run".into());
@@ -72,6 +78,49 @@ fn run(snap: &Snapshot) -> Outcome {
     Outcome::Checked(findings)
 }
 
+/// GD088: WSL 1, with the command that converts this distribution (its name from
+/// WSL_DISTRO_NAME, which WSL sets in every session).
+fn wsl_1(snap: &Snapshot) -> Finding {
+    let mut f = Finding::new(codes::GD088, Severity::Error, "This is WSL 1, which has no GPU: CUDA runs only in WSL 2")
+        .detail("WSL 1 runs Linux programs on the Windows kernel itself, translating their system calls; it has no GPU device and no way to reach the Windows driver. GPU support (the /dev/dxg device and the driver's libraries in /usr/lib/wsl/lib) exists only in WSL 2, which runs a real Linux kernel. Every CUDA program here fails with no device, whatever is installed in the distribution.");
+    if let Some(p) = &snap.platform {
+        if let Some(release) = p.kernel_release.get() {
+            f = f.evidence(
+                Subject::Wsl,
+                format!("kernel {release}: the Windows kernel's own build, not a Linux kernel"),
+                p.kernel_release.source.clone(),
+            );
+        }
+        for h in &p.wsl.hints {
+            f = f.evidence(Subject::Wsl, h.kind.clone(), h.source.clone());
+        }
+    }
+    f = f.evidence(
+        Subject::Wsl,
+        "no /dev/dxg and no /usr/lib/wsl: WSL 2's GPU path is absent",
+        "/dev, /usr/lib/wsl",
+    );
+    let distro = snap
+        .env_value("WSL_DISTRO_NAME")
+        .map(str::trim)
+        .filter(|d| !d.is_empty());
+    f = match distro {
+        Some(d) => f.fix_cmd(
+            "In Windows PowerShell, convert this distribution to WSL 2; its files are kept",
+            crate::sh!("wsl --set-version {} 2", d),
+        ),
+        None => f
+            .fix_cmd(
+                "In Windows PowerShell, list the distributions and their WSL version",
+                "wsl -l -v",
+            )
+            .fix_text(
+                "Then convert this one: wsl --set-version DISTRIBUTION 2 (its files are kept)",
+            ),
+    };
+    f.fix_text("WSL 2 gets CUDA from the NVIDIA driver installed in Windows: keep that driver current and install no Linux NVIDIA driver in the distribution")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +150,21 @@ mod tests {
             resolved: format!("{WSL_LIB_DIR}/nvidia-smi"),
         });
         s
+    }
+
+    #[test]
+    fn wsl_1_is_one_error_whose_fix_converts_the_distribution() {
+        let mut s = healthy_wsl();
+        s.platform.as_mut().unwrap().wsl.version = Some(1);
+        // Even with WSL 2's loader path missing: that fix does not apply to WSL 1.
+        libs_mut(&mut s).search.wsl_lib_searched = Some(false);
+        let f = only(run(&s), codes::GD088, Severity::Error);
+        assert_eq!(first_cmd(&f), "wsl -l -v");
+        set_env(&mut s, "WSL_DISTRO_NAME", "Ubuntu 24.04");
+        let f = only(run(&s), codes::GD088, Severity::Error);
+        assert_eq!(first_cmd(&f), "wsl --set-version 'Ubuntu 24.04' 2");
+        // WSL 2 never gets it.
+        assert_clean(run(&healthy_wsl()));
     }
 
     #[test]

@@ -7,17 +7,6 @@ use crate::util::*;
 
 const REQUIRE_12_8: &str = "cuda>=12.8 brand=unknown,driver>=470,driver<471 brand=grid,driver>=470,driver<471 brand=tesla,driver>=470,driver<471 brand=nvidia,driver>=470,driver<471 brand=unknown,driver>=535,driver<536 brand=tesla,driver>=535,driver<536 brand=nvidia,driver>=535,driver<536 brand=unknown,driver>=550,driver<551 brand=tesla,driver>=550,driver<551 brand=unknown,driver>=560,driver<561 brand=tesla,driver>=560,driver<561 brand=unknown,driver>=565,driver<566 brand=tesla,driver>=565,driver<566";
 
-/// Codes of the errors and warnings (info findings such as GD022's "no toolkit" are context).
-fn serious_codes(report: &serde_json::Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] != "info")
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// A GPU host seen from a container started without GPUs: the host's PCI functions and
 /// driver are visible through /sys and /proc, but no /dev/nvidia* node and no driver library.
 fn container_without_gpus(marker: &str) -> FakeRoot {

@@ -497,6 +497,47 @@ fn wsl_does_not_need_the_linux_module_or_uvm() {
     assert_eq!(report["snapshot"]["platform"]["wsl"]["detected"], true);
 }
 
+/// WSL 1 runs Linux programs without a Linux kernel and has no GPU path at all: one error
+/// that says so, with the one fix that works (convert the distribution to WSL 2, from
+/// Windows, named by WSL_DISTRO_NAME), and none of WSL 2's fixes.
+#[test]
+fn wsl_1_is_not_wsl_2() {
+    let root = FakeRoot::new();
+    root.file(
+        "proc/version",
+        "Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) #1237-Microsoft Sat Sep 11 14:32:00 PST 2021\n",
+    )
+    .file("proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n");
+    let (code, report) = json(
+        root.cmd()
+            .arg("check")
+            .env("WSL_DISTRO_NAME", "Ubuntu-22.04"),
+    );
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["snapshot"]["platform"]["wsl"]["version"], 1);
+    assert_eq!(serious_codes(&report), ["GD088"], "{report:#}");
+    let f = &report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "GD088")
+        .unwrap();
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["fix"][0]["command"], "wsl --set-version Ubuntu-22.04 2");
+    assert!(
+        f["evidence"].to_string().contains("4.4.0-19041-Microsoft"),
+        "{f:#}"
+    );
+    assert!(
+        !report["findings"].to_string().contains("ld.wsl.conf"),
+        "{report:#}"
+    );
+    assert!(report["headline"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("CUDA will not work here"));
+}
+
 #[test]
 fn probe_that_outlives_the_budget_is_reported_and_the_rest_still_prints() {
     let root = FakeRoot::healthy(1);

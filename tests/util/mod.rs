@@ -512,3 +512,14 @@ pub fn human(root: &FakeRoot, cmd: &mut Command) -> (i32, String) {
             .replace(&root.path().display().to_string(), "[ROOT]"),
     )
 }
+
+/// Codes of a report's errors and warnings (info findings are context).
+pub fn serious_codes(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
