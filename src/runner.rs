@@ -228,8 +228,8 @@ impl Runner {
         drop(tx);
 
         let status = match self.wait(&mut child, start, timeout, &last_line) {
-            Ok(Some(status)) => status,
-            Ok(None) => {
+            Ok(Ok(status)) => status,
+            Ok(Err(deadline)) => {
                 kill_group(&child);
                 // A process in an uninterruptible driver call survives SIGKILL: never wait
                 // for it without bound.
@@ -242,10 +242,9 @@ impl Runner {
                 }
                 let stdout = stdout
                     .unwrap_or_else(|| partial.lock().unwrap_or_else(|e| e.into_inner()).clone());
-                let capped = self.progress_cap.filter(|cap| start.elapsed() >= *cap);
                 return Err(RunError::TimedOut {
                     command,
-                    seconds: capped.unwrap_or(timeout).as_secs_f64(),
+                    seconds: deadline.as_secs_f64(),
                     stdout: String::from_utf8_lossy(&stdout).into_owned(),
                     unkillable: !reaped,
                 });
@@ -262,10 +261,15 @@ impl Runner {
 
         let mut outputs = [(Vec::new(), false), (Vec::new(), false)];
         for _ in 0..2 {
-            // A grandchild may still hold the pipe open: wait no longer than the deadline.
-            let left = timeout
-                .saturating_sub(start.elapsed())
-                .max(Duration::from_millis(50));
+            // A grandchild may still hold the pipe open: wait no longer than the deadline
+            // (with a progress deadline, one more silence).
+            let left = if self.progress_cap.is_some() {
+                timeout
+            } else {
+                timeout
+                    .saturating_sub(start.elapsed())
+                    .max(Duration::from_millis(50))
+            };
             match rx.recv_timeout(left) {
                 Ok((index, out)) => outputs[index] = out,
                 Err(_) => {
@@ -296,34 +300,38 @@ fn kill_group(child: &std::process::Child) {
     }
 }
 
-/// Keeps the first `limit` bytes and drains the rest, so the child never blocks on a full pipe.
 impl Runner {
     /// Waits for the child until its deadline (`timeout`, or with a progress deadline
-    /// `timeout` after its last line and at most the cap); None when it passed.
+    /// `timeout` after its last line and at most the cap): Err(the deadline that passed).
     fn wait(
         &self,
         child: &mut std::process::Child,
         start: Instant,
         timeout: Duration,
         last_line: &Mutex<Instant>,
-    ) -> std::io::Result<Option<std::process::ExitStatus>> {
+    ) -> std::io::Result<Result<std::process::ExitStatus, Duration>> {
         let Some(cap) = self.progress_cap else {
-            return child.wait_timeout(timeout);
+            return Ok(child.wait_timeout(timeout)?.ok_or(timeout));
         };
         loop {
             let last = *last_line.lock().unwrap_or_else(|e| e.into_inner());
-            let end = (last + timeout).min(start + cap);
+            let silence_ends = last + timeout;
+            let cap_ends = start + cap;
             let now = Instant::now();
-            if now >= end {
-                return Ok(None);
+            if now >= cap_ends {
+                return Ok(Err(cap));
             }
-            if let Some(status) = child.wait_timeout(end - now)? {
-                return Ok(Some(status));
+            if now >= silence_ends {
+                return Ok(Err(timeout));
+            }
+            if let Some(status) = child.wait_timeout(silence_ends.min(cap_ends) - now)? {
+                return Ok(Ok(status));
             }
         }
     }
 }
 
+/// Keeps the first `limit` bytes and drains the rest, so the child never blocks on a full pipe.
 fn read_capped(
     mut stream: impl Read,
     limit: usize,
@@ -414,7 +422,7 @@ mod tests {
     #[test]
     fn a_progress_deadline_follows_the_lines_and_stops_at_its_cap() {
         let runner = Runner::new(None).with_progress_deadline(Duration::from_secs(20));
-        // Ten lines 0.2 s apart: 2 s in all, never 0.5 s silent.
+        // Ten lines 0.2 s apart: 2 s in all, never 1.5 s silent.
         let out = runner
             .run(
                 sh(),
@@ -422,7 +430,7 @@ mod tests {
                     "-c",
                     "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.2; done",
                 ],
-                Duration::from_millis(500),
+                Duration::from_millis(1500),
             )
             .unwrap();
         assert_eq!(out.stdout.lines().count(), 10);

@@ -399,6 +399,11 @@ impl Snapshot {
         self.nvml.as_ref().is_some_and(|n| n.requested)
     }
 
+    /// `gpudoctor devices` or `gpudoctor smoke`: asked to examine GPUs, so seeing none fails.
+    pub fn gpus_asked_for(&self) -> bool {
+        self.devices_requested() || self.smoke.as_ref().is_some_and(|s| s.settings.requested)
+    }
+
     pub fn nvml_system(&self) -> Option<&crate::facts::nvml::NvmlSystem> {
         self.nvml.as_ref().and_then(|n| n.system())
     }

@@ -41,23 +41,34 @@ pub(super) fn fleet(g: &Settings, reports: &[PathBuf]) -> Result<u8, CliError> {
     let gd087 = crate::codes::GD087;
     for n in nodes.iter_mut().filter(|_| sel.wants(gd087)) {
         use crate::rules::expected_gpus as shape;
-        let judged = n.facts.judged;
+        let judged = n.facts.judged.clone();
         let mut found = Vec::new();
-        if let Some((gpus, from)) = g.expect_gpus.as_ref().filter(|_| !judged.gpus) {
+        if let Some((gpus, from)) = g
+            .expect_gpus
+            .as_ref()
+            .filter(|(gpus, _)| judged.gpus != Some(*gpus))
+        {
             let expected = *gpus as usize;
             if n.facts.gpus < expected {
                 let off_bus = expected.saturating_sub(n.facts.pci_gpus.max(n.facts.gpus));
                 found.push(shape::finding(n.facts.gpus, expected, &[], off_bus, from));
             }
         }
-        if let (Some((expected, from)), Some(driver), false) =
-            (&g.expect_driver, &n.facts.driver, judged.driver)
-        {
+        if let (Some((expected, from)), Some(driver)) = (
+            g.expect_driver
+                .as_ref()
+                .filter(|(e, _)| judged.driver.as_ref() != Some(e)),
+            &n.facts.driver,
+        ) {
             if !crate::snapshot::Expect::driver_matches(expected, driver) {
                 found.push(shape::driver_mismatch(driver, expected, from));
             }
         }
-        if let Some((expected, from)) = g.expect_gpu_model.as_ref().filter(|_| !judged.gpu_model) {
+        if let Some((expected, from)) = g
+            .expect_gpu_model
+            .as_ref()
+            .filter(|(e, _)| judged.gpu_model.as_ref() != Some(e))
+        {
             let total: usize = n.facts.models.values().sum();
             let other: Vec<(&String, &usize)> = n
                 .facts

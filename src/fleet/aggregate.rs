@@ -63,12 +63,13 @@ pub struct NodeFacts {
     pub judged: Judged,
 }
 
-/// The parts of an expected shape a node's report was judged against (`snapshot.expect`).
-#[derive(Debug, Clone, Copy, Default)]
+/// What a node's own check expected (`snapshot.expect`): the fleet does not judge an
+/// expectation twice, but judges one the node held to another value.
+#[derive(Debug, Clone, Default)]
 pub struct Judged {
-    pub gpus: bool,
-    pub driver: bool,
-    pub gpu_model: bool,
+    pub gpus: Option<u32>,
+    pub driver: Option<String>,
+    pub gpu_model: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -350,9 +351,9 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
         warnings: 0,
         infos: 0,
         judged: s.expect.as_ref().map_or_else(Judged::default, |e| Judged {
-            gpus: e.gpus.is_some(),
-            driver: e.driver.is_some(),
-            gpu_model: e.gpu_model.is_some(),
+            gpus: e.gpus.as_ref().map(|x| x.value),
+            driver: e.driver.as_ref().map(|x| x.value.clone()),
+            gpu_model: e.gpu_model.as_ref().map(|x| x.value.clone()),
         }),
     }
 }

@@ -365,13 +365,12 @@ fn wsl(fs: &HostFs, proc_version: Option<&str>) -> Wsl {
     let mut version = None;
     if let Some(text) = proc_version {
         if text.contains("microsoft") || text.contains("Microsoft") || text.contains("WSL") {
-            version = Some(
-                if text.contains("WSL2") || text.contains("microsoft-standard") {
-                    2
-                } else {
-                    1
-                },
-            );
+            // WSL 1 reports Windows' own build ("4.4.0-19041-Microsoft … #1237-Microsoft");
+            // WSL 2 a Linux kernel built by Microsoft ("5.15.153.1-microsoft-standard-WSL2").
+            let windows_kernel = text.contains("-Microsoft")
+                && !text.contains("WSL2")
+                && !text.contains("microsoft-standard");
+            version = Some(if windows_kernel { 1 } else { 2 });
             hints.push(Hint {
                 kind: "kernel built by Microsoft".into(),
                 source: "/proc/version".into(),
@@ -379,6 +378,8 @@ fn wsl(fs: &HostFs, proc_version: Option<&str>) -> Wsl {
         }
     }
     if fs.exists(Path::new("/usr/lib/wsl/lib")) {
+        // Only WSL 2 mounts the Windows driver's libraries.
+        version = Some(2);
         hints.push(Hint {
             kind: "WSL GPU libraries".into(),
             source: "/usr/lib/wsl/lib".into(),

@@ -129,8 +129,17 @@ fn human_text(d: &ReportDiff, st: &Style, width: usize, findings_above: bool) ->
     } else if !f.appeared.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("Findings that appeared"));
         for x in &f.appeared {
+            // A consequence points at its cause "above": only when the cause appeared too;
+            // a cause that was already there is not listed, so this one stands whole.
+            let mut finding = x.finding.clone();
+            if let Some(cause) = &finding.caused_by {
+                if !f.appeared.iter().any(|a| &a.code == cause) {
+                    finding.caused_by = None;
+                    finding.cause_note = None;
+                }
+            }
             out.push('\n');
-            out.push_str(&super::human::finding_block(&x.finding, st, width, false));
+            out.push_str(&super::human::finding_block(&finding, st, width, false));
         }
     }
     named(&mut out, "Findings that went away", &f.went_away);

@@ -34,7 +34,8 @@ pub fn bus_id(id: &str) -> String {
 
 /// `error[GD057]` — the heading every view gives a finding.
 pub fn finding_heading(severity: Severity, code: &str, st: &Style) -> String {
-    let head = format!("{}[{code}]", severity.as_str());
+    // A code read back from a report is data: printed inert.
+    let head = format!("{}[{}]", severity.as_str(), super::printable(code));
     match severity {
         Severity::Error => st.red(&head),
         Severity::Warning => st.yellow(&head),

@@ -124,8 +124,8 @@ fn label_width<'a>(lines: impl IntoIterator<Item = &'a Line>, st: &Style) -> usi
 /// variable set"): a section's one line leaves them out.
 const SUBJECT_LABELS: [&str; 4] = ["variables", "toolkit", "GPUs", "smoke test"];
 
-/// The default view of the sections: one line each (its worst mark, its short title, its
-/// first line), and under it only the lines a finding is about and the notable ones
+/// The default view of the sections: one line each (its short title and its first line, with
+/// that line's mark), and under it only the lines a finding is about and the notable ones
 /// (`Line::notable`); -v shows them all.
 fn section_summaries(out: &mut String, sections: &[Section], st: &Style, w: usize) {
     let title_width = sections
@@ -138,7 +138,8 @@ fn section_summaries(out: &mut String, sections: &[Section], st: &Style, w: usiz
         let Some((lead, rest)) = section.lines.split_first() else {
             continue;
         };
-        let mark = super::form::mark(section.mark(), st);
+        // The first line's own mark: the lines under it carry theirs.
+        let mark = super::form::mark(lead.mark, st);
         let prefix = format!(
             "{mark} {}  ",
             pad(&st.bold(section.short_title()), title_width)

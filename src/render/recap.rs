@@ -242,8 +242,8 @@ fn cause_lines(c: &Cause, st: &Style, width: usize) -> String {
     head.push_str(": ");
     let mut title = printable(&f.title).into_owned();
     // "GPU 2: GPU 2: NVML cannot open it" says the GPU once.
-    if let [_] = c.gpus.as_slice() {
-        title = without_gpu_prefix(&title).to_string();
+    if let [g] = c.gpus.as_slice() {
+        title = without_gpu_prefix(&title, g).to_string();
     }
     if c.consequences > 0 {
         let _ = write!(title, " (+{} caused by it)", c.consequences);
@@ -261,26 +261,34 @@ fn cause_lines(c: &Cause, st: &Style, width: usize) -> String {
     out
 }
 
-/// A title without the GPU it starts with ("GPU 5 (NVIDIA H100 80GB HBM3): 4 uncorrectable…",
-/// "CUDA device 7 (NVIDIA H100 80GB HBM3) computed…", "GPU 2: NVML cannot…"): the recap line
-/// names the GPU before it.
-fn without_gpu_prefix(title: &str) -> &str {
+/// A title without the GPU `g` it starts with ("GPU 5 (NVIDIA H100 80GB HBM3): 4
+/// uncorrectable…", "CUDA device 7 (NVIDIA H100 80GB HBM3) computed…", "GPU 2: NVML
+/// cannot…"): the recap line names the GPU before it. "GPU N" must be `g` itself; a CUDA
+/// ordinal is `g` by the UUID match that named it. A bus id ("GPU 0000:1f:00.0 is…") is
+/// kept.
+fn without_gpu_prefix<'t>(title: &'t str, g: &GpuRef) -> &'t str {
     for label in ["GPU ", "CUDA device "] {
         let Some(rest) = title.strip_prefix(label) else {
             continue;
         };
         let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits == 0 {
+        if digits == 0 || (label == "GPU " && g.label != format!("GPU {}", &rest[..digits])) {
             continue;
         }
-        let mut rest = &rest[digits..];
-        if let Some(named) = rest.strip_prefix(" (") {
+        let rest = &rest[digits..];
+        let rest = if let Some(named) = rest.strip_prefix(" (") {
             match named.find(')') {
-                Some(end) => rest = &named[end + 1..],
+                Some(end) => named[end + 1..]
+                    .strip_prefix(':')
+                    .unwrap_or(&named[end + 1..]),
                 None => continue,
             }
-        }
-        let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+        } else if let Some(after) = rest.strip_prefix(": ") {
+            after
+        } else {
+            continue;
+        };
+        let rest = rest.trim_start();
         if !rest.is_empty() {
             return rest;
         }
@@ -340,27 +348,51 @@ mod tests {
 
     #[test]
     fn a_title_loses_the_gpu_the_line_already_names() {
-        for (title, rest) in [
+        let gpu = |i: u32| GpuRef {
+            label: format!("GPU {i}"),
+            bus: None,
+        };
+        for (title, g, rest) in [
             (
                 "GPU 5 (NVIDIA H100 80GB HBM3): 4 uncorrectable ECC",
+                5,
                 "4 uncorrectable ECC",
             ),
             (
                 "CUDA device 7 (NVIDIA H100 80GB HBM3) computed a wrong",
+                7,
                 "computed a wrong",
             ),
-            ("GPU 2: NVML cannot open it", "NVML cannot open it"),
+            (
+                "CUDA device 0 (NVIDIA H100 80GB HBM3) computed a wrong",
+                1,
+                "computed a wrong",
+            ),
+            ("GPU 2: NVML cannot open it", 2, "NVML cannot open it"),
+            (
+                "GPU 2: NVML cannot open it",
+                3,
+                "GPU 2: NVML cannot open it",
+            ),
+            (
+                "GPU 0000:1f:00.0 is reserved",
+                0,
+                "GPU 0000:1f:00.0 is reserved",
+            ),
             (
                 "GPU pairs without peer access",
+                0,
                 "GPU pairs without peer access",
             ),
-            ("GPU 3 (unclosed: no", "GPU 3 (unclosed: no"),
+            ("GPU 3 (unclosed: no", 3, "GPU 3 (unclosed: no"),
+            ("GPU 3 is slow", 3, "GPU 3 is slow"),
             (
                 "alice cannot read /dev/nvidia0",
+                0,
                 "alice cannot read /dev/nvidia0",
             ),
         ] {
-            assert_eq!(without_gpu_prefix(title), rest, "{title}");
+            assert_eq!(without_gpu_prefix(title, &gpu(g)), rest, "{title}");
         }
     }
 

@@ -43,15 +43,6 @@ impl Section {
             t => t,
         }
     }
-
-    /// The worst mark of its lines.
-    pub fn mark(&self) -> Mark {
-        self.lines
-            .iter()
-            .map(|l| l.mark)
-            .max()
-            .unwrap_or(Mark::NotJudged)
-    }
 }
 
 struct Builder<'a> {

@@ -47,6 +47,16 @@ const CHAINS: &[Chain] = &[
         explains: gone_after_reboot,
         note: after_reboot_note,
     },
+    // A container running on a driver its image's NVIDIA_REQUIRE_CUDA rejects: the image's
+    // toolkit and torch being newer than the driver are that one fact.
+    Chain {
+        cause: codes::GD063,
+        effects: &[codes::GD017, codes::GD042],
+        explains: image_cuda_on_this_driver,
+        note: |_| {
+            "The image's CUDA is newer than this driver, as its NVIDIA_REQUIRE_CUDA says: a newer driver, or an image for the driver's CUDA, removes this too.".into()
+        },
+    },
     // CUDA refuses to start while module and libraries differ.
     Chain {
         cause: codes::GD018,
@@ -206,6 +216,12 @@ fn after_reboot(snap: &Snapshot) -> Option<Snapshot> {
 
 /// Whether the rule that reported `effect` stays silent about the same subject once the
 /// module is the libraries' version.
+/// In a running container (not `--image`, where GD063 is about the next start), the image's
+/// toolkit or torch judged against this driver.
+fn image_cuda_on_this_driver(snap: &Snapshot, _effect: &Finding) -> bool {
+    snap.container_kind().is_some() && !snap.is_image() && !snap.container_without_gpus()
+}
+
 fn gone_after_reboot(snap: &Snapshot, effect: &Finding) -> bool {
     // A host reboot changes neither a container's libraries nor those LD_LIBRARY_PATH picks.
     if snap.container_kind().is_some() || libcuda_from_ld_library_path(snap) {

@@ -101,12 +101,15 @@ fn run(snap: &Snapshot) -> Outcome {
     let withheld = snap
         .env_value("NVIDIA_VISIBLE_DEVICES")
         .filter(|v| matches!(v.trim(), "void" | "none" | ""))
-        .filter(|_| !snap.devices_requested());
+        .filter(|_| !snap.gpus_asked_for() && !snap.is_image());
     let mut f = if let Some(v) = withheld {
         Finding::new(
             codes::GD062,
             Severity::Info,
-            format!("This {kind} container was started without GPUs on purpose (NVIDIA_VISIBLE_DEVICES={})", v.trim()),
+            format!(
+                "This {kind} container was started without GPUs on purpose (NVIDIA_VISIBLE_DEVICES={})",
+                if v.trim().is_empty() { "(empty)" } else { v.trim() }
+            ),
         )
         .detail("NVIDIA_VISIBLE_DEVICES=void, an empty value or none tells NVIDIA's container runtime to pass no GPU (void and empty: it behaves as runc; none: the driver's capabilities without a GPU). The CUDA images set it to `all`, so this value was chosen when the container was started: a CPU worker of a GPU image. Code here runs on the CPU; anything that needs CUDA fails, as asked.")
     } else if intent.is_empty() {
@@ -406,9 +409,15 @@ mod tests {
                 f.evidence
             );
             assert!(evidence_mentions(&f, "CUDA_VERSION=12.8.1"));
-            // `gpudoctor devices` was asked to see GPUs: none is a failure there.
-            s.nvml.as_mut().unwrap().requested = true;
-            only(run(&s), codes::GD062, Severity::Error);
+            // `gpudoctor devices` and `gpudoctor smoke` were asked to see GPUs: none is a
+            // failure there.
+            let mut devices = s.clone();
+            devices.nvml.as_mut().unwrap().requested = true;
+            only(run(&devices), codes::GD062, Severity::Error);
+            if let Some(smoke) = s.smoke.as_mut() {
+                smoke.settings.requested = true;
+                only(run(&s), codes::GD062, Severity::Error);
+            }
         }
         // GPUs asked for and not given stay an error.
         for value in ["all", "0,1", "GPU-5a4c7e1e-8a7f-2c4b-93b1-0e7d9b1c2f3a"] {

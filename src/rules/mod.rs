@@ -560,6 +560,7 @@ mod tests {
                 codes::GD010,
                 codes::GD011,
                 codes::GD018,
+                codes::GD027,
                 codes::GD029,
                 codes::GD030,
                 codes::GD031,
@@ -582,7 +583,8 @@ mod tests {
                 codes::GD083,
                 codes::GD084,
                 codes::GD085,
-                codes::GD087
+                codes::GD087,
+                codes::GD088
             ]
         );
         assert_eq!(
@@ -591,6 +593,7 @@ mod tests {
                 codes::GD006,
                 codes::GD024,
                 codes::GD025,
+                codes::GD027,
                 codes::GD053,
                 codes::GD054,
                 codes::GD055,
@@ -601,7 +604,8 @@ mod tests {
                 codes::GD062,
                 codes::GD074,
                 codes::GD075,
-                codes::GD079
+                codes::GD079,
+                codes::GD088
             ]
         );
     }

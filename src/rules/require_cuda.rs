@@ -2,7 +2,10 @@
 //! container runtime checks them before it starts the container and refuses with
 //! "unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an
 //! earlier cuda container" (the language: src/compat/require_cuda.rs). Judged in a container
-//! (the next start with the NVIDIA runtime) and for `check --image`.
+//! (the next start with the NVIDIA runtime), for `check --image`, and in a container that
+//! runs with its GPUs although the condition fails: the check was skipped
+//! (NVIDIA_DISABLE_REQUIRE, CDI injection, another runtime), rated by what the image's CUDA
+//! does on this driver.
 
 use super::{Outcome, Rule};
 use crate::codes;
@@ -68,12 +71,13 @@ fn not_checked(snap: &Snapshot) -> Option<String> {
     if snap.container_kind() == Some("apptainer") {
         return Some("Apptainer does not check NVIDIA_REQUIRE_*".into());
     }
-    if !snap.container_without_gpus() {
-        // It started with its GPUs: the condition held, or nothing checked it (CDI,
-        // NVIDIA_DISABLE_REQUIRE); what the image's CUDA needs is GD017's and GD042's.
-        return Some("this container started with its GPUs".into());
-    }
     None
+}
+
+/// A container that is running with its GPUs: if its condition fails, the runtime's check
+/// was not made.
+fn running_with_gpus(snap: &Snapshot) -> bool {
+    !snap.is_image() && !snap.container_without_gpus()
 }
 
 fn run(snap: &Snapshot) -> Outcome {
@@ -98,6 +102,7 @@ fn run(snap: &Snapshot) -> Outcome {
         .env_value("NVIDIA_DISABLE_REQUIRE")
         .and_then(require_cuda::parse_bool)
         .unwrap_or(false);
+    let running = running_with_gpus(snap);
     let archs: Vec<String> = snap
         .known_gpus()
         .iter()
@@ -118,7 +123,7 @@ fn run(snap: &Snapshot) -> Outcome {
         for h in &hosts {
             match require_cuda::evaluate(&text, h) {
                 Verdict::Invalid(e) => {
-                    if !disabled {
+                    if !disabled && !running {
                         findings.push(
                             Finding::new(codes::GD063, Severity::Error, format!("{name} is not a condition the NVIDIA runtime can read"))
                                 .detail(format!("The NVIDIA container runtime evaluates {name} before it starts the container and stops with \"invalid expression\" when it reaches one it cannot read: {e}."))
@@ -147,7 +152,7 @@ fn run(snap: &Snapshot) -> Outcome {
                 &req,
                 &driver,
                 cuda.as_deref(),
-                disabled,
+                Skipped::of(disabled, running),
                 &failed,
             ) {
                 findings.push(f);
@@ -167,13 +172,34 @@ fn host(driver: &DriverFact, cuda: Option<String>, arch: Option<String>) -> Host
     }
 }
 
+/// Why the runtime's check did not stop the container, if it did not.
+#[derive(Clone, Copy, PartialEq)]
+enum Skipped {
+    /// It will stop the next start with GPUs.
+    No,
+    /// NVIDIA_DISABLE_REQUIRE turns it off.
+    Disabled,
+    /// The container runs with its GPUs: started without the check.
+    Bypassed,
+}
+
+impl Skipped {
+    fn of(disabled: bool, running: bool) -> Skipped {
+        match (disabled, running) {
+            (true, _) => Skipped::Disabled,
+            (false, true) => Skipped::Bypassed,
+            (false, false) => Skipped::No,
+        }
+    }
+}
+
 fn unsatisfied(
     snap: &Snapshot,
     name: &str,
     req: &Requirement,
     driver: &DriverFact,
     cuda: Option<&str>,
-    disabled: bool,
+    skipped: Skipped,
     failed: &[String],
 ) -> Option<Finding> {
     let first = req.first_alternative();
@@ -191,6 +217,7 @@ fn unsatisfied(
         format!("unsatisfied condition: {first}")
     };
     let minor_compat = wanted.map(|w| driver_verdict_on(w, &driver.version, driver.os()));
+    let disabled = skipped != Skipped::No;
     let mut f = if disabled {
         // Without the check only the image's CUDA against the driver matters; other
         // conditions (driver, arch, brand) have no known consequence once skipped.
@@ -201,8 +228,13 @@ fn unsatisfied(
         } else {
             (Severity::Error, "the image's CUDA cannot initialise on this driver: cudaErrorInsufficientDriver (35), \"CUDA driver version is insufficient for CUDA runtime version\"")
         };
-        Finding::new(codes::GD063, severity, format!("NVIDIA_DISABLE_REQUIRE skips the runtime's check, and {have} does not meet {first}"))
-            .detail(format!("The NVIDIA runtime would refuse this container ({message}); NVIDIA_DISABLE_REQUIRE turns that check off, so the container starts, but {what}."))
+        if skipped == Skipped::Disabled {
+            Finding::new(codes::GD063, severity, format!("NVIDIA_DISABLE_REQUIRE skips the runtime's check, and {have} does not meet {first}"))
+                .detail(format!("The NVIDIA runtime would refuse this container ({message}); NVIDIA_DISABLE_REQUIRE turns that check off, so the container starts, but {what}."))
+        } else {
+            Finding::new(codes::GD063, severity, format!("This container runs although {have} does not meet its {name} ({first}): the runtime's check was not made"))
+                .detail(format!("The NVIDIA runtime refuses to start a container whose {name} the host's driver does not meet ({message}). This one runs with its GPUs, so it was started without that check — CDI injection (`--device nvidia.com/gpu=…`, or the runtime in CDI mode), another runtime, or a restart that bypassed the hook — and {what}."))
+        }
     } else {
         Finding::new(codes::GD063, Severity::Error, format!("The NVIDIA runtime will refuse to start this image here: {name} needs {first}, and {have} does not meet it"))
             .detail(format!("Before it starts a container with GPUs, the NVIDIA container runtime's hook (nvidia-container-cli) checks the image's {name} against the host's driver and GPUs. No alternative holds here, so `docker run --gpus` (or a Kubernetes pod under NVIDIA's runtime) fails with: {message}. CDI injection and Apptainer do not check it; the image's CUDA then meets the driver at initialisation instead."))
@@ -355,11 +387,13 @@ mod tests {
 
     #[test]
     fn where_nothing_checks_it_there_is_no_verdict() {
-        // A running container with its GPUs: it started, so the check held or did not run.
+        // A running container with its GPUs: it started, so the check was not made, and
+        // what the image's CUDA does on this driver is the verdict.
         let mut s = healthy();
         in_container(&mut s, "docker");
         set_env(&mut s, "NVIDIA_REQUIRE_CUDA", "cuda>=99.0");
-        assert!(assert_na(run(&s)).contains("started with its GPUs"));
+        let f = only(run(&s), codes::GD063, Severity::Error);
+        assert!(f.title.contains("runs although"), "{}", f.title);
         let mut s = container_with("cuda>=99.0", "570.133.20");
         in_container(&mut s, "apptainer");
         assert!(assert_na(run(&s)).contains("Apptainer"));

@@ -15,7 +15,7 @@ use crate::subject::Subject;
 pub const RULE: Rule = Rule {
     name: "wsl_driver",
     codes: &[codes::GD027, codes::GD088],
-    views: &[super::View::Toolkit],
+    views: &[super::View::Toolkit, super::View::Devices, super::View::Smoke],
     checks: "on WSL, it is WSL 2 and the loader uses the Windows driver's libraries from /usr/lib/wsl/lib",
     judges: &[],
     run,

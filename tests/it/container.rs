@@ -186,14 +186,22 @@ fn an_image_needing_a_newer_driver_than_the_hosts_is_refused_in_the_runtimes_wor
     );
     assert!(findings(&report, "GD063").is_empty(), "{report:#}");
 
-    // A container that started with its GPUs: the condition held, or nothing checked it.
+    // A container that runs with its GPUs although 545 is no listed branch: the check was
+    // not made, and CUDA 12.8 runs on 545 through minor-version compatibility (a warning).
     let root = container_with_gpu("545.29.06");
     let (_, report) = json(
         root.cmd()
             .arg("check")
             .env("NVIDIA_REQUIRE_CUDA", REQUIRE_12_8),
     );
-    assert!(findings(&report, "GD063").is_empty(), "{report:#}");
+    let f = findings(&report, "GD063");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(
+        f[0]["title"].as_str().unwrap().contains("runs although"),
+        "{}",
+        f[0]["title"]
+    );
 }
 
 #[test]
@@ -345,5 +353,101 @@ fn one_finding_reads_the_same_in_every_view() {
         finding_block(&d.stdout, "GD062"),
         check,
         "gpudoctor diff lays GD062 out otherwise"
+    );
+}
+
+/// A CUDA container that runs with its GPUs on a driver its NVIDIA_REQUIRE_CUDA rejects
+/// (the runtime's check skipped: NVIDIA_DISABLE_REQUIRE, CDI injection, another runtime).
+fn running_container_on(driver: &str, cuda: &str) -> FakeRoot {
+    let r = FakeRoot::new();
+    r.modules(&["nvidia_uvm", "nvidia"])
+        .nvidia_version(driver)
+        .file(".dockerenv", "");
+    r.node("nvidiactl", 0o666)
+        .node("nvidia-uvm", 0o666)
+        .node("nvidia0", 0o666)
+        .gpu("0000:18:00.0", Some("nvidia"))
+        .driver_gpu("0000:18:00.0", "NVIDIA H100 80GB HBM3", 0);
+    let dir = format!("usr/local/cuda-{cuda}");
+    r.toolkit(&dir, &format!("{cuda}.1"))
+        .link(&format!("/{dir}"), "usr/local/cuda")
+        .driver_libs(driver)
+        .ld_cache(&[
+            ("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+            (
+                "libnvidia-ml.so.1",
+                "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+            ),
+        ]);
+    r
+}
+
+/// Inside a running container whose NVIDIA_REQUIRE_CUDA the host's driver does not meet (the
+/// runtime's check skipped), the report says so, why it runs anyway, and rates it by what the
+/// image's CUDA does on this driver: minor-version compatibility is a warning, a CUDA major
+/// beyond the driver an error. The toolkit's own finding is its consequence.
+#[test]
+fn a_running_container_names_the_requirement_its_driver_does_not_meet() {
+    let check = |driver: &str, cuda: &str, disable: Option<&str>| {
+        let r = running_container_on(driver, cuda);
+        let mut c = r.cmd();
+        c.args(["check", "--no-smoke"])
+            .env("CUDA_VERSION", format!("{cuda}.1"))
+            .env(
+                "NVIDIA_REQUIRE_CUDA",
+                format!("cuda>={cuda} brand=tesla,driver>=470,driver<471"),
+            );
+        if let Some(v) = disable {
+            c.env("NVIDIA_DISABLE_REQUIRE", v);
+        }
+        json(&mut c)
+    };
+    let gd = |report: &serde_json::Value, code: &str| -> serde_json::Value {
+        findings(report, code)
+            .first()
+            .map(|f| (*f).clone())
+            .unwrap_or_else(|| panic!("no {code}: {:#}", report["findings"]))
+    };
+    // CUDA 12.9 on driver 570 (CUDA 12.8), the check disabled: runs, with limits.
+    let (code, report) = check("570.133.20", "12.9", Some("1"));
+    assert_eq!(code, 0, "{:#}", report["findings"]);
+    let f = gd(&report, "GD063");
+    assert_eq!(f["severity"], "warning");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("NVIDIA_DISABLE_REQUIRE"),
+        "{f:#}"
+    );
+    assert_eq!(gd(&report, "GD017")["caused_by"], "GD063");
+    // CUDA 13.0 on driver 550 (CUDA 12.4), no NVIDIA_DISABLE_REQUIRE: the check was
+    // bypassed, and CUDA cannot initialise.
+    let (code, report) = check("550.54.15", "13.0", None);
+    assert_eq!(code, 1);
+    let f = gd(&report, "GD063");
+    assert_eq!(f["severity"], "error");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("runs although driver 550.54.15")
+            && title.contains("NVIDIA_REQUIRE_CUDA (cuda>=13.0)"),
+        "{title}"
+    );
+    assert!(
+        f["detail"].as_str().unwrap().contains("CDI injection"),
+        "{f:#}"
+    );
+    assert!(
+        !f["fix"].to_string().contains("NVIDIA_DISABLE_REQUIRE"),
+        "{f:#}"
+    );
+    assert_eq!(gd(&report, "GD017")["caused_by"], "GD063");
+    // The requirement met: nothing to say.
+    let (code, report) = check("570.133.20", "12.8", None);
+    assert_eq!(code, 0);
+    assert!(
+        findings(&report, "GD063").is_empty(),
+        "{:#}",
+        report["findings"]
     );
 }

@@ -635,18 +635,30 @@ fn the_fleet_judges_what_a_node_did_not_judge_itself() {
         &[("GPUDOCTOR_EXPECT_DRIVER", "550")],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
-    let errors = |v: &Value| {
+    // node012: the same 7 GPUs, its own check expecting 4.
+    let root = FakeRoot::healthy(8);
+    let r = node_report(
+        dir.path(),
+        "node012",
+        &root,
+        Some(&hgx(7)),
+        &[("GPUDOCTOR_EXPECT_GPUS", "4")],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let errors_of = |v: &Value, node: &str| {
         v["nodes"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|n| n["name"] == "node011")
+            .find(|n| n["name"] == node)
             .unwrap()["errors"]
             .as_u64()
             .unwrap()
     };
+    let errors = |v: &Value| errors_of(v, "node011");
     let (_, plain) = fleet(&[dir.path()]);
     assert_eq!(errors(&plain), 1, "its own GD087 (driver)");
+    assert_eq!(errors_of(&plain, "node012"), 0);
     // The fleet's GPU count adds a GD087; its driver expectation does not judge again.
     let cfg = tempfile::tempdir().unwrap();
     let file = cfg.path().join("site.toml");
@@ -658,6 +670,8 @@ fn the_fleet_judges_what_a_node_did_not_judge_itself() {
             .arg(dir.path()),
     );
     assert_eq!(errors(&v), 2, "{:#}", v["findings"]);
+    // The site's 8 is not the 4 node012 held itself to: judged again.
+    assert_eq!(errors_of(&v, "node012"), 1, "{:#}", v["findings"]);
 }
 
 /// The fleet's text ends as `check` does: what to fix, worst first — each code that is a

@@ -536,6 +536,10 @@ fn wsl_1_is_not_wsl_2() {
         .as_str()
         .unwrap()
         .starts_with("CUDA will not work here"));
+    // `devices` asked to examine GPUs: it fails with the same reason.
+    let (code, v) = json(root.cmd().arg("devices"));
+    assert_eq!(code, 1, "{v:#}");
+    assert!(v["findings"].to_string().contains("GD088"), "{v:#}");
 }
 
 #[test]
