@@ -120,6 +120,18 @@ pub struct ExtensionPackage {
     pub name: String,
     pub version: String,
     pub site: String,
+    /// A compiled module its RECORD lists (a `.so`): it came as a built wheel or was built
+    /// at install, so running it needs no toolkit. None: it builds at install or at first
+    /// use (JIT), or its RECORD was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled: Option<String>,
+}
+
+impl ExtensionPackage {
+    /// Whether it still needs a toolkit: nothing compiled was installed with it.
+    pub fn builds(&self) -> bool {
+        self.compiled.is_none()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -50,6 +50,20 @@ struct Discovery<'a> {
     nvcc_timeout: Duration,
 }
 
+/// The first compiled module (`*.so`) a distribution's RECORD lists, outside the libraries
+/// it vendors (`*.libs/`).
+fn compiled_module(fs: &HostFs, record: &Path) -> Option<String> {
+    let text = fs.read_text(record).ok()?.text;
+    text.lines()
+        .filter_map(|l| l.split(',').next())
+        .find(|path| {
+            let file = path.rsplit('/').next().unwrap_or(path);
+            (file.ends_with(".so") || file.contains(".so."))
+                && !path.split('/').any(|d| d.ends_with(".libs"))
+        })
+        .map(str::to_string)
+}
+
 pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolkits {
     let mut d = Discovery {
         fs,
@@ -157,16 +171,18 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], budget: Duration) -> Toolki
                 }
             }
         }
-        for (name, version) in site
+        for (entry, (name, version)) in site
             .entries
             .iter()
-            .filter_map(|e| crate::facts::python_sites::parse_dist_info(e))
+            .filter_map(|e| crate::facts::python_sites::parse_dist_info(e).map(|d| (e, d)))
         {
             if EXTENSION_BUILDERS.contains(&name.as_str()) {
+                let record = Path::new(&site.path).join(entry).join("RECORD");
                 extension_builders.push(ExtensionPackage {
                     name,
                     version,
                     site: site.path.clone(),
+                    compiled: compiled_module(fs, &record),
                 });
             }
         }

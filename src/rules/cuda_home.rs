@@ -25,9 +25,12 @@ fn run(snap: &Snapshot) -> Outcome {
     let Some(tk) = &snap.toolkits else {
         return Outcome::NotApplicable("the toolkits probe did not run".into());
     };
+    // A package installed with its compiled modules (a built wheel) needs no toolkit to run;
+    // one with none builds at install or first use (JIT) and does.
     let builders: Vec<String> = tk
         .extension_builders
         .iter()
+        .filter(|p| p.builds())
         .map(|p| format!("{} {}", p.name, p.version))
         .collect();
     let arch_list = snap.env_value(envvars::TORCH_CUDA_ARCH_LIST.name);
@@ -180,10 +183,13 @@ fn run(snap: &Snapshot) -> Outcome {
                 "env TORCH_CUDA_ARCH_LIST",
             );
         }
-        for p in &tk.extension_builders {
+        for p in tk.extension_builders.iter().filter(|p| p.builds()) {
             f = f.evidence(
                 Subject::Package(p.name.clone()),
-                format!("{} {} compiles CUDA code", p.name, p.version),
+                format!(
+                    "{} {} compiles CUDA code at install or first use: its RECORD lists no compiled module",
+                    p.name, p.version
+                ),
                 p.site.clone(),
             );
         }
@@ -222,6 +228,7 @@ mod tests {
                 name: "flash-attn".into(),
                 version: "2.6.3".into(),
                 site: SITE.into(),
+                compiled: None,
             });
     }
 

@@ -33,7 +33,7 @@ fn run(snap: &Snapshot) -> Outcome {
     let builders = snap
         .toolkits
         .as_ref()
-        .map(|t| t.extension_builders.len())
+        .map(|t| t.extension_builders.iter().filter(|p| p.builds()).count())
         .unwrap_or(0);
     let mut out = Vec::new();
     for env in envs.iter().filter(|e| e.primary) {
@@ -120,6 +120,7 @@ mod tests {
                 name: "apex".into(),
                 version: "0.1".into(),
                 site: SITE.into(),
+                compiled: None,
             });
         only(run(&s), codes::GD047, Severity::Error);
     }

@@ -681,6 +681,51 @@ fn gd022_no_toolkit_info_or_warning() {
     assert!(fix_commands(f[0]).contains("cuda-toolkit"));
 }
 
+/// A prebuilt extension that is installed needs no toolkit: flash-attn's wheel brings
+/// flash_attn_2_cuda.*.so (its RECORD lists it), so no warning; a package whose RECORD lists
+/// no compiled module builds at install or first use (DeepSpeed's JIT ops), so it warns,
+/// naming it.
+#[test]
+fn gd022_only_for_packages_that_still_build() {
+    let r = host_with_module_and_libs("580.95.05", "580.95.05", "NVIDIA H100 80GB HBM3");
+    let site = "venv/lib/python3.12/site-packages";
+    r.file("venv/pyvenv.cfg", "home = /usr/bin\n").file(
+        &format!("{site}/flash_attn-2.7.4.post1.dist-info/RECORD"),
+        "flash_attn/__init__.py,sha256=x,10\nflash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so,sha256=y,400000000\n",
+    );
+    let check = || json(r.cmd().env("VIRTUAL_ENV", "/venv").arg("check"));
+    let (code, report) = check();
+    assert_eq!(code, 0, "{:#}", report["findings"]);
+    let f = findings(&report, "GD022");
+    assert_eq!(f.len(), 1, "{report:#}");
+    assert_eq!(f[0]["severity"], "info", "{:#}", f[0]);
+    let builders = &report["snapshot"]["toolkits"]["extension_builders"];
+    assert_eq!(
+        builders[0]["compiled"], "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",
+        "{builders:#}"
+    );
+    // DeepSpeed installed from its sdist: ops compile at first use.
+    r.file(
+        &format!("{site}/deepspeed-0.16.4.dist-info/RECORD"),
+        "deepspeed/__init__.py,sha256=x,10\ndeepspeed/ops/csrc/adam/cpu_adam.cpp,sha256=y,100\n",
+    );
+    let (_, report) = check();
+    let f = findings(&report, "GD022");
+    assert_eq!(f[0]["severity"], "warning", "{:#}", f[0]);
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("deepspeed 0.16.4") && !title.contains("flash-attn"),
+        "{title}"
+    );
+    assert!(
+        f[0]["evidence"]
+            .to_string()
+            .contains("RECORD lists no compiled module"),
+        "{:#}",
+        f[0]
+    );
+}
+
 #[test]
 fn gd023_compiler_cannot_target_the_gpu() {
     // nvcc 11.5 and an RTX 4090 (sm_89): warning.
