@@ -94,6 +94,7 @@ pub struct Blocks {
     len: u64,
     pos: u64,
     blocks: std::collections::HashMap<u64, Vec<u8>>,
+    max_blocks: usize,
 }
 
 const BLOCK: u64 = 16 * 1024;
@@ -108,13 +109,44 @@ impl Blocks {
             len,
             pos: 0,
             blocks: std::collections::HashMap::new(),
+            max_blocks: MAX_BLOCKS,
         })
+    }
+
+    /// The same, keeping at most `max_blocks` blocks in memory.
+    pub fn with_limit(file: std::fs::File, max_blocks: usize) -> std::io::Result<Blocks> {
+        let mut b = Blocks::new(file)?;
+        b.max_blocks = max_blocks.max(1);
+        Ok(b)
+    }
+
+    /// Fills `buf` from `offset`, across blocks; an error past the end of the file.
+    pub fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&e| e <= self.len)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        let mut at = offset;
+        let mut done = 0;
+        while at < end {
+            let block = self.block(at / BLOCK)?;
+            let start = (at % BLOCK) as usize;
+            let avail = block
+                .get(start..)
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+            let n = avail.len().min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&avail[..n]);
+            done += n;
+            at += n as u64;
+        }
+        Ok(())
     }
 
     fn block(&mut self, index: u64) -> std::io::Result<&[u8]> {
         use std::os::unix::fs::FileExt;
         if !self.blocks.contains_key(&index) {
-            if self.blocks.len() >= MAX_BLOCKS {
+            if self.blocks.len() >= self.max_blocks {
                 self.blocks.clear();
             }
             let start = index * BLOCK;

@@ -5,6 +5,7 @@ pub mod codes;
 pub(crate) mod compat;
 // Until src/cli wires `gpudoctor diff` and `check --baseline`.
 pub(crate) mod diff;
+pub(crate) mod dynsym;
 pub(crate) mod elf;
 pub(crate) mod envvars;
 pub(crate) mod fact;

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::dynsym::SymbolTable;
 use crate::elf::{self, DynamicInfo, Exports};
 use crate::envvars::{self, Env};
 use crate::fsys::HostFs;
@@ -60,6 +61,8 @@ const MAX_OBJECTS: usize = 4000;
 /// DT_NEEDED entries looked at per object.
 const MAX_NEEDED: usize = 512;
 const CACHE_READ_LIMIT: u64 = 16 * 1024 * 1024;
+/// Undefined symbols listed per object (glibc names the first; the rest show the extent).
+const MAX_UNDEFINED: usize = 20;
 
 /// How the loader found a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -193,10 +196,14 @@ pub enum Failure {
         library: String,
         by: String,
     },
-    /// "BY: undefined symbol: SYMBOL, version VERSION"
+    /// "BY: undefined symbol: SYMBOL, version VERSION" (", version" only for a versioned
+    /// reference)
     UndefinedSymbol {
         symbol: String,
+        /// Empty for an unversioned reference.
         version: String,
+        /// The library that should define it (the file its version is required of, or the
+        /// torch library of its C++ namespace); empty when the symbol does not say.
         library: String,
         by: String,
     },
@@ -220,6 +227,12 @@ impl Failure {
             } => {
                 format!("{library}: version `{version}' not found (required by {by})")
             }
+            Failure::UndefinedSymbol {
+                symbol,
+                version,
+                by,
+                ..
+            } if version.is_empty() => format!("{by}: undefined symbol: {symbol}"),
             Failure::UndefinedSymbol {
                 symbol,
                 version,
@@ -395,6 +408,15 @@ pub struct Process<'a> {
     /// Directories with their links resolved: most files are not links, so a file's real
     /// path is its directory's plus its name, for one lstat instead of a walk.
     real_dirs: HashMap<PathBuf, PathBuf>,
+    /// Symbol tables by target, for resolving undefined symbols.
+    tables: HashMap<String, Result<SymbolTable, String>>,
+    /// Objects opened RTLD_GLOBAL: they join every later lookup scope.
+    global: Vec<usize>,
+    main_scope: Option<Vec<String>>,
+    /// Resolve undefined symbols after a dlopen (off for the executable's own closure).
+    check_symbols: bool,
+    /// Directories (with a trailing slash) whose objects' undefined symbols are not judged.
+    pub unjudged_dirs: Vec<String>,
 }
 
 /// A file the search accepted, before it is mapped.
@@ -414,6 +436,11 @@ impl<'a> Process<'a> {
             exports: HashMap::new(),
             listings: HashMap::new(),
             real_dirs: HashMap::new(),
+            tables: HashMap::new(),
+            global: Vec::new(),
+            main_scope: None,
+            check_symbols: true,
+            unjudged_dirs: Vec::new(),
         }
     }
 
@@ -575,9 +602,55 @@ impl<'a> Process<'a> {
         for &i in &mapped {
             self.check_versions(i, &mut opened.failures);
         }
+        if self.check_symbols {
+            self.resolve_symbols(&mut opened);
+        }
         if !opened.failures.is_empty() {
             for &i in &mapped {
                 self.objects[i].live = false;
+            }
+        }
+        opened
+    }
+
+    /// dlopen without the relocation step: the objects are mapped and their versions
+    /// checked; `resolve_symbols` finishes the load for the ones worth its cost.
+    pub fn dlopen_unrelocated(&mut self, path: &Path) -> Opened {
+        let was = self.check_symbols;
+        self.check_symbols = false;
+        let opened = self.dlopen(path);
+        self.check_symbols = was;
+        opened
+    }
+
+    /// The relocation step of a dlopen (RTLD_NOW): undefined symbols fail the load, and
+    /// what it mapped is unmapped again. Relocation comes after mapping and the version
+    /// check, which stop a load first.
+    pub fn resolve_symbols(&mut self, opened: &mut Opened) {
+        let (Some(root), true) = (opened.object, opened.failures.is_empty()) else {
+            return;
+        };
+        if opened.mapped.is_empty() {
+            return;
+        }
+        let mapped = opened.mapped.clone();
+        self.check_undefined(root, &mapped, &mut opened.failures);
+        if !opened.failures.is_empty() {
+            for &i in &mapped {
+                self.objects[i].live = false;
+            }
+        }
+    }
+
+    /// dlopen with RTLD_GLOBAL (torch's `libtorch_global_deps.so`): what it maps joins the
+    /// lookup scope of every later load.
+    pub fn dlopen_global(&mut self, path: &Path) -> Opened {
+        let opened = self.dlopen(path);
+        if opened.failures.is_empty() {
+            if let Some(root) = opened.object {
+                if !self.global.contains(&root) {
+                    self.global.push(root);
+                }
             }
         }
         opened
@@ -931,6 +1004,165 @@ impl<'a> Process<'a> {
         }
     }
 
+    /// The symbol table of a mapped file, opened once per process.
+    fn table(&mut self, target: &str) -> Result<&mut SymbolTable, String> {
+        if !self.tables.contains_key(target) {
+            let t = SymbolTable::open(self.fs, Path::new(target));
+            self.tables.insert(target.to_string(), t);
+        }
+        match self.tables.get_mut(target) {
+            Some(Ok(t)) => Ok(t),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(format!("{target}: not opened")),
+        }
+    }
+
+    /// The executable and its DT_NEEDED closure, the start of every lookup scope; empty
+    /// when the program is not known.
+    fn main_scope(&mut self) -> Vec<String> {
+        if let Some(s) = &self.main_scope {
+            return s.clone();
+        }
+        let mut scope = Vec::new();
+        if let Some((exe, _)) = &self.cfg.main {
+            let mut p = Process::new(self.fs, self.cfg);
+            p.check_symbols = false;
+            let opened = p.dlopen(Path::new(exe));
+            scope = opened
+                .mapped
+                .iter()
+                .map(|&i| p.objects[i].target.clone())
+                .collect();
+        }
+        self.main_scope = Some(scope.clone());
+        scope
+    }
+
+    /// glibc's lookup scope for what a dlopen of `root` maps: the global scope (the
+    /// executable's closure, then libraries opened RTLD_GLOBAL), then the root's own
+    /// breadth-first closure, already-loaded objects included.
+    fn scope(&mut self, root: usize) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        for t in self.main_scope() {
+            if seen.insert(t.clone()) {
+                out.push((t, usize::MAX));
+            }
+        }
+        let mut queue: Vec<usize> = self.global.clone();
+        queue.push(root);
+        let mut at = 0;
+        let mut visited = HashSet::new();
+        while at < queue.len() {
+            let i = queue[at];
+            at += 1;
+            if !visited.insert(i) {
+                continue;
+            }
+            let o = &self.objects[i];
+            if seen.insert(o.target.clone()) {
+                out.push((o.target.clone(), i));
+            }
+            queue.extend(o.deps.iter().filter_map(|b| b.object));
+        }
+        out
+    }
+
+    /// The unversioned undefined symbols of the objects a dlopen mapped, resolved in its
+    /// lookup scope as an RTLD_NOW load relocates them: one nothing in scope defines is
+    /// glibc's `undefined symbol: X` (a C++ extension built against another torch).
+    /// Versioned imports are `check_versions`' (nodes, and symbols of soname-named nodes).
+    /// Unversioned C symbols are judged only when the executable is known (it exports the
+    /// Python API); C++ symbols (`_Z…`) always. Objects under `unjudged_dirs` (libraries
+    /// built and shipped together) and objects whose table cannot be read are not judged.
+    fn check_undefined(&mut self, root: usize, mapped: &[usize], failures: &mut Vec<Failure>) {
+        let judged: Vec<usize> = mapped
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let t = &self.objects[i].target;
+                !self.unjudged_dirs.iter().any(|d| t.starts_with(d.as_str()))
+            })
+            .collect();
+        if judged.is_empty() {
+            return;
+        }
+        let scope = self.scope(root);
+        let program_known = scope.iter().any(|(_, i)| *i == usize::MAX);
+        // Objects are relocated dependencies first.
+        for &i in judged.iter().rev() {
+            let target = self.objects[i].target.clone();
+            let Ok(imports) = self.table(&target).and_then(|t| t.imports(true)) else {
+                continue;
+            };
+            let imports = imports
+                .into_iter()
+                .filter(|imp| program_known || imp.name.starts_with("_Z"));
+            let mut missing: Vec<crate::dynsym::Import> = Vec::new();
+            'imports: for imp in imports {
+                for (t, _) in &scope {
+                    match self
+                        .table(t)
+                        .and_then(|tab| tab.defines(&imp.name, imp.version.as_deref()))
+                    {
+                        Ok(true) => continue 'imports,
+                        Ok(false) => {}
+                        // Part of the scope cannot be read: this symbol is not judged.
+                        Err(_) => continue 'imports,
+                    }
+                }
+                missing.push(imp);
+            }
+            if missing.is_empty() {
+                continue;
+            }
+            // Only a symbol a relocation refers to is looked up; glibc names the first.
+            if let Ok(order) = self.table(&target).and_then(|t| t.relocation_order()) {
+                let position: HashMap<u32, usize> =
+                    order.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+                missing.retain(|m| position.contains_key(&m.index));
+                missing.sort_by_key(|m| position[&m.index]);
+            }
+            let by = self.objects[i].path.clone();
+            let total = missing.len();
+            for imp in missing.iter().take(MAX_UNDEFINED) {
+                failures.push(Failure::UndefinedSymbol {
+                    symbol: imp.name.clone(),
+                    version: imp.version.clone().unwrap_or_default(),
+                    library: self.library_for(imp, &scope),
+                    by: by.clone(),
+                });
+            }
+            if total > MAX_UNDEFINED {
+                failures.push(Failure::Limit {
+                    detail: format!(
+                        "{by}: {total} undefined symbols; the first {MAX_UNDEFINED} are listed"
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The library that should define an import: the file its version is required of, or,
+    /// for PyTorch's C++ namespaces, the torch library that defines them; "" when the
+    /// symbol does not say.
+    fn library_for(&self, imp: &crate::dynsym::Import, scope: &[(String, usize)]) -> String {
+        let wanted = match &imp.file {
+            Some(f) => f.clone(),
+            None => match torch_library_of(&imp.name) {
+                Some(s) => s.to_string(),
+                None => return String::new(),
+            },
+        };
+        scope
+            .iter()
+            .filter(|(_, i)| *i != usize::MAX)
+            .map(|(_, i)| &self.objects[*i])
+            .find(|o| o.soname.as_deref() == Some(wanted.as_str()) || o.names.contains(&wanted))
+            .map(|o| o.path.clone())
+            .unwrap_or(wanted)
+    }
+
     /// Whether the file at `path` defines `symbol` at `version` (for naming the copy that
     /// would have worked).
     pub fn defines(&mut self, path: &str, symbol: &str, version: &str) -> bool {
@@ -955,6 +1187,32 @@ impl<'a> Process<'a> {
             Err(_) => false,
         }
     }
+}
+
+/// The torch library that defines a C++ symbol of PyTorch's namespaces (c10, at, torch),
+/// by the first name in its mangled nested name.
+pub fn torch_library_of(symbol: &str) -> Option<&'static str> {
+    let rest = symbol.strip_prefix("_Z")?;
+    // Skip the mangling's prefixes (vtable TV, typeinfo TI, nested N, const K, …).
+    let start = rest.find(|c: char| c.is_ascii_digit())?;
+    if start > 4 {
+        return None;
+    }
+    let name = &rest[start..];
+    [
+        ("3c104cuda", "libc10_cuda.so"),
+        ("3c10", "libc10.so"),
+        ("2at4cuda", "libtorch_cuda.so"),
+        ("2at6native4cuda", "libtorch_cuda.so"),
+        ("2at", "libtorch_cpu.so"),
+        ("5torch4cuda", "libtorch_cuda.so"),
+        ("5torch3jit", "libtorch_cpu.so"),
+        ("5torch6detail", "libtorch_python.so"),
+        ("5torch", "libtorch_cpu.so"),
+    ]
+    .into_iter()
+    .find(|(p, _)| name.starts_with(p))
+    .map(|(_, l)| l)
 }
 
 /// A version named after a soname (`libcudart.so.12`, `libnvJitLink.so.12`): NVIDIA puts
@@ -1001,6 +1259,24 @@ mod tests {
         assert!(soname_style("libcudart.so.13"));
         assert!(!soname_style("GLIBC_2.34"));
         assert!(!soname_style("GLIBCXX_3.4.30"));
+    }
+
+    #[test]
+    fn torch_symbols_name_their_library() {
+        let of = torch_library_of;
+        assert_eq!(
+            of("_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb"),
+            Some("libc10_cuda.so")
+        );
+        assert_eq!(of("_ZNK3c1010TensorImpl4sizeEl"), Some("libc10.so"));
+        assert_eq!(of("_ZTVN3c1011StorageImplE"), Some("libc10.so"));
+        assert_eq!(
+            of("_ZN2at4_ops3add4callERKNS_6TensorES4_RKN3c106ScalarE"),
+            Some("libtorch_cpu.so")
+        );
+        assert_eq!(of("_ZN5torch8autograd4NodeD2Ev"), Some("libtorch_cpu.so"));
+        assert_eq!(of("_ZNSt6vectorIiSaIiEE9push_backEOi"), None);
+        assert_eq!(of("PyInit__C"), None);
     }
 
     #[test]

@@ -191,9 +191,33 @@ fn open_all(
 ) -> Linkage {
     let files_given = site == FILES_GIVEN;
     let mut process = Process::new(fs, cfg);
+    // Libraries built and shipped together (torch's own, NVIDIA's wheels, the
+    // distribution's) resolve each other's symbols by construction; their versioned
+    // imports are still checked. Judging them all would read megabytes of string tables.
+    let mut built_together: Vec<PathBuf> = cfg.default_dirs.clone();
+    if !files_given {
+        built_together.push(Path::new(site).join("torch/lib"));
+        built_together.push(Path::new(site).join("nvidia"));
+    }
+    process.unjudged_dirs = built_together
+        .iter()
+        .map(|d| fs.canonical(d).unwrap_or_else(|_| d.clone()))
+        .map(|d| format!("{}/", d.display()))
+        .collect();
     let mut modules = Vec::new();
     for root in roots {
-        let opened = process.dlopen(&root.path);
+        // torch's _load_global_deps() opens it with ctypes.RTLD_GLOBAL (torch/__init__.py).
+        let global = !files_given
+            && root.package == "torch"
+            && root
+                .path
+                .file_name()
+                .is_some_and(|n| n == "libtorch_global_deps.so");
+        let mut opened = if global {
+            process.dlopen_global(&root.path)
+        } else {
+            process.dlopen_unrelocated(&root.path)
+        };
         let reaches_cuda = {
             let mut seen = HashSet::new();
             let mut stack: Vec<usize> = opened.object.into_iter().collect();
@@ -221,6 +245,9 @@ fn open_all(
         if !files_given && (!reaches_cuda || already) {
             continue;
         }
+        // Symbols are resolved only for the modules reported: the rest stay mapped
+        // unchecked, as an import that nothing here judges.
+        process.resolve_symbols(&mut opened);
         let failures = opened
             .failures
             .iter()

@@ -651,3 +651,130 @@ fn nvml_is_not_started_when_no_loader_step_finds_it() {
         "{some}"
     );
 }
+
+/// An unversioned library (as torch's libc10.so is) defining `syms`, each `int NAME(void)`.
+fn plain_dep(lab: &Lab, dir: &str, syms: &[&str]) -> PathBuf {
+    let src: String = syms
+        .iter()
+        .map(|s| format!("int {s}(void) {{ return 1; }}\n"))
+        .collect();
+    lab.cc(&format!("{dir}/libdep.so.1"), "libdep.so.1", &src, &[])
+}
+
+/// A consumer calling `uses` in order (C++-mangled names are valid C identifiers), linked
+/// against `link_dir` with a RUNPATH there; `weak` references are declared weak.
+fn plain_consumer(lab: &Lab, link_dir: &str, uses: &[&str], weak: &[&str]) -> PathBuf {
+    let mut src = String::new();
+    for u in uses {
+        let attr = if weak.contains(u) {
+            "__attribute__((weak)) "
+        } else {
+            ""
+        };
+        src.push_str(&format!("extern {attr}int {u}(void);\n"));
+    }
+    let calls: Vec<String> = uses
+        .iter()
+        .map(|u| {
+            if weak.contains(u) {
+                format!("({u} ? {u}() : 0)")
+            } else {
+                format!("{u}()")
+            }
+        })
+        .collect();
+    src.push_str(&format!(
+        "int user(void) {{ return {}; }}\n",
+        calls.join(" + ")
+    ));
+    lab.cc(
+        "c/libuser.so",
+        "libuser.so",
+        &src,
+        &[
+            format!("-L{}", lab.p(link_dir).display()),
+            "-l:libdep.so.1".into(),
+            runpath(&lab.p(link_dir)),
+        ],
+    )
+}
+
+/// The C++ ABI class: an extension built against a libc10 that had a function the installed
+/// one lacks. Unversioned symbols are resolved in the whole lookup scope, and glibc's first
+/// undefined one (in relocation order) is the one predicted.
+#[test]
+fn an_unversioned_symbol_no_library_defines_is_glibcs_undefined_symbol() {
+    need_tools!();
+    let lab = Lab::new();
+    let (a, b, c) = (
+        "_ZN3c106detail14torchCheckFailEPKc",
+        "_ZN3c104cuda29c10_cuda_check_implementationEi",
+        "_ZN3c1010TensorImpl4sizeEl",
+    );
+    plain_dep(&lab, "built", &[a, b, c]);
+    plain_dep(&lab, "installed", &[a]);
+    let user = plain_consumer(&lab, "built", &[a, c, b], &[]);
+    assert!(matches!(lab.agree(&[&user], None), Outcome::Loads { .. }));
+    let ld = lab.p("installed").display().to_string();
+    // glibc names one of the two missing symbols; gpudoctor must name the same one first.
+    let got = lab.agree(&[&user], Some(&ld));
+    assert!(
+        matches!(&got, Outcome::Fails(m) if m.starts_with(&format!("{}: undefined symbol: _ZN3c10", user.display()))
+            && !m.contains(", version")),
+        "{got:?}"
+    );
+    let (_, report) = lab.predicted(&[&user], Some(&ld));
+    let failures: Vec<&str> = report["environments"][0]["modules"][0]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    assert_eq!(
+        failures.len(),
+        2,
+        "both missing symbols are listed: {failures:?}"
+    );
+    // A weak reference to a missing symbol never fails the load.
+    let weak_user = plain_consumer(&lab, "built", &[a, b], &[b]);
+    assert!(matches!(
+        lab.agree(&[&weak_user], Some(&ld)),
+        Outcome::Loads { .. }
+    ));
+}
+
+/// A symbol a dependency of a dependency defines is in the lookup scope (breadth-first
+/// closure), as is one of a library the process loaded before: no false undefined symbol.
+#[test]
+fn symbols_from_the_whole_closure_resolve() {
+    need_tools!();
+    let lab = Lab::new();
+    let sym = "_ZN3c1010TensorImpl4sizeEl";
+    plain_dep(&lab, "deep", &[sym]);
+    // A middle library that needs libdep but defines nothing the user calls.
+    let middle = lab.cc(
+        "m/libmiddle.so",
+        "libmiddle.so",
+        "extern int _ZN3c1010TensorImpl4sizeEl(void);\nint middle(void) { return _ZN3c1010TensorImpl4sizeEl(); }\n",
+        &[
+            format!("-L{}", lab.p("deep").display()),
+            "-l:libdep.so.1".into(),
+            runpath(&lab.p("deep")),
+        ],
+    );
+    // The user links libmiddle only, and resolves the symbol through middle's dependency
+    // (--allow-shlib-undefined lets the linker accept it, as prebuilt extensions are).
+    let user = lab.cc(
+        "u/libuser.so",
+        "libuser.so",
+        "extern int _ZN3c1010TensorImpl4sizeEl(void);\nint user(void) { return _ZN3c1010TensorImpl4sizeEl(); }\n",
+        &[
+            "-Wl,--no-as-needed".into(),
+            format!("-L{}", lab.p("m").display()),
+            "-l:libmiddle.so".into(),
+            runpath(&lab.p("m")),
+        ],
+    );
+    let got = lab.agree(&[middle.as_path(), user.as_path()], None);
+    assert!(matches!(got, Outcome::Loads { .. }), "{got:?}");
+}
