@@ -321,14 +321,14 @@ impl SymbolTable {
                 if word & mask != mask {
                     return Ok(false);
                 }
-                let mut i = u64::from(
+                let first = u64::from(
                     self.u32_at(buckets + u64::from(h % nbuckets) * 4)
                         .map_err(e)?,
                 );
-                if i < u64::from(symoffset) {
+                if first < u64::from(symoffset) {
                     return Ok(false);
                 }
-                for _ in 0..MAX_CHAIN {
+                for i in first..first.saturating_add(MAX_CHAIN) {
                     if i >= self.nsyms {
                         break;
                     }
@@ -341,7 +341,6 @@ impl SymbolTable {
                     if ch & 1 != 0 {
                         break;
                     }
-                    i += 1;
                 }
                 Ok(false)
             }
