@@ -57,6 +57,15 @@ const CHAINS: &[Chain] = &[
             "The image's CUDA is newer than this driver, as its NVIDIA_REQUIRE_CUDA says: a newer driver, or an image for the driver's CUDA, removes this too.".into()
         },
     },
+    // A torchvision/torchaudio built for another torch: its undefined torch symbol is that.
+    Chain {
+        cause: codes::GD046,
+        effects: &[codes::GD060],
+        explains: companion_built_for_another_torch,
+        note: |_| {
+            "It was built for another torch (see its cause): the release built for this torch removes this too.".into()
+        },
+    },
     // CUDA refuses to start while module and libraries differ.
     Chain {
         cause: codes::GD018,
@@ -135,6 +144,12 @@ pub(crate) fn link(snap: &Snapshot, findings: &mut [Finding]) {
 }
 
 /// torch imported and sees no CUDA (not an import error, which is torch's own).
+/// GD060's C++ ABI finding for a companion (its title starts with the distribution).
+fn companion_built_for_another_torch(_: &Snapshot, effect: &Finding) -> bool {
+    (effect.title.starts_with("torchvision ") || effect.title.starts_with("torchaudio "))
+        && effect.title.contains("was built against another torch")
+}
+
 fn cuda_unavailable(snap: &Snapshot) -> bool {
     matches!(
         snap.python_live.as_ref().map(|l| &l.result),

@@ -163,6 +163,9 @@ fn finding(
     };
     let subject = match &first.failure {
         Failure::Missing { needed, .. } => Subject::library(needed),
+        Failure::UndefinedSymbol { library, by, .. } if library.is_empty() => {
+            Subject::Extension(by.clone())
+        }
         Failure::VersionNotFound { library, .. } | Failure::UndefinedSymbol { library, .. } => {
             Subject::library(file_name(library))
         }
@@ -193,6 +196,28 @@ fn finding(
             file_name(library)
         ),
         Failure::UndefinedSymbol {
+            symbol, library, ..
+        } if torch_abi(&first.failure) => format!(
+            "was built against another torch than the installed {}: it needs {symbol}, which torch's {} does not define",
+            torch_version(env).unwrap_or_else(|| "one".into()),
+            if library.is_empty() { "libraries" } else { file_name(library) }
+        ),
+        Failure::UndefinedSymbol {
+            symbol,
+            version,
+            library,
+            ..
+        } if version.is_empty() => {
+            if library.is_empty() {
+                format!("needs {symbol}, which no library it loads defines")
+            } else {
+                format!(
+                    "needs {symbol}, which the {} the loader picks does not define",
+                    file_name(library)
+                )
+            }
+        }
+        Failure::UndefinedSymbol {
             symbol,
             version,
             library,
@@ -204,9 +229,14 @@ fn finding(
         Failure::Unloadable { path, reason } => format!("cannot load {path}: {reason}"),
         Failure::Limit { detail } => detail.clone(),
     };
+    let built_for = if torch_abi(&first.failure) {
+        format!(" {}", built_for(env, hits))
+    } else {
+        String::new()
+    };
     let mut f = Finding::new(codes::GD060, severity, format!("{packages} {title_what}"))
         .detail(format!(
-            "The loader will print \"{}\". {consequence}",
+            "The loader will print \"{}\". {consequence}{built_for}",
             first.failure.loader_message()
         ))
         .evidence(
@@ -331,6 +361,9 @@ fn fixes(
                 }
             }
         }
+        Failure::UndefinedSymbol { .. } if torch_abi(&first.failure) => {
+            f = abi_fixes(snap, f, env, hits);
+        }
         Failure::VersionNotFound { library, .. } | Failure::UndefinedSymbol { library, .. } => {
             match &first.picked_how {
                 Some(How::LdLibraryPath { entry, .. }) => {
@@ -377,6 +410,107 @@ fn fixes(
             }
         }
         _ => {}
+    }
+    f
+}
+
+/// An unversioned symbol of PyTorch's C++ namespaces that the installed torch lacks: the
+/// module was compiled against another torch (or the other C++ ABI).
+fn torch_abi(f: &Failure) -> bool {
+    matches!(f, Failure::UndefinedSymbol { symbol, version, .. }
+        if version.is_empty() && crate::loader::torch_library_of(symbol).is_some())
+}
+
+fn torch_version(env: Option<&PythonEnv>) -> Option<String> {
+    let t = env?.torch.as_ref()?;
+    Some(
+        t.version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| t.dist_version.clone()),
+    )
+}
+
+/// The installed distribution a module belongs to ("torchvision 0.27.1" → its Dist).
+fn dist_of<'e>(env: Option<&'e PythonEnv>, m: &Module) -> Option<&'e crate::facts::pytorch::Dist> {
+    let name = m.dist.as_deref()?.split(' ').next()?;
+    env?.companions
+        .iter()
+        .chain(&env?.frameworks)
+        .find(|d| d.name.eq_ignore_ascii_case(name))
+}
+
+/// Which torch the modules say they were built for: their METADATA's torch pin.
+fn built_for(env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) -> String {
+    let tv = torch_version(env).unwrap_or_else(|| "installed".into());
+    let mut pins = Vec::new();
+    for (m, _) in hits {
+        if let Some(d) = dist_of(env, m) {
+            let said = match &d.requires_torch {
+                Some(spec) => format!("{} {} declares torch{spec}", d.name, d.version),
+                None => format!("{} {} declares no torch requirement, so which torch it was built against is not recorded", d.name, d.version),
+            };
+            if !pins.contains(&said) {
+                pins.push(said);
+            }
+        }
+    }
+    let pins = if pins.is_empty() {
+        String::new()
+    } else {
+        format!(" {} (METADATA).", pins.join("; "))
+    };
+    format!("Compiled extensions link against the exact C++ symbols of the torch they were built with; torch {tv} no longer defines this one.{pins}")
+}
+
+/// The release built for the installed torch: the companion recommender for torchvision
+/// and torchaudio; for other extensions, a rebuild against this torch.
+fn abi_fixes(
+    snap: &Snapshot,
+    mut f: Finding,
+    env: Option<&PythonEnv>,
+    hits: &[(&Module, &Failed)],
+) -> Finding {
+    let tv = torch_version(env).unwrap_or_else(|| "installed".into());
+    let mut done: Vec<String> = Vec::new();
+    for (m, _) in hits {
+        let Some(d) = dist_of(env, m) else { continue };
+        if done.contains(&d.name) {
+            continue;
+        }
+        done.push(d.name.clone());
+        let Some(env) = env else { continue };
+        if d.name == "torchvision" || d.name == "torchaudio" {
+            let rec = crate::recommend::torch::recommend_companion(
+                &crate::recommend::Machine::for_env(snap, env),
+                &d.name,
+            );
+            f = match &rec.pick {
+                Some(_) => rec.add_fix(f, format!("Install the {} built for torch {tv}", d.name)),
+                None => f.fix_text(format!(
+                    "Reinstall torch and {} together from one index and release line",
+                    d.name
+                )),
+            };
+        } else {
+            let python = env
+                .interpreter
+                .clone()
+                .or_else(|| env.python.clone())
+                .unwrap_or_else(|| "python".into());
+            // Text, not a command: which wheel fits is the project's to say, and a source
+            // build needs a CUDA toolkit and the project's build requirements.
+            f = f.fix_text(format!(
+                "Reinstall {name} built for torch {tv}: the wheel its project publishes for torch {tv}, or a build against this torch ({python} -m pip install --force-reinstall --no-deps --no-build-isolation --no-cache-dir {name}=={version}, which compiles it with a CUDA toolkit)",
+                name = d.name,
+                version = d.version,
+            ));
+        }
+    }
+    if done.is_empty() {
+        f = f.fix_text(format!(
+            "Reinstall the package that ships this module built for torch {tv}, or rebuild it against this torch"
+        ));
     }
     f
 }
@@ -542,6 +676,78 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.value.contains("torch pins nvidia-cudnn-cu12==8.9.2.26")));
+    }
+
+    fn abi(symbol: &str, library: &str) -> Failure {
+        Failure::UndefinedSymbol {
+            symbol: symbol.into(),
+            version: String::new(),
+            library: library.into(),
+            by: format!("{SITE}/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so"),
+        }
+    }
+
+    #[test]
+    fn an_extension_built_for_another_torch_says_so_and_how_to_rebuild() {
+        let mut s = healthy();
+        let mut fa = dist("flash-attn", "2.7.4.post1");
+        fa.requires_torch = None;
+        primary_env(&mut s).frameworks.push(fa);
+        with(
+            &mut s,
+            vec![linked_module(
+                "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so",
+                "flash-attn 2.7.4.post1",
+                1,
+                vec![abi(
+                    "_ZNK3c1010TensorImpl4sizeEl",
+                    &format!("{SITE}/torch/lib/libc10.so"),
+                )],
+            )],
+        );
+        let f = only(run(&s), codes::GD060, Severity::Error);
+        assert!(
+            f.title.starts_with(
+                "flash-attn 2.7.4.post1 was built against another torch than the installed"
+            ) && f
+                .title
+                .contains("_ZNK3c1010TensorImpl4sizeEl, which torch's libc10.so does not define"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.detail
+                .contains("undefined symbol: _ZNK3c1010TensorImpl4sizeEl\""),
+            "{}",
+            f.detail
+        );
+        assert!(
+            f.detail.contains("declares no torch requirement"),
+            "{}",
+            f.detail
+        );
+        let fix = format!("{:?}", f.fix);
+        assert!(
+            fix.contains("--no-build-isolation --no-cache-dir flash-attn==2.7.4.post1"),
+            "{fix}"
+        );
+        // An unversioned symbol outside torch's namespaces reads as the loader's fact only.
+        with(
+            &mut s,
+            vec![linked_module(
+                "x",
+                "x 1.0",
+                1,
+                vec![abi("cuda_helper_v2", "")],
+            )],
+        );
+        let f = only(run(&s), codes::GD060, Severity::Error);
+        assert!(
+            f.title
+                .ends_with("needs cuda_helper_v2, which no library it loads defines"),
+            "{}",
+            f.title
+        );
     }
 
     #[test]

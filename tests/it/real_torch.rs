@@ -419,3 +419,137 @@ fn recommend_keeps_the_real_installed_build() {
     );
     assert_eq!(v["machine"]["python"]["value"], serde_json::json!([3, 11]));
 }
+
+/// A torchvision wheel from PyPI built for another torch (0.27.1 declares torch==2.12.1),
+/// fetched by .ci/run: GPUDOCTOR_OTHER_TORCHVISION is its path.
+fn other_torchvision() -> Option<PathBuf> {
+    match std::env::var_os("GPUDOCTOR_OTHER_TORCHVISION") {
+        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => {
+            crate::util::skip(format_args!(
+                "real_torch: GPUDOCTOR_OTHER_TORCHVISION is not set (.ci/run downloads \
+                 torchvision 0.27.1's wheel and sets it)"
+            ));
+            None
+        }
+    }
+}
+
+fn site_packages(venv: &Path) -> PathBuf {
+    let lib = venv.join("lib");
+    let py = std::fs::read_dir(&lib)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("python3"))
+        .expect("lib/python3.X");
+    lib.join(py).join("site-packages")
+}
+
+/// The C++ ABI class, on real wheels: torchvision 0.27.1 (built for torch 2.12.1) beside the
+/// real torch 2.15.0. glibc, asked by the real Python after `import torch`, names an undefined
+/// c10 symbol; gpudoctor's error must name the same symbol, say which torch the wheel declares
+/// and point at GD046's release; the matching torchvision 0.29.2 of the venv gets no such
+/// finding.
+#[test]
+fn an_extension_built_for_another_torch_fails_on_the_symbol_glibc_names() {
+    let Some(venv) = venv() else { return };
+    let Some(wheel) = other_torchvision() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("venv");
+    let st = std::process::Command::new(venv.join("bin/python"))
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&mirror)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // The venv's packages by link, torchvision replaced by the other wheel's files.
+    let (from, to) = (site_packages(&venv), site_packages(&mirror));
+    for e in std::fs::read_dir(&from).unwrap().filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("torchvision") {
+            std::os::unix::fs::symlink(e.path(), to.join(&name)).unwrap();
+        }
+    }
+    let st = std::process::Command::new(venv.join("bin/python"))
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let module = to.join("torchvision/_C.so");
+    // glibc's verdict, as torchvision's own loader opens it (torch.ops.load_library → ctypes).
+    let out = std::process::Command::new(mirror.join("bin/python"))
+        .arg("-c")
+        .arg(format!(
+            "import torch, ctypes\ntry:\n    ctypes.CDLL({:?})\n    print('LOADS')\nexcept OSError as e:\n    print(e)",
+            module.display().to_string()
+        ))
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let real = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let symbol = real
+        .split("undefined symbol: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("glibc loads it or fails otherwise: {real}"))
+        .to_string();
+    let (_, report) = util::json(
+        util::gpudoctor()
+            .arg("--python")
+            .arg(mirror.join("bin/python"))
+            .args(["--no-smoke", "check"]),
+    );
+    let findings = report["findings"].as_array().unwrap();
+    let abi: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["code"] == "GD060" && f["title"].as_str().unwrap().contains(&symbol))
+        .collect();
+    assert_eq!(
+        abi.len(),
+        1,
+        "one GD060 names glibc's symbol {symbol}:\n{}",
+        serde_json::to_string_pretty(findings).unwrap()
+    );
+    let f = abi[0];
+    assert_eq!(f["severity"], "error");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.starts_with(
+            "torchvision 0.27.1 was built against another torch than the installed 2.15.0"
+        ),
+        "{title}"
+    );
+    assert!(
+        f["detail"]
+            .as_str()
+            .unwrap()
+            .contains("torchvision 0.27.1 declares torch==2.12.1"),
+        "{f}"
+    );
+    // The root cause leads: GD046, whose fix installs the torchvision built for 2.15.0.
+    let gd046 = findings
+        .iter()
+        .find(|f| f["code"] == "GD046")
+        .expect("GD046 for the pin");
+    assert!(gd046.to_string().contains("torchvision==0.29"), "{gd046}");
+    // The matching torchvision of the venv itself: no undefined symbol anywhere.
+    let (_, healthy) = util::json(
+        util::gpudoctor()
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .args(["--no-smoke", "check"]),
+    );
+    assert!(
+        !healthy["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.to_string().contains("undefined symbol")),
+        "{}",
+        healthy["findings"]
+    );
+}
