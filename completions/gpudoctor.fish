@@ -137,7 +137,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -242,7 +243,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -403,7 +405,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -508,7 +511,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -650,7 +654,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -755,7 +760,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -880,7 +886,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -985,7 +992,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1110,7 +1118,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1215,7 +1224,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1345,7 +1355,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1450,7 +1461,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'How long the driver may go without answering, in seconds (default 30; 60 with --nccl), before a GPU is reported as hung; a slow GPU that keeps answering runs to its end' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1608,7 +1620,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1713,7 +1726,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
@@ -1931,7 +1945,8 @@ GD084\t'PCIe AER error counters of a GPU\'s link grow while gpudoctor runs'
 GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test'
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
-GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'"
+GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

@@ -146,6 +146,7 @@ codes! {
     GD086 [Warning] => "The preflight gate ran past its budget";
     GD087 [Error] => "The node is not the shape it is expected to have: fewer GPUs, another model or driver";
     GD088 [Error] stops_all_cuda => "WSL 1 has no GPU: CUDA runs only in WSL 2";
+    GD089 [Error] => "The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

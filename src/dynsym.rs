@@ -83,22 +83,17 @@ struct Sym {
 }
 
 impl SymbolTable {
-    /// Opens `path` (a real file under the HostFs) for lookups. An object without .dynsym
-    /// is a valid table that defines and needs nothing.
+    /// Opens `path` (a real file under the HostFs) for lookups. An object without section
+    /// headers or .dynsym is an error: ld.so reads its symbols through the dynamic segment,
+    /// which is not read here, so what it defines is not known.
     pub fn open(fs: &HostFs, path: &Path) -> Result<SymbolTable, String> {
         let file = fs.open_regular(path).map_err(|e| e.to_string())?;
         let blocks = Blocks::with_limit(file, MAX_TABLE_BLOCKS)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let cache = ReadCache::new(blocks);
-        let ident = cache
-            .read_bytes_at(0, 16)
-            .map_err(|_| format!("{}: too short for an ELF header", path.display()))?;
-        if ident.get(..4) != Some(&elf::ELFMAG[..]) {
-            return Err(format!("{}: not an ELF file", path.display()));
-        }
-        let layout = match ident.get(4) {
-            Some(2) => layout::<elf::FileHeader64<Endianness>, _>(&cache),
-            Some(1) => layout::<elf::FileHeader32<Endianness>, _>(&cache),
+        let layout = match crate::elf::class_of(&cache, path)? {
+            2 => layout::<elf::FileHeader64<Endianness>, _>(&cache),
+            1 => layout::<elf::FileHeader32<Endianness>, _>(&cache),
             _ => Err("unknown ELF class".to_string()),
         }
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -117,34 +112,26 @@ impl SymbolTable {
         })
     }
 
-    fn u16_at(&mut self, at: u64) -> std::io::Result<u16> {
-        let mut b = [0u8; 2];
+    /// `N` bytes at `at` in little-endian order (reversed for a big-endian file).
+    fn le_bytes<const N: usize>(&mut self, at: u64) -> std::io::Result<[u8; N]> {
+        let mut b = [0u8; N];
         self.blocks.read_exact_at(at, &mut b)?;
-        Ok(if self.big {
-            u16::from_be_bytes(b)
-        } else {
-            u16::from_le_bytes(b)
-        })
+        if self.big {
+            b.reverse();
+        }
+        Ok(b)
+    }
+
+    fn u16_at(&mut self, at: u64) -> std::io::Result<u16> {
+        self.le_bytes(at).map(u16::from_le_bytes)
     }
 
     fn u32_at(&mut self, at: u64) -> std::io::Result<u32> {
-        let mut b = [0u8; 4];
-        self.blocks.read_exact_at(at, &mut b)?;
-        Ok(if self.big {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
+        self.le_bytes(at).map(u32::from_le_bytes)
     }
 
     fn u64_at(&mut self, at: u64) -> std::io::Result<u64> {
-        let mut b = [0u8; 8];
-        self.blocks.read_exact_at(at, &mut b)?;
-        Ok(if self.big {
-            u64::from_be_bytes(b)
-        } else {
-            u64::from_le_bytes(b)
-        })
+        self.le_bytes(at).map(u64::from_le_bytes)
     }
 
     fn sym_size(&self) -> u64 {
@@ -386,7 +373,7 @@ impl SymbolTable {
         let bind = s.info >> 4;
         // Types a reference may bind to: NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC.
         if ![0u8, 1, 2, 5, 6, 10].contains(&kind)
-            || (s.value == 0 && kind != elf::STT_TLS.0)
+            || (s.value == 0 && kind != elf::STT_TLS.0 && s.shndx != elf::SHN_ABS.0)
             || s.shndx == elf::SHN_UNDEF.0
             || !(bind == elf::STB_GLOBAL.0
                 || bind == elf::STB_WEAK.0
@@ -487,7 +474,7 @@ where
         .enumerate()
         .find(|(_, s)| s.sh_type(endian) == elf::SHT_DYNSYM)
     else {
-        return Ok(out);
+        return Err("no .dynsym section (symbols not read)".into());
     };
     let len = data.len().map_err(|_| "unknown file size".to_string())?;
     let within = |offset: u64, size: u64, what: &str| -> Result<(), String> {
@@ -545,7 +532,7 @@ where
             .collect();
         out.hash = Hash::Gnu {
             bloom,
-            shift: shift % 64,
+            shift: shift % 32,
             buckets,
             nbuckets,
             chain,
@@ -640,20 +627,11 @@ where
 mod tests {
     use super::*;
 
-    fn system_library() -> Option<&'static Path> {
-        [
-            "/lib/x86_64-linux-gnu/libc.so.6",
-            "/lib/aarch64-linux-gnu/libc.so.6",
-            "/lib64/libc.so.6",
-        ]
-        .into_iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-    }
-
     #[test]
     fn libc_defines_what_it_exports_at_each_version() {
-        let Some(libc) = system_library() else { return };
+        let Some(libc) = crate::testing::system_libc() else {
+            return;
+        };
         let fs = HostFs::new(None);
         let mut t = SymbolTable::open(&fs, libc).unwrap();
         assert!(t.defines("malloc", None).unwrap());
@@ -675,5 +653,18 @@ mod tests {
         std::fs::write(&p, b"not an elf at all").unwrap();
         let fs = HostFs::new(None);
         assert!(SymbolTable::open(&fs, &p).is_err());
+        // Every prefix of a real library: an error or a table, never a panic.
+        let Some(libc) = crate::testing::system_libc() else {
+            return;
+        };
+        let bytes = std::fs::read(libc).unwrap();
+        for cut in [16usize, 64, 200, 1000, 5000, bytes.len() / 2] {
+            std::fs::write(&p, &bytes[..cut.min(bytes.len())]).unwrap();
+            if let Ok(mut t) = SymbolTable::open(&fs, &p) {
+                let _ = t.imports(false);
+                let _ = t.defines("malloc", None);
+                let _ = t.relocation_order();
+            }
+        }
     }
 }

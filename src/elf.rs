@@ -214,17 +214,10 @@ fn reader(fs: &HostFs, path: &Path) -> Result<ReadCache<Blocks>, String> {
 
 /// The SONAME and DT_NEEDED entries of an ELF shared object, or why they could not be read.
 pub fn read_dynamic(fs: &HostFs, path: &Path) -> Result<DynamicInfo, String> {
-    let cache = reader(fs, path)?;
-    let ident = cache
-        .read_bytes_at(0, 16)
-        .map_err(|_| format!("{}: too short for an ELF header", path.display()))?;
-    if ident.get(..4) != Some(&elf::ELFMAG[..]) {
-        return Err(format!("{}: not an ELF file", path.display()));
-    }
-    // e_ident[EI_CLASS] (byte 4): 1 = 32-bit, 2 = 64-bit.
-    let result = match ident.get(4) {
-        Some(2) => parse::<elf::FileHeader64<Endianness>, _>(&cache),
-        Some(1) => parse::<elf::FileHeader32<Endianness>, _>(&cache),
+    let (cache, class) = open_elf(fs, path)?;
+    let result = match class {
+        2 => parse::<elf::FileHeader64<Endianness>, _>(&cache),
+        1 => parse::<elf::FileHeader32<Endianness>, _>(&cache),
         _ => Err("unknown ELF class".to_string()),
     };
     result.map_err(|e| format!("{}: {e}", path.display()))
@@ -346,14 +339,19 @@ where
 /// Opens an ELF file and hands its class (1 = 32-bit, 2 = 64-bit) with the reader.
 fn open_elf(fs: &HostFs, path: &Path) -> Result<(ReadCache<Blocks>, u8), String> {
     let cache = reader(fs, path)?;
+    let class = class_of(&cache, path)?;
+    Ok((cache, class))
+}
+
+/// e_ident[EI_CLASS] of an opened file (1 = 32-bit, 2 = 64-bit), or why it is no ELF file.
+pub fn class_of(cache: &ReadCache<Blocks>, path: &Path) -> Result<u8, String> {
     let ident = cache
         .read_bytes_at(0, 16)
         .map_err(|_| format!("{}: too short for an ELF header", path.display()))?;
     if ident.get(..4) != Some(&elf::ELFMAG[..]) {
         return Err(format!("{}: not an ELF file", path.display()));
     }
-    let class = ident.get(4).copied().unwrap_or(0);
-    Ok((cache, class))
+    Ok(ident.get(4).copied().unwrap_or(0))
 }
 
 /// The symbols `path` imports with a version required of one of `files` (DT_VERNEED file

@@ -63,6 +63,8 @@ const MAX_NEEDED: usize = 512;
 const CACHE_READ_LIMIT: u64 = 16 * 1024 * 1024;
 /// Undefined symbols listed per object (glibc names the first; the rest show the extent).
 const MAX_UNDEFINED: usize = 20;
+/// Symbol tables open at once in one emulated process (each holds a file descriptor).
+const MAX_TABLES: usize = 256;
 
 /// How the loader found a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -205,6 +207,10 @@ pub enum Failure {
         /// The library that should define it (the file its version is required of, or the
         /// torch library of its C++ namespace); empty when the symbol does not say.
         library: String,
+        /// The same function under the other C++ standard-library ABI, which the lookup scope
+        /// does define: the module was compiled with the other `_GLIBCXX_USE_CXX11_ABI`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        other_abi: Option<String>,
         by: String,
     },
     /// The file itself cannot be loaded (not ELF, another machine, unreadable).
@@ -998,15 +1004,22 @@ impl<'a> Process<'a> {
                         version: imp.version.clone(),
                         library: self.objects[*dep].path.clone(),
                         by: by.clone(),
+                        other_abi: None,
                     });
                 }
             }
         }
     }
 
-    /// The symbol table of a mapped file, opened once per process.
+    /// The symbol table of a mapped file, opened once per process (each keeps its file
+    /// open: past MAX_TABLES the rest are not judged).
     fn table(&mut self, target: &str) -> Result<&mut SymbolTable, String> {
         if !self.tables.contains_key(target) {
+            if self.tables.len() >= MAX_TABLES {
+                return Err(format!(
+                    "{target}: more than {MAX_TABLES} symbol tables open"
+                ));
+            }
             let t = SymbolTable::open(self.fs, Path::new(target));
             self.tables.insert(target.to_string(), t);
         }
@@ -1028,11 +1041,14 @@ impl<'a> Process<'a> {
             let mut p = Process::new(self.fs, self.cfg);
             p.check_symbols = false;
             let opened = p.dlopen(Path::new(exe));
-            scope = opened
-                .mapped
-                .iter()
-                .map(|&i| p.objects[i].target.clone())
-                .collect();
+            // A program whose own libraries are not all found is not known.
+            if opened.failures.is_empty() {
+                scope = opened
+                    .mapped
+                    .iter()
+                    .map(|&i| p.objects[i].target.clone())
+                    .collect();
+            }
         }
         self.main_scope = Some(scope.clone());
         scope
@@ -1088,7 +1104,19 @@ impl<'a> Process<'a> {
             return;
         }
         let scope = self.scope(root);
-        let program_known = scope.iter().any(|(_, i)| *i == usize::MAX);
+        // Unversioned C imports are judged only where the program is a Python that exports
+        // its API (an ELF launcher or a wrapper script would leave every Py* "undefined").
+        let program_known = scope
+            .iter()
+            .filter(|(_, i)| *i == usize::MAX)
+            .map(|(t, _)| t.clone())
+            .collect::<Vec<_>>()
+            .iter()
+            .any(|t| {
+                self.table(t)
+                    .and_then(|tab| tab.defines("PyObject_GetAttr", None))
+                    .unwrap_or(false)
+            });
         // Objects are relocated dependencies first.
         for &i in judged.iter().rev() {
             let target = self.objects[i].target.clone();
@@ -1116,28 +1144,30 @@ impl<'a> Process<'a> {
             if missing.is_empty() {
                 continue;
             }
-            // Only a symbol a relocation refers to is looked up; glibc names the first.
-            if let Ok(order) = self.table(&target).and_then(|t| t.relocation_order()) {
-                let position: HashMap<u32, usize> =
-                    order.iter().enumerate().map(|(k, &s)| (s, k)).collect();
-                missing.retain(|m| position.contains_key(&m.index));
-                missing.sort_by_key(|m| position[&m.index]);
-            }
+            // Only a symbol a relocation refers to is looked up; glibc names the first. An
+            // object whose relocations cannot be read is not judged.
+            let Ok(order) = self.table(&target).and_then(|t| t.relocation_order()) else {
+                continue;
+            };
+            let position: HashMap<u32, usize> =
+                order.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+            missing.retain(|m| position.contains_key(&m.index));
+            missing.sort_by_key(|m| position[&m.index]);
             let by = self.objects[i].path.clone();
-            let total = missing.len();
             for imp in missing.iter().take(MAX_UNDEFINED) {
+                let other_abi = other_abi_spelling(&imp.name).filter(|other| {
+                    scope.iter().any(|(t, _)| {
+                        self.table(t)
+                            .and_then(|tab| tab.defines(other, None))
+                            .unwrap_or(false)
+                    })
+                });
                 failures.push(Failure::UndefinedSymbol {
                     symbol: imp.name.clone(),
                     version: imp.version.clone().unwrap_or_default(),
                     library: self.library_for(imp, &scope),
                     by: by.clone(),
-                });
-            }
-            if total > MAX_UNDEFINED {
-                failures.push(Failure::Limit {
-                    detail: format!(
-                        "{by}: {total} undefined symbols; the first {MAX_UNDEFINED} are listed"
-                    ),
+                    other_abi,
                 });
             }
         }
@@ -1189,6 +1219,28 @@ impl<'a> Process<'a> {
     }
 }
 
+/// libstdc++'s `std::string` under the C++11 ABI (`std::__cxx11::basic_string<char>`) and
+/// under the old one (`Ss`), as they are mangled.
+const CXX11_STRING: &str = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE";
+const OLD_STRING: &str = "Ss";
+
+/// A C++ symbol with `std::string` spelled for the other `_GLIBCXX_USE_CXX11_ABI`, where it
+/// takes one. Substitution indices after the string can differ between the two manglings,
+/// so a match proves the ABI difference while no match proves nothing.
+pub fn other_abi_spelling(symbol: &str) -> Option<String> {
+    if !symbol.starts_with("_Z") {
+        return None;
+    }
+    if symbol.contains(CXX11_STRING) {
+        return Some(symbol.replace(CXX11_STRING, OLD_STRING));
+    }
+    // `Ss` as a whole component: after a qualifier (RK, K, P, R) or at a parameter boundary.
+    ["RKSs", "PKSs", "RSs", "PSs"]
+        .iter()
+        .find(|p| symbol.contains(**p))
+        .map(|p| symbol.replace(p, &p.replace(OLD_STRING, CXX11_STRING)))
+}
+
 /// The torch library that defines a C++ symbol of PyTorch's namespaces (c10, at, torch),
 /// by the first name in its mangled nested name.
 pub fn torch_library_of(symbol: &str) -> Option<&'static str> {
@@ -1208,6 +1260,8 @@ pub fn torch_library_of(symbol: &str) -> Option<&'static str> {
         ("5torch4cuda", "libtorch_cuda.so"),
         ("5torch3jit", "libtorch_cpu.so"),
         ("5torch6detail", "libtorch_python.so"),
+        ("5torch6python", "libtorch_python.so"),
+        ("5torch5utils", "libtorch_python.so"),
         ("5torch", "libtorch_cpu.so"),
     ]
     .into_iter()
@@ -1262,6 +1316,18 @@ mod tests {
     }
 
     #[test]
+    fn std_string_is_spelled_for_the_other_abi() {
+        // c10's torchCheckFail(const char*, const char*, unsigned, const std::string&): libc10.so
+        // of a cxx11-ABI torch exports the first, of an old-ABI torch the second.
+        let new = "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE";
+        let old = "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs";
+        assert_eq!(other_abi_spelling(new).as_deref(), Some(old));
+        assert_eq!(other_abi_spelling(old).as_deref(), Some(new));
+        assert_eq!(other_abi_spelling("_ZN3c1010TensorImpl4sizeEl"), None);
+        assert_eq!(other_abi_spelling("PyInit__C"), None);
+    }
+
+    #[test]
     fn torch_symbols_name_their_library() {
         let of = torch_library_of;
         assert_eq!(
@@ -1290,16 +1356,7 @@ mod tests {
     }
 
     /// A real ELF shared object of this machine to copy into fake trees.
-    fn system_library() -> Option<&'static Path> {
-        [
-            "/lib/x86_64-linux-gnu/libc.so.6",
-            "/lib/aarch64-linux-gnu/libc.so.6",
-            "/lib64/libc.so.6",
-        ]
-        .into_iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-    }
+    use crate::testing::system_libc as system_library;
 
     #[test]
     fn a_program_finds_nvml_on_ld_library_path_then_the_default_dirs_or_not_at_all() {
@@ -1341,6 +1398,7 @@ mod tests {
             version: "libnvJitLink.so.12".into(),
             library: "/x/libnvJitLink.so.12".into(),
             by: "/y/libcusparse.so.12".into(),
+            other_abi: None,
         };
         assert_eq!(
             f.loader_message(),

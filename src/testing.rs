@@ -40,6 +40,18 @@ pub const TOOLKIT_ROOT: &str = "/usr/local/cuda-12.4";
 pub const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
 pub const GIB: u64 = 1 << 30;
 
+/// This machine's libc, a real shared object for ELF tests (None where it is elsewhere).
+pub fn system_libc() -> Option<&'static std::path::Path> {
+    [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/aarch64-linux-gnu/libc.so.6",
+        "/lib64/libc.so.6",
+    ]
+    .into_iter()
+    .map(std::path::Path::new)
+    .find(|p| p.exists())
+}
+
 pub fn uuid(i: u32) -> String {
     format!("GPU-{i}{i}{i}{i}{i}{i}{i}{i}-aaaa-bbbb-cccc-dddddddddddd")
 }

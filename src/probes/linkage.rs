@@ -246,8 +246,11 @@ fn open_all(
             continue;
         }
         // Symbols are resolved only for the modules reported: the rest stay mapped
-        // unchecked, as an import that nothing here judges.
-        process.resolve_symbols(&mut opened);
+        // unchecked, as an import that nothing here judges. (The global deps were resolved
+        // by their own dlopen.)
+        if !global {
+            process.resolve_symbols(&mut opened);
+        }
         let failures = opened
             .failures
             .iter()
@@ -309,11 +312,14 @@ fn explain(process: &mut Process, f: &Failure, elsewhere: &impl Fn(&str) -> Vec<
             ..
         } => {
             out.picked_how = how_of(process, library);
-            let soname = soname_of(process, library);
-            out.would_work = elsewhere(&soname)
-                .into_iter()
-                .filter(|p| p != library && process.defines(p, symbol, version))
-                .collect();
+            // An unversioned symbol belongs to no soname's wheel copy: nothing to point at.
+            if !version.is_empty() {
+                let soname = soname_of(process, library);
+                out.would_work = elsewhere(&soname)
+                    .into_iter()
+                    .filter(|p| p != library && process.defines(p, symbol, version))
+                    .collect();
+            }
         }
         _ => {}
     }

@@ -57,6 +57,16 @@ const CHAINS: &[Chain] = &[
             "The image's CUDA is newer than this driver, as its NVIDIA_REQUIRE_CUDA says: a newer driver, or an image for the driver's CUDA, removes this too.".into()
         },
     },
+    // A GPU the loaded module flavour refuses: the driver skips it, so it has no driver,
+    // its bring-up fails in the log, and NVML's GPUs and the /dev nodes disagree.
+    Chain {
+        cause: codes::GD089,
+        effects: &[codes::GD005, codes::GD083, codes::GD040, codes::GD007],
+        explains: refused_by_the_module_flavour,
+        note: |_| {
+            "The loaded kernel module flavour cannot drive this GPU: the other flavour removes this too.".into()
+        },
+    },
     // A torchvision/torchaudio built for another torch: its undefined torch symbol is that.
     Chain {
         cause: codes::GD046,
@@ -143,13 +153,38 @@ pub(crate) fn link(snap: &Snapshot, findings: &mut [Finding]) {
     }
 }
 
-/// torch imported and sees no CUDA (not an import error, which is torch's own).
+/// GD089's GPUs: their missing driver and log refusal, and the node-wide symptoms when the
+/// module refuses every GPU.
+fn refused_by_the_module_flavour(snap: &Snapshot, effect: &Finding) -> bool {
+    let refused = super::module_flavour::refused_gpus(snap);
+    if refused.is_empty() {
+        return false;
+    }
+    // No /dev/nvidiaN at all is this when the module refuses every GPU.
+    let gpus = snap
+        .pci
+        .as_ref()
+        .and_then(|p| p.devices.get())
+        .map_or(0, |d| {
+            d.iter()
+                .filter(|d| d.role == crate::facts::pci::PciRole::Gpu)
+                .count()
+        });
+    (effect.code == codes::GD007 && refused.len() == gpus)
+        || effect.code == codes::GD040
+        || refused.iter().any(|a| {
+            effect.title.contains(a.as_str())
+                || effect.title.contains(a.trim_start_matches("0000:"))
+        })
+}
+
 /// GD060's C++ ABI finding for a companion (its title starts with the distribution).
 fn companion_built_for_another_torch(_: &Snapshot, effect: &Finding) -> bool {
     (effect.title.starts_with("torchvision ") || effect.title.starts_with("torchaudio "))
         && effect.title.contains("was built against another torch")
 }
 
+/// torch imported and sees no CUDA (not an import error, which is torch's own).
 fn cuda_unavailable(snap: &Snapshot) -> bool {
     matches!(
         snap.python_live.as_ref().map(|l| &l.result),

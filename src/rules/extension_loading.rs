@@ -53,7 +53,17 @@ fn run(snap: &Snapshot) -> Outcome {
         // One finding per cause: (kind, the library or soname, the version, the symbol).
         let mut causes: BTreeMap<CauseKey, Vec<(&Module, &Failed)>> = BTreeMap::new();
         for m in &l.modules {
-            for f in &m.failures {
+            // glibc stops at a module's first undefined symbol: the rest are its evidence.
+            let first_undefined = m
+                .failures
+                .iter()
+                .position(|f| matches!(f.failure, Failure::UndefinedSymbol { .. }));
+            for (k, f) in m.failures.iter().enumerate() {
+                if matches!(f.failure, Failure::UndefinedSymbol { .. })
+                    && Some(k) != first_undefined
+                {
+                    continue;
+                }
                 let key = match &f.failure {
                     Failure::Missing { needed, .. }
                         if DRIVER_SONAMES.contains(&needed.as_str()) =>
@@ -264,6 +274,28 @@ fn finding(
     for w in &first.would_work {
         f = f.context(format!("would work: {w}"), "the files on disk");
     }
+    // The module's further undefined symbols (glibc stops at the first).
+    for (m, _) in hits {
+        let more: Vec<&str> = m
+            .failures
+            .iter()
+            .filter_map(|x| match &x.failure {
+                Failure::UndefinedSymbol { symbol, .. } => Some(symbol.as_str()),
+                _ => None,
+            })
+            .skip(1)
+            .collect();
+        if !more.is_empty() {
+            f = f.context(
+                format!(
+                    "{} also needs, undefined as well: {}",
+                    file_name(&m.path),
+                    more.join(", ")
+                ),
+                "the dynamic loader, emulated on the files (gpudoctor libs)",
+            );
+        }
+    }
     fixes(snap, f, l, env, hits)
 }
 
@@ -395,6 +427,9 @@ fn fixes(
                         file_name(library)
                     ));
                 }
+                _ if library.is_empty() => {
+                    f = f.fix_text("Reinstall the package built against the libraries installed here (the module was built against a library that defined this symbol)");
+                }
                 _ => {
                     let soname = file_name(library);
                     let wheel = provider(soname, None).map(|(w, _)| w);
@@ -460,7 +495,23 @@ fn built_for(env: Option<&PythonEnv>, hits: &[(&Module, &Failed)]) -> String {
     } else {
         format!(" {} (METADATA).", pins.join("; "))
     };
-    format!("Compiled extensions link against the exact C++ symbols of the torch they were built with; torch {tv} no longer defines this one.{pins}")
+    let abi = hits.iter().find_map(|(_, f)| match &f.failure {
+        Failure::UndefinedSymbol {
+            symbol,
+            other_abi: Some(other),
+            ..
+        } => Some((symbol.contains("__cxx11"), other.clone())),
+        _ => None,
+    });
+    let abi = match abi {
+        Some((module_cxx11, other)) => format!(
+            " This torch defines the same function for the other C++ ABI ({other}): the module was compiled with _GLIBCXX_USE_CXX11_ABI={}, torch with {}.",
+            u8::from(module_cxx11),
+            u8::from(!module_cxx11)
+        ),
+        None => String::new(),
+    };
+    format!("Compiled extensions link against the exact C++ symbols of the torch they were built with; torch {tv} does not define this one.{pins}{abi}")
 }
 
 /// The release built for the installed torch: the companion recommender for torchvision
@@ -501,7 +552,7 @@ fn abi_fixes(
             // Text, not a command: which wheel fits is the project's to say, and a source
             // build needs a CUDA toolkit and the project's build requirements.
             f = f.fix_text(format!(
-                "Reinstall {name} built for torch {tv}: the wheel its project publishes for torch {tv}, or a build against this torch ({python} -m pip install --force-reinstall --no-deps --no-build-isolation --no-cache-dir {name}=={version}, which compiles it with a CUDA toolkit)",
+                "Reinstall {name} built for torch {tv}: the wheel its project publishes for torch {tv}, or a build against this torch ({python} -m pip install --force-reinstall --no-deps --no-build-isolation --no-cache-dir --no-binary {name} {name}=={version}, which compiles it with a CUDA toolkit)",
                 name = d.name,
                 version = d.version,
             ));
@@ -684,6 +735,7 @@ mod tests {
             version: String::new(),
             library: library.into(),
             by: format!("{SITE}/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so"),
+            other_abi: None,
         }
     }
 
@@ -728,8 +780,30 @@ mod tests {
         );
         let fix = format!("{:?}", f.fix);
         assert!(
-            fix.contains("--no-build-isolation --no-cache-dir flash-attn==2.7.4.post1"),
+            fix.contains("--no-cache-dir --no-binary flash-attn flash-attn==2.7.4.post1"),
             "{fix}"
+        );
+        // Built with the other C++ ABI: the same function is there under the other spelling.
+        let new = "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE";
+        let mut failure = abi(new, &format!("{SITE}/torch/lib/libc10.so"));
+        if let Failure::UndefinedSymbol { other_abi, .. } = &mut failure {
+            *other_abi = Some("_ZN3c106detail14torchCheckFailEPKcS2_jRKSs".into());
+        }
+        with(
+            &mut s,
+            vec![linked_module(
+                "flash_attn_2_cuda.so",
+                "flash-attn 2.7.4.post1",
+                1,
+                vec![failure],
+            )],
+        );
+        let f = only(run(&s), codes::GD060, Severity::Error);
+        assert!(
+            f.detail
+                .contains("compiled with _GLIBCXX_USE_CXX11_ABI=1, torch with 0"),
+            "{}",
+            f.detail
         );
         // An unversioned symbol outside torch's namespaces reads as the loader's fact only.
         with(
@@ -802,6 +876,7 @@ mod tests {
                 version: "libnvJitLink.so.12".into(),
                 library: "/opt/cuda-12.0/lib64/libnvJitLink.so.12".into(),
                 by: format!("{SITE}/nvidia/cusparse/lib/libcusparse.so.12"),
+                other_abi: None,
             }],
         );
         m.failures[0].picked_how = Some(How::LdLibraryPath {

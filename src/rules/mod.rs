@@ -35,6 +35,7 @@ mod library_majors;
 mod link_counters;
 mod memory_health;
 mod mig;
+mod module_flavour;
 mod nccl_env;
 mod nccl_library;
 mod nccl_peermem;
@@ -180,6 +181,7 @@ pub const RULES: &[Rule] = &[
     link_counters::RULE,
     preflight::RULE,
     expected_gpus::RULE,
+    module_flavour::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -584,7 +586,8 @@ mod tests {
                 codes::GD084,
                 codes::GD085,
                 codes::GD087,
-                codes::GD088
+                codes::GD088,
+                codes::GD089
             ]
         );
         assert_eq!(

@@ -426,3 +426,97 @@ fn the_preflight_gate_runs_everything_within_the_budget_it_reports() {
         r.stderr
     );
 }
+
+/// A host with `device` (a PCI id) on the proprietary or open flavour of 580.95.05, the GPU
+/// left without a driver (as the driver leaves a GPU it refuses), and `log` as /dev/kmsg.
+fn flavour_host(device: &str, flavour: &str, log: Option<&str>) -> util::FakeRoot {
+    let r = util::FakeRoot::new();
+    r.modules(&["nvidia_uvm", "nvidia"])
+        .nvidia_version("580.95.05");
+    if flavour == "proprietary" {
+        r.file(
+            "proc/driver/nvidia/version",
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Release Build  (dvs-builder@U22-I3-H04-03-1)  Sat Sep 20 00:47:16 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n",
+        );
+    }
+    r.node("nvidiactl", 0o666).node("nvidia-uvm", 0o666);
+    r.pci("0000:01:00.0", device, "030000", None);
+    if let Some(l) = log {
+        r.file("dev/kmsg", l);
+    }
+    r
+}
+
+/// The open-modules class: a Blackwell GPU (RTX 5090, 10de:2b85) on the proprietary modules
+/// is an error named from the PCI id and /proc/driver/nvidia/version, with or without a
+/// readable kernel log; the unbound GPU and the log's refusal are its consequences; a Pascal
+/// GPU on the open modules is the same error the other way; each GPU on a flavour that
+/// supports it is quiet.
+#[test]
+fn a_gpu_the_loaded_module_flavour_refuses_is_the_root_cause() {
+    let refusal = "3,710,5000000,-;NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2b85)\\x0aNVRM: installed in this system requires use of the NVIDIA open kernel modules.\n3,711,5000100,-;NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)\n";
+    for log in [None, Some(refusal)] {
+        let r = flavour_host("2b85", "proprietary", log);
+        let (code, report) = json(r.cmd().arg("check"));
+        assert_eq!(code, 1, "{report:#}");
+        let f = one(&report, "GD089", "needs the NVIDIA open kernel modules");
+        assert_eq!(f["severity"], "error");
+        let title = f["title"].as_str().unwrap();
+        assert!(
+            title.contains("GeForce RTX 5090") && title.contains("Blackwell"),
+            "{title}"
+        );
+        let text = f.to_string();
+        assert!(
+            text.contains("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05"),
+            "{text}"
+        );
+        // Ubuntu 22.04 (the fake root's os-release): the -open package of the same branch.
+        assert!(
+            util::fix_commands(f).contains("sudo apt install nvidia-driver-580-open"),
+            "{f}"
+        );
+        // Every other serious finding about that GPU is caused by it.
+        for other in report["findings"].as_array().unwrap() {
+            let t = other["title"].as_str().unwrap();
+            if other["code"] != "GD089"
+                && (t.contains("0000:01:00.0") || t.contains("01:00.0"))
+                && other["severity"] == "error"
+            {
+                assert_eq!(other["caused_by"], "GD089", "{other:#}");
+            }
+        }
+        if log.is_some() {
+            assert!(
+                text.contains("requires use of the NVIDIA open kernel modules"),
+                "{text}"
+            );
+        }
+    }
+    // The other way: a Tesla P100 (Pascal, 10de:15f8) on the open modules.
+    let r = flavour_host("15f8", "open", None);
+    let (_, report) = json(r.cmd().arg("check"));
+    let f = one(
+        &report,
+        "GD089",
+        "is not supported by the NVIDIA open kernel modules",
+    );
+    assert!(
+        util::fix_commands(f).contains("sudo apt install nvidia-driver-580\n")
+            || util::fix_commands(f).contains("sudo apt install nvidia-driver-580"),
+        "{f}"
+    );
+    // Supported pairs stay quiet.
+    for (device, flavour) in [
+        ("2b85", "open"),
+        ("15f8", "proprietary"),
+        ("2330", "proprietary"),
+    ] {
+        let r = flavour_host(device, flavour, None);
+        let (_, report) = json(r.cmd().arg("check"));
+        assert!(
+            findings(&report, "GD089").is_empty(),
+            "{device} {flavour}: {report:#}"
+        );
+    }
+}
