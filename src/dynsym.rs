@@ -61,17 +61,7 @@ type RelocSection = (u64, u64, bool);
 
 pub struct SymbolTable {
     blocks: Blocks,
-    big: bool,
-    class64: bool,
-    syms: u64,
-    nsyms: u64,
-    strtab: u64,
-    strsz: u64,
-    hash: Hash,
-    versym: Option<u64>,
-    /// Version index → (name, file for a needed version).
-    versions: HashMap<u16, (String, Option<String>)>,
-    relocs: Vec<RelocSection>,
+    l: Layout,
 }
 
 /// One symbol entry, the fields the lookup reads.
@@ -99,16 +89,7 @@ impl SymbolTable {
         .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(SymbolTable {
             blocks: cache.into_inner(),
-            big: layout.big,
-            class64: layout.class64,
-            syms: layout.syms,
-            nsyms: layout.nsyms,
-            strtab: layout.strtab,
-            strsz: layout.strsz,
-            hash: layout.hash,
-            versym: layout.versym,
-            versions: layout.versions,
-            relocs: layout.relocs,
+            l: layout,
         })
     }
 
@@ -116,7 +97,7 @@ impl SymbolTable {
     fn le_bytes<const N: usize>(&mut self, at: u64) -> std::io::Result<[u8; N]> {
         let mut b = [0u8; N];
         self.blocks.read_exact_at(at, &mut b)?;
-        if self.big {
+        if self.l.big {
             b.reverse();
         }
         Ok(b)
@@ -135,7 +116,7 @@ impl SymbolTable {
     }
 
     fn sym_size(&self) -> u64 {
-        if self.class64 {
+        if self.l.class64 {
             24
         } else {
             16
@@ -143,7 +124,7 @@ impl SymbolTable {
     }
 
     fn sym(&mut self, i: u64) -> std::io::Result<Sym> {
-        let at = self.syms + i * self.sym_size();
+        let at = self.l.syms + i * self.sym_size();
         let mut b = [0u8; 24];
         let n = self.sym_size() as usize;
         self.blocks.read_exact_at(at, &mut b[..n])?;
@@ -154,7 +135,7 @@ impl SymbolTable {
     fn parse_sym(&self, b: &[u8]) -> Sym {
         let u16 = |x: &[u8]| {
             let a = [x[0], x[1]];
-            if self.big {
+            if self.l.big {
                 u16::from_be_bytes(a)
             } else {
                 u16::from_le_bytes(a)
@@ -162,20 +143,20 @@ impl SymbolTable {
         };
         let u32 = |x: &[u8]| {
             let a = [x[0], x[1], x[2], x[3]];
-            if self.big {
+            if self.l.big {
                 u32::from_be_bytes(a)
             } else {
                 u32::from_le_bytes(a)
             }
         };
-        if self.class64 {
+        if self.l.class64 {
             let mut v = [0u8; 8];
             v.copy_from_slice(&b[8..16]);
             Sym {
                 name: u32(&b[0..4]),
                 info: b[4],
                 shndx: u16(&b[6..8]),
-                value: if self.big {
+                value: if self.l.big {
                     u64::from_be_bytes(v)
                 } else {
                     u64::from_le_bytes(v)
@@ -194,8 +175,8 @@ impl SymbolTable {
     /// The string at `offset` in .dynstr, up to 64 KiB.
     fn string(&mut self, offset: u32) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::new();
-        let mut at = self.strtab + u64::from(offset);
-        let end = self.strtab + self.strsz;
+        let mut at = self.l.strtab + u64::from(offset);
+        let end = self.l.strtab + self.l.strsz;
         let mut chunk = [0u8; 64];
         while at < end && out.len() < 65_536 {
             let n = (end - at).min(64) as usize;
@@ -212,8 +193,8 @@ impl SymbolTable {
 
     /// Whether the string at `offset` is `name`.
     fn name_is(&mut self, offset: u32, name: &[u8]) -> std::io::Result<bool> {
-        let at = self.strtab + u64::from(offset);
-        if u64::from(offset) + name.len() as u64 + 1 > self.strsz {
+        let at = self.l.strtab + u64::from(offset);
+        if u64::from(offset) + name.len() as u64 + 1 > self.l.strsz {
             return Ok(false);
         }
         let mut buf = vec![0u8; name.len() + 1];
@@ -222,7 +203,7 @@ impl SymbolTable {
     }
 
     fn versym(&mut self, i: u64) -> std::io::Result<Option<u16>> {
-        match self.versym {
+        match self.l.versym {
             Some(at) => self.u16_at(at + i * 2).map(Some),
             None => Ok(None),
         }
@@ -232,15 +213,17 @@ impl SymbolTable {
     /// with `unversioned_only`, those without a symbol version.
     pub fn imports(&mut self, unversioned_only: bool) -> Result<Vec<Import>, String> {
         // The linker puts undefined symbols before the GNU hash table's `symoffset`.
-        let count = match self.hash {
-            Hash::Gnu { symoffset, .. } => u64::from(symoffset).min(self.nsyms),
-            _ => self.nsyms,
+        let count = match self.l.hash {
+            Hash::Gnu { symoffset, .. } => u64::from(symoffset).min(self.l.nsyms),
+            _ => self.l.nsyms,
         };
         let e = |e: std::io::Error| format!("reading .dynsym: {e}");
         let mut raw = vec![0u8; (count * self.sym_size()) as usize];
-        self.blocks.read_exact_at(self.syms, &mut raw).map_err(e)?;
+        self.blocks
+            .read_exact_at(self.l.syms, &mut raw)
+            .map_err(e)?;
         let mut versyms = vec![0u8; (count * 2) as usize];
-        if let Some(at) = self.versym {
+        if let Some(at) = self.l.versym {
             self.blocks.read_exact_at(at, &mut versyms).map_err(e)?;
         }
         let mut out = Vec::new();
@@ -256,9 +239,9 @@ impl SymbolTable {
             {
                 continue;
             }
-            let v = if self.versym.is_some() {
+            let v = if self.l.versym.is_some() {
                 let b = [versyms[(i * 2) as usize], versyms[(i * 2 + 1) as usize]];
-                if self.big {
+                if self.l.big {
                     u16::from_be_bytes(b)
                 } else {
                     u16::from_le_bytes(b)
@@ -266,7 +249,7 @@ impl SymbolTable {
             } else {
                 0
             };
-            let (version, file) = match self.versions.get(&(v & 0x7fff)) {
+            let (version, file) = match self.l.versions.get(&(v & 0x7fff)) {
                 Some((n, f)) if v & 0x7fff >= 2 => (Some(n.clone()), f.clone()),
                 _ => (None, None),
             };
@@ -289,7 +272,7 @@ impl SymbolTable {
     pub fn defines(&mut self, name: &str, version: Option<&str>) -> Result<bool, String> {
         let e = |e: std::io::Error| format!("symbol lookup: {e}");
         let bytes = name.as_bytes();
-        match self.hash {
+        match self.l.hash {
             Hash::Gnu {
                 ref bloom,
                 shift,
@@ -302,7 +285,7 @@ impl SymbolTable {
                     return Ok(false);
                 }
                 let h = elf::gnu_hash(bytes);
-                let bits: u32 = if self.class64 { 64 } else { 32 };
+                let bits: u32 = if self.l.class64 { 64 } else { 32 };
                 let word = bloom[((h / bits) as usize) % bloom.len()];
                 let mask = (1u64 << (h % bits)) | (1u64 << ((h >> shift) % bits));
                 if word & mask != mask {
@@ -316,7 +299,7 @@ impl SymbolTable {
                     return Ok(false);
                 }
                 for i in first..first.saturating_add(MAX_CHAIN) {
-                    if i >= self.nsyms {
+                    if i >= self.l.nsyms {
                         break;
                     }
                     let ch = self
@@ -356,7 +339,7 @@ impl SymbolTable {
                 Ok(false)
             }
             Hash::None => {
-                for i in 1..self.nsyms {
+                for i in 1..self.l.nsyms {
                     if self.matches(i, bytes, version).map_err(e)? {
                         return Ok(true);
                     }
@@ -392,7 +375,7 @@ impl SymbolTable {
         let hidden = v & 0x8000 != 0;
         Ok(match version {
             Some(wanted) => {
-                let defined = self.versions.get(&index).map(|(n, _)| n.as_str());
+                let defined = self.l.versions.get(&index).map(|(n, _)| n.as_str());
                 defined == Some(wanted) || (index < 2 && !hidden)
             }
             // An unversioned reference takes the base definition, or the one non-hidden
@@ -409,8 +392,8 @@ impl SymbolTable {
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
         let mut total = 0u64;
-        for (offset, count, rela) in self.relocs.clone() {
-            let size: u64 = match (self.class64, rela) {
+        for (offset, count, rela) in self.l.relocs.clone() {
+            let size: u64 = match (self.l.class64, rela) {
                 (true, true) => 24,
                 (true, false) => 16,
                 (false, true) => 12,
@@ -422,7 +405,7 @@ impl SymbolTable {
             }
             for k in 0..count {
                 let at = offset + k * size;
-                let sym = if self.class64 {
+                let sym = if self.l.class64 {
                     (self.u64_at(at + 8).map_err(e)? >> 32) as u32
                 } else {
                     self.u32_at(at + 4).map_err(e)? >> 8

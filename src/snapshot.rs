@@ -251,6 +251,15 @@ impl Snapshot {
     }
 
     /// Where this process runs, for fixes that fit it (no modprobe inside a container).
+    /// os-release's ID ("ubuntu", "rhel"), empty when unknown.
+    pub fn os_id(&self) -> String {
+        self.platform
+            .as_ref()
+            .and_then(|p| p.os.get())
+            .and_then(|o| o.id.clone())
+            .unwrap_or_default()
+    }
+
     pub fn place(&self) -> Place {
         if self.is_wsl() {
             return Place::Wsl;

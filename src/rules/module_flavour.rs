@@ -158,12 +158,7 @@ fn fixes(snap: &Snapshot, f: Finding, want_proprietary: bool, version: &str) -> 
         return f.fix_text("The kernel module is the host's: install the other flavour on the host (run `gpudoctor check` there)");
     }
     let branch = version.split('.').next().unwrap_or(version);
-    let os_id = snap
-        .platform
-        .as_ref()
-        .and_then(|p| p.os.get())
-        .and_then(|o| o.id.clone())
-        .unwrap_or_default();
+    let os_id = snap.os_id();
     let f = if want_proprietary {
         let f = match os_id.as_str() {
             "ubuntu" | "pop" | "linuxmint" => f.fix_cmd(

@@ -88,12 +88,7 @@ fn run(snap: &Snapshot) -> Outcome {
         if nvidia_loaded == Some(false) {
             f = f.evidence(Subject::module("nvidia"), "nvidia not loaded", MODULES_FILE);
         }
-        let os_id = snap
-            .platform
-            .as_ref()
-            .and_then(|p| p.os.get())
-            .and_then(|o| o.id.clone())
-            .unwrap_or_default();
+        let os_id = snap.os_id();
         // Module names are [a-z0-9_-]; anything else read from the tree is not put in a command.
         let plain = !owner.is_empty()
             && owner
