@@ -17,10 +17,20 @@ targets=(ldcache elf fatbin pep440 pep508 cuda_versions proc alloc_conf dist_met
 # The fuzz workspace has its own lock file, kept in step with the main one; not --locked,
 # so a dependency added to gpudoctor does not fail this step before the file is updated.
 
+# GPUDOCTOR_BUILD_CACHE=DIR: cargo-fuzz is installed under DIR/cargo-fuzz when missing, and the
+# targets build in DIR/fuzz, so a later run (another clone too) rebuilds only what changed.
+cache="${GPUDOCTOR_BUILD_CACHE:-}"
+target_dir=()
+stable_dir=target
+if [[ -n "$cache" ]]; then
+    export PATH="$cache/cargo-fuzz/bin:$PATH"
+    target_dir=(--target-dir "$cache/fuzz")
+    stable_dir="$cache/fuzz"
+fi
 mode=stable
 if [[ "${GPUDOCTOR_FUZZ_MODE:-auto}" != stable ]] && cargo +nightly --version >/dev/null 2>&1; then
     if cargo fuzz --version >/dev/null 2>&1 ||
-        cargo install cargo-fuzz --locked >/dev/null 2>&1; then
+        cargo install cargo-fuzz --locked ${cache:+--root "$cache/cargo-fuzz"} >/dev/null 2>&1; then
         mode=libfuzzer
     else
         echo "fuzz: nightly is here but cargo-fuzz could not be installed: stable runner instead"
@@ -36,7 +46,7 @@ if [[ $mode == libfuzzer ]]; then
     # with line tables only builds in 3/4 of the time (`cargo fuzz run` by hand keeps the
     # profile of Cargo.toml).
     CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
-        cargo +nightly fuzz build -s none
+        cargo +nightly fuzz build -s none "${target_dir[@]}"
     built=$SECONDS
     fuzz_one() { # TARGET: one libFuzzer run; its outcome goes to artifacts/TARGET.result
         local t=$1 log="artifacts/$1.log" max_len
@@ -46,7 +56,7 @@ if [[ $mode == libfuzzer ]]; then
         max_len=$(find "seeds/$t" -type f -printf '%s\n' | sort -n | tail -n 1)
         max_len=$((max_len > 16384 ? max_len : 16384))
         if CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
-            cargo +nightly fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- \
+            cargo +nightly fuzz run -s none "${target_dir[@]}" "$t" "corpus/$t" "seeds/$t" -- \
             -max_total_time="$secs" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
             -print_final_stats=1 >"$log" 2>&1; then
             echo ok >"artifacts/$t.result"
@@ -76,11 +86,11 @@ if [[ $mode == libfuzzer ]]; then
     done
 else
     echo "fuzz: stable runner (no nightly cargo-fuzz: seeds + deterministic mutations, no coverage feedback), at most ${secs} s per target"
-    cargo build --release -p gpudoctor-fuzz-stable --bin stable
+    cargo build --release -p gpudoctor-fuzz-stable --bin stable "${target_dir[@]}"
     built=$SECONDS
     for t in "${targets[@]}"; do
         # One process per target: an abort (stack overflow) ends only its own run.
-        if out=$(target/release/stable --execs 50000 --max-seconds "$secs" "$t" 2>&1); then
+        if out=$("$stable_dir/release/stable" --execs 50000 --max-seconds "$secs" "$t" 2>&1); then
             summary+=("$(tail -n 1 <<<"$out")")
         else
             echo "$out" | tail -n 30 | cut -c1-300

@@ -78,6 +78,11 @@ impl SymbolTable {
     /// which is not read here, so what it defines is not known.
     pub fn open(fs: &HostFs, path: &Path) -> Result<SymbolTable, String> {
         let file = fs.open_regular(path).map_err(|e| e.to_string())?;
+        SymbolTable::from_file(file, path)
+    }
+
+    /// The table of `path`, already opened (by `fs.open_regular`).
+    pub fn from_file(file: std::fs::File, path: &Path) -> Result<SymbolTable, String> {
         let blocks = Blocks::with_limit(file, MAX_TABLE_BLOCKS)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let cache = ReadCache::new(blocks);

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use object::elf;
-use object::read::elf::{Dyn, FileHeader, Sym};
+use object::read::elf::{Dyn, FileHeader};
 use object::read::{ReadCache, ReadRef};
 use object::Endianness;
 
@@ -36,19 +36,6 @@ pub struct VersionNeed {
     pub versions: Vec<String>,
 }
 
-/// A symbol this object imports with a version: `name@version`, required of `file`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct VersionedImport {
-    pub name: String,
-    pub version: String,
-    pub file: String,
-    /// A weak reference is left unbound when nothing defines it; it never fails the load.
-    pub weak: bool,
-}
-
-/// The most symbols read from one table: far above any real library (libtorch_cpu.so has
-/// about 300,000), low enough that a corrupt count cannot exhaust memory.
-const MAX_SYMBOLS: usize = 4_000_000;
 /// Version entries read from one object (real libraries have tens).
 const MAX_VERSION_ENTRIES: usize = 10_000;
 
@@ -214,13 +201,28 @@ fn reader(fs: &HostFs, path: &Path) -> Result<ReadCache<Blocks>, String> {
 
 /// The SONAME and DT_NEEDED entries of an ELF shared object, or why they could not be read.
 pub fn read_dynamic(fs: &HostFs, path: &Path) -> Result<DynamicInfo, String> {
-    let (cache, class) = open_elf(fs, path)?;
+    read_dynamic_keeping_file(fs, path).0
+}
+
+/// The same, and the file still open when it was an ELF file, for a later read of its
+/// symbols without a second open.
+pub fn read_dynamic_keeping_file(
+    fs: &HostFs,
+    path: &Path,
+) -> (Result<DynamicInfo, String>, Option<std::fs::File>) {
+    let (cache, class) = match open_elf(fs, path) {
+        Ok(opened) => opened,
+        Err(e) => return (Err(e), None),
+    };
     let result = match class {
         2 => parse::<elf::FileHeader64<Endianness>, _>(&cache),
         1 => parse::<elf::FileHeader32<Endianness>, _>(&cache),
         _ => Err("unknown ELF class".to_string()),
     };
-    result.map_err(|e| format!("{}: {e}", path.display()))
+    (
+        result.map_err(|e| format!("{}: {e}", path.display())),
+        Some(cache.into_inner().file),
+    )
 }
 
 fn parse<'data, H, R>(data: R) -> Result<DynamicInfo, String>
@@ -352,216 +354,6 @@ pub fn class_of(cache: &ReadCache<Blocks>, path: &Path) -> Result<u8, String> {
         return Err(format!("{}: not an ELF file", path.display()));
     }
     Ok(ident.get(4).copied().unwrap_or(0))
-}
-
-/// The symbols `path` imports with a version required of one of `files` (DT_VERNEED file
-/// names). With a GNU hash table only the undefined symbols are read: the linker puts
-/// them first in .dynsym, before the hash table's `symoffset`.
-pub fn versioned_imports(
-    fs: &HostFs,
-    path: &Path,
-    files: &[&str],
-) -> Result<Vec<VersionedImport>, String> {
-    let (cache, class) = open_elf(fs, path)?;
-    let r = match class {
-        2 => imports_of::<elf::FileHeader64<Endianness>, _>(&cache, files),
-        1 => imports_of::<elf::FileHeader32<Endianness>, _>(&cache, files),
-        _ => Err("unknown ELF class".to_string()),
-    };
-    r.map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Every defined dynamic symbol of `path` with the versions it is defined at (None for a
-/// definition without one), for checking what a consumer imports of it.
-pub fn exports(fs: &HostFs, path: &Path) -> Result<Exports, String> {
-    let (cache, class) = open_elf(fs, path)?;
-    let r = match class {
-        2 => exports_of::<elf::FileHeader64<Endianness>, _>(&cache),
-        1 => exports_of::<elf::FileHeader32<Endianness>, _>(&cache),
-        _ => Err("unknown ELF class".to_string()),
-    };
-    r.map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Defined symbol name → the versions it is defined at.
-pub type Exports = std::collections::HashMap<String, Vec<Option<String>>>;
-
-type SectionTable<'data, H, R> = object::read::elf::SectionTable<'data, H, R>;
-
-fn sections_of<'data, H, R>(data: R) -> Result<(Endianness, SectionTable<'data, H, R>), String>
-where
-    H: FileHeader<Endian = Endianness>,
-    R: ReadRef<'data>,
-{
-    let header = H::parse(data).map_err(|e| e.to_string())?;
-    let endian = header.endian().map_err(|e| e.to_string())?;
-    let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
-    Ok((endian, sections))
-}
-
-fn imports_of<'data, H, R>(data: R, files: &[&str]) -> Result<Vec<VersionedImport>, String>
-where
-    H: FileHeader<Endian = Endianness>,
-    R: ReadRef<'data>,
-{
-    let (endian, sections) = sections_of::<H, R>(data)?;
-    let (syms, strings) = dynsym::<H, R>(&sections, endian, data, true)?;
-    let Some(versions) = version_table::<H, R>(&sections, endian, data, syms.len())? else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for (i, sym) in syms.iter().enumerate().skip(1) {
-        if !sym.is_undefined(endian) {
-            continue;
-        }
-        let index = versions.version_index(endian, object::read::SymbolIndex(i));
-        let Ok(Some(v)) = versions.version(index.index()) else {
-            continue;
-        };
-        let Some(file) = v.file() else { continue };
-        let file = lossy(file);
-        if !files.contains(&file.as_str()) {
-            continue;
-        }
-        let name = sym.name(endian, strings).map_err(|e| e.to_string())?;
-        out.push(VersionedImport {
-            name: lossy(name),
-            version: lossy(v.name()),
-            file,
-            weak: sym.st_bind() == elf::STB_WEAK,
-        });
-    }
-    Ok(out)
-}
-
-fn exports_of<'data, H, R>(data: R) -> Result<Exports, String>
-where
-    H: FileHeader<Endian = Endianness>,
-    R: ReadRef<'data>,
-{
-    let (endian, sections) = sections_of::<H, R>(data)?;
-    let (syms, strings) = dynsym::<H, R>(&sections, endian, data, false)?;
-    let versions = version_table::<H, R>(&sections, endian, data, syms.len())?;
-    let mut out = Exports::new();
-    for (i, sym) in syms.iter().enumerate().skip(1) {
-        if sym.is_undefined(endian) {
-            continue;
-        }
-        let version = versions.as_ref().and_then(|v| {
-            let index = v.version_index(endian, object::read::SymbolIndex(i));
-            v.version(index.index())
-                .ok()
-                .flatten()
-                .map(|v| lossy(v.name()))
-        });
-        let name = sym.name(endian, strings).map_err(|e| e.to_string())?;
-        out.entry(lossy(name)).or_default().push(version);
-    }
-    Ok(out)
-}
-
-/// The symbol version table for the first `count` dynamic symbols. object's
-/// `SectionTable::versions` reads the whole symbol table for it (7.5 MB in
-/// libtorch_cpu.so); only the versym entries of the symbols looked at are read here.
-fn version_table<'data, H, R>(
-    sections: &object::read::elf::SectionTable<'data, H, R>,
-    endian: Endianness,
-    data: R,
-    count: usize,
-) -> Result<Option<object::read::elf::VersionTable<'data, H>>, String>
-where
-    H: FileHeader<Endian = Endianness>,
-    R: ReadRef<'data>,
-{
-    use object::read::elf::SectionHeader;
-    let e = |e: object::read::Error| e.to_string();
-    let Some(versym) = sections
-        .iter()
-        .find(|s| s.sh_type(endian) == elf::SHT_GNU_VERSYM)
-    else {
-        return Ok(None);
-    };
-    let total: u64 = versym.sh_size(endian).into() / 2;
-    let offset: u64 = versym.sh_offset(endian).into();
-    let end = offset.saturating_add((count as u64).min(total) * 2);
-    if data.len().is_ok_and(|len| end > len) {
-        return Err("truncated .gnu.version".into());
-    }
-    let versyms = data
-        .read_slice_at::<elf::Versym<Endianness>>(
-            versym.sh_offset(endian).into(),
-            (count as u64).min(total) as usize,
-        )
-        .map_err(|_| "truncated .gnu.version".to_string())?;
-    let symtab = sections.section(versym.link(endian)).map_err(e)?;
-    let strings = sections
-        .strings(endian, data, symtab.link(endian))
-        .map_err(e)?;
-    let verdefs = sections.gnu_verdef(endian, data).map_err(e)?.map(|x| x.0);
-    let verneeds = sections.gnu_verneed(endian, data).map_err(e)?.map(|x| x.0);
-    object::read::elf::VersionTable::parse(endian, versyms, verdefs, verneeds, strings)
-        .map(Some)
-        .map_err(e)
-}
-
-/// .dynsym and its strings; with `undefined_only` and a GNU hash table, only the entries
-/// before its `symoffset` (the undefined ones) are read.
-#[allow(clippy::type_complexity)]
-fn dynsym<'data, H, R>(
-    sections: &object::read::elf::SectionTable<'data, H, R>,
-    endian: Endianness,
-    data: R,
-    undefined_only: bool,
-) -> Result<(&'data [H::Sym], object::read::StringTable<'data, R>), String>
-where
-    H: FileHeader<Endian = Endianness>,
-    R: ReadRef<'data>,
-{
-    use object::read::elf::SectionHeader;
-    let Some((_, section)) = sections
-        .enumerate()
-        .find(|s| s.1.sh_type(endian) == elf::SHT_DYNSYM)
-    else {
-        return Err("no .dynsym".into());
-    };
-    let strings = sections
-        .strings(endian, data, section.link(endian))
-        .map_err(|e| e.to_string())?;
-    let entsize = std::mem::size_of::<H::Sym>() as u64;
-    let mut count = section.sh_size(endian).into() / entsize;
-    if undefined_only {
-        if let Some((_, gnu)) = sections
-            .enumerate()
-            .find(|s| s.1.sh_type(endian) == elf::SHT_GNU_HASH)
-        {
-            let offset: u64 = gnu.sh_offset(endian).into();
-            if let Ok(header) = data.read_bytes_at(offset, 8) {
-                let symoffset = match endian {
-                    Endianness::Little => {
-                        u32::from_le_bytes([header[4], header[5], header[6], header[7]])
-                    }
-                    Endianness::Big => {
-                        u32::from_be_bytes([header[4], header[5], header[6], header[7]])
-                    }
-                };
-                count = count.min(u64::from(symoffset));
-            }
-        }
-    }
-    if count as usize > MAX_SYMBOLS {
-        return Err(format!("{count} dynamic symbols: more than read"));
-    }
-    // A section that claims more than the file holds is refused before anything is
-    // allocated for it.
-    let offset: u64 = section.sh_offset(endian).into();
-    let end = offset.saturating_add(count * entsize);
-    if data.len().is_ok_and(|len| end > len) {
-        return Err("truncated .dynsym".into());
-    }
-    let syms = data
-        .read_slice_at::<H::Sym>(section.sh_offset(endian).into(), count as usize)
-        .map_err(|_| "truncated .dynsym".to_string())?;
-    Ok((syms, strings))
 }
 
 #[cfg(test)]

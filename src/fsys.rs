@@ -386,6 +386,11 @@ pub struct TextFile {
     pub binary: bool,
 }
 
+/// A cache's lock; a panic elsewhere while it was held leaves entries that are still true.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Listings by directory (device, inode): two logical paths to one directory share one.
 type Listings = Arc<Mutex<HashMap<(u64, u64), Vec<OsString>>>>;
 
@@ -412,6 +417,8 @@ pub struct HostFs {
     /// Directory listings already read: several probes list the same library and
     /// toolkit directories, and each is read from disk once per run.
     listings: Listings,
+    /// `canonical`'s answers by logical path.
+    canonicals: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
 }
 
 impl HostFs {
@@ -428,6 +435,7 @@ impl HostFs {
         HostFs {
             root,
             listings: Listings::default(),
+            canonicals: Default::default(),
         }
     }
 
@@ -453,6 +461,15 @@ impl HostFs {
     }
 
     fn stat(&self, logical: &Path, follow_last: bool) -> Result<Metadata, FsError> {
+        if self.root.is_none() {
+            // One statx, not an O_PATH open, a statx and a close.
+            let m = if follow_last {
+                fs::metadata(logical)
+            } else {
+                fs::symlink_metadata(logical)
+            };
+            return m.map_err(|e| FsError::from_io(logical, &e));
+        }
         let fd = self.open(logical, follow_last, OFlags::PATH)?;
         fs::File::from(fd)
             .metadata()
@@ -477,7 +494,28 @@ impl HostFs {
     }
 
     /// The logical path with every symlink resolved (inside the root), like realpath(3).
+    /// Remembered for the run, and built from the parent's: a path below one already
+    /// resolved costs one lstat, not a readlink for each component of the prefix again.
     pub fn canonical(&self, logical: &Path) -> Result<PathBuf, FsError> {
+        if let Some(real) = lock(&self.canonicals).get(logical) {
+            return Ok(real.clone());
+        }
+        let real = match (logical.parent(), logical.file_name()) {
+            (Some(parent), Some(name)) if logical.is_absolute() => {
+                if self.symlink_metadata(logical)?.file_type().is_symlink() {
+                    self.resolve(logical)?
+                } else {
+                    self.canonical(parent)?.join(name)
+                }
+            }
+            // "/", a relative path, or one ending in "..".
+            _ => self.resolve(logical)?,
+        };
+        lock(&self.canonicals).insert(logical.to_path_buf(), real.clone());
+        Ok(real)
+    }
+
+    fn resolve(&self, logical: &Path) -> Result<PathBuf, FsError> {
         let Some(root) = &self.root else {
             return fs::canonicalize(logical).map_err(|e| FsError::from_io(logical, &e));
         };

@@ -70,7 +70,8 @@ pub mod docs {
 #[doc(hidden)]
 pub mod fuzzing {
     pub use crate::compat::versions::{ComputeCapability, CudaVersion, DriverVersion};
-    pub use crate::elf::{exports, read_dynamic, versioned_imports};
+    pub use crate::dynsym::SymbolTable;
+    pub use crate::elf::read_dynamic;
     pub use crate::facts::libraries::{soname_major, version_from_file_name};
     pub use crate::facts::python_sites::parse_dist_info;
     pub use crate::probes::kernel_log::{parse_event, scan_kmsg, scan_text_log};

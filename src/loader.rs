@@ -27,7 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dynsym::SymbolTable;
-use crate::elf::{self, DynamicInfo, Exports};
+use crate::elf::{self, DynamicInfo};
 use crate::envvars::{self, Env};
 use crate::fsys::HostFs;
 use crate::ldcache::{self, LdCache};
@@ -65,6 +65,9 @@ const CACHE_READ_LIMIT: u64 = 16 * 1024 * 1024;
 const MAX_UNDEFINED: usize = 20;
 /// Symbol tables open at once in one emulated process (each holds a file descriptor).
 const MAX_TABLES: usize = 256;
+/// Files kept open between reading an object's dynamic section and its symbol table: one
+/// open per file, within a file-descriptor budget that leaves room for the other probes.
+const MAX_KEPT_FILES: usize = 128;
 
 /// How the loader found a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -409,11 +412,9 @@ pub struct Process<'a> {
     cfg: &'a SearchConfig,
     pub objects: Vec<Object>,
     elf: HashMap<PathBuf, Result<DynamicInfo, String>>,
-    exports: HashMap<String, Result<Exports, String>>,
     listings: HashMap<PathBuf, Option<HashSet<String>>>,
-    /// Directories with their links resolved: most files are not links, so a file's real
-    /// path is its directory's plus its name, for one lstat instead of a walk.
-    real_dirs: HashMap<PathBuf, PathBuf>,
+    /// Files `dynamic` read, left open for `table` (by target; at most MAX_KEPT_FILES).
+    kept_files: HashMap<String, std::fs::File>,
     /// Symbol tables by target, for resolving undefined symbols.
     tables: HashMap<String, Result<SymbolTable, String>>,
     /// Objects opened RTLD_GLOBAL: they join every later lookup scope.
@@ -434,14 +435,19 @@ struct Found {
 
 impl<'a> Process<'a> {
     pub fn new(fs: &'a HostFs, cfg: &'a SearchConfig) -> Process<'a> {
+        // The program's own dynamic section was read when it was named.
+        let elf = cfg
+            .main
+            .iter()
+            .map(|(path, info)| (PathBuf::from(path), Ok(info.clone())))
+            .collect();
         Process {
             fs,
             cfg,
             objects: Vec::new(),
-            elf: HashMap::new(),
-            exports: HashMap::new(),
+            elf,
             listings: HashMap::new(),
-            real_dirs: HashMap::new(),
+            kept_files: HashMap::new(),
             tables: HashMap::new(),
             global: Vec::new(),
             main_scope: None,
@@ -450,21 +456,9 @@ impl<'a> Process<'a> {
         }
     }
 
-    /// realpath(3) of a file, with its directory's resolution remembered.
+    /// realpath(3) of a file (HostFs remembers every prefix it resolved).
     fn canonical(&mut self, path: &Path) -> Result<PathBuf, crate::fsys::FsError> {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return self.fs.canonical(path);
-        };
-        let meta = self.fs.symlink_metadata(path)?;
-        if meta.file_type().is_symlink() || name == ".." || name == "." {
-            return self.fs.canonical(path);
-        }
-        if let Some(real) = self.real_dirs.get(dir) {
-            return Ok(real.join(name));
-        }
-        let real = self.fs.canonical(dir)?;
-        self.real_dirs.insert(dir.to_path_buf(), real.clone());
-        Ok(real.join(name))
+        self.fs.canonical(path)
     }
 
     pub fn object(&self, i: usize) -> Option<&Object> {
@@ -483,7 +477,10 @@ impl<'a> Process<'a> {
         if let Some(r) = self.elf.get(target) {
             return r.clone();
         }
-        let r = elf::read_dynamic(self.fs, target);
+        let (r, file) = elf::read_dynamic_keeping_file(self.fs, target);
+        if let Some(file) = file.filter(|_| self.kept_files.len() < MAX_KEPT_FILES) {
+            self.kept_files.insert(target.display().to_string(), file);
+        }
         self.elf.insert(target.to_path_buf(), r.clone());
         r
     }
@@ -975,34 +972,30 @@ impl<'a> Process<'a> {
             return;
         }
         // One pass over the consumer's undefined symbols for every library it checks.
-        let files: Vec<&str> = symbol_checks.iter().map(|(f, _, _)| f.as_str()).collect();
-        let Ok(imports) =
-            elf::versioned_imports(self.fs, Path::new(&self.objects[i].target), &files)
-        else {
+        let consumer = self.objects[i].target.clone();
+        let Ok(imports) = self.table(&consumer).and_then(|t| t.imports(false)) else {
             return;
         };
         for (file, dep, versions) in &symbol_checks {
-            let target = self.objects[*dep].target.clone();
-            if !self.exports.contains_key(&target) {
-                let e = elf::exports(self.fs, Path::new(&target));
-                self.exports.insert(target.clone(), e);
-            }
-            let Some(Ok(exports)) = self.exports.get(&target) else {
+            let (target, library) = (
+                self.objects[*dep].target.clone(),
+                self.objects[*dep].path.clone(),
+            );
+            // Looked up as glibc's check_match does, through the library's own hash table.
+            let Ok(table) = self.table(&target) else {
                 continue;
             };
-            for imp in imports.iter().filter(|m| &m.file == file) {
-                if imp.weak || !versions.contains(&imp.version) {
+            // (Weak references are not among the imports: they never fail a load.)
+            for imp in imports.iter().filter(|m| m.file.as_ref() == Some(file)) {
+                let Some(version) = imp.version.as_ref().filter(|v| versions.contains(v)) else {
                     continue;
-                }
-                let defined_here = exports.get(&imp.name).is_some_and(|vs| {
-                    vs.iter()
-                        .any(|v| v.as_deref() == Some(imp.version.as_str()))
-                });
-                if !defined_here {
+                };
+                // A table that cannot be read is not judged.
+                if !table.defines(&imp.name, Some(version)).unwrap_or(true) {
                     failures.push(Failure::UndefinedSymbol {
                         symbol: imp.name.clone(),
-                        version: imp.version.clone(),
-                        library: self.objects[*dep].path.clone(),
+                        version: version.clone(),
+                        library: library.clone(),
                         by: by.clone(),
                         other_abi: None,
                     });
@@ -1020,7 +1013,10 @@ impl<'a> Process<'a> {
                     "{target}: more than {MAX_TABLES} symbol tables open"
                 ));
             }
-            let t = SymbolTable::open(self.fs, Path::new(target));
+            let t = match self.kept_files.remove(target) {
+                Some(file) => SymbolTable::from_file(file, Path::new(target)),
+                None => SymbolTable::open(self.fs, Path::new(target)),
+            };
             self.tables.insert(target.to_string(), t);
         }
         match self.tables.get_mut(target) {
@@ -1040,6 +1036,10 @@ impl<'a> Process<'a> {
         if let Some((exe, _)) = &self.cfg.main {
             let mut p = Process::new(self.fs, self.cfg);
             p.check_symbols = false;
+            // The program's closure in a process of its own, sharing what was read.
+            p.elf = std::mem::take(&mut self.elf);
+            p.kept_files = std::mem::take(&mut self.kept_files);
+            p.listings = std::mem::take(&mut self.listings);
             let opened = p.dlopen(Path::new(exe));
             // A program whose own libraries are not all found is not known.
             if opened.failures.is_empty() {
@@ -1049,6 +1049,9 @@ impl<'a> Process<'a> {
                     .map(|&i| p.objects[i].target.clone())
                     .collect();
             }
+            self.elf = p.elf;
+            self.kept_files = p.kept_files;
+            self.listings = p.listings;
         }
         self.main_scope = Some(scope.clone());
         scope
@@ -1199,12 +1202,8 @@ impl<'a> Process<'a> {
         let Ok(target) = self.fs.canonical(Path::new(path)) else {
             return false;
         };
-        let key = target.display().to_string();
-        if !self.exports.contains_key(&key) {
-            let e = elf::exports(self.fs, &target);
-            self.exports.insert(key.clone(), e);
-        }
-        matches!(self.exports.get(&key), Some(Ok(e)) if e.get(symbol).is_some_and(|vs| vs.iter().any(|v| v.as_deref() == Some(version))))
+        self.table(&target.display().to_string())
+            .is_ok_and(|t| t.defines(symbol, Some(version)).unwrap_or(false))
     }
 
     /// Whether the file at `path` defines version node `version`.

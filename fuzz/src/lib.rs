@@ -536,14 +536,14 @@ pub fn elf(data: &[u8]) {
     }
     let fs = gpudoctor::fsys::HostFs::new(None);
     black_box(gd::read_dynamic(&fs, &path)).ok();
-    // The loader's symbol-version reads: undefined symbols by version, and exports.
-    black_box(gd::versioned_imports(
-        &fs,
-        &path,
-        &["libnvJitLink.so.12", "libc.so.6"],
-    ))
-    .ok();
-    black_box(gd::exports(&fs, &path)).ok();
+    // The loader's symbol reads: undefined symbols with their versions, and lookups
+    // through the file's own hash table.
+    if let Ok(mut table) = gd::SymbolTable::open(&fs, &path) {
+        black_box(table.imports(false)).ok();
+        black_box(table.defines("malloc", Some("GLIBC_2.2.5"))).ok();
+        black_box(table.defines("_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb", None)).ok();
+        black_box(table.relocation_order()).ok();
+    }
     black_box(gpudoctor::fatbin::scan(&fs, &path)).ok();
     let _ = std::fs::remove_file(&path);
 }

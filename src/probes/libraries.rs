@@ -136,6 +136,7 @@ fn is_forward_compat_dir(path: &Path) -> bool {
 }
 
 pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>) -> Libraries {
+    let mut headers = HeaderTexts::new();
     let ld_library_path: Vec<String> = env
         .get_str(envvars::LD_LIBRARY_PATH)
         .filter(|v| !v.is_empty())
@@ -308,7 +309,7 @@ pub fn probe(fs: &HostFs, env: &Env, sites: &[Site], toolkits: Option<&Toolkits>
         dedup_by_target(&mut elsewhere);
         for c in candidates.iter_mut().chain(elsewhere.iter_mut()) {
             if c.version.is_none() {
-                header_version(fs, c, &soname);
+                header_version(fs, c, &soname, &mut headers);
             }
         }
         let winner = candidates.iter().position(|c| c.problem.is_none());
@@ -446,8 +447,8 @@ pub(crate) fn wheel_version<'a>(
 
 /// cuDNN and NCCL libraries in wheels and distributions are named by major only; their
 /// headers carry the full version.
-fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
-    if let Some((version, source)) = header_version_of(fs, &c.path, soname) {
+fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str, read: &mut HeaderTexts) {
+    if let Some((version, source)) = header_version_of(fs, &c.path, soname, read) {
         c.version = Some(version);
         c.version_source = Some(source);
     }
@@ -456,7 +457,16 @@ fn header_version(fs: &HostFs, c: &mut Candidate, soname: &str) {
 /// The full version of a cuDNN or NCCL library from the header installed beside it
 /// (`../include/cudnn_version.h`, or /usr/include for the default directories), with the
 /// header's path.
-pub fn header_version_of(fs: &HostFs, lib_path: &str, soname: &str) -> Option<(String, String)> {
+/// Headers already read, by path (None: unreadable), so that cuDNN's eleven libraries read
+/// their one header once.
+pub type HeaderTexts = std::collections::HashMap<PathBuf, Option<String>>;
+
+pub fn header_version_of(
+    fs: &HostFs,
+    lib_path: &str,
+    soname: &str,
+    read: &mut HeaderTexts,
+) -> Option<(String, String)> {
     let (header, defines): (&str, [&str; 3]) = if soname.starts_with("libcudnn") {
         (
             "cudnn_version.h",
@@ -476,12 +486,15 @@ pub fn header_version_of(fs: &HostFs, lib_path: &str, soname: &str) -> Option<(S
         }
     }
     for place in places {
-        let Ok(f) = fs.read_text(&place) else {
+        let text = read
+            .entry(place.clone())
+            .or_insert_with(|| fs.read_text(&place).ok().map(|f| f.text));
+        let Some(text) = text else {
             continue;
         };
         let parts: Option<Vec<i64>> = defines
             .iter()
-            .map(|d| crate::probes::toolkits::parse_define(&f.text, d))
+            .map(|d| crate::probes::toolkits::parse_define(text, d))
             .collect();
         let Some(parts) = parts else { continue };
         if soname_major(soname).map(i64::from) != parts.first().copied() {

@@ -146,6 +146,7 @@ fn versions(fs: &HostFs, l: &Linkage, sites: &[Site]) -> Vec<LibraryVersion> {
     use crate::facts::libraries::{family_of, version_from_file_name};
     use crate::probes::libraries::{header_version_of, wheel_version};
     let mut out = Vec::new();
+    let mut headers = crate::probes::libraries::HeaderTexts::new();
     for (i, o) in l.objects.iter().enumerate() {
         let Some(soname) = o.soname.as_deref().filter(|s| is_cuda_soname(s)) else {
             continue;
@@ -153,7 +154,7 @@ fn versions(fs: &HostFs, l: &Linkage, sites: &[Site]) -> Vec<LibraryVersion> {
         let from_name =
             version_from_file_name(file_name_of(&o.target)).map(|v| (v, o.target.clone()));
         let found = from_name
-            .or_else(|| header_version_of(fs, &o.path, soname))
+            .or_else(|| header_version_of(fs, &o.path, soname, &mut headers))
             .or_else(|| {
                 let family = family_of(soname)?;
                 let dir = Path::new(&o.path).parent()?;

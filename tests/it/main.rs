@@ -59,3 +59,4 @@ mod toolkits;
 mod topology;
 mod verdicts;
 mod width;
+mod work;

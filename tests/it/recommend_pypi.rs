@@ -22,7 +22,7 @@ fn pypi_reachable() -> bool {
         ])
         .status()
         .is_ok_and(|s| s.success())
-        && Command::new("python3")
+        && crate::util::python3()
             .args(["-m", "pip", "--version"])
             .output()
             .is_ok_and(|o| o.status.success())
@@ -47,7 +47,7 @@ fn pip_resolves(
 ) -> Result<Vec<(String, String)>, String> {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
-    let mut cmd = Command::new("python3");
+    let mut cmd = crate::util::python3();
     // pip 23 checks Requires-Python against its own interpreter even with --python-version:
     // it is ignored here and checked against the Python asked for below.
     cmd.args([

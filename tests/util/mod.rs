@@ -34,6 +34,23 @@ pub fn skip(why: std::fmt::Arguments) {
     eprintln!("skipped: {why}");
 }
 
+/// The interpreter `python3` on PATH runs, by its own path: a version manager's shim
+/// (pyenv's) rehashes after `-m pip install`, and concurrent rehashes fail each other.
+pub fn python3() -> std::process::Command {
+    static REAL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let real = REAL.get_or_init(|| {
+        std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| PathBuf::from("python3"))
+    });
+    std::process::Command::new(real)
+}
+
 /// A fake system tree for `--root`, with accounts: alice (not in video), bob (in video).
 pub struct FakeRoot {
     dir: TempDir,
