@@ -269,6 +269,9 @@ impl SymbolTable {
                 index: i as u32,
             });
         }
+        // The pass read every undefined symbol and its name: what later lookups need of
+        // this file is a few blocks, read again then, not the whole range kept meanwhile.
+        self.blocks.forget();
         Ok(out)
     }
 

@@ -130,6 +130,11 @@ impl Blocks {
         Ok(())
     }
 
+    /// Forgets the blocks read so far (after a one-off pass over a large range).
+    pub fn forget(&mut self) {
+        self.blocks = std::collections::HashMap::new();
+    }
+
     fn block(&mut self, index: u64) -> std::io::Result<&[u8]> {
         use std::os::unix::fs::FileExt;
         if !self.blocks.contains_key(&index) {

@@ -525,13 +525,14 @@ fn fleet_row(rows: &mut Vec<Row>, scratch: &Path) {
             seed.len()
         ),
         measured: format!(
-            "{}, {}, text view {:.0} KB",
+            "{}, {}, text view {} B, exit {}",
             ms(s.wall),
             mib(s.rss_kib),
-            s.stdout_bytes as f64 / 1e3
+            s.stdout_bytes,
+            s.code
         ),
-        goal: "≤ 100 MiB".into(),
-        met: Some(s.rss_kib <= 100 * 1024),
+        goal: "≤ 100 MiB, exit 0".into(),
+        met: Some(s.rss_kib <= 100 * 1024 && s.code == 0),
     });
     let _ = fs::remove_file(&stream);
 }

@@ -257,17 +257,17 @@ fn each_extra_cuda_package_costs_a_bounded_number_of_system_calls() {
 
 /// The most a `check --python VENV/bin/python` of the real torch 2.15.0 venv of
 /// `.ci/fetch-torch-venv` may ask of the files below the venv. Measured: openat 238, read
-/// 485, pread64 4535 (3016 of them the PyTorch probe walking libtorch_cuda.so's fatbin
-/// entries), readlink 7, getdents64 35, statx 874, 19.1 MB read.
+/// 485, pread64 4571 (3016 of them the PyTorch probe walking libtorch_cuda.so's fatbin
+/// entries), readlink 7, getdents64 35, statx 874, 19.7 MB read.
 const REAL_VENV: &[(&str, u64)] = &[
     ("openat", 250),
     ("read", 510),
-    ("pread64", 4_650),
+    ("pread64", 4_700),
     ("readlink", 8),
     ("getdents64", 36),
     ("statx", 900),
 ];
-const REAL_VENV_BYTES: u64 = 19_600_000;
+const REAL_VENV_BYTES: u64 = 20_200_000;
 
 #[test]
 fn on_the_real_torch_venv_no_probe_opens_a_file_twice_and_the_work_stays_in_budget() {
