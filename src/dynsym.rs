@@ -638,7 +638,7 @@ mod tests {
     }
 
     #[test]
-    fn garbage_is_an_error_and_no_dynsym_defines_nothing() {
+    fn garbage_is_an_error_and_a_truncated_library_never_panics() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.so");
         std::fs::write(&p, b"not an elf at all").unwrap();

@@ -10,6 +10,7 @@ use crate::facts::nvml::NvmlResult;
 use crate::facts::pytorch_live::LiveResult;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
+use crate::subject::Subject;
 
 /// "`cause` explains `effects` when `explains` holds for the effect on this snapshot."
 struct Chain {
@@ -178,10 +179,28 @@ fn refused_by_the_module_flavour(snap: &Snapshot, effect: &Finding) -> bool {
         })
 }
 
-/// GD060's C++ ABI finding for a companion (its title starts with the distribution).
-fn companion_built_for_another_torch(_: &Snapshot, effect: &Finding) -> bool {
-    (effect.title.starts_with("torchvision ") || effect.title.starts_with("torchaudio "))
-        && effect.title.contains("was built against another torch")
+/// GD060 about a torchvision or torchaudio module whose load fails on a symbol of torch's own
+/// libraries (built against another torch), read from the linkage the finding names.
+fn companion_built_for_another_torch(snap: &Snapshot, effect: &Finding) -> bool {
+    let modules: Vec<&str> = effect
+        .evidence
+        .iter()
+        .filter_map(|e| match &e.fact {
+            Some(Subject::Extension(path)) => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    snap.linkage
+        .iter()
+        .flatten()
+        .flat_map(|l| &l.modules)
+        .filter(|m| matches!(m.package.as_str(), "torchvision" | "torchaudio"))
+        .filter(|m| modules.contains(&m.path.as_str()))
+        .any(|m| {
+            m.failures
+                .first()
+                .is_some_and(|f| super::extension_loading::torch_abi(&f.failure))
+        })
 }
 
 /// torch imported and sees no CUDA (not an import error, which is torch's own).

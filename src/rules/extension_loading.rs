@@ -451,7 +451,9 @@ fn fixes(
 
 /// An unversioned symbol of PyTorch's C++ namespaces that the installed torch lacks: the
 /// module was compiled against another torch (or the other C++ ABI).
-fn torch_abi(f: &Failure) -> bool {
+/// An unversioned symbol one of torch's own libraries would define: the module was built
+/// against another torch.
+pub(super) fn torch_abi(f: &Failure) -> bool {
     matches!(f, Failure::UndefinedSymbol { symbol, version, .. }
         if version.is_empty() && crate::loader::torch_library_of(symbol).is_some())
 }

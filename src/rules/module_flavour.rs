@@ -9,11 +9,11 @@
 
 use super::{Outcome, Rule};
 use crate::codes;
-use crate::compat::arch::{arch_row, KernelModules};
-use crate::compat::pci_ids::gpu_from_pci_id_text;
+use crate::compat::arch::{arch_row, ArchRow, KernelModules};
+use crate::compat::pci_ids::{gpu_from_pci_id_text, PciGpu};
 use crate::facts::kernel_log::EventKind;
-use crate::facts::kernel_module::VERSION_FILE;
-use crate::facts::pci::PciRole;
+use crate::facts::kernel_module::{NvrmVersion, VERSION_FILE};
+use crate::facts::pci::{PciDevice, PciRole};
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::{Subject, SubjectKind};
@@ -29,29 +29,29 @@ pub const RULE: Rule = Rule {
 
 const SOURCE: &str = "NVIDIA driver installation guide, Kernel Modules (docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html)";
 
-/// The bus ids of the GPUs the loaded flavour refuses (what GD089 reports).
-pub(crate) fn refused_gpus(snap: &Snapshot) -> Vec<String> {
-    match run(snap) {
-        Outcome::Checked(f) => f
-            .iter()
-            .filter_map(|f| f.title.split_whitespace().nth(1).map(str::to_string))
-            .collect(),
-        _ => Vec::new(),
-    }
+/// A GPU the loaded flavour refuses.
+struct Refusal<'a> {
+    device: &'a PciDevice,
+    gpu: PciGpu,
+    row: &'static ArchRow,
+    /// What the flavour does to it, for the title.
+    refused: &'static str,
 }
 
-fn run(snap: &Snapshot) -> Outcome {
+/// The loaded module's version file, and the GPUs its flavour refuses among those the PCI bus
+/// lists within the branches that support them at all; Err: why it cannot be judged.
+fn refusals(snap: &Snapshot) -> Result<(&NvrmVersion, Vec<Refusal<'_>>), String> {
     let Some(version) = snap
         .kernel_module
         .as_ref()
         .and_then(|k| k.version_file.get())
     else {
-        return Outcome::NotApplicable(format!(
+        return Err(format!(
             "{VERSION_FILE} was not read (the nvidia module is not loaded)"
         ));
     };
     let Some(devices) = snap.pci.as_ref().and_then(|p| p.devices.get()) else {
-        return Outcome::NotApplicable("PCI devices could not be listed".into());
+        return Err("PCI devices could not be listed".into());
     };
     let open = version.flavor == "open";
     let branch: Option<u32> = version
@@ -82,6 +82,37 @@ fn run(snap: &Snapshot) -> Outcome {
             }
             _ => continue,
         };
+        out.push(Refusal {
+            device: d,
+            gpu,
+            row,
+            refused,
+        });
+    }
+    Ok((version, out))
+}
+
+/// The bus ids of the GPUs the loaded flavour refuses (what GD089 reports).
+pub(crate) fn refused_gpus(snap: &Snapshot) -> Vec<String> {
+    refusals(snap)
+        .map(|(_, r)| r.iter().map(|r| r.device.address.clone()).collect())
+        .unwrap_or_default()
+}
+
+fn run(snap: &Snapshot) -> Outcome {
+    let (version, refused) = match refusals(snap) {
+        Ok(r) => r,
+        Err(why) => return Outcome::NotApplicable(why),
+    };
+    let open = version.flavor == "open";
+    let mut out = Vec::new();
+    for Refusal {
+        device: d,
+        gpu,
+        row,
+        refused,
+    } in refused
+    {
         let loaded = if open { "open" } else { "proprietary" };
         let mut f = Finding::new(
             codes::GD089,

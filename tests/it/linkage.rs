@@ -70,22 +70,7 @@ fn environment() -> FakeRoot {
     let r = gpu_host_with_libs();
     let site = r.torch_venv("2.5.1+cu124", Some("12.4"), &[]);
     // torch: its global deps and its CUDA library, which the others link against.
-    r.lib(
-        &format!("{site}/torch/lib"),
-        "libtorch_global_deps.so",
-        "libtorch_global_deps.so",
-        &["libcudart.so.12"],
-    )
-    .lib(
-        &format!("{site}/torch/lib"),
-        "libc10_cuda.so",
-        "libc10_cuda.so",
-        &["libcudart.so.12"],
-    );
-    r.bytes(
-        &format!("{site}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
-        &elf::shared_object_runpath("_C.so", &["libc10_cuda.so"], "$ORIGIN/lib"),
-    );
+    r.torch_cuda12_libs(&site);
     for (path, dist, version, needed) in FRAMEWORKS {
         let name = path.rsplit('/').next().unwrap();
         // vllm finds torch's libraries through its RUNPATH, as its wheel does.

@@ -151,22 +151,7 @@ fn venv_with_packages(n: usize) -> FakeRoot {
             "/usr/lib/x86_64-linux-gnu/libcudart.so.12",
         )]);
     let site = r.torch_venv("2.5.1+cu124", Some("12.4"), &[]);
-    r.lib(
-        &format!("{site}/torch/lib"),
-        "libtorch_global_deps.so",
-        "libtorch_global_deps.so",
-        &["libcudart.so.12"],
-    )
-    .lib(
-        &format!("{site}/torch/lib"),
-        "libc10_cuda.so",
-        "libc10_cuda.so",
-        &["libcudart.so.12"],
-    );
-    r.bytes(
-        &format!("{site}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
-        &elf::shared_object_runpath("_C.so", &["libc10_cuda.so"], "$ORIGIN/lib"),
-    );
+    r.torch_cuda12_libs(&site);
     for i in 0..n {
         let pkg = format!("ext{i:03}");
         let module = format!("{pkg}/_C.cpython-312-x86_64-linux-gnu.so");

@@ -296,6 +296,29 @@ impl FakeRoot {
         ))
     }
 
+    /// torch's libraries in `site` as a CUDA 12 wheel has them: `libtorch_global_deps.so` and
+    /// `libc10_cuda.so` needing `libcudart.so.12`, and `torch/_C` needing `libc10_cuda.so`
+    /// through its RUNPATH.
+    pub fn torch_cuda12_libs(&self, site: &str) -> &Self {
+        let lib = format!("{site}/torch/lib");
+        self.lib(
+            &lib,
+            "libtorch_global_deps.so",
+            "libtorch_global_deps.so",
+            &["libcudart.so.12"],
+        )
+        .lib(
+            &lib,
+            "libc10_cuda.so",
+            "libc10_cuda.so",
+            &["libcudart.so.12"],
+        )
+        .bytes(
+            &format!("{site}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+            &elf::shared_object_runpath("_C.so", &["libc10_cuda.so"], "$ORIGIN/lib"),
+        )
+    }
+
     /// An installed distribution whose METADATA declares `requires` (`torch==2.14.0`).
     pub fn dist_requiring(&self, site: &str, name: &str, version: &str, requires: &str) -> &Self {
         self.file(
