@@ -350,6 +350,8 @@ fn init(sym: &str) -> nvmlReturn_t {
         let cfg = {
             let mut s = state();
             if s.refs == 0 {
+                // A new config may take the address of the one before.
+                *PAIRS.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 match load() {
                     Ok(c) => s.cfg = Some(Arc::new(c)),
                     Err(e) => {
@@ -1145,12 +1147,36 @@ pub unsafe extern "C" fn nvmlDeviceGetNvLinkRemotePciInfo_v2(
     })
 }
 
+/// The topology's pairs by (lower, higher) GPU index, for the config at this address: a
+/// 255-GPU node asks for all 32,385 pairs twice, and a scan per question is quadratic.
+type PairIndex = (usize, std::collections::HashMap<(usize, usize), usize>);
+static PAIRS: Mutex<Option<PairIndex>> = Mutex::new(None);
+
 fn pair(cfg: &FakeNvml, i: usize, j: usize) -> Option<&config::TopoPair> {
-    // The last entry for a pair wins, so tests can append overrides to a preset.
-    cfg.topology.pairs.iter().rev().find(|p| {
-        let (a, b) = (p.a as usize, p.b as usize);
-        (a, b) == (i, j) || (b, a) == (i, j)
-    })
+    let key = (i.min(j), i.max(j));
+    let at = cfg as *const FakeNvml as usize;
+    let mut index = PAIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if index.as_ref().is_none_or(|(for_cfg, _)| *for_cfg != at) {
+        // The last entry for a pair wins, so tests can append overrides to a preset.
+        let by_pair = cfg
+            .topology
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(n, p)| {
+                (
+                    (
+                        (p.a as usize).min(p.b as usize),
+                        (p.a as usize).max(p.b as usize),
+                    ),
+                    n,
+                )
+            })
+            .collect();
+        *index = Some((at, by_pair));
+    }
+    let n = *index.as_ref()?.1.get(&key)?;
+    cfg.topology.pairs.get(n)
 }
 
 fn level(cfg: &FakeNvml, i: usize, j: usize) -> Option<u32> {
