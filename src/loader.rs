@@ -456,11 +456,6 @@ impl<'a> Process<'a> {
         }
     }
 
-    /// realpath(3) of a file (HostFs remembers every prefix it resolved).
-    fn canonical(&mut self, path: &Path) -> Result<PathBuf, crate::fsys::FsError> {
-        self.fs.canonical(path)
-    }
-
     pub fn object(&self, i: usize) -> Option<&Object> {
         self.objects.get(i)
     }
@@ -514,7 +509,7 @@ impl<'a> Process<'a> {
             opened.object = Some(i);
             return opened;
         }
-        let target = match self.canonical(path) {
+        let target = match self.fs.canonical(path) {
             Ok(t) => t,
             Err(e) => {
                 opened.failures.push(Failure::Unloadable {
@@ -882,7 +877,7 @@ impl<'a> Process<'a> {
         how: How,
         binding: &mut Binding,
     ) -> Option<(Found, DynamicInfo)> {
-        let target = match self.canonical(path) {
+        let target = match self.fs.canonical(path) {
             Ok(t) => t,
             Err(_) => {
                 binding
