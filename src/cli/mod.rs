@@ -206,6 +206,23 @@ pub(super) fn emit_report(g: &Settings, bytes: &[u8]) -> Result<u8, CliError> {
     emit(bytes)
 }
 
+/// Writes to stdout as `write` produces it, for output too large to hold whole (a fleet's
+/// JSON); a closed pipe ends quietly.
+pub(super) fn emit_report_streamed(
+    g: &Settings,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<u8, CliError> {
+    if g.quiet {
+        return Ok(0);
+    }
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match write(&mut out).and_then(|_| out.flush()) {
+        Ok(()) => Ok(0),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(CliError::Internal(format!("writing to stdout: {e}"))),
+    }
+}
+
 /// Writes to stdout; a closed pipe (`gpudoctor check | head -1`) ends quietly.
 pub(super) fn emit(bytes: &[u8]) -> Result<u8, CliError> {
     let mut out = io::stdout().lock();

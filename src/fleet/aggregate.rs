@@ -1,11 +1,13 @@
 //! The fleet's judgement: its shape, the nodes that differ from their peers (same GPU
 //! model), and the findings grouped by code across nodes.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{natural_cmp, NodeReport, Problem, Problems, SnapshotIn, StepIn};
+use super::{natural_cmp, FindingIn, Problem, Problems, SnapshotIn, StepIn};
 use crate::findings::Severity;
 
 /// The problem kind of a second report of one machine: listed, but its node is counted once
@@ -21,33 +23,66 @@ const NAMES_SHOWN: usize = 12;
 /// The model of a GPU the driver counts whose name NVML could not read.
 pub const UNNAMED_GPU: &str = "GPU NVML could not name";
 
+/// GPUs per model name on one node, sorted by name (a map in JSON). Nodes alike share one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Models(Arc<[(Arc<str>, usize)]>);
+
+impl Models {
+    pub fn new(mut entries: Vec<(Arc<str>, usize)>) -> Self {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Models(entries.into())
+    }
+
+    pub fn entries(&self) -> &[(Arc<str>, usize)] {
+        &self.0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.0.iter().map(|(m, n)| (&**m, *n))
+    }
+
+    pub fn total(&self) -> usize {
+        self.0.iter().map(|(_, n)| n).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Models {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeFacts {
-    pub name: String,
+    pub name: Arc<str>,
     pub source: String,
     pub hostname: Option<String>,
     pub slurm_job: Option<String>,
     pub kubernetes_pod: Option<String>,
     /// The most common GPU model on the node: its peer group ("no GPU" when none).
-    pub gpu_model: String,
+    pub gpu_model: Arc<str>,
     /// GPUs the driver runs (NVML's count, else the driver's list).
     pub gpus: usize,
     /// GPUs per model name on this node.
-    pub models: BTreeMap<String, usize>,
+    pub models: Models,
     /// NVIDIA GPU functions on the PCI bus, driver or not.
     pub pci_gpus: usize,
     /// Their most common PCI device id ("10de:2330").
     #[serde(skip)]
-    pub pci_id: Option<String>,
+    pub pci_id: Option<Arc<str>>,
     pub machine_id: Option<String>,
     /// When the report was made.
     pub time: Option<String>,
-    pub driver: Option<String>,
+    pub driver: Option<Arc<str>>,
     /// The newest CUDA the driver supports (NVML).
-    pub cuda: Option<String>,
+    pub cuda: Option<Arc<str>>,
     /// The toolkit builds use (CUDA_HOME / nvcc).
-    pub toolkit: Option<String>,
-    pub torch: Option<String>,
+    pub toolkit: Option<Arc<str>>,
+    pub torch: Option<Arc<str>>,
     /// The slowest GPU's matmul GFLOP/s and pinned copy GB/s, when the smoke test ran,
     /// with the matrix size and copy size they were measured at (figures are compared
     /// only between nodes that used the same).
@@ -61,6 +96,9 @@ pub struct NodeFacts {
     /// Which of the expected shape the node's own check judged: GPU count, driver, model.
     #[serde(skip)]
     pub judged: Judged,
+    /// The node's findings, after the fleet's policy (the HTML view's cells).
+    #[serde(skip)]
+    pub findings: Vec<Arc<FindingIn>>,
 }
 
 /// What a node's own check expected (`snapshot.expect`): the fleet does not judge an
@@ -131,7 +169,7 @@ pub struct FindingGroup {
     pub title: String,
     pub nodes: usize,
     /// Every node with the finding, in natural order.
-    pub node_names: Vec<String>,
+    pub node_names: Vec<Arc<str>>,
     /// The root causes that explain it on some nodes (`caused_by` of their reports), and on
     /// how many nodes it is such a consequence.
     pub caused_by: Vec<String>,
@@ -218,11 +256,11 @@ impl Fleet {
     }
 
     /// Names of the first nodes in a group, for one line of text.
-    pub fn names_line(names: &[String]) -> String {
+    pub fn names_line(names: &[impl AsRef<str>]) -> String {
         let mut s = names
             .iter()
             .take(NAMES_SHOWN)
-            .cloned()
+            .map(|n| n.as_ref())
             .collect::<Vec<_>>()
             .join(", ");
         if names.len() > NAMES_SHOWN {
@@ -236,14 +274,15 @@ impl Fleet {
 /// counts them once `--only`/`--skip` have applied).
 pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) -> NodeFacts {
     let node = s.node.as_ref();
-    let name = node
-        .map(|n| n.name.clone())
-        .filter(|n| !n.is_empty() && n != "unknown")
+    let name: Arc<str> = node
+        .map(|n| n.name.as_str())
+        .filter(|n| !n.is_empty() && *n != "unknown")
+        .map(Arc::from)
         .unwrap_or_else(|| {
             std::path::Path::new(source)
                 .file_stem()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_else(|| source.to_string())
+                .map(|f| f.to_string_lossy().into())
+                .unwrap_or_else(|| source.into())
         });
     let nvml = s
         .nvml
@@ -251,13 +290,13 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
         .and_then(|n| n.result.system.as_ref().or(n.result.partial.as_ref()));
     let driver_gpus = s.kernel_module.as_ref().and_then(|k| k.gpus.value.as_ref());
     // The most common model among the node's GPUs: NVML's names, else the driver's.
-    let mut models: BTreeMap<String, usize> = BTreeMap::new();
+    let mut models: BTreeMap<&str, usize> = BTreeMap::new();
     for n in nvml
         .iter()
         .flat_map(|n| &n.devices)
         .filter_map(|g| g.name.get())
     {
-        *models.entry(n.clone()).or_default() += 1;
+        *models.entry(n).or_default() += 1;
     }
     if models.is_empty() {
         for m in driver_gpus
@@ -265,7 +304,7 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
             .flatten()
             .filter_map(|g| g.model.as_ref())
         {
-            *models.entry(m.clone()).or_default() += 1;
+            *models.entry(m).or_default() += 1;
         }
     }
     // GPUs the driver counts but NVML could not name still count, so the models add up
@@ -273,14 +312,15 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
     let counted = d.driver_gpu_count.as_ref().map_or(0, |c| c.count);
     let named: usize = models.values().sum();
     if named > 0 && named < counted {
-        *models.entry(UNNAMED_GPU.to_string()).or_default() += counted - named;
+        *models.entry(UNNAMED_GPU).or_default() += counted - named;
     }
-    let gpu_model = models
+    let gpu_model: Arc<str> = models
         .iter()
-        .filter(|(m, _)| m.as_str() != UNNAMED_GPU)
+        .filter(|(m, _)| **m != UNNAMED_GPU)
         .max_by_key(|(_, n)| **n)
-        .map(|(m, _)| m.clone())
+        .map(|(m, _)| Arc::from(*m))
         .unwrap_or_else(|| "no GPU".into());
+    let models = Models::new(models.into_iter().map(|(m, n)| (m.into(), n)).collect());
     let pci: Vec<&str> = s
         .pci
         .as_ref()
@@ -290,11 +330,15 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
         .filter(|d| d.role == "gpu")
         .map(|d| d.device_id.as_str())
         .collect();
-    let pci_id = mode(pci.iter().copied());
+    let pci_id = mode(pci.iter().copied()).map(Arc::from);
     // The node's own report says what it derived; nothing is worked out again here.
     let gpus = d.driver_gpu_count.as_ref().map_or(0, |c| c.count);
-    let driver = d.driver.as_ref().map(|d| d.version.clone());
-    let toolkit = d.toolkit_in_use.as_ref().and_then(|t| t.cuda.clone());
+    let driver = d.driver.as_ref().map(|d| d.version.as_str().into());
+    let toolkit = d
+        .toolkit_in_use
+        .as_ref()
+        .and_then(|t| t.cuda.as_deref())
+        .map(Arc::from);
     let smoke = s.smoke.as_ref().and_then(|p| p.result.run.as_ref());
     let min = |xs: &mut dyn Iterator<Item = f64>| xs.filter(|x| x.is_finite()).reduce(f64::min);
     let matmuls: Vec<_> = smoke
@@ -332,7 +376,7 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
         machine_id: node.and_then(|n| n.machine_id.clone()),
         time: node.map(|n| n.time.clone()).filter(|t| !t.is_empty()),
         driver,
-        cuda: d.cuda_driver_version.clone(),
+        cuda: d.cuda_driver_version.as_deref().map(Arc::from),
         toolkit,
         torch: s.python.as_ref().and_then(|envs| {
             envs.iter()
@@ -341,7 +385,8 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
                 .as_ref()?
                 .version
                 .value
-                .clone()
+                .as_deref()
+                .map(Arc::from)
         }),
         matmul_gflops,
         matmul_n: matmuls.first().map(|m| m.n),
@@ -355,33 +400,36 @@ pub(super) fn facts(source: &str, s: &SnapshotIn, d: &crate::report::Derived) ->
             driver: e.driver.as_ref().map(|x| x.value.clone()),
             gpu_model: e.gpu_model.as_ref().map(|x| x.value.clone()),
         }),
+        findings: Vec::new(),
     }
 }
 
 /// Node counts per value; `absent` names the nodes without one ("unknown", "none").
-fn counts<'a>(values: impl Iterator<Item = Option<&'a String>>, absent: &str) -> Vec<Count> {
-    let mut m: BTreeMap<String, usize> = BTreeMap::new();
+fn counts<'a>(values: impl Iterator<Item = Option<&'a str>>, absent: &'a str) -> Vec<Count> {
+    let mut m: BTreeMap<&str, usize> = BTreeMap::new();
     for v in values {
-        *m.entry(v.cloned().unwrap_or_else(|| absent.into()))
-            .or_default() += 1;
+        *m.entry(v.unwrap_or(absent)).or_default() += 1;
     }
     let mut out: Vec<Count> = m
         .into_iter()
-        .map(|(value, nodes)| Count { value, nodes })
+        .map(|(value, nodes)| Count {
+            value: value.to_string(),
+            nodes,
+        })
         .collect();
     out.sort_by(|a, b| b.nodes.cmp(&a.nodes).then(natural_cmp(&a.value, &b.value)));
     out
 }
 
 /// The value most nodes have; a tie goes to the higher version (upgrades lead).
-fn mode<'a>(values: impl Iterator<Item = &'a str>) -> Option<String> {
+fn mode<'a>(values: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let mut m: BTreeMap<&str, usize> = BTreeMap::new();
     for v in values {
         *m.entry(v).or_default() += 1;
     }
     m.into_iter()
         .max_by(|(a, n), (b, k)| n.cmp(k).then(natural_cmp(a, b)))
-        .map(|(v, _)| v.to_string())
+        .map(|(v, _)| v)
 }
 
 /// The median of `sorted` (ascending, at least two values) with one copy of `v` left out:
@@ -407,11 +455,18 @@ fn one_report_per_machine(
 ) -> (Vec<bool>, Vec<IdentityNote>) {
     let mut keep = vec![true; per_report.len()];
     let mut notes = Vec::new();
-    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, n) in per_report.iter().enumerate() {
-        by_name.entry(n.name.clone()).or_default().push(i);
+    // Reports by name (then input order), without a map entry per node.
+    let mut by_name: Vec<usize> = (0..per_report.len()).collect();
+    by_name.sort_by(|&a, &b| per_report[a].name.cmp(&per_report[b].name).then(a.cmp(&b)));
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for run in by_name.chunk_by(|&a, &b| per_report[a].name == per_report[b].name) {
+        runs.push(start..start + run.len());
+        start += run.len();
     }
-    for (name, members) in &by_name {
+    for run in runs {
+        let members = &by_name[run];
+        let name = per_report[members[0]].name.clone();
         let ids: std::collections::BTreeSet<&str> = members
             .iter()
             .filter_map(|&i| per_report[i].machine_id.as_deref())
@@ -463,7 +518,7 @@ fn one_report_per_machine(
         if distinct {
             let names: Vec<String> = renames.iter().map(|(_, n)| n.clone()).collect();
             for (i, new) in renames {
-                per_report[i].name = new;
+                per_report[i].name = new.into();
             }
             notes.push(IdentityNote {
                 kind: "same_name".into(),
@@ -475,19 +530,15 @@ fn one_report_per_machine(
             });
         }
     }
-    let mut by_id: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for n in per_report
+    let mut by_id: Vec<(&str, &str)> = per_report
         .iter()
-        .enumerate()
-        .filter(|(i, _)| keep[*i])
-        .map(|(_, n)| n)
-    {
-        if let Some(id) = n.machine_id.as_deref() {
-            by_id.entry(id).or_default().push(&n.name);
-        }
-    }
-    for names in by_id.values().filter(|v| v.len() > 1) {
-        let mut nodes: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .filter_map(|(n, _)| Some((n.machine_id.as_deref()?, &*n.name)))
+        .collect();
+    by_id.sort_by(|a, b| a.0.cmp(b.0));
+    for same in by_id.chunk_by(|a, b| a.0 == b.0).filter(|v| v.len() > 1) {
+        let mut nodes: Vec<String> = same.iter().map(|(_, n)| n.to_string()).collect();
         nodes.sort_by(|a, b| natural_cmp(a, b));
         notes.push(IdentityNote {
             kind: "same_machine_id".into(),
@@ -501,23 +552,21 @@ fn one_report_per_machine(
     (keep, notes)
 }
 
-pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
-    let mut per_report: Vec<NodeFacts> = reports
-        .iter()
-        .map(|r| {
-            let count = |sev: Severity| r.findings.iter().filter(|f| f.severity == sev).count();
-            NodeFacts {
-                errors: count(Severity::Error),
-                warnings: count(Severity::Warning),
-                infos: count(Severity::Info),
-                ..r.facts.clone()
-            }
-        })
-        .collect();
+/// The fleet from its node reports (`nodes` in input order, with their findings after the
+/// policy).
+pub fn aggregate(mut per_report: Vec<NodeFacts>, mut problems: Problems) -> Fleet {
+    for n in &mut per_report {
+        let count = |sev: Severity| n.findings.iter().filter(|f| f.severity == sev).count();
+        (n.errors, n.warnings, n.infos) = (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info),
+        );
+    }
     let (keep, identity) = one_report_per_machine(&mut per_report, &mut problems);
     // A node whose driver sees no GPU still has them on the PCI bus: it belongs with the
     // nodes whose GPUs carry the same PCI device id.
-    let mut model_of_pci: BTreeMap<String, String> = BTreeMap::new();
+    let mut model_of_pci: BTreeMap<Arc<str>, Arc<str>> = BTreeMap::new();
     for n in &per_report {
         if let (Some(id), false) = (&n.pci_id, n.models.is_empty()) {
             model_of_pci
@@ -534,76 +583,104 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
             .as_ref()
             .and_then(|id| model_of_pci.get(id).cloned())
             .unwrap_or_else(|| {
-                format!("NVIDIA {} (no driver)", n.pci_id.as_deref().unwrap_or("?"))
+                format!("NVIDIA {} (no driver)", n.pci_id.as_deref().unwrap_or("?")).into()
             });
     }
     // Findings by code and severity (a code can be an error on one node and a warning on
-    // another): every node, the most common title.
-    struct Acc {
-        titles: BTreeMap<String, usize>,
-        nodes: Vec<String>,
-        seen: std::collections::HashSet<String>,
+    // another): every node, the most common title. A node's findings are visited together,
+    // so "this node was already counted" is whether it was the last one counted.
+    struct Acc<'a> {
+        titles: BTreeMap<&'a str, usize>,
+        nodes: Vec<Arc<str>>,
+        last_node: Option<usize>,
         causes: Vec<String>,
-        explained: std::collections::HashSet<String>,
+        explained: usize,
+        last_explained: Option<usize>,
         /// (node, its first fix command), the first node in natural order.
-        fix: Option<(String, String)>,
-        commands: std::collections::HashSet<String>,
+        fix: Option<(Arc<str>, &'a str)>,
+        commands: std::collections::HashSet<&'a str>,
     }
-    let mut by_code: BTreeMap<(String, Severity), Acc> = BTreeMap::new();
-    for (r, n) in reports
-        .iter()
-        .zip(&per_report)
-        .zip(&keep)
-        .filter(|(_, k)| **k)
-        .map(|(x, _)| x)
-    {
-        for f in &r.findings {
+    let mut by_code: BTreeMap<(&str, Severity), Acc> = BTreeMap::new();
+    for (i, n) in per_report.iter().enumerate().filter(|(i, _)| keep[*i]) {
+        for f in &n.findings {
             let acc = by_code
-                .entry((f.code.clone(), f.severity))
+                .entry((f.code.as_str(), f.severity))
                 .or_insert_with(|| Acc {
                     titles: BTreeMap::new(),
                     nodes: Vec::new(),
-                    seen: Default::default(),
+                    last_node: None,
                     causes: Vec::new(),
-                    explained: Default::default(),
+                    explained: 0,
+                    last_explained: None,
                     fix: None,
                     commands: Default::default(),
                 });
-            if let Some(cmd) = f.fix.iter().find_map(|x| x.command.as_ref()) {
-                acc.commands.insert(cmd.clone());
+            if let Some(cmd) = f.fix.iter().find_map(|x| x.command.as_deref()) {
+                acc.commands.insert(cmd);
                 let first = match &acc.fix {
                     Some((node, _)) => natural_cmp(&n.name, node).is_lt(),
                     None => true,
                 };
                 if first {
-                    acc.fix = Some((n.name.clone(), cmd.clone()));
+                    acc.fix = Some((n.name.clone(), cmd));
                 }
             }
-            *acc.titles.entry(f.title.clone()).or_default() += 1;
+            *acc.titles.entry(f.title.as_str()).or_default() += 1;
             if let Some(c) = &f.caused_by {
                 if !acc.causes.contains(c) {
                     acc.causes.push(c.clone());
                 }
-                acc.explained.insert(n.name.clone());
+                if acc.last_explained.replace(i) != Some(i) {
+                    acc.explained += 1;
+                }
             }
-            if acc.seen.insert(n.name.clone()) {
+            if acc.last_node.replace(i) != Some(i) {
                 acc.nodes.push(n.name.clone());
             }
         }
     }
-    let mut nodes: Vec<NodeFacts> = per_report
+    let mut findings: Vec<FindingGroup> = by_code
         .into_iter()
-        .zip(&keep)
-        .filter(|(_, k)| **k)
-        .map(|(n, _)| n)
+        .map(|((code, severity), mut acc)| {
+            acc.nodes.sort_by(|a, b| natural_cmp(a, b));
+            FindingGroup {
+                code: code.to_string(),
+                severity,
+                title: acc
+                    .titles
+                    .iter()
+                    .max_by_key(|(_, n)| **n)
+                    .map(|(t, _)| t.to_string())
+                    .unwrap_or_default(),
+                nodes: acc.nodes.len(),
+                node_names: acc.nodes,
+                caused_by: acc.causes,
+                explained_nodes: acc.explained,
+                fix: acc.fix.map(|(node, command)| GroupFix {
+                    command: command.to_string(),
+                    node: node.to_string(),
+                    same_on_every_node: acc.commands.len() == 1,
+                }),
+            }
+        })
         .collect();
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(b.nodes.cmp(&a.nodes))
+            .then(a.code.cmp(&b.code))
+    });
+
+    let mut kept = keep.iter();
+    let mut nodes = per_report;
+    nodes.retain(|_| kept.next().copied().unwrap_or(true));
     nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
 
     // GPUs counted by their own model names; a node counts toward each model it has.
     let mut by_model: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for n in &nodes {
-        for (m, c) in &n.models {
-            let e = by_model.entry(m.clone()).or_default();
+        for (m, c) in n.models.iter() {
+            let e = by_model.entry(m.to_string()).or_default();
             e.0 += c;
             e.1 += 1;
         }
@@ -625,11 +702,14 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
         nodes: nodes.len(),
         gpus: nodes.iter().map(|n| n.gpus).sum(),
         gpus_by_model,
-        drivers: counts(nodes.iter().map(|n| n.driver.as_ref()), "unknown"),
-        cuda: counts(nodes.iter().map(|n| n.cuda.as_ref()), "unknown"),
-        toolkits: counts(nodes.iter().map(|n| n.toolkit.as_ref()), "none"),
-        torch: counts(nodes.iter().map(|n| n.torch.as_ref()), "none"),
-        gpu_counts: counts(gpu_count_strings.iter().map(Some), "unknown"),
+        drivers: counts(nodes.iter().map(|n| n.driver.as_deref()), "unknown"),
+        cuda: counts(nodes.iter().map(|n| n.cuda.as_deref()), "unknown"),
+        toolkits: counts(nodes.iter().map(|n| n.toolkit.as_deref()), "none"),
+        torch: counts(nodes.iter().map(|n| n.torch.as_deref()), "none"),
+        gpu_counts: counts(
+            gpu_count_strings.iter().map(|c| Some(c.as_str())),
+            "unknown",
+        ),
         oldest_report: times.iter().min().map(|t| t.to_string()),
         newest_report: times.iter().max().map(|t| t.to_string()),
     };
@@ -637,23 +717,27 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
     let mut outliers = Vec::new();
     let mut groups: BTreeMap<&str, Vec<&NodeFacts>> = BTreeMap::new();
     for n in &nodes {
-        groups.entry(n.gpu_model.as_str()).or_default().push(n);
+        groups.entry(&n.gpu_model).or_default().push(n);
     }
     for (model, members) in &groups {
         if members.len() < 2 {
             continue;
         }
-        type Get = fn(&NodeFacts) -> Option<String>;
+        type Get = fn(&NodeFacts) -> Option<Cow<'_, str>>;
         // The name a missing value goes by, as in the fleet's shape.
         let fields: [(&str, &str, Get); 5] = [
-            ("driver", "unknown", |n| n.driver.clone()),
-            ("cuda", "unknown", |n| n.cuda.clone()),
-            ("toolkit", "none", |n| n.toolkit.clone()),
-            ("torch", "none", |n| n.torch.clone()),
-            ("gpu_count", "unknown", |n| Some(n.gpus.to_string())),
+            ("driver", "unknown", |n| {
+                n.driver.as_deref().map(Cow::Borrowed)
+            }),
+            ("cuda", "unknown", |n| n.cuda.as_deref().map(Cow::Borrowed)),
+            ("toolkit", "none", |n| {
+                n.toolkit.as_deref().map(Cow::Borrowed)
+            }),
+            ("torch", "none", |n| n.torch.as_deref().map(Cow::Borrowed)),
+            ("gpu_count", "unknown", |n| Some(n.gpus.to_string().into())),
         ];
         for (what, absent, get) in fields {
-            let values: Vec<(&NodeFacts, Option<String>)> =
+            let values: Vec<(&NodeFacts, Option<Cow<str>>)> =
                 members.iter().map(|n| (*n, get(n))).collect();
             let present = values.iter().filter(|(_, v)| v.is_some()).count();
             let Some(common) = mode(values.iter().filter_map(|(_, v)| v.as_deref())) else {
@@ -664,7 +748,7 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
             let absent_differs = present * 2 > members.len();
             for (n, v) in &values {
                 let value = match v {
-                    Some(v) if *v != common => v.clone(),
+                    Some(v) if *v != common => v.to_string(),
                     None if absent_differs => absent.to_string(),
                     _ => continue,
                 };
@@ -674,10 +758,10 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
                     value
                 };
                 outliers.push(Outlier {
-                    node: n.name.clone(),
+                    node: n.name.to_string(),
                     what: what.into(),
                     value,
-                    peers: common.clone(),
+                    peers: common.to_string(),
                     group: model.to_string(),
                     peer_nodes: members.len() - 1,
                 });
@@ -708,7 +792,7 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
                     let mid = median_without(&sorted, *v);
                     if *v < mid * SLOW_SHARE {
                         outliers.push(Outlier {
-                            node: n.name.clone(),
+                            node: n.name.to_string(),
                             what: what.into(),
                             value: format!("{v:.1} {unit}"),
                             peers: format!(
@@ -725,38 +809,6 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
     }
     outliers.sort_by(|a, b| natural_cmp(&a.node, &b.node).then(a.what.cmp(&b.what)));
 
-    let mut findings: Vec<FindingGroup> = by_code
-        .into_iter()
-        .map(|((code, severity), mut acc)| {
-            acc.nodes.sort_by(|a, b| natural_cmp(a, b));
-            FindingGroup {
-                code,
-                severity,
-                title: acc
-                    .titles
-                    .iter()
-                    .max_by_key(|(_, n)| **n)
-                    .map(|(t, _)| t.clone())
-                    .unwrap_or_default(),
-                nodes: acc.nodes.len(),
-                node_names: acc.nodes,
-                caused_by: acc.causes,
-                explained_nodes: acc.explained.len(),
-                fix: acc.fix.map(|(node, command)| GroupFix {
-                    command,
-                    node,
-                    same_on_every_node: acc.commands.len() == 1,
-                }),
-            }
-        })
-        .collect();
-    findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(b.nodes.cmp(&a.nodes))
-            .then(a.code.cmp(&b.code))
-    });
-
     let (listed, problems_by_kind) = problems.into_parts();
     let problems_not_listed = problems_by_kind.values().sum::<usize>() - listed.len();
     let nodes_with_errors = nodes.iter().filter(|n| n.errors > 0).count();
@@ -764,11 +816,11 @@ pub fn aggregate(reports: &[NodeReport], mut problems: Problems) -> Fleet {
         outliers.iter().map(|o| o.node.as_str()).collect();
     let deviating_nodes = nodes
         .iter()
-        .filter(|n| n.errors == 0 && outlying.contains(n.name.as_str()))
+        .filter(|n| n.errors == 0 && outlying.contains(&*n.name))
         .count();
     let nodes_with_warnings = nodes
         .iter()
-        .filter(|n| n.errors == 0 && n.warnings > 0 && !outlying.contains(n.name.as_str()))
+        .filter(|n| n.errors == 0 && n.warnings > 0 && !outlying.contains(&*n.name))
         .count();
     Fleet {
         schema_version: crate::report::SCHEMA_VERSION,
@@ -794,7 +846,7 @@ mod tests {
 
     #[test]
     fn the_mode_prefers_the_majority_then_the_newer_version() {
-        let m = |v: &[&str]| mode(v.iter().copied());
+        let m = |v: &[&str]| mode(v.iter().copied()).map(str::to_string);
         assert_eq!(m(&["535.1", "550.2", "535.1"]).as_deref(), Some("535.1"));
         assert_eq!(m(&["535.1", "550.2"]).as_deref(), Some("550.2"));
         assert_eq!(m(&["580.9", "580.10"]).as_deref(), Some("580.10"));

@@ -4,9 +4,10 @@
 
 pub mod aggregate;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -70,7 +71,7 @@ impl Problems {
 // The parts of a report the fleet view reads are declared minimally: everything else is
 // skipped by the parser without being built (10,000 reports must take under a second).
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FindingIn {
     pub code: String,
     pub severity: Severity,
@@ -215,12 +216,74 @@ pub struct TransferIn {
     pub pinned_d2h_gbps: Option<f64>,
 }
 
-/// One node's report, reduced on the reading thread to what the fleet compares: the
-/// snapshot is dropped once read, so memory grows with the usable reports, not the input.
-pub struct NodeReport {
-    /// The finding counts in it are filled in by `aggregate`, after `--only`/`--skip`.
-    pub facts: aggregate::NodeFacts,
-    pub findings: Vec<FindingIn>,
+/// One node's report, reduced on the reading thread to what the fleet compares (the
+/// snapshot is dropped once read, so memory grows with the usable reports, not the input);
+/// its finding counts are filled in by `aggregate`. What nodes share (a model name, a
+/// driver version, a finding with its evidence) is held once for the whole fleet
+/// (`Interner`).
+pub type NodeReport = aggregate::NodeFacts;
+
+/// The fleet's policy, applied to each finding as it is read: false drops it (`--skip`),
+/// and it may change the severity (the configured severities).
+pub type Policy<'a> = &'a (dyn Fn(&mut FindingIn) -> bool + Sync);
+
+/// One copy of each value many nodes share.
+#[derive(Default)]
+struct Interner {
+    strings: HashSet<Arc<str>>,
+    models: HashSet<aggregate::Models>,
+    findings: HashSet<Arc<FindingIn>>,
+}
+
+impl Interner {
+    fn str(&mut self, s: &mut Arc<str>) {
+        match self.strings.get(&**s) {
+            Some(shared) => *s = shared.clone(),
+            None => {
+                self.strings.insert(s.clone());
+            }
+        }
+    }
+
+    fn opt(&mut self, s: &mut Option<Arc<str>>) {
+        if let Some(s) = s {
+            self.str(s);
+        }
+    }
+
+    fn node(&mut self, mut facts: aggregate::NodeFacts, findings: Vec<FindingIn>) -> NodeReport {
+        self.str(&mut facts.gpu_model);
+        self.opt(&mut facts.pci_id);
+        self.opt(&mut facts.driver);
+        self.opt(&mut facts.cuda);
+        self.opt(&mut facts.toolkit);
+        self.opt(&mut facts.torch);
+        match self.models.get(&facts.models) {
+            Some(shared) => facts.models = shared.clone(),
+            None => {
+                let mut named = facts.models.entries().to_vec();
+                for (m, _) in &mut named {
+                    self.str(m);
+                }
+                facts.models = aggregate::Models::new(named);
+                self.models.insert(facts.models.clone());
+            }
+        }
+        // A new vector: `collect` would reuse the parsed one's allocation, all of it.
+        let mut shared = Vec::with_capacity(findings.len());
+        for f in findings {
+            shared.push(match self.findings.get(&f) {
+                Some(same) => same.clone(),
+                None => {
+                    let f = Arc::new(f);
+                    self.findings.insert(f.clone());
+                    f
+                }
+            });
+        }
+        facts.findings = shared;
+        facts
+    }
 }
 
 /// One input: a file to read, one document of stdin, or a path that already failed (kept
@@ -232,20 +295,27 @@ enum Input<'a> {
 }
 
 /// What has been read so far.
-struct Loaded {
+struct Loaded<'p> {
     reports: Vec<NodeReport>,
     problems: Problems,
     threads: usize,
+    policy: Policy<'p>,
+    interner: Interner,
 }
 
-impl Loaded {
+type Parsed = (aggregate::NodeFacts, Vec<FindingIn>);
+
+impl Loaded<'_> {
     /// Parses `inputs` on every core, keeping what each yields in input order.
     fn take(&mut self, inputs: &[Input]) {
         let chunk = inputs.len().div_ceil(self.threads).max(1);
-        let parsed: Vec<Vec<Result<NodeReport, Problem>>> = std::thread::scope(|s| {
+        let policy = self.policy;
+        let parsed: Vec<Vec<Result<Parsed, Problem>>> = std::thread::scope(|s| {
             let handles: Vec<_> = inputs
                 .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+                .map(|part| {
+                    s.spawn(move || part.iter().map(|i| parse(i, policy)).collect::<Vec<_>>())
+                })
                 .collect();
             handles
                 .into_iter()
@@ -262,7 +332,10 @@ impl Loaded {
         });
         for p in parsed.into_iter().flatten() {
             match p {
-                Ok(r) => self.reports.push(r),
+                Ok((facts, findings)) => {
+                    let r = self.interner.node(facts, findings);
+                    self.reports.push(r);
+                }
                 Err(e) => self.problems.push(e),
             }
         }
@@ -270,8 +343,9 @@ impl Loaded {
 }
 
 /// Reads the reports named by `args` (files, directories searched for *.json, `-` for
-/// reports on stdin) and parses them on every core, a batch at a time.
-pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Problems) {
+/// reports on stdin) and parses them on every core, a batch at a time, applying `policy`
+/// to each finding.
+pub fn load(args: &[PathBuf], policy: Policy) -> (Vec<NodeReport>, Problems) {
     let mut loaded = Loaded {
         reports: Vec::new(),
         problems: Problems::default(),
@@ -279,6 +353,8 @@ pub fn load(args: &[PathBuf]) -> (Vec<NodeReport>, Problems) {
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, 16),
+        policy,
+        interner: Interner::default(),
     };
     let mut walk = Walk::default();
     let mut stdin_taken = false;
@@ -502,7 +578,7 @@ impl Walk {
     }
 }
 
-fn parse(input: &Input) -> Result<NodeReport, Problem> {
+fn parse(input: &Input, policy: Policy) -> Result<Parsed, Problem> {
     let (source, owned);
     let bytes: &[u8] = match input {
         Input::Failed(p) => return Err(p.clone()),
@@ -520,12 +596,13 @@ fn parse(input: &Input) -> Result<NodeReport, Problem> {
     if bytes.len() as u64 > REPORT_LIMIT {
         return Err(problem(source, SavedError::too_large()));
     }
-    let saved: crate::report::SavedReport<SnapshotIn, FindingIn> =
+    let mut saved: crate::report::SavedReport<SnapshotIn, FindingIn> =
         parse_saved(bytes, Saved::Report).map_err(|e| problem(source, e))?;
-    Ok(NodeReport {
-        facts: aggregate::facts(source, &saved.snapshot, &saved.derived),
-        findings: saved.findings,
-    })
+    saved.findings.retain_mut(|f| policy(f));
+    Ok((
+        aggregate::facts(source, &saved.snapshot, &saved.derived),
+        saved.findings,
+    ))
 }
 
 fn problem(source: &str, e: SavedError) -> Problem {
@@ -582,13 +659,11 @@ mod tests {
             reports: Vec::new(),
             problems: Problems::default(),
             threads: 2,
+            policy: &|_| true,
+            interner: Interner::default(),
         };
         read_stream(input, &mut loaded, chunk, limit);
-        let names = loaded
-            .reports
-            .iter()
-            .map(|r| r.facts.source.clone())
-            .collect();
+        let names = loaded.reports.iter().map(|r| r.source.clone()).collect();
         (names, loaded.problems.into_parts().0)
     }
 

@@ -7,8 +7,10 @@ use crate::findings::Severity;
 use crate::fleet::aggregate::{Count, Fleet};
 use crate::verdict::Verdict;
 
-pub fn render_json(f: &Fleet) -> String {
-    super::json::pretty(f, "fleet")
+/// The fleet as pretty JSON, written to `w` as it is serialised.
+pub fn write_json(f: &Fleet, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, f)?;
+    w.write_all(b"\n")
 }
 
 fn counts(c: &[Count]) -> String {
@@ -262,9 +264,13 @@ fn headline_counts(f: &Fleet) -> String {
 }
 
 /// "node010", "node002, node007", "5 nodes (node001, node002, …)".
-fn nodes_text(names: &[String]) -> String {
+fn nodes_text(names: &[impl AsRef<str> + std::fmt::Display]) -> String {
     match names.len() {
-        0..=3 => names.join(", "),
+        0..=3 => names
+            .iter()
+            .map(|n| n.as_ref())
+            .collect::<Vec<_>>()
+            .join(", "),
         n => format!("{n} nodes ({}, {}, …)", names[0], names[1]),
     }
 }

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use super::html::{esc, mark, page};
 use crate::findings::{Evidence, Fix, Severity};
 use crate::fleet::aggregate::{Fleet, NodeFacts, Outlier};
-use crate::fleet::{natural_cmp, FindingIn, NodeReport};
+use crate::fleet::natural_cmp;
 
 /// Node names written in a shared row's list before "… and N more".
 const NAMES_IN_ROW: usize = 2_000;
@@ -49,11 +49,7 @@ struct Row<'a> {
     worst: Option<Severity>,
 }
 
-pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
-    let findings_of: HashMap<&str, &[FindingIn]> = reports
-        .iter()
-        .map(|r| (r.facts.source.as_str(), r.findings.as_slice()))
-        .collect();
+pub fn render(f: &Fleet) -> String {
     let mut outliers_of: HashMap<&str, Vec<&Outlier>> = HashMap::new();
     for o in &f.outliers {
         outliers_of.entry(o.node.as_str()).or_default().push(o);
@@ -74,7 +70,7 @@ pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
     let mut rows: Vec<Row> = Vec::new();
     let mut row_index: HashMap<RowKey, usize> = HashMap::new();
     for n in &f.nodes {
-        let found = findings_of.get(n.source.as_str()).copied().unwrap_or(&[]);
+        let found = &n.findings;
         let mut cells: Vec<Option<usize>> = vec![None; columns.len()];
         for fi in found {
             let Some(&col) = column_of.get(fi.code.as_str()) else {
@@ -110,12 +106,9 @@ pub fn render(f: &Fleet, reports: &[NodeReport]) -> String {
                 cells[col] = Some(idx);
             }
         }
-        let outliers = outliers_of
-            .get(n.name.as_str())
-            .cloned()
-            .unwrap_or_default();
+        let outliers = outliers_of.get(&*n.name).cloned().unwrap_or_default();
         let key = (
-            n.gpu_model.as_str(),
+            &*n.gpu_model,
             cells.clone(),
             outliers
                 .iter()

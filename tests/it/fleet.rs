@@ -399,6 +399,87 @@ fn ten_thousand_reports_aggregate() {
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
 
+/// Peak resident memory (KiB) and exit code of `fleet -` over `n` copies of `report`, each
+/// under its own name and machine id.
+fn fleet_peak_kib(report: &Value, n: usize, dir: &Path) -> (u64, i32) {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    let stream = dir.join(format!("fleet-{n}.jsonl"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&stream).unwrap());
+    let mut v = report.clone();
+    for i in 0..n {
+        v["snapshot"]["node"]["name"] = format!("n{i:06}").into();
+        v["snapshot"]["node"]["machine_id"] = format!("{i:032x}").into();
+        serde_json::to_writer(&mut f, &v).unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    f.into_inner().unwrap().sync_all().unwrap();
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpudoctor"))
+        .arg("fleet")
+        .arg("-")
+        .env_clear()
+        .env("NO_COLOR", "1")
+        .stdin(std::fs::File::open(&stream).unwrap())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pid is our own child's.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; waits for that child only.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    // Reaped by wait4 above; the handle has nothing left to wait for.
+    drop(child);
+    let _ = std::fs::remove_file(&stream);
+    let code = std::process::ExitStatus::from_raw(status)
+        .code()
+        .unwrap_or(-1);
+    (usage.ru_maxrss as u64, code)
+}
+
+/// The fleet keeps per node only what its views need, and one copy of what nodes share (a
+/// model name, a driver version, a finding with its evidence): the memory `fleet` needs
+/// grows by well under 1 KiB per report. Keeping each node's strings and findings whole
+/// took 2.7 KiB per report (275 MiB for the 100,000 reports of `.ci/bench fleet`).
+#[test]
+fn fleet_memory_per_report_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = dir.path().join("seed");
+    let mut nvml = hgx(8);
+    for g in &mut nvml.devices {
+        g.persistence_mode = Some(false);
+    }
+    node_report(&seed, "seed", &FakeRoot::healthy(8), Some(&nvml), &[]);
+    let mut report: Value =
+        serde_json::from_str(&std::fs::read_to_string(seed.join("seed.json")).unwrap()).unwrap();
+    // What the fleet reads of a report but NVML's (27 KB), so the debug build parses 40,000
+    // of them quickly: the node, the driver's GPUs, the PCI bus, what the report derived and
+    // its findings.
+    let snapshot = &mut report["snapshot"];
+    let keep = ["node", "kernel_module", "pci"];
+    snapshot
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| keep.contains(&k.as_str()));
+    let findings = report["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f["code"] == "GD038"),
+        "every node has a finding with evidence and a fix: {findings:?}"
+    );
+    let (small, code) = fleet_peak_kib(&report, 10_000, dir.path());
+    assert_eq!(code, 0);
+    let (large, code) = fleet_peak_kib(&report, 40_000, dir.path());
+    assert_eq!(code, 0);
+    let per_report = large.saturating_sub(small) as f64 * 1024.0 / 30_000.0;
+    eprintln!("{per_report:.0} B per report ({small} KiB for 10,000, {large} KiB for 40,000)");
+    assert!(
+        per_report < 1200.0,
+        "{per_report:.0} B per report ({small} KiB for 10,000, {large} KiB for 40,000)"
+    );
+}
+
 #[test]
 fn a_gpu_nvml_cannot_name_still_counts_toward_the_models() {
     let dir = tempfile::tempdir().unwrap();
