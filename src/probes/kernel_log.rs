@@ -531,12 +531,17 @@ pub fn parse_event(message: &str) -> Option<Event> {
             ));
         }
     }
-    if let Some(at) = message.find("PCIe Bus Error: severity=") {
-        let rest = &message[at + "PCIe Bus Error: severity=".len()..];
+    // "PCIe Bus Error" (drivers/pci/pcie/aer.c); kernels that also report CXL print the
+    // bus type first.
+    if let Some(at) = message.find(" Bus Error: severity=") {
+        let rest = &message[at + " Bus Error: severity=".len()..];
         let severity = rest.split(',').next().unwrap_or("").trim();
-        // Kernels before 6.x say Corrected; later ones Correctable: one name.
+        // aer_error_severity_string: "Corrected", "Uncorrected (Non-Fatal)", "Uncorrected
+        // (Fatal)" until 6.x renamed them "Correctable", "Uncorrectable (…)": one name each.
         let severity = match severity {
             "Correctable" => "Corrected",
+            "Uncorrectable (Non-Fatal)" => "Uncorrected (Non-Fatal)",
+            "Uncorrectable (Fatal)" => "Uncorrected (Fatal)",
             s => s,
         };
         return Some(Event {
@@ -634,6 +639,9 @@ mod tests {
             ("nvidia 0000:0a:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)", "Corrected"),
             ("nvidia 0000:0a:00.0: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)", "Corrected"),
             ("pcieport 0000:00:01.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)", "Uncorrected (Fatal)"),
+            ("pcieport 0000:00:01.0: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Transaction Layer, (Requester ID)", "Uncorrected (Fatal)"),
+            ("nvidia 0000:0a:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)", "Uncorrected (Non-Fatal)"),
+            ("nvidia 0000:0a:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Requester ID)", "Uncorrected (Non-Fatal)"),
         ] {
             let e = parse_event(line).unwrap();
             assert_eq!(e.kind, EventKind::Aer);

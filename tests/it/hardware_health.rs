@@ -155,6 +155,33 @@ fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
     assert_eq!(r.code, 1, "{}", r.stdout);
 }
 
+/// drivers/pci/pcie/aer.c's severity names changed in Linux 6.x ("Uncorrected (Non-Fatal)"
+/// became "Uncorrectable (Non-Fatal)", "Corrected" became "Correctable"): the same error is
+/// judged the same, whichever kernel wrote it.
+#[test]
+fn aer_reports_are_judged_alike_in_every_kernels_words() {
+    for (nonfatal, fatal) in [
+        ("Uncorrected (Non-Fatal)", "Uncorrected (Fatal)"),
+        ("Uncorrectable (Non-Fatal)", "Uncorrectable (Fatal)"),
+    ] {
+        let n = node(Some(&kmsg(&[
+            &format!("nvidia 0000:1f:00.0: PCIe Bus Error: severity={nonfatal}, type=Transaction Layer, (Requester ID)"),
+            "nvidia 0000:1f:00.0:   device [10de:2330] error status/mask=00004000/00000000",
+            &format!("nvidia 0000:1e:00.0: PCIe Bus Error: severity={fatal}, type=Transaction Layer, (Receiver ID)"),
+        ])));
+        let (code, report) = check(&n);
+        let f = one(&report, "GD082", "GPU 7 ");
+        assert_eq!(f["severity"], "warning", "{nonfatal}: {f}");
+        assert!(
+            f["title"].as_str().unwrap().contains("Uncorrected (Non-Fatal)"),
+            "{f}"
+        );
+        let f = one(&report, "GD082", "GPU 6 ");
+        assert_eq!(f["severity"], "error", "{fatal}: {f}");
+        assert_eq!(code, 1);
+    }
+}
+
 #[test]
 fn a_clean_log_is_silent_and_passes() {
     let n = node(Some(&kmsg(&[
