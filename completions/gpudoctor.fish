@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gpudoctor_global_optspecs
-    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick preflight= output= baseline= fix-script expect-gpus= color= q/quiet v/verbose config= no-config h/help V/version
+    string join \n format= json fail-on= only= skip= root= timeout= from= user= nvml-lib= python= python-import cuda-lib= matmul-size= mem-fraction= transfer-size= nccl nccl-lib= image= no-smoke quick preflight= since= since-boot output= baseline= fix-script expect-gpus= color= q/quiet v/verbose config= no-config h/help V/version
 end
 
 function __fish_gpudoctor_needs_command
@@ -258,6 +258,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l transfer-size -d 'S
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l since -d 'Judge the kernel log from TIME on: RFC 3339 (`2026-12-07T10:00:00Z`; `2026-12-07 10:00:00` is UTC) or a span before now (`2h`, `30min`, `1day`)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
@@ -270,6 +271,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l python-import -d 'A
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
+complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l since-boot -d 'Judge only this boot\'s kernel log (a syslog file\'s earlier boots are left out)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -s v -l verbose -d 'More detail (-vv: more still)'
@@ -526,6 +528,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l transfer-s
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl-lib -d 'With --nccl: load this libnccl instead of the one the loader gives torch (also GPUDOCTOR_NCCL_LIB); never from inside --root' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l image -d 'Judge a container image (OCI layout directory, OCI archive, or `docker save`/`podman save` tarball; PATH:TAG picks one of several) against this host (or the host tree --root names), without running it' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l preflight -d 'A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]' -r
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l since -d 'Judge the kernel log from TIME on: RFC 3339 (`2026-12-07T10:00:00Z`; `2026-12-07 10:00:00` is UTC) or a span before now (`2h`, `30min`, `1day`)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l output -d 'Also write the report (in --format) to PATH, `{host}` replaced by the node\'s name; stdout gets the human report' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l baseline -d 'After the report, show what differs from this saved report (`check --format json`)' -r -F
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
@@ -538,6 +541,7 @@ complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l python-imp
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l nccl -d 'Smoke test: also run an NCCL all-reduce over every tested GPU (checked, timed, transports named)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l no-smoke -d '`check` without the on-device smoke test'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l quick -d 'A quick static check: no smoke test (same as --no-smoke)'
+complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l since-boot -d 'Judge only this boot\'s kernel log (a syslog file\'s earlier boots are left out)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l fix-script -d 'Print the fixes of the findings as a shell script to review and run (never run by gpudoctor)'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s q -l quiet -d 'Print no report: only the exit code says the outcome'
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -s v -l verbose -d 'More detail: passing checks, each fact\'s source, every registered variable (-vv: the probes\' timings)'

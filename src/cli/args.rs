@@ -363,6 +363,12 @@ pub struct CheckArgs {
     /// A gate for a scheduler (Slurm prolog, Kubernetes init container): the static checks, the kernel log, the link counters and a short smoke test, all within SECS seconds [default: 15]
     #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "15", conflicts_with_all = ["from", "image", "no_smoke", "quick", "python_import", "timeout"])]
     pub preflight: Option<f64>,
+    /// Judge the kernel log from TIME on: RFC 3339 (`2026-12-07T10:00:00Z`; `2026-12-07 10:00:00` is UTC) or a span before now (`2h`, `30min`, `1day`)
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["from", "since_boot"])]
+    pub since: Option<String>,
+    /// Judge only this boot's kernel log (a syslog file's earlier boots are left out)
+    #[arg(long, conflicts_with = "from")]
+    pub since_boot: bool,
     /// Also write the report (in --format) to PATH, `{host}` replaced by the node's name; stdout gets the human report
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,

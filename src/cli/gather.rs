@@ -144,6 +144,7 @@ pub(super) fn gather(
                 python_import: g.python_import,
                 linkage_files: g.libs_files.clone(),
                 linkage_full: g.command == "libs",
+                log_window: g.log_window.clone(),
                 smoke,
                 image,
             };

@@ -84,6 +84,8 @@ pub struct Settings {
     pub smoke_off: Option<String>,
     /// `check --preflight`: the whole run's budget in seconds.
     pub preflight: Option<f64>,
+    /// `check --since-boot`, `--since TIME`: the part of the kernel log judged.
+    pub log_window: crate::probes::kernel_log::LogWindow,
     pub output: Option<PathBuf>,
     pub baseline: Option<PathBuf>,
     pub fix_script: bool,
@@ -127,6 +129,8 @@ struct Given {
     no_smoke: bool,
     quick: bool,
     preflight: Option<f64>,
+    since: Option<String>,
+    since_boot: bool,
     output: Option<PathBuf>,
     baseline: Option<PathBuf>,
     fix_script: bool,
@@ -156,6 +160,8 @@ impl Given {
             no_smoke: c.no_smoke,
             quick: c.quick,
             preflight: c.preflight,
+            since: c.since.clone(),
+            since_boot: c.since_boot,
             output: c.output.clone(),
             baseline: c.baseline.clone(),
             fix_script: c.fix_script,
@@ -288,6 +294,8 @@ impl Given {
             no_smoke: self.no_smoke || top.no_smoke,
             quick: self.quick || top.quick,
             preflight: self.preflight.or(top.preflight),
+            since: self.since.or(top.since),
+            since_boot: self.since_boot || top.since_boot,
             output: self.output.or(top.output),
             baseline: self.baseline.or(top.baseline),
             fix_script: self.fix_script || top.fix_script,
@@ -659,6 +667,14 @@ impl Settings {
                 ));
             }
         }
+        let log_window = match (&given.since, given.since_boot) {
+            (Some(t), _) => {
+                crate::probes::kernel_log::LogWindow::since(t, std::time::SystemTime::now())
+                    .map_err(CliError::Usage)?
+            }
+            (None, true) => crate::probes::kernel_log::LogWindow::ThisBoot,
+            (None, false) => crate::probes::kernel_log::LogWindow::All,
+        };
         if let Some(b) = given.preflight {
             if !(b.is_finite() && (3.0..=3600.0).contains(&b)) {
                 return Err(CliError::Usage(format!(
@@ -731,6 +747,7 @@ impl Settings {
             transfer_size,
             smoke_off,
             preflight: given.preflight,
+            log_window,
             output: given.output,
             baseline: given.baseline,
             fix_script: given.fix_script,

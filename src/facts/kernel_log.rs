@@ -17,7 +17,15 @@ pub struct LogScan {
     /// The span read: `since boot` (/dev/kmsg, the journal's current boot) or `the file's
     /// last N MiB` of a syslog file, which may hold earlier boots.
     pub span: String,
+    /// Records read, those inside the window and those before it.
     pub records: u64,
+    /// Records older than the window (`check --since-boot`, `--since TIME`), left out.
+    #[serde(default)]
+    pub before_window: u64,
+    /// Records the window could not date (no time the source gives, or no boot time to add
+    /// to kmsg's): kept, so the window may hold older lines.
+    #[serde(default)]
+    pub undated_in_window: u64,
     /// A bound stopped the read (bytes, records or the deadline): older lines were not seen.
     pub truncated: bool,
     /// Events with the same kind, code and device, counted together.

@@ -36,11 +36,177 @@ const MAX_PROCESSES: usize = 8;
 /// One message of the log, with what its source says of its time and boot.
 struct Record<'a> {
     at: Option<String>,
+    /// Seconds since the epoch, where the source tells (a syslog stamp, the journal's
+    /// realtime stamp, kmsg's boot-relative time plus the boot time of /proc/stat).
+    wall: Option<f64>,
     this_boot: Option<bool>,
     text: &'a str,
 }
 
-pub fn probe(fs: &HostFs, budget: Duration) -> KernelLog {
+/// Which part of the log is read (`check --since-boot`, `--since TIME`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum LogWindow {
+    /// Everything the source holds: /dev/kmsg and the journal hold this boot; a syslog
+    /// file's earlier boots are kept as history.
+    #[default]
+    All,
+    /// This boot only: a syslog file's earlier boots are left out.
+    ThisBoot,
+    /// Messages logged at or after this time (seconds since the epoch); `given` is the
+    /// option as written.
+    Since { from: f64, given: String },
+}
+
+impl LogWindow {
+    /// `--since TIME`: RFC 3339 (`2026-12-07T10:00:00Z`, `2026-12-07 10:00:00` read as
+    /// UTC) or a span before `now` (`2h`, `30min`, `1day`).
+    pub fn since(given: &str, now: std::time::SystemTime) -> Result<LogWindow, String> {
+        let epoch = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
+        let from = if let Ok(ago) = humantime::parse_duration(given.trim()) {
+            epoch(now) - ago.as_secs_f64()
+        } else if let Some(t) = rfc3339_epoch(given.trim()) {
+            t
+        } else {
+            return Err(format!(
+                "--since {given}: expected a time (2026-12-07T10:00:00Z, or \"2026-12-07 10:00:00\" in UTC) or a span before now (2h, 30min, 1day)"
+            ));
+        };
+        Ok(LogWindow::Since {
+            from,
+            given: given.trim().to_string(),
+        })
+    }
+
+    /// What the window adds to the span read, for the report.
+    fn describe(&self) -> Option<String> {
+        match self {
+            LogWindow::All => None,
+            LogWindow::ThisBoot => Some("this boot only (--since-boot)".into()),
+            LogWindow::Since { from, given } => Some(format!(
+                "from {} on (--since {given})",
+                humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + Duration::from_secs_f64(from.max(0.0))
+                )
+            )),
+        }
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 time (`2026-12-02T10:11:12.345678+01:00`, `Z`, or
+/// no zone: UTC; a space may stand for the `T`).
+fn rfc3339_epoch(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let (date, rest) = s.split_at_checked(10)?;
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    let mut d = date.split('-');
+    let (y, m, day): (i64, i64, i64) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
+    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // The zone: Z, ±HH:MM, or none.
+    let (clock, offset) = match rest.find(['Z', 'z', '+', '-']) {
+        Some(i) => {
+            let (clock, zone) = rest.split_at(i);
+            let offset = match zone {
+                "Z" | "z" => 0,
+                z => {
+                    let sign = if z.starts_with('-') { -1 } else { 1 };
+                    let (h, mi) = z[1..].split_once(':')?;
+                    let (h, mi) = (h.parse::<i64>().ok()?, mi.parse::<i64>().ok()?);
+                    if !(0..=23).contains(&h) || !(0..=59).contains(&mi) {
+                        return None;
+                    }
+                    sign * (h * 3600 + mi * 60)
+                }
+            };
+            (clock, offset)
+        }
+        None => (rest, 0),
+    };
+    let mut c = clock.split(':');
+    let (h, mi): (i64, i64) = (c.next()?.parse().ok()?, c.next()?.parse().ok()?);
+    let sec: f64 = c.next().map_or(Some(0.0), |x| x.parse().ok())?;
+    if c.next().is_some()
+        || !(0..=23).contains(&h)
+        || !(0..=59).contains(&mi)
+        || !(0.0..61.0).contains(&sec)
+    {
+        return None;
+    }
+    Some((days_from_civil(y, m, day) * 86_400 + h * 3600 + mi * 60 - offset) as f64 + sec)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// A classic syslog stamp (`Dec  2 10:11:12`, no year, the host's local time) in seconds since
+/// the epoch: the year is the newest that does not put the stamp after `now`.
+fn syslog_epoch(stamp: &str, now: f64) -> Option<f64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut w = stamp.split_whitespace();
+    let month = MONTHS.iter().position(|m| Some(*m) == w.next())? as i32;
+    let day: i32 = w.next()?.parse().ok()?;
+    let mut c = w.next()?.split(':');
+    let (h, mi, s): (i32, i32, i32) = (
+        c.next()?.parse().ok()?,
+        c.next()?.parse().ok()?,
+        c.next()?.parse().ok()?,
+    );
+    let local = |year: i32| -> Option<f64> {
+        // SAFETY: tm is plain data; mktime reads and normalises it and touches nothing else.
+        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+        tm.tm_year = year - 1900;
+        tm.tm_mon = month;
+        tm.tm_mday = day;
+        tm.tm_hour = h;
+        tm.tm_min = mi;
+        tm.tm_sec = s;
+        tm.tm_isdst = -1;
+        // SAFETY: as above; a valid, initialised tm.
+        let t = unsafe { libc::mktime(&mut tm) };
+        (t != -1).then_some(t as f64)
+    };
+    let this_year = 1970 + (now / 31_556_952.0) as i32;
+    // A day ahead of now allows for a clock or zone that differs a little.
+    [this_year + 1, this_year, this_year - 1]
+        .into_iter()
+        .filter_map(local)
+        .find(|t| *t <= now + 86_400.0)
+}
+
+/// When this boot began (`btime` of /proc/stat), in seconds since the epoch.
+fn boot_epoch(fs: &HostFs) -> Option<f64> {
+    let stat = fs.read_text(Path::new("/proc/stat")).ok()?;
+    stat.text
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|s| s.trim().parse::<f64>().ok())
+}
+
+fn now_epoch() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+pub fn probe(fs: &HostFs, budget: Duration, window: &LogWindow) -> KernelLog {
     let deadline = Instant::now() + budget.min(Duration::from_secs(3));
     let mut passed_over = Vec::new();
     let live = fs.root().is_none();
@@ -55,10 +221,14 @@ pub fn probe(fs: &HostFs, budget: Duration) -> KernelLog {
     };
     match kmsg {
         Ok((text, truncated)) => {
+            let boot = match window {
+                LogWindow::Since { .. } => boot_epoch(fs),
+                _ => None,
+            };
             return KernelLog {
-                scan: Fact::value(KMSG, scan_kmsg(&text, truncated)),
+                scan: Fact::value(KMSG, scan_kmsg_in(&text, truncated, window, boot)),
                 passed_over,
-            }
+            };
         }
         Err(why) => passed_over.push(format!("{}{}", named(KMSG, &why), restrict_note(fs))),
     }
@@ -66,7 +236,7 @@ pub fn probe(fs: &HostFs, budget: Duration) -> KernelLog {
     if live {
         let journalctl = which::which("journalctl").ok();
         match journalctl {
-            Some(program) => match read_journal(&program, deadline) {
+            Some(program) => match read_journal(&program, deadline, window) {
                 Ok(scan) => {
                     return KernelLog {
                         scan: Fact::value("journalctl -k -b 0 -o json", scan),
@@ -83,7 +253,10 @@ pub fn probe(fs: &HostFs, budget: Duration) -> KernelLog {
         match read_tail(fs, Path::new(file)) {
             Ok((text, truncated)) => {
                 return KernelLog {
-                    scan: Fact::value(*file, scan_text_log(&text, truncated)),
+                    scan: Fact::value(
+                        *file,
+                        scan_text_log_in(&text, truncated, window, now_epoch()),
+                    ),
                     passed_over,
                 }
             }
@@ -165,7 +338,7 @@ fn read_kmsg_device(path: &Path, deadline: Instant) -> Result<(String, bool), St
 }
 
 /// The journal's kernel messages of this boot, one JSON object a line.
-fn read_journal(program: &Path, deadline: Instant) -> Result<LogScan, String> {
+fn read_journal(program: &Path, deadline: Instant, window: &LogWindow) -> Result<LogScan, String> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err("no time left in the probe's budget".into());
@@ -190,7 +363,7 @@ fn read_journal(program: &Path, deadline: Instant) -> Result<LogScan, String> {
             }
         ));
     }
-    let mut scan = Scanner::new("since boot (the journal's current boot)");
+    let mut scan = Scanner::new("since boot (the journal's current boot)", window);
     for line in out.stdout.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -211,8 +384,13 @@ fn read_journal(program: &Path, deadline: Instant) -> Result<LogScan, String> {
             .as_str()
             .and_then(|us| us.parse::<u64>().ok())
             .map(boot_seconds);
+        let wall = v["__REALTIME_TIMESTAMP"]
+            .as_str()
+            .and_then(|us| us.parse::<u64>().ok())
+            .map(|us| us as f64 / 1e6);
         scan.record(Record {
             at,
+            wall,
             this_boot: Some(true),
             text: &text,
         });
@@ -252,7 +430,12 @@ fn boot_seconds(us: u64) -> String {
 /// `prio,seq,ts_usec,flags[,…];message` records; continuation lines (` KEY=value`) are the
 /// record's dictionary.
 pub fn scan_kmsg(text: &str, truncated: bool) -> LogScan {
-    let mut scan = Scanner::new("since boot");
+    scan_kmsg_in(text, truncated, &LogWindow::All, None)
+}
+
+/// `scan_kmsg` within `window`; `boot` (seconds since the epoch) dates the records.
+pub fn scan_kmsg_in(text: &str, truncated: bool, window: &LogWindow, boot: Option<f64>) -> LogScan {
+    let mut scan = Scanner::new("since boot", window);
     for line in text.lines() {
         if line.starts_with(' ') {
             continue;
@@ -260,14 +443,11 @@ pub fn scan_kmsg(text: &str, truncated: bool) -> LogScan {
         let Some((head, message)) = line.split_once(';') else {
             continue;
         };
-        let at = head
-            .split(',')
-            .nth(2)
-            .and_then(|us| us.parse::<u64>().ok())
-            .map(boot_seconds);
+        let us = head.split(',').nth(2).and_then(|us| us.parse::<u64>().ok());
         let message = unescape_kmsg(message);
         scan.record(Record {
-            at,
+            at: us.map(boot_seconds),
+            wall: boot.zip(us).map(|(b, us)| b + us as f64 / 1e6),
             this_boot: Some(true),
             text: &message,
         });
@@ -309,6 +489,12 @@ fn unescape_kmsg(message: &str) -> std::borrow::Cow<'_, str> {
 /// (`2026-12-02T10:11:12.345678+00:00 host kernel: message`). A `Linux version` line starts a
 /// boot: what comes before the last one is from an earlier boot.
 pub fn scan_text_log(text: &str, truncated: bool) -> LogScan {
+    scan_text_log_in(text, truncated, &LogWindow::All, now_epoch())
+}
+
+/// `scan_text_log` within `window`; `now` (seconds since the epoch) places a classic stamp,
+/// which has no year, in its year.
+pub fn scan_text_log_in(text: &str, truncated: bool, window: &LogWindow, now: f64) -> LogScan {
     let kernel: Vec<(Option<String>, &str)> = text
         .lines()
         .filter_map(|line| {
@@ -330,12 +516,18 @@ pub fn scan_text_log(text: &str, truncated: bool) -> LogScan {
     } else {
         "the whole file".to_string()
     };
-    let mut scan = Scanner::new(&span);
+    let mut scan = Scanner::new(&span, window);
+    let dated = matches!(window, LogWindow::Since { .. });
     for (i, (at, message)) in kernel.iter().enumerate() {
         // rsyslog writes a message's newline as #012.
         let message = message.replace("#012", "\n");
+        let wall = at
+            .as_deref()
+            .filter(|_| dated)
+            .and_then(|t| rfc3339_epoch(t).or_else(|| syslog_epoch(t, now)));
         scan.record(Record {
             at: at.clone(),
+            wall,
             this_boot: last_boot.map(|b| i >= b),
             text: &message,
         });
@@ -354,6 +546,10 @@ fn strip_boot_stamp(s: &str) -> &str {
 
 struct Scanner {
     span: String,
+    window: LogWindow,
+    /// Records the window left out, and records it could not date (kept).
+    before_window: u64,
+    undated: u64,
     records: u64,
     groups: BTreeMap<GroupKey, EventGroup>,
     not_grouped: u64,
@@ -369,9 +565,15 @@ type GroupKey = (
 );
 
 impl Scanner {
-    fn new(span: &str) -> Scanner {
+    fn new(span: &str, window: &LogWindow) -> Scanner {
         Scanner {
-            span: span.to_string(),
+            span: match window.describe() {
+                Some(w) => format!("{span}, {w}"),
+                None => span.to_string(),
+            },
+            window: window.clone(),
+            before_window: 0,
+            undated: 0,
             records: 0,
             groups: BTreeMap::new(),
             not_grouped: 0,
@@ -381,6 +583,21 @@ impl Scanner {
 
     fn record(&mut self, r: Record<'_>) {
         self.records += 1;
+        let outside = match &self.window {
+            LogWindow::All => false,
+            LogWindow::ThisBoot => r.this_boot == Some(false),
+            LogWindow::Since { from, .. } => match r.wall {
+                Some(t) => t < *from,
+                None => {
+                    self.undated += 1;
+                    false
+                }
+            },
+        };
+        if outside {
+            self.before_window += 1;
+            return;
+        }
         let Some(event) = parse_event(r.text) else {
             return;
         };
@@ -436,6 +653,8 @@ impl Scanner {
     fn finish(self, truncated: bool) -> LogScan {
         LogScan {
             span: self.span,
+            before_window: self.before_window,
+            undated_in_window: self.undated,
             records: self.records,
             truncated,
             groups: self.groups.into_values().collect(),
@@ -653,6 +872,66 @@ mod tests {
         );
         assert!(parse_event("usb 1-1: new high-speed USB device").is_none());
         assert!(parse_event("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15").is_none());
+    }
+
+    #[test]
+    fn times_as_the_logs_and_the_option_write_them() {
+        assert_eq!(rfc3339_epoch("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(rfc3339_epoch("2026-12-02T10:11:12Z"), Some(1_796_206_272.0));
+        assert_eq!(rfc3339_epoch("2026-12-02 10:11:12"), Some(1_796_206_272.0));
+        assert_eq!(
+            rfc3339_epoch("2026-12-02T11:11:12.5+01:00"),
+            Some(1_796_206_272.5)
+        );
+        assert_eq!(
+            rfc3339_epoch("2024-02-29T00:00:00-00:30"),
+            Some(1_709_166_600.0)
+        );
+        for bad in [
+            "2026-13-02T10:11:12Z",
+            "2026-12-02",
+            "Dec  2 10:11:12",
+            "2026-12-02T25:00:00Z",
+            "",
+        ] {
+            assert_eq!(rfc3339_epoch(bad), None, "{bad}");
+        }
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_796_206_272);
+        assert_eq!(
+            LogWindow::since("2h", now).unwrap(),
+            LogWindow::Since {
+                from: 1_796_199_072.0,
+                given: "2h".into()
+            }
+        );
+        assert!(LogWindow::since("yesterday-ish", now).is_err());
+    }
+
+    #[test]
+    fn a_window_leaves_out_older_records() {
+        let log = "2026-12-01T10:00:00Z gpu7 kernel: NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\
+                   2026-12-02T08:00:00Z gpu7 kernel: Linux version 6.8.0\n\
+                   2026-12-02T09:00:00Z gpu7 kernel: NVRM: Xid (PCI:0000:1d:00): 48, pid='<unknown>', name=<unknown>, DBE\n\
+                   gpu7 kernel: NVRM: Xid (PCI:0000:1d:00): 13, pid=1, name=a, x\n";
+        let all = scan_text_log_in(log, false, &LogWindow::All, 1.8e9);
+        assert_eq!((all.groups.len(), all.before_window), (3, 0));
+        let boot = scan_text_log_in(log, false, &LogWindow::ThisBoot, 1.8e9);
+        assert_eq!((boot.groups.len(), boot.before_window), (2, 1));
+        let since = LogWindow::Since {
+            from: 1_796_200_800.0,
+            given: "x".into(),
+        };
+        let s = scan_text_log_in(log, false, &since, 1.8e9);
+        // The line without a time cannot be dated: kept, and counted.
+        assert_eq!(
+            (s.groups.len(), s.before_window, s.undated_in_window),
+            (2, 2, 1)
+        );
+        assert!(
+            s.span.ends_with("from 2026-12-02T08:40:00Z on (--since x)"),
+            "{}",
+            s.span
+        );
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub struct ProbeOptions {
     pub linkage_files: Vec<PathBuf>,
     /// Keep every object the linkage probe mapped, not only those leading to CUDA libraries.
     pub linkage_full: bool,
+    /// The part of the kernel log judged.
+    pub log_window: kernel_log::LogWindow,
     /// The on-device smoke test, run after the other probes (it uses NVML's facts).
     pub smoke: SmokeMode,
     /// `check --image`: the userland probes read this unpacked image with its environment;
@@ -153,7 +155,7 @@ pub const PROBES: &[ProbeDef] = &[
     ProbeDef {
         name: "kernel_log",
         run: Run::Concurrent(|cx| {
-            let k = kernel_log::probe(&cx.host, cx.budget);
+            let k = kernel_log::probe(&cx.host, cx.budget, &cx.log_window);
             Box::new(move |s| s.kernel_log = Some(k))
         }),
         unless: ALWAYS,
@@ -324,6 +326,7 @@ pub struct Context {
     pub nvml_lib: Option<PathBuf>,
     pub linkage_files: Vec<PathBuf>,
     pub linkage_full: bool,
+    pub log_window: kernel_log::LogWindow,
     accounts: identity::Accounts,
     /// The identity probe's answer, for device_nodes.
     identity: Option<crate::facts::identity::Identity>,
@@ -423,6 +426,7 @@ pub fn collect(opts: &ProbeOptions, env: &Env) -> Result<Snapshot, identity::Unk
         nvml_lib: opts.nvml_lib.clone(),
         linkage_files: opts.linkage_files.clone(),
         linkage_full: opts.linkage_full,
+        log_window: opts.log_window.clone(),
         identity: None,
         sites: OnceLock::new(),
         toolkits: OnceLock::new(),
@@ -787,6 +791,7 @@ mod tests {
             python_import,
             linkage_files: Vec::new(),
             linkage_full: false,
+            log_window: Default::default(),
             smoke: SmokeMode::Off("test".into()),
             image: None,
         };

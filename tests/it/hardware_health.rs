@@ -173,7 +173,10 @@ fn aer_reports_are_judged_alike_in_every_kernels_words() {
         let f = one(&report, "GD082", "GPU 7 ");
         assert_eq!(f["severity"], "warning", "{nonfatal}: {f}");
         assert!(
-            f["title"].as_str().unwrap().contains("Uncorrected (Non-Fatal)"),
+            f["title"]
+                .as_str()
+                .unwrap()
+                .contains("Uncorrected (Non-Fatal)"),
             "{f}"
         );
         let f = one(&report, "GD082", "GPU 6 ");
@@ -268,6 +271,78 @@ fn a_syslog_file_keeps_earlier_boots_as_history() {
     assert_eq!(code, 1);
     let evidence = gd083[0]["evidence"].to_string();
     assert!(evidence.contains("/var/log/kern.log"), "{evidence}");
+}
+
+/// `--since-boot` leaves a syslog file's earlier boots out; `--since TIME` leaves out what was
+/// logged before TIME, in a syslog file (RFC 3339 stamps) and in /dev/kmsg (boot-relative
+/// times dated by /proc/stat's btime); a TIME that is not one is refused before anything runs.
+#[test]
+fn the_log_window_leaves_out_what_came_before_it() {
+    let n = node(None);
+    n.root.file(
+        "var/log/kern.log",
+        "2026-12-01T10:00:00.000000+00:00 gpu7 kernel: [   10.000000] NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\
+         2026-12-02T08:00:00.000000+00:00 gpu7 kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n\
+         2026-12-02T10:00:00.000000+01:00 gpu7 kernel: [ 3600.000000] NVRM: Xid (PCI:0000:1a:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n\
+         2026-12-02T10:00:00.000000+00:00 gpu7 kernel: [ 7200.000000] NVRM: Xid (PCI:0000:19:00): 94, pid=2631, name=python3, Contained ECC error occurred\n",
+    );
+    let titles = |args: &[&str]| {
+        let (_, report) = json(n.cmd().arg("check").args(args));
+        let mut t: Vec<String> = findings(&report, "GD080")
+            .iter()
+            .map(|f| f["title"].as_str().unwrap().to_string())
+            .collect();
+        t.sort();
+        let span = report["snapshot"]["kernel_log"]["scan"]["value"]["span"].to_string();
+        (t, span, report)
+    };
+    let (all, _, _) = titles(&[]);
+    assert_eq!(all.len(), 3, "{all:#?}");
+    let (this_boot, detail, _) = titles(&["--since-boot"]);
+    assert_eq!(this_boot.len(), 2, "{this_boot:#?}");
+    assert!(
+        !this_boot.iter().any(|t| t.contains("Xid 79")),
+        "{this_boot:#?}"
+    );
+    assert!(detail.contains("this boot only (--since-boot)"), "{detail}");
+    // 10:00 at +01:00 is 09:00 UTC: before the window.
+    let (since, detail, report) = titles(&["--since", "2026-12-02 09:30:00"]);
+    assert_eq!(since.len(), 1, "{since:#?}");
+    assert!(since[0].contains("Xid 94"), "{since:#?}");
+    assert!(
+        detail.contains("from 2026-12-02T09:30:00Z on (--since 2026-12-02 09:30:00)"),
+        "{detail}"
+    );
+    let scan = &report["snapshot"]["kernel_log"]["scan"]["value"];
+    assert_eq!(scan["before_window"], 3, "{scan}");
+    assert_eq!(scan["undated_in_window"], 0, "{scan}");
+
+    // /dev/kmsg: the records are 100 s and 101 s after a boot at 1796000000.
+    let n = node(Some(&kmsg(&[
+        "NVRM: Xid (PCI:0000:1a:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+        "NVRM: Xid (PCI:0000:19:00): 94, pid=2631, name=python3, Contained ECC error occurred",
+    ])));
+    n.root.file("proc/stat", "cpu  1 2 3 4\nbtime 1796000000\n");
+    let (_, report) = json(n.cmd().args(["check", "--since", "2026-11-30T00:55:00.5Z"]));
+    let found = findings(&report, "GD080");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0]["title"].as_str().unwrap().contains("Xid 94"));
+    // Without a boot time nothing can be dated: every record is kept, and the report says so.
+    n.root.remove("proc/stat");
+    let (_, report) = json(n.cmd().args(["check", "--since", "2026-11-30T00:55:00.5Z"]));
+    assert_eq!(findings(&report, "GD080").len(), 2);
+    assert_eq!(
+        report["snapshot"]["kernel_log"]["scan"]["value"]["undated_in_window"],
+        3
+    );
+
+    let r = run(n.cmd().args(["check", "--since", "last tuesday"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--since last tuesday: expected a time"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// The kernel's AER statistics files for one device, as Linux 4.19+ lays them out.
