@@ -147,6 +147,7 @@ codes! {
     GD087 [Error] => "The node is not the shape it is expected to have: fewer GPUs, another model or driver";
     GD088 [Error] stops_all_cuda => "WSL 1 has no GPU: CUDA runs only in WSL 2";
     GD089 [Error] => "The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU";
+    GD090 [Error, Warning] => "Device-to-device copies fail, or the GPU's memory serves them below DCGM's minimum for its SKU";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

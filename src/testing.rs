@@ -735,6 +735,8 @@ pub fn smoke_device(i: u32) -> SmokeDevice {
             pageable_d2h_gbps: Some(20.0),
             pinned_error: None,
             cpu_affinity: None,
+            device_gbps: Some(2900.0),
+            device_error: None,
         })),
         running: None,
         finished: true,

@@ -195,6 +195,20 @@ const TABLES: &[Spec] = &[
         fields: &[("package", Cuda), ("compatible_bases", U32s)],
     },
     Spec {
+        file: "memory_bandwidth",
+        rows: "memory",
+        item: "pub static MEMORY_BANDWIDTH",
+        doc: "By PCI device id (ascending).",
+        ty: "MemoryBandwidthRow",
+        fields: &[
+            ("device_id", Str),
+            ("name", Str),
+            ("healthy_mbps", U32),
+            ("minimum_mbps", U32),
+            ("line", U32),
+        ],
+    },
+    Spec {
         file: "xid",
         rows: "xid",
         item: "pub static XIDS",

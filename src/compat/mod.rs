@@ -10,6 +10,7 @@ pub mod container_toolkit;
 pub mod cuda_errors;
 pub mod cudnn;
 pub mod driver;
+pub mod memory_bandwidth;
 pub mod packages;
 pub mod pci_ids;
 pub mod require_cuda;

@@ -284,6 +284,14 @@ pub struct Transfer {
     /// The CPUs the copying thread ran on: those sysfs lists as local to the GPU.
     #[serde(default)]
     pub cpu_affinity: Option<String>,
+    /// Device-memory bandwidth: median GB/s of `cuMemcpyDtoD` between two buffers of `bytes`
+    /// on the GPU, timed by the GPU's own events and counted as bytes read plus bytes
+    /// written (2 × bytes per copy, as CUDA's bandwidthTest counts a device-to-device copy).
+    #[serde(default)]
+    pub device_gbps: Option<f64>,
+    /// The device-to-device copy failed (the host figures stand).
+    #[serde(default)]
+    pub device_error: Option<CudaError>,
 }
 
 /// One ordered pair of the peer step: can `from` reach `to`'s memory directly, and what a

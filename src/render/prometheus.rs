@@ -207,7 +207,7 @@ fn smoke_families(report: &Report) -> Vec<Family> {
     );
     let mut transfer = Family::new(
         "gpudoctor_smoke_transfer_gbps",
-        "Host-device copy bandwidth of the smoke test (median), in GB/s (1e9 bytes per second).",
+        "Copy bandwidth of the smoke test (median), in GB/s (1e9 bytes per second): host-device by direction and host memory, and device-local (direction d2d, memory device; bytes read plus written).",
     );
     let devices = report
         .snapshot
@@ -247,6 +247,7 @@ fn smoke_families(report: &Report) -> Vec<Family> {
                 ("d2h", "pinned", t.pinned_d2h_gbps),
                 ("h2d", "pageable", t.pageable_h2d_gbps),
                 ("d2h", "pageable", t.pageable_d2h_gbps),
+                ("d2d", "device", t.device_gbps),
             ] {
                 let mut labels = gpu();
                 labels.push(("direction", direction.into()));

@@ -299,6 +299,9 @@ pub fn device_rows(d: &SmokeDevice, link: Option<&Link>) -> Vec<(SmokeStep, Stri
                     gbps(t.pageable_h2d_gbps),
                     gbps(t.pageable_d2h_gbps)
                 );
+                if let Some(d2d) = t.device_gbps {
+                    text.push_str(&format!(", device-local {d2d:.0} GB/s"));
+                }
                 if let Some((l, share)) = link.and_then(|l| Some((l, link_share(t, l)?))) {
                     text.push_str(&format!(
                         " (slower direction {:.0} % of PCIe Gen{} x{} {} GB/s)",
@@ -894,14 +897,20 @@ pub fn html_body(v: &SmokeView) -> String {
     if !figures.is_empty() {
         out.push_str("<h3>Host ↔ GPU copies</h3>\n<table><thead><tr><th></th><th>GPU</th><th>copy</th><th>GB/s</th><th>of the link</th></tr></thead><tbody>\n");
         for (d, gv, t, link) in figures {
-            for (name, gbps) in [
-                ("pinned host → GPU", t.pinned_h2d_gbps),
-                ("pinned GPU → host", t.pinned_d2h_gbps),
-                ("pageable host → GPU", t.pageable_h2d_gbps),
-                ("pageable GPU → host", t.pageable_d2h_gbps),
+            for (name, gbps, over_link) in [
+                ("pinned host → GPU", t.pinned_h2d_gbps, true),
+                ("pinned GPU → host", t.pinned_d2h_gbps, true),
+                ("pageable host → GPU", t.pageable_h2d_gbps, true),
+                ("pageable GPU → host", t.pageable_d2h_gbps, true),
+                (
+                    "GPU memory → GPU memory (read + written)",
+                    t.device_gbps,
+                    false,
+                ),
             ] {
                 let Some(x) = gbps else { continue };
                 let bar = match link {
+                    _ if !over_link => "<span class=\"dim\">not over the link</span>".into(),
                     Some(l) if l.gbps > 0.0 => {
                         let share = (x / l.gbps).clamp(0.0, 1.0);
                         format!(

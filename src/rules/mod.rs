@@ -54,6 +54,7 @@ mod pytorch_wheels;
 mod require_cuda;
 mod shm;
 mod smoke_context;
+mod smoke_device_memory;
 mod smoke_driver;
 mod smoke_health;
 mod smoke_matmul;
@@ -182,6 +183,7 @@ pub const RULES: &[Rule] = &[
     preflight::RULE,
     expected_gpus::RULE,
     module_flavour::RULE,
+    smoke_device_memory::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -608,7 +610,8 @@ mod tests {
                 codes::GD074,
                 codes::GD075,
                 codes::GD079,
-                codes::GD088
+                codes::GD088,
+                codes::GD090
             ]
         );
     }

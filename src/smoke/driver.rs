@@ -20,8 +20,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use crate::compat::cuda_errors;
 use crate::facts::smoke::CudaError;
 use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUfunction, CUjit_option, CUmodule,
-    CUstream, CUuuid,
+    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUjit_option,
+    CUmodule, CUstream, CUuuid,
 };
 use libloading::os::unix::{Library, Symbol, RTLD_LOCAL, RTLD_NOW};
 
@@ -78,6 +78,12 @@ entry_points! {
     mem_free_host: "cuMemFreeHost" => fn(*mut c_void);
     memcpy_htod: "cuMemcpyHtoD_v2" => fn(CUdeviceptr, *const c_void, usize);
     memcpy_dtoh: "cuMemcpyDtoH_v2" => fn(*mut c_void, CUdeviceptr, usize);
+    memcpy_dtod: "cuMemcpyDtoD_v2" => fn(CUdeviceptr, CUdeviceptr, usize);
+    event_create: "cuEventCreate" => fn(*mut CUevent, c_uint);
+    event_record: "cuEventRecord" => fn(CUevent, CUstream);
+    event_synchronize: "cuEventSynchronize" => fn(CUevent);
+    event_elapsed_time: "cuEventElapsedTime" => fn(*mut f32, CUevent, CUevent);
+    event_destroy: "cuEventDestroy_v2" => fn(CUevent);
     memset_d32: "cuMemsetD32_v2" => fn(CUdeviceptr, c_uint, usize);
     launch_kernel: "cuLaunchKernel" => fn(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
     device_can_access_peer: "cuDeviceCanAccessPeer" => fn(*mut c_int, CUdevice, CUdevice);
@@ -397,6 +403,75 @@ impl Driver {
             // SAFETY: the caller's contract (both buffers hold `bytes`).
             unsafe { (self.fns.memcpy_dtoh)(dst.cast(), src, bytes) },
         )
+    }
+
+    /// # Safety
+    /// `dst` and `src` are device allocations of the current context, each of at least
+    /// `bytes`, not overlapping.
+    pub unsafe fn dtod(
+        &self,
+        dst: CUdeviceptr,
+        src: CUdeviceptr,
+        bytes: usize,
+    ) -> Result<(), CudaError> {
+        self.check(
+            "cuMemcpyDtoD",
+            // SAFETY: the caller's contract.
+            unsafe { (self.fns.memcpy_dtod)(dst, src, bytes) },
+        )
+    }
+
+    /// Seconds the GPU took for the work `f` queues on the default stream, as its own
+    /// clock measures (two events around it, `cuEventElapsedTime`): host-side timers also
+    /// count the launch and the wait.
+    pub fn gpu_time(&self, f: impl FnOnce() -> Result<(), CudaError>) -> Result<f64, CudaError> {
+        let (start, end) = (self.event()?, self.event());
+        let end = match end {
+            Ok(e) => e,
+            Err(e) => {
+                self.event_destroy(start);
+                return Err(e);
+            }
+        };
+        let timed = (|| {
+            // SAFETY: the events came from cuEventCreate; the null stream is the
+            // context's default stream.
+            self.check("cuEventRecord", unsafe {
+                (self.fns.event_record)(start, std::ptr::null_mut())
+            })?;
+            f()?;
+            // SAFETY: as above.
+            self.check("cuEventRecord", unsafe {
+                (self.fns.event_record)(end, std::ptr::null_mut())
+            })?;
+            // SAFETY: end was recorded.
+            self.check("cuEventSynchronize", unsafe {
+                (self.fns.event_synchronize)(end)
+            })?;
+            let mut ms = 0f32;
+            // SAFETY: ms is a valid out-pointer; both events were recorded.
+            self.check("cuEventElapsedTime", unsafe {
+                (self.fns.event_elapsed_time)(&mut ms, start, end)
+            })?;
+            Ok(f64::from(ms) / 1e3)
+        })();
+        self.event_destroy(start);
+        self.event_destroy(end);
+        timed
+    }
+
+    fn event(&self) -> Result<CUevent, CudaError> {
+        let mut e: CUevent = std::ptr::null_mut();
+        // SAFETY: e is a valid out-pointer; flags 0 = default (timing enabled).
+        self.check("cuEventCreate", unsafe {
+            (self.fns.event_create)(&mut e, 0)
+        })?;
+        Ok(e)
+    }
+
+    fn event_destroy(&self, e: CUevent) {
+        // SAFETY: e came from cuEventCreate and is destroyed once.
+        let _ = unsafe { (self.fns.event_destroy)(e) };
     }
 
     pub fn memset_d32(&self, dst: CUdeviceptr, value: u32, words: usize) -> Result<(), CudaError> {

@@ -708,6 +708,10 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
         }
         Err(e) => pinned_error = Some(e),
     }
+    let (device_gbps, device_error) = match device_copy(drv, &dev) {
+        Ok(v) => (v, None),
+        Err(e) => (None, Some(e)),
+    };
     Ok(Transfer {
         bytes,
         host_memory_cap: plan.host_memory_cap,
@@ -718,7 +722,25 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
         pageable_d2h_gbps: pageable_d2h,
         pinned_error,
         cpu_affinity,
+        device_gbps,
+        device_error,
     })
+}
+
+/// Device-memory bandwidth: `cuMemcpyDtoD` from `src` into a second buffer of its size, timed
+/// by the GPU's events, the first copy a warm-up; GB/s counts bytes read and written.
+fn device_copy(drv: &Driver, src: &DevBuf) -> Result<Option<f64>, CudaError> {
+    let dst = DevBuf::new(drv, src.bytes)?;
+    let n = src.bytes as usize;
+    let mut times = Vec::with_capacity(REPEATS);
+    for i in 0..=REPEATS {
+        // SAFETY: both buffers are this context's allocations of `n` bytes, apart.
+        let s = drv.gpu_time(|| unsafe { drv.dtod(dst.ptr, src.ptr, n) })?;
+        if i > 0 && s > 0.0 {
+            times.push(s);
+        }
+    }
+    Ok(median(&mut times).map(|s| finite(2.0 * src.bytes as f64 / s / 1e9)))
 }
 
 /// Runs the calling thread on the CPUs sysfs lists as local to the GPU at `bus` and returns

@@ -138,6 +138,15 @@ pub struct Device {
     /// The same for copies whose host side is not cuMemHostAlloc memory (both directions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pageable_gbps: Option<f64>,
+    /// What a cuMemcpyDtoD reaches in GB/s, counting bytes read and written, as the device's
+    /// events report it (the copy itself runs on the CPU): by default 87 % of an H100 SXM's
+    /// 3.35 TB/s.
+    #[serde(default = "healthy_device_copy")]
+    pub device_copy_gbps: f64,
+}
+
+fn healthy_device_copy() -> f64 {
+    2_900.0
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -166,6 +175,7 @@ impl Default for Device {
             h2d_gbps: None,
             d2h_gbps: None,
             pageable_gbps: None,
+            device_copy_gbps: healthy_device_copy(),
         }
     }
 }

@@ -20,12 +20,15 @@
 //!     "ctx_error": 46, "module_error": 218, "oom_after_bytes": 1048576,
 //!     "matmul_wrong": true, "bit_flips": 3, "hang_in": "cuLaunchKernel",
 //!     "crash_in": "cuMemcpyDtoH_v2", "h2d_gbps": 25.0, "d2h_gbps": 25.0,
-//!     "pageable_gbps": 5.0 } ],
+//!     "pageable_gbps": 5.0, "device_copy_gbps": 2900.0 } ],
 //!   "peers": [ { "from": 0, "to": 1, "can_access": true, "enable_error": 711,
 //!     "copy_error": 700, "hang": true, "corrupt": true, "gbps": 2.0 } ] }
 //! ```
 //!
 //! Rules worth knowing:
+//! - Each device has its own clock, which only cuMemcpyDtoD advances (by 2 × bytes at
+//!   `device_copy_gbps`); cuEventElapsedTime reports it, so the device-memory bandwidth the
+//!   smoke test measures is the configured one, whatever the CPU's.
 //! - CUDA_VISIBLE_DEVICES is read at the cuInit that succeeds, as the real driver does, and
 //!   filters as it does (indices or "GPU-" UUID prefixes, stopping at the first bad entry).
 //!   No visible device → cuInit answers 100 (CUDA_ERROR_NO_DEVICE), as the real one does.
@@ -138,6 +141,12 @@ struct State {
     /// Live streams by id → config index of their context's device.
     streams: BTreeMap<usize, usize>,
     next_stream: usize,
+    /// Live events by id → where they were recorded: (config index, the device's clock).
+    events: BTreeMap<usize, Option<(usize, u64)>>,
+    next_event: usize,
+    /// Each device's own clock in ns (by config index): device-to-device copies advance it
+    /// by the time the device's memory would take, which events then report.
+    clocks: BTreeMap<usize, u64>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -152,6 +161,9 @@ static STATE: Mutex<State> = Mutex::new(State {
     peer_enabled: Vec::new(),
     streams: BTreeMap::new(),
     next_stream: 1,
+    events: BTreeMap::new(),
+    next_event: 1,
+    clocks: BTreeMap::new(),
 });
 
 thread_local! {
@@ -190,6 +202,7 @@ fn validate(cfg: &FakeCuda) -> Result<(), String> {
             ("h2d_gbps", d.h2d_gbps),
             ("d2h_gbps", d.d2h_gbps),
             ("pageable_gbps", d.pageable_gbps),
+            ("device_copy_gbps", Some(d.device_copy_gbps)),
         ] {
             if r.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
                 return Err(format!("devices[{i}].{field} must be a positive number"));
@@ -989,6 +1002,100 @@ pub unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -
             return Err(PEER_ACCESS_ALREADY_ENABLED);
         }
         s.peer_enabled.push((from, to));
+        Ok(())
+    })
+}
+
+type CUevent = *mut c_void;
+const EVENT_TAG: usize = 0xE7E7;
+
+fn event_id(s: &State, event: CUevent) -> Result<usize, c_int> {
+    let a = event.addr();
+    let id = a & 0xFFFF_FFFF_FFFF;
+    (a >> 48 == EVENT_TAG && s.events.contains_key(&id))
+        .then_some(id)
+        .ok_or(INVALID_HANDLE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventCreate(event: *mut CUevent, _flags: c_uint) -> c_int {
+    guarded("cuEventCreate", For::Current, |c| {
+        c.ctx_dev()?;
+        let mut s = state();
+        let id = s.next_event;
+        s.next_event += 1;
+        s.events.insert(id, None);
+        put(
+            event,
+            std::ptr::without_provenance_mut(EVENT_TAG << 48 | id),
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventRecord(event: CUevent, stream: CUstream) -> c_int {
+    guarded("cuEventRecord", For::Current, |c| {
+        let dev = c.ctx_dev()?;
+        let mut s = state();
+        if !stream.is_null() {
+            stream_id(&s, stream)?;
+        }
+        let id = event_id(&s, event)?;
+        let now = s.clocks.get(&dev).copied().unwrap_or(0);
+        s.events.insert(id, Some((dev, now)));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventSynchronize(event: CUevent) -> c_int {
+    // Work runs synchronously: a recorded event has completed.
+    guarded("cuEventSynchronize", For::Current, |_| {
+        let s = state();
+        let id = event_id(&s, event)?;
+        s.events[&id].map(drop).ok_or(INVALID_HANDLE)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> c_int {
+    guarded("cuEventElapsedTime", For::Current, |_| {
+        let s = state();
+        let (a, b) = (event_id(&s, start)?, event_id(&s, end)?);
+        match (s.events[&a], s.events[&b]) {
+            (Some((da, ta)), Some((db, tb))) if da == db => {
+                put(ms, (tb.saturating_sub(ta) as f64 / 1e6) as f32)
+            }
+            _ => Err(INVALID_HANDLE),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventDestroy_v2(event: CUevent) -> c_int {
+    guarded("cuEventDestroy_v2", For::Current, |_| {
+        let mut s = state();
+        let id = event_id(&s, event)?;
+        s.events.remove(&id);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoD_v2(dst: u64, src: u64, bytes: usize) -> c_int {
+    guarded("cuMemcpyDtoD_v2", For::Current, |c| {
+        let dev = c.ctx_dev()?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let mut s = state();
+        if !inside(&s, dev, src, bytes as u64) || !inside(&s, dev, dst, bytes as u64) {
+            return Err(INVALID_VALUE);
+        }
+        std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, bytes);
+        // Read and written once each, at the device's memory bandwidth.
+        let ns = 2.0 * bytes as f64 / c.device().device_copy_gbps;
+        *s.clocks.entry(dev).or_default() += ns.ceil() as u64;
         Ok(())
     })
 }

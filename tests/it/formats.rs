@@ -799,11 +799,12 @@ fn smoke_figures_per_gpu() {
         let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
         value(s, name, &l)
     };
-    const DIRECTIONS: [(&str, &str); 4] = [
+    const DIRECTIONS: [(&str, &str); 5] = [
         ("h2d", "pinned"),
         ("d2h", "pinned"),
         ("h2d", "pageable"),
         ("d2h", "pageable"),
+        ("d2d", "device"),
     ];
     for i in 0..2 {
         let gpu = labels(i, &[]);
@@ -832,7 +833,7 @@ fn smoke_figures_per_gpu() {
             assert!(get(&s, "gpudoctor_smoke_transfer_gbps", &l).unwrap() > 0.0);
         }
     }
-    assert_eq!(named(&s, "gpudoctor_smoke_transfer_gbps").len(), 8);
+    assert_eq!(named(&s, "gpudoctor_smoke_transfer_gbps").len(), 10);
 
     // Figures differ from run to run: compare one run's JSON with its replay (--from).
     let (_, report) = json(node.cmd().arg("check"));
@@ -867,7 +868,13 @@ fn smoke_figures_per_gpu() {
             let l = labels(i, &[("direction", direction), ("memory", memory)]);
             assert_eq!(
                 get(&s, "gpudoctor_smoke_transfer_gbps", &l),
-                Some(figure("transfer", &format!("{memory}_{direction}_gbps"))),
+                Some(figure(
+                    "transfer",
+                    &match memory {
+                        "device" => "device_gbps".to_string(),
+                        _ => format!("{memory}_{direction}_gbps"),
+                    }
+                )),
                 "GPU {i} {memory} {direction}"
             );
         }
@@ -902,7 +909,13 @@ fn pinned_memory_refused_leaves_only_the_pageable_series() {
         .iter()
         .map(|x| x.labels["memory"].as_str())
         .collect();
-    assert_eq!(memories, HashSet::from(["pageable"]), "{}", r.stdout);
+    // The device-local copy needs no host memory: its series stays.
+    assert_eq!(
+        memories,
+        HashSet::from(["pageable", "device"]),
+        "{}",
+        r.stdout
+    );
     assert!(!r.stdout.contains("NaN"));
 }
 

@@ -535,6 +535,63 @@ fn slow_pinned_copies_against_the_link_are_a_warning() {
     assert!(checks.contains("too small to saturate"), "{checks}");
 }
 
+/// The device-local step: cuMemcpyDtoD timed by the GPU's events (the fake's clock runs at
+/// `device_copy_gbps`), judged against DCGM's minimum for the SKU by NVML's PCI device id.
+#[test]
+fn device_memory_below_dcgms_minimum_is_a_warning() {
+    let copy = |gbps: Option<f64>, device_id: Option<u32>| {
+        let mut node = Node::new(2);
+        if let Some(g) = gbps {
+            node.cuda().device(1).device_copy_gbps = g;
+        }
+        if let Some(id) = device_id {
+            for i in 0..2 {
+                if let Some(p) = node.nvml.gpu(i).pci.as_mut() {
+                    p.device_id = id;
+                }
+            }
+        }
+        let mut c = node.cmd();
+        c.args(["check", "--transfer-size", "32"]);
+        json(&mut c).1
+    };
+    // An H100 80GB HBM3 (10de:2330): healthy copies reach 2540 GB/s, DCGM's minimum is 1905.
+    let v = copy(Some(1000.0), None);
+    let f = findings(&v, "GD090");
+    assert_eq!(f.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(f[0]["severity"], "warning");
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(title.starts_with("CUDA device 1 "), "{title}");
+    assert!(
+        title.contains("at 1000 GB/s, below the 1905 GB/s a healthy H100 80GB HBM3 reaches"),
+        "{title}"
+    );
+    let evidence = f[0]["evidence"].to_string();
+    assert!(evidence.contains("diag-skus.yaml.in"), "{evidence}");
+    let gbps = |v: &Value, i| {
+        device(v, i)["transfer"]["ok"]["device_gbps"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((gbps(&v, 1) - 1000.0).abs() < 1.0, "{}", gbps(&v, 1));
+    // The fake's default, 2900 GB/s: quiet, and the check says it judged.
+    let v = copy(None, None);
+    assert!(findings(&v, "GD090").is_empty(), "{:#}", v["findings"]);
+    assert!((gbps(&v, 0) - 2900.0).abs() < 1.0, "{}", gbps(&v, 0));
+    let check = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rule"] == "smoke_device_memory")
+        .unwrap();
+    assert_eq!(check["status"], "passed", "{check}");
+    // A GeForce RTX 4090 (10de:2684): DCGM has no figure, so even a slow copy is not judged.
+    let v = copy(Some(10.0), Some(0x2684_10DE));
+    assert!(findings(&v, "GD090").is_empty(), "{:#}", v["findings"]);
+    let checks = v["checks"].to_string();
+    assert!(checks.contains("no row for its PCI device id"), "{checks}");
+}
+
 #[test]
 fn a_hang_in_context_creation_is_bounded_and_keeps_the_other_gpu() {
     let mut node = small_node(2);
