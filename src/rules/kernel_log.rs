@@ -61,6 +61,11 @@ fn run(snap: &Snapshot) -> Outcome {
             | EventKind::OpenModulesRequired => Some(bring_up_finding(snap, &gpus, g)),
         };
         if let Some(f) = found {
+            let f = match g.device.as_deref().and_then(|d| gpus.identity(d)) {
+                // What a service request or an RMA names the board by.
+                Some(id) if g.kind != EventKind::Aer => f.context(id, "NVML"),
+                _ => f,
+            };
             out.push(with_log_evidence(f, log.scan.source.as_str(), scan, g));
         }
     }
@@ -71,15 +76,22 @@ fn run(snap: &Snapshot) -> Outcome {
 /// model name.
 pub(super) struct GpuNames {
     gpus: Vec<(String, Option<u32>, Option<String>)>,
+    /// NVML's UUID and board serial number by PCI address.
+    ids: Vec<(String, Option<String>, Option<String>)>,
 }
 
 impl GpuNames {
     pub(super) fn of(snap: &Snapshot) -> GpuNames {
-        let mut gpus = Vec::new();
+        let (mut gpus, mut ids) = (Vec::new(), Vec::new());
         if let Some(sys) = snap.nvml_system() {
             for g in &sys.devices {
                 if let Some(bus) = g.pci_bus_id.get() {
                     gpus.push((sysfs_address(bus), Some(g.index), g.name.get().cloned()));
+                    ids.push((
+                        sysfs_address(bus),
+                        g.uuid.get().cloned(),
+                        g.serial.get().cloned(),
+                    ));
                 }
             }
         }
@@ -91,7 +103,20 @@ impl GpuNames {
                 }
             }
         }
-        GpuNames { gpus }
+        GpuNames { gpus, ids }
+    }
+
+    /// "UUID GPU-…, serial 1654…" of the GPU at `address`, as far as NVML told.
+    pub(super) fn identity(&self, address: &str) -> Option<String> {
+        let (_, uuid, serial) = self.ids.iter().find(|(a, ..)| a == address)?;
+        let parts: Vec<String> = [
+            uuid.as_ref().map(|u| format!("UUID {u}")),
+            serial.as_ref().map(|s| format!("serial {s}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
     }
 
     pub(super) fn find(&self, address: &str) -> Option<&(String, Option<u32>, Option<String>)> {

@@ -71,6 +71,7 @@ fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
         "NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.".to_string(),
         "NVRM: GPU 0000:1d:00.0: GPU has fallen off the bus.".to_string(),
         "NVRM: Xid (PCI:0000:1e:00): 74, pid=1, name=python3, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)".to_string(),
+        "NVRM: Xid (PCI:0000:18:00): 95, pid=4242, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No".to_string(),
     ];
     lines.append(&mut storm);
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
@@ -96,6 +97,7 @@ fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
         ("Xid 119", "GPU 4 ", "error"),
         ("Xid 79", "GPU 5 ", "error"),
         ("Xid 74", "GPU 6 ", "error"),
+        ("Xid 95", "GPU 0 ", "error"),
     ] {
         let f = one(&report, "GD080", needle);
         assert_eq!(f["severity"], severity, "{f}");
@@ -106,6 +108,17 @@ fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
             "{evidence}"
         );
     }
+    // A board is named as a service request or an RMA names it: NVML's UUID and serial.
+    let x95 = one(&report, "GD080", "Xid 95");
+    let evidence = x95["evidence"].to_string();
+    assert!(
+        evidence.contains("UUID GPU-") && evidence.contains("serial 1654223000000"),
+        "{evidence}"
+    );
+    assert!(
+        util::fix_commands(x95).contains("sudo nvidia-smi -r -i 0000:18:00.0"),
+        "{x95}"
+    );
     // The reset names the GPU by bus id; the GPU gone from the bus needs a reboot.
     let x48 = one(&report, "GD080", "Xid 48");
     assert!(
@@ -141,7 +154,7 @@ fn a_broken_node_gets_one_finding_per_gpu_and_fault() {
         .find(|l| l.contains("kernel log"))
         .unwrap_or_else(|| panic!("{}", r.stdout));
     assert!(
-        line.contains("129 Xid, driver or PCIe AER lines (since boot, 130 records)"),
+        line.contains("130 Xid, driver or PCIe AER lines (since boot, 131 records)"),
         "{line}"
     );
     assert!(line.contains('✗'), "{line}");
