@@ -138,7 +138,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -244,7 +246,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_needs_command" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -408,7 +412,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -514,7 +520,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l timeout -d 'Time budget in seconds (default 5; 60 with --python-import); a probe still running then is reported as timed out. The smoke test\'s driver calls may go this long without answering (default 30) before a GPU is reported as hung' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand check" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -659,7 +667,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -765,7 +775,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand toolkit" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -891,7 +903,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -997,7 +1011,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand libs" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1123,7 +1139,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1229,7 +1247,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l timeout -d 'Overall time budget in seconds (default 5); a probe still running then is reported as timed out' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand devices" -l from -d 'Re-run the rules on a report or snapshot saved by `--format json` (`-` for stdin); no probing' -r -F
@@ -1360,7 +1380,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1466,7 +1488,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l root -d 'Inspect the filesystem tree under DIR instead of / (nothing in it is executed or loaded)' -r -f -a "(__fish_complete_directories)"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l timeout -d 'How long the driver may go without answering, in seconds (default 30; 60 with --nccl), before a GPU is reported as hung; a slow GPU that keeps answering runs to its end' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand smoke" -l nvml-lib -d 'Load NVML from this file instead of the loader\'s libnvidia-ml.so.1 (also GPUDOCTOR_NVML_LIB); never from inside --root' -r -F
@@ -1625,7 +1649,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l skip -d 'Skip these probes and/or codes (comma-separated)' -r -f -a "identity\t'probe'
 platform\t'probe'
 kernel_module\t'probe'
@@ -1731,7 +1757,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l expect-gpus -d 'Expect N GPUs on each node: fewer is an error (GD087) naming the missing ones (also gpus_per_node in the configuration, GPUDOCTOR_EXPECT_GPUS)' -r
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand fleet" -l color -d 'Colour: auto (the default), always or never' -r -f -a "auto\t''
 always\t''
@@ -1950,7 +1978,9 @@ GD085\t'NVLink error or PCIe replay counters of a GPU grow during the smoke test
 GD086\t'The preflight gate ran past its budget'
 GD087\t'The node is not the shape it is expected to have: fewer GPUs, another model or driver'
 GD088\t'WSL 1 has no GPU: CUDA runs only in WSL 2'
-GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'"
+GD089\t'The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU'
+GD090\t'Device-to-device copies fail, or the GPU\'s memory serves them below DCGM\'s minimum for its SKU'
+GD091\t'A GPU has fewer NVLinks up than the other GPUs of its model'"
 complete -c gpudoctor -n "__fish_gpudoctor_using_subcommand completions" -f -a "bash
 elvish
 fish

@@ -148,6 +148,7 @@ codes! {
     GD088 [Error] stops_all_cuda => "WSL 1 has no GPU: CUDA runs only in WSL 2";
     GD089 [Error] => "The loaded NVIDIA kernel module flavour (open or proprietary) cannot drive a GPU";
     GD090 [Error, Warning] => "Device-to-device copies fail, or the GPU's memory serves them below DCGM's minimum for its SKU";
+    GD091 [Warning] => "A GPU has fewer NVLinks up than the other GPUs of its model";
 }
 
 /// The severities a code can take, as the reference writes them: `error / warning`.

@@ -250,15 +250,16 @@ pub fn probe(fs: &HostFs, budget: Duration, window: &LogWindow) -> KernelLog {
     }
 
     for file in TEXT_LOGS {
-        match read_tail(fs, Path::new(file)) {
+        match read_tail(fs, Path::new(file), MAX_BYTES) {
             Ok((text, truncated)) => {
+                let (source, text, truncated) = with_rotated(fs, file, text, truncated);
                 return KernelLog {
                     scan: Fact::value(
-                        *file,
+                        source,
                         scan_text_log_in(&text, truncated, window, now_epoch()),
                     ),
                     passed_over,
-                }
+                };
             }
             Err(why) => passed_over.push(named(file, &why)),
         }
@@ -402,15 +403,37 @@ fn read_journal(program: &Path, deadline: Instant, window: &LogWindow) -> Result
     Ok(scan.finish(out.truncated))
 }
 
-/// The last MAX_BYTES of a syslog file (a regular file; devices and FIFOs are refused).
-fn read_tail(fs: &HostFs, path: &Path) -> Result<(String, bool), String> {
+/// A syslog file read whole, and the file logrotate moved before it (`FILE.1`, the lines
+/// before the last rotation, where this boot's start may be) read before it within the same
+/// bound of bytes: the source names both when both were read.
+fn with_rotated(fs: &HostFs, file: &str, text: String, truncated: bool) -> (String, String, bool) {
+    let left = MAX_BYTES.saturating_sub(text.len() as u64);
+    if truncated || left == 0 {
+        return (file.to_string(), text, truncated);
+    }
+    let rotated = format!("{file}.1");
+    match read_tail(fs, Path::new(&rotated), left) {
+        Ok((older, cut)) if !older.is_empty() => {
+            let mut both = older;
+            if !both.ends_with('\n') {
+                both.push('\n');
+            }
+            both.push_str(&text);
+            (format!("{rotated}, {file}"), both, cut)
+        }
+        _ => (file.to_string(), text, truncated),
+    }
+}
+
+/// The last `max` bytes of a syslog file (a regular file; devices and FIFOs are refused).
+fn read_tail(fs: &HostFs, path: &Path, max: u64) -> Result<(String, bool), String> {
     use std::io::{Seek, SeekFrom};
     let mut f = fs.open_regular(path).map_err(|e| e.to_string())?;
     let len = f.metadata().map_err(|e| e.to_string())?.len();
-    let start = len.saturating_sub(MAX_BYTES);
+    let start = len.saturating_sub(max);
     f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
-    f.take(MAX_BYTES)
+    f.take(max)
         .read_to_end(&mut bytes)
         .map_err(|e| e.to_string())?;
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
@@ -512,9 +535,9 @@ pub fn scan_text_log_in(text: &str, truncated: bool, window: &LogWindow, now: f6
         .iter()
         .rposition(|(_, m)| m.starts_with("Linux version "));
     let span = if truncated {
-        format!("the last {} MiB of the file", MAX_BYTES >> 20)
+        format!("the last {} MiB", MAX_BYTES >> 20)
     } else {
-        "the whole file".to_string()
+        "read whole".to_string()
     };
     let mut scan = Scanner::new(&span, window);
     let dated = matches!(window, LogWindow::Since { .. });

@@ -40,6 +40,7 @@ mod nccl_env;
 mod nccl_library;
 mod nccl_peermem;
 mod node_count;
+mod nvlink_state;
 mod nvml_status;
 mod pci_binding;
 mod pcie_link;
@@ -184,6 +185,7 @@ pub const RULES: &[Rule] = &[
     expected_gpus::RULE,
     module_flavour::RULE,
     smoke_device_memory::RULE,
+    nvlink_state::RULE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -589,7 +591,8 @@ mod tests {
                 codes::GD085,
                 codes::GD087,
                 codes::GD088,
-                codes::GD089
+                codes::GD089,
+                codes::GD091
             ]
         );
         assert_eq!(

@@ -358,6 +358,72 @@ fn the_log_window_leaves_out_what_came_before_it() {
     );
 }
 
+/// logrotate moved this boot's start into kern.log.1: it is read before kern.log (within the
+/// same bound), so the boot's Xid there is this boot's, and the evidence names both files.
+#[test]
+fn the_rotated_syslog_file_holds_the_start_of_this_boot() {
+    let n = node(None);
+    n.root.file(
+        "var/log/kern.log.1",
+        "Dec  1 10:00:00 gpu7 kernel: [   10.000000] NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\
+         Dec  2 08:00:00 gpu7 kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080)\n\
+         Dec  2 08:10:00 gpu7 kernel: [  600.000000] NVRM: Xid (PCI:0000:1a:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n",
+    );
+    n.root.file(
+        "var/log/kern.log",
+        "Dec  3 00:00:01 gpu7 kernel: [57601.000000] nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver\n",
+    );
+    let (_, report) = check(&n);
+    let x48 = one(&report, "GD080", "Xid 48");
+    assert_eq!(x48["severity"], "error", "{x48}");
+    assert!(
+        x48["title"].as_str().unwrap().contains("since boot"),
+        "{x48}"
+    );
+    assert!(
+        x48["evidence"]
+            .to_string()
+            .contains("/var/log/kern.log.1, /var/log/kern.log"),
+        "{x48}"
+    );
+    let x79 = one(&report, "GD080", "Xid 79");
+    assert_eq!(x79["severity"], "info", "an earlier boot: {x79}");
+}
+
+/// An HGX node whose GPU 5 has two of its 18 NVLinks inactive: a warning naming them; a board
+/// with no link up at all (no NVLink fitted) is not judged; all links up is quiet.
+#[test]
+fn a_gpu_with_nvlinks_down_is_named_with_its_links() {
+    let mut nvml = hgx(8);
+    let mut links = vec![true; 18];
+    links[4] = false;
+    links[9] = false;
+    nvml.gpu(5).nvlinks = Some(links);
+    let n = GpuNode::nvml_only(8, nvml);
+    let (_, report) = check(&n);
+    let f = one(&report, "GD091", "GPU 5 ");
+    assert_eq!(f["severity"], "warning");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("16 of its NVLinks up, where 7 of the 8 NVIDIA H100 80GB HBM3 GPUs have 18"),
+        "{f}"
+    );
+    assert!(f["evidence"].to_string().contains("down: 4, 9"), "{f}");
+
+    let mut nvml = hgx(8);
+    nvml.gpu(2).nvlinks = Some(vec![false; 18]);
+    let (_, report) = check(&GpuNode::nvml_only(8, nvml));
+    assert!(
+        findings(&report, "GD091").is_empty(),
+        "{:#?}",
+        findings(&report, "GD091")
+    );
+    let (_, report) = check(&GpuNode::nvml_only(8, hgx(8)));
+    assert!(findings(&report, "GD091").is_empty());
+}
+
 /// The kernel's AER statistics files for one device, as Linux 4.19+ lays them out.
 fn aer_files(n: &GpuNode, address: &str, correctable: u64, fatal: u64) {
     let dir = format!("sys/devices/pci0000:00/{address}");
