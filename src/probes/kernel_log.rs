@@ -1,7 +1,8 @@
 //! Probe: the kernel's log, for what NVIDIA's driver and the PCIe error reporting wrote —
 //! Xid and SXid events, GSP and adapter-initialisation failures, "fallen off the bus", the
 //! open-modules requirement, and AER reports. Read from `/dev/kmsg` (since boot), else
-//! `journalctl -k -b 0` on the live host, else the newest syslog file. Only the lines that
+//! `journalctl -k -b 0` on the live host, else journald's files read natively (journal.rs;
+//! under `--root` nothing runs on the tree), else the newest syslog file. Only the lines that
 //! matter are kept, grouped; the log itself is never echoed whole.
 
 use std::collections::BTreeMap;
@@ -249,6 +250,18 @@ pub fn probe(fs: &HostFs, budget: Duration, window: &LogWindow) -> KernelLog {
         }
     }
 
+    // The journal's own files: under --root nothing of the host runs on the tree, and on a
+    // host without journalctl they are still there.
+    match read_journal_files(fs, deadline, window) {
+        Ok((source, scan)) => {
+            return KernelLog {
+                scan: Fact::value(source, scan),
+                passed_over,
+            }
+        }
+        Err(why) => passed_over.push(format!("journal files: {why}")),
+    }
+
     for file in TEXT_LOGS {
         match read_tail(fs, Path::new(file), MAX_BYTES) {
             Ok((text, truncated)) => {
@@ -401,6 +414,65 @@ fn read_journal(program: &Path, deadline: Instant, window: &LogWindow) -> Result
         return Err("no kernel message of this boot is visible to this user (the journal's kernel messages need root or the systemd-journal or adm group)".into());
     }
     Ok(scan.finish(out.truncated))
+}
+
+/// Journal files read at most, newest first.
+const MAX_JOURNAL_BYTES: u64 = 256 << 20;
+
+/// The kernel's messages in the journal's files (src/probes/journal.rs): the source (the
+/// directory and how many files) and the scan. "This boot" is the running one on the live
+/// host, else the boot of the newest entry.
+fn read_journal_files(
+    fs: &HostFs,
+    deadline: Instant,
+    window: &LogWindow,
+) -> Result<(String, LogScan), String> {
+    use super::journal;
+    let keep = |m: &str| parse_event(m).is_some();
+    let j = journal::read(fs, &keep, MAX_JOURNAL_BYTES, deadline)?;
+    if j.kernel_records == 0 {
+        return Err(format!(
+            "no kernel message in {} journal file(s) (journald reads the kernel's messages only with its kmsg source, the default)",
+            j.files.len()
+        ));
+    }
+    let current = if fs.root().is_none() {
+        fs.read_text(Path::new("/proc/sys/kernel/random/boot_id"))
+            .ok()
+            .and_then(|t| journal::parse_boot_id(&t.text))
+    } else {
+        None
+    }
+    .or(j.newest_boot);
+    let span = if j.truncated {
+        "the journal's kernel messages, the newest files within the bound".to_string()
+    } else {
+        "the journal's kernel messages".to_string()
+    };
+    let mut scan = Scanner::new(&span, window);
+    for e in &j.entries {
+        scan.record(Record {
+            at: Some(boot_seconds(e.monotonic_us)),
+            wall: Some(e.realtime_us as f64 / 1e6),
+            this_boot: current.map(|c| c == e.boot_id),
+            text: &e.message,
+        });
+    }
+    // The other kernel messages were read too, and matched nothing.
+    scan.records += j.kernel_records.saturating_sub(j.entries.len() as u64);
+    let dir = j
+        .files
+        .last()
+        .and_then(|f| f.parent())
+        .map_or_else(|| "the journal".to_string(), |d| d.display().to_string());
+    let mut source = format!("{dir} ({} file(s))", j.files.len());
+    if j.unread_compressed > 0 {
+        source.push_str(&format!(
+            ", {} xz/lz4-compressed records not read",
+            j.unread_compressed
+        ));
+    }
+    Ok((source, scan.finish(j.truncated)))
 }
 
 /// A syslog file read whole, and the file logrotate moved before it (`FILE.1`, the lines

@@ -390,6 +390,140 @@ fn the_rotated_syslog_file_holds_the_start_of_this_boot() {
     assert_eq!(x79["severity"], "info", "an earlier boot: {x79}");
 }
 
+/// systemd's own writer of journal files (Debian: systemd-journal-remote), or a skip.
+fn journal_writer() -> Option<std::path::PathBuf> {
+    let found = [
+        "/lib/systemd/systemd-journal-remote",
+        "/usr/lib/systemd/systemd-journal-remote",
+    ]
+    .into_iter()
+    .map(std::path::PathBuf::from)
+    .find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("GPUDOCTOR_REQUIRE_JOURNAL").is_none(),
+            "GPUDOCTOR_REQUIRE_JOURNAL is set and systemd-journal-remote is not installed"
+        );
+        util::skip(format_args!(
+            "systemd-journal-remote is not installed (Debian: apt install systemd-journal-remote)"
+        ));
+    }
+    found
+}
+
+/// journald's export format: one entry per block of `FIELD=value` lines.
+fn export_entry(
+    realtime_s: u64,
+    monotonic_s: u64,
+    boot: &str,
+    transport: &str,
+    message: &str,
+) -> String {
+    format!(
+        "__REALTIME_TIMESTAMP={}\n__MONOTONIC_TIMESTAMP={}\n_BOOT_ID={boot}\n_TRANSPORT={transport}\nSYSLOG_IDENTIFIER=kernel\nMESSAGE={message}\n\n",
+        realtime_s * 1_000_000,
+        monotonic_s * 1_000_000
+    )
+}
+
+/// A node whose kernel log is only in journald's files (no /dev/kmsg under --root, no syslog
+/// file): the files systemd itself wrote (an archived one of an earlier boot and the current
+/// one, compact and zstd-compressed as systemd 252 writes them) are read without journalctl.
+/// The kernel messages and their count match what `journalctl --file … -k` reads; this boot's
+/// Xid is judged, the earlier boot's is history, and `--since` dates them by the journal's
+/// realtime stamps.
+#[test]
+fn journal_files_are_read_without_journalctl() {
+    let Some(writer) = journal_writer() else {
+        return;
+    };
+    let (old, new) = (
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "0123456789abcdef0123456789abcdef",
+    );
+    let long = format!("NVRM: Xid (PCI:0000:1c:00): 119, pid=1, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU1 GSP! {}", "x".repeat(600));
+    let archived = export_entry(1_796_100_000, 10, old, "kernel", "NVRM: Xid (PCI:0000:1d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")
+        + &export_entry(1_796_100_001, 11, old, "syslog", "NVRM: Xid (PCI:0000:1e:00): 74, pid=1, name=python3, not the kernel's: another transport");
+    let current = export_entry(1_796_200_000, 1, new, "kernel", "Linux version 6.8.0-45-generic")
+        + &export_entry(1_796_200_600, 600, new, "kernel", "NVRM: Xid (PCI:0000:1a:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.")
+        + &export_entry(1_796_200_700, 700, new, "kernel", &long)
+        + &export_entry(1_796_200_800, 800, new, "kernel", "usb 1-1: new high-speed USB device number 2 using xhci_hcd");
+    let n = node(None);
+    let dir = n
+        .root
+        .path()
+        .join("var/log/journal/0a1b2c3d4e5f60718293a4b5c6d7e8f9");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("system@00061a266f21000-0000000000000001.journal", archived),
+        ("system.journal", current),
+    ] {
+        let export = scratch.path().join(format!("{name}.export"));
+        std::fs::write(&export, text).unwrap();
+        let out = std::process::Command::new(&writer)
+            .arg("-o")
+            .arg(dir.join(name))
+            .arg(&export)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // journalctl's reading of the same files: the kernel's records of every boot.
+    let truth = std::process::Command::new("journalctl")
+        .arg("--directory")
+        .arg(&dir)
+        // Every boot's kernel messages (`-k` is this boot's only).
+        .args(["_TRANSPORT=kernel", "-o", "json", "--no-pager"])
+        .output();
+    let (code, report) = check(&n);
+    let scan = &report["snapshot"]["kernel_log"]["scan"];
+    assert!(
+        scan["source"]
+            .as_str()
+            .unwrap()
+            .contains("/var/log/journal/0a1b2c3d4e5f60718293a4b5c6d7e8f9 (2 file(s))"),
+        "{scan}"
+    );
+    // systemd-journal-remote depends on systemd, which brings journalctl.
+    let truth = truth.expect("journalctl");
+    assert!(
+        truth.status.success(),
+        "{}",
+        String::from_utf8_lossy(&truth.stderr)
+    );
+    let lines = String::from_utf8_lossy(&truth.stdout).lines().count();
+    assert_eq!(
+        scan["value"]["records"], lines as u64,
+        "journalctl _TRANSPORT=kernel: {lines} records"
+    );
+    assert_eq!(scan["value"]["records"], 5, "{scan}");
+    let x48 = one(&report, "GD080", "Xid 48");
+    assert_eq!(x48["severity"], "error");
+    assert!(
+        x48["title"].as_str().unwrap().contains("since boot"),
+        "{x48}"
+    );
+    // A message over 512 bytes: stored zstd-compressed by journald.
+    assert_eq!(one(&report, "GD080", "Xid 119")["severity"], "error");
+    assert_eq!(one(&report, "GD080", "Xid 79")["severity"], "info");
+    assert!(findings(&report, "GD080")
+        .iter()
+        .all(|f| !f["title"].as_str().unwrap().contains("Xid 74")));
+    assert_eq!(code, 1);
+    let (_, report) = json(n.cmd().args(["check", "--since", "2026-12-02T08:37:00Z"]));
+    let titles: Vec<String> = findings(&report, "GD080")
+        .iter()
+        .map(|f| f["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(titles.len(), 1, "{titles:#?}");
+    assert!(titles[0].contains("Xid 119"), "{titles:#?}");
+}
+
 /// An HGX node whose GPU 5 has two of its 18 NVLinks inactive: a warning naming them; a board
 /// with no link up at all (no NVLink fitted) is not judged; all links up is quiet.
 #[test]
