@@ -67,6 +67,9 @@ pub struct Snapshot {
     /// `check --preflight`: the budget and how long the probes took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<Preflight>,
+    /// `check --baseline OLD.json`: the earlier report's link error counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters_baseline: Option<crate::facts::baseline::CountersBaseline>,
     /// The shape the node must have (--expect-gpus, gpus_per_node): kept in the report, so a
     /// replay judges against it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]

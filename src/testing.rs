@@ -134,6 +134,7 @@ pub fn healthy() -> Snapshot {
         python_live: None,
         smoke: Some(smoke()),
         preflight: None,
+        counters_baseline: None,
         expect: None,
     }
 }

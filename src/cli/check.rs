@@ -54,6 +54,13 @@ pub(super) fn check(g: &Settings) -> Result<u8, CliError> {
             elapsed_s: started.elapsed().as_secs_f64(),
         });
     }
+    if let (Some((path, old)), Some(node)) = (&baseline, &snapshot.node) {
+        snapshot.counters_baseline = Some(crate::facts::baseline::from_report(
+            &path.display().to_string(),
+            old,
+            node,
+        ));
+    }
     let wants = |code: &str| sel.wants(code);
     let (checks, findings) = rules::evaluate(&snapshot, &wants);
     let findings = sel.adjust(findings);

@@ -1,6 +1,7 @@
 //! The data model: everything a probe records and a rule reads. No I/O here, and no
 //! imports of probes, rules or renderers (tests/it/layering.rs checks).
 
+pub mod baseline;
 pub mod container;
 pub mod container_host;
 pub mod device_nodes;

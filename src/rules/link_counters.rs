@@ -39,7 +39,159 @@ fn run(snap: &Snapshot) -> Outcome {
     }
     let mut out = aer.map_or_else(Vec::new, |_| aer_findings(snap));
     out.extend(nvml_findings(snap, &nvml));
+    out.extend(baseline_findings(snap));
     Outcome::Checked(out)
+}
+
+/// Corrected AER errors, PCIe replays or NVLink CRC errors and replays since a baseline report
+/// from which the link counts as failing (hours or days apart, a few are normal).
+const BASELINE_BURST: u64 = 100;
+
+/// "3 h", "2 days": the time between the baseline and this run.
+fn span_text(seconds: Option<f64>) -> String {
+    match seconds {
+        Some(s) if s >= 2.0 * 86_400.0 => format!("{:.0} days", s / 86_400.0),
+        Some(s) if s >= 3600.0 => format!("{:.0} h", s / 3600.0),
+        Some(s) => format!("{:.0} min", (s / 60.0).max(1.0)),
+        None => "an unknown time".into(),
+    }
+}
+
+/// What grew since `check --baseline OLD.json` (snapshot.counters_baseline): the AER counters
+/// of the GPUs and bridges, NVML's PCIe replays and NVLink counters per GPU (by UUID). A
+/// counter lower than in the baseline was reset (a reboot, a driver reload): not compared.
+fn baseline_findings(snap: &Snapshot) -> Vec<Finding> {
+    let Some(b) = snap
+        .counters_baseline
+        .as_ref()
+        .filter(|b| b.not_compared.is_none())
+    else {
+        return Vec::new();
+    };
+    let since = format!(
+        "since the baseline report {} ({})",
+        b.report,
+        b.time.as_deref().unwrap_or("time unknown")
+    );
+    let took = span_text(b.elapsed_s);
+    let mut out = Vec::new();
+    let gpus = GpuNames::of(snap);
+    let current_aer = snap.topology.as_ref().map_or(&[][..], |t| t.aer.as_slice());
+    for now in current_aer {
+        let Some(then) = b.aer.iter().find(|d| d.address == now.address) else {
+            continue;
+        };
+        let reset = [
+            (then.correctable, now.correctable),
+            (then.nonfatal, now.nonfatal),
+            (then.fatal, now.fatal),
+        ]
+        .iter()
+        .any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if b < a));
+        if reset {
+            continue;
+        }
+        let Some(g) = growth(then, now) else { continue };
+        let Some((place, subject)) = gpus.link_place(snap, &now.address) else {
+            continue;
+        };
+        let (severity, what) = if g.fatal > 0 {
+            (Severity::Error, "A fatal PCIe error since the baseline: the link was reset or the device lost, and the work on the GPU behind it then failed.")
+        } else if g.nonfatal > 0 {
+            (Severity::Warning, "Uncorrectable non-fatal PCIe errors since the baseline: transactions were lost and recovered; the link is failing.")
+        } else if g.correctable >= BASELINE_BURST {
+            (Severity::Warning, "Corrected PCIe errors in these numbers since the baseline: the link replays often, which costs bandwidth and may end in a retrain or a drop.")
+        } else {
+            (Severity::Info, "A few corrected PCIe errors since the baseline; occasional replays are normal on a busy link.")
+        };
+        let grew: Vec<String> = [
+            (g.fatal, "fatal"),
+            (g.nonfatal, "non-fatal"),
+            (g.correctable, "corrected"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| format!("+{n} {k}"))
+        .collect();
+        let grew = grew.join(", ");
+        let mut f = Finding::new(
+            codes::GD084,
+            severity,
+            format!("{place}: PCIe AER errors grew {since} ({grew} in {took})"),
+        )
+        .detail(format!("{what} The counters are the kernel's AER statistics since boot, compared with the same machine's earlier report."))
+        .evidence(subject, format!("{grew} in {took} (then: {}; now: {})", or_none(&nonzero(then)), or_none(&nonzero(now))), SOURCE);
+        if severity != Severity::Info {
+            f = f
+                .fix_cmd("Watch the counters grow", crate::sh!("grep -H TOTAL /sys/bus/pci/devices/{}/aer_dev_*", now.address))
+                .fix_text("Reseat the GPU (and its riser or cable) in a maintenance window, update the BIOS and retimer firmware; if the errors follow the slot it is the board, if they follow the GPU it is the GPU");
+        }
+        out.push(f);
+    }
+    let Some(sys) = snap.nvml_system() else {
+        return out;
+    };
+    for g in &sys.devices {
+        let Some(then) = g
+            .uuid
+            .get()
+            .and_then(|u| b.gpus.iter().find(|t| t.uuid.eq_ignore_ascii_case(u)))
+        else {
+            continue;
+        };
+        let mut grown: Vec<(String, u64, u64)> = Vec::new();
+        if let (Some(a), Some(n)) = (then.pcie_replay_counter, g.pcie_replay_counter.get()) {
+            grown.push(("PCIe replays".into(), u64::from(a), u64::from(*n)));
+        }
+        if let Some(links) = g.nvlink_errors.get() {
+            for (link, (a, n)) in then.nvlink_errors.iter().zip(links).enumerate() {
+                let (Some(a), Some(n)) = (a, n) else { continue };
+                for (what, x, y) in [
+                    ("CRC FLIT errors", a.crc_flit, n.crc_flit),
+                    ("CRC data errors", a.crc_data, n.crc_data),
+                    ("replays", a.replay, n.replay),
+                    ("recoveries", a.recovery, n.recovery),
+                ] {
+                    grown.push((format!("NVLink {link} {what}"), x, y));
+                }
+            }
+        }
+        for (what, a, n) in grown.into_iter().filter(|(_, a, n)| n > a) {
+            let grew = n - a;
+            let failing = if what.ends_with("recoveries") {
+                grew >= 1
+            } else {
+                grew >= BASELINE_BURST
+            };
+            let severity = if failing {
+                Severity::Warning
+            } else {
+                Severity::Info
+            };
+            let mut f = Finding::new(
+                codes::GD085,
+                severity,
+                format!("{}: {what} grew {since} (+{grew} in {took})", g.label()),
+            )
+            .detail(if failing {
+                "The link's error counter grew since the earlier report in these numbers: the link retries or retrains, which costs bandwidth and can end in an NVLink or PCIe error that stops jobs (Xid 74 for NVLink)."
+            } else {
+                "A few link errors since the earlier report; occasional retries are normal."
+            })
+            .evidence(
+                Subject::Gpu(g.index),
+                format!("{what} {a} → {n} in {took}"),
+                "NVML (nvmlDeviceGetPcieReplayCounter, nvmlDeviceGetNvLinkErrorCounter), against the baseline report",
+            );
+            if failing {
+                f = f
+                    .fix_cmd("See every link's error counters", crate::sh!("nvidia-smi nvlink -e -i {}", g.index))
+                    .fix_text("Reseat the NVLink bridge, or have the baseboard checked (SXM), in a maintenance window; if the errors follow the GPU, service it");
+            }
+            out.push(f);
+        }
+    }
+    out
 }
 
 fn aer_findings(snap: &Snapshot) -> Vec<Finding> {

@@ -575,6 +575,95 @@ fn aer_files(n: &GpuNode, address: &str, correctable: u64, fatal: u64) {
     );
 }
 
+/// `check --baseline OLD.json` on the same machine: what grew since the earlier report is
+/// judged (a fatal AER error: error; 150 NVLink replays: warning; a few corrected AER
+/// errors: context), a counter that went down (a reboot) is not, and another machine's report
+/// is not compared at all.
+#[test]
+fn counters_that_grew_since_a_baseline_report_are_judged() {
+    let mut n = node(Some(&kmsg(&[])));
+    n.root
+        .file("etc/machine-id", "0123456789abcdef0123456789abcdef\n");
+    aer_files(&n, "0000:1b:00.0", 7, 0);
+    aer_files(&n, "0000:1c:00.0", 50, 0);
+    let (_, old) = check(&n);
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("old.json");
+    std::fs::write(&saved, old.to_string()).unwrap();
+
+    aer_files(&n, "0000:1b:00.0", 12, 1);
+    aer_files(&n, "0000:1c:00.0", 3, 0);
+    if let Some(links) = n.nvml.gpu(3).nvlink_errors.as_mut() {
+        links[2] = [150, 0, 0, 0];
+    }
+    let (code, report) = json(n.cmd().arg("check").arg("--baseline").arg(&saved));
+    let base = &report["snapshot"]["counters_baseline"];
+    assert!(base["not_compared"].is_null(), "{base}");
+    let aer: Vec<&Value> = findings(&report, "GD084")
+        .into_iter()
+        .filter(|f| {
+            f["title"]
+                .as_str()
+                .unwrap()
+                .contains("since the baseline report")
+        })
+        .collect();
+    assert_eq!(aer.len(), 1, "{aer:#?}");
+    assert_eq!(aer[0]["severity"], "error");
+    assert!(
+        aer[0]["title"].as_str().unwrap().contains("GPU 3 ")
+            && aer[0]["title"]
+                .as_str()
+                .unwrap()
+                .contains("+1 fatal, +5 corrected"),
+        "{}",
+        aer[0]["title"]
+    );
+    let nvlink: Vec<&Value> = findings(&report, "GD085")
+        .into_iter()
+        .filter(|f| {
+            f["title"]
+                .as_str()
+                .unwrap()
+                .contains("since the baseline report")
+        })
+        .collect();
+    assert_eq!(nvlink.len(), 1, "{nvlink:#?}");
+    assert_eq!(nvlink[0]["severity"], "warning");
+    assert!(
+        nvlink[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("NVLink 2 replays grew since the baseline report"),
+        "{}",
+        nvlink[0]["title"]
+    );
+    assert_eq!(code, 1);
+
+    // Another machine's report: not compared, and said so.
+    let mut other = old.clone();
+    other["snapshot"]["node"]["machine_id"] = "ffffffffffffffffffffffffffffffff".into();
+    std::fs::write(&saved, other.to_string()).unwrap();
+    let (_, report) = json(n.cmd().arg("check").arg("--baseline").arg(&saved));
+    let base = &report["snapshot"]["counters_baseline"];
+    assert!(
+        base["not_compared"]
+            .as_str()
+            .unwrap()
+            .contains("another machine"),
+        "{base}"
+    );
+    for code in ["GD084", "GD085"] {
+        assert!(
+            findings(&report, code).iter().all(|f| !f["title"]
+                .as_str()
+                .unwrap()
+                .contains("since the baseline report")),
+            "{code}"
+        );
+    }
+}
+
 #[test]
 fn aer_counters_are_read_twice_and_only_growth_is_a_fault() {
     let n = node(Some(&kmsg(&[])));
