@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-GPU check, in one go: build gpudoctor (release), run `check`, `devices` and
 # `smoke` (also with the NCCL all-reduce) on this machine's GPUs, and save the JSON, the human
-# output and the timings (peers.txt: the smoke test's copy between every ordered GPU pair).
+# output and the timings (peers.txt: the smoke test's copy between every ordered GPU pair;
+# copies.txt: each GPU's host and device-local copy figures; preflight.json: the gate's run).
 #
 #   tests/gpu-check.sh [OUTDIR]        (default: $OUT, else ./gpu-check-out)
 #
@@ -54,6 +55,8 @@ run smoke-gpu0 smoke --json --device 0
 run smoke-nccl smoke --json --nccl
 run smoke-human smoke --color never
 run check-human check --color never
+# The scheduler's gate, timed against its own 15 s budget (snapshot.preflight in the JSON).
+run preflight check --json --preflight
 for f in "$out"/*.out; do
     case $f in
         *-human.out) mv "$f" "${f%.out}.txt" ;;
@@ -88,6 +91,28 @@ PY
 }
 peer_lines >"$out/peers.txt" 2>&1
 
+# Each GPU's copy figures from smoke.json: pinned host→GPU and GPU→host, and device-local
+# (cuMemcpyDtoD, bytes read plus written), the figures docs/smoke.md states per machine.
+copy_lines() {
+    if command -v python3 >/dev/null; then
+        python3 - "$out/smoke.json" <<'PY'
+import json, sys
+run = (json.load(open(sys.argv[1])).get("result") or {}).get("run") or {}
+for d in run.get("devices", []):
+    name = (d.get("info") or {}).get("name", "?")
+    t = (d.get("transfer") or {}).get("ok") or {}
+    print("%s %s: bytes=%s h2d=%s d2h=%s device_local=%s GB/s" % (
+        d.get("ordinal"), name, t.get("bytes"), t.get("pinned_h2d_gbps"),
+        t.get("pinned_d2h_gbps"), t.get("device_gbps")))
+PY
+    elif command -v jq >/dev/null; then
+        jq -r '.result.run.devices[]? | "\(.ordinal) \(.info.name): bytes=\(.transfer.ok.bytes) h2d=\(.transfer.ok.pinned_h2d_gbps) d2h=\(.transfer.ok.pinned_d2h_gbps) device_local=\(.transfer.ok.device_gbps) GB/s"' "$out/smoke.json"
+    else
+        echo "neither python3 nor jq: read result.run.devices[].transfer in smoke.json"
+    fi
+}
+copy_lines >"$out/copies.txt" 2>&1
+
 # The static check's own cost next to the smoke test's, when hyperfine is there.
 if command -v hyperfine >/dev/null && [ -z "${GPUDOCTOR_NO_HYPERFINE:-}" ]; then
     hyperfine -N --warmup 3 --runs 20 --export-json "$out/hyperfine.json" \
@@ -95,5 +120,6 @@ if command -v hyperfine >/dev/null && [ -z "${GPUDOCTOR_NO_HYPERFINE:-}" ]; then
 fi
 
 cat "$out/timings.txt"
+cat "$out/copies.txt"
 echo "peer copies ($(wc -l <"$out/peers.txt") pairs): $out/peers.txt"
 echo "saved in $out"

@@ -1062,8 +1062,28 @@ fn the_gpu_check_script_runs_end_to_end_against_the_fakes() {
         nccl["result"]["run"]["nccl"]["all_reduce"]["ranks"], 2,
         "{nccl:#}"
     );
+    let preflight: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("preflight.json")).unwrap())
+            .unwrap();
+    let p = &preflight["snapshot"]["preflight"];
+    assert!(
+        p["elapsed_s"].as_f64().unwrap() <= p["budget_s"].as_f64().unwrap(),
+        "{p}"
+    );
+    let copies = std::fs::read_to_string(out.join("copies.txt")).unwrap();
+    assert_eq!(copies.lines().count(), 2, "{copies}");
+    // The fake's device clock: 2900 GB/s, less the rounding of its nanoseconds and of f32 ms.
+    for line in copies.lines() {
+        let local: f64 = line
+            .split("device_local=")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{copies}"));
+        assert!((local - 2900.0).abs() < 29.0, "{copies}");
+    }
     let timings = std::fs::read_to_string(out.join("timings.txt")).unwrap();
-    assert_eq!(timings.lines().count(), 8, "{timings}");
+    assert_eq!(timings.lines().count(), 9, "{timings}");
     // Every command ran (a healthy node: exit 0 everywhere, `devices` included).
     for line in timings.lines() {
         assert!(line.contains(" rc=0 "), "{timings}");
