@@ -737,6 +737,8 @@ pub fn smoke_device(i: u32) -> SmokeDevice {
             pinned_error: None,
             cpu_affinity: None,
             device_gbps: Some(2900.0),
+            device_bytes: Some(256 << 20),
+            device_skipped: None,
             device_error: None,
         })),
         running: None,
@@ -860,6 +862,14 @@ pub fn smoke_run_mut(s: &mut Snapshot) -> &mut SmokeRun {
 
 pub fn smoke_dev(s: &mut Snapshot, i: usize) -> &mut SmokeDevice {
     &mut smoke_run_mut(s).devices[i]
+}
+
+/// The transfer step's figures of smoke device `i` (the step passed in `healthy()`).
+pub fn smoke_transfer(s: &mut Snapshot, i: usize) -> &mut crate::facts::smoke::Transfer {
+    match &mut smoke_dev(s, i).transfer {
+        Some(Step::Ok(t)) => t,
+        _ => panic!("smoke device {i}'s transfer step did not pass"),
+    }
 }
 
 pub fn primary_env(s: &mut Snapshot) -> &mut PythonEnv {

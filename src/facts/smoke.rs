@@ -289,6 +289,14 @@ pub struct Transfer {
     /// written (2 × bytes per copy, as CUDA's bandwidthTest counts a device-to-device copy).
     #[serde(default)]
     pub device_gbps: Option<f64>,
+    /// The size of those copies: `bytes`, or less where the GPU had no room for a second
+    /// buffer that size.
+    #[serde(default)]
+    pub device_bytes: Option<u64>,
+    /// Why there is no device-to-device figure when no copy was tried (no room for a second
+    /// buffer even of 8 MiB).
+    #[serde(default)]
+    pub device_skipped: Option<String>,
     /// The device-to-device copy failed (the host figures stand).
     #[serde(default)]
     pub device_error: Option<CudaError>,

@@ -9,7 +9,7 @@
 use super::kernel_log::GpuNames;
 use super::{Outcome, Rule};
 use crate::codes;
-use crate::facts::topology::{AerCounters, AerReread};
+use crate::facts::topology::AerCounters;
 use crate::findings::{Finding, Severity};
 use crate::snapshot::Snapshot;
 use crate::subject::Subject;
@@ -95,38 +95,19 @@ fn baseline_findings(snap: &Snapshot) -> Vec<Finding> {
         let Some((place, subject)) = gpus.link_place(snap, &now.address) else {
             continue;
         };
-        let (severity, what) = if g.fatal > 0 {
-            (Severity::Error, "A fatal PCIe error since the baseline: the link was reset or the device lost, and the work on the GPU behind it then failed.")
-        } else if g.nonfatal > 0 {
-            (Severity::Warning, "Uncorrectable non-fatal PCIe errors since the baseline: transactions were lost and recovered; the link is failing.")
-        } else if g.correctable >= BASELINE_BURST {
-            (Severity::Warning, "Corrected PCIe errors in these numbers since the baseline: the link replays often, which costs bandwidth and may end in a retrain or a drop.")
-        } else {
-            (Severity::Info, "A few corrected PCIe errors since the baseline; occasional replays are normal on a busy link.")
-        };
-        let grew: Vec<String> = [
-            (g.fatal, "fatal"),
-            (g.nonfatal, "non-fatal"),
-            (g.correctable, "corrected"),
-        ]
-        .into_iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, k)| format!("+{n} {k}"))
-        .collect();
-        let grew = grew.join(", ");
-        let mut f = Finding::new(
-            codes::GD084,
-            severity,
-            format!("{place}: PCIe AER errors grew {since} ({grew} in {took})"),
-        )
-        .detail(format!("{what} The counters are the kernel's AER statistics since boot, compared with the same machine's earlier report."))
-        .evidence(subject, format!("{grew} in {took} (then: {}; now: {})", or_none(&nonzero(then)), or_none(&nonzero(now))), SOURCE);
-        if severity != Severity::Info {
-            f = f
-                .fix_cmd("Watch the counters grow", crate::sh!("grep -H TOTAL /sys/bus/pci/devices/{}/aer_dev_*", now.address))
-                .fix_text("Reseat the GPU (and its riser or cable) in a maintenance window, update the BIOS and retimer firmware; if the errors follow the slot it is the board, if they follow the GPU it is the GPU");
-        }
-        out.push(f);
+        out.push(growing(
+            &place,
+            subject,
+            then,
+            &Window {
+                during: since.clone(),
+                took: took.clone(),
+                when: "since the baseline report",
+                corrected_bound: BASELINE_BURST,
+                now: Some(now),
+            },
+            g,
+        ));
     }
     let Some(sys) = snap.nvml_system() else {
         return out;
@@ -213,7 +194,19 @@ fn aer_findings(snap: &Snapshot) -> Vec<Finding> {
         });
         let grown = again.and_then(|(r, d)| growth(first, d).map(|g| (r, g)));
         match grown {
-            Some((r, g)) => out.push(growing(&place, subject, first, r, g)),
+            Some((r, g)) => out.push(growing(
+                &place,
+                subject,
+                first,
+                &Window {
+                    during: format!("during {}", r.after),
+                    took: format!("{} ms", r.elapsed_ms),
+                    when: "while gpudoctor ran",
+                    corrected_bound: CORRECTED_BURST,
+                    now: None,
+                },
+                g,
+            )),
             None => {
                 let totals = nonzero(first);
                 if !totals.is_empty() {
@@ -419,21 +412,30 @@ fn nonzero(c: &AerCounters) -> String {
     .join(", ")
 }
 
-fn growing(
-    place: &str,
-    subject: Subject,
-    first: &AerCounters,
-    r: &AerReread,
-    g: Growth,
-) -> Finding {
+/// Between which two reads a counter grew, for the finding's words and bounds.
+struct Window<'a> {
+    /// "during the smoke test", "since the baseline report FILE (TIME)".
+    during: String,
+    /// "1200 ms", "26 h".
+    took: String,
+    /// The same in a clause: "while gpudoctor ran", "since the baseline report".
+    when: &'static str,
+    /// Corrected errors from which the link counts as replaying now.
+    corrected_bound: u64,
+    /// The later read where it is not the finding's own `first` (a baseline's "now").
+    now: Option<&'a AerCounters>,
+}
+
+fn growing(place: &str, subject: Subject, first: &AerCounters, w: &Window, g: Growth) -> Finding {
+    let when = w.when;
     let (severity, what) = if g.fatal > 0 {
-        (Severity::Error, "A fatal PCIe error while gpudoctor ran: the link was reset or the device lost, and work on the GPU behind it fails.")
+        (Severity::Error, format!("A fatal PCIe error {when}: the link was reset or the device lost, and work on the GPU behind it fails."))
     } else if g.nonfatal > 0 {
-        (Severity::Warning, "An uncorrectable non-fatal PCIe error while gpudoctor ran: a transaction was lost and recovered; the link is failing now.")
-    } else if g.correctable >= CORRECTED_BURST {
-        (Severity::Warning, "Corrected PCIe errors counted while gpudoctor ran: the link is replaying now, which costs bandwidth and may end in a retrain or a drop.")
+        (Severity::Warning, format!("An uncorrectable non-fatal PCIe error {when}: a transaction was lost and recovered; the link is failing."))
+    } else if g.correctable >= w.corrected_bound {
+        (Severity::Warning, format!("Corrected PCIe errors counted {when}: the link is replaying, which costs bandwidth and may end in a retrain or a drop."))
     } else {
-        (Severity::Info, "A few corrected PCIe errors counted while gpudoctor ran; one-off replays are normal on a busy link.")
+        (Severity::Info, format!("A few corrected PCIe errors counted {when}; occasional replays are normal on a busy link."))
     };
     let mut grew = Vec::new();
     for (n, kind) in [
@@ -446,13 +448,21 @@ fn growing(
         }
     }
     let grew = grew.join(", ");
+    let before = match w.now {
+        Some(now) => format!(
+            "then: {}; now: {}",
+            or_none(&nonzero(first)),
+            or_none(&nonzero(now))
+        ),
+        None => format!("since boot before: {}", or_none(&nonzero(first))),
+    };
     let mut f = Finding::new(
         codes::GD084,
         severity,
-        format!("{place}: PCIe AER errors grew during {} ({grew} in {} ms)", r.after, r.elapsed_ms),
+        format!("{place}: PCIe AER errors grew {} ({grew} in {})", w.during, w.took),
     )
     .detail(format!("{what} The counters are the kernel's AER statistics of the device; an error may be counted by the link's other end, which is why the bridges above each GPU are read too."))
-    .evidence(subject, format!("{grew} in {} ms (since boot before: {})", r.elapsed_ms, or_none(&nonzero(first))), SOURCE);
+    .evidence(subject, format!("{grew} in {} ({before})", w.took), SOURCE);
     if severity != Severity::Info {
         let dev = first.address.as_str();
         f = f
@@ -473,6 +483,7 @@ fn or_none(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::topology::AerReread;
     use crate::testing::*;
 
     fn counters(address: &str, cor: u64, nonfatal: u64, fatal: u64) -> AerCounters {

@@ -44,12 +44,17 @@ fn run(snap: &Snapshot) -> Outcome {
             );
             continue;
         }
+        if let Some(why) = &t.device_skipped {
+            unjudged.push(format!("{}: {why}", d.label()));
+            continue;
+        }
         let Some(gbps) = t.device_gbps else { continue };
-        if t.bytes < MIN_BYTES {
+        let bytes = t.device_bytes.unwrap_or(t.bytes);
+        if bytes < MIN_BYTES {
             unjudged.push(format!(
                 "{}: copies of {} MiB are too small to judge its memory (at least {} MiB)",
                 d.label(),
-                t.bytes >> 20,
+                bytes >> 20,
                 MIN_BYTES >> 20
             ));
             continue;
@@ -102,7 +107,7 @@ fn slow(
     )
     .detail(format!(
         "Copies of {} MiB between two buffers in the GPU's own memory, timed by the GPU's events and counted as bytes read plus bytes written, reached {gbps:.0} GB/s. DCGM's memory bandwidth diagnostic fails this SKU below {min:.0} GB/s, 75 % of what NVIDIA measured on a healthy one{}. Every kernel that streams through memory (most of training and inference) slows with it: a memory clock held down (power or thermal limits, an application clock set low), a degraded memory stack, or a GPU that needs service.",
-        t.bytes >> 20,
+        t.device_bytes.unwrap_or(t.bytes) >> 20,
         healthy.map_or(String::new(), |h| format!(" ({h:.0} GB/s)")),
     ))
     .evidence(
@@ -142,13 +147,6 @@ mod tests {
     use crate::testing::nvml_gpu;
     use crate::testing::*;
 
-    fn transfer(s: &mut Snapshot, i: usize) -> &mut Transfer {
-        match &mut smoke_dev(s, i).transfer {
-            Some(Step::Ok(t)) => t,
-            _ => unreachable!(),
-        }
-    }
-
     #[test]
     fn a_healthy_h100s_copies_are_clean() {
         assert_clean(run(&healthy()));
@@ -157,7 +155,7 @@ mod tests {
     #[test]
     fn slow_device_memory_is_a_warning_against_dcgms_minimum() {
         let mut s = healthy();
-        transfer(&mut s, 1).device_gbps = Some(1200.0);
+        smoke_transfer(&mut s, 1).device_gbps = Some(1200.0);
         let f = only(run(&s), codes::GD090, Severity::Warning);
         assert!(
             f.title
@@ -172,14 +170,14 @@ mod tests {
             first_cmd(&f)
         );
         // At the minimum is healthy.
-        transfer(&mut s, 1).device_gbps = Some(1905.0);
+        smoke_transfer(&mut s, 1).device_gbps = Some(1905.0);
         assert_clean(run(&s));
     }
 
     #[test]
     fn a_failed_device_copy_is_an_error() {
         let mut s = healthy();
-        let t = transfer(&mut s, 0);
+        let t = smoke_transfer(&mut s, 0);
         t.device_gbps = None;
         t.device_error = Some(cuda_error(
             "cuMemcpyDtoD",
@@ -200,7 +198,7 @@ mod tests {
         for i in 0..smoke_run_mut(&mut s).devices.len() {
             nvml_gpu(&mut s, i).pci_device_id =
                 crate::facts::nvml::Field::Value("0x268410DE".into());
-            transfer(&mut s, i).device_gbps = Some(10.0);
+            smoke_transfer(&mut s, i).device_gbps = Some(10.0);
         }
         match run(&s) {
             Outcome::NotApplicable(why) => {

@@ -144,15 +144,7 @@ fn failures(run: &crate::facts::smoke::SmokeRun) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::smoke::Transfer;
     use crate::testing::*;
-
-    fn transfer(s: &mut Snapshot, i: usize) -> &mut Transfer {
-        match &mut smoke_dev(s, i).transfer {
-            Some(Step::Ok(t)) => t,
-            _ => unreachable!(),
-        }
-    }
 
     #[test]
     fn copies_near_the_links_bandwidth_are_clean() {
@@ -162,7 +154,7 @@ mod tests {
     #[test]
     fn slow_pinned_copies_are_a_warning_with_the_numa_node() {
         let mut s = healthy();
-        transfer(&mut s, 0).pinned_h2d_gbps = Some(10.0);
+        smoke_transfer(&mut s, 0).pinned_h2d_gbps = Some(10.0);
         let f = only(run(&s), codes::GD058, Severity::Warning);
         assert!(
             f.title
@@ -196,7 +188,7 @@ mod tests {
     #[test]
     fn no_pinned_memory_is_a_warning() {
         let mut s = healthy();
-        let t = transfer(&mut s, 0);
+        let t = smoke_transfer(&mut s, 0);
         t.pinned_error = Some(cuda_error("cuMemHostAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY"));
         t.pinned_h2d_gbps = None;
         t.pinned_d2h_gbps = None;
@@ -212,7 +204,7 @@ mod tests {
         assert_na(run(&s));
         let mut s = healthy();
         for i in 0..2 {
-            transfer(&mut s, i).bytes = MIN_BYTES / 2;
+            smoke_transfer(&mut s, i).bytes = MIN_BYTES / 2;
         }
         assert!(assert_na(run(&s)).contains("too small"));
         let mut s = healthy();

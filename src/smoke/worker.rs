@@ -708,9 +708,9 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
         }
         Err(e) => pinned_error = Some(e),
     }
-    let (device_gbps, device_error) = match device_copy(drv, &dev) {
-        Ok(v) => (v, None),
-        Err(e) => (None, Some(e)),
+    let (device, device_error) = match device_copy(drv, &dev) {
+        Ok(d) => (d, None),
+        Err(e) => (DeviceCopy::default(), Some(e)),
     };
     Ok(Transfer {
         bytes,
@@ -722,16 +722,48 @@ fn try_transfer(drv: &Driver, plan: &TransferPlan) -> Result<Transfer, CudaError
         pageable_d2h_gbps: pageable_d2h,
         pinned_error,
         cpu_affinity,
-        device_gbps,
+        device_gbps: device.gbps,
+        device_bytes: device.bytes,
+        device_skipped: device.skipped,
         device_error,
     })
 }
 
-/// Device-memory bandwidth: `cuMemcpyDtoD` from `src` into a second buffer of its size, timed
-/// by the GPU's events, the first copy a warm-up; GB/s counts bytes read and written.
-fn device_copy(drv: &Driver, src: &DevBuf) -> Result<Option<f64>, CudaError> {
-    let dst = DevBuf::new(drv, src.bytes)?;
-    let n = src.bytes as usize;
+#[derive(Default)]
+struct DeviceCopy {
+    gbps: Option<f64>,
+    bytes: Option<u64>,
+    skipped: Option<String>,
+}
+
+/// The smallest second buffer the device-local copy is measured with.
+const MIN_DEVICE_COPY: u64 = 8 << 20;
+
+/// Device-memory bandwidth: `cuMemcpyDtoD` from `src` into a second buffer of its size (half
+/// that, and so on, where the GPU has no room for it: that is not a fault), timed by the
+/// GPU's events, the first copy a warm-up; GB/s counts bytes read and written.
+fn device_copy(drv: &Driver, src: &DevBuf) -> Result<DeviceCopy, CudaError> {
+    let mut size = src.bytes;
+    let dst = loop {
+        match DevBuf::new(drv, size) {
+            Ok(b) => break b,
+            Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" && size / 2 >= MIN_DEVICE_COPY => {
+                size /= 2;
+            }
+            Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => {
+                return Ok(DeviceCopy {
+                    skipped: Some(format!(
+                        "no room on the GPU for a second buffer of {} MiB ({})",
+                        size >> 20,
+                        e.name
+                    )),
+                    ..DeviceCopy::default()
+                })
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let n = size as usize;
     let mut times = Vec::with_capacity(REPEATS);
     for i in 0..=REPEATS {
         // SAFETY: both buffers are this context's allocations of `n` bytes, apart.
@@ -740,7 +772,11 @@ fn device_copy(drv: &Driver, src: &DevBuf) -> Result<Option<f64>, CudaError> {
             times.push(s);
         }
     }
-    Ok(median(&mut times).map(|s| finite(2.0 * src.bytes as f64 / s / 1e9)))
+    Ok(DeviceCopy {
+        gbps: median(&mut times).map(|s| finite(2.0 * size as f64 / s / 1e9)),
+        bytes: Some(size),
+        skipped: None,
+    })
 }
 
 /// Runs the calling thread on the CPUs sysfs lists as local to the GPU at `bus` and returns

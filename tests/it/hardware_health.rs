@@ -428,8 +428,9 @@ fn export_entry(
 
 /// A node whose kernel log is only in journald's files (no /dev/kmsg under --root, no syslog
 /// file): the files systemd itself wrote (an archived one of an earlier boot and the current
-/// one, compact and zstd-compressed as systemd 252 writes them) are read without journalctl.
-/// The kernel messages and their count match what `journalctl --file … -k` reads; this boot's
+/// one, in the regular and the compact layout, a long record zstd-compressed) are read without
+/// journalctl.
+/// The kernel messages and their count match what journalctl reads from them; this boot's
 /// Xid is judged, the earlier boot's is history, and `--since` dates them by the journal's
 /// realtime stamps.
 #[test]
@@ -461,10 +462,14 @@ fn journal_files_are_read_without_journalctl() {
     ] {
         let export = scratch.path().join(format!("{name}.export"));
         std::fs::write(&export, text).unwrap();
+        // The archived file in the older, regular layout (64-bit item offsets); the current
+        // one compact, systemd 252's default.
+        let compact = if name == "system.journal" { "1" } else { "0" };
         let out = std::process::Command::new(&writer)
             .arg("-o")
             .arg(dir.join(name))
             .arg(&export)
+            .env("SYSTEMD_JOURNAL_COMPACT", compact)
             .output()
             .unwrap();
         assert!(

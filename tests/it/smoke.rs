@@ -585,6 +585,20 @@ fn device_memory_below_dcgms_minimum_is_a_warning() {
         .find(|c| c["rule"] == "smoke_device_memory")
         .unwrap();
     assert_eq!(check["status"], "passed", "{check}");
+    // No room for a second buffer even of 8 MiB: not a fault of the memory, not judged, and
+    // said so.
+    let mut node = Node::new(2);
+    for i in 0..2 {
+        node.cuda().device(i).oom_after_bytes = Some(36 << 20);
+    }
+    let (_, v) = json(node.cmd().args(["check", "--transfer-size", "32"]));
+    assert!(findings(&v, "GD090").is_empty(), "{:#}", v["findings"]);
+    let checks = v["checks"].to_string();
+    assert!(
+        checks
+            .contains("no room on the GPU for a second buffer of 8 MiB (CUDA_ERROR_OUT_OF_MEMORY)"),
+        "{checks}"
+    );
     // A GeForce RTX 4090 (10de:2684): DCGM has no figure, so even a slow copy is not judged.
     let v = copy(Some(10.0), Some(0x2684_10DE));
     assert!(findings(&v, "GD090").is_empty(), "{:#}", v["findings"]);
