@@ -580,6 +580,19 @@ fn aer_files(n: &GpuNode, address: &str, correctable: u64, fatal: u64) {
     );
 }
 
+/// The findings of `code` about what grew since the baseline report.
+fn since_baseline<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
+    findings(report, code)
+        .into_iter()
+        .filter(|f| {
+            f["title"]
+                .as_str()
+                .unwrap()
+                .contains("since the baseline report")
+        })
+        .collect()
+}
+
 /// `check --baseline OLD.json` on the same machine: what grew since the earlier report is
 /// judged (a fatal AER error: error; 150 NVLink replays: warning; a few corrected AER
 /// errors: context), a counter that went down (a reboot) is not, and another machine's report
@@ -604,15 +617,7 @@ fn counters_that_grew_since_a_baseline_report_are_judged() {
     let (code, report) = json(n.cmd().arg("check").arg("--baseline").arg(&saved));
     let base = &report["snapshot"]["counters_baseline"];
     assert!(base["not_compared"].is_null(), "{base}");
-    let aer: Vec<&Value> = findings(&report, "GD084")
-        .into_iter()
-        .filter(|f| {
-            f["title"]
-                .as_str()
-                .unwrap()
-                .contains("since the baseline report")
-        })
-        .collect();
+    let aer = since_baseline(&report, "GD084");
     assert_eq!(aer.len(), 1, "{aer:#?}");
     assert_eq!(aer[0]["severity"], "error");
     assert!(
@@ -624,15 +629,7 @@ fn counters_that_grew_since_a_baseline_report_are_judged() {
         "{}",
         aer[0]["title"]
     );
-    let nvlink: Vec<&Value> = findings(&report, "GD085")
-        .into_iter()
-        .filter(|f| {
-            f["title"]
-                .as_str()
-                .unwrap()
-                .contains("since the baseline report")
-        })
-        .collect();
+    let nvlink = since_baseline(&report, "GD085");
     assert_eq!(nvlink.len(), 1, "{nvlink:#?}");
     assert_eq!(nvlink[0]["severity"], "warning");
     assert!(
@@ -659,13 +656,7 @@ fn counters_that_grew_since_a_baseline_report_are_judged() {
         "{base}"
     );
     for code in ["GD084", "GD085"] {
-        assert!(
-            findings(&report, code).iter().all(|f| !f["title"]
-                .as_str()
-                .unwrap()
-                .contains("since the baseline report")),
-            "{code}"
-        );
+        assert!(since_baseline(&report, code).is_empty(), "{code}");
     }
 }
 
