@@ -74,7 +74,8 @@ pub mod fuzzing {
     pub use crate::elf::read_dynamic;
     pub use crate::facts::libraries::{soname_major, version_from_file_name};
     pub use crate::facts::python_sites::parse_dist_info;
-    pub use crate::probes::kernel_log::{parse_event, scan_kmsg, scan_text_log};
+    pub use crate::probes::journal::scan_bytes as scan_journal;
+    pub use crate::probes::kernel_log::{parse_event, scan_kmsg, scan_text_log, LogWindow};
     pub use crate::probes::kernel_module::{parse_nvrm_version, parse_proc_modules};
     pub use crate::probes::platform::{parse_os_release, parse_size_kib};
     pub use crate::probes::pytorch::{extra_requires, parse_requires, parse_version_py};

@@ -625,16 +625,19 @@ pub fn cuda_versions(data: &[u8]) {
 /// `/proc`, `/etc` and kernel-log texts (`src/probes/kernel_module.rs`,
 /// `src/probes/platform.rs`, `src/probes/kernel_log.rs`): the driver's version file,
 /// /proc/modules, os-release, tmpfs sizes as /proc/mounts gives them (`size=65536k`), and
-/// /dev/kmsg records and syslog lines. (The /proc/mounts line search itself is inline in the
-/// platform probe.)
+/// /dev/kmsg records, syslog lines, journald files and `--since` times. (The /proc/mounts line
+/// search itself is inline in the platform probe.)
 pub fn proc(data: &[u8]) {
     let text = text(data);
     black_box(gd::parse_nvrm_version(&text));
     black_box(gd::parse_proc_modules(&text));
     black_box(gd::parse_os_release(&text));
-    // The kernel log as /dev/kmsg and a syslog file hold it (src/probes/kernel_log.rs).
+    // The kernel log as /dev/kmsg and a syslog file hold it (src/probes/kernel_log.rs), the
+    // same bytes as a journald file (src/probes/journal.rs), and as `check --since TIME`.
     black_box(gd::scan_kmsg(&text, false));
     black_box(gd::scan_text_log(&text, true));
+    let _ = black_box(gd::scan_journal(data));
+    let _ = black_box(gd::LogWindow::since(&text, std::time::UNIX_EPOCH));
     for line in text.lines().take(PIECES) {
         black_box(gd::parse_event(line));
     }

@@ -252,6 +252,23 @@ impl Interner {
     }
 
     fn node(&mut self, mut facts: aggregate::NodeFacts, findings: Vec<FindingIn>) -> NodeReport {
+        // What the node keeps of its own is copied on this thread: left where a parsing
+        // thread allocated it, among the documents it freed, each kept string pins a page of
+        // that thread's heap (glibc gives busy threads heaps of their own).
+        facts.name = Arc::from(&*facts.name);
+        for s in [
+            Some(&mut facts.source),
+            facts.hostname.as_mut(),
+            facts.slurm_job.as_mut(),
+            facts.kubernetes_pod.as_mut(),
+            facts.machine_id.as_mut(),
+            facts.time.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *s = s.as_str().to_owned();
+        }
         self.str(&mut facts.gpu_model);
         self.opt(&mut facts.pci_id);
         self.opt(&mut facts.driver);

@@ -7,7 +7,7 @@ pub mod container_host;
 pub mod device_nodes;
 pub mod environment;
 pub mod identity;
-mod journal;
+pub(crate) mod journal;
 pub mod kernel_log;
 pub mod kernel_module;
 pub mod libraries;

@@ -899,6 +899,46 @@ fn smoke_figures_per_gpu() {
     assert!(matmul.failures.is_empty() && matmul.skipped.is_none());
 }
 
+/// The preflight gate in the formats a scheduler reads: a GPU that fell off the bus fails the
+/// kernel-log case of the JUnit suite and shows as the finding's series in Prometheus, with
+/// exit code 1 in both.
+#[test]
+fn the_preflight_gate_speaks_junit_and_prometheus() {
+    let node = GpuNode::new(2);
+    node.root.file(
+        "dev/kmsg",
+        "6,0,0,-;Linux version 6.8.0\n3,1,100000000,-;NVRM: Xid (PCI:0000:19:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+    );
+    let r = run(node
+        .cmd()
+        .args(["check", "--preflight", "--format", "junit"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let suite = parse_junit(&r.stdout);
+    let log = suite
+        .cases
+        .iter()
+        .find(|c| c.classname == "gpudoctor.kernel_log")
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert_eq!(log.failures.len(), 1, "{log:?}");
+    assert!(log.failures[0].0.starts_with("GD080: "), "{log:?}");
+    assert_eq!(log.failures[0].1, "error");
+    let r = run(node
+        .cmd()
+        .args(["check", "--preflight", "--format", "prometheus"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let s = parse_prometheus(&r.stdout);
+    assert_eq!(
+        value(
+            &s,
+            "gpudoctor_finding",
+            &[("code", "GD080"), ("severity", "error")]
+        ),
+        Some(1.0),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn pinned_memory_refused_leaves_only_the_pageable_series() {
     let mut node = GpuNode::new(1);
