@@ -231,7 +231,8 @@ fn scan_file(
         let mut oh = [0u8; 16];
         r.read_exact(&mut oh).map_err(|e| e.to_string())?;
         let (kind, flags, size) = (oh[0], oh[1], le64(&oh, 8));
-        if size < 16 || pos + size > len {
+        // pos + 16 <= len here, so `len - pos` cannot underflow and nothing below overflows.
+        if size < 16 || size > len - pos {
             return Err(format!(
                 "object at {pos} has size {size}: the file is cut or damaged"
             ));
@@ -373,6 +374,10 @@ mod tests {
         }
         // A header alone is an empty journal.
         assert_eq!(scan_bytes(&header), Ok((0, 0)));
+        // An object whose size would carry an offset past 2^64 (found by the fuzzer).
+        let mut huge = vec![OBJECT_DATA, 0, 0, 0, 0, 0, 0, 0];
+        huge.extend_from_slice(&(u64::MAX - 8).to_le_bytes());
+        assert!(scan_bytes(&[header.clone(), huge].concat()).is_err());
     }
 
     /// The fuzzer's seed: a header, `_TRANSPORT=kernel`, one message and a compact entry

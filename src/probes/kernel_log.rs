@@ -88,8 +88,10 @@ impl LogWindow {
             LogWindow::ThisBoot => Some("this boot only (--since-boot)".into()),
             LogWindow::Since { from, given } => Some(format!(
                 "from {} on (--since {given})",
+                // RFC 3339 ends with year 9999: 9999-12-31T23:59:59Z is 253402300799 s.
                 humantime::format_rfc3339_seconds(
-                    std::time::UNIX_EPOCH + Duration::from_secs_f64(from.max(0.0))
+                    std::time::UNIX_EPOCH
+                        + Duration::from_secs_f64(from.clamp(0.0, 253_402_300_799.0))
                 )
             )),
         }
@@ -1000,6 +1002,9 @@ mod tests {
             }
         );
         assert!(LogWindow::since("yesterday-ish", now).is_err());
+        // Past the last RFC 3339 second: described at it, not a panic.
+        let far = LogWindow::since("9999-12-31T23:59:59-12:00", now).unwrap();
+        assert!(far.describe().unwrap().contains("9999-12-31T23:59:59Z"));
     }
 
     #[test]
