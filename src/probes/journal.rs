@@ -374,7 +374,7 @@ mod tests {
         }
         // A header alone is an empty journal.
         assert_eq!(scan_bytes(&header), Ok((0, 0)));
-        // An object whose size would carry an offset past 2^64 (found by the fuzzer).
+        // An object whose size would carry an offset past 2^64: damage, not an overflow.
         let mut huge = vec![OBJECT_DATA, 0, 0, 0, 0, 0, 0, 0];
         huge.extend_from_slice(&(u64::MAX - 8).to_le_bytes());
         assert!(scan_bytes(&[header.clone(), huge].concat()).is_err());

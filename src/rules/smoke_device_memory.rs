@@ -96,7 +96,7 @@ fn slow(
 ) -> Finding {
     let min = f64::from(row.minimum_mbps) / 1000.0;
     let healthy = (row.healthy_mbps > 0).then(|| f64::from(row.healthy_mbps) / 1000.0);
-    let mut f = Finding::new(
+    let f = Finding::new(
         codes::GD090,
         Severity::Warning,
         format!(
@@ -128,8 +128,7 @@ fn slow(
         .and_then(|s| nvml_gpu(s, d))
         .and_then(|g| g.pci_bus_id.get().cloned());
     let target = bus.unwrap_or_else(|| d.ordinal.to_string());
-    f = f
-        .fix_cmd(
+    f.fix_cmd(
             "See the memory clock and what holds it down",
             crate::sh!("nvidia-smi -q -d CLOCK,PERFORMANCE -i {}", target),
         )
@@ -137,8 +136,7 @@ fn slow(
             "Confirm with DCGM's memory bandwidth test",
             crate::sh!("dcgmi diag -r memory_bandwidth -i {}", d.ordinal),
         )
-        .fix_text("If the memory clock is at its maximum and the copies stay slow, drain the node and have the GPU serviced");
-    f
+        .fix_text("If the memory clock is at its maximum and the copies stay slow, drain the node and have the GPU serviced")
 }
 
 #[cfg(test)]

@@ -608,6 +608,12 @@ fn counters_that_grew_since_a_baseline_report_are_judged() {
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("old.json");
     std::fs::write(&saved, old.to_string()).unwrap();
+    // Nothing grew yet: the baseline is compared and says nothing.
+    let (_, same) = json(n.cmd().arg("check").arg("--baseline").arg(&saved));
+    assert!(same["snapshot"]["counters_baseline"]["not_compared"].is_null());
+    for code in ["GD084", "GD085"] {
+        assert!(since_baseline(&same, code).is_empty(), "{code}");
+    }
 
     aer_files(&n, "0000:1b:00.0", 12, 1);
     aer_files(&n, "0000:1c:00.0", 3, 0);
